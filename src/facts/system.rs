@@ -1,0 +1,219 @@
+//! Host-wide facts: memory, CPUs, kernel release, OS identity, paths tested by
+//! policies and directory sizes (live walk or `captures/du.txt`). Reads through
+//! [`Host`] only; no policy logic.
+
+use crate::host::{Host, SourceKind};
+use crate::parse;
+use crate::value::Value;
+
+use super::{Facts, FileIssue, KernelVersion, Needs};
+
+/// Gather system facts into `facts`.
+pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
+    // Memory
+    let mem = match host.read_to_string("/proc/meminfo") {
+        Ok(text) => {
+            let (fields, _issues) = parse::meminfo::parse(&text);
+            match fields.iter().find(|f| f.name == "MemTotal" && f.bytes) {
+                Some(f) => Ok(Value::Size(f.value as f64)),
+                None => Err("/proc/meminfo has no MemTotal line".to_string()),
+            }
+        }
+        Err(e) => Err(format!("/proc/meminfo: {e}")),
+    };
+    facts.facts.insert("mem_total".into(), mem);
+
+    // CPUs: /proc/cpuinfo processor lines (snapshot) or available parallelism (live).
+    let cpus = match host.read_to_string("/proc/cpuinfo") {
+        Ok(text) => {
+            let n = text.lines().filter(|l| l.starts_with("processor")).count();
+            if n > 0 {
+                Ok(Value::Number(n as f64))
+            } else {
+                Err("/proc/cpuinfo lists no processor".to_string())
+            }
+        }
+        Err(e) if host.kind() == SourceKind::Live => std::thread::available_parallelism()
+            .map(|n| Value::Number(n.get() as f64))
+            .map_err(|_| format!("/proc/cpuinfo: {e}")),
+        Err(e) => Err(format!("/proc/cpuinfo: {e}")),
+    };
+    facts.facts.insert("cpu_count".into(), cpus);
+
+    // Kernel release
+    let release = host
+        .read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_string())
+        .or_else(|e| {
+            host.capture("sysctl-a.txt")
+                .ok()
+                .and_then(|t| {
+                    parse::sysctl::parse_capture(&t)
+                        .0
+                        .into_iter()
+                        .find(|v| v.key == "kernel.osrelease")
+                        .map(|v| v.value.trim().to_string())
+                })
+                .ok_or(e)
+        });
+    match release {
+        Ok(r) if !r.is_empty() => {
+            facts.kernel = KernelVersion::parse(&r);
+            facts.facts.insert("kernel_release".into(), Ok(Value::Str(r)));
+        }
+        Ok(_) => {
+            facts.facts.insert("kernel_release".into(), Err("kernel release is empty".into()));
+        }
+        Err(e) => {
+            facts.facts.insert("kernel_release".into(), Err(format!("/proc/sys/kernel/osrelease: {e}")));
+        }
+    }
+
+    // OS identity (os-release(5): /etc/os-release, else /usr/lib/os-release; never merged)
+    let os = host.read_to_string("/etc/os-release").or_else(|_| host.read_to_string("/usr/lib/os-release"));
+    match os {
+        Ok(text) => {
+            let kv = parse_os_release(&text);
+            for (k, fact) in [("ID", "os_id"), ("VERSION_ID", "os_version"), ("PRETTY_NAME", "os_name")] {
+                if let Some((_, v)) = kv.iter().rev().find(|(kk, _)| kk == k) {
+                    facts.facts.insert(fact.into(), Ok(Value::Str(v.clone())));
+                }
+            }
+            if let Some((_, v)) = kv.iter().rev().find(|(k, _)| k == "ID_LIKE") {
+                facts.facts.insert("os_like".into(), Ok(Value::Str(v.clone())));
+            }
+        }
+        Err(e) => {
+            facts.facts.insert("os_id".into(), Err(format!("/etc/os-release: {e}")));
+        }
+    }
+    facts.facts.insert("hostname".into(), Ok(Value::Str(host.name().to_string())));
+
+    // Paths asked about by policies
+    for p in &needs.paths {
+        match host.kind_of(p) {
+            Ok(_) => {
+                facts.existing_paths.insert(p.clone());
+            }
+            Err(e) => {
+                facts.missing_paths.insert(p.clone(), e.to_string());
+            }
+        }
+    }
+
+    // Directory sizes
+    if !needs.dir_sizes.is_empty() {
+        gather_dir_sizes(host, needs, facts);
+    }
+}
+
+fn gather_dir_sizes(host: &Host, needs: &Needs, facts: &mut Facts) {
+    match host.kind() {
+        SourceKind::Snapshot => {
+            let captured = match host.capture("du.txt") {
+                Ok(text) => parse_du(&text, facts),
+                Err(e) => {
+                    for p in &needs.dir_sizes {
+                        facts.dir_sizes.insert(p.clone(), Err(format!("captures/du.txt: {e}")));
+                    }
+                    return;
+                }
+            };
+            for p in &needs.dir_sizes {
+                let want = p.trim_end_matches('/');
+                let v = captured
+                    .iter()
+                    .find(|(path, _)| path.trim_end_matches('/') == want)
+                    .map(|(_, b)| Ok(*b))
+                    .unwrap_or_else(|| Err(format!("captures/du.txt has no line for {p}")));
+                facts.dir_sizes.insert(p.clone(), v);
+            }
+        }
+        SourceKind::Live => {
+            for p in &needs.dir_sizes {
+                let v = match host.dir_size(p) {
+                    Ok(s) if s.unreadable.is_empty() => Ok(s.bytes),
+                    Ok(s) => Err(format!(
+                        "{} could not be read in full ({} unreadable, e.g. {}); run as a user that can read it",
+                        p,
+                        s.unreadable.len(),
+                        s.unreadable[0]
+                    )),
+                    Err(e) => Err(format!("{p}: {e}")),
+                };
+                facts.dir_sizes.insert(p.clone(), v);
+            }
+        }
+    }
+}
+
+/// Parse `du -sb PATH` lines (`bytes<TAB>path`).
+fn parse_du(text: &str, facts: &mut Facts) -> Vec<(String, u64)> {
+    let mut out = Vec::new();
+    for (n, line) in parse::numbered_lines(text) {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let parsed = line
+            .split_once('\t')
+            .or_else(|| line.trim().split_once(char::is_whitespace))
+            .and_then(|(b, p)| Some((b.trim().parse::<u64>().ok()?, p.trim().to_string())));
+        match parsed {
+            Some((b, p)) if p.starts_with('/') => out.push((p, b)),
+            _ => facts.issues.push(FileIssue {
+                path: "/captures/du.txt".into(),
+                line: Some(n),
+                column: None,
+                message: "expected `BYTES<TAB>/path` as `du -sb` prints it".into(),
+                source: "du".into(),
+            }),
+        }
+    }
+    out
+}
+
+/// Parse os-release(5) `KEY=value` lines (quotes and backslash escapes).
+pub fn parse_os_release(text: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let l = line.trim();
+        if l.is_empty() || l.starts_with('#') {
+            continue;
+        }
+        let Some((k, v)) = l.split_once('=') else { continue };
+        let v = v.trim();
+        let unq = if v.len() >= 2
+            && ((v.starts_with('"') && v.ends_with('"')) || (v.starts_with('\'') && v.ends_with('\'')))
+        {
+            let inner = &v[1..v.len() - 1];
+            let mut s = String::new();
+            let mut chars = inner.chars();
+            while let Some(c) = chars.next() {
+                if c == '\\' {
+                    if let Some(n) = chars.next() {
+                        s.push(n);
+                    }
+                } else {
+                    s.push(c);
+                }
+            }
+            s
+        } else {
+            v.to_string()
+        };
+        out.push((k.trim().to_string(), unq));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn os_release_quotes() {
+        let kv = parse_os_release("ID=debian\nPRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\n# c\nX='a\\\"b'\n");
+        assert_eq!(kv[1].1, "Debian GNU/Linux 12 (bookworm)");
+        assert_eq!(kv[2].1, "a\"b");
+    }
+}

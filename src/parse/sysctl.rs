@@ -1,0 +1,245 @@
+//! sysctl formats: configuration files (`sysctl.conf`, `sysctl.d/*.conf`) as
+//! systemd-sysctl and procps read them, and `sysctl -a` captures. Also the
+//! dotted/slashed key normalisation both tools share. Pure.
+
+use super::{numbered_lines, Issue};
+
+/// One line of a sysctl configuration file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfLine {
+    /// `key = value` (or `-key = value`, which ignores failures).
+    Assign {
+        /// Canonical dotted key (may contain glob characters).
+        key: String,
+        /// Value, trimmed (inner whitespace kept, no inline comments).
+        value: String,
+        /// Line started with `-`: failures to apply are ignored.
+        ignore_failure: bool,
+        /// 1-based line.
+        line: usize,
+    },
+    /// `-key` without `=`: excludes the key from glob expansion.
+    Exclude {
+        /// Canonical dotted key.
+        key: String,
+        /// 1-based line.
+        line: usize,
+    },
+}
+
+impl ConfLine {
+    /// The canonical key of the line.
+    pub fn key(&self) -> &str {
+        match self {
+            ConfLine::Assign { key, .. } | ConfLine::Exclude { key, .. } => key,
+        }
+    }
+    /// The line number.
+    pub fn line(&self) -> usize {
+        match self {
+            ConfLine::Assign { line, .. } | ConfLine::Exclude { line, .. } => *line,
+        }
+    }
+}
+
+/// Whether a key contains glob characters (`*`, `?`, `[`).
+pub fn is_glob(key: &str) -> bool {
+    key.contains(['*', '?', '['])
+}
+
+/// Normalise a key to the dotted display form `sysctl -a` prints, with the
+/// first-separator rule of procps `slashdot` and systemd `sysctl_normalize`:
+/// if the first separator is `/` the key is a path (`net/ipv4/conf/eth0.100/rp_filter`
+/// becomes `net.ipv4.conf.eth0/100.rp_filter`); if it is `.` it is already dotted.
+pub fn normalize_key(key: &str) -> String {
+    let key = key.trim();
+    let key = key.strip_prefix("/proc/sys/").unwrap_or(key);
+    let first_sep = key.find(['.', '/']);
+    match first_sep {
+        Some(i) if key.as_bytes()[i] == b'/' => swap_dot_slash(key.trim_start_matches('/')),
+        _ => key.to_string(),
+    }
+}
+
+/// Swap `.` and `/` (dotted key <-> path below /proc/sys).
+pub fn swap_dot_slash(s: &str) -> String {
+    s.chars()
+        .map(|c| match c {
+            '.' => '/',
+            '/' => '.',
+            c => c,
+        })
+        .collect()
+}
+
+/// Path below `/proc/sys` for a canonical dotted key.
+pub fn key_to_proc_path(key: &str) -> String {
+    format!("/proc/sys/{}", swap_dot_slash(key))
+}
+
+/// Parse a sysctl configuration file.
+pub fn parse_conf(text: &str) -> (Vec<ConfLine>, Vec<Issue>) {
+    let mut lines = Vec::new();
+    let mut issues = Vec::new();
+    for (n, raw) in numbered_lines(text) {
+        let l = raw.trim();
+        if l.is_empty() || l.starts_with('#') || l.starts_with(';') {
+            continue;
+        }
+        match l.split_once('=') {
+            Some((k, v)) => {
+                let (ignore_failure, k) = match k.trim().strip_prefix('-') {
+                    Some(rest) => (true, rest),
+                    None => (false, k),
+                };
+                let key = normalize_key(k);
+                if key.is_empty() {
+                    issues.push(Issue::at_col(n, 1, "line has `=` but no key before it"));
+                    continue;
+                }
+                if key.contains(char::is_whitespace) {
+                    issues.push(Issue::at(
+                        n,
+                        format!("key `{key}` contains whitespace; expected `key = value`"),
+                    ));
+                    continue;
+                }
+                lines.push(ConfLine::Assign {
+                    key,
+                    value: v.trim().to_string(),
+                    ignore_failure,
+                    line: n,
+                });
+            }
+            None => match l.strip_prefix('-') {
+                Some(k) if !k.trim().is_empty() => {
+                    lines.push(ConfLine::Exclude { key: normalize_key(k), line: n })
+                }
+                _ => issues.push(Issue::at_col(
+                    n,
+                    raw.len() - raw.trim_start().len() + 1,
+                    format!(
+                        "`{}` is not `key = value` (a line without `=` is only valid as a `-key` exclusion); systemd-sysctl skips it",
+                        truncate(l, 60)
+                    ),
+                )),
+            },
+        }
+    }
+    (lines, issues)
+}
+
+/// One value from a `sysctl -a` capture.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CaptureValue {
+    /// Canonical dotted key.
+    pub key: String,
+    /// Value; multi-line values (repeated keys) joined with `\n`.
+    pub value: String,
+    /// Line of the first occurrence.
+    pub line: usize,
+}
+
+/// Parse `sysctl -a` output (procps: `key = value`; also accepts `key: value`
+/// from busybox/BSD-like output with an issue, and slash keys of procps 4.0.0).
+/// Repeated keys are multi-line values and are joined with `\n`. Lines that are
+/// stderr noise (`sysctl: permission denied on key ...`) are reported as issues
+/// but do not stop parsing.
+pub fn parse_capture(text: &str) -> (Vec<CaptureValue>, Vec<Issue>) {
+    let mut out: Vec<CaptureValue> = Vec::new();
+    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut issues = Vec::new();
+    let mut last_key: Option<String> = None;
+    for (n, raw) in numbered_lines(text) {
+        if raw.trim().is_empty() {
+            continue;
+        }
+        let (k, v) = if let Some((k, v)) = raw.split_once(" = ") {
+            (k, v)
+        } else if let Some(k) = raw.strip_suffix(" =") {
+            (k, "")
+        } else {
+            if raw.starts_with("sysctl:") {
+                issues.push(Issue::at(n, format!("stderr line in capture: {}", truncate(raw.trim(), 120))));
+            } else {
+                issues.push(Issue::at(
+                    n,
+                    format!("expected `key = value` as `sysctl -a` prints it, found `{}`", truncate(raw.trim(), 60)),
+                ));
+            }
+            last_key = None;
+            continue;
+        };
+        let key = normalize_key(k);
+        if key.is_empty() || key.contains(char::is_whitespace) {
+            issues.push(Issue::at(n, format!("`{}` is not a sysctl key", truncate(k, 60))));
+            continue;
+        }
+        match index.get(&key) {
+            Some(&i) => {
+                // Multi-line value: each line repeats the key.
+                out[i].value.push('\n');
+                out[i].value.push_str(v);
+                if last_key.as_deref() != Some(key.as_str()) {
+                    issues.push(Issue::at(n, format!("key `{key}` appears again, not adjacent to its first line")));
+                }
+            }
+            None => {
+                index.insert(key.clone(), out.len());
+                out.push(CaptureValue { key: key.clone(), value: v.to_string(), line: n });
+            }
+        }
+        last_key = Some(key);
+    }
+    (out, issues)
+}
+
+fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let t: String = s.chars().take(max).collect();
+        format!("{t}…")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_separator_rule() {
+        assert_eq!(normalize_key("net.ipv4.conf.eth0/100.rp_filter"), "net.ipv4.conf.eth0/100.rp_filter");
+        assert_eq!(normalize_key("net/ipv4/conf/eth0.100/rp_filter"), "net.ipv4.conf.eth0/100.rp_filter");
+        assert_eq!(key_to_proc_path("net.ipv4.conf.eth0/100.rp_filter"), "/proc/sys/net/ipv4/conf/eth0.100/rp_filter");
+        assert_eq!(normalize_key("kernel/hostname"), "kernel.hostname");
+    }
+
+    #[test]
+    fn conf_lines() {
+        let (lines, issues) = parse_conf(
+            "# c\n; c\nvm.swappiness = 10 # low\n-net.ipv4.conf.all.rp_filter\n -kernel.x = 1\r\nbogus line\nnet.ipv4.ip_local_port_range = 1024\t65000\n",
+        );
+        assert_eq!(lines.len(), 4);
+        assert_eq!(
+            lines[0],
+            ConfLine::Assign { key: "vm.swappiness".into(), value: "10 # low".into(), ignore_failure: false, line: 3 }
+        );
+        assert!(matches!(&lines[1], ConfLine::Exclude { key, line: 4 } if key == "net.ipv4.conf.all.rp_filter"));
+        assert!(matches!(&lines[2], ConfLine::Assign { ignore_failure: true, value, .. } if value == "1"));
+        assert_eq!(issues.len(), 1);
+        assert_eq!(issues[0].line, 6);
+    }
+
+    #[test]
+    fn capture_multiline_and_empty() {
+        let (vals, issues) = parse_capture(
+            "kernel.core_modes = file\nkernel.core_modes = pipe\nnet.ipv4.ip_local_reserved_ports = \nnet.ipv4.ip_local_port_range = 32768\t60999\nsysctl: permission denied on key 'kernel.cad_pid'\na = b = c\n",
+        );
+        assert_eq!(vals[0].value, "file\npipe");
+        assert_eq!(vals[1].value, "");
+        assert_eq!(vals[2].value, "32768\t60999");
+        assert_eq!(vals[3].value, "b = c");
+        assert_eq!(issues.len(), 1);
+    }
+}

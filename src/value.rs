@@ -1,0 +1,239 @@
+//! Typed values shared by parsers, facts and the evaluator: numbers, byte sizes,
+//! booleans, strings, lists and records, with unit parsing and human formatting.
+//! Pure: never touches the filesystem.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::Serialize;
+
+/// A typed value as the evaluator sees it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+#[non_exhaustive]
+pub enum Value {
+    /// A plain number (counts, ratios, percentages as fractions).
+    Number(f64),
+    /// A quantity of bytes.
+    Size(f64),
+    /// A boolean (ON/OFF, 1/0, true/false).
+    Bool(bool),
+    /// Text.
+    Str(String),
+    /// A list of values (multi-value sysctl keys, option lists).
+    List(Vec<Value>),
+    /// Named fields (a mount, an ext4 layout).
+    Record(BTreeMap<String, Value>),
+}
+
+const KIB: f64 = 1024.0;
+
+impl Value {
+    /// The value as a number, if it is numeric (numbers, sizes, booleans as 0/1,
+    /// strings that hold one decimal number).
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            Value::Number(n) | Value::Size(n) => Some(*n),
+            Value::Bool(b) => Some(if *b { 1.0 } else { 0.0 }),
+            Value::Str(s) => s.trim().parse::<f64>().ok().filter(|n| n.is_finite()),
+            Value::List(items) if items.len() == 1 => items[0].as_f64(),
+            _ => None,
+        }
+    }
+
+    /// The value as a boolean where it has one (ON/OFF, TRUE/FALSE, 1/0, yes/no).
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            Value::Bool(b) => Some(*b),
+            Value::Number(n) | Value::Size(n) => Some(*n != 0.0),
+            Value::Str(s) => parse_bool(s),
+            _ => None,
+        }
+    }
+
+    /// A short name of the type, for error messages.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Value::Number(_) => "number",
+            Value::Size(_) => "size",
+            Value::Bool(_) => "boolean",
+            Value::Str(_) => "string",
+            Value::List(_) => "list",
+            Value::Record(_) => "record",
+        }
+    }
+
+    /// Loose equality used by checks and drift: numbers compare numerically,
+    /// booleans accept ON/1/true, strings compare whitespace-normalised, lists
+    /// element-wise.
+    pub fn loosely_equals(&self, other: &Value) -> bool {
+        match (self, other) {
+            (Value::List(a), Value::List(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.loosely_equals(y))
+            }
+            (Value::List(a), b) | (b, Value::List(a)) if a.len() != 1 => {
+                // "32768 60999" as a string against a list
+                match b {
+                    Value::Str(s) => normalize_ws(s) == normalize_ws(&self_list_text(a)),
+                    _ => false,
+                }
+            }
+            (Value::Bool(a), b) | (b, Value::Bool(a)) => b.as_bool() == Some(*a),
+            (Value::Str(a), Value::Str(b)) => normalize_ws(a) == normalize_ws(b),
+            (a, b) => match (a.as_f64(), b.as_f64()) {
+                (Some(x), Some(y)) => (x - y).abs() <= f64::EPSILON * x.abs().max(y.abs()).max(1.0),
+                _ => normalize_ws(&a.to_plain()) == normalize_ws(&b.to_plain()),
+            },
+        }
+    }
+
+    /// The value as plain text, without units or decoration (sizes in bytes).
+    pub fn to_plain(&self) -> String {
+        match self {
+            Value::Number(n) | Value::Size(n) => format_number(*n),
+            Value::Bool(b) => if *b { "ON" } else { "OFF" }.to_string(),
+            Value::Str(s) => s.clone(),
+            Value::List(items) => self_list_text(items),
+            Value::Record(map) => map
+                .iter()
+                .map(|(k, v)| format!("{k}={}", v.to_plain()))
+                .collect::<Vec<_>>()
+                .join(","),
+        }
+    }
+}
+
+fn self_list_text(items: &[Value]) -> String {
+    items.iter().map(Value::to_plain).collect::<Vec<_>>().join(" ")
+}
+
+/// Collapse runs of whitespace (tabs included) to one space and trim.
+pub fn normalize_ws(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Parse a boolean the way MySQL and most config files spell it.
+pub fn parse_bool(s: &str) -> Option<bool> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "1" | "on" | "true" | "yes" => Some(true),
+        "0" | "off" | "false" | "no" => Some(false),
+        _ => None,
+    }
+}
+
+/// Format a number without a trailing `.0` for integers.
+pub fn format_number(n: f64) -> String {
+    if n.is_finite() && n.fract() == 0.0 && n.abs() < 1e18 {
+        format!("{}", n as i64)
+    } else if n.is_finite() {
+        let s = format!("{n:.4}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        format!("{n}")
+    }
+}
+
+/// Human form of a byte count: `2 GiB`, `2458 MiB`, `9.4 GiB`, `512 bytes`.
+pub fn format_size(bytes: f64) -> String {
+    let units = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    if bytes.abs() < KIB {
+        return format!("{} bytes", format_number(bytes));
+    }
+    let mut v = bytes;
+    let mut unit = "bytes";
+    for u in units {
+        if v.abs() < KIB {
+            break;
+        }
+        v /= KIB;
+        unit = u;
+    }
+    let rounded = (v * 10.0).round() / 10.0;
+    format!("{} {unit}", format_number(rounded))
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Size(n) => f.write_str(&format_size(*n)),
+            Value::Number(n) => f.write_str(&format_number(*n)),
+            other => f.write_str(&other.to_plain()),
+        }
+    }
+}
+
+/// Error from [`parse_size`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SizeError(pub String);
+
+/// Parse a size as people write it in policies: `1024`, `1G`, `1GiB`, `1 GB`,
+/// `512M`, `1.5T`, `64k`. K/M/G/T/P/E and KiB..EiB and KB..EB are all powers
+/// of 1024, as in MySQL option files and `free`.
+pub fn parse_size(text: &str) -> Result<f64, SizeError> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: f64 = num
+        .parse()
+        .map_err(|_| SizeError(format!("`{text}` is not a size: expected a number")))?;
+    let mult = unit_multiplier(unit.trim())
+        .ok_or_else(|| SizeError(format!("`{text}` has an unknown unit `{}`", unit.trim())))?;
+    Ok(n * mult)
+}
+
+/// Multiplier for a size unit (`K`, `KiB`, `KB`, ... case-insensitive); `""`
+/// and `B` are bytes.
+pub fn unit_multiplier(unit: &str) -> Option<f64> {
+    let u = unit.to_ascii_lowercase();
+    let base = match u.as_str() {
+        "" | "b" | "bytes" => return Some(1.0),
+        _ => u.trim_end_matches('b').trim_end_matches('i'),
+    };
+    let exp = match base {
+        "k" => 1,
+        "m" => 2,
+        "g" => 3,
+        "t" => 4,
+        "p" => 5,
+        "e" => 6,
+        _ => return None,
+    };
+    Some(KIB.powi(exp))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_with_binary_units() {
+        assert_eq!(parse_size("1G").unwrap(), 1073741824.0);
+        assert_eq!(parse_size("1GiB").unwrap(), 1073741824.0);
+        assert_eq!(parse_size("2048M").unwrap(), 2147483648.0);
+        assert_eq!(parse_size("10 GB").unwrap(), 10.0 * 1073741824.0);
+        assert_eq!(parse_size("1.5k").unwrap(), 1536.0);
+        assert_eq!(parse_size("42").unwrap(), 42.0);
+        assert!(parse_size("12 apples").is_err());
+        assert!(parse_size("G").is_err());
+    }
+
+    #[test]
+    fn sizes_format_for_people() {
+        assert_eq!(format_size(2147483648.0), "2 GiB");
+        assert_eq!(format_size(2458.0 * 1048576.0), "2.4 GiB");
+        assert_eq!(format_size(500.0), "500 bytes");
+        assert_eq!(format_size(6442450944.0), "6 GiB");
+    }
+
+    #[test]
+    fn loose_equality_normalises_spelling() {
+        assert!(Value::Str("32768\t60999".into()).loosely_equals(&Value::Str("32768 60999".into())));
+        assert!(Value::Bool(true).loosely_equals(&Value::Str("ON".into())));
+        assert!(Value::Size(2147483648.0).loosely_equals(&Value::Number(2147483648.0)));
+        assert!(!Value::Str("1".into()).loosely_equals(&Value::Str("2".into())));
+        assert!(Value::List(vec![Value::Number(1.0), Value::Number(2.0)])
+            .loosely_equals(&Value::Str("1  2".into())));
+    }
+}
