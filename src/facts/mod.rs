@@ -300,3 +300,41 @@ mod tests {
         assert_eq!(KernelVersion::parse("3.10").unwrap().cmp_parts(&[4, 12]), std::cmp::Ordering::Less);
     }
 }
+
+/// Whether a setting name names a secret (password, secret, key material):
+/// its value is replaced by [`REDACTED`] everywhere driftaudit prints or
+/// stores it. Matches `mysql_root_password`, `ldap_root_password`,
+/// `ssl_key`? no: only names whose words include password/passwd/pass/secret/
+/// or that end in `_key`/`-key` holding key material, and `stable_secret`.
+pub fn is_secret_key(name: &str) -> bool {
+    let n = name.to_ascii_lowercase().replace('-', "_");
+    let words: Vec<&str> = n.split(|c: char| c == '_' || c == '.' || c == '/').collect();
+    words.iter().any(|w| {
+        matches!(*w, "password" | "passwd" | "pass" | "pwd" | "secret" | "secrets" | "token" | "credential" | "credentials")
+            || w.ends_with("password")
+            || w.ends_with("secret")
+    }) || (n.ends_with("_key") && !n.ends_with("ssl_key") && !n.ends_with("_ssl_key"))
+        || n.ends_with("keystore_password")
+        || n.ends_with("fastopen_key")
+}
+
+/// The text shown instead of a secret value.
+pub const REDACTED: &str = "<redacted>";
+
+#[cfg(test)]
+mod secret_tests {
+    use super::is_secret_key;
+
+    #[test]
+    fn secrets_are_recognised() {
+        for k in ["mysql_root_password", "ldap_root_password", "mailboxd_keystore_password", "password",
+                  "zimbra_ldap_password", "net.ipv6.conf.all.stable_secret", "net.ipv4.tcp_fastopen_key",
+                  "ssl_password", "av_notify_domain_secret", "loose-password", "api_key"] {
+            assert!(is_secret_key(k), "{k}");
+        }
+        for k in ["innodb_buffer_pool_size", "mailboxd_java_heap_size", "ssl_key", "key_buffer_size",
+                  "net.ipv4.tcp_tw_reuse", "mysql_memory_percent"] {
+            assert!(!is_secret_key(k), "{k}");
+        }
+    }
+}
