@@ -61,7 +61,10 @@ impl fmt::Display for ReadError {
                 f,
                 "file is {n} bytes, larger than the {MAX_FILE_BYTES}-byte cap driftaudit reads"
             ),
-            ReadError::SymlinkLoop => write!(f, "too many levels of symbolic links (more than {MAX_SYMLINKS})"),
+            ReadError::SymlinkLoop => write!(
+                f,
+                "too many levels of symbolic links (more than {MAX_SYMLINKS})"
+            ),
             ReadError::Io(e) => f.write_str(e),
         }
     }
@@ -129,7 +132,11 @@ impl Host {
             .ok()
             .filter(|s| !s.is_empty())
             .unwrap_or_else(|| "localhost".to_string());
-        Host { root: PathBuf::from("/"), kind: SourceKind::Live, name }
+        Host {
+            root: PathBuf::from("/"),
+            kind: SourceKind::Live,
+            name,
+        }
     }
 
     /// A snapshot directory laid out like `/`. The host name comes from
@@ -141,7 +148,11 @@ impl Host {
             return Err(ReadError::WrongKind("snapshot path is not a directory"));
         }
         let root = fs::canonicalize(dir)?;
-        let mut host = Host { root, kind: SourceKind::Snapshot, name: String::new() };
+        let mut host = Host {
+            root,
+            kind: SourceKind::Snapshot,
+            name: String::new(),
+        };
         host.name = host
             .snapshot_json_hostname()
             .or_else(|| {
@@ -161,7 +172,10 @@ impl Host {
     fn snapshot_json_hostname(&self) -> Option<String> {
         let text = self.read_to_string("/snapshot.json").ok()?;
         let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-        v.get("host")?.as_str().map(str::to_string).filter(|s| !s.is_empty())
+        v.get("host")?
+            .as_str()
+            .map(str::to_string)
+            .filter(|s| !s.is_empty())
     }
 
     /// Host name used in reports.
@@ -251,11 +265,19 @@ impl Host {
     /// The raw target of a symlink (not resolved), e.g. `/dev/null` for a masked
     /// sysctl.d file; `None` if the path is not a symlink.
     pub fn read_link(&self, host_path: &str) -> Option<String> {
-        let parent = Path::new(host_path).parent()?.to_string_lossy().into_owned();
-        let name = Path::new(host_path).file_name()?.to_string_lossy().into_owned();
+        let parent = Path::new(host_path)
+            .parent()?
+            .to_string_lossy()
+            .into_owned();
+        let name = Path::new(host_path)
+            .file_name()?
+            .to_string_lossy()
+            .into_owned();
         let dir = self.resolve(&parent).ok()?;
         let real = self.real_path_of(&components(&join_host(&dir, &name)));
-        fs::read_link(real).ok().map(|t| t.to_string_lossy().into_owned())
+        fs::read_link(real)
+            .ok()
+            .map(|t| t.to_string_lossy().into_owned())
     }
 
     /// Unix permission bits of a host path.
@@ -323,7 +345,12 @@ impl Host {
                 }
                 Err(_) => (None, None),
             };
-            out.push(DirEntry { name, kind, is_symlink, target });
+            out.push(DirEntry {
+                name,
+                kind,
+                is_symlink,
+                target,
+            });
         }
         out.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
         Ok(out)
@@ -340,7 +367,10 @@ impl Host {
         }
         let mut seen: HashSet<(u64, u64)> = HashSet::new();
         let mut size = DirSize::default();
-        for entry in walkdir::WalkDir::new(&real).follow_links(false).same_file_system(false) {
+        for entry in walkdir::WalkDir::new(&real)
+            .follow_links(false)
+            .same_file_system(false)
+        {
             match entry {
                 Ok(e) => {
                     let Ok(m) = e.metadata() else { continue };
@@ -417,7 +447,11 @@ fn read_capped(file: File, cap: u64) -> Result<Vec<u8>, ReadError> {
     let mut limited = file.take(cap + 1);
     limited.read_to_end(&mut buf)?;
     if buf.len() as u64 > cap {
-        let len = limited.into_inner().metadata().map(|m| m.len()).unwrap_or(0);
+        let len = limited
+            .into_inner()
+            .metadata()
+            .map(|m| m.len())
+            .unwrap_or(0);
         return Err(ReadError::TooLarge(len.max(cap + 1)));
     }
     Ok(buf)
@@ -460,9 +494,19 @@ mod tests {
     #[test]
     fn absolute_symlink_resolves_inside_root() {
         let (dir, host) = snap();
-        symlink("/etc/sysctl.conf", dir.path().join("etc/sysctl.d/99-sysctl.conf")).unwrap();
-        assert_eq!(host.resolve("/etc/sysctl.d/99-sysctl.conf").unwrap(), "/etc/sysctl.conf");
-        assert_eq!(host.read_to_string("/etc/sysctl.d/99-sysctl.conf").unwrap(), "vm.swappiness = 10\n");
+        symlink(
+            "/etc/sysctl.conf",
+            dir.path().join("etc/sysctl.d/99-sysctl.conf"),
+        )
+        .unwrap();
+        assert_eq!(
+            host.resolve("/etc/sysctl.d/99-sysctl.conf").unwrap(),
+            "/etc/sysctl.conf"
+        );
+        assert_eq!(
+            host.read_to_string("/etc/sysctl.d/99-sysctl.conf").unwrap(),
+            "vm.swappiness = 10\n"
+        );
     }
 
     #[test]
@@ -473,8 +517,14 @@ mod tests {
         // Both resolve inside the root, where no such file exists.
         assert_eq!(host.read_to_string("/etc/evil"), Err(ReadError::NotFound));
         assert_eq!(host.read_to_string("/etc/evil2"), Err(ReadError::NotFound));
-        assert_eq!(host.read_to_string("/../../../etc/passwd"), Err(ReadError::NotFound));
-        assert_eq!(host.resolve("/etc/../../etc/sysctl.conf").unwrap(), "/etc/sysctl.conf");
+        assert_eq!(
+            host.read_to_string("/../../../etc/passwd"),
+            Err(ReadError::NotFound)
+        );
+        assert_eq!(
+            host.resolve("/etc/../../etc/sysctl.conf").unwrap(),
+            "/etc/sysctl.conf"
+        );
     }
 
     #[test]
@@ -491,15 +541,24 @@ mod tests {
         let p = dir.path().join("etc/fifo");
         let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
-        assert_eq!(host.read_to_string("/etc/fifo"), Err(ReadError::NotRegular("FIFO")));
+        assert_eq!(
+            host.read_to_string("/etc/fifo"),
+            Err(ReadError::NotRegular("FIFO"))
+        );
     }
 
     #[test]
     fn oversized_file_is_capped() {
         let (dir, host) = snap();
         fs::write(dir.path().join("etc/big"), vec![b'x'; 2048]).unwrap();
-        assert!(matches!(host.read_bytes_capped("/etc/big", 1024), Err(ReadError::TooLarge(_))));
-        assert_eq!(host.read_bytes_capped("/etc/big", 4096).unwrap().len(), 2048);
+        assert!(matches!(
+            host.read_bytes_capped("/etc/big", 1024),
+            Err(ReadError::TooLarge(_))
+        ));
+        assert_eq!(
+            host.read_bytes_capped("/etc/big", 4096).unwrap().len(),
+            2048
+        );
     }
 
     #[test]
@@ -509,8 +568,16 @@ mod tests {
             fs::write(dir.path().join("etc/sysctl.d").join(n), "").unwrap();
         }
         symlink("/dev/null", dir.path().join("etc/sysctl.d/mask.conf")).unwrap();
-        let names: Vec<_> = host.read_dir("/etc/sysctl.d").unwrap().into_iter().map(|e| e.name).collect();
-        assert_eq!(names, ["10.conf", "9.conf", "A.conf", "b.conf", "mask.conf"]);
+        let names: Vec<_> = host
+            .read_dir("/etc/sysctl.d")
+            .unwrap()
+            .into_iter()
+            .map(|e| e.name)
+            .collect();
+        assert_eq!(
+            names,
+            ["10.conf", "9.conf", "A.conf", "b.conf", "mask.conf"]
+        );
         let mask = host.read_dir("/etc/sysctl.d").unwrap().pop().unwrap();
         assert!(mask.is_symlink);
         assert_eq!(mask.target.as_deref(), None); // /dev/null does not exist inside the root

@@ -4,7 +4,13 @@
 //! finding with the host's own numbers and the file and line that set them.
 #![warn(missing_docs)]
 
+pub mod engine;
+pub mod explain;
+pub mod expr;
 pub mod facts;
 pub mod host;
 pub mod parse;
+pub mod policy;
+pub mod render;
+pub mod report;
 pub mod value;

@@ -1,3 +1,242 @@
 //! The `driftaudit` command line: argument parsing, exit codes and output
 //! plumbing only; all logic lives in the library.
-fn main() {}
+
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use driftaudit::engine;
+use driftaudit::host::Host;
+use driftaudit::policy::{PolicySet, Severity};
+use driftaudit::render::{self, Format, RenderOptions};
+
+/// Audit Linux hosts for configuration drift.
+#[derive(Parser, Debug)]
+#[command(name = "driftaudit", version, about, long_about = None, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Audit the live host or snapshots against the policies.
+    Check(CheckArgs),
+    /// List the loaded rules (id, severity, title).
+    List(PolicyArgs),
+    /// Explain one rule: rationale, fix, references, parameters, what it reads.
+    Explain {
+        /// Rule id, e.g. linux.tcp-tw-recycle.
+        rule: String,
+        #[command(flatten)]
+        policies: PolicyArgs,
+    },
+}
+
+#[derive(Args, Debug, Clone)]
+struct PolicyArgs {
+    /// Extra policy file or directory (adds to the built-in policies). Repeatable.
+    #[arg(long = "policy", value_name = "PATH")]
+    policy: Vec<std::path::PathBuf>,
+    /// Do not load the built-in policies.
+    #[arg(long)]
+    no_builtin: bool,
+    /// Override a policy parameter: NAME=VALUE or POLICY.NAME=VALUE. Repeatable.
+    #[arg(long = "set", value_name = "PARAM=VALUE")]
+    set: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+struct CheckArgs {
+    /// Snapshot directory to audit (repeatable); without it the live host is audited.
+    #[arg(long = "snapshot", value_name = "DIR")]
+    snapshot: Vec<std::path::PathBuf>,
+    #[command(flatten)]
+    policies: PolicyArgs,
+    /// Only rules whose id matches this glob (repeatable).
+    #[arg(long = "only", value_name = "GLOB")]
+    only: Vec<String>,
+    /// Skip rules whose id matches this glob (repeatable).
+    #[arg(long = "skip", value_name = "GLOB")]
+    skip: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = FormatArg::Text)]
+    format: FormatArg,
+    /// Exit 1 when a finding at or above this severity fails.
+    #[arg(long, value_enum, default_value_t = SeverityArg::Low)]
+    fail_on: SeverityArg,
+    /// Also list passing and skipped rules (text format).
+    #[arg(long, short)]
+    verbose: bool,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy)]
+enum FormatArg {
+    Text,
+    Json,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy)]
+enum SeverityArg {
+    Info,
+    Low,
+    Medium,
+    High,
+    Critical,
+}
+
+impl From<SeverityArg> for Severity {
+    fn from(s: SeverityArg) -> Severity {
+        match s {
+            SeverityArg::Info => Severity::Info,
+            SeverityArg::Low => Severity::Low,
+            SeverityArg::Medium => Severity::Medium,
+            SeverityArg::High => Severity::High,
+            SeverityArg::Critical => Severity::Critical,
+        }
+    }
+}
+
+/// Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage/policy/input error.
+enum Exit {
+    Clean,
+    Findings,
+    Error(String),
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let result = match cli.command {
+        Command::Check(a) => check(a),
+        Command::List(p) => list(&p),
+        Command::Explain { rule, policies } => explain(&rule, &policies),
+    };
+    match result {
+        Exit::Clean => ExitCode::SUCCESS,
+        Exit::Findings => ExitCode::from(1),
+        Exit::Error(msg) => {
+            eprintln!("driftaudit: {msg}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn load_policies(p: &PolicyArgs) -> Result<PolicySet, String> {
+    let mut set = if p.no_builtin {
+        PolicySet::new()
+    } else {
+        PolicySet::builtin().map_err(|e| e.to_string())?
+    };
+    for path in &p.policy {
+        set.add_path(path).map_err(|e| e.to_string())?;
+    }
+    for s in &p.set {
+        set.set_param(s).map_err(|e| e.to_string())?;
+    }
+    if set.rules.is_empty() {
+        return Err("no rules loaded: give --policy PATH or drop --no-builtin".into());
+    }
+    Ok(set)
+}
+
+fn write_out(text: &str) -> Result<(), String> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(format!("cannot write output: {e}")),
+    }
+}
+
+fn check(a: CheckArgs) -> Exit {
+    let mut set = match load_policies(&a.policies) {
+        Ok(s) => s,
+        Err(e) => return Exit::Error(e),
+    };
+    if let Err(e) = set.filter(&a.only, &a.skip) {
+        return Exit::Error(e.to_string());
+    }
+    let hosts: Vec<Host> = if a.snapshot.is_empty() {
+        vec![Host::live()]
+    } else {
+        let mut hs = Vec::new();
+        for d in &a.snapshot {
+            match Host::snapshot(d) {
+                Ok(h) => hs.push(h),
+                Err(e) => return Exit::Error(format!("snapshot `{}`: {e}", d.display())),
+            }
+        }
+        hs
+    };
+    let report = engine::audit(&set, &hosts);
+    let format = match a.format {
+        FormatArg::Text => Format::Text,
+        FormatArg::Json => Format::Json,
+    };
+    let color = std::io::stdout().is_terminal()
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let text = render::render(
+        &report,
+        format,
+        RenderOptions {
+            color,
+            verbose: a.verbose,
+        },
+    );
+    if let Err(e) = write_out(&text) {
+        return Exit::Error(e);
+    }
+    if report.fails_at(a.fail_on.into()) {
+        Exit::Findings
+    } else {
+        Exit::Clean
+    }
+}
+
+fn list(p: &PolicyArgs) -> Exit {
+    let set = match load_policies(p) {
+        Ok(s) => s,
+        Err(e) => return Exit::Error(e),
+    };
+    let width = set.rules.iter().map(|r| r.id.len()).max().unwrap_or(0);
+    let mut out = String::new();
+    for r in &set.rules {
+        out.push_str(&format!(
+            "{:<width$}  {:<8}  {}\n",
+            r.id,
+            r.severity.as_str(),
+            r.title
+        ));
+    }
+    match write_out(&out) {
+        Ok(()) => Exit::Clean,
+        Err(e) => Exit::Error(e),
+    }
+}
+
+fn explain(id: &str, p: &PolicyArgs) -> Exit {
+    let set = match load_policies(p) {
+        Ok(s) => s,
+        Err(e) => return Exit::Error(e),
+    };
+    let Some(rule) = set.rule(id) else {
+        let ids: Vec<&str> = set.rules.iter().map(|r| r.id.as_str()).collect();
+        return Exit::Error(format!(
+            "no rule `{id}`{}",
+            driftaudit::expr::suggest(id, &ids)
+        ));
+    };
+    let text = driftaudit::explain::explain(&set, rule);
+    match write_out(&text) {
+        Ok(()) => Exit::Clean,
+        Err(e) => Exit::Error(e),
+    }
+}

@@ -104,7 +104,11 @@ impl Value {
 }
 
 fn self_list_text(items: &[Value]) -> String {
-    items.iter().map(Value::to_plain).collect::<Vec<_>>().join(" ")
+    items
+        .iter()
+        .map(Value::to_plain)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Collapse runs of whitespace (tabs included) to one space and trim.

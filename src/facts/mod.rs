@@ -27,11 +27,17 @@ pub struct Evidence {
 impl Evidence {
     /// Evidence pointing at a whole file or live value.
     pub fn file(path: impl Into<String>) -> Evidence {
-        Evidence { path: path.into(), line: None }
+        Evidence {
+            path: path.into(),
+            line: None,
+        }
     }
     /// Evidence pointing at a line of a file.
     pub fn line(path: impl Into<String>, line: usize) -> Evidence {
-        Evidence { path: path.into(), line: Some(line) }
+        Evidence {
+            path: path.into(),
+            line: Some(line),
+        }
     }
 }
 
@@ -63,7 +69,12 @@ pub struct Setting {
 impl Setting {
     /// A setting with one piece of evidence.
     pub fn new(value: Value, raw: impl Into<String>, evidence: Evidence) -> Setting {
-        Setting { value, raw: raw.into(), evidence: vec![evidence], note: None }
+        Setting {
+            value,
+            raw: raw.into(),
+            evidence: vec![evidence],
+            note: None,
+        }
     }
 }
 
@@ -103,12 +114,18 @@ pub struct Namespace {
 impl Namespace {
     /// An empty namespace whose missing keys mean `absent_means`.
     pub fn new(absent_means: impl Into<String>) -> Namespace {
-        Namespace { absent_means: absent_means.into(), ..Default::default() }
+        Namespace {
+            absent_means: absent_means.into(),
+            ..Default::default()
+        }
     }
 
     /// A namespace whose source could not be read at all.
     pub fn unavailable(reason: impl Into<String>) -> Namespace {
-        Namespace { unavailable: Some(reason.into()), ..Default::default() }
+        Namespace {
+            unavailable: Some(reason.into()),
+            ..Default::default()
+        }
     }
 
     /// Canonical form of a key in this namespace.
@@ -185,12 +202,22 @@ impl KernelVersion {
     /// Parse the leading `major.minor[.patch...]` of a release string.
     pub fn parse(release: &str) -> Option<KernelVersion> {
         let release = release.trim();
-        let head: String = release.chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
-        let parts: Vec<u64> = head.split('.').filter(|p| !p.is_empty()).map_while(|p| p.parse().ok()).collect();
+        let head: String = release
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == '.')
+            .collect();
+        let parts: Vec<u64> = head
+            .split('.')
+            .filter(|p| !p.is_empty())
+            .map_while(|p| p.parse().ok())
+            .collect();
         if parts.len() < 2 {
             return None;
         }
-        Some(KernelVersion { parts, release: release.to_string() })
+        Some(KernelVersion {
+            parts,
+            release: release.to_string(),
+        })
     }
 
     /// Compare with a version given as numbers (missing parts are 0).
@@ -250,7 +277,10 @@ impl Facts {
 
     /// The `mem_total` fact in bytes, if known.
     pub fn mem_total(&self) -> Option<f64> {
-        self.facts.get("mem_total").and_then(|v| v.as_ref().ok()).and_then(Value::as_f64)
+        self.facts
+            .get("mem_total")
+            .and_then(|v| v.as_ref().ok())
+            .and_then(Value::as_f64)
     }
 }
 
@@ -282,6 +312,12 @@ pub fn gather(host: &Host, needs: &Needs) -> Facts {
     facts
 }
 
+/// Gather directory sizes (`du -sb` style) for the given host paths: walked on a
+/// live host, read from `captures/du.txt` in a snapshot.
+pub fn gather_dir_sizes(host: &Host, paths: &BTreeSet<String>, facts: &mut Facts) {
+    system::gather_dir_sizes(host, paths, facts);
+}
+
 /// Readers added by later domains (option files, Zimbra, storage) hook in here.
 fn gather_extensions(_host: &Host, _needs: &Needs, _facts: &mut Facts) {}
 
@@ -297,7 +333,10 @@ mod tests {
         let k = KernelVersion::parse("6.10.0-rc3").unwrap();
         assert_eq!(k.cmp_parts(&[6, 10]), std::cmp::Ordering::Equal);
         assert!(KernelVersion::parse("garbage").is_none());
-        assert_eq!(KernelVersion::parse("3.10").unwrap().cmp_parts(&[4, 12]), std::cmp::Ordering::Less);
+        assert_eq!(
+            KernelVersion::parse("3.10").unwrap().cmp_parts(&[4, 12]),
+            std::cmp::Ordering::Less
+        );
     }
 }
 
@@ -308,10 +347,20 @@ mod tests {
 /// or that end in `_key`/`-key` holding key material, and `stable_secret`.
 pub fn is_secret_key(name: &str) -> bool {
     let n = name.to_ascii_lowercase().replace('-', "_");
-    let words: Vec<&str> = n.split(|c: char| c == '_' || c == '.' || c == '/').collect();
+    let words: Vec<&str> = n.split(['_', '.', '/']).collect();
     words.iter().any(|w| {
-        matches!(*w, "password" | "passwd" | "pass" | "pwd" | "secret" | "secrets" | "token" | "credential" | "credentials")
-            || w.ends_with("password")
+        matches!(
+            *w,
+            "password"
+                | "passwd"
+                | "pass"
+                | "pwd"
+                | "secret"
+                | "secrets"
+                | "token"
+                | "credential"
+                | "credentials"
+        ) || w.ends_with("password")
             || w.ends_with("secret")
     }) || (n.ends_with("_key") && !n.ends_with("ssl_key") && !n.ends_with("_ssl_key"))
         || n.ends_with("keystore_password")
@@ -327,13 +376,29 @@ mod secret_tests {
 
     #[test]
     fn secrets_are_recognised() {
-        for k in ["mysql_root_password", "ldap_root_password", "mailboxd_keystore_password", "password",
-                  "zimbra_ldap_password", "net.ipv6.conf.all.stable_secret", "net.ipv4.tcp_fastopen_key",
-                  "ssl_password", "av_notify_domain_secret", "loose-password", "api_key"] {
+        for k in [
+            "mysql_root_password",
+            "ldap_root_password",
+            "mailboxd_keystore_password",
+            "password",
+            "zimbra_ldap_password",
+            "net.ipv6.conf.all.stable_secret",
+            "net.ipv4.tcp_fastopen_key",
+            "ssl_password",
+            "av_notify_domain_secret",
+            "loose-password",
+            "api_key",
+        ] {
             assert!(is_secret_key(k), "{k}");
         }
-        for k in ["innodb_buffer_pool_size", "mailboxd_java_heap_size", "ssl_key", "key_buffer_size",
-                  "net.ipv4.tcp_tw_reuse", "mysql_memory_percent"] {
+        for k in [
+            "innodb_buffer_pool_size",
+            "mailboxd_java_heap_size",
+            "ssl_key",
+            "key_buffer_size",
+            "net.ipv4.tcp_tw_reuse",
+            "mysql_memory_percent",
+        ] {
             assert!(!is_secret_key(k), "{k}");
         }
     }

@@ -6,25 +6,38 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::host::{EntryKind, Host, ReadError};
-use crate::parse::sysctl::{is_glob, key_to_proc_path, parse_capture, parse_conf, swap_dot_slash, ConfLine};
+use crate::parse::sysctl::{
+    is_glob, key_to_proc_path, parse_capture, parse_conf, swap_dot_slash, ConfLine,
+};
 use crate::value::Value;
 
 use super::{Entry, Evidence, Facts, FileIssue, Namespace, Needs, Setting};
 
 /// sysctl.d directories in systemd's priority order (highest first).
-pub const SYSCTL_DIRS: [&str; 5] =
-    ["/etc/sysctl.d", "/run/sysctl.d", "/usr/local/lib/sysctl.d", "/usr/lib/sysctl.d", "/lib/sysctl.d"];
+pub const SYSCTL_DIRS: [&str; 5] = [
+    "/etc/sysctl.d",
+    "/run/sysctl.d",
+    "/usr/local/lib/sysctl.d",
+    "/usr/lib/sysctl.d",
+    "/lib/sysctl.d",
+];
 
 /// Keys that must never be read: reading has side effects.
 const NEVER_READ: [&str; 1] = ["vm.stat_refresh"];
 
 /// Other persisted sources applied after boot by the software that owns them.
-const EXTRA_SOURCES: [(&str, &str); 1] = [("/etc/ufw/sysctl.conf", "ufw applies it when the firewall starts")];
+const EXTRA_SOURCES: [(&str, &str); 1] = [(
+    "/etc/ufw/sysctl.conf",
+    "ufw applies it when the firewall starts",
+)];
 
 /// Type a sysctl value: one integer -> number, several integers -> list, else string.
 pub fn typed(value: &str) -> Value {
     let toks: Vec<&str> = value.split_whitespace().collect();
-    let nums: Option<Vec<f64>> = toks.iter().map(|t| t.parse::<i64>().ok().map(|n| n as f64)).collect();
+    let nums: Option<Vec<f64>> = toks
+        .iter()
+        .map(|t| t.parse::<i64>().ok().map(|n| n as f64))
+        .collect();
     match nums {
         Some(n) if n.len() == 1 => Value::Number(n[0]),
         Some(n) if n.len() > 1 => Value::List(n.into_iter().map(Value::Number).collect()),
@@ -51,9 +64,15 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
             Ok(text) => {
                 let (vals, issues) = parse_capture(&text);
                 for i in &issues {
-                    facts.issues.push(FileIssue::from_parse("sysctl", "/captures/sysctl-a.txt", i));
+                    facts
+                        .issues
+                        .push(FileIssue::from_parse("sysctl", "/captures/sysctl-a.txt", i));
                 }
-                Live::Capture(vals.into_iter().map(|v| (v.key, (v.value, v.line))).collect())
+                Live::Capture(
+                    vals.into_iter()
+                        .map(|v| (v.key, (v.value, v.line)))
+                        .collect(),
+                )
             }
             Err(e) => Live::None(format!(
                 "no live kernel values: neither /proc/sys nor captures/sysctl-a.txt ({e})"
@@ -69,11 +88,15 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
             Ok(text) => {
                 let (lines, issues) = parse_conf(&text);
                 for i in &issues {
-                    facts.issues.push(FileIssue::from_parse("sysctl", &f.path, i));
+                    facts
+                        .issues
+                        .push(FileIssue::from_parse("sysctl", &f.path, i));
                 }
                 parsed.push((f.path.clone(), lines));
             }
-            Err(e) => facts.issues.push(FileIssue::unreadable("sysctl", &f.path, &e)),
+            Err(e) => facts
+                .issues
+                .push(FileIssue::unreadable("sysctl", &f.path, &e)),
         }
     }
 
@@ -104,14 +127,23 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
     }
 
     // Live namespace
-    let mut live_ns = Namespace::new("the running kernel has no such key (removed, not yet added, or its module is not loaded)");
+    let mut live_ns = Namespace::new(
+        "the running kernel has no such key (removed, not yet added, or its module is not loaded)",
+    );
     live_ns.canonicalize = Some(canonical_key);
     match &live {
         Live::None(reason) => live_ns.unavailable = Some(reason.clone()),
         Live::Capture(map) => {
             for k in &wanted {
                 if let Some((v, line)) = map.get(k) {
-                    live_ns.set(k.clone(), Setting::new(typed(v), v.clone(), Evidence::line("/captures/sysctl-a.txt", *line)));
+                    live_ns.set(
+                        k.clone(),
+                        Setting::new(
+                            typed(v),
+                            v.clone(),
+                            Evidence::line("/captures/sysctl-a.txt", *line),
+                        ),
+                    );
                 }
             }
         }
@@ -177,7 +209,10 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
     boot_ns.entries = boot.into_iter().map(|(k, s)| (k, Entry::Set(s))).collect();
     let mut procps_ns = Namespace::new(absent);
     procps_ns.canonicalize = Some(canonical_key);
-    procps_ns.entries = procps.into_iter().map(|(k, s)| (k, Entry::Set(s))).collect();
+    procps_ns.entries = procps
+        .into_iter()
+        .map(|(k, s)| (k, Entry::Set(s)))
+        .collect();
 
     facts.namespaces.insert("sysctl".into(), live_ns);
     facts.namespaces.insert("sysctl_boot".into(), boot_ns);
@@ -204,7 +239,10 @@ fn boot_files(host: &Host, facts: &mut Facts) -> Vec<BootFile> {
     for dir in SYSCTL_DIRS {
         // /lib is /usr/lib on merged-/usr systems: skip it when it resolves to the same place.
         if dir == "/lib/sysctl.d" {
-            if let (Ok(a), Ok(b)) = (host.resolve("/lib/sysctl.d"), host.resolve("/usr/lib/sysctl.d")) {
+            if let (Ok(a), Ok(b)) = (
+                host.resolve("/lib/sysctl.d"),
+                host.resolve("/usr/lib/sysctl.d"),
+            ) {
                 if a == b {
                     continue;
                 }
@@ -279,7 +317,12 @@ fn apply_model(
         .collect();
     for (path, lines) in files {
         for l in lines {
-            let ConfLine::Assign { key, value, line, .. } = l else { continue };
+            let ConfLine::Assign {
+                key, value, line, ..
+            } = l
+            else {
+                continue;
+            };
             let targets: Vec<String> = if is_glob(key) {
                 glob_matches
                     .get(key)
@@ -312,13 +355,24 @@ fn read_proc_key(host: &Host, key: &str) -> Option<Entry> {
     let path = key_to_proc_path(key);
     let ev = vec![Evidence::file(path.clone())];
     if NEVER_READ.contains(&key) {
-        return Some(Entry::Unreadable { reason: "not read: reading it has side effects".into(), evidence: ev });
+        return Some(Entry::Unreadable {
+            reason: "not read: reading it has side effects".into(),
+            evidence: ev,
+        });
     }
     match host.mode(&path) {
         Err(ReadError::NotFound) => return None,
-        Err(e) => return Some(Entry::Unreadable { reason: e.to_string(), evidence: ev }),
+        Err(e) => {
+            return Some(Entry::Unreadable {
+                reason: e.to_string(),
+                evidence: ev,
+            })
+        }
         Ok(mode) if mode & 0o444 == 0 => {
-            return Some(Entry::Unreadable { reason: "write-only key: the kernel does not let anyone read it".into(), evidence: ev })
+            return Some(Entry::Unreadable {
+                reason: "write-only key: the kernel does not let anyone read it".into(),
+                evidence: ev,
+            })
         }
         Ok(_) => {}
     }
@@ -329,7 +383,10 @@ fn read_proc_key(host: &Host, key: &str) -> Option<Entry> {
             Some(Entry::Set(Setting::new(typed(&v), v, ev[0].clone())))
         }
         Err(ReadError::NotFound) => None,
-        Err(e) => Some(Entry::Unreadable { reason: e.to_string(), evidence: ev }),
+        Err(e) => Some(Entry::Unreadable {
+            reason: e.to_string(),
+            evidence: ev,
+        }),
     }
 }
 
@@ -343,7 +400,9 @@ fn expand_proc_glob(host: &Host, pattern: &str) -> Vec<String> {
         let mut next = Vec::new();
         for dir in &current {
             if is_glob(comp) {
-                let Ok(pat) = glob::Pattern::new(comp) else { return Vec::new() };
+                let Ok(pat) = glob::Pattern::new(comp) else {
+                    return Vec::new();
+                };
                 if let Ok(entries) = host.read_dir(dir) {
                     for e in entries {
                         if pat.matches(&e.name) && (last || e.kind == Some(EntryKind::Dir)) {

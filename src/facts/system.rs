@@ -59,35 +59,55 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
     match release {
         Ok(r) if !r.is_empty() => {
             facts.kernel = KernelVersion::parse(&r);
-            facts.facts.insert("kernel_release".into(), Ok(Value::Str(r)));
+            facts
+                .facts
+                .insert("kernel_release".into(), Ok(Value::Str(r)));
         }
         Ok(_) => {
-            facts.facts.insert("kernel_release".into(), Err("kernel release is empty".into()));
+            facts.facts.insert(
+                "kernel_release".into(),
+                Err("kernel release is empty".into()),
+            );
         }
         Err(e) => {
-            facts.facts.insert("kernel_release".into(), Err(format!("/proc/sys/kernel/osrelease: {e}")));
+            facts.facts.insert(
+                "kernel_release".into(),
+                Err(format!("/proc/sys/kernel/osrelease: {e}")),
+            );
         }
     }
 
     // OS identity (os-release(5): /etc/os-release, else /usr/lib/os-release; never merged)
-    let os = host.read_to_string("/etc/os-release").or_else(|_| host.read_to_string("/usr/lib/os-release"));
+    let os = host
+        .read_to_string("/etc/os-release")
+        .or_else(|_| host.read_to_string("/usr/lib/os-release"));
     match os {
         Ok(text) => {
             let kv = parse_os_release(&text);
-            for (k, fact) in [("ID", "os_id"), ("VERSION_ID", "os_version"), ("PRETTY_NAME", "os_name")] {
+            for (k, fact) in [
+                ("ID", "os_id"),
+                ("VERSION_ID", "os_version"),
+                ("PRETTY_NAME", "os_name"),
+            ] {
                 if let Some((_, v)) = kv.iter().rev().find(|(kk, _)| kk == k) {
                     facts.facts.insert(fact.into(), Ok(Value::Str(v.clone())));
                 }
             }
             if let Some((_, v)) = kv.iter().rev().find(|(k, _)| k == "ID_LIKE") {
-                facts.facts.insert("os_like".into(), Ok(Value::Str(v.clone())));
+                facts
+                    .facts
+                    .insert("os_like".into(), Ok(Value::Str(v.clone())));
             }
         }
         Err(e) => {
-            facts.facts.insert("os_id".into(), Err(format!("/etc/os-release: {e}")));
+            facts
+                .facts
+                .insert("os_id".into(), Err(format!("/etc/os-release: {e}")));
         }
     }
-    facts.facts.insert("hostname".into(), Ok(Value::Str(host.name().to_string())));
+    facts
+        .facts
+        .insert("hostname".into(), Ok(Value::Str(host.name().to_string())));
 
     // Paths asked about by policies
     for p in &needs.paths {
@@ -101,25 +121,32 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
         }
     }
 
-    // Directory sizes
+    // Directory sizes named statically
     if !needs.dir_sizes.is_empty() {
-        gather_dir_sizes(host, needs, facts);
+        gather_dir_sizes(host, &needs.dir_sizes, facts);
     }
 }
 
-fn gather_dir_sizes(host: &Host, needs: &Needs, facts: &mut Facts) {
+/// Gather sizes of `paths` (live walk or `captures/du.txt`).
+pub fn gather_dir_sizes(
+    host: &Host,
+    paths: &std::collections::BTreeSet<String>,
+    facts: &mut Facts,
+) {
     match host.kind() {
         SourceKind::Snapshot => {
             let captured = match host.capture("du.txt") {
                 Ok(text) => parse_du(&text, facts),
                 Err(e) => {
-                    for p in &needs.dir_sizes {
-                        facts.dir_sizes.insert(p.clone(), Err(format!("captures/du.txt: {e}")));
+                    for p in paths {
+                        facts
+                            .dir_sizes
+                            .insert(p.clone(), Err(format!("captures/du.txt: {e}")));
                     }
                     return;
                 }
             };
-            for p in &needs.dir_sizes {
+            for p in paths {
                 let want = p.trim_end_matches('/');
                 let v = captured
                     .iter()
@@ -130,7 +157,7 @@ fn gather_dir_sizes(host: &Host, needs: &Needs, facts: &mut Facts) {
             }
         }
         SourceKind::Live => {
-            for p in &needs.dir_sizes {
+            for p in paths {
                 let v = match host.dir_size(p) {
                     Ok(s) if s.unreadable.is_empty() => Ok(s.bytes),
                     Ok(s) => Err(format!(
@@ -180,10 +207,13 @@ pub fn parse_os_release(text: &str) -> Vec<(String, String)> {
         if l.is_empty() || l.starts_with('#') {
             continue;
         }
-        let Some((k, v)) = l.split_once('=') else { continue };
+        let Some((k, v)) = l.split_once('=') else {
+            continue;
+        };
         let v = v.trim();
         let unq = if v.len() >= 2
-            && ((v.starts_with('"') && v.ends_with('"')) || (v.starts_with('\'') && v.ends_with('\'')))
+            && ((v.starts_with('"') && v.ends_with('"'))
+                || (v.starts_with('\'') && v.ends_with('\'')))
         {
             let inner = &v[1..v.len() - 1];
             let mut s = String::new();
@@ -212,7 +242,9 @@ mod tests {
 
     #[test]
     fn os_release_quotes() {
-        let kv = parse_os_release("ID=debian\nPRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\n# c\nX='a\\\"b'\n");
+        let kv = parse_os_release(
+            "ID=debian\nPRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\n# c\nX='a\\\"b'\n",
+        );
         assert_eq!(kv[1].1, "Debian GNU/Linux 12 (bookworm)");
         assert_eq!(kv[2].1, "a\"b");
     }

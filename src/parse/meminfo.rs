@@ -40,7 +40,12 @@ pub fn parse(text: &str) -> (Vec<MemField>, Vec<Issue>) {
             }
         });
         match parsed {
-            Some((name, value, bytes)) => out.push(MemField { name: name.to_string(), value, bytes, line: n }),
+            Some((name, value, bytes)) => out.push(MemField {
+                name: name.to_string(),
+                value,
+                bytes,
+                line: n,
+            }),
             None => issues.push(Issue::at(n, "not a `Name: value kB` meminfo line; skipped")),
         }
     }
@@ -51,7 +56,8 @@ pub fn parse(text: &str) -> (Vec<MemField>, Vec<Issue>) {
 mod tests {
     #[test]
     fn memtotal_in_bytes() {
-        let (f, i) = super::parse("MemTotal:       24683652 kB\nHugePages_Total:       0\nMem: 1 2 3\n");
+        let (f, i) =
+            super::parse("MemTotal:       24683652 kB\nHugePages_Total:       0\nMem: 1 2 3\n");
         assert_eq!(f[0].value, 24683652 * 1024);
         assert!(!f[1].bytes);
         assert_eq!(i.len(), 1);

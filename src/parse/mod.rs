@@ -22,12 +22,20 @@ pub struct Issue {
 impl Issue {
     /// An issue at a line.
     pub fn at(line: usize, message: impl Into<String>) -> Issue {
-        Issue { line, column: None, message: message.into() }
+        Issue {
+            line,
+            column: None,
+            message: message.into(),
+        }
     }
 
     /// An issue at a line and column.
     pub fn at_col(line: usize, column: usize, message: impl Into<String>) -> Issue {
-        Issue { line, column: Some(column), message: message.into() }
+        Issue {
+            line,
+            column: Some(column),
+            message: message.into(),
+        }
     }
 }
 
@@ -49,7 +57,9 @@ pub fn unescape_octal(s: &str) -> String {
             && i + 3 < b.len()
             && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
         {
-            let v = (b[i + 1] - b'0') as u32 * 64 + (b[i + 2] - b'0') as u32 * 8 + (b[i + 3] - b'0') as u32;
+            let v = (b[i + 1] - b'0') as u32 * 64
+                + (b[i + 2] - b'0') as u32 * 8
+                + (b[i + 3] - b'0') as u32;
             if v <= 255 {
                 out.push(v as u8);
                 i += 4;

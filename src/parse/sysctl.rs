@@ -160,11 +160,17 @@ pub fn parse_capture(text: &str) -> (Vec<CaptureValue>, Vec<Issue>) {
             (k, "")
         } else {
             if raw.starts_with("sysctl:") {
-                issues.push(Issue::at(n, format!("stderr line in capture: {}", truncate(raw.trim(), 120))));
+                issues.push(Issue::at(
+                    n,
+                    format!("stderr line in capture: {}", truncate(raw.trim(), 120)),
+                ));
             } else {
                 issues.push(Issue::at(
                     n,
-                    format!("expected `key = value` as `sysctl -a` prints it, found `{}`", truncate(raw.trim(), 60)),
+                    format!(
+                        "expected `key = value` as `sysctl -a` prints it, found `{}`",
+                        truncate(raw.trim(), 60)
+                    ),
                 ));
             }
             last_key = None;
@@ -172,7 +178,10 @@ pub fn parse_capture(text: &str) -> (Vec<CaptureValue>, Vec<Issue>) {
         };
         let key = normalize_key(k);
         if key.is_empty() || key.contains(char::is_whitespace) {
-            issues.push(Issue::at(n, format!("`{}` is not a sysctl key", truncate(k, 60))));
+            issues.push(Issue::at(
+                n,
+                format!("`{}` is not a sysctl key", truncate(k, 60)),
+            ));
             continue;
         }
         match index.get(&key) {
@@ -181,12 +190,19 @@ pub fn parse_capture(text: &str) -> (Vec<CaptureValue>, Vec<Issue>) {
                 out[i].value.push('\n');
                 out[i].value.push_str(v);
                 if last_key.as_deref() != Some(key.as_str()) {
-                    issues.push(Issue::at(n, format!("key `{key}` appears again, not adjacent to its first line")));
+                    issues.push(Issue::at(
+                        n,
+                        format!("key `{key}` appears again, not adjacent to its first line"),
+                    ));
                 }
             }
             None => {
                 index.insert(key.clone(), out.len());
-                out.push(CaptureValue { key: key.clone(), value: v.to_string(), line: n });
+                out.push(CaptureValue {
+                    key: key.clone(),
+                    value: v.to_string(),
+                    line: n,
+                });
             }
         }
         last_key = Some(key);
@@ -209,9 +225,18 @@ mod tests {
 
     #[test]
     fn first_separator_rule() {
-        assert_eq!(normalize_key("net.ipv4.conf.eth0/100.rp_filter"), "net.ipv4.conf.eth0/100.rp_filter");
-        assert_eq!(normalize_key("net/ipv4/conf/eth0.100/rp_filter"), "net.ipv4.conf.eth0/100.rp_filter");
-        assert_eq!(key_to_proc_path("net.ipv4.conf.eth0/100.rp_filter"), "/proc/sys/net/ipv4/conf/eth0.100/rp_filter");
+        assert_eq!(
+            normalize_key("net.ipv4.conf.eth0/100.rp_filter"),
+            "net.ipv4.conf.eth0/100.rp_filter"
+        );
+        assert_eq!(
+            normalize_key("net/ipv4/conf/eth0.100/rp_filter"),
+            "net.ipv4.conf.eth0/100.rp_filter"
+        );
+        assert_eq!(
+            key_to_proc_path("net.ipv4.conf.eth0/100.rp_filter"),
+            "/proc/sys/net/ipv4/conf/eth0.100/rp_filter"
+        );
         assert_eq!(normalize_key("kernel/hostname"), "kernel.hostname");
     }
 
@@ -223,10 +248,19 @@ mod tests {
         assert_eq!(lines.len(), 4);
         assert_eq!(
             lines[0],
-            ConfLine::Assign { key: "vm.swappiness".into(), value: "10 # low".into(), ignore_failure: false, line: 3 }
+            ConfLine::Assign {
+                key: "vm.swappiness".into(),
+                value: "10 # low".into(),
+                ignore_failure: false,
+                line: 3
+            }
         );
-        assert!(matches!(&lines[1], ConfLine::Exclude { key, line: 4 } if key == "net.ipv4.conf.all.rp_filter"));
-        assert!(matches!(&lines[2], ConfLine::Assign { ignore_failure: true, value, .. } if value == "1"));
+        assert!(
+            matches!(&lines[1], ConfLine::Exclude { key, line: 4 } if key == "net.ipv4.conf.all.rp_filter")
+        );
+        assert!(
+            matches!(&lines[2], ConfLine::Assign { ignore_failure: true, value, .. } if value == "1")
+        );
         assert_eq!(issues.len(), 1);
         assert_eq!(issues[0].line, 6);
     }

@@ -1,0 +1,874 @@
+//! The engine: works out what the policies need, gathers every fact from a
+//! host first, then evaluates each rule over the gathered facts without any
+//! I/O, producing findings. Owns rule semantics (applies, expect, assert,
+//! drift) and explanations; must not render.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::expr::{self, Context, Expr, Missing};
+use crate::facts::{self, Entry, Evidence, Facts, FileIssue, Needs, Setting};
+use crate::host::Host;
+use crate::policy::{
+    Applies, Check, ExpectOp, Policy, PolicySet, Rule, Severity, Template, TemplatePart,
+};
+use crate::report::{input_rule_meta, Finding, HostReport, Report, Status, INPUT_RULE};
+use crate::value::Value;
+
+/// Work out what the rules need gathered (sysctl keys, paths, namespaces).
+pub fn needs(policies: &PolicySet) -> Needs {
+    let mut n = Needs::default();
+    for r in &policies.rules {
+        for a in &r.applies {
+            match a {
+                Applies::Exists(p) | Applies::Missing(p) => {
+                    n.paths.insert(p.clone());
+                }
+                _ => {}
+            }
+        }
+        for (ns, key) in r.settings_read() {
+            if ns.starts_with("sysctl") && key != "*" {
+                n.sysctl_keys
+                    .insert(crate::parse::sysctl::normalize_key(&key));
+            }
+            n.namespaces.insert(ns);
+        }
+    }
+    n
+}
+
+/// Audit one host: gather, then evaluate.
+pub fn audit_host(policies: &PolicySet, host: &Host) -> HostReport {
+    let facts = gather(policies, host);
+    evaluate(policies, &facts)
+}
+
+/// Audit several hosts into one report.
+pub fn audit(policies: &PolicySet, hosts: &[Host]) -> Report {
+    Report::new(
+        hosts.iter().map(|h| audit_host(policies, h)).collect(),
+        policies,
+    )
+}
+
+/// Gather every fact the policies need (all I/O of an audit happens here).
+/// Directory sizes are gathered last, because their paths may come from
+/// settings (`du(localconfig.mysql_data_directory)`).
+pub fn gather(policies: &PolicySet, host: &Host) -> Facts {
+    let needs = needs(policies);
+    let mut f = facts::gather(host, &needs);
+    let paths = du_paths(policies, &f);
+    if !paths.is_empty() {
+        facts::gather_dir_sizes(host, &paths, &mut f);
+    }
+    f
+}
+
+/// Paths whose size `du(...)` asks for, evaluated against gathered facts.
+fn du_paths(policies: &PolicySet, f: &Facts) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for r in &policies.rules {
+        let policy = policies.policy_of(r);
+        let cx = RuleCx::new(f, r, policy);
+        for e in r.expressions() {
+            expr::walk(e, &mut |x| {
+                if let Expr::Call(name, args) = x {
+                    if name == "du" {
+                        if let Ok(v) = expr::eval(&args[0], &cx) {
+                            out.insert(v.to_plain());
+                        }
+                    }
+                }
+            });
+        }
+    }
+    out
+}
+
+/// Evaluate every rule over gathered facts. Pure: no I/O.
+pub fn evaluate(policies: &PolicySet, facts: &Facts) -> HostReport {
+    let mut findings = Vec::new();
+    for rule in &policies.rules {
+        let policy = policies.policy_of(rule);
+        findings.extend(evaluate_rule(rule, policy, facts));
+    }
+    findings.extend(facts.issues.iter().map(input_finding));
+    HostReport::new(facts.host.clone(), facts.source, findings)
+}
+
+fn input_finding(i: &FileIssue) -> Finding {
+    let meta = input_rule_meta();
+    let unreadable = i.message.starts_with("cannot read");
+    let loc = match (i.line, i.column) {
+        (Some(l), Some(c)) => format!("{}:{l}:{c}", i.path),
+        (Some(l), None) => format!("{}:{l}", i.path),
+        _ => i.path.clone(),
+    };
+    Finding {
+        rule: INPUT_RULE.into(),
+        policy: meta.policy,
+        title: meta.title,
+        severity: Severity::Low,
+        status: if unreadable {
+            Status::Unknown
+        } else {
+            Status::Fail
+        },
+        subject: vec![i.path.clone()],
+        expected: None,
+        actual: None,
+        evidence: vec![Evidence {
+            path: i.path.clone(),
+            line: i.line,
+        }],
+        explanation: format!("{loc}: {} ({} reader)", i.message, i.source),
+        fix: if unreadable { String::new() } else { meta.fix },
+        rule_source: meta.source,
+        waiver: None,
+    }
+}
+
+/// Evaluation context for one rule over one host's facts.
+struct RuleCx<'a> {
+    facts: &'a Facts,
+    rule: &'a Rule,
+    policy: Option<&'a Policy>,
+    special: RefCell<BTreeMap<String, Value>>,
+    lets: RefCell<BTreeMap<String, Result<Value, Missing>>>,
+    in_progress: RefCell<BTreeSet<String>>,
+    touched: RefCell<Vec<(String, String, Setting)>>,
+}
+
+impl<'a> RuleCx<'a> {
+    fn new(facts: &'a Facts, rule: &'a Rule, policy: Option<&'a Policy>) -> RuleCx<'a> {
+        RuleCx {
+            facts,
+            rule,
+            policy,
+            special: RefCell::new(BTreeMap::new()),
+            lets: RefCell::new(BTreeMap::new()),
+            in_progress: RefCell::new(BTreeSet::new()),
+            touched: RefCell::new(Vec::new()),
+        }
+    }
+
+    fn evidence(&self) -> Vec<Evidence> {
+        let mut out: Vec<Evidence> = Vec::new();
+        for (_, _, s) in self.touched.borrow().iter() {
+            for e in &s.evidence {
+                if !out.contains(e) {
+                    out.push(e.clone());
+                }
+            }
+        }
+        out
+    }
+
+    fn subjects(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for (_, k, _) in self.touched.borrow().iter() {
+            if !out.contains(k) {
+                out.push(k.clone());
+            }
+        }
+        out
+    }
+
+    fn notes(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (_, _, s) in self.touched.borrow().iter() {
+            if let Some(n) = &s.note {
+                if !out.contains(n) {
+                    out.push(n.clone());
+                }
+            }
+        }
+        out
+    }
+
+    fn render(&self, t: &Template) -> String {
+        let mut out = String::new();
+        for p in &t.parts {
+            match p {
+                TemplatePart::Text(s) => out.push_str(s),
+                TemplatePart::Expr(e) => match expr::eval(e, self) {
+                    Ok(v) => out.push_str(&expr::show(&v)),
+                    Err(Missing::Absent { subject, .. }) => {
+                        out.push_str(&format!("(no {subject})"))
+                    }
+                    Err(Missing::Unknown { subject, .. }) => {
+                        out.push_str(&format!("(unknown {subject})"))
+                    }
+                    Err(Missing::Error(e)) => out.push_str(&format!("(error: {e})")),
+                },
+            }
+        }
+        collapse_ws(&out)
+    }
+}
+
+fn collapse_ws(s: &str) -> String {
+    // keep paragraph breaks, fold the rest (YAML `>` scalars end with "\n")
+    s.split("\n\n")
+        .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect::<Vec<_>>()
+        .join("\n\n")
+        .trim()
+        .to_string()
+}
+
+impl Context for RuleCx<'_> {
+    fn name(&self, name: &str) -> Result<Value, Missing> {
+        if let Some(v) = self.special.borrow().get(name) {
+            return Ok(v.clone());
+        }
+        if let Some(e) = self.rule.lets.get(name) {
+            if let Some(v) = self.lets.borrow().get(name) {
+                return v.clone();
+            }
+            if !self.in_progress.borrow_mut().insert(name.to_string()) {
+                return Err(Missing::Error(format!("`let {name}` refers to itself")));
+            }
+            let v = expr::eval(e, self);
+            self.in_progress.borrow_mut().remove(name);
+            self.lets.borrow_mut().insert(name.to_string(), v.clone());
+            return v;
+        }
+        match self.facts.facts.get(name) {
+            Some(Ok(v)) => Ok(v.clone()),
+            Some(Err(reason)) => Err(Missing::Unknown {
+                subject: name.into(),
+                reason: reason.clone(),
+            }),
+            None => match name {
+                "actual" | "expected" | "setting" | "source" => Ok(Value::Str(String::new())),
+                _ => Err(Missing::Unknown {
+                    subject: name.into(),
+                    reason: "not known for this host".into(),
+                }),
+            },
+        }
+    }
+
+    fn param(&self, name: &str) -> Result<Value, Missing> {
+        self.policy
+            .and_then(|p| p.params.get(name))
+            .cloned()
+            .ok_or_else(|| Missing::Error(format!("unknown parameter `{name}`")))
+    }
+
+    fn setting(&self, ns: &str, key: &str) -> Result<Value, Missing> {
+        let Some(space) = self.facts.namespaces.get(ns) else {
+            return Err(Missing::Unknown {
+                subject: key.into(),
+                reason: format!("no `{ns}` values were gathered for this host"),
+            });
+        };
+        let canon = space.canonical(key);
+        if let Some(reason) = &space.unavailable {
+            return Err(Missing::Unknown {
+                subject: canon,
+                reason: reason.clone(),
+            });
+        }
+        match space.entries.get(&canon) {
+            Some(Entry::Set(s)) => {
+                self.touched
+                    .borrow_mut()
+                    .push((ns.to_string(), canon, s.clone()));
+                Ok(s.value.clone())
+            }
+            Some(Entry::Unreadable { reason, evidence }) => {
+                self.touched.borrow_mut().push((
+                    ns.to_string(),
+                    canon.clone(),
+                    Setting {
+                        value: Value::Str(String::new()),
+                        raw: String::new(),
+                        evidence: evidence.clone(),
+                        note: None,
+                    },
+                ));
+                Err(Missing::Unknown {
+                    subject: canon,
+                    reason: reason.clone(),
+                })
+            }
+            None => Err(Missing::Absent {
+                subject: canon,
+                reason: space.absent_means.clone(),
+            }),
+        }
+    }
+
+    fn dir_size(&self, path: &str) -> Result<Value, Missing> {
+        match self.facts.dir_sizes.get(path) {
+            Some(Ok(b)) => {
+                self.touched.borrow_mut().push((
+                    "du".into(),
+                    path.to_string(),
+                    Setting::new(
+                        Value::Size(*b as f64),
+                        b.to_string(),
+                        dir_size_evidence(self.facts, path),
+                    ),
+                ));
+                Ok(Value::Size(*b as f64))
+            }
+            Some(Err(r)) => Err(Missing::Unknown {
+                subject: path.into(),
+                reason: r.clone(),
+            }),
+            None => Err(Missing::Unknown {
+                subject: path.into(),
+                reason: "directory size was not gathered".into(),
+            }),
+        }
+    }
+
+    fn mount_of(&self, path: &str) -> Result<Value, Missing> {
+        let space = self
+            .facts
+            .namespaces
+            .get("mount")
+            .filter(|n| n.unavailable.is_none() && !n.entries.is_empty())
+            .or_else(|| self.facts.namespaces.get("fstab"))
+            .ok_or_else(|| Missing::Unknown {
+                subject: path.into(),
+                reason: "no mount table was gathered".into(),
+            })?;
+        Ok(Value::Str(longest_mount_prefix(
+            space.entries.keys().map(String::as_str),
+            path,
+        )))
+    }
+}
+
+fn dir_size_evidence(facts: &Facts, path: &str) -> Evidence {
+    match facts.source {
+        crate::host::SourceKind::Snapshot => Evidence::file("/captures/du.txt"),
+        crate::host::SourceKind::Live => Evidence::file(path.to_string()),
+    }
+}
+
+/// The mount point that holds `path`: longest mount point that is a prefix on
+/// path-component boundaries; `/` when nothing else matches.
+pub fn longest_mount_prefix<'a>(mount_points: impl Iterator<Item = &'a str>, path: &str) -> String {
+    let path = path.trim_end_matches('/');
+    let mut best = "/".to_string();
+    for mp in mount_points {
+        let m = mp.trim_end_matches('/');
+        let hit = m.is_empty() || path == m || path.starts_with(&format!("{m}/"));
+        if hit && m.len() + 1 > best.len() && mp.starts_with('/') {
+            best = if m.is_empty() {
+                "/".into()
+            } else {
+                m.to_string()
+            };
+        }
+    }
+    best
+}
+
+fn base_finding(rule: &Rule, status: Status) -> Finding {
+    Finding {
+        rule: rule.id.clone(),
+        policy: rule.policy.clone(),
+        title: rule.title.clone(),
+        severity: rule.severity,
+        status,
+        subject: Vec::new(),
+        expected: None,
+        actual: None,
+        evidence: Vec::new(),
+        explanation: String::new(),
+        fix: String::new(),
+        rule_source: rule.source.clone(),
+        waiver: None,
+    }
+}
+
+fn kernel_ok(op: &str, ord: std::cmp::Ordering) -> bool {
+    use std::cmp::Ordering::*;
+    match op {
+        "<" => ord == Less,
+        "<=" => ord != Greater,
+        ">" => ord == Greater,
+        ">=" => ord != Less,
+        "==" => ord == Equal,
+        "!=" => ord != Equal,
+        _ => false,
+    }
+}
+
+/// Evaluate one rule: zero or more findings (drift rules give one per key).
+pub fn evaluate_rule(rule: &Rule, policy: Option<&Policy>, facts: &Facts) -> Vec<Finding> {
+    let cx = RuleCx::new(facts, rule, policy);
+    // applies
+    for a in &rule.applies {
+        let outcome: Option<(Status, String)> = match a {
+            Applies::Kernel(conds, text) => match &facts.kernel {
+                None => Some((
+                    Status::Unknown,
+                    format!("applies to kernels {text}, but this host's kernel release is unknown"),
+                )),
+                Some(k) => {
+                    if conds.iter().all(|(op, v)| kernel_ok(op, k.cmp_parts(v))) {
+                        None
+                    } else {
+                        Some((
+                            Status::Skip,
+                            format!(
+                                "applies only to kernels {text}; this host runs {}",
+                                k.release
+                            ),
+                        ))
+                    }
+                }
+            },
+            Applies::Exists(p) => (!facts.existing_paths.contains(p)).then(|| {
+                (
+                    Status::Skip,
+                    format!("applies only where {p} exists; it does not on this host"),
+                )
+            }),
+            Applies::Missing(p) => facts.existing_paths.contains(p).then(|| {
+                (
+                    Status::Skip,
+                    format!("applies only where {p} does not exist"),
+                )
+            }),
+            Applies::When(e, text) => match expr::eval(e, &cx).and_then(|v| expr::truthy(&v)) {
+                Ok(true) => None,
+                Ok(false) => Some((
+                    Status::Skip,
+                    format!("applies only when `{}`, which is false here", text.trim()),
+                )),
+                Err(Missing::Absent { subject, reason }) => Some((
+                    Status::Skip,
+                    format!("applies only when `{}`; {subject}: {reason}", text.trim()),
+                )),
+                Err(Missing::Unknown { subject, reason }) => Some((
+                    Status::Unknown,
+                    format!(
+                        "cannot tell whether `{}` holds: {subject}: {reason}",
+                        text.trim()
+                    ),
+                )),
+                Err(Missing::Error(e)) => {
+                    Some((Status::Error, format!("condition `{}`: {e}", text.trim())))
+                }
+            },
+        };
+        if let Some((status, why)) = outcome {
+            let mut f = base_finding(rule, status);
+            f.subject = cx.subjects();
+            f.evidence = cx.evidence();
+            f.explanation = why;
+            return vec![f];
+        }
+    }
+    match &rule.check {
+        Check::Setting {
+            ns,
+            key,
+            expect,
+            presence,
+        } => vec![check_setting(rule, &cx, ns, key, expect, *presence)],
+        Check::Assert(e) => vec![check_assert(rule, &cx, e)],
+        Check::Drift {
+            configured,
+            running,
+            keys,
+            ignore,
+        } => check_drift(rule, &cx, configured, running, keys, ignore),
+    }
+}
+
+fn expected_text(expect: &[(ExpectOp, Vec<Value>)]) -> String {
+    expect
+        .iter()
+        .map(|(op, vals)| {
+            let vs: Vec<String> = vals.iter().map(expr::show).collect();
+            format!("{} {}", op.words(), vs.join(", "))
+        })
+        .collect::<Vec<_>>()
+        .join(" and ")
+}
+
+fn finish(rule: &Rule, cx: &RuleCx, status: Status, f: &mut Finding) {
+    f.subject = cx.subjects();
+    f.evidence = cx.evidence();
+    match status {
+        Status::Fail => {
+            let mut text = cx.render(&rule.why);
+            for n in cx.notes() {
+                text.push_str(&format!(" Note: {n}."));
+            }
+            f.explanation = text;
+            f.fix = cx.render(&rule.fix);
+        }
+        Status::Pass if f.explanation.is_empty() => {
+            let parts: Vec<String> = cx
+                .touched
+                .borrow()
+                .iter()
+                .map(|(_, k, s)| format!("{k} = {}", expr::show(&s.value)))
+                .collect();
+            f.explanation = if parts.is_empty() {
+                "passes".into()
+            } else {
+                format!("passes: {}", parts.join(", "))
+            };
+        }
+        _ => {}
+    }
+}
+
+fn missing_finding(rule: &Rule, cx: &RuleCx, m: Missing) -> Finding {
+    let (status, text) = match m {
+        Missing::Absent { subject, reason } => (Status::Skip, format!("{subject}: {reason}")),
+        Missing::Unknown { subject, reason } => (Status::Unknown, format!("{subject}: {reason}")),
+        Missing::Error(e) => (
+            Status::Error,
+            format!("the rule could not be evaluated: {e}"),
+        ),
+    };
+    let mut f = base_finding(rule, status);
+    f.subject = cx.subjects();
+    f.evidence = cx.evidence();
+    f.explanation = text;
+    if status == Status::Unknown {
+        f.fix = "Make the data readable to driftaudit (run as root, or capture it into the snapshot) and audit again.".into();
+    }
+    f
+}
+
+fn check_setting(
+    rule: &Rule,
+    cx: &RuleCx,
+    ns: &str,
+    key: &str,
+    expect: &[(ExpectOp, Vec<Expr>)],
+    presence: Option<bool>,
+) -> Finding {
+    let got = cx.setting(ns, key);
+    let canon = cx
+        .facts
+        .namespaces
+        .get(ns)
+        .map(|n| n.canonical(key))
+        .unwrap_or_else(|| key.to_string());
+    cx.special
+        .borrow_mut()
+        .insert("setting".into(), Value::Str(canon.clone()));
+    if let Ok(v) = &got {
+        cx.special.borrow_mut().insert("actual".into(), v.clone());
+        if let Some((_, _, s)) = cx.touched.borrow().last() {
+            if let Some(e) = s.evidence.first() {
+                cx.special
+                    .borrow_mut()
+                    .insert("source".into(), Value::Str(e.to_string()));
+            }
+        }
+    }
+    if let Some(must_exist) = presence {
+        let (status, actual) = match (&got, must_exist) {
+            (Ok(v), true) => (Status::Pass, Some(expr::show(v))),
+            (Ok(v), false) => (Status::Fail, Some(expr::show(v))),
+            (Err(Missing::Absent { .. }), true) => (Status::Fail, Some("absent".into())),
+            (Err(Missing::Absent { .. }), false) => (Status::Pass, Some("absent".into())),
+            (Err(m), _) => return missing_finding(rule, cx, m.clone()),
+        };
+        let expected = if must_exist { "present" } else { "absent" };
+        cx.special
+            .borrow_mut()
+            .insert("expected".into(), Value::Str(expected.into()));
+        let mut f = base_finding(rule, status);
+        f.expected = Some(expected.into());
+        f.actual = actual;
+        f.subject = vec![canon.clone()];
+        if status == Status::Pass {
+            f.explanation = format!("{canon} is {expected}, as required");
+        }
+        finish(rule, cx, status, &mut f);
+        if f.subject.is_empty() {
+            f.subject = vec![canon];
+        }
+        return f;
+    }
+    let actual = match got {
+        Ok(v) => v,
+        Err(m) => {
+            let mut f = missing_finding(rule, cx, m);
+            if f.subject.is_empty() {
+                f.subject = vec![canon];
+            }
+            return f;
+        }
+    };
+    // evaluate expectations
+    let mut evaluated: Vec<(ExpectOp, Vec<Value>)> = Vec::new();
+    for (op, es) in expect {
+        let mut vals = Vec::new();
+        for e in es {
+            match expr::eval(e, cx) {
+                Ok(v) => vals.push(v),
+                Err(m) => return missing_finding(rule, cx, m),
+            }
+        }
+        evaluated.push((*op, vals));
+    }
+    let expected = expected_text(&evaluated);
+    cx.special
+        .borrow_mut()
+        .insert("expected".into(), Value::Str(expected.clone()));
+    let mut ok = true;
+    for (op, vals) in &evaluated {
+        let holds = match op {
+            ExpectOp::Equals => actual.loosely_equals(&vals[0]),
+            ExpectOp::Not => !actual.loosely_equals(&vals[0]),
+            ExpectOp::OneOf => vals.iter().any(|v| actual.loosely_equals(v)),
+            ExpectOp::Min | ExpectOp::Max | ExpectOp::Gt | ExpectOp::Lt => {
+                match (actual.as_f64(), vals[0].as_f64()) {
+                    (Some(a), Some(b)) => match op {
+                        ExpectOp::Min => a >= b,
+                        ExpectOp::Max => a <= b,
+                        ExpectOp::Gt => a > b,
+                        _ => a < b,
+                    },
+                    _ => {
+                        let mut f = base_finding(rule, Status::Error);
+                        f.subject = vec![canon.clone()];
+                        f.actual = Some(expr::show(&actual));
+                        f.expected = Some(expected.clone());
+                        f.evidence = cx.evidence();
+                        f.explanation = format!(
+                            "{canon} is `{}`, which is not a number, so it cannot be compared ({expected})",
+                            actual.to_plain()
+                        );
+                        return f;
+                    }
+                }
+            }
+        };
+        ok &= holds;
+    }
+    let status = if ok { Status::Pass } else { Status::Fail };
+    let mut f = base_finding(rule, status);
+    f.expected = Some(expected.clone());
+    f.actual = Some(expr::show(&actual));
+    if status == Status::Pass {
+        f.explanation = format!(
+            "{canon} is {}, as expected ({expected})",
+            expr::show(&actual)
+        );
+    }
+    finish(rule, cx, status, &mut f);
+    f
+}
+
+fn check_assert(rule: &Rule, cx: &RuleCx, e: &Expr) -> Finding {
+    let result = expr::eval(e, cx).and_then(|v| expr::truthy(&v));
+    let status = match result {
+        Ok(true) => Status::Pass,
+        Ok(false) => Status::Fail,
+        Err(m) => return missing_finding(rule, cx, m),
+    };
+    let actual: Vec<String> = {
+        let mut seen = BTreeSet::new();
+        cx.touched
+            .borrow()
+            .iter()
+            .filter(|(_, k, _)| seen.insert(k.clone()))
+            .map(|(_, k, s)| format!("{k} = {}", expr::show(&s.value)))
+            .collect()
+    };
+    let mut f = base_finding(rule, status);
+    f.expected = Some(assert_text(rule));
+    f.actual = (!actual.is_empty()).then(|| actual.join(", "));
+    cx.special
+        .borrow_mut()
+        .insert("expected".into(), Value::Str(assert_text(rule)));
+    cx.special
+        .borrow_mut()
+        .insert("actual".into(), Value::Str(actual.join(", ")));
+    finish(rule, cx, status, &mut f);
+    f
+}
+
+fn assert_text(rule: &Rule) -> String {
+    // The source of an assert is not kept verbatim in the compiled rule; the
+    // template of `expected` is the assert itself when one is needed.
+    match &rule.check {
+        Check::Assert(e) => expr_text(e),
+        _ => String::new(),
+    }
+}
+
+/// Re-print an expression (for `expected` of assert findings).
+pub fn expr_text(e: &Expr) -> String {
+    match e {
+        Expr::Lit(v) => match v {
+            Value::Str(s) => format!("\"{s}\""),
+            other => expr::show(other),
+        },
+        Expr::List(items) => format!(
+            "[{}]",
+            items.iter().map(expr_text).collect::<Vec<_>>().join(", ")
+        ),
+        Expr::Name(n) => n.clone(),
+        Expr::Param(p) => format!("params.{p}"),
+        Expr::Setting(ns, k) => match k.as_ref() {
+            Expr::Lit(Value::Str(s)) if !s.contains(['/', '-', ' ']) => format!("{ns}.{s}"),
+            other => format!("{ns}[{}]", expr_text(other)),
+        },
+        Expr::Field(b, f) => format!("{}.{f}", expr_text(b)),
+        Expr::Unary(expr::UnOp::Neg, x) => format!("-{}", expr_text(x)),
+        Expr::Unary(expr::UnOp::Not, x) => format!("not {}", expr_text(x)),
+        Expr::Binary(op, a, b) => {
+            let sym = match op {
+                expr::BinOp::Add => "+",
+                expr::BinOp::Sub => "-",
+                expr::BinOp::Mul => "*",
+                expr::BinOp::Div => "/",
+                expr::BinOp::Eq => "==",
+                expr::BinOp::Ne => "!=",
+                expr::BinOp::Lt => "<",
+                expr::BinOp::Le => "<=",
+                expr::BinOp::Gt => ">",
+                expr::BinOp::Ge => ">=",
+                expr::BinOp::And => "and",
+                expr::BinOp::Or => "or",
+            };
+            let wrap = |x: &Expr| match x {
+                Expr::Binary(..) => format!("({})", expr_text(x)),
+                _ => expr_text(x),
+            };
+            format!("{} {sym} {}", wrap(a), wrap(b))
+        }
+        Expr::Call(f, args) => format!(
+            "{f}({})",
+            args.iter().map(expr_text).collect::<Vec<_>>().join(", ")
+        ),
+    }
+}
+
+fn check_drift(
+    rule: &Rule,
+    cx: &RuleCx,
+    configured: &str,
+    running: &str,
+    keys: &[glob::Pattern],
+    ignore: &[glob::Pattern],
+) -> Vec<Finding> {
+    let facts = cx.facts;
+    let (Some(conf), Some(run)) = (
+        facts.namespaces.get(configured),
+        facts.namespaces.get(running),
+    ) else {
+        let mut f = base_finding(rule, Status::Unknown);
+        f.explanation =
+            format!("no `{configured}` or `{running}` values were gathered for this host");
+        return vec![f];
+    };
+    for (ns, space) in [(configured, conf), (running, run)] {
+        if let Some(reason) = &space.unavailable {
+            let mut f = base_finding(rule, Status::Unknown);
+            f.explanation = format!("cannot compare: {ns}: {reason}");
+            return vec![f];
+        }
+    }
+    let mut out = Vec::new();
+    let mut compared = 0usize;
+    for (key, entry) in &conf.entries {
+        if (!keys.is_empty() && !keys.iter().any(|p| p.matches(key)))
+            || ignore.iter().any(|p| p.matches(key))
+        {
+            continue;
+        }
+        let Entry::Set(want) = entry else { continue };
+        match run.entries.get(key) {
+            None => continue, // absent on the running side: other rules judge stale settings
+            Some(Entry::Unreadable { reason, evidence }) => {
+                let mut f = base_finding(rule, Status::Unknown);
+                f.subject = vec![key.clone()];
+                f.expected = Some(want.raw.clone());
+                f.evidence = want
+                    .evidence
+                    .iter()
+                    .chain(evidence.iter())
+                    .cloned()
+                    .collect();
+                f.explanation = format!("{key}: the running value cannot be read: {reason}");
+                out.push(f);
+            }
+            Some(Entry::Set(have)) => {
+                compared += 1;
+                if want.value.loosely_equals(&have.value) {
+                    continue;
+                }
+                let rcx = RuleCx::new(facts, rule, cx.policy);
+                {
+                    let mut sp = rcx.special.borrow_mut();
+                    sp.insert("setting".into(), Value::Str(key.clone()));
+                    sp.insert("expected".into(), want.value.clone());
+                    sp.insert("actual".into(), have.value.clone());
+                    if let Some(e) = want.evidence.first() {
+                        sp.insert("source".into(), Value::Str(e.to_string()));
+                    }
+                }
+                let mut f = base_finding(rule, Status::Fail);
+                f.subject = vec![key.clone()];
+                f.expected = Some(expr::show(&want.value));
+                f.actual = Some(expr::show(&have.value));
+                f.evidence = want
+                    .evidence
+                    .iter()
+                    .take(1)
+                    .chain(have.evidence.iter())
+                    .cloned()
+                    .collect();
+                let mut text = rcx.render(&rule.why);
+                if let Some(n) = &want.note {
+                    text.push_str(&format!(" Note: {n}."));
+                }
+                f.explanation = text;
+                f.fix = rcx.render(&rule.fix);
+                out.push(f);
+            }
+        }
+    }
+    if out.iter().all(|f| f.status != Status::Fail) {
+        let mut f = base_finding(rule, Status::Pass);
+        f.explanation = format!(
+            "{compared} configured value(s) in {configured} match the running values in {running}"
+        );
+        out.push(f);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mount_prefix_respects_component_boundaries() {
+        let mps = ["/", "/opt/zimbra/db", "/opt/zimbra/dbx", "/var"];
+        assert_eq!(
+            longest_mount_prefix(mps.iter().copied(), "/opt/zimbra/db/data"),
+            "/opt/zimbra/db"
+        );
+        assert_eq!(
+            longest_mount_prefix(mps.iter().copied(), "/opt/zimbra/dbz"),
+            "/"
+        );
+        assert_eq!(longest_mount_prefix(mps.iter().copied(), "/var"), "/var");
+        assert_eq!(
+            longest_mount_prefix(["/"].iter().copied(), "/opt/zimbra/index"),
+            "/"
+        );
+    }
+}

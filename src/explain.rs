@@ -1,0 +1,127 @@
+//! `explain`: a rule's full description in words (rationale, fix, references,
+//! parameters with defaults, and the facts and settings it reads). Pure text
+//! from the compiled policy; no host data.
+
+use std::fmt::Write;
+
+use crate::policy::{Applies, Check, PolicySet, Rule};
+use crate::render::text::wrap;
+
+/// Describe a rule for people.
+pub fn explain(set: &PolicySet, rule: &Rule) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "{}  ({})", rule.id, rule.severity);
+    let _ = writeln!(o, "{}", rule.title);
+    let _ = writeln!(
+        o,
+        "policy: {}  defined at {}:{}",
+        rule.policy, rule.source.path, rule.source.line
+    );
+    if !rule.applies.is_empty() {
+        let _ = writeln!(o, "\napplies when:");
+        for a in &rule.applies {
+            let _ = match a {
+                Applies::Kernel(_, t) => writeln!(o, "  kernel {t}"),
+                Applies::Exists(p) => writeln!(o, "  {p} exists"),
+                Applies::Missing(p) => writeln!(o, "  {p} does not exist"),
+                Applies::When(_, t) => writeln!(o, "  {}", t.trim()),
+            };
+        }
+    }
+    let _ = writeln!(o, "\ncheck:");
+    let _ = match &rule.check {
+        Check::Setting {
+            ns,
+            key,
+            presence: Some(p),
+            ..
+        } => {
+            writeln!(
+                o,
+                "  {ns}.{key} must be {}",
+                if *p { "present" } else { "absent" }
+            )
+        }
+        Check::Setting {
+            ns, key, expect, ..
+        } => writeln!(
+            o,
+            "  {ns}.{key} {}",
+            expect
+                .iter()
+                .map(|(op, es)| format!(
+                    "{} {}",
+                    op.words(),
+                    es.iter()
+                        .map(crate::engine::expr_text)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+                .collect::<Vec<_>>()
+                .join(" and ")
+        ),
+        Check::Assert(e) => writeln!(o, "  {}", crate::engine::expr_text(e)),
+        Check::Drift {
+            configured,
+            running,
+            ..
+        } => {
+            writeln!(
+                o,
+                "  every key of {configured} equals the same key of {running}"
+            )
+        }
+    };
+    let _ = writeln!(o, "\nwhy:");
+    for l in wrap(&rule.why.source, 76) {
+        let _ = writeln!(o, "  {l}");
+    }
+    let _ = writeln!(o, "\nfix:");
+    for l in wrap(&rule.fix.source, 76) {
+        let _ = writeln!(o, "  {l}");
+    }
+    if let Some(p) = set.policy_of(rule) {
+        let used: Vec<(&String, &String)> = p
+            .param_defaults
+            .iter()
+            .filter(|(k, _)| uses_param(rule, k))
+            .collect();
+        if !used.is_empty() {
+            let _ = writeln!(o, "\nparameters (override with --set {}.NAME=VALUE):", p.id);
+            for (k, v) in used {
+                let cur = p.params.get(k).map(crate::expr::show).unwrap_or_default();
+                let _ = writeln!(o, "  {k} = {cur}  (default {v})");
+            }
+        }
+    }
+    let reads = rule.settings_read();
+    let facts = rule.facts_read();
+    if !reads.is_empty() || !facts.is_empty() {
+        let _ = writeln!(o, "\nreads:");
+        for (ns, k) in reads {
+            let _ = writeln!(o, "  setting {ns}.{k}");
+        }
+        for f in facts {
+            let _ = writeln!(o, "  fact {f}");
+        }
+    }
+    if !rule.references.is_empty() {
+        let _ = writeln!(o, "\nreferences:");
+        for r in &rule.references {
+            let _ = writeln!(o, "  {r}");
+        }
+    }
+    o
+}
+
+fn uses_param(rule: &Rule, name: &str) -> bool {
+    let mut hit = false;
+    for e in rule.expressions() {
+        crate::expr::walk(e, &mut |x| {
+            if matches!(x, crate::expr::Expr::Param(p) if p == name) {
+                hit = true;
+            }
+        });
+    }
+    hit
+}

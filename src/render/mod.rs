@@ -1,0 +1,34 @@
+//! Renderers: one file per output format. Each sees only the [`Report`] it is
+//! handed and returns text; none evaluates rules or reads host data.
+
+use crate::report::Report;
+
+pub mod json;
+pub mod text;
+
+/// Output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Format {
+    /// Human text.
+    Text,
+    /// JSON (`driftaudit.report/1`).
+    Json,
+}
+
+/// Options for rendering.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RenderOptions {
+    /// Use ANSI colours (only on a terminal, never with NO_COLOR).
+    pub color: bool,
+    /// Also list passing and skipped findings in text output.
+    pub verbose: bool,
+}
+
+/// Render a report in a format.
+pub fn render(report: &Report, format: Format, opts: RenderOptions) -> String {
+    match format {
+        Format::Text => text::render(report, opts),
+        Format::Json => json::render(report),
+    }
+}

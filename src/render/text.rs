@@ -1,0 +1,213 @@
+//! Text renderer for people: failures first grouped by severity, each with its
+//! explanation, evidence and fix; then unknown and error findings; a one-line
+//! summary per host. Colour only when asked (the CLI decides: terminal, no NO_COLOR).
+
+use std::fmt::Write;
+
+use crate::policy::Severity;
+use crate::report::{Finding, HostReport, Report, Status};
+
+struct Paint {
+    on: bool,
+}
+
+impl Paint {
+    fn c(&self, code: &str, s: &str) -> String {
+        if self.on {
+            format!("\x1b[{code}m{s}\x1b[0m")
+        } else {
+            s.to_string()
+        }
+    }
+}
+
+/// Render a report as text.
+pub fn render(report: &Report, opts: super::RenderOptions) -> String {
+    let p = Paint { on: opts.color };
+    let mut out = String::new();
+    for (i, h) in report.hosts.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        host(&mut out, h, &p, opts.verbose);
+    }
+    out
+}
+
+fn sev_color(s: Severity) -> &'static str {
+    match s {
+        Severity::Critical | Severity::High => "1;31",
+        Severity::Medium => "33",
+        Severity::Low => "36",
+        Severity::Info => "2",
+    }
+}
+
+fn host(out: &mut String, h: &HostReport, p: &Paint, verbose: bool) {
+    let src = match h.source {
+        crate::host::SourceKind::Live => "live host",
+        crate::host::SourceKind::Snapshot => "snapshot",
+    };
+    let _ = writeln!(out, "{} {} ({src})", p.c("1", "==>"), p.c("1", &h.host));
+    let mut any = false;
+    for sev in Severity::ALL.iter().rev() {
+        let fails: Vec<&Finding> = h
+            .findings
+            .iter()
+            .filter(|f| f.status == Status::Fail && f.severity == *sev)
+            .collect();
+        if fails.is_empty() {
+            continue;
+        }
+        any = true;
+        let _ = writeln!(
+            out,
+            "\n{}",
+            p.c(
+                sev_color(*sev),
+                &format!("{} ({})", sev.as_str().to_uppercase(), fails.len())
+            )
+        );
+        for f in fails {
+            finding(out, f, p, "FAIL", sev_color(*sev));
+        }
+    }
+    for (status, label, color) in [
+        (Status::Waived, "WAIVED", "35"),
+        (Status::Unknown, "UNKNOWN", "35"),
+        (Status::Error, "ERROR", "1;35"),
+    ] {
+        let list: Vec<&Finding> = h.findings.iter().filter(|f| f.status == status).collect();
+        if list.is_empty() {
+            continue;
+        }
+        any = true;
+        let _ = writeln!(
+            out,
+            "\n{}",
+            p.c(color, &format!("{label} ({})", list.len()))
+        );
+        for f in list {
+            finding(out, f, p, label, color);
+        }
+    }
+    if verbose {
+        for (status, label) in [(Status::Pass, "PASS"), (Status::Skip, "SKIP")] {
+            let list: Vec<&Finding> = h.findings.iter().filter(|f| f.status == status).collect();
+            if list.is_empty() {
+                continue;
+            }
+            let _ = writeln!(out, "\n{}", p.c("2", &format!("{label} ({})", list.len())));
+            for f in list {
+                let _ = writeln!(
+                    out,
+                    "  {} {}  {}",
+                    label.to_lowercase(),
+                    f.rule,
+                    f.explanation
+                );
+            }
+        }
+    }
+    if !any {
+        let _ = writeln!(out, "\nno failures");
+    }
+    let s = &h.summary;
+    let mut by_sev = Vec::new();
+    for sev in Severity::ALL.iter().rev() {
+        let n = h
+            .findings
+            .iter()
+            .filter(|f| f.status == Status::Fail && f.severity == *sev)
+            .count();
+        if n > 0 {
+            by_sev.push(format!("{n} {}", sev.as_str()));
+        }
+    }
+    let fail_detail = if by_sev.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", by_sev.join(", "))
+    };
+    let waived = if s.waived > 0 {
+        format!(", {} waived", s.waived)
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        out,
+        "\n{}: {} failed{fail_detail}, {} passed, {} skipped, {} unknown, {} error{}{waived}",
+        h.host,
+        s.fail,
+        s.pass,
+        s.skip,
+        s.unknown,
+        s.error,
+        if s.error == 1 { "" } else { "s" }
+    );
+}
+
+fn finding(out: &mut String, f: &Finding, p: &Paint, label: &str, color: &str) {
+    let subject = if f.subject.is_empty() {
+        String::new()
+    } else {
+        format!(" [{}]", f.subject.join(", "))
+    };
+    let _ = writeln!(
+        out,
+        "  {} {}{}  {}",
+        p.c(color, label),
+        p.c("1", &f.rule),
+        subject,
+        f.title
+    );
+    if let (Some(a), Some(e)) = (&f.actual, &f.expected) {
+        let _ = writeln!(out, "      actual: {a}    expected: {e}");
+    }
+    for e in &f.evidence {
+        let _ = writeln!(out, "      at {e}");
+    }
+    for line in wrap(&f.explanation, 76) {
+        let _ = writeln!(out, "      {line}");
+    }
+    if !f.fix.is_empty() {
+        let mut first = true;
+        for line in wrap(&f.fix, 71) {
+            let _ = writeln!(out, "      {}{line}", if first { "fix: " } else { "     " });
+            first = false;
+        }
+    }
+    if let Some(w) = &f.waiver {
+        let _ = writeln!(
+            out,
+            "      waived until {}: {} (was {})",
+            w.expires,
+            w.reason,
+            w.original_status.as_str()
+        );
+    }
+}
+
+/// Greedy word wrap; paragraphs (blank-line separated) are kept.
+pub fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (i, para) in text.split("\n\n").enumerate() {
+        if i > 0 {
+            lines.push(String::new());
+        }
+        let mut cur = String::new();
+        for w in para.split_whitespace() {
+            if !cur.is_empty() && cur.chars().count() + 1 + w.chars().count() > width {
+                lines.push(std::mem::take(&mut cur));
+            }
+            if !cur.is_empty() {
+                cur.push(' ');
+            }
+            cur.push_str(w);
+        }
+        if !cur.is_empty() {
+            lines.push(cur);
+        }
+    }
+    lines
+}
