@@ -198,12 +198,14 @@ fn lex(src: &str) -> Result<Vec<(Tok, usize)>, SyntaxError> {
                         i = j;
                         continue;
                     }
-                    None if ustart == i => return Err(SyntaxError {
-                        offset: ustart,
-                        message: format!(
+                    None if ustart == i => {
+                        return Err(SyntaxError {
+                            offset: ustart,
+                            message: format!(
                             "unknown unit `{unit}`: expected K, M, G, T, KiB, MiB, GiB, TiB or %"
                         ),
-                    }),
+                        })
+                    }
                     None => {}
                 }
             }

@@ -1106,7 +1106,19 @@ fn compile(path: &str, text: &str) -> Result<(Policy, Vec<Rule>), PolicyError> {
                 ignore,
             })
         } else if let (Some(s), Some(ex)) = (&spec.setting, &spec.expect) {
-            match expr::parse(&s.value) {
+            // `NS.key` takes the rest of the text literally (keys may contain `-` or `/`);
+            // `NS["key"]` is parsed as an expression.
+            let literal = s.value.split_once('.').filter(|(ns, k)| {
+                FLAT_NAMESPACES.contains(ns) && !k.is_empty() && !k.contains(char::is_whitespace)
+            });
+            let parsed = match literal {
+                Some((ns, k)) => Ok(Expr::Setting(
+                    ns.to_string(),
+                    Box::new(Expr::Lit(Value::Str(k.to_string()))),
+                )),
+                None => expr::parse(&s.value),
+            };
+            match parsed {
                 Ok(Expr::Setting(ns, k)) => match *k {
                     Expr::Lit(key) => {
                         let mut expect = Vec::new();

@@ -203,6 +203,17 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
         }
     }
 
+    // A live value that the configuration also sets to the same value was set
+    // by that file: cite the file and line first, then the live path.
+    for (k, e) in live_ns.entries.iter_mut() {
+        if let (Entry::Set(live), Some(conf)) = (e, boot.get(k)) {
+            if live.value.loosely_equals(&conf.value) {
+                let mut ev = vec![conf.evidence[0].clone()];
+                ev.append(&mut live.evidence);
+                live.evidence = ev;
+            }
+        }
+    }
     let absent = "no sysctl configuration file sets this key";
     let mut boot_ns = Namespace::new(absent);
     boot_ns.canonicalize = Some(canonical_key);

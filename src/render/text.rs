@@ -91,6 +91,9 @@ fn host(out: &mut String, h: &HostReport, p: &Paint, verbose: bool) {
             finding(out, f, p, label, color);
         }
     }
+    if !any {
+        let _ = writeln!(out, "\nno failures");
+    }
     if verbose {
         for (status, label) in [(Status::Pass, "PASS"), (Status::Skip, "SKIP")] {
             let list: Vec<&Finding> = h.findings.iter().filter(|f| f.status == status).collect();
@@ -108,9 +111,6 @@ fn host(out: &mut String, h: &HostReport, p: &Paint, verbose: bool) {
                 );
             }
         }
-    }
-    if !any {
-        let _ = writeln!(out, "\nno failures");
     }
     let s = &h.summary;
     let mut by_sev = Vec::new();

@@ -1,0 +1,307 @@
+//! sysctl semantics that auditors commonly get wrong, one test each: vendor
+//! files overridden in /etc, keys missing from the running kernel, TAB-separated
+//! values, globs with exclusions, masking, procps vs systemd order, dotted
+//! interface names, unreadable keys, captures, and snapshot confinement.
+
+use std::fs;
+use std::os::unix::fs::{symlink, PermissionsExt};
+use std::path::Path;
+
+use driftaudit::engine;
+use driftaudit::facts::Entry;
+use driftaudit::host::Host;
+use driftaudit::policy::PolicySet;
+use driftaudit::report::Status;
+
+fn write(root: &Path, path: &str, text: &str) {
+    let p = root.join(path.trim_start_matches('/'));
+    fs::create_dir_all(p.parent().unwrap()).unwrap();
+    fs::write(p, text).unwrap();
+}
+
+fn live(root: &Path, key: &str, value: &str) {
+    let path = format!(
+        "/proc/sys/{}",
+        driftaudit::parse::sysctl::swap_dot_slash(key)
+    );
+    write(root, &path, &format!("{value}\n"));
+}
+
+fn audit(root: &Path, policy: &str) -> driftaudit::report::HostReport {
+    let mut set = PolicySet::new();
+    set.add_str("test.yaml", policy).unwrap();
+    engine::audit_host(&set, &Host::snapshot(root).unwrap())
+}
+
+const DRIFT: &str = "policy: t\ntitle: t\nrules:\n  - id: t.drift\n    title: t\n    severity: medium\n    drift: {configured: sysctl_boot, running: sysctl}\n    why: \"{setting} is {actual}, configured {expected} at {source}\"\n    fix: f\n";
+
+fn boot_value(root: &Path, key: &str) -> Option<String> {
+    let set = PolicySet::builtin().unwrap();
+    let f = engine::gather(&set, &Host::snapshot(root).unwrap());
+    match f.namespaces["sysctl_boot"].get(key)? {
+        Entry::Set(s) => Some(format!("{}@{}", s.raw, s.evidence[0])),
+        _ => None,
+    }
+}
+
+#[test]
+fn vendor_file_overridden_by_same_name_in_etc_is_not_read() {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "/usr/lib/sysctl.d/50-x.conf",
+        "vm.swappiness = 60\n",
+    );
+    write(d.path(), "/etc/sysctl.d/50-x.conf", "vm.swappiness = 10\n");
+    live(d.path(), "vm.swappiness", "10");
+    assert_eq!(
+        boot_value(d.path(), "vm.swappiness").unwrap(),
+        "10@/etc/sysctl.d/50-x.conf:1"
+    );
+    let r = audit(d.path(), DRIFT);
+    assert!(
+        r.findings.iter().all(|f| f.status != Status::Fail),
+        "{:#?}",
+        r.findings
+    );
+}
+
+#[test]
+fn later_basename_wins_regardless_of_directory() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "/etc/sysctl.d/10-a.conf", "vm.swappiness = 10\n");
+    write(
+        d.path(),
+        "/usr/lib/sysctl.d/90-b.conf",
+        "vm.swappiness = 90\n",
+    );
+    assert_eq!(
+        boot_value(d.path(), "vm.swappiness").unwrap(),
+        "90@/usr/lib/sysctl.d/90-b.conf:1"
+    );
+}
+
+#[test]
+fn sysctl_conf_counts_only_through_the_99_link_and_procps_differs() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "/etc/sysctl.conf", "vm.swappiness = 5\n");
+    symlink(
+        "../sysctl.conf",
+        d.path().join("etc/sysctl.d/99-sysctl.conf"),
+    )
+    .ok();
+    fs::create_dir_all(d.path().join("etc/sysctl.d")).unwrap();
+    let _ = symlink(
+        "../sysctl.conf",
+        d.path().join("etc/sysctl.d/99-sysctl.conf"),
+    );
+    write(
+        d.path(),
+        "/etc/sysctl.d/zz-local.conf",
+        "vm.swappiness = 30\n",
+    );
+    live(d.path(), "vm.swappiness", "30");
+    // systemd: zz-local.conf sorts after 99-sysctl.conf and wins
+    assert_eq!(
+        boot_value(d.path(), "vm.swappiness").unwrap(),
+        "30@/etc/sysctl.d/zz-local.conf:1"
+    );
+    // procps applies /etc/sysctl.conf last: the built-in rule says they disagree
+    let set = PolicySet::builtin().unwrap();
+    let r = engine::audit_host(&set, &Host::snapshot(d.path()).unwrap());
+    let f = r
+        .findings
+        .iter()
+        .find(|f| f.rule == "sysctl.procps-disagrees" && f.status == Status::Fail)
+        .unwrap();
+    assert_eq!(f.subject, ["vm.swappiness"]);
+    assert_eq!(f.actual.as_deref(), Some("5"));
+    assert!(
+        f.explanation.contains("/etc/sysctl.conf"),
+        "{}",
+        f.explanation
+    );
+}
+
+#[test]
+fn without_the_link_sysctl_conf_is_not_read_by_systemd() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "/etc/sysctl.conf", "vm.swappiness = 5\n");
+    assert_eq!(boot_value(d.path(), "vm.swappiness"), None);
+}
+
+#[test]
+fn masked_vendor_file_is_ignored() {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "/usr/lib/sysctl.d/60-v.conf",
+        "vm.swappiness = 60\n",
+    );
+    fs::create_dir_all(d.path().join("etc/sysctl.d")).unwrap();
+    symlink("/dev/null", d.path().join("etc/sysctl.d/60-v.conf")).unwrap();
+    assert_eq!(boot_value(d.path(), "vm.swappiness"), None);
+}
+
+#[test]
+fn key_missing_from_running_kernel_skips_instead_of_failing() {
+    let d = tempfile::tempdir().unwrap();
+    live(d.path(), "kernel.osrelease", "6.1.0");
+    let p = "policy: t\ntitle: t\nrules:\n  - id: t.x\n    title: t\n    severity: high\n    setting: sysctl.net.bridge.bridge-nf-call-iptables\n    expect: {equals: 1}\n    why: w\n    fix: f\n";
+    let r = audit(d.path(), p);
+    assert_eq!(r.findings[0].status, Status::Skip);
+    assert!(r.findings[0]
+        .explanation
+        .contains("running kernel has no such key"));
+    // and a persisted line for it is no drift (the stale-line rule judges it)
+    write(
+        d.path(),
+        "/etc/sysctl.d/10.conf",
+        "-net.bridge.bridge-nf-call-iptables = 0\n",
+    );
+    let r = audit(d.path(), DRIFT);
+    assert!(
+        r.findings.iter().all(|f| f.status == Status::Pass),
+        "{:#?}",
+        r.findings
+    );
+}
+
+#[test]
+fn tab_separated_values_compare_as_tokens() {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "/etc/sysctl.d/10.conf",
+        "net.ipv4.ip_local_port_range = 1024    65000\n",
+    );
+    live(d.path(), "net.ipv4.ip_local_port_range", "1024\t65000");
+    let r = audit(d.path(), DRIFT);
+    assert_eq!(r.findings.len(), 1);
+    assert_eq!(r.findings[0].status, Status::Pass);
+}
+
+#[test]
+fn globs_expand_to_live_keys_except_explicit_and_excluded() {
+    let d = tempfile::tempdir().unwrap();
+    for i in ["all", "default", "eth0", "hub0", "eth0.100"] {
+        live(
+            d.path(),
+            &format!("net.ipv4.conf.{}.rp_filter", i.replace('.', "/")),
+            "0",
+        );
+    }
+    write(
+        d.path(),
+        "/etc/sysctl.d/50.conf",
+        "net.ipv4.conf.default.rp_filter = 2\nnet.ipv4.conf.*.rp_filter = 2\n-net.ipv4.conf.all.rp_filter\nnet.ipv4.conf.hub0.rp_filter = 1\n",
+    );
+    assert_eq!(
+        boot_value(d.path(), "net.ipv4.conf.eth0.rp_filter").unwrap(),
+        "2@/etc/sysctl.d/50.conf:2"
+    );
+    assert_eq!(
+        boot_value(d.path(), "net.ipv4.conf.eth0/100.rp_filter").unwrap(),
+        "2@/etc/sysctl.d/50.conf:2"
+    );
+    assert_eq!(
+        boot_value(d.path(), "net.ipv4.conf.hub0.rp_filter").unwrap(),
+        "1@/etc/sysctl.d/50.conf:4"
+    );
+    assert_eq!(boot_value(d.path(), "net.ipv4.conf.all.rp_filter"), None);
+    // also written the slash way
+    assert_eq!(
+        boot_value(d.path(), "net/ipv4/conf/eth0.100/rp_filter").unwrap(),
+        "2@/etc/sysctl.d/50.conf:2"
+    );
+}
+
+#[test]
+fn unreadable_live_key_is_unknown_with_the_reason() {
+    let d = tempfile::tempdir().unwrap();
+    live(d.path(), "vm.drop_caches", "0");
+    let p = d.path().join("proc/sys/vm/drop_caches");
+    fs::set_permissions(&p, fs::Permissions::from_mode(0o200)).unwrap();
+    let pol = "policy: t\ntitle: t\nrules:\n  - id: t.x\n    title: t\n    severity: high\n    setting: sysctl.vm.drop_caches\n    expect: {equals: 0}\n    why: w\n    fix: f\n";
+    let r = audit(d.path(), pol);
+    assert_eq!(r.findings[0].status, Status::Unknown);
+    assert!(
+        r.findings[0].explanation.contains("write-only"),
+        "{}",
+        r.findings[0].explanation
+    );
+}
+
+#[test]
+fn capture_is_used_when_proc_sys_is_absent() {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "/captures/sysctl-a.txt",
+        "kernel.osrelease = 4.9.0-8-amd64\nnet.ipv4.tcp_tw_recycle = 1\nnet.ipv4.ip_local_port_range = 32768\t60999\n",
+    );
+    let set = PolicySet::builtin().unwrap();
+    let r = engine::audit_host(&set, &Host::snapshot(d.path()).unwrap());
+    let f = r
+        .findings
+        .iter()
+        .find(|f| f.rule == "linux.tcp-tw-recycle")
+        .unwrap();
+    assert_eq!(f.status, Status::Fail);
+    assert_eq!(f.evidence[0].path, "/captures/sysctl-a.txt");
+    assert_eq!(f.evidence[0].line, Some(2));
+}
+
+#[test]
+fn no_live_source_makes_live_rules_unknown_not_pass() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "/etc/hostname", "empty\n");
+    let set = PolicySet::builtin().unwrap();
+    let r = engine::audit_host(&set, &Host::snapshot(d.path()).unwrap());
+    let f = r
+        .findings
+        .iter()
+        .find(|f| f.rule == "linux.tcp-syncookies")
+        .unwrap();
+    assert_eq!(f.status, Status::Unknown);
+    assert!(
+        f.explanation.contains("captures/sysctl-a.txt"),
+        "{}",
+        f.explanation
+    );
+}
+
+#[test]
+fn config_symlink_pointing_outside_the_root_stays_inside() {
+    let outside = tempfile::tempdir().unwrap();
+    fs::write(outside.path().join("secret.conf"), "vm.swappiness = 77\n").unwrap();
+    let d = tempfile::tempdir().unwrap();
+    fs::create_dir_all(d.path().join("etc/sysctl.d")).unwrap();
+    symlink(
+        outside.path().join("secret.conf"),
+        d.path().join("etc/sysctl.d/10-evil.conf"),
+    )
+    .unwrap();
+    symlink(
+        "../../../../../../../../".to_string()
+            + outside.path().join("secret.conf").to_str().unwrap(),
+        d.path().join("etc/sysctl.d/11-evil.conf"),
+    )
+    .unwrap();
+    assert_eq!(boot_value(d.path(), "vm.swappiness"), None);
+}
+
+#[test]
+fn every_sysctl_corpus_file_parses_without_panic() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/sysctl");
+    let mut n = 0;
+    for e in fs::read_dir(&dir).expect("../shared/corpus/sysctl must exist beside the checkout") {
+        let bytes = fs::read(e.unwrap().path()).unwrap();
+        let text = String::from_utf8_lossy(&bytes);
+        let (lines, issues) = driftaudit::parse::sysctl::parse_conf(&text);
+        let (vals, issues2) = driftaudit::parse::sysctl::parse_capture(&text);
+        assert!(lines.len() + issues.len() + vals.len() + issues2.len() > 0);
+        n += 1;
+    }
+    assert!(n >= 30);
+}
