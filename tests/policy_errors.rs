@@ -79,7 +79,7 @@ fn bad_severity_and_kernel_condition() {
 #[test]
 fn params_can_be_overridden_and_typos_are_caught() {
     let mut set = PolicySet::new();
-    set.add_str("p.yaml", &format!("policy: p\ntitle: t\nparams:\n  share: 80%\nrules:\n  - id: p.r\n    title: t\n    severity: low\n    assert: \"params.share < 1\"\n    why: w\n    fix: f\n")).unwrap();
+    set.add_str("p.yaml", "policy: p\ntitle: t\nparams:\n  share: 80%\nrules:\n  - id: p.r\n    title: t\n    severity: low\n    assert: \"params.share < 1\"\n    why: w\n    fix: f\n").unwrap();
     assert_eq!(set.policies[0].params["share"].as_f64(), Some(0.8));
     set.set_param("share=0.5").unwrap();
     assert_eq!(set.policies[0].params["share"].as_f64(), Some(0.5));
