@@ -305,3 +305,33 @@ fn every_sysctl_corpus_file_parses_without_panic() {
     }
     assert!(n >= 30);
 }
+
+#[test]
+fn rhel7_systemd_reads_sysctl_conf_last() {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "/etc/os-release",
+        "ID=\"centos\"\nVERSION_ID=\"7\"\n",
+    );
+    write(d.path(), "/etc/sysctl.conf", "vm.swappiness = 5\n");
+    write(
+        d.path(),
+        "/etc/sysctl.d/zz-local.conf",
+        "vm.swappiness = 30\n",
+    );
+    assert_eq!(
+        boot_value(d.path(), "vm.swappiness").unwrap(),
+        "5@/etc/sysctl.conf:1"
+    );
+    // on Debian the same files give the sysctl.d value
+    write(
+        d.path(),
+        "/etc/os-release",
+        "ID=debian\nVERSION_ID=\"12\"\n",
+    );
+    assert_eq!(
+        boot_value(d.path(), "vm.swappiness").unwrap(),
+        "30@/etc/sysctl.d/zz-local.conf:1"
+    );
+}

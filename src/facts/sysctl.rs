@@ -100,6 +100,22 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
         }
     }
 
+    // RHEL/CentOS 7's systemd 219 carries a patch that reads /etc/sysctl.conf
+    // directly after the sysctl.d files (so it wins, as under procps).
+    if reads_sysctl_conf_directly(facts)
+        && matches!(host.kind_of("/etc/sysctl.conf"), Ok(EntryKind::File))
+    {
+        if let Ok(text) = host.read_to_string("/etc/sysctl.conf") {
+            let (lines, issues) = parse_conf(&text);
+            for i in &issues {
+                facts
+                    .issues
+                    .push(FileIssue::from_parse("sysctl", "/etc/sysctl.conf", i));
+            }
+            parsed.push(("/etc/sysctl.conf".to_string(), lines));
+        }
+    }
+
     // Keys we need live values for: rule keys + explicit persisted keys + glob expansions.
     let mut wanted: BTreeSet<String> = needs.sysctl_keys.clone();
     let mut globs: BTreeSet<String> = BTreeSet::new();
@@ -228,6 +244,20 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
     facts.namespaces.insert("sysctl".into(), live_ns);
     facts.namespaces.insert("sysctl_boot".into(), boot_ns);
     facts.namespaces.insert("sysctl_procps".into(), procps_ns);
+}
+
+/// Whether this host's systemd-sysctl reads /etc/sysctl.conf itself, last:
+/// RHEL 7 and its rebuilds (systemd 219 with "sysctl: bring back /etc/sysctl.conf").
+fn reads_sysctl_conf_directly(facts: &Facts) -> bool {
+    let get = |k: &str| match facts.facts.get(k) {
+        Some(Ok(Value::Str(s))) => s.to_ascii_lowercase(),
+        _ => String::new(),
+    };
+    let id = get("os_id");
+    let like = get("os_like");
+    let rhel_family = ["rhel", "centos", "ol", "scientific", "cloudlinux"].contains(&id.as_str())
+        || like.split_whitespace().any(|w| w == "rhel");
+    rhel_family && get("os_version").split('.').next() == Some("7")
 }
 
 /// Canonical form of a sysctl key written in a policy (dotted or slashed).
