@@ -872,3 +872,70 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod rule_tests {
+    use super::*;
+    use crate::facts::{Namespace, Setting};
+    use crate::host::Host;
+
+    fn facts_with(ns: &str, key: &str, v: Value) -> Facts {
+        let dir = std::env::temp_dir();
+        let host = Host::snapshot(&dir).unwrap();
+        let mut f = Facts::new(&host);
+        f.facts
+            .insert("mem_total".into(), Ok(Value::Size(24.0 * 1073741824.0)));
+        let mut n = Namespace::new("not set");
+        n.set(key, Setting::new(v, "x", Evidence::line("/etc/my.cnf", 7)));
+        f.namespaces.insert(ns.into(), n);
+        f
+    }
+
+    fn rules(yaml: &str) -> PolicySet {
+        let mut s = PolicySet::new();
+        s.add_str("t.yaml", yaml).unwrap();
+        s
+    }
+
+    #[test]
+    fn assert_failure_cites_values_and_evidence() {
+        let set = rules("policy: t\ntitle: t\nparams:\n  share: 0.4\nrules:\n  - id: t.pool\n    title: t\n    severity: high\n    assert: \"mycnf.innodb_buffer_pool_size <= params.share * mem_total\"\n    why: \"pool {mycnf.innodb_buffer_pool_size} is {pct(mycnf.innodb_buffer_pool_size / mem_total)} of {mem_total}\"\n    fix: \"set it below {params.share * mem_total}\"\n");
+        let f = facts_with(
+            "mycnf",
+            "innodb_buffer_pool_size",
+            Value::Size(12.0 * 1073741824.0),
+        );
+        let out = evaluate_rule(&set.rules[0], set.policies.first(), &f);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].status, Status::Fail);
+        assert_eq!(out[0].explanation, "pool 12 GiB is 50 % of 24 GiB");
+        assert_eq!(out[0].fix, "set it below 9.6 GiB");
+        assert_eq!(out[0].subject, ["innodb_buffer_pool_size"]);
+        assert_eq!(out[0].evidence[0].to_string(), "/etc/my.cnf:7");
+        assert_eq!(
+            out[0].actual.as_deref(),
+            Some("innodb_buffer_pool_size = 12 GiB")
+        );
+    }
+
+    #[test]
+    fn missing_namespace_is_unknown_not_pass() {
+        let set = rules("policy: t\ntitle: t\nrules:\n  - id: t.x\n    title: t\n    severity: high\n    setting: mysql.version\n    expect: {present: true}\n    why: w\n    fix: f\n");
+        let f = facts_with("mycnf", "x", Value::Number(1.0));
+        let out = evaluate_rule(&set.rules[0], set.policies.first(), &f);
+        assert_eq!(out[0].status, Status::Unknown);
+    }
+
+    #[test]
+    fn let_bindings_and_cycles() {
+        let set = rules("policy: t\ntitle: t\nrules:\n  - id: t.x\n    title: t\n    severity: low\n    let:\n      a: \"b + 1\"\n      b: \"a + 1\"\n    assert: \"a > 0\"\n    why: w\n    fix: f\n");
+        let f = facts_with("mycnf", "x", Value::Number(1.0));
+        let out = evaluate_rule(&set.rules[0], set.policies.first(), &f);
+        assert_eq!(out[0].status, Status::Error);
+        assert!(
+            out[0].explanation.contains("refers to itself"),
+            "{}",
+            out[0].explanation
+        );
+    }
+}

@@ -335,3 +335,55 @@ fn rhel7_systemd_reads_sysctl_conf_last() {
         "30@/etc/sysctl.d/zz-local.conf:1"
     );
 }
+
+#[test]
+fn ufw_sysctl_conf_is_a_persisted_source_applied_after_boot() {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "/etc/sysctl.d/10.conf",
+        "net.ipv4.ip_forward = 0\n",
+    );
+    write(
+        d.path(),
+        "/etc/ufw/sysctl.conf",
+        "# ufw\nnet/ipv4/ip_forward=1\n",
+    );
+    assert_eq!(
+        boot_value(d.path(), "net.ipv4.ip_forward").unwrap(),
+        "1@/etc/ufw/sysctl.conf:2"
+    );
+}
+
+#[test]
+fn stale_line_on_a_new_kernel_is_reported_with_its_line() {
+    let d = tempfile::tempdir().unwrap();
+    live(d.path(), "kernel.osrelease", "5.15.0-105-generic");
+    write(
+        d.path(),
+        "/etc/sysctl.d/60-perf.conf",
+        "net.ipv4.tcp_tw_reuse = 1\nnet.ipv4.tcp_tw_recycle = 1\n",
+    );
+    let set = PolicySet::builtin().unwrap();
+    let r = engine::audit_host(&set, &Host::snapshot(d.path()).unwrap());
+    let f = r
+        .findings
+        .iter()
+        .find(|f| f.rule == "linux.tcp-tw-recycle-stale-line")
+        .unwrap();
+    assert_eq!(f.status, Status::Fail);
+    assert_eq!(f.severity, driftaudit::policy::Severity::Low);
+    assert_eq!(f.evidence[0].to_string(), "/etc/sysctl.d/60-perf.conf:2");
+    assert!(
+        f.explanation.contains("5.15.0-105-generic"),
+        "{}",
+        f.explanation
+    );
+    // and the value rule is skipped, not failed
+    let v = r
+        .findings
+        .iter()
+        .find(|f| f.rule == "linux.tcp-tw-recycle")
+        .unwrap();
+    assert_eq!(v.status, Status::Skip);
+}
