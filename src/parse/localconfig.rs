@@ -28,8 +28,9 @@ pub const MAX_XML_NODES: u32 = 200_000;
 /// of its first `<value>` child (empty allowed); everything else is ignored. A
 /// repeated key keeps the last value (Zimbra stores keys in a map), with an
 /// issue. DTDs are refused, as Zimbra's secure-processing parser refuses them.
-/// Malformed XML gives one issue with roxmltree's line and column and no keys.
-pub fn parse_xml(text: &str) -> (Vec<LcKey>, Vec<Issue>) {
+/// Malformed XML or a wrong root gives one issue (with roxmltree's line and
+/// column) and `None`: Zimbra cannot load such a file at all.
+pub fn parse_xml(text: &str) -> (Option<Vec<LcKey>>, Vec<Issue>) {
     let mut issues = Vec::new();
     let opts = ParsingOptions {
         allow_dtd: false,
@@ -48,7 +49,7 @@ pub fn parse_xml(text: &str) -> (Vec<LcKey>, Vec<Issue>) {
                     xml_error_text(&e)
                 ),
             ));
-            return (Vec::new(), issues);
+            return (None, issues);
         }
     };
     let lines = LineIndex::new(text);
@@ -61,7 +62,7 @@ pub fn parse_xml(text: &str) -> (Vec<LcKey>, Vec<Issue>) {
                 truncate(root.tag_name().name(), 40)
             ),
         ));
-        return (Vec::new(), issues);
+        return (None, issues);
     }
     let mut keys: Vec<LcKey> = Vec::new();
     for el in root
@@ -104,7 +105,7 @@ pub fn parse_xml(text: &str) -> (Vec<LcKey>, Vec<Issue>) {
             line,
         });
     }
-    (keys, issues)
+    (Some(keys), issues)
 }
 
 /// Text of an element's direct text children (dom4j `getText`): comments and
@@ -355,6 +356,7 @@ mod tests {
     #[test]
     fn xml_keys_values_and_lines() {
         let (keys, issues) = parse_xml(GOOD);
+        let keys = keys.unwrap();
         let got: Vec<(&str, &str, usize)> = keys
             .iter()
             .map(|k| (k.name.as_str(), k.value.as_str(), k.line))
@@ -377,7 +379,7 @@ mod tests {
     #[test]
     fn xml_wrong_root_gives_nothing() {
         let (keys, issues) = parse_xml("<config>\n<key name=\"a\"><value>1</value></key></config>");
-        assert!(keys.is_empty());
+        assert!(keys.is_none());
         assert_eq!(issues.len(), 1);
         assert!(issues[0].message.contains("<config>"));
     }
@@ -386,7 +388,7 @@ mod tests {
     fn xml_malformed_has_position_and_no_secret() {
         let text = "<localconfig>\n  <key name=\"ldap_root_password\">\n    <value>hunter2&secretpart;</value>\n  </key>\n</localconfig>\n";
         let (keys, issues) = parse_xml(text);
-        assert!(keys.is_empty());
+        assert!(keys.is_none());
         assert_eq!(issues.len(), 1);
         assert_eq!(issues[0].line, 3);
         assert!(issues[0].column.is_some());
@@ -408,7 +410,7 @@ mod tests {
     fn xml_dtd_and_entity_bombs_are_refused() {
         let bomb = "<?xml version=\"1.0\"?>\n<!DOCTYPE lolz [<!ENTITY lol \"lol\"><!ENTITY lol2 \"&lol;&lol;&lol;&lol;\">]>\n<localconfig><key name=\"a\"><value>&lol2;</value></key></localconfig>";
         let (keys, issues) = parse_xml(bomb);
-        assert!(keys.is_empty());
+        assert!(keys.is_none());
         assert!(issues[0].message.contains("DTD"), "{}", issues[0].message);
     }
 
