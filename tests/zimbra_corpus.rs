@@ -14,16 +14,24 @@ fn corpus_localconfig_files_parse_and_match_snapshots() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
-    assert!(names.len() >= 10, "expected the 10 zimbra corpus files, found {names:?}");
+    assert!(
+        names.len() >= 10,
+        "expected the 10 zimbra corpus files, found {names:?}"
+    );
     for name in names {
-        let text = String::from_utf8_lossy(&std::fs::read(format!("{CORPUS}/{name}")).unwrap()).into_owned();
+        let text = String::from_utf8_lossy(&std::fs::read(format!("{CORPUS}/{name}")).unwrap())
+            .into_owned();
         let (keys, issues) = parse_xml(&text);
         let mut out = String::new();
         match keys {
             None => out.push_str("NOT LOADABLE\n"),
             Some(keys) => {
                 for k in keys {
-                    let v = if is_secret_key(&k.name) { REDACTED.to_string() } else { k.value.clone() };
+                    let v = if is_secret_key(&k.name) {
+                        REDACTED.to_string()
+                    } else {
+                        k.value.clone()
+                    };
                     out.push_str(&format!("{:>4}  {} = {:?}\n", k.line, k.name, v));
                 }
             }
@@ -31,8 +39,15 @@ fn corpus_localconfig_files_parse_and_match_snapshots() {
         for i in &issues {
             out.push_str(&format!("issue {}:{:?}: {}\n", i.line, i.column, i.message));
         }
-        for secret in ["zimbra_ldap_password", "mysql_root_password", "ldap_root_password"] {
-            assert!(!out.contains(&format!("{secret} = \"password\"")), "{name}: secret not redacted");
+        for secret in [
+            "zimbra_ldap_password",
+            "mysql_root_password",
+            "ldap_root_password",
+        ] {
+            assert!(
+                !out.contains(&format!("{secret} = \"password\"")),
+                "{name}: secret not redacted"
+            );
         }
         let snap = format!("zimbra_corpus__{}", name.replace('.', "_"));
         insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false, description => name.clone()}, {
