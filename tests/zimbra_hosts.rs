@@ -175,3 +175,16 @@ fn no_secret_in_any_output() {
         }
     }
 }
+
+#[test]
+fn hosts_without_zimbra_skip_every_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = Host::snapshot(dir.path()).unwrap();
+    let r = engine::audit_host(&zimbra_policies(), &h);
+    assert_eq!(r.findings.len(), 5);
+    assert!(
+        r.findings.iter().all(|f| f.status == Status::Skip),
+        "{:?}",
+        r.findings
+    );
+}
