@@ -24,6 +24,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "policies/linux-sysctl.yaml",
         include_str!("../policies/linux-sysctl.yaml"),
     ),
+    (
+        "policies/zimbra-memory.yaml",
+        include_str!("../policies/zimbra-memory.yaml"),
+    ),
 ];
 
 /// Rule severity, ordered from `info` to `critical`.

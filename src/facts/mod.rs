@@ -13,6 +13,7 @@ use crate::value::Value;
 
 pub mod sysctl;
 pub mod system;
+pub mod zimbra;
 
 /// Where a value was set on the host: a host path and, for files, a line.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -319,7 +320,9 @@ pub fn gather_dir_sizes(host: &Host, paths: &BTreeSet<String>, facts: &mut Facts
 }
 
 /// Readers added by later domains (option files, Zimbra, storage) hook in here.
-fn gather_extensions(_host: &Host, _needs: &Needs, _facts: &mut Facts) {}
+fn gather_extensions(host: &Host, needs: &Needs, facts: &mut Facts) {
+    zimbra::gather(host, needs, facts);
+}
 
 #[cfg(test)]
 mod tests {

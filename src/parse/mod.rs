@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 
+pub mod localconfig;
 pub mod meminfo;
 pub mod sysctl;
 

@@ -1,0 +1,467 @@
+//! Zimbra facts: the `localconfig` namespace (localconfig.xml, else a
+//! `zmlocalconfig -s` capture, over the compiled defaults the policies use,
+//! `${key}` expanded, secrets redacted), the `zimbra_mycnf` namespace (Zimbra's
+//! own generated my.cnf, read with the MySQL option-file reader) and the
+//! `zimbra_installed` fact. Reads through [`Host`] only; never copies the text
+//! of localconfig.xml or of the capture anywhere (both hold passwords).
+//!
+//! Sources, in rising precedence: compiled defaults (the small table below,
+//! from ZCS 8.8-10 `LC.java`), then `captures/zmlocalconfig.txt` when a
+//! snapshot has one (it lists every known key of the installed version with
+//! its effective default: better than our table), then localconfig.xml (what
+//! the administrator edits, and what Zimbra loads). Evidence points at the
+//! XML line for keys set in the file, at the capture line for keys only the
+//! capture knows, and at localconfig.xml without a line, noted "compiled
+//! default", for keys set nowhere.
+
+use std::cell::Cell;
+use std::collections::BTreeMap;
+
+use crate::host::{Host, ReadError};
+use crate::parse::localconfig::{expand, parse_xml, parse_zmlocalconfig, LcKey};
+use crate::value::Value;
+
+use super::{
+    is_secret_key, Entry, Evidence, Facts, FileIssue, Namespace, Needs, Setting, REDACTED,
+};
+
+/// Where Zimbra keeps its local configuration.
+pub const LOCALCONFIG_XML: &str = "/opt/zimbra/conf/localconfig.xml";
+/// Snapshot capture of `zmlocalconfig -s` (plain `key = value` output).
+pub const ZMLOCALCONFIG_CAPTURE: &str = "zmlocalconfig.txt";
+/// Host path of the capture, for evidence.
+const CAPTURE_PATH: &str = "/captures/zmlocalconfig.txt";
+
+/// Compiled defaults (`LC.java`, ZCS 8.8-10) of the keys the shipped policies
+/// read. `mailboxd_java_heap_size` has none: the installer writes it.
+pub const COMPILED_DEFAULTS: &[(&str, &str)] = &[
+    ("zimbra_home", "/opt/zimbra"),
+    ("zimbra_db_directory", "${zimbra_home}/db"),
+    ("mysql_data_directory", "${zimbra_db_directory}/data"),
+    ("mysql_mycnf", "${zimbra_home}/conf/my.cnf"),
+    ("mysql_socket", "/opt/zimbra/data/tmp/mysql/mysql.sock"),
+    ("mysql_port", "7306"),
+    ("mysql_bind_address", "127.0.0.1"),
+    ("mysql_memory_percent", "30"),
+    ("mailboxd_java_heap_new_size_percent", "25"),
+    ("zimbra_mysql_user", "zimbra"),
+];
+
+/// Where a raw value came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Origin {
+    Default,
+    Capture(usize),
+    Xml(usize),
+}
+
+/// Gather the Zimbra namespaces and facts.
+pub fn gather(host: &Host, _needs: &Needs, facts: &mut Facts) {
+    let xml = host.read_to_string(LOCALCONFIG_XML);
+    let capture = host.capture(ZMLOCALCONFIG_CAPTURE);
+    let installed = !matches!(xml, Err(ReadError::NotFound)) || capture.is_ok();
+    facts
+        .facts
+        .insert("zimbra_installed".into(), Ok(Value::Bool(installed)));
+    if !installed {
+        let why = format!("Zimbra is not installed: neither {LOCALCONFIG_XML} nor captures/{ZMLOCALCONFIG_CAPTURE} exists");
+        facts
+            .namespaces
+            .insert("localconfig".into(), Namespace::unavailable(why.clone()));
+        facts
+            .namespaces
+            .insert("zimbra_mycnf".into(), Namespace::unavailable(why));
+        return;
+    }
+    let lc = localconfig_namespace(xml, capture, &mut facts.issues);
+    let mycnf_path = match lc.get("mysql_mycnf") {
+        Some(Entry::Set(Setting {
+            value: Value::Str(p),
+            ..
+        })) if p.starts_with('/') => p.clone(),
+        _ => "/opt/zimbra/conf/my.cnf".to_string(),
+    };
+    let mycnf = read_mycnf(host, &mycnf_path, &mut facts.issues);
+    facts.namespaces.insert("localconfig".into(), lc);
+    facts.namespaces.insert("zimbra_mycnf".into(), mycnf);
+}
+
+/// Build the `localconfig` namespace from the file/capture read results.
+/// Pure apart from its arguments, so it is unit-tested without a host.
+fn localconfig_namespace(
+    xml: Result<String, ReadError>,
+    capture: Result<String, ReadError>,
+    issues: &mut Vec<FileIssue>,
+) -> Namespace {
+    let mut raw: BTreeMap<String, (String, Origin)> = COMPILED_DEFAULTS
+        .iter()
+        .map(|(k, v)| (k.to_string(), (v.to_string(), Origin::Default)))
+        .collect();
+
+    if let Ok(text) = &capture {
+        let (keys, parse_issues) = parse_zmlocalconfig(text);
+        issues.extend(
+            parse_issues
+                .iter()
+                .map(|i| FileIssue::from_parse("localconfig", CAPTURE_PATH, i)),
+        );
+        layer(&mut raw, keys, Origin::Capture);
+    }
+    match &xml {
+        Ok(text) => {
+            let (keys, parse_issues) = parse_xml(text);
+            issues.extend(
+                parse_issues
+                    .iter()
+                    .map(|i| FileIssue::from_parse("localconfig", LOCALCONFIG_XML, i)),
+            );
+            match keys {
+                Some(keys) => layer(&mut raw, keys, Origin::Xml),
+                None => {
+                    return Namespace::unavailable(format!(
+                        "{LOCALCONFIG_XML} cannot be loaded (see the input finding for the line); Zimbra itself cannot start with it"
+                    ))
+                }
+            }
+        }
+        Err(ReadError::NotFound) => {}
+        Err(e) => {
+            issues.push(FileIssue::unreadable("localconfig", LOCALCONFIG_XML, e));
+            if capture.is_err() {
+                return Namespace::unavailable(format!("{LOCALCONFIG_XML}: {e}"));
+            }
+        }
+    }
+
+    let mut ns = Namespace::new(format!(
+        "not set in {LOCALCONFIG_XML} and no compiled default known to driftaudit (Zimbra treats it as null)"
+    ));
+    for (key, (value, origin)) in &raw {
+        let evidence = match origin {
+            Origin::Xml(l) => Evidence::line(LOCALCONFIG_XML, *l),
+            Origin::Capture(l) => Evidence::line(CAPTURE_PATH, *l),
+            Origin::Default => Evidence::file(LOCALCONFIG_XML),
+        };
+        let default_note = (*origin == Origin::Default)
+            .then(|| "not set in the file: compiled default (LC.java)".to_string());
+        if is_secret_key(key) {
+            let mut s = Setting::new(Value::Str(REDACTED.into()), REDACTED, evidence);
+            s.note = default_note;
+            ns.set(key.clone(), s);
+            continue;
+        }
+        let touched_secret = Cell::new(false);
+        let lookup = |k: &str| {
+            if is_secret_key(k) {
+                touched_secret.set(true);
+            }
+            raw.get(k).map(|(v, _)| v.clone())
+        };
+        match expand(key, value, &lookup) {
+            Ok(_) if touched_secret.get() => {
+                let mut s = Setting::new(Value::Str(REDACTED.into()), REDACTED, evidence);
+                s.note = Some("redacted: the value refers to a password key".into());
+                ns.set(key.clone(), s);
+            }
+            Ok(expanded) => {
+                let mut notes: Vec<String> = default_note.into_iter().collect();
+                if expanded != *value {
+                    notes.push(format!("`{value}` expanded"));
+                }
+                let mut s = Setting::new(typed(&expanded), value.clone(), evidence);
+                s.note = (!notes.is_empty()).then(|| notes.join("; "));
+                ns.set(key.clone(), s);
+            }
+            Err(msg) => {
+                issues.push(FileIssue {
+                    path: evidence.path.clone(),
+                    line: evidence.line,
+                    column: None,
+                    message: format!(
+                        "key `{key}`: {msg} (Zimbra fails to load localconfig with this error)"
+                    ),
+                    source: "localconfig".into(),
+                });
+                ns.entries.insert(
+                    key.clone(),
+                    Entry::Unreadable {
+                        reason: format!("cannot expand `${{...}}`: {msg}"),
+                        evidence: vec![evidence],
+                    },
+                );
+            }
+        }
+    }
+    ns
+}
+
+fn layer(
+    raw: &mut BTreeMap<String, (String, Origin)>,
+    keys: Vec<LcKey>,
+    origin: fn(usize) -> Origin,
+) {
+    for k in keys {
+        raw.insert(k.name, (k.value, origin(k.line)));
+    }
+}
+
+/// Type a localconfig value: an integer is a number (`mailboxd_java_heap_size`
+/// stays a number of **MB**), anything else is text.
+pub fn typed(value: &str) -> Value {
+    match value.trim().parse::<i64>() {
+        Ok(n) => Value::Number(n as f64),
+        Err(_) => Value::Str(value.to_string()),
+    }
+}
+
+/// Zimbra's my.cnf, `[mysqld]` group, as the MySQL option-file reader sees it.
+///
+/// INTERIM (switch over when branch h-mysql lands on main): the full reader
+/// `crate::facts::mysql::effective_options` is not on main yet, so this reads
+/// the generated file with a minimal `[mysqld]` reader good enough for
+/// zmmycnf output (no includes, no escapes, no `loose-` prefixes). It becomes:
+/// `super::mysql::effective_options(host, &[path], &["mysqld".to_string()], issues).namespace`
+/// (Zimbra starts mariadbd with `--defaults-file=${mysql_mycnf}`, so no other
+/// file applies).
+fn read_mycnf(host: &Host, path: &str, issues: &mut Vec<FileIssue>) -> Namespace {
+    match host.read_to_string(path) {
+        Ok(text) => interim_mysqld_group(path, &text),
+        Err(ReadError::NotFound) => Namespace::unavailable(format!("{path} does not exist")),
+        Err(e) => {
+            issues.push(FileIssue::unreadable("mycnf", path, &e));
+            Namespace::unavailable(format!("{path}: {e}"))
+        }
+    }
+}
+
+/// Options whose values are byte counts (typed as sizes).
+const SIZE_OPTIONS: &[&str] = &[
+    "innodb_buffer_pool_size",
+    "innodb_log_file_size",
+    "innodb_log_buffer_size",
+    "max_allowed_packet",
+    "sort_buffer_size",
+    "read_buffer_size",
+    "key_buffer_size",
+    "tmp_table_size",
+    "max_heap_table_size",
+];
+
+/// Minimal `[mysqld]` reader for zmmycnf output (INTERIM, see [`read_mycnf`]).
+fn interim_mysqld_group(path: &str, text: &str) -> Namespace {
+    let mut ns = Namespace::new(format!(
+        "not set in {path}: the server uses its compiled default"
+    ));
+    ns.canonicalize = Some(|k| k.trim().to_ascii_lowercase().replace('-', "_"));
+    let mut in_mysqld = false;
+    for (n, raw) in crate::parse::numbered_lines(text) {
+        let l = raw.trim();
+        if l.is_empty() || l.starts_with('#') || l.starts_with(';') {
+            continue;
+        }
+        if let Some(group) = l.strip_prefix('[') {
+            in_mysqld = group.trim_end().strip_suffix(']').map(str::trim) == Some("mysqld");
+            continue;
+        }
+        if !in_mysqld || l.starts_with('!') {
+            continue;
+        }
+        let (name, value) = match l.split_once('=') {
+            Some((k, v)) => (k.trim(), Some(v.trim())),
+            None => (l, None),
+        };
+        let key = name.to_ascii_lowercase().replace('-', "_");
+        let (value, raw_text) = if is_secret_key(&key) {
+            (Value::Str(REDACTED.into()), REDACTED.to_string())
+        } else {
+            match value {
+                None => (Value::Bool(true), String::new()),
+                Some(v) => {
+                    let v = v.trim_matches(|c| c == '"' || c == '\'');
+                    let typed = if SIZE_OPTIONS.contains(&key.as_str()) {
+                        crate::value::parse_size(v)
+                            .map(Value::Size)
+                            .unwrap_or_else(|_| Value::Str(v.into()))
+                    } else {
+                        typed(v)
+                    };
+                    (typed, v.to_string())
+                }
+            }
+        };
+        let mut s = Setting::new(value, raw_text, Evidence::line(path, n));
+        if let Some(Entry::Set(prev)) = ns.entries.remove(&key) {
+            s.evidence.extend(prev.evidence);
+        }
+        ns.set(key, s);
+    }
+    ns
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const XML: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+
+<localconfig>
+  <key name="mailboxd_java_heap_size">
+    <value>2458</value>
+  </key>
+  <key name="ldap_root_password">
+    <value>FAKE-SECRET-DO-NOT-PRINT-1</value>
+  </key>
+  <key name="mysql_root_password">
+    <value>FAKE-SECRET-DO-NOT-PRINT-2</value>
+  </key>
+  <key name="mailboxd_keystore_password">
+    <value>FAKE-SECRET-DO-NOT-PRINT-3</value>
+  </key>
+  <key name="zimbra_ldap_password">
+    <value>FAKE-SECRET-DO-NOT-PRINT-4</value>
+  </key>
+  <key name="ldap_url">
+    <value>ldap://x:389/${zimbra_ldap_password}</value>
+  </key>
+  <key name="zimbra_db_directory">
+    <value>${zimbra_home}/db</value>
+  </key>
+  <key name="loop_a">
+    <value>${loop_b}</value>
+  </key>
+  <key name="loop_b">
+    <value>${loop_a}</value>
+  </key>
+</localconfig>
+"#;
+
+    fn set(ns: &Namespace, k: &str) -> Setting {
+        match ns.get(k) {
+            Some(Entry::Set(s)) => s.clone(),
+            other => panic!("{k}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn layers_types_and_expansion() {
+        let cap = "mysql_memory_percent = 40\nzimbra_home = /opt/zimbra\nldap_root_password = FAKE-SECRET-DO-NOT-PRINT-5\n";
+        let mut issues = Vec::new();
+        let ns = localconfig_namespace(Ok(XML.into()), Ok(cap.into()), &mut issues);
+        let heap = set(&ns, "mailboxd_java_heap_size");
+        assert_eq!(heap.value, Value::Number(2458.0));
+        assert_eq!(heap.evidence, [Evidence::line(LOCALCONFIG_XML, 4)]);
+        let pct = set(&ns, "mysql_memory_percent");
+        assert_eq!(pct.value, Value::Number(40.0));
+        assert_eq!(pct.evidence, [Evidence::line(CAPTURE_PATH, 1)]);
+        let dd = set(&ns, "mysql_data_directory");
+        assert_eq!(dd.value, Value::Str("/opt/zimbra/db/data".into()));
+        assert_eq!(dd.raw, "${zimbra_db_directory}/data");
+        assert_eq!(dd.evidence, [Evidence::file(LOCALCONFIG_XML)]);
+        assert!(dd.note.as_deref().unwrap().contains("compiled default"));
+        assert_eq!(
+            set(&ns, "mysql_mycnf").value,
+            Value::Str("/opt/zimbra/conf/my.cnf".into())
+        );
+        assert_eq!(set(&ns, "mysql_port").value, Value::Number(7306.0));
+        assert!(ns.get("mailboxd_java_heap_memory_percent").is_none());
+        // A non-secret key that embeds a password key is redacted too.
+        assert_eq!(set(&ns, "ldap_url").value, Value::Str(REDACTED.into()));
+        // The cycle is an issue at the key's line and an unreadable entry.
+        assert!(matches!(ns.get("loop_a"), Some(Entry::Unreadable { .. })));
+        assert!(
+            issues
+                .iter()
+                .any(|i| i.line == Some(25) && i.message.contains("recursive expansion")),
+            "{issues:?}"
+        );
+    }
+
+    #[test]
+    fn secrets_never_appear_in_any_serialisation() {
+        let cap =
+            "ldap_root_password = FAKE-SECRET-DO-NOT-PRINT-5\ngarbage FAKE-SECRET-DO-NOT-PRINT-6\n";
+        let mut issues = Vec::new();
+        let ns = localconfig_namespace(Ok(XML.into()), Ok(cap.into()), &mut issues);
+        let json = serde_json::to_string(&ns).unwrap();
+        let debug = format!("{ns:?} {issues:?}");
+        let issues_json = serde_json::to_string(&issues).unwrap();
+        for out in [&json, &debug, &issues_json] {
+            assert!(!out.contains("FAKE-SECRET"), "secret leaked: {out}");
+        }
+        assert!(json.contains(REDACTED));
+        assert_eq!(set(&ns, "mysql_root_password").raw, REDACTED);
+        // the garbage line after a secret key is an issue that does not quote it
+        assert!(issues
+            .iter()
+            .any(|i| i.path == CAPTURE_PATH && i.line == Some(2)));
+    }
+
+    #[test]
+    fn capture_alone_and_broken_xml() {
+        let mut issues = Vec::new();
+        let ns = localconfig_namespace(
+            Err(ReadError::NotFound),
+            Ok("mailboxd_java_heap_size = 7168\n".into()),
+            &mut issues,
+        );
+        assert_eq!(
+            set(&ns, "mailboxd_java_heap_size").value,
+            Value::Number(7168.0)
+        );
+        assert!(issues.is_empty());
+
+        let ns = localconfig_namespace(
+            Ok("<localconfig><key".into()),
+            Err(ReadError::NotFound),
+            &mut issues,
+        );
+        assert!(ns.unavailable.is_some());
+        assert_eq!(issues.len(), 1);
+        assert_eq!(issues[0].path, LOCALCONFIG_XML);
+    }
+
+    #[test]
+    fn gather_on_snapshot_dirs() {
+        let dir = tempfile::tempdir().unwrap();
+        let host = Host::snapshot(dir.path()).unwrap();
+        let mut facts = Facts::new(&host);
+        gather(&host, &Needs::default(), &mut facts);
+        assert_eq!(facts.facts["zimbra_installed"], Ok(Value::Bool(false)));
+        assert!(facts.namespaces["localconfig"].unavailable.is_some());
+
+        std::fs::create_dir_all(dir.path().join("opt/zimbra/conf")).unwrap();
+        std::fs::write(dir.path().join("opt/zimbra/conf/localconfig.xml"), XML).unwrap();
+        let mut facts = Facts::new(&host);
+        gather(&host, &Needs::default(), &mut facts);
+        assert_eq!(facts.facts["zimbra_installed"], Ok(Value::Bool(true)));
+        assert_eq!(
+            set(&facts.namespaces["localconfig"], "mailboxd_java_heap_size").value,
+            Value::Number(2458.0)
+        );
+        assert!(facts.namespaces["zimbra_mycnf"].unavailable.is_some());
+
+        let cnf = "[mysqld]\ninnodb_buffer_pool_size        = 2147483648\ninnodb_file_per_table\nbind-address = 127.0.0.1\n[mysqld_safe]\npid-file = x\n[mysqld]\ninnodb_buffer_pool_size = 3G\n";
+        std::fs::write(dir.path().join("opt/zimbra/conf/my.cnf"), cnf).unwrap();
+        let mut facts = Facts::new(&host);
+        gather(&host, &Needs::default(), &mut facts);
+        let my = &facts.namespaces["zimbra_mycnf"];
+        let pool = set(my, "innodb-buffer-pool-size");
+        assert_eq!(pool.value, Value::Size(3.0 * 1073741824.0));
+        assert_eq!(
+            pool.evidence,
+            [
+                Evidence::line("/opt/zimbra/conf/my.cnf", 8),
+                Evidence::line("/opt/zimbra/conf/my.cnf", 2)
+            ]
+        );
+        assert_eq!(set(my, "innodb_file_per_table").value, Value::Bool(true));
+        assert_eq!(
+            set(my, "bind_address").value,
+            Value::Str("127.0.0.1".into())
+        );
+        assert!(my.get("pid_file").is_none());
+        assert!(!serde_json::to_string(&facts)
+            .unwrap()
+            .contains("FAKE-SECRET"));
+    }
+}

@@ -1,0 +1,165 @@
+//! The Khimki story as three snapshots: as found (8 GB-era heap and pool on a
+//! 24 GB machine, 9.4 GiB database), the failed 12 GB attempt, and the working
+//! state (pool 6 GiB, heap 7168 MB, mysql_memory_percent 25). Each must get
+//! the story's verdicts from policies/zimbra-memory.yaml (tests/hosts.rs pins
+//! every test host's full report with insta), and no localconfig password appears in any output.
+
+use std::collections::BTreeMap;
+
+use driftaudit::engine;
+use driftaudit::host::Host;
+use driftaudit::policy::PolicySet;
+use driftaudit::render::{self, Format, RenderOptions};
+use driftaudit::report::Status;
+
+const HOSTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/hosts");
+
+fn zimbra_policies() -> PolicySet {
+    let mut p = PolicySet::builtin().expect("built-in policies load");
+    p.filter(&["zimbra.*".to_string()], &[]).unwrap();
+    p
+}
+
+fn statuses(host: &str) -> BTreeMap<String, Status> {
+    let h = Host::snapshot(format!("{HOSTS}/{host}")).unwrap();
+    let r = engine::audit_host(&zimbra_policies(), &h);
+    r.findings
+        .iter()
+        .map(|f| (f.rule.clone(), f.status))
+        .collect()
+}
+
+fn expect(host: &str, want: &[(&str, Status)]) {
+    let got = statuses(host);
+    let want: BTreeMap<String, Status> = want.iter().map(|(r, s)| (r.to_string(), *s)).collect();
+    assert_eq!(got, want, "{host}");
+}
+
+#[test]
+fn as_found_fails_heap_pool_and_drift() {
+    expect(
+        "zimbra-khimki-asfound",
+        &[
+            ("zimbra.buffer-pool-cap", Status::Pass),
+            ("zimbra.buffer-pool-fits-db", Status::Fail),
+            ("zimbra.heap-sized-for-ram", Status::Fail),
+            ("zimbra.memory-budget", Status::Pass),
+            ("zimbra.mycnf-generated-drift", Status::Fail),
+        ],
+    );
+}
+
+#[test]
+fn twelve_gig_attempt_fails_cap_budget_and_heap() {
+    expect(
+        "zimbra-khimki-12g",
+        &[
+            ("zimbra.buffer-pool-cap", Status::Fail),
+            ("zimbra.buffer-pool-fits-db", Status::Pass),
+            ("zimbra.heap-sized-for-ram", Status::Fail),
+            ("zimbra.memory-budget", Status::Fail),
+            ("zimbra.mycnf-generated-drift", Status::Fail),
+        ],
+    );
+}
+
+#[test]
+fn fixed_state_passes_every_rule() {
+    expect(
+        "zimbra-khimki-fixed",
+        &[
+            ("zimbra.buffer-pool-cap", Status::Pass),
+            ("zimbra.buffer-pool-fits-db", Status::Pass),
+            ("zimbra.heap-sized-for-ram", Status::Pass),
+            ("zimbra.memory-budget", Status::Pass),
+            ("zimbra.mycnf-generated-drift", Status::Pass),
+        ],
+    );
+}
+
+#[test]
+fn explanations_carry_the_story_numbers() {
+    let h = Host::snapshot(format!("{HOSTS}/zimbra-khimki-asfound")).unwrap();
+    let r = engine::audit_host(&zimbra_policies(), &h);
+    let text = |id: &str| {
+        r.findings
+            .iter()
+            .find(|f| f.rule == id)
+            .unwrap()
+            .explanation
+            .clone()
+    };
+    let heap = text("zimbra.heap-sized-for-ram");
+    assert!(
+        heap.contains("2458 MB") && heap.contains("of 8 GiB"),
+        "{heap}"
+    );
+    let fits = text("zimbra.buffer-pool-fits-db");
+    assert!(fits.contains("9.4 GiB") && fits.contains("2 GiB"), "{fits}");
+    let drift = text("zimbra.mycnf-generated-drift");
+    assert!(
+        drift.contains("7582817894"),
+        "zmmycnf: 24683652 kB * 1024 * 30 / 100: {drift}"
+    );
+}
+
+#[test]
+fn no_secret_in_any_output() {
+    // All built-in policies, every format, plus the gathered facts themselves.
+    let policies = PolicySet::builtin().unwrap();
+    for host in [
+        "zimbra-khimki-asfound",
+        "zimbra-khimki-12g",
+        "zimbra-khimki-fixed",
+    ] {
+        let dir = format!("{HOSTS}/{host}");
+        let lc = std::fs::read_to_string(format!("{dir}/opt/zimbra/conf/localconfig.xml")).unwrap();
+        assert!(
+            lc.contains("FAKE-SECRET-DO-NOT-PRINT"),
+            "fixture must hold fake secrets"
+        );
+        let h = Host::snapshot(&dir).unwrap();
+        let facts = engine::gather(&policies, &h);
+        let report = engine::audit(&policies, &[h]);
+        let outputs = [
+            render::render(
+                &report,
+                Format::Text,
+                RenderOptions {
+                    color: false,
+                    verbose: true,
+                },
+            ),
+            render::render(
+                &report,
+                Format::Text,
+                RenderOptions {
+                    color: true,
+                    verbose: true,
+                },
+            ),
+            render::render(&report, Format::Json, RenderOptions::default()),
+            serde_json::to_string(&facts).unwrap(),
+            format!("{facts:?}"),
+        ];
+        for out in outputs {
+            assert!(
+                !out.contains("FAKE-SECRET"),
+                "{host}: a localconfig secret leaked"
+            );
+        }
+    }
+}
+
+#[test]
+fn hosts_without_zimbra_skip_every_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = Host::snapshot(dir.path()).unwrap();
+    let r = engine::audit_host(&zimbra_policies(), &h);
+    assert_eq!(r.findings.len(), 5);
+    assert!(
+        r.findings.iter().all(|f| f.status == Status::Skip),
+        "{:?}",
+        r.findings
+    );
+}
