@@ -12,7 +12,9 @@ use crate::host::Host;
 use crate::policy::{
     Applies, Check, ExpectOp, Policy, PolicySet, Rule, Severity, Template, TemplatePart,
 };
-use crate::report::{input_rule_meta, Finding, HostReport, Report, Status, INPUT_RULE};
+use crate::report::{
+    input_rule_meta, BreakdownData, Finding, HostReport, Report, Status, INPUT_RULE,
+};
 use crate::value::Value;
 
 /// Work out what the rules need gathered (sysctl keys, paths, namespaces).
@@ -126,6 +128,7 @@ fn input_finding(i: &FileIssue) -> Finding {
         fix: if unreadable { String::new() } else { meta.fix },
         rule_source: meta.source,
         waiver: None,
+        breakdown: None,
     }
 }
 
@@ -386,6 +389,7 @@ fn base_finding(rule: &Rule, status: Status) -> Finding {
         fix: String::new(),
         rule_source: rule.source.clone(),
         waiver: None,
+        breakdown: None,
     }
 }
 
@@ -497,7 +501,26 @@ fn expected_text(expect: &[(ExpectOp, Vec<Value>)]) -> String {
         .join(" and ")
 }
 
+fn breakdown(rule: &Rule, cx: &RuleCx) -> Option<BreakdownData> {
+    let b = rule.breakdown.as_ref()?;
+    let total = expr::eval(&b.total, cx).ok()?.as_f64()?;
+    let parts = b
+        .parts
+        .iter()
+        .map(|(l, e)| Some((l.clone(), expr::eval(e, cx).ok()?.as_f64()?)))
+        .collect::<Option<Vec<_>>>()?;
+    Some(BreakdownData {
+        label: b.label.clone(),
+        total,
+        parts,
+        rest: b.rest.clone(),
+    })
+}
+
 fn finish(rule: &Rule, cx: &RuleCx, status: Status, f: &mut Finding) {
+    if matches!(status, Status::Fail | Status::Pass) {
+        f.breakdown = breakdown(rule, cx);
+    }
     f.subject = cx.subjects();
     f.evidence = cx.evidence();
     match status {

@@ -163,6 +163,54 @@ pub struct RuleSpec {
     /// Reference URLs.
     #[serde(default)]
     pub references: Vec<String>,
+    /// How a whole divides into parts (e.g. RAM into heap, pool and the rest),
+    /// drawn as a one-line bar in the text report.
+    #[serde(default)]
+    pub breakdown: Option<BreakdownSpec>,
+}
+
+/// `breakdown:` — a total and the parts taken out of it, as expressions.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BreakdownSpec {
+    /// What the whole is called (`RAM`).
+    pub label: String,
+    /// The whole (`mem_total`).
+    #[schemars(with = "String")]
+    pub total: Spanned<String>,
+    /// Parts, in order; what they leave is shown as `rest`.
+    pub parts: Vec<BreakdownPartSpec>,
+    /// Name of what is left (`page cache and other services`).
+    #[serde(default = "default_rest")]
+    pub rest: String,
+}
+
+fn default_rest() -> String {
+    "rest".into()
+}
+
+/// One part of a breakdown.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BreakdownPartSpec {
+    /// Label (`Java heap`).
+    pub label: String,
+    /// Size expression.
+    #[schemars(with = "String")]
+    pub value: Spanned<String>,
+}
+
+/// A compiled breakdown.
+#[derive(Debug, Clone)]
+pub struct Breakdown {
+    /// Name of the whole.
+    pub label: String,
+    /// The whole.
+    pub total: Expr,
+    /// Labelled parts.
+    pub parts: Vec<(String, Expr)>,
+    /// Name of what is left.
+    pub rest: String,
 }
 
 /// A condition in `applies`.
@@ -344,6 +392,8 @@ pub struct Rule {
     pub references: Vec<String>,
     /// Where the rule is defined.
     pub source: RuleSource,
+    /// Optional picture of how a whole divides (text report bar).
+    pub breakdown: Option<Breakdown>,
 }
 
 impl Rule {
@@ -359,6 +409,10 @@ impl Rule {
             Check::Assert(e) => out.push(e),
             Check::Setting { expect, .. } => out.extend(expect.iter().flat_map(|(_, v)| v.iter())),
             Check::Drift { .. } => {}
+        }
+        if let Some(b) = &self.breakdown {
+            out.push(&b.total);
+            out.extend(b.parts.iter().map(|(_, e)| e));
         }
         for t in [&self.why, &self.fix] {
             for p in &t.parts {
@@ -1208,6 +1262,25 @@ fn compile(path: &str, text: &str) -> Result<(Policy, Vec<Rule>), PolicyError> {
         if spec.why.value.trim().is_empty() || spec.fix.value.trim().is_empty() {
             c.problem(&at, &id, 0, "`why` and `fix` must say something".into());
         }
+        let breakdown = spec.breakdown.as_ref().and_then(|b| {
+            let total = c.expr(&b.total, &id, "breakdown.total", &names)?;
+            let parts: Vec<(String, Expr)> = b
+                .parts
+                .iter()
+                .filter_map(|p| {
+                    Some((
+                        p.label.clone(),
+                        c.expr(&p.value, &id, "breakdown part", &names)?,
+                    ))
+                })
+                .collect();
+            Some(Breakdown {
+                label: b.label.clone(),
+                total,
+                parts,
+                rest: b.rest.clone(),
+            })
+        });
         if let Some(check) = check {
             rules.push(Rule {
                 id: id.clone(),
@@ -1224,6 +1297,7 @@ fn compile(path: &str, text: &str) -> Result<(Policy, Vec<Rule>), PolicyError> {
                     path: path.to_string(),
                     line: at.line() as usize,
                 },
+                breakdown,
             });
         }
     }

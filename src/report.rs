@@ -88,6 +88,22 @@ pub struct Finding {
     /// Waiver that covered the finding, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub waiver: Option<WaiverNote>,
+    /// How a whole divides into parts (RAM into heap, pool and the rest), when the rule draws one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub breakdown: Option<BreakdownData>,
+}
+
+/// Evaluated breakdown: a total in bytes and the parts taken out of it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BreakdownData {
+    /// Name of the whole (`RAM`).
+    pub label: String,
+    /// The whole, in bytes.
+    pub total: f64,
+    /// Parts in order (label, bytes).
+    pub parts: Vec<(String, f64)>,
+    /// Name of what is left.
+    pub rest: String,
 }
 
 /// Counts per status.

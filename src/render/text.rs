@@ -177,6 +177,11 @@ fn finding(out: &mut String, f: &Finding, p: &Paint, label: &str, color: &str) {
             first = false;
         }
     }
+    if let Some(b) = &f.breakdown {
+        for line in bar(b, p.on) {
+            let _ = writeln!(out, "      {line}");
+        }
+    }
     if let Some(w) = &f.waiver {
         let _ = writeln!(
             out,
@@ -210,4 +215,52 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
         }
     }
     lines
+}
+
+/// A one-line bar of how a whole divides: `[HHHHPPPPPPPP........]` with a
+/// legend; Unicode blocks and colours on a terminal, plain characters otherwise.
+pub fn bar(b: &crate::report::BreakdownData, fancy: bool) -> Vec<String> {
+    use crate::value::format_size;
+    const WIDTH: usize = 50;
+    let used: f64 = b.parts.iter().map(|(_, v)| v.max(0.0)).sum();
+    let scale = b.total.max(used).max(1.0);
+    let rest = b.total - used;
+    let glyphs_plain = ['#', '=', '+', '*'];
+    let glyphs_fancy = [
+        "\x1b[31m█\x1b[0m",
+        "\x1b[33m▓\x1b[0m",
+        "\x1b[35m▒\x1b[0m",
+        "\x1b[34m▚\x1b[0m",
+    ];
+    let mut cells = Vec::new();
+    let mut legend = Vec::new();
+    let mut filled = 0usize;
+    for (i, (label, v)) in b.parts.iter().enumerate() {
+        let n = ((v.max(0.0) / scale) * WIDTH as f64).round() as usize;
+        let n = n.min(WIDTH - filled);
+        filled += n;
+        let g = if fancy {
+            glyphs_fancy[i % 4].to_string()
+        } else {
+            glyphs_plain[i % 4].to_string()
+        };
+        cells.extend(std::iter::repeat_n(g.clone(), n));
+        let key = if fancy {
+            g
+        } else {
+            glyphs_plain[i % 4].to_string()
+        };
+        legend.push(format!("{key} {label} {}", format_size(*v)));
+    }
+    let free = if fancy { "░" } else { "." };
+    cells.extend(std::iter::repeat_n(free.to_string(), WIDTH - filled));
+    if rest >= 0.0 {
+        legend.push(format!("{free} {} {}", b.rest, format_size(rest)));
+    } else {
+        legend.push(format!("{} over by {}", b.rest, format_size(-rest)));
+    }
+    vec![
+        format!("{} {}: [{}]", b.label, format_size(b.total), cells.concat()),
+        legend.join("  "),
+    ]
 }
