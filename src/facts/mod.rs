@@ -11,6 +11,7 @@ use crate::host::{Host, ReadError, SourceKind};
 use crate::parse::Issue;
 use crate::value::Value;
 
+pub mod mysql;
 pub mod sysctl;
 pub mod system;
 pub mod zimbra;
@@ -321,6 +322,7 @@ pub fn gather_dir_sizes(host: &Host, paths: &BTreeSet<String>, facts: &mut Facts
 
 /// Readers added by later domains (option files, Zimbra, storage) hook in here.
 fn gather_extensions(host: &Host, needs: &Needs, facts: &mut Facts) {
+    mysql::gather(host, needs, facts);
     zimbra::gather(host, needs, facts);
 }
 

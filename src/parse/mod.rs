@@ -6,6 +6,8 @@ use serde::Serialize;
 
 pub mod localconfig;
 pub mod meminfo;
+pub mod mycnf;
+pub mod mysqlvars;
 pub mod sysctl;
 
 /// A problem found while parsing one file: where it is and what is wrong.

@@ -1,0 +1,91 @@
+//! Every corpus option file and `SHOW VARIABLES` capture parses without a
+//! panic, and its parse result (entries or issues) is pinned by one insta
+//! snapshot per file. Secret values are redacted before snapshotting.
+
+use driftaudit::facts::{is_secret_key, REDACTED};
+use driftaudit::parse::{mycnf, mysqlvars};
+
+const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus");
+
+fn files(sub: &str) -> Vec<std::path::PathBuf> {
+    let mut v: Vec<_> = std::fs::read_dir(format!("{CORPUS}/{sub}"))
+        .expect("corpus dir")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    v.sort();
+    assert!(v.len() >= 20, "corpus {sub} has only {} files", v.len());
+    v
+}
+
+fn snap_name(prefix: &str, p: &std::path::Path) -> String {
+    let n = p.file_name().unwrap().to_string_lossy();
+    let n: String = n
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("{prefix}__{n}")
+}
+
+#[test]
+fn mycnf_corpus_parses_and_is_pinned() {
+    for p in files("mycnf") {
+        let text = String::from_utf8_lossy(&std::fs::read(&p).unwrap()).into_owned();
+        let mut parsed = mycnf::parse(&text);
+        for d in &mut parsed.directives {
+            if let mycnf::Directive::Option {
+                name,
+                value: Some(v),
+                ..
+            } = d
+            {
+                if is_secret_key(name) {
+                    *v = REDACTED.into();
+                }
+            }
+        }
+        insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {
+            insta::assert_json_snapshot!(snap_name("mycnf", &p), parsed);
+        });
+    }
+}
+
+#[test]
+fn mysql_variables_corpus_parses_and_is_pinned() {
+    for p in files("mysql-variables") {
+        let text = String::from_utf8_lossy(&std::fs::read(&p).unwrap()).into_owned();
+        let parsed = mysqlvars::parse(&text);
+        assert!(
+            parsed.vars.len() > 100,
+            "{}: only {} variables",
+            p.display(),
+            parsed.vars.len()
+        );
+        let vars: Vec<String> = parsed
+            .vars
+            .iter()
+            .map(|v| {
+                let value = if is_secret_key(&v.name) {
+                    REDACTED
+                } else {
+                    v.value.as_str()
+                };
+                format!("{}:{} = {value}", v.line, v.name)
+            })
+            .collect();
+        let summary = serde_json::json!({
+            "format": parsed.format,
+            "count": parsed.vars.len(),
+            "issues": parsed.issues,
+            "vars": vars,
+        });
+        insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {
+            insta::assert_json_snapshot!(snap_name("mysqlvars", &p), summary);
+        });
+    }
+}
