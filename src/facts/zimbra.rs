@@ -214,88 +214,20 @@ pub fn typed(value: &str) -> Value {
     }
 }
 
-/// Zimbra's my.cnf, `[mysqld]` group, as the MySQL option-file reader sees it.
-///
-/// INTERIM (switch over when branch h-mysql lands on main): the full reader
-/// `crate::facts::mysql::effective_options` is not on main yet, so this reads
-/// the generated file with a minimal `[mysqld]` reader good enough for
-/// zmmycnf output (no includes, no escapes, no `loose-` prefixes). It becomes:
-/// `super::mysql::effective_options(host, &[path], &["mysqld".to_string()], issues).namespace`
-/// (Zimbra starts mariadbd with `--defaults-file=${mysql_mycnf}`, so no other
-/// file applies).
+/// Zimbra's own my.cnf, read as mysqld reads it (Zimbra starts MariaDB with
+/// `--defaults-file`, so only this file and what it includes apply).
 fn read_mycnf(host: &Host, path: &str, issues: &mut Vec<FileIssue>) -> Namespace {
-    match host.read_to_string(path) {
-        Ok(text) => interim_mysqld_group(path, &text),
+    match host.kind_of(path) {
+        Ok(_) => {
+            super::mysql::effective_options(host, &[path], &["mysqld".to_string()], issues)
+                .namespace
+        }
         Err(ReadError::NotFound) => Namespace::unavailable(format!("{path} does not exist")),
         Err(e) => {
             issues.push(FileIssue::unreadable("mycnf", path, &e));
             Namespace::unavailable(format!("{path}: {e}"))
         }
     }
-}
-
-/// Options whose values are byte counts (typed as sizes).
-const SIZE_OPTIONS: &[&str] = &[
-    "innodb_buffer_pool_size",
-    "innodb_log_file_size",
-    "innodb_log_buffer_size",
-    "max_allowed_packet",
-    "sort_buffer_size",
-    "read_buffer_size",
-    "key_buffer_size",
-    "tmp_table_size",
-    "max_heap_table_size",
-];
-
-/// Minimal `[mysqld]` reader for zmmycnf output (INTERIM, see [`read_mycnf`]).
-fn interim_mysqld_group(path: &str, text: &str) -> Namespace {
-    let mut ns = Namespace::new(format!(
-        "not set in {path}: the server uses its compiled default"
-    ));
-    ns.canonicalize = Some(|k| k.trim().to_ascii_lowercase().replace('-', "_"));
-    let mut in_mysqld = false;
-    for (n, raw) in crate::parse::numbered_lines(text) {
-        let l = raw.trim();
-        if l.is_empty() || l.starts_with('#') || l.starts_with(';') {
-            continue;
-        }
-        if let Some(group) = l.strip_prefix('[') {
-            in_mysqld = group.trim_end().strip_suffix(']').map(str::trim) == Some("mysqld");
-            continue;
-        }
-        if !in_mysqld || l.starts_with('!') {
-            continue;
-        }
-        let (name, value) = match l.split_once('=') {
-            Some((k, v)) => (k.trim(), Some(v.trim())),
-            None => (l, None),
-        };
-        let key = name.to_ascii_lowercase().replace('-', "_");
-        let (value, raw_text) = if is_secret_key(&key) {
-            (Value::Str(REDACTED.into()), REDACTED.to_string())
-        } else {
-            match value {
-                None => (Value::Bool(true), String::new()),
-                Some(v) => {
-                    let v = v.trim_matches(|c| c == '"' || c == '\'');
-                    let typed = if SIZE_OPTIONS.contains(&key.as_str()) {
-                        crate::value::parse_size(v)
-                            .map(Value::Size)
-                            .unwrap_or_else(|_| Value::Str(v.into()))
-                    } else {
-                        typed(v)
-                    };
-                    (typed, v.to_string())
-                }
-            }
-        };
-        let mut s = Setting::new(value, raw_text, Evidence::line(path, n));
-        if let Some(Entry::Set(prev)) = ns.entries.remove(&key) {
-            s.evidence.extend(prev.evidence);
-        }
-        ns.set(key, s);
-    }
-    ns
 }
 
 #[cfg(test)]
