@@ -7,7 +7,7 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::expr::{self, Context, Expr, Missing};
-use crate::facts::{self, Entry, Evidence, Facts, FileIssue, Needs, Setting};
+use crate::facts::{self, Entry, Evidence, Facts, FileIssue, IssueLevel, Needs, Setting};
 use crate::host::Host;
 use crate::policy::{
     Applies, Check, ExpectOp, Policy, PolicySet, Rule, Severity, Template, TemplatePart,
@@ -101,7 +101,11 @@ pub fn evaluate(policies: &PolicySet, facts: &Facts) -> HostReport {
 
 fn input_finding(i: &FileIssue) -> Finding {
     let meta = input_rule_meta();
-    let unreadable = i.message.starts_with("cannot read");
+    let status = match i.level {
+        IssueLevel::Problem => Status::Fail,
+        IssueLevel::Unknown => Status::Unknown,
+        IssueLevel::Note => Status::Skip,
+    };
     let loc = match (i.line, i.column) {
         (Some(l), Some(c)) => format!("{}:{l}:{c}", i.path),
         (Some(l), None) => format!("{}:{l}", i.path),
@@ -112,11 +116,7 @@ fn input_finding(i: &FileIssue) -> Finding {
         policy: meta.policy,
         title: meta.title,
         severity: Severity::Low,
-        status: if unreadable {
-            Status::Unknown
-        } else {
-            Status::Fail
-        },
+        status,
         subject: vec![i.path.clone()],
         expected: None,
         actual: None,
@@ -125,7 +125,11 @@ fn input_finding(i: &FileIssue) -> Finding {
             line: i.line,
         }],
         explanation: format!("{loc}: {} ({} reader)", i.message, i.source),
-        fix: if unreadable { String::new() } else { meta.fix },
+        fix: if status == Status::Fail {
+            meta.fix
+        } else {
+            String::new()
+        },
         rule_source: meta.source,
         waiver: None,
         breakdown: None,

@@ -165,6 +165,28 @@ pub struct FileIssue {
     pub message: String,
     /// Which reader reported it (`sysctl`, `mycnf`, `fstab`, ...).
     pub source: String,
+    /// How serious it is; decides the finding's status.
+    #[serde(skip_serializing_if = "IssueLevel::is_problem")]
+    pub level: IssueLevel,
+}
+
+/// How a [`FileIssue`] is reported.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IssueLevel {
+    /// Malformed input that the host's software skips or rejects: a `fail` finding.
+    #[default]
+    Problem,
+    /// Data that could not be read or judged: an `unknown` finding.
+    Unknown,
+    /// Worth knowing, changes nothing (a missing optional include): a `skip` finding.
+    Note,
+}
+
+impl IssueLevel {
+    fn is_problem(&self) -> bool {
+        *self == IssueLevel::Problem
+    }
 }
 
 impl FileIssue {
@@ -176,6 +198,7 @@ impl FileIssue {
             column: issue.column,
             message: issue.message.clone(),
             source: source.to_string(),
+            level: IssueLevel::Problem,
         }
     }
 
@@ -187,7 +210,31 @@ impl FileIssue {
             column: None,
             message: format!("cannot read: {err}"),
             source: source.to_string(),
+            level: IssueLevel::Unknown,
         }
+    }
+
+    /// A problem with a whole file or one line of it (a `fail` finding).
+    pub fn problem(
+        source: &str,
+        path: &str,
+        line: Option<usize>,
+        message: impl Into<String>,
+    ) -> FileIssue {
+        FileIssue {
+            path: path.to_string(),
+            line,
+            column: None,
+            message: message.into(),
+            source: source.to_string(),
+            level: IssueLevel::Problem,
+        }
+    }
+
+    /// The same issue at another level.
+    pub fn with_level(mut self, level: IssueLevel) -> FileIssue {
+        self.level = level;
+        self
     }
 }
 

@@ -178,6 +178,7 @@ impl Resolver<'_> {
             column: None,
             message,
             source: SOURCE.into(),
+            level: crate::facts::IssueLevel::Problem,
         });
     }
 
@@ -302,6 +303,9 @@ impl Resolver<'_> {
                             Some(line),
                             format!("`!include {inc}`: no such file; mysqld ignores a missing include silently"),
                         );
+                        if let Some(last) = self.issues.last_mut() {
+                            last.level = crate::facts::IssueLevel::Note;
+                        }
                     }
                 }
                 Directive::IncludeDir { path: dir, line } => {
@@ -566,6 +570,23 @@ pub fn canonical_name(key: &str) -> String {
     canonical_option(key).name
 }
 
+/// Options that may be given many times and accumulate instead of overriding.
+const CUMULATIVE: &[&str] = &[
+    "plugin_load_add",
+    "replicate_do_db",
+    "replicate_ignore_db",
+    "replicate_do_table",
+    "replicate_ignore_table",
+    "replicate_wild_do_table",
+    "replicate_wild_ignore_table",
+    "replicate_rewrite_db",
+    "binlog_do_db",
+    "binlog_ignore_db",
+    "optimizer_switch",
+    "ignore_db_dirs",
+    "early_plugin_load",
+];
+
 fn build_namespace(argv: &[RawOption], issues: &mut Vec<FileIssue>) -> Namespace {
     let mut ns = Namespace::new(
         "no option file the server reads sets this option: the compiled-in default applies",
@@ -585,6 +606,7 @@ fn build_namespace(argv: &[RawOption], issues: &mut Vec<FileIssue>) -> Namespace
                 column: None,
                 message: m,
                 source: SOURCE.into(),
+                level: crate::facts::IssueLevel::Problem,
             })
         };
         let secret = is_secret_key(&c.name);
@@ -625,7 +647,17 @@ fn build_namespace(argv: &[RawOption], issues: &mut Vec<FileIssue>) -> Namespace
         };
         let mut s = Setting::new(value, raw, o.evidence.clone());
         if let Some(prev) = out.remove(&c.name) {
-            if !prev.value.loosely_equals(&s.value) {
+            // Overriding across files is how conf.d layouts work; only a second,
+            // different value in the same file is suspicious. Cumulative options
+            // (plugin_load_add, replicate_*) add up and are never overrides.
+            let same_file = prev
+                .evidence
+                .first()
+                .is_some_and(|e| e.path == s.evidence[0].path);
+            if same_file
+                && !CUMULATIVE.contains(&c.name.as_str())
+                && !prev.value.loosely_equals(&s.value)
+            {
                 if let Some(first) = prev.evidence.first() {
                     note_issue(format!(
                         "`{}` set again: `{}` here overrides `{}` from {first}; the last value wins",
@@ -824,6 +856,7 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
                     column: None,
                     message: "option file named by a rule or the user does not exist".into(),
                     source: SOURCE.into(),
+                    level: crate::facts::IssueLevel::Problem,
                 });
             }
             files.push(f.clone());
@@ -844,6 +877,7 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
                     column: None,
                     message: format!("group [{g}] is read only by that server version; the version is unknown (no runtime capture), so it was not applied"),
                     source: SOURCE.into(),
+                    level: crate::facts::IssueLevel::Unknown,
                 });
             }
         }
@@ -855,6 +889,7 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
             column: None,
             message: f.clone(),
             source: SOURCE.into(),
+            level: crate::facts::IssueLevel::Problem,
         });
     }
 

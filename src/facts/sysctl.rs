@@ -320,6 +320,7 @@ fn boot_files(host: &Host, facts: &mut Facts) -> Vec<BootFile> {
                     column: None,
                     message: "is not a regular file; systemd-sysctl cannot read it".into(),
                     source: "sysctl".into(),
+                    level: crate::facts::IssueLevel::Problem,
                 }),
                 None => {
                     if e.is_symlink {
@@ -330,6 +331,7 @@ fn boot_files(host: &Host, facts: &mut Facts) -> Vec<BootFile> {
                             column: None,
                             message: "is a symlink to a file that does not exist; skipped".into(),
                             source: "sysctl".into(),
+                            level: crate::facts::IssueLevel::Problem,
                         });
                     }
                 }

@@ -193,6 +193,7 @@ fn parse_du(text: &str, facts: &mut Facts) -> Vec<(String, u64)> {
                 column: None,
                 message: "expected `BYTES<TAB>/path` as `du -sb` prints it".into(),
                 source: "du".into(),
+                level: crate::facts::IssueLevel::Problem,
             }),
         }
     }

@@ -181,6 +181,7 @@ fn localconfig_namespace(
                         "key `{key}`: {msg} (Zimbra fails to load localconfig with this error)"
                     ),
                     source: "localconfig".into(),
+                    level: crate::facts::IssueLevel::Problem,
                 });
                 ns.entries.insert(
                     key.clone(),
