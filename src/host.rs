@@ -16,6 +16,9 @@ use serde::Serialize;
 /// with [`ReadError::TooLarge`]; config files and captures are far smaller.
 pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
 
+/// Largest head of a block device [`Host::read_block_device_head`] reads.
+pub const MAX_DEVICE_HEAD: u64 = 64 * 1024;
+
 /// Most symlinks followed while resolving one path (as the kernel's ELOOP limit).
 pub const MAX_SYMLINKS: usize = 40;
 
@@ -391,6 +394,42 @@ impl Host {
             }
         }
         Ok(size)
+    }
+
+    /// Read exactly `len` bytes from the start of a block device (an ext4
+    /// superblock needs 2048). Live hosts only: a snapshot holds captures, not
+    /// devices (`NotFound`). Opened read-only, non-blocking, never as a
+    /// controlling terminal; anything but a block device or regular file is
+    /// refused. At most [`MAX_DEVICE_HEAD`] bytes.
+    pub fn read_block_device_head(
+        &self,
+        host_path: &str,
+        len: usize,
+    ) -> Result<Vec<u8>, ReadError> {
+        if self.kind != SourceKind::Live {
+            return Err(ReadError::NotFound);
+        }
+        if len as u64 > MAX_DEVICE_HEAD {
+            return Err(ReadError::TooLarge(len as u64));
+        }
+        let real = self.real_path(host_path)?;
+        let meta = fs::symlink_metadata(&real)?;
+        let t = meta.file_type();
+        if !(t.is_block_device() || t.is_file()) {
+            return Err(ReadError::NotRegular(special_kind(&meta)));
+        }
+        let mut file = fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_NOCTTY)
+            .open(&real)?;
+        let mut buf = vec![0u8; len];
+        file.read_exact(&mut buf).map_err(|e| match e.kind() {
+            std::io::ErrorKind::UnexpectedEof => {
+                ReadError::Io(format!("device is shorter than {len} bytes"))
+            }
+            _ => ReadError::from(e),
+        })?;
+        Ok(buf)
     }
 
     /// Read `captures/NAME` of a snapshot (command output with no file on the

@@ -12,6 +12,7 @@ use crate::parse::Issue;
 use crate::value::Value;
 
 pub mod mysql;
+pub mod storage;
 pub mod sysctl;
 pub mod system;
 pub mod zimbra;
@@ -371,6 +372,7 @@ pub fn gather_dir_sizes(host: &Host, paths: &BTreeSet<String>, facts: &mut Facts
 fn gather_extensions(host: &Host, needs: &Needs, facts: &mut Facts) {
     mysql::gather(host, needs, facts);
     zimbra::gather(host, needs, facts);
+    storage::gather(host, needs, facts);
 }
 
 #[cfg(test)]

@@ -4,8 +4,11 @@
 
 use serde::Serialize;
 
+pub mod ext4;
+pub mod fstab;
 pub mod localconfig;
 pub mod meminfo;
+pub mod mountinfo;
 pub mod mycnf;
 pub mod mysqlvars;
 pub mod sysctl;

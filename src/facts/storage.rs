@@ -1,0 +1,603 @@
+//! Storage facts: `/etc/fstab`, live mounts (mountinfo or /proc/mounts), ext4
+//! layout (snapshot captures or the live device's superblock) and whether a
+//! mount's disk is rotational (`/sys/block`). Produces the `fstab`, `mount`
+//! and `ext4` namespaces, keyed by mount point. All I/O goes through [`Host`];
+//! parsing lives in `parse::{fstab, mountinfo, ext4}`.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::host::{EntryKind, Host, ReadError, SourceKind};
+use crate::parse::ext4::{parse_device_head, parse_text, Ext4Layout};
+use crate::parse::fstab::{
+    self, expand_defaults, kernel_atime, kernel_options, spec_tag, FstabEntry,
+};
+use crate::parse::mountinfo::{parse_mountinfo, parse_mounts, Mount};
+use crate::value::Value;
+
+use super::{Entry, Evidence, Facts, FileIssue, Namespace, Needs, Setting};
+
+/// Where /etc/fstab lives.
+pub const FSTAB: &str = "/etc/fstab";
+/// Preferred live mount table.
+pub const MOUNTINFO: &str = "/proc/self/mountinfo";
+/// Fallback live mount table.
+pub const PROC_MOUNTS: &str = "/proc/mounts";
+
+/// Filesystem types whose layout the `ext4` namespace describes.
+const EXT_TYPES: [&str; 3] = ["ext4", "ext3", "ext2"];
+
+/// Most levels of stacked block devices followed (dm on md on partitions...).
+const MAX_STACK_DEPTH: usize = 8;
+
+/// Namespace names this module fills.
+pub const NAMESPACES: [&str; 3] = ["fstab", "mount", "ext4"];
+
+/// Gather the `fstab`, `mount` and `ext4` namespaces.
+pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
+    let wanted = |ns: &str| needs.namespaces.is_empty() || needs.namespaces.contains(ns);
+    if !NAMESPACES.iter().any(|n| wanted(n)) {
+        return;
+    }
+    let mounts = read_mounts(host, facts);
+    let fstab = read_fstab(host, facts);
+    let live_points: BTreeSet<String> = match &mounts {
+        Ok((_, ms)) => ms.iter().map(|m| normalize_point(&m.target)).collect(),
+        Err(_) => BTreeSet::new(),
+    };
+
+    // fstab
+    let mut fstab_ns = Namespace::new("/etc/fstab has no entry for this mount point");
+    fstab_ns.canonicalize = Some(canonical_point);
+    match &fstab {
+        Err(reason) => fstab_ns.unavailable = Some(reason.clone()),
+        Ok(entries) => {
+            for e in entries {
+                let key = fstab_key(e);
+                let mounted = if mounts.is_ok() {
+                    Some(live_points.contains(&key))
+                } else {
+                    None
+                };
+                let mut s = Setting::new(
+                    Value::Record(fstab_record(e, mounted)),
+                    e.options.clone().unwrap_or_default(),
+                    Evidence::line(FSTAB, e.line),
+                );
+                if let Some(Entry::Set(prev)) = fstab_ns.entries.remove(&key) {
+                    s.evidence.extend(prev.evidence);
+                    s.note = Some("several /etc/fstab lines name this mount point; the last one is mounted on top".into());
+                }
+                fstab_ns.entries.insert(key, Entry::Set(s));
+            }
+        }
+    }
+
+    // mount
+    let mut mount_ns = Namespace::new("nothing is mounted on this mount point now");
+    mount_ns.canonicalize = Some(canonical_point);
+    match &mounts {
+        Err(reason) => mount_ns.unavailable = Some(reason.clone()),
+        Ok((path, ms)) => {
+            for m in ms {
+                let key = normalize_point(&m.target);
+                let mut s = Setting::new(
+                    Value::Record(mount_record(host, m)),
+                    m.options.join(","),
+                    Evidence::line(path.clone(), m.line),
+                );
+                if let Some(Entry::Set(prev)) = mount_ns.entries.remove(&key) {
+                    s.evidence.extend(prev.evidence);
+                    s.note = Some(
+                        "several mounts are stacked on this mount point; the last one is visible"
+                            .into(),
+                    );
+                }
+                mount_ns.entries.insert(key, Entry::Set(s));
+            }
+        }
+    }
+
+    // ext4
+    if wanted("ext4") {
+        let mut ext4_ns = Namespace::new(
+            "no ext2/3/4 filesystem is mounted or listed in /etc/fstab on this mount point",
+        );
+        ext4_ns.canonicalize = Some(canonical_point);
+        let mut devices: BTreeMap<String, String> = BTreeMap::new();
+        if let Ok(entries) = &fstab {
+            for e in entries
+                .iter()
+                .filter(|e| EXT_TYPES.contains(&e.vfstype.as_str()))
+            {
+                devices.insert(fstab_key(e), resolve_spec(host, &e.spec));
+            }
+        }
+        if let Ok((_, ms)) = &mounts {
+            for m in ms.iter().filter(|m| EXT_TYPES.contains(&m.fstype.as_str())) {
+                devices.insert(normalize_point(&m.target), m.source.clone());
+            }
+        }
+        let mut cache: BTreeMap<String, Entry> = BTreeMap::new();
+        for (point, device) in devices {
+            let entry = cache
+                .entry(device.clone())
+                .or_insert_with(|| ext4_entry(host, &device, facts))
+                .clone();
+            ext4_ns.entries.insert(point, entry);
+        }
+        facts.namespaces.insert("ext4".into(), ext4_ns);
+    }
+    facts.namespaces.insert("fstab".into(), fstab_ns);
+    facts.namespaces.insert("mount".into(), mount_ns);
+}
+
+/// The mount point holding `path`: the longest mount point that is `path` or
+/// one of its parent directories (compared on whole path components), `/` when
+/// nothing longer matches. `None` for a relative path.
+pub fn mount_of<'a>(mount_points: impl Iterator<Item = &'a str>, path: &str) -> Option<String> {
+    if !path.starts_with('/') {
+        return None;
+    }
+    let path = normalize_point(path);
+    let mut best = "/".to_string();
+    for mp in mount_points {
+        let mp = normalize_point(mp);
+        let holds = mp == "/"
+            || path == mp
+            || path
+                .strip_prefix(mp.as_str())
+                .is_some_and(|rest| rest.starts_with('/'));
+        if holds && mp.len() > best.len() {
+            best = mp;
+        }
+    }
+    Some(best)
+}
+
+/// A mount point in canonical form: duplicate and trailing slashes removed.
+pub fn normalize_point(p: &str) -> String {
+    if !p.starts_with('/') {
+        return p.to_string();
+    }
+    let parts: Vec<&str> = p.split('/').filter(|c| !c.is_empty()).collect();
+    format!("/{}", parts.join("/"))
+}
+
+fn canonical_point(p: &str) -> String {
+    normalize_point(p)
+}
+
+/// Key of an fstab entry: its mount point, or `swap:SPEC` for swap lines
+/// (whose mount point is `none`/`swap`) and other entries without an
+/// absolute mount point.
+pub fn fstab_key(e: &FstabEntry) -> String {
+    if e.is_swap() || !e.file.starts_with('/') {
+        format!("{}:{}", if e.is_swap() { "swap" } else { "other" }, e.spec)
+    } else {
+        normalize_point(&e.file)
+    }
+}
+
+fn strs(v: &[String]) -> Value {
+    Value::List(v.iter().map(|s| Value::Str(s.clone())).collect())
+}
+
+fn fstab_record(e: &FstabEntry, mounted: Option<bool>) -> BTreeMap<String, Value> {
+    let opts = expand_defaults(&e.option_list());
+    let kopts = kernel_options(&opts);
+    let mut r = BTreeMap::new();
+    r.insert("spec".into(), Value::Str(e.spec.clone()));
+    r.insert("fstype".into(), Value::Str(e.vfstype.clone()));
+    r.insert("options".into(), strs(&opts));
+    r.insert(
+        "atime".into(),
+        Value::Str(fstab::atime_mode(&opts).as_str().into()),
+    );
+    r.insert("kernel_options".into(), strs(&kopts));
+    r.insert("freq".into(), Value::Number(f64::from(e.freq)));
+    r.insert("passno".into(), Value::Number(f64::from(e.passno)));
+    r.insert(
+        "noauto".into(),
+        Value::Bool(opts.iter().any(|o| o == "noauto")),
+    );
+    if let Some(m) = mounted {
+        r.insert("mounted".into(), Value::Bool(m));
+    }
+    r
+}
+
+fn mount_record(host: &Host, m: &Mount) -> BTreeMap<String, Value> {
+    let mut r = BTreeMap::new();
+    r.insert("source".into(), Value::Str(m.source.clone()));
+    r.insert("fstype".into(), Value::Str(m.fstype.clone()));
+    r.insert("options".into(), strs(&m.options));
+    let per_mount = m.mount_options.as_deref().unwrap_or(&m.options);
+    r.insert(
+        "atime".into(),
+        Value::Str(kernel_atime(per_mount).as_str().into()),
+    );
+    if let Some(o) = &m.mount_options {
+        r.insert("mount_options".into(), strs(o));
+    }
+    if let Some(o) = &m.super_options {
+        r.insert("super_options".into(), strs(o));
+    }
+    if let Some(root) = &m.root {
+        r.insert("root".into(), Value::Str(root.clone()));
+    }
+    if m.source.starts_with("/dev/") {
+        r.insert("device".into(), Value::Str(m.source.clone()));
+    }
+    if let Some(rot) = rotational(host, &m.source, m.devno.as_deref()) {
+        r.insert("rotational".into(), Value::Bool(rot));
+    }
+    r
+}
+
+fn read_mounts(host: &Host, facts: &mut Facts) -> Result<(String, Vec<Mount>), String> {
+    let mut reasons = Vec::new();
+    for (path, info) in [(MOUNTINFO, true), (PROC_MOUNTS, false)] {
+        match host.read_to_string(path) {
+            Ok(text) => {
+                let (ms, issues) = if info {
+                    parse_mountinfo(&text)
+                } else {
+                    parse_mounts(&text)
+                };
+                for i in &issues {
+                    facts.issues.push(FileIssue::from_parse("mounts", path, i));
+                }
+                return Ok((path.to_string(), ms));
+            }
+            Err(ReadError::NotFound) => reasons.push(format!("{path}: not found")),
+            Err(e) => {
+                facts.issues.push(FileIssue::unreadable("mounts", path, &e));
+                reasons.push(format!("{path}: {e}"));
+            }
+        }
+    }
+    Err(format!("live mounts unknown ({})", reasons.join("; ")))
+}
+
+fn read_fstab(host: &Host, facts: &mut Facts) -> Result<Vec<FstabEntry>, String> {
+    match host.read_to_string(FSTAB) {
+        Ok(text) => {
+            let (entries, issues) = fstab::parse(&text);
+            for i in &issues {
+                facts.issues.push(FileIssue::from_parse("fstab", FSTAB, i));
+            }
+            Ok(entries)
+        }
+        Err(ReadError::NotFound) => Err(format!("{FSTAB} does not exist")),
+        Err(e) => {
+            facts.issues.push(FileIssue::unreadable("fstab", FSTAB, &e));
+            Err(format!("{FSTAB}: {e}"))
+        }
+    }
+}
+
+/// Resolve `UUID=`/`LABEL=`/`PARTUUID=`/`PARTLABEL=` through `/dev/disk/by-*`
+/// (inside the host root); other specs are returned unchanged.
+fn resolve_spec(host: &Host, spec: &str) -> String {
+    let Some((tag, value)) = spec_tag(spec) else {
+        return spec.to_string();
+    };
+    let dir = match tag {
+        "UUID" => "by-uuid",
+        "LABEL" => "by-label",
+        "PARTUUID" => "by-partuuid",
+        "PARTLABEL" => "by-partlabel",
+        _ => return spec.to_string(),
+    };
+    if value.contains('/') {
+        return spec.to_string();
+    }
+    match host.resolve(&format!("/dev/disk/{dir}/{value}")) {
+        Ok(p) if p.starts_with("/dev/") => p,
+        _ => spec.to_string(),
+    }
+}
+
+/// The capture name for a device: path without `/dev/`, `/` replaced by `_`.
+pub fn capture_name(device: &str) -> String {
+    device
+        .strip_prefix("/dev/")
+        .unwrap_or(device)
+        .trim_start_matches('/')
+        .replace('/', "_")
+}
+
+fn layout_record(l: &Ext4Layout, device: &str, source: &str) -> BTreeMap<String, Value> {
+    let mut r = BTreeMap::new();
+    r.insert("features".into(), strs(&l.features));
+    if let Some(b) = l.bytes_per_inode() {
+        r.insert("bytes_per_inode".into(), Value::Number(b as f64));
+    }
+    if let Some(b) = l.bytes_per_inode_raw() {
+        r.insert(
+            "bytes_per_inode_raw".into(),
+            Value::Number((b * 10.0).round() / 10.0),
+        );
+    }
+    if let Some(p) = l.reserved_pct() {
+        r.insert("reserved_pct".into(), Value::Number(p));
+    }
+    r.insert("block_size".into(), Value::Number(l.block_size as f64));
+    if let Some(s) = l.inode_size {
+        r.insert("inode_size".into(), Value::Number(s as f64));
+    }
+    r.insert("inode_count".into(), Value::Number(l.inode_count as f64));
+    r.insert("block_count".into(), Value::Number(l.block_count as f64));
+    r.insert(
+        "reserved_blocks".into(),
+        Value::Number(l.reserved_block_count as f64),
+    );
+    r.insert(
+        "default_mount_options".into(),
+        strs(&l.default_mount_options),
+    );
+    if let Some(v) = &l.label {
+        r.insert("label".into(), Value::Str(v.clone()));
+    }
+    if let Some(v) = &l.uuid {
+        r.insert("uuid".into(), Value::Str(v.clone()));
+    }
+    if let Some(v) = &l.state {
+        r.insert("state".into(), Value::Str(v.clone()));
+    }
+    if let Some(v) = &l.errors_behavior {
+        r.insert("errors_behavior".into(), Value::Str(v.clone()));
+    }
+    r.insert("device".into(), Value::Str(device.to_string()));
+    r.insert("source".into(), Value::Str(source.to_string()));
+    r
+}
+
+fn ext4_entry(host: &Host, device: &str, facts: &mut Facts) -> Entry {
+    match host.kind() {
+        SourceKind::Snapshot => {
+            let mut names = vec![capture_name(device)];
+            if let Ok(real) = host.resolve(device) {
+                let n = capture_name(&real);
+                if !names.contains(&n) {
+                    names.push(n);
+                }
+            }
+            let mut tried = Vec::new();
+            for name in &names {
+                for tool in ["tune2fs", "dumpe2fs"] {
+                    let cap = format!("{tool}/{name}.txt");
+                    let path = format!("/captures/{cap}");
+                    match host.capture(&cap) {
+                        Ok(text) => {
+                            let (layout, issues) = parse_text(&text);
+                            for i in &issues {
+                                facts.issues.push(FileIssue::from_parse("ext4", &path, i));
+                            }
+                            match layout {
+                                Some(l) => {
+                                    return Entry::Set(Setting::new(
+                                        Value::Record(layout_record(&l, device, &path)),
+                                        l.features.join(" "),
+                                        Evidence::line(path.clone(), l.line),
+                                    ))
+                                }
+                                None => tried.push(format!("{path} holds no superblock listing")),
+                            }
+                        }
+                        Err(ReadError::NotFound) => tried.push(format!("no {path}")),
+                        Err(e) => tried.push(format!("{path}: {e}")),
+                    }
+                }
+            }
+            Entry::Unreadable {
+                reason: format!("ext4 layout of {device} unknown: {}", tried.join(", ")),
+                evidence: vec![Evidence::file(format!(
+                    "/captures/tune2fs/{}.txt",
+                    capture_name(device)
+                ))],
+            }
+        }
+        SourceKind::Live => {
+            if !device.starts_with('/') {
+                return Entry::Unreadable {
+                    reason: format!("ext4 layout unknown: `{device}` is not a device path"),
+                    evidence: Vec::new(),
+                };
+            }
+            match host
+                .read_block_device_head(device, 2048)
+                .map_err(|e| e.to_string())
+                .and_then(|h| parse_device_head(&h))
+            {
+                Ok(l) => Entry::Set(Setting::new(
+                    Value::Record(layout_record(&l, device, device)),
+                    l.features.join(" "),
+                    Evidence::file(device),
+                )),
+                Err(reason) => Entry::Unreadable {
+                    reason: format!("cannot read the superblock of {device}: {reason}"),
+                    evidence: vec![Evidence::file(device)],
+                },
+            }
+        }
+    }
+}
+
+/// Kernel block-device name (`sda1`, `dm-3`, `nvme0n1p2`) of a mount source.
+fn kernel_name(host: &Host, source: &str, devno: Option<&str>) -> Option<String> {
+    if let Some(rest) = source.strip_prefix("/dev/") {
+        if let Ok(real) = host.resolve(source) {
+            if let Some(n) = real.rsplit('/').next().filter(|n| {
+                host.exists(&format!("/sys/class/block/{n}"))
+                    || host.exists(&format!("/sys/block/{n}"))
+            }) {
+                return Some(n.to_string());
+            }
+        }
+        if let Some(name) = rest.strip_prefix("mapper/") {
+            if let Ok(entries) = host.read_dir("/sys/block") {
+                for e in entries.iter().filter(|e| e.name.starts_with("dm-")) {
+                    if let Ok(n) = host.read_to_string(&format!("/sys/block/{}/dm/name", e.name)) {
+                        if n.trim() == name {
+                            return Some(e.name.clone());
+                        }
+                    }
+                }
+            }
+        }
+        if !rest.contains('/') && !rest.is_empty() {
+            return Some(rest.to_string());
+        }
+    }
+    let devno = devno?;
+    let real = host.resolve(&format!("/sys/dev/block/{devno}")).ok()?;
+    real.rsplit('/').next().map(str::to_string)
+}
+
+/// Whole disk holding a partition (`sda1` -> `sda`), or the name itself.
+fn disk_of(host: &Host, name: &str) -> Option<String> {
+    if host.exists(&format!("/sys/block/{name}")) {
+        return Some(name.to_string());
+    }
+    let entries = host.read_dir("/sys/block").ok()?;
+    entries
+        .into_iter()
+        .map(|e| e.name)
+        .find(|d| host.exists(&format!("/sys/block/{d}/{name}")))
+}
+
+fn rotational_of(host: &Host, name: &str, depth: usize) -> Option<bool> {
+    if depth > MAX_STACK_DEPTH {
+        return None;
+    }
+    let disk = disk_of(host, name)?;
+    let slaves: Vec<String> = host
+        .read_dir(&format!("/sys/block/{disk}/slaves"))
+        .map(|v| v.into_iter().map(|e| e.name).collect())
+        .unwrap_or_default();
+    if !slaves.is_empty() {
+        // stacked device (dm, md): rotational if any member is; solid-state only
+        // when every member is known to be
+        let mut all_known = true;
+        for s in &slaves {
+            match rotational_of(host, s, depth + 1) {
+                Some(true) => return Some(true),
+                Some(false) => {}
+                None => all_known = false,
+            }
+        }
+        return if all_known { Some(false) } else { None };
+    }
+    let text = host
+        .read_to_string(&format!("/sys/block/{disk}/queue/rotational"))
+        .ok()?;
+    match text.trim() {
+        "1" => Some(true),
+        "0" => Some(false),
+        _ => None,
+    }
+}
+
+/// Whether the disk under a mount source spins: `None` when unknown (no
+/// `/sys/block` data, a network or virtual filesystem).
+pub fn rotational(host: &Host, source: &str, devno: Option<&str>) -> Option<bool> {
+    if !matches!(host.kind_of("/sys/block"), Ok(EntryKind::Dir)) {
+        return None;
+    }
+    let name = kernel_name(host, source, devno)?;
+    rotational_of(host, &name, 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    #[test]
+    fn mount_of_uses_whole_components() {
+        let pts = ["/", "/opt/zimbra", "/opt/zimbra/db", "/opt/zimbra/dbx"];
+        let m = |p: &str| mount_of(pts.iter().copied(), p);
+        assert_eq!(m("/opt/zimbra/db/data").as_deref(), Some("/opt/zimbra/db"));
+        assert_eq!(m("/opt/zimbra/db").as_deref(), Some("/opt/zimbra/db"));
+        assert_eq!(m("/opt/zimbra/db2/x").as_deref(), Some("/opt/zimbra"));
+        assert_eq!(m("/var//lib/").as_deref(), Some("/"));
+        assert_eq!(mount_of(["/srv"].into_iter(), "/etc").as_deref(), Some("/"));
+        assert_eq!(m("relative"), None);
+    }
+
+    #[test]
+    fn capture_names() {
+        assert_eq!(capture_name("/dev/sdb1"), "sdb1");
+        assert_eq!(capture_name("/dev/mapper/vg-db"), "mapper_vg-db");
+    }
+
+    fn snapshot(files: &[(&str, &str)]) -> (tempfile::TempDir, Host) {
+        let dir = tempfile::tempdir().unwrap();
+        for (p, c) in files {
+            let p = dir.path().join(p.trim_start_matches('/'));
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(p, c).unwrap();
+        }
+        let host = Host::snapshot(dir.path()).unwrap();
+        (dir, host)
+    }
+
+    #[test]
+    fn snapshot_namespaces() {
+        let (_d, host) = snapshot(&[
+            ("/etc/fstab", "/dev/sda1 / ext4 defaults 0 1\n/dev/mapper/vg-db /opt/zimbra/db ext4 defaults,noatime 0 2\n/dev/sdc1 /backup ext4 noauto 0 0\nUUID=x none swap sw 0 0\nbroken\n"),
+            ("/proc/self/mountinfo", "20 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw\n30 20 253:0 / /opt/zimbra/db rw,relatime - ext4 /dev/mapper/vg-db rw\n"),
+            ("/sys/block/sda/queue/rotational", "1\n"),
+            ("/sys/block/sda/sda1/partition", "1\n"),
+            ("/sys/block/nvme0n1/queue/rotational", "0\n"),
+            ("/sys/block/nvme0n1/nvme0n1p1/partition", "1\n"),
+            ("/sys/block/dm-0/dm/name", "vg-db\n"),
+            ("/sys/block/dm-0/queue/rotational", "1\n"),
+            ("/sys/block/dm-0/slaves/nvme0n1p1/partition", "1\n"),
+            ("/captures/tune2fs/mapper_vg-db.txt", "Filesystem volume name:   db\nFilesystem features:      has_journal dir_index\nInode count:              20992000\nBlock count:              52428800\nReserved block count:     1048576\nBlock size:               4096\nInodes per group:         13120\nInode size:\t          256\n"),
+        ]);
+        let mut facts = Facts::new(&host);
+        gather(&host, &Needs::default(), &mut facts);
+        let rec = |ns: &str, k: &str| match facts.namespaces[ns].get(k) {
+            Some(Entry::Set(s)) => match &s.value {
+                Value::Record(r) => r.clone(),
+                v => panic!("{v:?}"),
+            },
+            e => panic!("{ns} {k}: {e:?}"),
+        };
+        let db = rec("fstab", "/opt/zimbra/db/");
+        assert_eq!(db["atime"], Value::Str("noatime".into()));
+        assert_eq!(db["mounted"], Value::Bool(true));
+        assert_eq!(rec("fstab", "/backup")["mounted"], Value::Bool(false));
+        assert_eq!(rec("fstab", "/backup")["noauto"], Value::Bool(true));
+        assert!(facts.namespaces["fstab"].get("swap:UUID=x").is_some());
+        assert_eq!(
+            rec("fstab", "/")["kernel_options"],
+            strs(&["rw".into(), "relatime".into()])
+        );
+        let m = rec("mount", "/opt/zimbra/db");
+        assert_eq!(m["atime"], Value::Str("relatime".into()));
+        assert_eq!(
+            m["rotational"],
+            Value::Bool(false),
+            "dm-0 maps to its nvme slave"
+        );
+        assert_eq!(rec("mount", "/")["rotational"], Value::Bool(true));
+        let e = rec("ext4", "/opt/zimbra/db");
+        assert_eq!(e["bytes_per_inode"], Value::Number(10240.0));
+        assert_eq!(e["reserved_pct"], Value::Number(2.0));
+        assert!(matches!(
+            facts.namespaces["ext4"].get("/"),
+            Some(Entry::Unreadable { .. })
+        ));
+        assert!(matches!(
+            facts.namespaces["ext4"].get("/backup"),
+            Some(Entry::Unreadable { .. })
+        ));
+        assert!(facts
+            .issues
+            .iter()
+            .any(|i| i.path == "/etc/fstab" && i.line == Some(5)));
+    }
+}

@@ -1,0 +1,600 @@
+//! /etc/fstab (and the fstab-format /proc/mounts) exactly as util-linux
+//! libmount reads it, plus mount-option semantics: quote-aware splitting,
+//! `defaults` expansion, the option set the kernel would show, atime mode.
+//! Pure: never touches the filesystem.
+
+use super::{numbered_lines, Issue};
+
+/// One entry of an fstab-format table.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct FstabEntry {
+    /// 1-based line.
+    pub line: usize,
+    /// Field 1, unescaped (`UUID=...`, `/dev/sdb1`, `tmpfs`, `host:/dir`); tag
+    /// quotes are kept as libmount keeps them (`UUID="..."`).
+    pub spec: String,
+    /// Field 2, unescaped mount point (`none`/`swap` for swap).
+    pub file: String,
+    /// Field 3, filesystem type.
+    pub vfstype: String,
+    /// Field 4 unescaped, `None` when the field is absent.
+    pub options: Option<String>,
+    /// Field 5 (dump), 0 when absent.
+    pub freq: i32,
+    /// Field 6 (fsck order), 0 when absent.
+    pub passno: i32,
+}
+
+impl FstabEntry {
+    /// Options as a list (quote-aware split, empty items dropped).
+    pub fn option_list(&self) -> Vec<String> {
+        self.options
+            .as_deref()
+            .map(split_options)
+            .unwrap_or_default()
+    }
+
+    /// Whether this is a swap entry (type `swap`).
+    pub fn is_swap(&self) -> bool {
+        self.vfstype == "swap"
+    }
+}
+
+/// libmount `unmangle`: `\ooo` octal escapes (value taken modulo 256 as C does).
+pub fn unmangle(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\' {
+            if let Some(d) = b.get(i + 1..i + 4) {
+                if d.iter().all(|c| (b'0'..=b'7').contains(c)) {
+                    let v = (u32::from(d[0] - b'0') * 64
+                        + u32::from(d[1] - b'0') * 8
+                        + u32::from(d[2] - b'0'))
+                        & 0xff;
+                    out.push(v as u8);
+                    i += 4;
+                    continue;
+                }
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A field of a line: raw (escaped) text and its 1-based column.
+pub(crate) struct Field<'a> {
+    pub(crate) text: &'a str,
+    pub(crate) column: usize,
+}
+
+/// Split on runs of spaces and TABs only (libmount's separators; other
+/// whitespace such as CR or vertical tab is part of a field).
+pub(crate) fn fields(line: &str) -> Vec<Field<'_>> {
+    let mut out = Vec::new();
+    let mut start: Option<usize> = None;
+    for (i, c) in line.char_indices() {
+        if c == ' ' || c == '\t' {
+            if let Some(s) = start.take() {
+                out.push(Field {
+                    text: &line[s..i],
+                    column: line[..s].chars().count() + 1,
+                });
+            }
+        } else if start.is_none() {
+            start = Some(i);
+        }
+    }
+    if let Some(s) = start {
+        out.push(Field {
+            text: &line[s..],
+            column: line[..s].chars().count() + 1,
+        });
+    }
+    out
+}
+
+/// libmount `next_s32`: `strtol` base 10 then truncation to `int`; the number
+/// must be followed by a space, TAB or the end of the line.
+fn parse_s32(s: &str) -> Option<i32> {
+    let b = s.as_bytes();
+    let mut i = 0;
+    let neg = match b.first() {
+        Some(b'-') => {
+            i = 1;
+            true
+        }
+        Some(b'+') => {
+            i = 1;
+            false
+        }
+        _ => false,
+    };
+    let digits = &b[i..];
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    // strtol saturates at LONG_MAX/LONG_MIN, then C truncates to int.
+    let mut v: i64 = 0;
+    let mut overflow = false;
+    for d in digits {
+        match v
+            .checked_mul(10)
+            .and_then(|x| x.checked_add(i64::from(d - b'0')))
+        {
+            Some(x) => v = x,
+            None => {
+                overflow = true;
+                break;
+            }
+        }
+    }
+    let v = if overflow {
+        if neg {
+            i64::MIN
+        } else {
+            i64::MAX
+        }
+    } else if neg {
+        -v
+    } else {
+        v
+    };
+    Some(v as i32)
+}
+
+/// Parse one non-comment line as libmount `mnt_parse_table_line` does.
+/// `Err((column, message))` for a line libmount rejects.
+pub(crate) fn parse_table_line(line: &str, n: usize) -> Result<FstabEntry, (usize, String)> {
+    let f = fields(line);
+    let end_col = line.chars().count() + 1;
+    let (spec, file, vfstype) = match f.as_slice() {
+        [a, b, c, ..] => (a, b, c),
+        [_, _] => return Err((end_col, "missing field 3 (filesystem type); an fstab line needs at least `spec mount-point type`".into())),
+        _ => return Err((end_col, "missing field 2 (mount point); an fstab line needs at least `spec mount-point type`".into())),
+    };
+    let options = f.get(3).map(|o| unmangle(o.text));
+    let mut e = FstabEntry {
+        line: n,
+        spec: unmangle(spec.text),
+        file: unmangle(file.text),
+        vfstype: unmangle(vfstype.text),
+        options,
+        freq: 0,
+        passno: 0,
+    };
+    if let Some(fr) = f.get(4) {
+        e.freq = parse_s32(fr.text).ok_or_else(|| {
+            (
+                fr.column,
+                format!(
+                    "field 5 (dump frequency) `{}` is not a number; libmount rejects the line",
+                    fr.text
+                ),
+            )
+        })?;
+    }
+    if let Some(p) = f.get(5) {
+        e.passno = parse_s32(p.text).ok_or_else(|| {
+            (
+                p.column,
+                format!(
+                    "field 6 (fsck pass) `{}` is not a number; libmount rejects the line",
+                    p.text
+                ),
+            )
+        })?;
+    }
+    Ok(e)
+}
+
+/// Whether a line is skipped by libmount (blank, or first non-blank is `#`).
+pub(crate) fn is_blank_or_comment(line: &str) -> bool {
+    let t = line.trim_start_matches([' ', '\t']);
+    t.is_empty() || t.starts_with('#')
+}
+
+/// A line as the C reader sees it: cut at the first NUL byte.
+pub(crate) fn c_line(line: &str) -> &str {
+    match line.find('\0') {
+        Some(i) => &line[..i],
+        None => line,
+    }
+}
+
+/// Parse an fstab file. Lines libmount rejects become issues (with the column
+/// of the offending field) and are skipped, as `mount -a` skips them.
+pub fn parse(text: &str) -> (Vec<FstabEntry>, Vec<Issue>) {
+    let mut out = Vec::new();
+    let mut issues = Vec::new();
+    for (n, raw) in numbered_lines(text) {
+        let line = c_line(raw);
+        if is_blank_or_comment(line) {
+            continue;
+        }
+        match parse_table_line(line, n) {
+            Ok(e) => out.push(e),
+            Err((col, msg)) => issues.push(Issue::at_col(
+                n,
+                col,
+                format!("{msg}; mount and findmnt ignore this line"),
+            )),
+        }
+    }
+    (out, issues)
+}
+
+/// Split an option string on commas outside double quotes
+/// (`context="a,b",ro` -> [`context="a,b"`, `ro`]); empty items are dropped.
+pub fn split_options(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    for c in s.chars() {
+        match c {
+            '"' => {
+                quoted = !quoted;
+                cur.push(c);
+            }
+            ',' if !quoted => {
+                if !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                }
+            }
+            _ => cur.push(c),
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// What `defaults` stands for (mount(8)).
+pub const DEFAULTS: [&str; 7] = ["rw", "suid", "dev", "exec", "auto", "nouser", "async"];
+
+/// Replace each `defaults` by `rw,suid,dev,exec,auto,nouser,async` in place.
+pub fn expand_defaults(opts: &[String]) -> Vec<String> {
+    let mut out = Vec::with_capacity(opts.len() + 6);
+    for o in opts {
+        if o == "defaults" {
+            out.extend(DEFAULTS.iter().map(|s| s.to_string()));
+        } else {
+            out.push(o.clone());
+        }
+    }
+    out
+}
+
+/// Options that only mount(8), systemd or swapon read: never passed to the
+/// kernel, never in /proc/mounts.
+pub fn is_userspace_only(opt: &str) -> bool {
+    let name = opt.split('=').next().unwrap_or(opt);
+    matches!(
+        opt,
+        "defaults"
+            | "auto"
+            | "noauto"
+            | "user"
+            | "users"
+            | "nouser"
+            | "owner"
+            | "group"
+            | "nofail"
+            | "_netdev"
+            | "sw"
+            | "bind"
+            | "rbind"
+            | "move"
+            | "remount"
+            | "loop"
+            | "nocanonicalize"
+    ) || matches!(
+        name,
+        "comment"
+            | "pri"
+            | "loop"
+            | "offset"
+            | "sizelimit"
+            | "encryption"
+            | "helper"
+            | "uhelper"
+            | "verity.hashdevice"
+    ) || name.starts_with("x-")
+        || name.starts_with("X-")
+}
+
+/// Effective atime behaviour of a mount.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Atime {
+    /// Never update access times.
+    Noatime,
+    /// Update only when older than mtime/ctime or 24 h (the kernel default).
+    Relatime,
+    /// Update on every access.
+    Strictatime,
+}
+
+impl Atime {
+    /// `noatime`, `relatime` or `strictatime`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Atime::Noatime => "noatime",
+            Atime::Relatime => "relatime",
+            Atime::Strictatime => "strictatime",
+        }
+    }
+}
+
+/// Generic mount flags after left-to-right processing of an option list.
+#[derive(Debug, Clone, Default)]
+struct Flags {
+    ro: bool,
+    nosuid: bool,
+    nodev: bool,
+    noexec: bool,
+    sync: bool,
+    dirsync: bool,
+    mand: bool,
+    lazytime: bool,
+    noatime: bool,
+    strictatime: bool,
+    nodiratime: bool,
+    nosymfollow: bool,
+}
+
+fn apply_flag(f: &mut Flags, opt: &str) -> bool {
+    match opt {
+        "ro" => f.ro = true,
+        "rw" => f.ro = false,
+        "suid" => f.nosuid = false,
+        "nosuid" => f.nosuid = true,
+        "dev" => f.nodev = false,
+        "nodev" => f.nodev = true,
+        "exec" => f.noexec = false,
+        "noexec" => f.noexec = true,
+        "sync" => f.sync = true,
+        "async" => f.sync = false,
+        "dirsync" => f.dirsync = true,
+        "mand" => f.mand = true,
+        "nomand" => f.mand = false,
+        "lazytime" => f.lazytime = true,
+        "nolazytime" => f.lazytime = false,
+        "atime" => f.noatime = false,
+        "noatime" => f.noatime = true,
+        "strictatime" => f.strictatime = true,
+        "nostrictatime" => f.strictatime = false,
+        // MS_RELATIME is the kernel default either way (since 2.6.30).
+        "relatime" | "norelatime" => {}
+        "diratime" => f.nodiratime = false,
+        "nodiratime" => f.nodiratime = true,
+        "symfollow" => f.nosymfollow = false,
+        "nosymfollow" => f.nosymfollow = true,
+        "user" | "users" => {
+            f.noexec = true;
+            f.nosuid = true;
+            f.nodev = true;
+        }
+        "owner" | "group" => {
+            f.nosuid = true;
+            f.nodev = true;
+        }
+        "defaults" => {
+            f.ro = false;
+            f.nosuid = false;
+            f.nodev = false;
+            f.noexec = false;
+            f.sync = false;
+        }
+        "silent" | "loud" | "iversion" | "noiversion" | "rec" => {}
+        _ => return false,
+    }
+    true
+}
+
+fn flags_of(opts: &[String]) -> (Flags, Vec<String>) {
+    let mut f = Flags::default();
+    let mut rest: Vec<String> = Vec::new();
+    for o in opts {
+        if apply_flag(&mut f, o) || is_userspace_only(o) || is_propagation(o) {
+            continue;
+        }
+        // filesystem-specific option: a later `key=value` replaces an earlier one
+        let key = o.split('=').next().unwrap_or(o);
+        rest.retain(|r| r.split('=').next().unwrap_or(r) != key);
+        rest.push(o.clone());
+    }
+    (f, rest)
+}
+
+fn is_propagation(o: &str) -> bool {
+    matches!(
+        o,
+        "shared"
+            | "rshared"
+            | "slave"
+            | "rslave"
+            | "private"
+            | "rprivate"
+            | "unbindable"
+            | "runbindable"
+    )
+}
+
+/// The effective atime mode of an option list, fstab or kernel: processed left
+/// to right as the kernel does (`strictatime` wins over `noatime`, no atime
+/// option means relatime). For /proc/mounts options a missing word therefore
+/// reads as relatime only when the list came from fstab; use
+/// [`kernel_atime`] for lists the kernel printed.
+pub fn atime_mode(opts: &[String]) -> Atime {
+    let (f, _) = flags_of(opts);
+    if f.strictatime {
+        Atime::Strictatime
+    } else if f.noatime {
+        Atime::Noatime
+    } else {
+        Atime::Relatime
+    }
+}
+
+/// The atime mode of options as the kernel shows them (/proc/mounts or
+/// mountinfo per-mount options): `noatime`, else `relatime`, else
+/// strictatime (the kernel prints no word for it).
+pub fn kernel_atime(opts: &[String]) -> Atime {
+    if opts.iter().any(|o| o == "noatime") {
+        Atime::Noatime
+    } else if opts.iter().any(|o| o == "relatime") {
+        Atime::Relatime
+    } else {
+        Atime::Strictatime
+    }
+}
+
+/// The option list the kernel would show in /proc/mounts for a mount made
+/// from these fstab options: `ro|rw`, superblock flags, per-mount flags
+/// (with the implied `relatime`; `strictatime` shows no word), then the
+/// filesystem-specific options as written (a later `key=` wins). Userspace-only
+/// options (`defaults`, `noauto`, `nofail`, `x-*`, ...) are dropped. Filesystem
+/// defaults the kernel hides (`data=ordered`, ...) are not known here.
+pub fn kernel_options(opts: &[String]) -> Vec<String> {
+    let (f, rest) = flags_of(opts);
+    let mut out = vec![if f.ro { "ro" } else { "rw" }.to_string()];
+    let mut push = |cond: bool, s: &str| {
+        if cond {
+            out.push(s.to_string())
+        }
+    };
+    push(f.sync, "sync");
+    push(f.dirsync, "dirsync");
+    push(f.mand, "mand");
+    push(f.lazytime, "lazytime");
+    push(f.nosuid, "nosuid");
+    push(f.nodev, "nodev");
+    push(f.noexec, "noexec");
+    push(!f.strictatime && f.noatime, "noatime");
+    push(f.nodiratime, "nodiratime");
+    push(!f.strictatime && !f.noatime, "relatime");
+    push(f.nosymfollow, "nosymfollow");
+    out.extend(rest);
+    out
+}
+
+/// A source tag (`UUID=`, `LABEL=`, `PARTUUID=`, `PARTLABEL=`, also `ID=`):
+/// returns the tag name and the value with surrounding double quotes removed.
+pub fn spec_tag(spec: &str) -> Option<(&str, &str)> {
+    let (tag, value) = spec.split_once('=')?;
+    if !matches!(tag, "UUID" | "LABEL" | "PARTUUID" | "PARTLABEL" | "ID") {
+        return None;
+    }
+    let v = value
+        .strip_prefix('"')
+        .and_then(|v| v.strip_suffix('"'))
+        .unwrap_or(value);
+    Some((tag, v))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(s: &[&str]) -> Vec<String> {
+        s.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn fields_defaults_and_escapes() {
+        let (e, issues) = parse(
+            "# c\n   # indented\n\nUUID=\"ab\" /srv/my\\040data ext4 defaults,noatime\n tmpfs\t/tmp tmpfs\n/dev/sda1 / ext4 ro 1 2 trailing junk\n",
+        );
+        assert!(issues.is_empty(), "{issues:?}");
+        assert_eq!(e.len(), 3);
+        assert_eq!(e[0].spec, "UUID=\"ab\"");
+        assert_eq!(e[0].file, "/srv/my data");
+        assert_eq!((e[0].freq, e[0].passno), (0, 0));
+        assert_eq!(e[1].options, None);
+        assert_eq!(e[1].line, 5);
+        assert_eq!((e[2].freq, e[2].passno), (1, 2));
+        assert_eq!(spec_tag(&e[0].spec), Some(("UUID", "ab")));
+    }
+
+    #[test]
+    fn malformed_lines_are_issues_with_columns() {
+        let (e, issues) =
+            parse("bug\nthis is broken line with words\nx /x ext4 d 1x\nok /ok ext4\n");
+        assert_eq!(e.len(), 1);
+        assert_eq!(issues.len(), 3);
+        assert_eq!((issues[0].line, issues[0].column), (1, Some(4)));
+        assert_eq!((issues[1].line, issues[1].column), (2, Some(21)));
+        assert_eq!((issues[2].line, issues[2].column), (3, Some(13)));
+    }
+
+    #[test]
+    fn numbers_follow_strtol() {
+        assert_eq!(parse_s32("-1"), Some(-1));
+        assert_eq!(parse_s32("+3"), Some(3));
+        assert_eq!(parse_s32("99999999999"), Some(1215752191));
+        assert_eq!(parse_s32("1x"), None);
+        assert_eq!(parse_s32(""), None);
+    }
+
+    #[test]
+    fn quoted_options_split() {
+        assert_eq!(
+            split_options("context=\"a,b\",ro,,"),
+            v(&["context=\"a,b\"", "ro"])
+        );
+    }
+
+    #[test]
+    fn defaults_is_not_drift_against_rw_relatime() {
+        let o = expand_defaults(&v(&["defaults"]));
+        assert_eq!(o, v(&DEFAULTS));
+        assert_eq!(kernel_options(&o), v(&["rw", "relatime"]));
+        assert_eq!(
+            kernel_options(&v(&[
+                "defaults",
+                "noatime",
+                "nofail",
+                "x-systemd.automount"
+            ])),
+            v(&["rw", "noatime"])
+        );
+        assert_eq!(kernel_options(&v(&["strictatime"])), v(&["rw"]));
+        assert_eq!(
+            kernel_options(&v(&["defaults", "ro"])),
+            v(&["ro", "relatime"])
+        );
+        assert_eq!(
+            kernel_options(&v(&["users", "exec"])),
+            v(&["rw", "nosuid", "nodev", "relatime"])
+        );
+        assert_eq!(
+            kernel_options(&v(&["size=1g", "mode=1777", "size=2g"])),
+            v(&["rw", "relatime", "mode=1777", "size=2g"])
+        );
+    }
+
+    #[test]
+    fn atime_modes() {
+        assert_eq!(atime_mode(&v(&["defaults"])), Atime::Relatime);
+        assert_eq!(atime_mode(&v(&["noatime", "atime"])), Atime::Relatime);
+        assert_eq!(atime_mode(&v(&["noatime"])), Atime::Noatime);
+        assert_eq!(
+            atime_mode(&v(&["noatime", "strictatime"])),
+            Atime::Strictatime
+        );
+        assert_eq!(kernel_atime(&v(&["rw"])), Atime::Strictatime);
+        assert_eq!(kernel_atime(&v(&["rw", "relatime"])), Atime::Relatime);
+    }
+
+    #[test]
+    fn unmangle_wraps_like_c() {
+        assert_eq!(unmangle("a\\040b\\134"), "a b\\");
+        assert_eq!(unmangle("\\04"), "\\04");
+        assert_eq!(unmangle("\\501"), "A");
+    }
+}
