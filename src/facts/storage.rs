@@ -14,7 +14,7 @@ use crate::parse::fstab::{
 use crate::parse::mountinfo::{parse_mountinfo, parse_mounts, Mount};
 use crate::value::Value;
 
-use super::{Entry, Evidence, Facts, FileIssue, Namespace, Needs, Setting};
+use super::{Entry, Evidence, Facts, FileIssue, IssueLevel, Namespace, Needs, Setting};
 
 /// Where /etc/fstab lives.
 pub const FSTAB: &str = "/etc/fstab";
@@ -245,7 +245,10 @@ fn read_mounts(host: &Host, facts: &mut Facts) -> Result<(String, Vec<Mount>), S
                     parse_mounts(&text)
                 };
                 for i in &issues {
-                    facts.issues.push(FileIssue::from_parse("mounts", path, i));
+                    // the kernel wrote this file: a bad line is data we cannot judge
+                    facts.issues.push(
+                        FileIssue::from_parse("mounts", path, i).with_level(IssueLevel::Unknown),
+                    );
                 }
                 return Ok((path.to_string(), ms));
             }
@@ -372,7 +375,14 @@ fn ext4_entry(host: &Host, device: &str, facts: &mut Facts) -> Entry {
                         Ok(text) => {
                             let (layout, issues) = parse_text(&text);
                             for i in &issues {
-                                facts.issues.push(FileIssue::from_parse("ext4", &path, i));
+                                let level = if layout.is_some() {
+                                    IssueLevel::Note
+                                } else {
+                                    IssueLevel::Unknown
+                                };
+                                facts.issues.push(
+                                    FileIssue::from_parse("ext4", &path, i).with_level(level),
+                                );
                             }
                             match layout {
                                 Some(l) => {
