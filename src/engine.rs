@@ -10,7 +10,8 @@ use crate::expr::{self, Context, Expr, Missing};
 use crate::facts::{self, Entry, Evidence, Facts, FileIssue, IssueLevel, Needs, Setting};
 use crate::host::Host;
 use crate::policy::{
-    Applies, Check, ExpectOp, Policy, PolicySet, Rule, Severity, Template, TemplatePart,
+    Applies, Check, CompareMode, DriftCheck, ExpectOp, Policy, PolicySet, Rule, Severity, Template,
+    TemplatePart,
 };
 use crate::report::{
     input_rule_meta, BreakdownData, Finding, HostReport, Report, Status, INPUT_RULE,
@@ -249,7 +250,9 @@ impl Context for RuleCx<'_> {
                 reason: reason.clone(),
             }),
             None => match name {
-                "actual" | "expected" | "setting" | "source" => Ok(Value::Str(String::new())),
+                "actual" | "expected" | "setting" | "source" | "missing" | "extra" => {
+                    Ok(Value::Str(String::new()))
+                }
                 _ => Err(Missing::Unknown {
                     subject: name.into(),
                     reason: "not known for this host".into(),
@@ -485,12 +488,7 @@ pub fn evaluate_rule(rule: &Rule, policy: Option<&Policy>, facts: &Facts) -> Vec
             presence,
         } => vec![check_setting(rule, &cx, ns, key, expect, *presence)],
         Check::Assert(e) => vec![check_assert(rule, &cx, e)],
-        Check::Drift {
-            configured,
-            running,
-            keys,
-            ignore,
-        } => check_drift(rule, &cx, configured, running, keys, ignore),
+        Check::Drift(d) => check_drift(rule, &cx, d),
     }
 }
 
@@ -782,14 +780,34 @@ pub fn expr_text(e: &Expr) -> String {
     }
 }
 
-fn check_drift(
-    rule: &Rule,
-    cx: &RuleCx,
-    configured: &str,
-    running: &str,
-    keys: &[glob::Pattern],
-    ignore: &[glob::Pattern],
-) -> Vec<Finding> {
+/// The value compared by a drift check: the whole setting, or one record field.
+fn drift_value(v: &Value, field: &Option<String>) -> Option<Value> {
+    match (field, v) {
+        (None, v) => Some(v.clone()),
+        (Some(f), Value::Record(map)) => map.get(f).cloned(),
+        (Some(_), _) => None,
+    }
+}
+
+fn items(v: &Value) -> Vec<String> {
+    match v {
+        Value::List(items) => items.iter().map(Value::to_plain).collect(),
+        other => other
+            .to_plain()
+            .split([',', ' '])
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect(),
+    }
+}
+
+fn check_drift(rule: &Rule, cx: &RuleCx, d: &DriftCheck) -> Vec<Finding> {
+    let (configured, running, keys, ignore) = (
+        d.configured.as_str(),
+        d.running.as_str(),
+        &d.keys,
+        &d.ignore,
+    );
     let facts = cx.facts;
     let (Some(conf), Some(run)) = (
         facts.namespaces.get(configured),
@@ -832,24 +850,47 @@ fn check_drift(
                 out.push(f);
             }
             Some(Entry::Set(have)) => {
+                let (Some(want_v), Some(have_v)) = (
+                    drift_value(&want.value, &d.field),
+                    drift_value(&have.value, &d.running_field),
+                ) else {
+                    continue;
+                };
                 compared += 1;
-                if want.value.loosely_equals(&have.value) {
+                let (want_items, have_items) = (items(&want_v), items(&have_v));
+                let missing: Vec<String> = want_items
+                    .iter()
+                    .filter(|i| !have_items.contains(i))
+                    .cloned()
+                    .collect();
+                let extra: Vec<String> = have_items
+                    .iter()
+                    .filter(|i| !want_items.contains(i))
+                    .cloned()
+                    .collect();
+                let same = match d.compare {
+                    CompareMode::Equal => want_v.loosely_equals(&have_v),
+                    CompareMode::Subset => missing.is_empty(),
+                };
+                if same {
                     continue;
                 }
                 let rcx = RuleCx::new(facts, rule, cx.policy);
                 {
                     let mut sp = rcx.special.borrow_mut();
                     sp.insert("setting".into(), Value::Str(key.clone()));
-                    sp.insert("expected".into(), want.value.clone());
-                    sp.insert("actual".into(), have.value.clone());
+                    sp.insert("expected".into(), want_v.clone());
+                    sp.insert("actual".into(), have_v.clone());
+                    sp.insert("missing".into(), Value::Str(missing.join(",")));
+                    sp.insert("extra".into(), Value::Str(extra.join(",")));
                     if let Some(e) = want.evidence.first() {
                         sp.insert("source".into(), Value::Str(e.to_string()));
                     }
                 }
                 let mut f = base_finding(rule, Status::Fail);
                 f.subject = vec![key.clone()];
-                f.expected = Some(expr::show(&want.value));
-                f.actual = Some(expr::show(&have.value));
+                f.expected = Some(show_items(&want_v));
+                f.actual = Some(show_items(&have_v));
                 f.evidence = want
                     .evidence
                     .iter()
@@ -875,6 +916,17 @@ fn check_drift(
         out.push(f);
     }
     out
+}
+
+fn show_items(v: &Value) -> String {
+    match v {
+        Value::List(items) => items
+            .iter()
+            .map(Value::to_plain)
+            .collect::<Vec<_>>()
+            .join(","),
+        other => expr::show(other),
+    }
 }
 
 #[cfg(test)]

@@ -61,11 +61,8 @@ pub fn explain(set: &PolicySet, rule: &Rule) -> String {
                 .join(" and ")
         ),
         Check::Assert(e) => writeln!(o, "  {}", crate::engine::expr_text(e)),
-        Check::Drift {
-            configured,
-            running,
-            ..
-        } => {
+        Check::Drift(d) => {
+            let (configured, running) = (&d.configured, &d.running);
             writeln!(
                 o,
                 "  every key of {configured} equals the same key of {running}"

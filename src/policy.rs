@@ -265,6 +265,27 @@ pub struct DriftSpec {
     /// Keys never compared (volatile ones).
     #[serde(default)]
     pub ignore: Vec<String>,
+    /// For record namespaces (`fstab`, `mount`): the field compared (`kernel_options`).
+    #[serde(default)]
+    pub field: Option<String>,
+    /// Field on the running side when it has another name (`options`); defaults to `field`.
+    #[serde(default)]
+    pub running_field: Option<String>,
+    /// `equal` (default) or `subset`: every configured item appears in the running list.
+    #[serde(default)]
+    pub compare: Option<CompareMode>,
+}
+
+/// How drift compares two values.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CompareMode {
+    /// Equal after normalisation (units, booleans, whitespace).
+    #[default]
+    Equal,
+    /// Every item of the configured list is in the running list (the running
+    /// side may show more, such as filesystem defaults the kernel adds).
+    Subset,
 }
 
 // ----------------------------------------------------------- compiled model
@@ -342,16 +363,26 @@ pub enum Check {
     /// A boolean expression.
     Assert(Expr),
     /// Namespace-vs-namespace drift.
-    Drift {
-        /// Configured namespace.
-        configured: String,
-        /// Running namespace.
-        running: String,
-        /// Only these keys.
-        keys: Vec<glob::Pattern>,
-        /// Never these keys.
-        ignore: Vec<glob::Pattern>,
-    },
+    Drift(DriftCheck),
+}
+
+/// A compiled `drift:` check.
+#[derive(Debug, Clone)]
+pub struct DriftCheck {
+    /// Configured namespace.
+    pub configured: String,
+    /// Running namespace.
+    pub running: String,
+    /// Only these keys.
+    pub keys: Vec<glob::Pattern>,
+    /// Never these keys.
+    pub ignore: Vec<glob::Pattern>,
+    /// Record field compared on the configured side.
+    pub field: Option<String>,
+    /// Record field compared on the running side.
+    pub running_field: Option<String>,
+    /// Comparison.
+    pub compare: CompareMode,
 }
 
 /// A compiled `applies` condition.
@@ -408,7 +439,7 @@ impl Rule {
         match &self.check {
             Check::Assert(e) => out.push(e),
             Check::Setting { expect, .. } => out.extend(expect.iter().flat_map(|(_, v)| v.iter())),
-            Check::Drift { .. } => {}
+            Check::Drift(_) => {}
         }
         if let Some(b) = &self.breakdown {
             out.push(&b.total);
@@ -430,14 +461,9 @@ impl Rule {
         if let Check::Setting { ns, key, .. } = &self.check {
             out.insert((ns.clone(), key.clone()));
         }
-        if let Check::Drift {
-            configured,
-            running,
-            ..
-        } = &self.check
-        {
-            out.insert((configured.clone(), "*".into()));
-            out.insert((running.clone(), "*".into()));
+        if let Check::Drift(d) = &self.check {
+            out.insert((d.configured.clone(), "*".into()));
+            out.insert((d.running.clone(), "*".into()));
         }
         for e in self.expressions() {
             expr::walk(e, &mut |x| {
@@ -1062,7 +1088,12 @@ fn compile(path: &str, text: &str) -> Result<(Policy, Vec<Rule>), PolicyError> {
             .lets
             .keys()
             .cloned()
-            .chain(["actual", "expected", "setting", "source"].map(String::from))
+            .chain(
+                [
+                    "actual", "expected", "setting", "source", "missing", "extra",
+                ]
+                .map(String::from),
+            )
             .collect();
         // params referenced must exist
         let check_params = |e: &Expr, c: &mut Compiler, s: &Spanned<String>| {
@@ -1157,12 +1188,15 @@ fn compile(path: &str, text: &str) -> Result<(Policy, Vec<Rule>), PolicyError> {
             };
             let keys = pats(&mut c, &d.keys);
             let ignore = pats(&mut c, &d.ignore);
-            Some(Check::Drift {
+            Some(Check::Drift(DriftCheck {
                 configured: d.configured.clone(),
                 running: d.running.clone(),
                 keys,
                 ignore,
-            })
+                field: d.field.clone(),
+                running_field: d.running_field.clone().or_else(|| d.field.clone()),
+                compare: d.compare.unwrap_or_default(),
+            }))
         } else if let (Some(s), Some(ex)) = (&spec.setting, &spec.expect) {
             // `NS.key` takes the rest of the text literally (keys may contain `-` or `/`);
             // `NS["key"]` is parsed as an expression.
