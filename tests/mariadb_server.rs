@@ -189,18 +189,34 @@ fn predicted_values_equal_the_running_server() {
     let Some(t) = tools() else { return };
     let tmp = tempfile::tempdir().unwrap();
     let work = tmp.path();
-    let st = Command::new(&t.1)
-        .args([
-            "--no-defaults",
-            "--auth-root-authentication-method=normal",
-            "--user=root",
-        ])
-        .arg(format!("--datadir={}", work.join("data").display()))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .expect("mariadb-install-db");
-    assert!(st.success(), "mariadb-install-db failed");
+    // mariadb-install-db occasionally fails on a loaded machine (bootstrap
+    // timeout); one retry with a fresh datadir, and the error text on failure.
+    let mut last_err = String::new();
+    let mut ok = false;
+    for attempt in 0..2 {
+        let data = work.join("data");
+        let _ = std::fs::remove_dir_all(&data);
+        let out = Command::new(&t.1)
+            .args([
+                "--no-defaults",
+                "--auth-root-authentication-method=normal",
+                "--user=root",
+            ])
+            .arg(format!("--datadir={}", data.display()))
+            .stdin(Stdio::null())
+            .output()
+            .expect("mariadb-install-db");
+        if out.status.success() {
+            ok = true;
+            break;
+        }
+        last_err = format!(
+            "attempt {attempt}: {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert!(ok, "mariadb-install-db failed: {last_err}");
     let keys = [
         "innodb_buffer_pool_size",
         "innodb_buffer_pool_dump_at_shutdown",
