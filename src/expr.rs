@@ -32,6 +32,8 @@ pub const FACTS: &[&str] = &[
     "os_name",
     "os_like",
     "hostname",
+    "mysql_version",
+    "mysql_datadir",
 ];
 
 /// Functions and their arity (min, max).
@@ -54,6 +56,7 @@ pub const FUNCTIONS: &[(&str, usize, usize)] = &[
     ("abs", 1, 1),
     ("join", 1, 2),
     ("len", 1, 1),
+    ("version", 1, 1),
 ];
 
 /// A parsed expression.
@@ -892,6 +895,7 @@ fn call_values(f: &str, vals: &[Value], cx: &dyn Context) -> Result<Value, Missi
             format_number((num(first, f)? / 1073741824.0 * 10.0).round() / 10.0)
         ))),
         "size" => Ok(Value::Size(num(first, f)?)),
+        "version" => version_number(&first.to_plain()),
         "number" => Ok(Value::Number(num(first, f)?)),
         "len" => Ok(Value::Number(match first {
             Value::List(i) => i.len() as f64,
@@ -913,6 +917,29 @@ fn call_values(f: &str, vals: &[Value], cx: &dyn Context) -> Result<Value, Missi
         }
         _ => err(format!("unknown function `{f}`")),
     }
+}
+
+/// `version("10.11.19-MariaDB-0+deb12u1")` = 10011019: the leading
+/// `major.minor[.patch]` as major * 1e6 + minor * 1e3 + patch, so versions
+/// compare as numbers (each part must stay below 1000).
+fn version_number(s: &str) -> Result<Value, Missing> {
+    let head: String = s
+        .trim()
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    let parts: Vec<u64> = head
+        .split('.')
+        .take(3)
+        .map_while(|p| p.parse().ok())
+        .collect();
+    if parts.len() < 2 || parts.iter().any(|p| *p >= 1000) {
+        return err(format!(
+            "`version` needs a version like 10.11.19, got `{s}`"
+        ));
+    }
+    let n = parts[0] * 1_000_000 + parts[1] * 1000 + parts.get(2).copied().unwrap_or(0);
+    Ok(Value::Number(n as f64))
 }
 
 /// Visit every sub-expression (for static analysis: which settings a rule reads).
@@ -1030,6 +1057,27 @@ mod tests {
         );
         assert_eq!(ev("false and sysctl.x.y == 1").unwrap(), Value::Bool(false));
         assert_eq!(ev("min(1G, 2G, 512M)").unwrap(), Value::Size(536870912.0));
+    }
+
+    #[test]
+    fn versions_compare_as_numbers() {
+        assert_eq!(
+            ev("version(\"10.11.19-MariaDB-0+deb12u1\")").unwrap(),
+            Value::Number(10011019.0)
+        );
+        assert_eq!(
+            ev("version(\"5.6.51-91.0-log\") >= version(\"5.7.7\")").unwrap(),
+            Value::Bool(false)
+        );
+        assert_eq!(
+            ev("version(\"8.0\") >= version(\"5.7.7\")").unwrap(),
+            Value::Bool(true)
+        );
+        assert!(matches!(ev("version(\"MariaDB\")"), Err(Missing::Error(_))));
+        assert!(matches!(
+            ev("version(\"1.1000.1\")"),
+            Err(Missing::Error(_))
+        ));
     }
 
     #[test]

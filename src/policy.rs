@@ -28,6 +28,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "policies/zimbra-memory.yaml",
         include_str!("../policies/zimbra-memory.yaml"),
     ),
+    (
+        "policies/mysql-innodb.yaml",
+        include_str!("../policies/mysql-innodb.yaml"),
+    ),
 ];
 
 /// Rule severity, ordered from `info` to `critical`.

@@ -918,6 +918,32 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
             s.value = Value::Size(v);
         }
     }
+    // A bare dump/load line is ON for my_print_defaults (`mycnf`), but the
+    // server refuses it, so it runs with no value at all: rules on
+    // `mycnf_effective` are unknown with that reason, never a passing ON.
+    for key in BOOLEANS_REQUIRING_VALUE {
+        let last = set
+            .argv
+            .iter()
+            .rev()
+            .find(|o| canonical_option(&o.name).name == key);
+        if let Some(o) =
+            last.filter(|o| o.value.is_none() && canonical_option(&o.name).forced.is_none())
+        {
+            effective.entries.insert(
+                key.to_string(),
+                Entry::Unreadable {
+                    reason: format!(
+                        "bare `{}` at {} (no `= ON`): the server refuses to start (\"option '--{}' requires an argument\", verified on MariaDB 10.11), so no value applies",
+                        o.name,
+                        o.evidence,
+                        key.replace('_', "-")
+                    ),
+                    evidence: vec![o.evidence.clone()],
+                },
+            );
+        }
+    }
     let mut ns_mycnf = set.namespace;
     ns_mycnf.canonicalize = Some(canonical_name);
     facts.namespaces.insert("mycnf".into(), ns_mycnf);

@@ -1,0 +1,436 @@
+//! policies/mysql-innodb.yaml on the three MySQL test hosts (the Polish
+//! warm-up story, a Debian !includedir override with an unpersisted SET
+//! GLOBAL, a healthy MySQL 8.0) and on small generated snapshots for the
+//! cases the hosts do not cover (pool too small or too large, unknown version,
+//! bare dump line, unit normalisation in drift). tests/hosts.rs pins the full
+//! reports with insta; this file pins verdicts, numbers and evidence.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use driftaudit::engine;
+use driftaudit::host::Host;
+use driftaudit::policy::PolicySet;
+use driftaudit::report::{Finding, Status};
+
+const HOSTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/hosts");
+
+fn mysql_policies() -> PolicySet {
+    let mut p = PolicySet::builtin().expect("built-in policies load");
+    p.filter(&["mysql.*".to_string()], &[]).unwrap();
+    p
+}
+
+fn audit(dir: &Path) -> Vec<Finding> {
+    let h = Host::snapshot(dir).unwrap();
+    engine::audit_host(&mysql_policies(), &h).findings
+}
+
+fn host(name: &str) -> Vec<Finding> {
+    audit(Path::new(&format!("{HOSTS}/{name}")))
+}
+
+/// rule (with `[subject]` for drift findings) -> status, input findings excluded.
+fn verdicts(findings: &[Finding]) -> BTreeMap<String, Status> {
+    findings
+        .iter()
+        .filter(|f| f.rule.starts_with("mysql."))
+        .map(|f| {
+            let key = if f.rule == "mysql.config-runtime-drift" && f.status == Status::Fail {
+                format!("{}[{}]", f.rule, f.subject.join(","))
+            } else {
+                f.rule.clone()
+            };
+            (key, f.status)
+        })
+        .collect()
+}
+
+fn expect(findings: &[Finding], want: &[(&str, Status)]) {
+    let want: BTreeMap<String, Status> = want.iter().map(|(r, s)| (r.to_string(), *s)).collect();
+    assert_eq!(verdicts(findings), want, "{findings:#?}");
+}
+
+fn one<'a>(findings: &'a [Finding], rule: &str) -> &'a Finding {
+    let f: Vec<&Finding> = findings.iter().filter(|f| f.rule == rule).collect();
+    assert_eq!(f.len(), 1, "{rule}: {findings:#?}");
+    f[0]
+}
+
+fn evidence(f: &Finding) -> Vec<String> {
+    f.evidence.iter().map(|e| e.to_string()).collect()
+}
+
+/// A snapshot in a temp dir from (host path, content) pairs.
+fn snapshot(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, text) in files {
+        let p = dir.path().join(path.trim_start_matches('/'));
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    dir
+}
+
+const MEM_32G: &str = "MemTotal:       32894416 kB\n";
+const MEM_16G: &str = "MemTotal:       16365876 kB\n";
+
+#[test]
+fn warmup_story_fails_warm_restart_with_the_story_numbers() {
+    let f = host("mysql-warmup-story");
+    expect(
+        &f,
+        &[
+            ("mysql.config-runtime-drift", Status::Pass),
+            ("mysql.pool-too-large-for-ram", Status::Pass),
+            ("mysql.pool-too-small-for-data", Status::Pass),
+            ("mysql.warm-restart-dump", Status::Fail),
+            ("mysql.warm-restart-load", Status::Fail),
+        ],
+    );
+    let dump = one(&f, "mysql.warm-restart-dump");
+    for n in [
+        "25 GiB",
+        "1638400 pages",
+        "set to OFF",
+        "20 minutes",
+        "2 min 34 s",
+    ] {
+        assert!(dump.explanation.contains(n), "{n}: {}", dump.explanation);
+    }
+    assert_eq!(
+        evidence(dump),
+        [
+            "/etc/mysql/conf.d/sysbench.cnf:3",
+            "/etc/mysql/conf.d/sysbench.cnf:11"
+        ]
+    );
+    let load = one(&f, "mysql.warm-restart-load");
+    assert!(load
+        .explanation
+        .contains("innodb_buffer_pool_load_at_startup is set to OFF"));
+    assert_eq!(
+        evidence(load),
+        [
+            "/etc/mysql/conf.d/sysbench.cnf:3",
+            "/etc/mysql/conf.d/sysbench.cnf:12"
+        ]
+    );
+}
+
+#[test]
+fn includedir_override_drifts_on_the_unpersisted_set_global() {
+    let f = host("mysql-includedir-override");
+    expect(
+        &f,
+        &[
+            ("mysql.config-runtime-drift[max_connections]", Status::Fail),
+            ("mysql.pool-too-large-for-ram", Status::Pass),
+            ("mysql.pool-too-small-for-data", Status::Pass),
+            ("mysql.warm-restart-dump", Status::Pass),
+            ("mysql.warm-restart-load", Status::Pass),
+        ],
+    );
+    let d = one(&f, "mysql.config-runtime-drift");
+    assert_eq!(d.expected.as_deref(), Some("200"));
+    assert_eq!(d.actual.as_deref(), Some("400"));
+    assert!(
+        d.explanation
+            .contains("max_connections is 200 in the option files (/etc/mysql/mariadb.conf.d/50-server.cnf:40)")
+            && d.explanation.contains("uses 400"),
+        "{}",
+        d.explanation
+    );
+    assert_eq!(
+        evidence(d),
+        [
+            "/etc/mysql/mariadb.conf.d/50-server.cnf:40",
+            "/captures/mysql-variables.tsv:340"
+        ]
+    );
+    // mariadb.cnf reads conf.d/ before mariadb.conf.d/: the 99-override.cnf in
+    // mariadb.conf.d/ wins over 50-server.cnf, both lines are the provenance.
+    let large = one(&f, "mysql.pool-too-large-for-ram");
+    assert_eq!(
+        evidence(large),
+        [
+            "/etc/mysql/mariadb.conf.d/99-override.cnf:5",
+            "/etc/mysql/mariadb.conf.d/50-server.cnf:106"
+        ]
+    );
+    assert!(
+        large.explanation.contains("10 GiB"),
+        "{}",
+        large.explanation
+    );
+    // MariaDB 10.11 defaults dump/load to ON when no file sets them.
+    let dump = one(&f, "mysql.warm-restart-dump");
+    assert!(dump.explanation.contains("10 GiB"), "{}", dump.explanation);
+}
+
+#[test]
+fn healthy_host_passes_every_mysql_rule() {
+    let f = host("mysql-healthy");
+    expect(
+        &f,
+        &[
+            ("mysql.config-runtime-drift", Status::Pass),
+            ("mysql.pool-too-large-for-ram", Status::Pass),
+            ("mysql.pool-too-small-for-data", Status::Pass),
+            ("mysql.warm-restart-dump", Status::Pass),
+            ("mysql.warm-restart-load", Status::Pass),
+        ],
+    );
+    // 9G with 16 x 128M chunks runs as 10G: no false drift, and the pool
+    // rules judge the 10 GiB the server really allocates.
+    let large = one(&f, "mysql.pool-too-large-for-ram");
+    assert_eq!(large.actual.as_deref(), Some("10 GiB"));
+    let drift = one(&f, "mysql.config-runtime-drift");
+    assert!(
+        drift.explanation.starts_with("19 configured value(s)"),
+        "{}",
+        drift.explanation
+    );
+    assert!(f.iter().all(|x| x.status != Status::Fail), "{f:#?}");
+}
+
+#[test]
+fn hosts_without_mysql_skip_every_rule() {
+    for name in ["clean", "nat-story", "zimbra-khimki-asfound"] {
+        let f = host(name);
+        let mysql: Vec<&Finding> = f.iter().filter(|x| x.rule.starts_with("mysql.")).collect();
+        assert_eq!(mysql.len(), 5, "{name}");
+        assert!(
+            mysql.iter().all(|x| x.status == Status::Skip),
+            "{name}: {mysql:#?}"
+        );
+    }
+}
+
+fn server(cnf: &str, vars: Option<&str>, du: &str, mem: &str) -> tempfile::TempDir {
+    let mut files = vec![
+        ("/etc/my.cnf", cnf),
+        ("/proc/meminfo", mem),
+        ("/captures/du.txt", du),
+    ];
+    if let Some(v) = vars {
+        files.push(("/captures/mysql-variables.tsv", v));
+    }
+    snapshot(&files)
+}
+
+#[test]
+fn pool_too_small_for_data_names_pool_data_and_ram() {
+    let dir = server(
+        "[mysqld]\ndatadir = /srv/mysql\ninnodb_buffer_pool_size = 4G\n",
+        None,
+        "21474836480\t/srv/mysql\n",
+        MEM_32G,
+    );
+    let f = audit(dir.path());
+    let small = one(&f, "mysql.pool-too-small-for-data");
+    assert_eq!(small.status, Status::Fail);
+    // 4 GiB pool, 20 GiB of data, 16 GiB (80 %) uncached, 31.4 GiB RAM, room 22 GiB.
+    for n in [
+        "4 GiB",
+        "/srv/mysql",
+        "20 GiB",
+        "16 GiB (80 %)",
+        "31.4 GiB",
+        "22 GiB",
+    ] {
+        assert!(small.explanation.contains(n), "{n}: {}", small.explanation);
+    }
+    assert!(small.fix.contains("`20G`"), "{}", small.fix);
+    assert!(evidence(small).contains(&"/etc/my.cnf:3".to_string()));
+    assert!(evidence(small).contains(&"/captures/du.txt".to_string()));
+    assert_eq!(one(&f, "mysql.pool-too-large-for-ram").status, Status::Pass);
+
+    // Pool below the data but already at the allowed share of RAM: pass.
+    let dir = server(
+        "[mysqld]\ninnodb_buffer_pool_size = 23G\n",
+        None,
+        "37622661120\t/var/lib/mysql\n",
+        MEM_32G,
+    );
+    assert_eq!(
+        one(&audit(dir.path()), "mysql.pool-too-small-for-data").status,
+        Status::Pass
+    );
+}
+
+#[test]
+fn pool_too_large_for_ram_names_pool_ram_and_the_rest() {
+    let dir = server(
+        "[mysqld]\ninnodb_buffer_pool_size = 14G\n",
+        None,
+        "1073741824\t/var/lib/mysql\n",
+        MEM_16G,
+    );
+    let f = audit(dir.path());
+    let large = one(&f, "mysql.pool-too-large-for-ram");
+    assert_eq!(large.status, Status::Fail);
+    for n in [
+        "14 GiB", "89.7 %", "15.6 GiB", "12.5 GiB", "1.6 GiB", "Zimbra",
+    ] {
+        assert!(large.explanation.contains(n), "{n}: {}", large.explanation);
+    }
+    assert_eq!(evidence(large), ["/etc/my.cnf:2"]);
+    assert!(large.breakdown.is_some());
+}
+
+const MARIADB_VARS: &str =
+    "version\t10.11.19-MariaDB-0+deb12u1\ninnodb_buffer_pool_size\t4294967296\n";
+
+#[test]
+fn warm_restart_absent_options_follow_the_version_default() {
+    let cnf = "[mysqld]\ninnodb_buffer_pool_size = 4G\n";
+    let du = "1073741824\t/var/lib/mysql\n";
+    // No runtime capture: the version is unknown, so is the default.
+    let dir = server(cnf, None, du, MEM_16G);
+    let f = audit(dir.path());
+    for rule in ["mysql.warm-restart-dump", "mysql.warm-restart-load"] {
+        let x = one(&f, rule);
+        assert_eq!(x.status, Status::Unknown, "{x:#?}");
+        assert!(
+            x.explanation.contains("mysql-variables.tsv"),
+            "{}",
+            x.explanation
+        );
+    }
+    // MariaDB 10.11: ON by default.
+    let dir = server(cnf, Some(MARIADB_VARS), du, MEM_16G);
+    let f = audit(dir.path());
+    assert_eq!(one(&f, "mysql.warm-restart-dump").status, Status::Pass);
+    assert_eq!(one(&f, "mysql.warm-restart-load").status, Status::Pass);
+    // MySQL 5.7.6 (before 5.7.7) and MariaDB 10.1: OFF by default.
+    for v in ["5.7.6-log", "10.1.48-MariaDB-0+deb9u2"] {
+        let vars = format!("version\t{v}\n");
+        let dir = server(cnf, Some(&vars), du, MEM_16G);
+        let f = audit(dir.path());
+        let x = one(&f, "mysql.warm-restart-dump");
+        assert_eq!(x.status, Status::Fail, "{v}");
+        assert!(
+            x.explanation.contains(&format!(
+                "not set in any option file, so the compiled-in default of {v} applies: OFF"
+            )),
+            "{}",
+            x.explanation
+        );
+    }
+    // MySQL 5.7.7: ON.
+    let dir = server(cnf, Some("version\t5.7.7-rc\n"), du, MEM_16G);
+    assert_eq!(
+        one(&audit(dir.path()), "mysql.warm-restart-load").status,
+        Status::Pass
+    );
+    // Below the 1 GiB threshold the rule does not apply.
+    let dir = server(
+        "[mysqld]\ninnodb_buffer_pool_size = 512M\n",
+        None,
+        du,
+        MEM_16G,
+    );
+    assert_eq!(
+        one(&audit(dir.path()), "mysql.warm-restart-dump").status,
+        Status::Skip
+    );
+}
+
+#[test]
+fn explicit_off_fails_even_without_a_version() {
+    let dir = server(
+        "[mysqld]\ninnodb_buffer_pool_size = 4G\ninnodb_buffer_pool_dump_at_shutdown = 0\nskip-innodb-buffer-pool-load-at-startup\n",
+        None,
+        "1073741824\t/var/lib/mysql\n",
+        MEM_16G,
+    );
+    let f = audit(dir.path());
+    let dump = one(&f, "mysql.warm-restart-dump");
+    assert_eq!(dump.status, Status::Fail);
+    assert_eq!(evidence(dump), ["/etc/my.cnf:2", "/etc/my.cnf:3"]);
+    let load = one(&f, "mysql.warm-restart-load");
+    assert_eq!(load.status, Status::Fail);
+    assert_eq!(evidence(load), ["/etc/my.cnf:2", "/etc/my.cnf:4"]);
+}
+
+#[test]
+fn a_bare_dump_line_is_never_a_passing_on() {
+    let dir = server(
+        "[mysqld]\ninnodb_buffer_pool_size = 4G\ninnodb_buffer_pool_dump_at_shutdown\ninnodb-buffer-pool-load-at-startup = ON\n",
+        Some(MARIADB_VARS),
+        "1073741824\t/var/lib/mysql\n",
+        MEM_16G,
+    );
+    let f = audit(dir.path());
+    let dump = one(&f, "mysql.warm-restart-dump");
+    assert_eq!(dump.status, Status::Unknown, "{dump:#?}");
+    assert!(
+        dump.explanation.contains("requires an argument"),
+        "{}",
+        dump.explanation
+    );
+    assert!(evidence(dump).contains(&"/etc/my.cnf:3".to_string()));
+    assert_eq!(one(&f, "mysql.warm-restart-load").status, Status::Pass);
+    // The input finding says the server would not start.
+    assert!(f
+        .iter()
+        .any(|x| x.rule == "driftaudit.input" && x.explanation.contains("refuses to start")));
+}
+
+#[test]
+fn drift_normalises_units_and_booleans_end_to_end() {
+    let cnf = "[mysqld]\n\
+        innodb_buffer_pool_size = 300000000\n\
+        innodb_log_file_size = 2048M\n\
+        innodb_stats_persistent = 1\n\
+        innodb_file_per_table = ON\n\
+        skip-name-resolve\n\
+        datadir = /var/lib/mysql\n\
+        max_allowed_packet = 64M\n";
+    // MariaDB 10.11.19 runs a 300000000-byte pool as 299892736 (1 MiB steps).
+    let vars = "version\t10.11.19-MariaDB-0+deb12u1\n\
+        innodb_buffer_pool_size\t299892736\n\
+        innodb_log_file_size\t2147483648\n\
+        innodb_stats_persistent\tON\n\
+        innodb_file_per_table\tON\n\
+        skip_name_resolve\tON\n\
+        datadir\t/var/lib/mysql/\n\
+        max_allowed_packet\t67108864\n";
+    let dir = server(cnf, Some(vars), "1\t/var/lib/mysql\n", MEM_16G);
+    let f = audit(dir.path());
+    let drift = one(&f, "mysql.config-runtime-drift");
+    assert_eq!(drift.status, Status::Pass, "{f:#?}");
+    // datadir is ignored (trailing slash); the other six are compared.
+    assert!(
+        drift.explanation.starts_with("6 configured value(s)"),
+        "{}",
+        drift.explanation
+    );
+
+    // The same comparison does fail on a real difference.
+    let vars = vars.replace("2147483648", "1073741824");
+    let dir = server(cnf, Some(&vars), "1\t/var/lib/mysql\n", MEM_16G);
+    let f = audit(dir.path());
+    expect(
+        &f,
+        &[
+            (
+                "mysql.config-runtime-drift[innodb_log_file_size]",
+                Status::Fail,
+            ),
+            ("mysql.pool-too-large-for-ram", Status::Pass),
+            ("mysql.pool-too-small-for-data", Status::Pass),
+            ("mysql.warm-restart-dump", Status::Skip),
+            ("mysql.warm-restart-load", Status::Skip),
+        ],
+    );
+    let d = one(&f, "mysql.config-runtime-drift");
+    assert_eq!(d.expected.as_deref(), Some("2 GiB"));
+    assert_eq!(d.actual.as_deref(), Some("1 GiB"));
+    assert!(
+        d.fix.contains("`innodb_log_file_size = 1073741824`"),
+        "{}",
+        d.fix
+    );
+}
