@@ -250,7 +250,15 @@ impl Context for RuleCx<'_> {
                 reason: reason.clone(),
             }),
             None => match name {
-                "actual" | "expected" | "setting" | "source" | "missing" | "extra" => {
+                // in assert rules, `source` is where the first setting read was set
+                "source" => Ok(Value::Str(
+                    self.touched
+                        .borrow()
+                        .iter()
+                        .find_map(|(_, _, s)| s.evidence.first().map(|e| e.to_string()))
+                        .unwrap_or_default(),
+                )),
+                "actual" | "expected" | "setting" | "missing" | "extra" => {
                     Ok(Value::Str(String::new()))
                 }
                 _ => Err(Missing::Unknown {
@@ -523,8 +531,7 @@ fn finish(rule: &Rule, cx: &RuleCx, status: Status, f: &mut Finding) {
     if matches!(status, Status::Fail | Status::Pass) {
         f.breakdown = breakdown(rule, cx);
     }
-    f.subject = cx.subjects();
-    f.evidence = cx.evidence();
+    // Render first: settings a template reads are evidence too.
     match status {
         Status::Fail => {
             let mut text = cx.render(&rule.why);
@@ -535,10 +542,12 @@ fn finish(rule: &Rule, cx: &RuleCx, status: Status, f: &mut Finding) {
             f.fix = cx.render(&rule.fix);
         }
         Status::Pass if f.explanation.is_empty() => {
+            let mut seen = BTreeSet::new();
             let parts: Vec<String> = cx
                 .touched
                 .borrow()
                 .iter()
+                .filter(|(_, k, _)| seen.insert(k.clone()))
                 .map(|(_, k, s)| format!("{k} = {}", expr::show(&s.value)))
                 .collect();
             f.explanation = if parts.is_empty() {
@@ -549,6 +558,8 @@ fn finish(rule: &Rule, cx: &RuleCx, status: Status, f: &mut Finding) {
         }
         _ => {}
     }
+    f.subject = cx.subjects();
+    f.evidence = cx.evidence();
 }
 
 fn missing_finding(rule: &Rule, cx: &RuleCx, m: Missing) -> Finding {
@@ -818,6 +829,15 @@ fn check_drift(rule: &Rule, cx: &RuleCx, d: &DriftCheck) -> Vec<Finding> {
             format!("no `{configured}` or `{running}` values were gathered for this host");
         return vec![f];
     };
+    let selected = |key: &String| {
+        (keys.is_empty() || keys.iter().any(|p| p.matches(key)))
+            && !ignore.iter().any(|p| p.matches(key))
+    };
+    if conf.unavailable.is_none() && !conf.entries.keys().any(selected) {
+        let mut f = base_finding(rule, Status::Skip);
+        f.explanation = format!("nothing in {configured} to compare: no configured value is set");
+        return vec![f];
+    }
     for (ns, space) in [(configured, conf), (running, run)] {
         if let Some(reason) = &space.unavailable {
             let mut f = base_finding(rule, Status::Unknown);
