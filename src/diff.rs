@@ -403,8 +403,13 @@ fn key(f: &Finding) -> Key {
     (f.rule.clone(), f.subject.clone())
 }
 
-/// Compare verdicts, matching findings by rule id and subject.
-pub fn diff_verdicts(b: &HostReport, a: &HostReport) -> Verdicts {
+/// Pair findings of both sides: same rule and subject first; then, per rule,
+/// a single leftover finding on each side (a rule that was skipped with no
+/// subject before and fails on a key after is the same verdict changing).
+fn pair_findings<'a>(
+    b: &'a HostReport,
+    a: &'a HostReport,
+) -> Vec<(Option<&'a Finding>, Option<&'a Finding>)> {
     let mut mb: BTreeMap<Key, &Finding> = BTreeMap::new();
     for f in &b.findings {
         mb.entry(key(f)).or_insert(f);
@@ -413,37 +418,60 @@ pub fn diff_verdicts(b: &HostReport, a: &HostReport) -> Verdicts {
     for f in &a.findings {
         ma.entry(key(f)).or_insert(f);
     }
-    let mut v = Verdicts::default();
-    let vc = |bs: Option<Status>, as_: Option<Status>, f: &Finding| VerdictChange {
-        before_status: bs,
-        after_status: as_,
-        finding: f.clone(),
-    };
-    for (k, fa) in &ma {
-        let fb = mb.get(k);
-        let bs = fb.map(|f| f.status);
-        if fa.status == Status::Fail && bs != Some(Status::Fail) {
-            v.regressions.push(vc(bs, Some(fa.status), fa));
-        } else if fb.is_none() {
-            v.new.push(vc(None, Some(fa.status), fa));
-        }
+    let mut pairs = Vec::new();
+    let both: Vec<Key> = mb.keys().filter(|k| ma.contains_key(*k)).cloned().collect();
+    for k in both {
+        pairs.push((mb.remove(&k), ma.remove(&k)));
     }
-    for (k, fb) in &mb {
-        let fa = ma.get(k);
-        let as_ = fa.map(|f| f.status);
-        if fb.status == Status::Fail {
-            if matches!(as_, None | Some(Status::Pass) | Some(Status::Skip)) {
-                v.fixes
-                    .push(vc(Some(fb.status), as_, fa.copied().unwrap_or(fb)));
-            } else if let Some(fa) = fa.filter(|f| f.status != Status::Fail) {
-                v.other.push(vc(Some(fb.status), as_, fa));
+    let mut left_b: BTreeMap<String, Vec<&Finding>> = BTreeMap::new();
+    for f in mb.into_values() {
+        left_b.entry(f.rule.clone()).or_default().push(f);
+    }
+    let mut left_a: BTreeMap<String, Vec<&Finding>> = BTreeMap::new();
+    for f in ma.into_values() {
+        left_a.entry(f.rule.clone()).or_default().push(f);
+    }
+    let rules: BTreeSet<String> = left_b.keys().chain(left_a.keys()).cloned().collect();
+    for r in rules {
+        let fb = left_b.remove(&r).unwrap_or_default();
+        let fa = left_a.remove(&r).unwrap_or_default();
+        if let ([x], [y]) = (fb.as_slice(), fa.as_slice()) {
+            pairs.push((Some(*x), Some(*y)));
+            continue;
+        }
+        pairs.extend(fb.into_iter().map(|f| (Some(f), None)));
+        pairs.extend(fa.into_iter().map(|f| (None, Some(f))));
+    }
+    pairs
+}
+
+/// Compare verdicts of two host reports (see [`Verdicts`]).
+pub fn diff_verdicts(b: &HostReport, a: &HostReport) -> Verdicts {
+    let mut v = Verdicts::default();
+    for (fb, fa) in pair_findings(b, a) {
+        let (bs, as_) = (fb.map(|f| f.status), fa.map(|f| f.status));
+        let vc = |f: &Finding| VerdictChange {
+            before_status: bs,
+            after_status: as_,
+            finding: f.clone(),
+        };
+        match (fb, fa) {
+            (_, Some(x)) if x.status == Status::Fail && bs != Some(Status::Fail) => {
+                v.regressions.push(vc(x))
             }
-        } else if let Some(fa) = fa {
-            if fa.status != fb.status && fa.status != Status::Fail {
-                v.other.push(vc(Some(fb.status), as_, fa));
+            (Some(x), y) if x.status == Status::Fail && !matches!(as_, Some(Status::Fail)) => {
+                match y {
+                    None => v.fixes.push(vc(x)),
+                    Some(y) if matches!(y.status, Status::Pass | Status::Skip) => {
+                        v.fixes.push(vc(y))
+                    }
+                    Some(y) => v.other.push(vc(y)),
+                }
             }
-        } else {
-            v.vanished.push(vc(Some(fb.status), None, fb));
+            (None, Some(y)) => v.new.push(vc(y)),
+            (Some(x), None) => v.vanished.push(vc(x)),
+            (Some(x), Some(y)) if x.status != y.status => v.other.push(vc(y)),
+            _ => {}
         }
     }
     // A rule whose regression or fix is reported does not also list the
