@@ -336,8 +336,8 @@ pub fn diff_facts(b: &Facts, a: &Facts) -> Vec<Change> {
                 k,
                 x.map(show),
                 y.map(show),
-                Vec::new(),
-                Vec::new(),
+                x.map(|_| fact_evidence(k, b)).unwrap_or_default(),
+                y.map(|_| fact_evidence(k, a)).unwrap_or_default(),
             )),
         }
     }
@@ -380,6 +380,21 @@ pub fn diff_facts(b: &Facts, a: &Facts) -> Vec<Change> {
         }
     }
     out
+}
+
+/// Where a host fact comes from (the file its reader reads first).
+fn fact_evidence(name: &str, f: &Facts) -> Vec<Evidence> {
+    let path = match name {
+        "mem_total" => "/proc/meminfo",
+        "cpu_count" => "/proc/cpuinfo",
+        "kernel_release" => match f.source {
+            SourceKind::Live => "/proc/sys/kernel/osrelease",
+            SourceKind::Snapshot => "/proc/sys/kernel/osrelease or /captures/sysctl-a.txt",
+        },
+        n if n.starts_with("os_") => "/etc/os-release",
+        _ => return Vec::new(),
+    };
+    vec![Evidence::file(path)]
 }
 
 /// Verdict changes between two host reports.

@@ -52,6 +52,52 @@ const VOLATILE_TUNE2FS: [&str; 13] = [
     "Last mounted on",
 ];
 
+/// Live kernel values that change on their own (counters, random values);
+/// left out of `captures/sysctl-a.txt` so a committed snapshot changes only
+/// when the configuration does. Prefixes end with `.`.
+const VOLATILE_SYSCTL: [&str; 14] = [
+    "fs.aio-nr",
+    "fs.dentry-state",
+    "fs.file-nr",
+    "fs.inode-nr",
+    "fs.inode-state",
+    "fs.quota.",
+    "kernel.ns_last_pid",
+    "kernel.pty.nr",
+    "kernel.random.boot_id",
+    "kernel.random.entropy_avail",
+    "kernel.random.uuid",
+    "net.netfilter.nf_conntrack_count",
+    "kernel.sched_domain.",
+    "net.ipv4.tcp_mem_usage",
+];
+
+fn volatile_sysctl(key: &str) -> bool {
+    VOLATILE_SYSCTL
+        .iter()
+        .any(|v| key == *v || (v.ends_with('.') && key.starts_with(v)))
+}
+
+/// Keep only the stable lines of `/proc/meminfo` (the totals) and
+/// `/proc/cpuinfo` (everything but the current clock speed).
+pub fn stable_proc(path: &str, text: &str) -> String {
+    let keep = |l: &str| match path {
+        "/proc/meminfo" => {
+            let name = l.split(':').next().unwrap_or("");
+            name.contains("Total") || name == "Hugepagesize"
+        }
+        "/proc/cpuinfo" => !l.starts_with("cpu MHz"),
+        _ => true,
+    };
+    let mut out: String = text
+        .lines()
+        .filter(|l| keep(l))
+        .collect::<Vec<_>>()
+        .join("\n");
+    out.push('\n');
+    out
+}
+
 /// Options of [`take`].
 #[derive(Debug, Clone, Default)]
 pub struct SnapshotOptions {
@@ -267,7 +313,11 @@ fn plan_from_log(host: &Host, log: &ReadLog, w: &mut Writer) {
         if excluded(path) {
             continue;
         }
-        let bytes = redact_file(path, bytes);
+        let bytes = if path == "/proc/meminfo" || path == "/proc/cpuinfo" {
+            stable_proc(path, &String::from_utf8_lossy(bytes)).into_bytes()
+        } else {
+            redact_file(path, bytes)
+        };
         // A symlinked config file (99-sysctl.conf -> ../sysctl.conf) is kept
         // as a link to a copy of its target, as on the host.
         let link = log.links.get(path).cloned().or_else(|| {
@@ -510,7 +560,7 @@ pub fn sysctl_capture(host: &Host) -> (String, Vec<Unreadable>) {
                 Some(EntryKind::Dir) if depth < SYSCTL_MAX_DEPTH => stack.push((path, depth + 1)),
                 Some(EntryKind::File) => {
                     let key = swap_dot_slash(path.trim_start_matches("/proc/sys/"));
-                    if key == "vm.stat_refresh" {
+                    if key == "vm.stat_refresh" || volatile_sysctl(&key) {
                         continue;
                     }
                     match host.mode(&path) {
@@ -747,6 +797,20 @@ mod tests {
         assert_eq!(
             mysql_tsv("max_connections\t151\nbinlog_encryption_password\tx\nautocommit\tON\n"),
             "autocommit\tON\nbinlog_encryption_password\t<redacted>\nmax_connections\t151\n"
+        );
+    }
+
+    #[test]
+    fn volatile_values_are_left_out() {
+        assert!(volatile_sysctl("kernel.random.uuid"));
+        assert!(volatile_sysctl("fs.quota.lookups"));
+        assert!(!volatile_sysctl("kernel.randomize_va_space"));
+        assert_eq!(
+            stable_proc(
+                "/proc/meminfo",
+                "MemTotal: 10 kB\nMemFree: 3 kB\nSwapTotal: 0 kB\nHugepagesize: 2048 kB\n"
+            ),
+            "MemTotal: 10 kB\nSwapTotal: 0 kB\nHugepagesize: 2048 kB\n"
         );
     }
 
