@@ -387,10 +387,19 @@ fn fact_evidence(name: &str, f: &Facts) -> Vec<Evidence> {
     let path = match name {
         "mem_total" => "/proc/meminfo",
         "cpu_count" => "/proc/cpuinfo",
-        "kernel_release" => match f.source {
-            SourceKind::Live => "/proc/sys/kernel/osrelease",
-            SourceKind::Snapshot => "/proc/sys/kernel/osrelease or /captures/sysctl-a.txt",
-        },
+        "kernel_release" => {
+            let from_capture = f.namespaces.get("sysctl").is_some_and(|n| {
+                n.entries
+                    .values()
+                    .flat_map(entry_evidence)
+                    .any(|e| e.path.starts_with("/captures/"))
+            });
+            if from_capture {
+                "/captures/sysctl-a.txt"
+            } else {
+                "/proc/sys/kernel/osrelease"
+            }
+        }
         n if n.starts_with("os_") => "/etc/os-release",
         _ => return Vec::new(),
     };
