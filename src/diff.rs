@@ -184,8 +184,13 @@ pub fn diff(policies: &PolicySet, before: &Side, after: &Side, opts: &DiffOption
         w.apply(&mut ra, opts.today);
     }
     let empty = |f: &Facts| HostReport::new(f.host.clone(), f.source, Vec::new());
-    let hb = rb.hosts.pop().unwrap_or_else(|| empty(&fb));
-    let ha = ra.hosts.pop().unwrap_or_else(|| empty(&fa));
+    // Waiver housekeeping (expired/stale waivers) is not a host change.
+    let hosts_only = |mut h: HostReport| {
+        h.findings.retain(|f| f.rule != crate::waiver::WAIVER_RULE);
+        h
+    };
+    let hb = hosts_only(rb.hosts.pop().unwrap_or_else(|| empty(&fb)));
+    let ha = hosts_only(ra.hosts.pop().unwrap_or_else(|| empty(&fa)));
     let v = diff_verdicts(&hb, &ha);
     Diff {
         schema: DIFF_SCHEMA,
