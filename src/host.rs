@@ -143,6 +143,8 @@ pub struct ReadLog {
     pub links: BTreeMap<String, String>,
     /// Directories whose size was asked ([`Host::dir_size`]).
     pub dir_sizes: BTreeSet<String>,
+    /// Paths resolved ([`Host::resolve`]) to another path through a symlink.
+    pub resolved: BTreeMap<String, String>,
 }
 
 impl Host {
@@ -281,7 +283,13 @@ impl Host {
                 return Err(ReadError::NotFound);
             }
         }
-        Ok(format!("/{}", resolved.join("/")))
+        let out = format!("/{}", resolved.join("/"));
+        if links > 0 {
+            self.record(|l| {
+                l.resolved.insert(lexical(host_path), out.clone());
+            });
+        }
+        Ok(out)
     }
 
     fn real_path_of(&self, comps: &[String]) -> PathBuf {

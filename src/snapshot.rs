@@ -326,6 +326,15 @@ fn plan_from_log(host: &Host, log: &ReadLog, w: &mut Writer) {
         });
         match (link, host.resolve(path)) {
             (Some(target), Ok(resolved)) if resolved != *path && !excluded(&resolved) => {
+                // Keep the link text when it leads straight to the copy; a
+                // chain through files not copied (/etc/alternatives) is
+                // replaced by the absolute path it resolved to.
+                let parent = Path::new(path)
+                    .parent()
+                    .map(|p| p.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| "/".into());
+                let direct = lexical(&crate::host::join_host(&parent, &target)) == resolved;
+                let target = if direct { target } else { resolved.clone() };
                 w.links.insert(path.clone(), target);
                 w.files.entry(resolved).or_insert(bytes);
             }
@@ -341,6 +350,27 @@ fn plan_from_log(host: &Host, log: &ReadLog, w: &mut Writer) {
         w.links
             .entry(path.clone())
             .or_insert_with(|| target.clone());
+    }
+    // Readers that resolve a path before reading it (option files) read the
+    // target; keep the name they asked for as a link to the copy.
+    for (path, resolved) in &log.resolved {
+        let below = format!("{path}/");
+        let taken = w.files.contains_key(path)
+            || w.links.contains_key(path)
+            || w.files.keys().any(|f| f.starts_with(&below))
+            || log.dirs.iter().any(|d| d == path || d.starts_with(&below));
+        if excluded(path) || taken || !w.files.contains_key(resolved) {
+            continue;
+        }
+        let target = log.links.get(path).cloned().filter(|t| {
+            let parent = Path::new(path)
+                .parent()
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "/".into());
+            lexical(&crate::host::join_host(&parent, t)) == *resolved
+        });
+        w.links
+            .insert(path.clone(), target.unwrap_or_else(|| resolved.clone()));
     }
     for d in &log.dirs {
         if !excluded(d) {

@@ -358,6 +358,7 @@ impl WaiverSet {
                 fix,
                 rule_source: meta.source,
                 waiver: None,
+                breakdown: None,
             };
             if let Some(h) = report.hosts.get_mut(t) {
                 h.findings.push(finding);

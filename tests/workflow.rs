@@ -190,6 +190,12 @@ fn zimbra_upgrade_diff_shows_the_regenerated_my_cnf() {
         "{out}"
     );
     assert!(!out.contains("NOT-A-REAL-SECRET"), "secrets never printed");
+    // The generated my.cnf is read by the Zimbra reader: the pool change is a
+    // setting change with the line on each side.
+    assert!(
+        out.contains("changed  zimbra_mycnf.innodb_buffer_pool_size: 6 GiB -> 7 GiB\n           before: /opt/zimbra/conf/my.cnf:18\n           after:  /opt/zimbra/conf/my.cnf:17"),
+        "{out}"
+    );
     insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {
         insta::assert_snapshot!("diff_zimbra_upgrade_files", out);
     });
