@@ -659,6 +659,34 @@ mod tests {
     }
 
     #[test]
+    fn recording_host_logs_reads_listings_links_and_resolutions() {
+        let (dir, mut host) = snap();
+        symlink(
+            "../sysctl.conf",
+            dir.path().join("etc/sysctl.d/99-sysctl.conf"),
+        )
+        .unwrap();
+        host.log = Some(Arc::new(Mutex::new(ReadLog::default())));
+        host.read_dir("/etc/sysctl.d").unwrap();
+        host.read_link("/etc/sysctl.d/99-sysctl.conf").unwrap();
+        host.read_to_string("/etc/./sysctl.d/99-sysctl.conf")
+            .unwrap();
+        assert!(host.read_to_string("/etc/missing").is_err());
+        let log = host.read_log().unwrap();
+        assert_eq!(
+            log.files.keys().collect::<Vec<_>>(),
+            ["/etc/sysctl.d/99-sysctl.conf"]
+        );
+        assert!(log.dirs.contains("/etc/sysctl.d"));
+        assert_eq!(log.links["/etc/sysctl.d/99-sysctl.conf"], "../sysctl.conf");
+        assert_eq!(
+            log.resolved["/etc/sysctl.d/99-sysctl.conf"],
+            "/etc/sysctl.conf"
+        );
+        assert!(Host::live().read_log().is_none());
+    }
+
+    #[test]
     fn symlink_loop_is_an_error_not_a_hang() {
         let (dir, host) = snap();
         symlink("b", dir.path().join("etc/a")).unwrap();
