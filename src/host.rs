@@ -3,12 +3,13 @@
 //! absolute paths never leave the root), size caps and FIFO/device safety.
 //! Must not parse file contents and must never write anything.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fmt;
 use std::fs::{self, File};
 use std::io::Read;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 
@@ -124,6 +125,26 @@ pub struct Host {
     root: PathBuf,
     kind: SourceKind,
     name: String,
+    /// Every successful read when recording (see [`Host::recording`]).
+    log: Option<Arc<Mutex<ReadLog>>>,
+}
+
+/// What a recording [`Host`] saw: the data `driftaudit snapshot` copies.
+/// Keys are host paths as the readers asked for them (lexically normalised).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReadLog {
+    /// Files read in full, with the bytes read.
+    pub files: BTreeMap<String, Vec<u8>>,
+    /// Directories listed.
+    pub dirs: BTreeSet<String>,
+    /// Paths whose kind was asked (`exists`, `kind_of`, `mode`) and exist.
+    pub probes: BTreeMap<String, EntryKind>,
+    /// Symlinks whose raw target was asked ([`Host::read_link`]).
+    pub links: BTreeMap<String, String>,
+    /// Directories whose size was asked ([`Host::dir_size`]).
+    pub dir_sizes: BTreeSet<String>,
+    /// Paths resolved ([`Host::resolve`]) to another path through a symlink.
+    pub resolved: BTreeMap<String, String>,
 }
 
 impl Host {
@@ -139,6 +160,31 @@ impl Host {
             root: PathBuf::from("/"),
             kind: SourceKind::Live,
             name,
+            log: None,
+        }
+    }
+
+    /// The live machine, remembering every path read, listed or probed (see
+    /// [`Host::read_log`]), so a snapshot can copy exactly what an audit reads.
+    pub fn recording() -> Host {
+        let mut h = Host::live();
+        h.log = Some(Arc::new(Mutex::new(ReadLog::default())));
+        h
+    }
+
+    /// What a recording host has seen so far (`None` when not recording).
+    pub fn read_log(&self) -> Option<ReadLog> {
+        self.log.as_ref().map(|l| {
+            l.lock()
+                .map(|g| g.clone())
+                .unwrap_or_else(|p| p.into_inner().clone())
+        })
+    }
+
+    fn record(&self, f: impl FnOnce(&mut ReadLog)) {
+        if let Some(l) = &self.log {
+            let mut g = l.lock().unwrap_or_else(|p| p.into_inner());
+            f(&mut g);
         }
     }
 
@@ -155,6 +201,7 @@ impl Host {
             root,
             kind: SourceKind::Snapshot,
             name: String::new(),
+            log: None,
         };
         host.name = host
             .snapshot_json_hostname()
@@ -236,7 +283,13 @@ impl Host {
                 return Err(ReadError::NotFound);
             }
         }
-        Ok(format!("/{}", resolved.join("/")))
+        let out = format!("/{}", resolved.join("/"));
+        if links > 0 {
+            self.record(|l| {
+                l.resolved.insert(lexical(host_path), out.clone());
+            });
+        }
+        Ok(out)
     }
 
     fn real_path_of(&self, comps: &[String]) -> PathBuf {
@@ -257,7 +310,11 @@ impl Host {
     pub fn kind_of(&self, host_path: &str) -> Result<EntryKind, ReadError> {
         let real = self.real_path(host_path)?;
         let meta = fs::symlink_metadata(real)?;
-        Ok(kind_of_meta(&meta))
+        let kind = kind_of_meta(&meta);
+        self.record(|l| {
+            l.probes.insert(lexical(host_path), kind);
+        });
+        Ok(kind)
     }
 
     /// Whether the host path exists (inside the root).
@@ -278,15 +335,26 @@ impl Host {
             .into_owned();
         let dir = self.resolve(&parent).ok()?;
         let real = self.real_path_of(&components(&join_host(&dir, &name)));
-        fs::read_link(real)
+        let target = fs::read_link(real)
             .ok()
-            .map(|t| t.to_string_lossy().into_owned())
+            .map(|t| t.to_string_lossy().into_owned());
+        if let Some(t) = &target {
+            self.record(|l| {
+                l.links.insert(lexical(host_path), t.clone());
+            });
+        }
+        target
     }
 
     /// Unix permission bits of a host path.
     pub fn mode(&self, host_path: &str) -> Result<u32, ReadError> {
         let real = self.real_path(host_path)?;
-        Ok(fs::symlink_metadata(real)?.mode())
+        let meta = fs::symlink_metadata(real)?;
+        let kind = kind_of_meta(&meta);
+        self.record(|l| {
+            l.probes.insert(lexical(host_path), kind);
+        });
+        Ok(meta.mode())
     }
 
     /// Read a whole file as bytes, at most [`MAX_FILE_BYTES`]. FIFOs, sockets and
@@ -312,7 +380,11 @@ impl Host {
         if !meta.file_type().is_file() {
             return Err(ReadError::NotRegular(special_kind(&meta)));
         }
-        read_capped(file, cap)
+        let bytes = read_capped(file, cap)?;
+        self.record(|l| {
+            l.files.insert(lexical(host_path), bytes.clone());
+        });
+        Ok(bytes)
     }
 
     /// Read a whole file as text. Invalid UTF-8 is replaced (Latin-1 comments in
@@ -356,6 +428,9 @@ impl Host {
             });
         }
         out.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+        self.record(|l| {
+            l.dirs.insert(lexical(host_path));
+        });
         Ok(out)
     }
 
@@ -368,6 +443,9 @@ impl Host {
         if !meta.is_dir() {
             return Err(ReadError::WrongKind("is not a directory"));
         }
+        self.record(|l| {
+            l.dir_sizes.insert(lexical(host_path));
+        });
         let mut seen: HashSet<(u64, u64)> = HashSet::new();
         let mut size = DirSize::default();
         for entry in walkdir::WalkDir::new(&real)
@@ -508,6 +586,20 @@ fn components(path: &str) -> Vec<String> {
         .collect()
 }
 
+/// Lexically normalise a host path: absolute, no `.`, no empty parts, `..`
+/// removes the previous part and stops at `/` (as [`Host::resolve`] does).
+pub fn lexical(path: &str) -> String {
+    let mut out: Vec<String> = Vec::new();
+    for c in components(path) {
+        if c == ".." {
+            out.pop();
+        } else {
+            out.push(c);
+        }
+    }
+    format!("/{}", out.join("/"))
+}
+
 /// Join a host directory path and a name.
 pub fn join_host(dir: &str, name: &str) -> String {
     if name.starts_with('/') {
@@ -564,6 +656,34 @@ mod tests {
             host.resolve("/etc/../../etc/sysctl.conf").unwrap(),
             "/etc/sysctl.conf"
         );
+    }
+
+    #[test]
+    fn recording_host_logs_reads_listings_links_and_resolutions() {
+        let (dir, mut host) = snap();
+        symlink(
+            "../sysctl.conf",
+            dir.path().join("etc/sysctl.d/99-sysctl.conf"),
+        )
+        .unwrap();
+        host.log = Some(Arc::new(Mutex::new(ReadLog::default())));
+        host.read_dir("/etc/sysctl.d").unwrap();
+        host.read_link("/etc/sysctl.d/99-sysctl.conf").unwrap();
+        host.read_to_string("/etc/./sysctl.d/99-sysctl.conf")
+            .unwrap();
+        assert!(host.read_to_string("/etc/missing").is_err());
+        let log = host.read_log().unwrap();
+        assert_eq!(
+            log.files.keys().collect::<Vec<_>>(),
+            ["/etc/sysctl.d/99-sysctl.conf"]
+        );
+        assert!(log.dirs.contains("/etc/sysctl.d"));
+        assert_eq!(log.links["/etc/sysctl.d/99-sysctl.conf"], "../sysctl.conf");
+        assert_eq!(
+            log.resolved["/etc/sysctl.d/99-sysctl.conf"],
+            "/etc/sysctl.conf"
+        );
+        assert!(Host::live().read_log().is_none());
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! finding with the host's own numbers and the file and line that set them.
 #![warn(missing_docs)]
 
+pub mod diff;
 pub mod engine;
 pub mod explain;
 pub mod expr;
@@ -13,4 +14,6 @@ pub mod parse;
 pub mod policy;
 pub mod render;
 pub mod report;
+pub mod snapshot;
 pub mod value;
+pub mod waiver;

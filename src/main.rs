@@ -25,6 +25,10 @@ enum Command {
     Check(CheckArgs),
     /// List the loaded rules (id, severity, title).
     List(PolicyArgs),
+    /// Capture the live host into a snapshot directory (what the policies read).
+    Snapshot(SnapshotArgs),
+    /// Compare two snapshots (or a snapshot and `live`): settings and verdicts.
+    Diff(DiffArgs),
     /// Explain one rule: rationale, fix, references, parameters, what it reads.
     Explain {
         /// Rule id, e.g. linux.tcp-tw-recycle.
@@ -69,6 +73,46 @@ struct CheckArgs {
     /// Also list passing and skipped rules (text format).
     #[arg(long, short)]
     verbose: bool,
+    /// Waiver file (YAML): matching fail/unknown/error findings become waived.
+    #[arg(long, value_name = "FILE")]
+    waivers: Option<std::path::PathBuf>,
+}
+
+#[derive(Args, Debug)]
+struct SnapshotArgs {
+    /// Directory to write (created; a non-empty one only with --force).
+    #[arg(long, value_name = "DIR")]
+    out: std::path::PathBuf,
+    #[command(flatten)]
+    policies: PolicyArgs,
+    /// Replace a previous snapshot in --out.
+    #[arg(long)]
+    force: bool,
+    /// Also capture `SHOW GLOBAL VARIABLES` with the mysql client (your own option files).
+    #[arg(long)]
+    mysql: bool,
+}
+
+#[derive(Args, Debug)]
+struct DiffArgs {
+    /// Snapshot directory, or `live`.
+    before: String,
+    /// Snapshot directory, or `live`.
+    after: String,
+    #[command(flatten)]
+    policies: PolicyArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = FormatArg::Text)]
+    format: FormatArg,
+    /// Also show a unified diff of each captured file that changed.
+    #[arg(long)]
+    files: bool,
+    /// Exit 1 when a regression at or above this severity appears.
+    #[arg(long, value_enum, default_value_t = SeverityArg::Low)]
+    fail_on: SeverityArg,
+    /// Waiver file applied to both sides before comparing verdicts.
+    #[arg(long, value_name = "FILE")]
+    waivers: Option<std::path::PathBuf>,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy)]
@@ -117,6 +161,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Check(a) => check(a),
         Command::List(p) => list(&p),
+        Command::Snapshot(a) => snapshot(a),
+        Command::Diff(a) => diff(a),
         Command::Explain { rule, policies } => explain(&rule, &policies),
     };
     match result {
@@ -176,7 +222,17 @@ fn check(a: CheckArgs) -> Exit {
         }
         hs
     };
-    let report = engine::audit(&set, &hosts);
+    let waivers = match &a.waivers {
+        Some(p) => match driftaudit::waiver::WaiverSet::load(p) {
+            Ok(w) => Some(w),
+            Err(e) => return Exit::Error(e.to_string()),
+        },
+        None => None,
+    };
+    let mut report = engine::audit(&set, &hosts);
+    if let Some(w) = &waivers {
+        w.apply(&mut report, &driftaudit::waiver::today());
+    }
     let format = match a.format {
         FormatArg::Text => Format::Text,
         FormatArg::Json => Format::Json,
@@ -195,6 +251,74 @@ fn check(a: CheckArgs) -> Exit {
         return Exit::Error(e);
     }
     if report.fails_at(a.fail_on.into()) {
+        Exit::Findings
+    } else {
+        Exit::Clean
+    }
+}
+
+fn snapshot(a: SnapshotArgs) -> Exit {
+    let set = match load_policies(&a.policies) {
+        Ok(s) => s,
+        Err(e) => return Exit::Error(e),
+    };
+    let opts = driftaudit::snapshot::SnapshotOptions {
+        force: a.force,
+        mysql: a.mysql,
+    };
+    match driftaudit::snapshot::take(&set, &a.out, &opts) {
+        Ok(meta) => {
+            eprintln!(
+                "driftaudit: snapshot of {} written to {} ({} files, {} unreadable listed in snapshot.json)",
+                meta.host,
+                a.out.display(),
+                meta.files.len(),
+                meta.unreadable.len()
+            );
+            Exit::Clean
+        }
+        Err(e) => Exit::Error(format!("snapshot: {e}")),
+    }
+}
+
+fn diff(a: DiffArgs) -> Exit {
+    let set = match load_policies(&a.policies) {
+        Ok(s) => s,
+        Err(e) => return Exit::Error(e),
+    };
+    let waivers = match &a.waivers {
+        Some(p) => match driftaudit::waiver::WaiverSet::load(p) {
+            Ok(w) => Some(w),
+            Err(e) => return Exit::Error(e.to_string()),
+        },
+        None => None,
+    };
+    let side = |s: &str| -> Result<driftaudit::diff::Side, String> {
+        driftaudit::diff::Side::open(s).map_err(|e| format!("`{s}`: {e}"))
+    };
+    let (before, after) = match (side(&a.before), side(&a.after)) {
+        (Ok(b), Ok(a)) => (b, a),
+        (Err(e), _) | (_, Err(e)) => return Exit::Error(e),
+    };
+    let today = driftaudit::waiver::today();
+    let d = driftaudit::diff::diff(
+        &set,
+        &before,
+        &after,
+        &driftaudit::diff::DiffOptions {
+            files: a.files,
+            waivers: waivers.as_ref(),
+            today: &today,
+        },
+    );
+    let text = match a.format {
+        FormatArg::Text => driftaudit::diff::render_text(&d),
+        FormatArg::Json => driftaudit::diff::render_json(&d),
+    };
+    if let Err(e) = write_out(&text) {
+        return Exit::Error(e);
+    }
+    if d.regresses_at(a.fail_on.into()) {
         Exit::Findings
     } else {
         Exit::Clean

@@ -1,0 +1,798 @@
+//! `driftaudit diff`: the semantic difference between two hosts (snapshots or
+//! live) gathered with the same policies: every setting of every namespace in
+//! [`Facts`], host facts, directory sizes and tested paths, with provenance on
+//! both sides; the rule verdicts that changed; and, on request, unified diffs
+//! of the captured files. Reads hosts only through [`Host`]; no rule logic
+//! here (verdicts come from the engine), no terminal handling.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use crate::engine;
+use crate::expr;
+use crate::facts::{Entry, Evidence, Facts, Namespace};
+use crate::host::{EntryKind, Host, SourceKind};
+use crate::policy::{PolicySet, Severity};
+use crate::report::{Finding, HostReport, Report, Status};
+use crate::snapshot::redact_file;
+use crate::value::Value;
+use crate::waiver::WaiverSet;
+
+/// Schema id of the JSON diff.
+pub const DIFF_SCHEMA: &str = "driftaudit.diff/1";
+
+/// Most files compared per side with `--files`.
+const MAX_FILES: usize = 20_000;
+/// Deepest directory level walked in a snapshot with `--files`.
+const MAX_DEPTH: usize = 32;
+
+/// One side of a diff: a snapshot directory or the live host.
+#[derive(Debug, Clone)]
+pub struct Side {
+    /// As given on the command line (`live` or the directory).
+    pub label: String,
+    /// The host (a recording live host, so `--files` knows what was read).
+    pub host: Host,
+}
+
+impl Side {
+    /// `live` or a snapshot directory.
+    pub fn open(spec: &str) -> Result<Side, String> {
+        let host = if spec == "live" {
+            Host::recording()
+        } else {
+            Host::snapshot(spec).map_err(|e| e.to_string())?
+        };
+        Ok(Side {
+            label: spec.to_string(),
+            host,
+        })
+    }
+}
+
+/// Options of [`diff`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DiffOptions<'a> {
+    /// Add unified diffs of changed files.
+    pub files: bool,
+    /// Waivers applied to both sides' reports before verdicts are compared.
+    pub waivers: Option<&'a WaiverSet>,
+    /// Today's date for waiver expiry (`YYYY-MM-DD`).
+    pub today: &'a str,
+}
+
+/// Header data of one side.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SideMeta {
+    /// Host name.
+    pub host: String,
+    /// `live` or the snapshot directory as given.
+    pub source: String,
+}
+
+/// Kind of a setting change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChangeKind {
+    /// Present on both sides with different values.
+    Changed,
+    /// Only on the after side.
+    Added,
+    /// Only on the before side.
+    Removed,
+}
+
+impl ChangeKind {
+    /// Lower-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChangeKind::Changed => "changed",
+            ChangeKind::Added => "added",
+            ChangeKind::Removed => "removed",
+        }
+    }
+}
+
+/// One setting or fact that differs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Change {
+    /// Canonical key (sysctl key, option name, mount point, fact name, path).
+    pub subject: String,
+    /// Namespace (`sysctl`, `sysctl_boot`, `mycnf`, ..., `facts`, `du`, `paths`).
+    pub namespace: String,
+    /// Changed, added or removed.
+    pub kind: ChangeKind,
+    /// Value before (absent when added).
+    pub before: Option<String>,
+    /// Value after (absent when removed).
+    pub after: Option<String>,
+    /// Where the before value was set.
+    pub evidence_before: Vec<Evidence>,
+    /// Where the after value was set.
+    pub evidence_after: Vec<Evidence>,
+}
+
+/// A finding whose verdict changed, with the status on both sides
+/// (`null` when the finding does not exist on that side).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct VerdictChange {
+    /// Status before.
+    pub before_status: Option<Status>,
+    /// Status after.
+    pub after_status: Option<Status>,
+    /// The finding (after side, or before side when it vanished).
+    #[serde(flatten)]
+    pub finding: Finding,
+}
+
+/// A captured file that differs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FileChange {
+    /// Host path.
+    pub path: String,
+    /// Changed, added or removed.
+    pub kind: ChangeKind,
+    /// Unified diff (changed files only).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub unified: String,
+}
+
+/// The whole difference.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Diff {
+    /// Always [`DIFF_SCHEMA`].
+    pub schema: &'static str,
+    /// Whether both sides are the same host (by name).
+    pub same_host: bool,
+    /// Before side.
+    pub before: SideMeta,
+    /// After side.
+    pub after: SideMeta,
+    /// Settings and facts that differ.
+    pub changes: Vec<Change>,
+    /// Findings that fail after but did not before.
+    pub regressions: Vec<VerdictChange>,
+    /// Findings that failed before and pass, are skipped or are gone after.
+    pub fixes: Vec<VerdictChange>,
+    /// Findings only on the after side (not failing).
+    pub new: Vec<VerdictChange>,
+    /// Findings only on the before side (not failing).
+    pub vanished: Vec<VerdictChange>,
+    /// Other verdict changes (e.g. pass -> unknown, fail -> waived).
+    pub other: Vec<VerdictChange>,
+    /// File differences (only with `--files`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files: Option<Vec<FileChange>>,
+}
+
+impl Diff {
+    /// Whether a regression at or above `sev` appeared.
+    pub fn regresses_at(&self, sev: Severity) -> bool {
+        self.regressions.iter().any(|r| r.finding.severity >= sev)
+    }
+}
+
+/// Gather both sides with the same policies, evaluate, and compare.
+pub fn diff(policies: &PolicySet, before: &Side, after: &Side, opts: &DiffOptions) -> Diff {
+    let fb = engine::gather(policies, &before.host);
+    let fa = engine::gather(policies, &after.host);
+    let mut rb = Report::new(vec![engine::evaluate(policies, &fb)], policies);
+    let mut ra = Report::new(vec![engine::evaluate(policies, &fa)], policies);
+    if let Some(w) = opts.waivers {
+        w.apply(&mut rb, opts.today);
+        w.apply(&mut ra, opts.today);
+    }
+    let empty = |f: &Facts| HostReport::new(f.host.clone(), f.source, Vec::new());
+    // Waiver housekeeping (expired/stale waivers) is not a host change.
+    let hosts_only = |mut h: HostReport| {
+        h.findings.retain(|f| f.rule != crate::waiver::WAIVER_RULE);
+        h
+    };
+    let hb = hosts_only(rb.hosts.pop().unwrap_or_else(|| empty(&fb)));
+    let ha = hosts_only(ra.hosts.pop().unwrap_or_else(|| empty(&fa)));
+    let v = diff_verdicts(&hb, &ha);
+    Diff {
+        schema: DIFF_SCHEMA,
+        same_host: fb.host == fa.host,
+        before: SideMeta {
+            host: fb.host.clone(),
+            source: before.label.clone(),
+        },
+        after: SideMeta {
+            host: fa.host.clone(),
+            source: after.label.clone(),
+        },
+        changes: diff_facts(&fb, &fa),
+        regressions: v.regressions,
+        fixes: v.fixes,
+        new: v.new,
+        vanished: v.vanished,
+        other: v.other,
+        files: opts
+            .files
+            .then(|| diff_files(&side_files(&before.host), &side_files(&after.host))),
+    }
+}
+
+fn entry_text(e: &Entry) -> String {
+    match e {
+        Entry::Set(s) => {
+            let shown = expr::show(&s.value);
+            let raw = s.raw.trim();
+            if !raw.is_empty() && raw != shown && raw != s.value.to_plain() {
+                format!("{shown} ({raw})")
+            } else {
+                shown
+            }
+        }
+        Entry::Unreadable { reason, .. } => format!("unreadable: {reason}"),
+    }
+}
+
+fn entry_evidence(e: &Entry) -> Vec<Evidence> {
+    match e {
+        Entry::Set(s) => s.evidence.clone(),
+        Entry::Unreadable { evidence, .. } => evidence.clone(),
+    }
+}
+
+/// Loose equality of two values for the diff: [`Value::loosely_equals`],
+/// plus boolean spellings on both sides (`ON` as text against `1`), which
+/// `loosely_equals` only accepts when one side is already a boolean.
+pub fn same_value(a: &Value, b: &Value) -> bool {
+    if a.loosely_equals(b) {
+        return true;
+    }
+    let boolish = |v: &Value| match v {
+        Value::Bool(x) => Some(*x),
+        Value::Number(n) if *n == 0.0 || *n == 1.0 => Some(*n == 1.0),
+        Value::Str(s) => crate::value::parse_bool(s),
+        _ => None,
+    };
+    matches!((boolish(a), boolish(b)), (Some(x), Some(y)) if x == y)
+}
+
+fn entries_equal(a: &Entry, b: &Entry) -> bool {
+    match (a, b) {
+        (Entry::Set(x), Entry::Set(y)) => same_value(&x.value, &y.value),
+        (Entry::Unreadable { .. }, Entry::Unreadable { .. }) => true,
+        _ => false,
+    }
+}
+
+fn change(
+    ns: &str,
+    subject: &str,
+    before: Option<String>,
+    after: Option<String>,
+    eb: Vec<Evidence>,
+    ea: Vec<Evidence>,
+) -> Change {
+    let kind = match (&before, &after) {
+        (Some(_), Some(_)) | (None, None) => ChangeKind::Changed,
+        (None, Some(_)) => ChangeKind::Added,
+        (Some(_), None) => ChangeKind::Removed,
+    };
+    Change {
+        subject: subject.to_string(),
+        namespace: ns.to_string(),
+        kind,
+        before,
+        after,
+        evidence_before: eb,
+        evidence_after: ea,
+    }
+}
+
+fn diff_namespace(name: &str, b: Option<&Namespace>, a: Option<&Namespace>, out: &mut Vec<Change>) {
+    let empty = Namespace::default();
+    let (nb, na) = (b.unwrap_or(&empty), a.unwrap_or(&empty));
+    if nb.unavailable.is_some() || na.unavailable.is_some() {
+        let describe = |n: &Namespace| match &n.unavailable {
+            Some(r) => format!("unavailable: {r}"),
+            None => format!("{} setting(s)", n.entries.len()),
+        };
+        if nb.unavailable != na.unavailable {
+            out.push(change(
+                name,
+                "*",
+                Some(describe(nb)),
+                Some(describe(na)),
+                Vec::new(),
+                Vec::new(),
+            ));
+        }
+        return;
+    }
+    let keys: BTreeSet<&String> = nb.entries.keys().chain(na.entries.keys()).collect();
+    for k in keys {
+        match (nb.entries.get(k), na.entries.get(k)) {
+            (Some(x), Some(y)) if entries_equal(x, y) => {}
+            (x, y) => out.push(change(
+                name,
+                k,
+                x.map(entry_text),
+                y.map(entry_text),
+                x.map(entry_evidence).unwrap_or_default(),
+                y.map(entry_evidence).unwrap_or_default(),
+            )),
+        }
+    }
+}
+
+/// Every setting and fact that differs between two gathered hosts. Values are
+/// compared with [`same_value`] after the namespaces'
+/// own canonicalisation of names, so spelling differences are not changes.
+pub fn diff_facts(b: &Facts, a: &Facts) -> Vec<Change> {
+    let mut out = Vec::new();
+    // Host facts (the host name is in the header, not a change).
+    let keys: BTreeSet<&String> = b.facts.keys().chain(a.facts.keys()).collect();
+    for k in keys.into_iter().filter(|k| k.as_str() != "hostname") {
+        let show = |v: &Result<crate::value::Value, String>| match v {
+            Ok(v) => expr::show(v),
+            Err(e) => format!("unknown: {e}"),
+        };
+        match (b.facts.get(k), a.facts.get(k)) {
+            (Some(Ok(x)), Some(Ok(y))) if same_value(x, y) => {}
+            (Some(Err(_)), Some(Err(_))) => {}
+            (x, y) => out.push(change(
+                "facts",
+                k,
+                x.map(show),
+                y.map(show),
+                x.map(|_| fact_evidence(k, b)).unwrap_or_default(),
+                y.map(|_| fact_evidence(k, a)).unwrap_or_default(),
+            )),
+        }
+    }
+    // Settings namespaces.
+    let names: BTreeSet<&String> = b.namespaces.keys().chain(a.namespaces.keys()).collect();
+    for n in names {
+        diff_namespace(n, b.namespaces.get(n), a.namespaces.get(n), &mut out);
+    }
+    // Directory sizes.
+    let dirs: BTreeSet<&String> = b.dir_sizes.keys().chain(a.dir_sizes.keys()).collect();
+    for d in dirs {
+        let show = |v: &Result<u64, String>| match v {
+            Ok(n) => crate::value::format_size(*n as f64),
+            Err(e) => format!("unknown: {e}"),
+        };
+        match (b.dir_sizes.get(d), a.dir_sizes.get(d)) {
+            (Some(Ok(x)), Some(Ok(y))) if x == y => {}
+            (Some(Err(_)), Some(Err(_))) => {}
+            (x, y) => out.push(change(
+                "du",
+                d,
+                x.map(show),
+                y.map(show),
+                Vec::new(),
+                Vec::new(),
+            )),
+        }
+    }
+    // Paths the policies test for.
+    let paths: BTreeSet<&String> = b
+        .existing_paths
+        .iter()
+        .chain(a.existing_paths.iter())
+        .collect();
+    for p in paths {
+        let (x, y) = (b.existing_paths.contains(p), a.existing_paths.contains(p));
+        if x != y {
+            let s = |e: bool| e.then(|| "exists".to_string());
+            out.push(change("paths", p, s(x), s(y), Vec::new(), Vec::new()));
+        }
+    }
+    out
+}
+
+/// Where a host fact comes from (the file its reader reads first).
+fn fact_evidence(name: &str, f: &Facts) -> Vec<Evidence> {
+    let path = match name {
+        "mem_total" => "/proc/meminfo",
+        "cpu_count" => "/proc/cpuinfo",
+        "kernel_release" => {
+            let from_capture = f.namespaces.get("sysctl").is_some_and(|n| {
+                n.entries
+                    .values()
+                    .flat_map(entry_evidence)
+                    .any(|e| e.path.starts_with("/captures/"))
+            });
+            if from_capture {
+                "/captures/sysctl-a.txt"
+            } else {
+                "/proc/sys/kernel/osrelease"
+            }
+        }
+        n if n.starts_with("os_") => "/etc/os-release",
+        _ => return Vec::new(),
+    };
+    vec![Evidence::file(path)]
+}
+
+/// Verdict changes between two host reports.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Verdicts {
+    /// Not failing (or absent) before, failing after.
+    pub regressions: Vec<VerdictChange>,
+    /// Failing before, passing/skipped/absent after.
+    pub fixes: Vec<VerdictChange>,
+    /// After-only findings that do not fail.
+    pub new: Vec<VerdictChange>,
+    /// Before-only findings that did not fail.
+    pub vanished: Vec<VerdictChange>,
+    /// Other status changes.
+    pub other: Vec<VerdictChange>,
+}
+
+type Key = (String, Vec<String>);
+
+fn key(f: &Finding) -> Key {
+    (f.rule.clone(), f.subject.clone())
+}
+
+/// Pair findings of both sides: same rule and subject first; then, per rule,
+/// a single leftover finding on each side (a rule that was skipped with no
+/// subject before and fails on a key after is the same verdict changing).
+fn pair_findings<'a>(
+    b: &'a HostReport,
+    a: &'a HostReport,
+) -> Vec<(Option<&'a Finding>, Option<&'a Finding>)> {
+    let mut mb: BTreeMap<Key, &Finding> = BTreeMap::new();
+    for f in &b.findings {
+        mb.entry(key(f)).or_insert(f);
+    }
+    let mut ma: BTreeMap<Key, &Finding> = BTreeMap::new();
+    for f in &a.findings {
+        ma.entry(key(f)).or_insert(f);
+    }
+    let mut pairs = Vec::new();
+    let both: Vec<Key> = mb.keys().filter(|k| ma.contains_key(*k)).cloned().collect();
+    for k in both {
+        pairs.push((mb.remove(&k), ma.remove(&k)));
+    }
+    let mut left_b: BTreeMap<String, Vec<&Finding>> = BTreeMap::new();
+    for f in mb.into_values() {
+        left_b.entry(f.rule.clone()).or_default().push(f);
+    }
+    let mut left_a: BTreeMap<String, Vec<&Finding>> = BTreeMap::new();
+    for f in ma.into_values() {
+        left_a.entry(f.rule.clone()).or_default().push(f);
+    }
+    let rules: BTreeSet<String> = left_b.keys().chain(left_a.keys()).cloned().collect();
+    for r in rules {
+        let fb = left_b.remove(&r).unwrap_or_default();
+        let fa = left_a.remove(&r).unwrap_or_default();
+        if let ([x], [y]) = (fb.as_slice(), fa.as_slice()) {
+            pairs.push((Some(*x), Some(*y)));
+            continue;
+        }
+        pairs.extend(fb.into_iter().map(|f| (Some(f), None)));
+        pairs.extend(fa.into_iter().map(|f| (None, Some(f))));
+    }
+    pairs
+}
+
+/// Compare verdicts of two host reports (see [`Verdicts`]).
+pub fn diff_verdicts(b: &HostReport, a: &HostReport) -> Verdicts {
+    let mut v = Verdicts::default();
+    for (fb, fa) in pair_findings(b, a) {
+        let (bs, as_) = (fb.map(|f| f.status), fa.map(|f| f.status));
+        let vc = |f: &Finding| VerdictChange {
+            before_status: bs,
+            after_status: as_,
+            finding: f.clone(),
+        };
+        match (fb, fa) {
+            (_, Some(x)) if x.status == Status::Fail && bs != Some(Status::Fail) => {
+                v.regressions.push(vc(x))
+            }
+            (Some(x), y) if x.status == Status::Fail && !matches!(as_, Some(Status::Fail)) => {
+                match y {
+                    None => v.fixes.push(vc(x)),
+                    Some(y) if matches!(y.status, Status::Pass | Status::Skip) => {
+                        v.fixes.push(vc(y))
+                    }
+                    Some(y) => v.other.push(vc(y)),
+                }
+            }
+            (None, Some(y)) => v.new.push(vc(y)),
+            (Some(x), None) => v.vanished.push(vc(x)),
+            (Some(x), Some(y)) if x.status != y.status => v.other.push(vc(y)),
+            _ => {}
+        }
+    }
+    // A rule whose regression or fix is reported does not also list the
+    // summary finding it replaced (a drift rule's pass line) as new/vanished.
+    let changed: BTreeSet<String> = v
+        .regressions
+        .iter()
+        .chain(v.fixes.iter())
+        .map(|c| c.finding.rule.clone())
+        .collect();
+    v.new.retain(|c| !changed.contains(&c.finding.rule));
+    v.vanished.retain(|c| !changed.contains(&c.finding.rule));
+    v
+}
+
+/// The captured files of a side, redacted: every regular file of a snapshot
+/// (except `snapshot.json`), or the files a recording live host has read
+/// (except `/proc` and `/sys`).
+pub fn side_files(host: &Host) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    match host.kind() {
+        SourceKind::Live => {
+            for (p, bytes) in host.read_log().unwrap_or_default().files {
+                if p.starts_with("/proc/") || p.starts_with("/sys/") {
+                    continue;
+                }
+                out.insert(
+                    p.clone(),
+                    String::from_utf8_lossy(&redact_file(&p, &bytes)).into_owned(),
+                );
+            }
+        }
+        SourceKind::Snapshot => {
+            let mut stack = vec![("/".to_string(), 0usize)];
+            while let Some((dir, depth)) = stack.pop() {
+                let Ok(entries) = host.read_dir(&dir) else {
+                    continue;
+                };
+                for e in entries {
+                    if out.len() >= MAX_FILES {
+                        return out;
+                    }
+                    let p = crate::host::join_host(&dir, &e.name);
+                    if e.is_symlink || p == "/snapshot.json" {
+                        continue;
+                    }
+                    match e.kind {
+                        Some(EntryKind::Dir) if depth < MAX_DEPTH => stack.push((p, depth + 1)),
+                        Some(EntryKind::File) => {
+                            if let Ok(bytes) = host.read_bytes(&p) {
+                                out.insert(
+                                    p.clone(),
+                                    String::from_utf8_lossy(&redact_file(&p, &bytes)).into_owned(),
+                                );
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Unified diffs of files present on both sides that differ; files on one
+/// side only are listed as added or removed.
+pub fn diff_files(b: &BTreeMap<String, String>, a: &BTreeMap<String, String>) -> Vec<FileChange> {
+    let paths: BTreeSet<&String> = b.keys().chain(a.keys()).collect();
+    let mut out = Vec::new();
+    for p in paths {
+        match (b.get(p), a.get(p)) {
+            (Some(x), Some(y)) if x != y => {
+                let d = similar::TextDiff::from_lines(x.as_str(), y.as_str());
+                let unified = d
+                    .unified_diff()
+                    .context_radius(3)
+                    .header(&format!("before{p}"), &format!("after{p}"))
+                    .to_string();
+                out.push(FileChange {
+                    path: p.clone(),
+                    kind: ChangeKind::Changed,
+                    unified,
+                });
+            }
+            (Some(_), None) => out.push(FileChange {
+                path: p.clone(),
+                kind: ChangeKind::Removed,
+                unified: String::new(),
+            }),
+            (None, Some(_)) => out.push(FileChange {
+                path: p.clone(),
+                kind: ChangeKind::Added,
+                unified: String::new(),
+            }),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// JSON form (`driftaudit.diff/1`), pretty-printed with a final newline.
+pub fn render_json(d: &Diff) -> String {
+    let mut s =
+        serde_json::to_string_pretty(d).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    s.push('\n');
+    s
+}
+
+fn evidence_list(e: &[Evidence]) -> String {
+    e.iter()
+        .map(|x| x.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn verdict_line(out: &mut String, c: &VerdictChange) {
+    let st = |s: Option<Status>| s.map(|s| s.as_str()).unwrap_or("absent");
+    let f = &c.finding;
+    let subject = if f.subject.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", f.subject.join(", "))
+    };
+    out.push_str(&format!(
+        "  [{}] {}{}: {} -> {}\n",
+        f.severity.as_str(),
+        f.rule,
+        subject,
+        st(c.before_status),
+        st(c.after_status)
+    ));
+    if let Some(a) = &f.actual {
+        out.push_str(&format!("      actual: {a}"));
+        if let Some(e) = &f.expected {
+            out.push_str(&format!("; expected: {e}"));
+        }
+        out.push('\n');
+    }
+    if !f.explanation.is_empty() && c.after_status != Some(Status::Pass) {
+        out.push_str(&format!("      {}\n", f.explanation));
+    }
+}
+
+/// Plain-text form: header, settings changes, verdict changes, file diffs.
+pub fn render_text(d: &Diff) -> String {
+    let mut out = String::new();
+    if d.same_host {
+        out.push_str(&format!(
+            "driftaudit diff: same host {} ({} -> {})\n",
+            d.before.host, d.before.source, d.after.source
+        ));
+    } else {
+        out.push_str(&format!(
+            "driftaudit diff: two different hosts: {} ({}) -> {} ({})\n",
+            d.before.host, d.before.source, d.after.host, d.after.source
+        ));
+    }
+    let count = |k: ChangeKind| d.changes.iter().filter(|c| c.kind == k).count();
+    out.push_str(&format!(
+        "\nSettings: {} changed, {} added, {} removed\n",
+        count(ChangeKind::Changed),
+        count(ChangeKind::Added),
+        count(ChangeKind::Removed)
+    ));
+    for c in &d.changes {
+        let subject = format!("{}.{}", c.namespace, c.subject);
+        match c.kind {
+            ChangeKind::Changed => out.push_str(&format!(
+                "  changed  {subject}: {} -> {}\n",
+                c.before.as_deref().unwrap_or(""),
+                c.after.as_deref().unwrap_or("")
+            )),
+            ChangeKind::Added => out.push_str(&format!(
+                "  added    {subject} = {}\n",
+                c.after.as_deref().unwrap_or("")
+            )),
+            ChangeKind::Removed => out.push_str(&format!(
+                "  removed  {subject} (was {})\n",
+                c.before.as_deref().unwrap_or("")
+            )),
+        }
+        if !c.evidence_before.is_empty() {
+            out.push_str(&format!(
+                "           before: {}\n",
+                evidence_list(&c.evidence_before)
+            ));
+        }
+        if !c.evidence_after.is_empty() {
+            out.push_str(&format!(
+                "           after:  {}\n",
+                evidence_list(&c.evidence_after)
+            ));
+        }
+    }
+    for (title, list) in [
+        ("Regressions", &d.regressions),
+        ("Fixes", &d.fixes),
+        ("New findings", &d.new),
+        ("Vanished findings", &d.vanished),
+        ("Other verdict changes", &d.other),
+    ] {
+        out.push_str(&format!("\n{title}: {}\n", list.len()));
+        for c in list {
+            verdict_line(&mut out, c);
+        }
+    }
+    if let Some(files) = &d.files {
+        out.push_str(&format!("\nFiles: {} differ\n", files.len()));
+        for f in files {
+            match f.kind {
+                ChangeKind::Changed => out.push_str(&f.unified),
+                ChangeKind::Added => out.push_str(&format!("only after: {}\n", f.path)),
+                ChangeKind::Removed => out.push_str(&format!("only before: {}\n", f.path)),
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::facts::Setting;
+    use crate::value::parse_size;
+
+    fn facts(host: &str, ns: &str, canon: fn(&str) -> String, kv: &[(&str, Value, &str)]) -> Facts {
+        let h = Host::snapshot(std::env::temp_dir()).unwrap();
+        let mut f = Facts::new(&h);
+        f.host = host.into();
+        let mut n = Namespace::new("not set");
+        n.canonicalize = Some(canon);
+        for (k, v, raw) in kv {
+            n.set(
+                n.canonical(k),
+                Setting::new(v.clone(), *raw, Evidence::line("/etc/my.cnf", 3)),
+            );
+        }
+        f.namespaces.insert(ns.into(), n);
+        f
+    }
+
+    fn option_canon(k: &str) -> String {
+        k.trim().to_ascii_lowercase().replace('-', "_")
+    }
+
+    #[test]
+    fn spelling_differences_are_not_changes() {
+        let b = facts(
+            "db1",
+            "mycnf",
+            option_canon,
+            &[
+                (
+                    "innodb_buffer_pool_size",
+                    Value::Size(parse_size("2048M").unwrap()),
+                    "2048M",
+                ),
+                ("Skip-Name-Resolve", Value::Str("ON".into()), "ON"),
+                ("max_connections", Value::Number(151.0), "151"),
+            ],
+        );
+        let a = facts(
+            "db1",
+            "mycnf",
+            option_canon,
+            &[
+                (
+                    "innodb-buffer-pool-size",
+                    Value::Number(2147483648.0),
+                    "2147483648",
+                ),
+                ("skip_name_resolve", Value::Number(1.0), "1"),
+                ("max_connections", Value::Number(500.0), "500"),
+                ("log_bin", Value::Str("mysql-bin".into()), "mysql-bin"),
+            ],
+        );
+        let c = diff_facts(&b, &a);
+        let got: Vec<(&str, ChangeKind)> = c.iter().map(|c| (c.subject.as_str(), c.kind)).collect();
+        assert_eq!(
+            got,
+            [
+                ("log_bin", ChangeKind::Added),
+                ("max_connections", ChangeKind::Changed)
+            ]
+        );
+        assert_eq!(c[1].before.as_deref(), Some("151"));
+        assert_eq!(c[1].evidence_after, [Evidence::line("/etc/my.cnf", 3)]);
+        // and the reverse direction gives a removal
+        let r = diff_facts(&a, &b);
+        assert!(r
+            .iter()
+            .any(|c| c.subject == "log_bin" && c.kind == ChangeKind::Removed));
+    }
+}

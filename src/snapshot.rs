@@ -1,0 +1,853 @@
+//! `driftaudit snapshot`: capture the live host into the documented snapshot
+//! layout (docs/snapshot-format.md). Owns what is copied (exactly the files the
+//! loaded policies' readers read, found with a recording [`Host`], plus the
+//! fixed captures), redaction of secrets in copied files, determinism and the
+//! atomic write. Reads the host only through [`Host`] (and runs `tune2fs -l`
+//! and, on request, the `mysql` client read-only); never changes the host.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+
+use crate::engine;
+use crate::facts::{is_secret_key, REDACTED};
+use crate::host::{lexical, EntryKind, Host, ReadLog};
+use crate::parse::sysctl::swap_dot_slash;
+use crate::policy::PolicySet;
+
+/// Schema id written to `snapshot.json`.
+pub const SNAPSHOT_SCHEMA: &str = "driftaudit.snapshot/1";
+
+/// Largest value read from one `/proc/sys` file for `captures/sysctl-a.txt`.
+const SYSCTL_VALUE_CAP: u64 = 64 * 1024;
+/// Deepest directory level walked below `/proc/sys`.
+const SYSCTL_MAX_DEPTH: usize = 12;
+/// Most `/sys/block` devices captured.
+const MAX_BLOCK_DEVICES: usize = 4096;
+/// Time allowed to each external command (`tune2fs`, `mysql`).
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(20);
+/// Largest output kept from an external command.
+const COMMAND_OUTPUT_CAP: u64 = 8 * 1024 * 1024;
+
+/// `tune2fs -l` fields that change on every mount or write; dropped so a
+/// snapshot committed to git changes only when the layout does.
+const VOLATILE_TUNE2FS: [&str; 13] = [
+    "Last mount time",
+    "Last write time",
+    "Last checked",
+    "Next check after",
+    "Mount count",
+    "Free blocks",
+    "Free inodes",
+    "Lifetime writes",
+    "Checksum",
+    "Last orphan inode",
+    "Last error time",
+    "First error time",
+    "Last mounted on",
+];
+
+/// Live kernel values that change on their own (counters, random values);
+/// left out of `captures/sysctl-a.txt` so a committed snapshot changes only
+/// when the configuration does. Prefixes end with `.`.
+const VOLATILE_SYSCTL: [&str; 14] = [
+    "fs.aio-nr",
+    "fs.dentry-state",
+    "fs.file-nr",
+    "fs.inode-nr",
+    "fs.inode-state",
+    "fs.quota.",
+    "kernel.ns_last_pid",
+    "kernel.pty.nr",
+    "kernel.random.boot_id",
+    "kernel.random.entropy_avail",
+    "kernel.random.uuid",
+    "net.netfilter.nf_conntrack_count",
+    "kernel.sched_domain.",
+    "net.ipv4.tcp_mem_usage",
+];
+
+fn volatile_sysctl(key: &str) -> bool {
+    VOLATILE_SYSCTL
+        .iter()
+        .any(|v| key == *v || (v.ends_with('.') && key.starts_with(v)))
+}
+
+/// Keep only the stable lines of `/proc/meminfo` (the totals) and
+/// `/proc/cpuinfo` (everything but the current clock speed).
+pub fn stable_proc(path: &str, text: &str) -> String {
+    let keep = |l: &str| match path {
+        "/proc/meminfo" => {
+            let name = l.split(':').next().unwrap_or("");
+            name.contains("Total") || name == "Hugepagesize"
+        }
+        "/proc/cpuinfo" => !l.starts_with("cpu MHz"),
+        _ => true,
+    };
+    let mut out: String = text
+        .lines()
+        .filter(|l| keep(l))
+        .collect::<Vec<_>>()
+        .join("\n");
+    out.push('\n');
+    out
+}
+
+/// Options of [`take`].
+#[derive(Debug, Clone, Default)]
+pub struct SnapshotOptions {
+    /// Replace an existing non-empty `--out` (only if it is a snapshot).
+    pub force: bool,
+    /// Also capture `SHOW GLOBAL VARIABLES` with the `mysql` client.
+    pub mysql: bool,
+}
+
+/// A path that could not be captured, with the reason (listed in `snapshot.json`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Unreadable {
+    /// Host path, `captures/NAME` or a command.
+    pub path: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// `snapshot.json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct SnapshotMeta {
+    /// Always [`SNAPSHOT_SCHEMA`].
+    pub schema: &'static str,
+    /// Host name.
+    pub host: String,
+    /// driftaudit version that took the snapshot.
+    pub driftaudit: String,
+    /// Capture time, UTC, RFC 3339.
+    pub captured_at: String,
+    /// Ids of the policies whose readers decided what was copied.
+    pub policies: Vec<String>,
+    /// Host paths copied (sorted).
+    pub files: Vec<String>,
+    /// What could not be captured.
+    pub unreadable: Vec<Unreadable>,
+}
+
+/// Capture the live host into `out`, copying what `policies` read.
+pub fn take(
+    policies: &PolicySet,
+    out: &Path,
+    opts: &SnapshotOptions,
+) -> Result<SnapshotMeta, String> {
+    check_out_dir(out, opts.force)?;
+    let host = Host::recording();
+    let facts = engine::gather(policies, &host);
+    let mut unreadable: Vec<Unreadable> = facts
+        .issues
+        .iter()
+        .filter(|i| i.message.starts_with("cannot read"))
+        .map(|i| Unreadable {
+            path: i.path.clone(),
+            reason: i.message.trim_start_matches("cannot read: ").to_string(),
+        })
+        .collect();
+
+    // Fixed files every snapshot has, read through the same recording host.
+    for p in [
+        "/proc/meminfo",
+        "/proc/cpuinfo",
+        "/etc/os-release",
+        "/etc/hostname",
+        "/proc/self/mountinfo",
+        "/proc/mounts",
+    ] {
+        if let Err(e) = host.read_bytes(p) {
+            unreadable.push(Unreadable {
+                path: p.into(),
+                reason: e.to_string(),
+            });
+        }
+    }
+    capture_block_devices(&host);
+    let log = host.read_log().unwrap_or_default();
+
+    let mut w = Writer::default();
+    plan_from_log(&host, &log, &mut w);
+
+    // captures/
+    let (sysctl, mut bad) = sysctl_capture(&host);
+    unreadable.append(&mut bad);
+    w.files
+        .insert("/captures/sysctl-a.txt".into(), sysctl.into_bytes());
+    let mut du = String::new();
+    for (path, size) in &facts.dir_sizes {
+        match size {
+            Ok(b) => du.push_str(&format!("{b}\t{path}\n")),
+            Err(e) => unreadable.push(Unreadable {
+                path: path.clone(),
+                reason: format!("directory size: {e}"),
+            }),
+        }
+    }
+    if !du.is_empty() {
+        w.files.insert("/captures/du.txt".into(), du.into_bytes());
+    }
+    let mountinfo = log
+        .files
+        .get("/proc/self/mountinfo")
+        .map(|b| String::from_utf8_lossy(b).into_owned())
+        .unwrap_or_default();
+    for (name, dev) in ext4_devices(&mountinfo) {
+        match run_capped(Command::new("tune2fs").arg("-l").arg(&dev)) {
+            Ok(text) => {
+                w.files.insert(
+                    format!("/captures/tune2fs/{name}.txt"),
+                    stable_tune2fs(&text).into_bytes(),
+                );
+            }
+            Err(e) => unreadable.push(Unreadable {
+                path: format!("captures/tune2fs/{name}.txt"),
+                reason: format!("tune2fs -l {dev}: {e}"),
+            }),
+        }
+    }
+    if opts.mysql {
+        match run_capped(Command::new("mysql").args(["-NB", "-e", "SHOW GLOBAL VARIABLES"])) {
+            Ok(text) => {
+                w.files.insert(
+                    "/captures/mysql-variables.tsv".into(),
+                    mysql_tsv(&text).into_bytes(),
+                );
+            }
+            Err(e) => unreadable.push(Unreadable {
+                path: "captures/mysql-variables.tsv".into(),
+                reason: format!("mysql -NB -e 'SHOW GLOBAL VARIABLES': {e}"),
+            }),
+        }
+    }
+
+    unreadable.sort();
+    unreadable.dedup();
+    let meta = SnapshotMeta {
+        schema: SNAPSHOT_SCHEMA,
+        host: host.name().to_string(),
+        driftaudit: env!("CARGO_PKG_VERSION").to_string(),
+        captured_at: rfc3339_now(),
+        policies: policies.policies.iter().map(|p| p.id.clone()).collect(),
+        files: w.files.keys().cloned().collect(),
+        unreadable,
+    };
+    w.write_atomically(out, &meta)?;
+    Ok(meta)
+}
+
+/// Refuse a non-empty `out` unless `force` and it is a previous snapshot.
+fn check_out_dir(out: &Path, force: bool) -> Result<(), String> {
+    let meta = match fs::symlink_metadata(out) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(format!("{}: {e}", out.display())),
+    };
+    if !meta.is_dir() {
+        return Err(format!("{} exists and is not a directory", out.display()));
+    }
+    let empty = fs::read_dir(out)
+        .map_err(|e| format!("{}: {e}", out.display()))?
+        .next()
+        .is_none();
+    if empty {
+        return Ok(());
+    }
+    if !force {
+        return Err(format!(
+            "{} is not empty; give --force to replace a previous snapshot",
+            out.display()
+        ));
+    }
+    if !out.join("snapshot.json").is_file() {
+        return Err(format!(
+            "{} is not empty and has no snapshot.json: --force only replaces a previous snapshot",
+            out.display()
+        ));
+    }
+    Ok(())
+}
+
+/// Read the storage facts the storage reader uses (rotational flags, device
+/// mapper names, slaves), so they are in the log whatever the policies read.
+fn capture_block_devices(host: &Host) {
+    let Ok(devs) = host.read_dir("/sys/block") else {
+        return;
+    };
+    for d in devs.iter().take(MAX_BLOCK_DEVICES) {
+        let base = format!("/sys/block/{}", d.name);
+        let _ = host.read_bytes_capped(&format!("{base}/queue/rotational"), 4096);
+        let _ = host.read_bytes_capped(&format!("{base}/dm/name"), 4096);
+        if let Ok(slaves) = host.read_dir(&format!("{base}/slaves")) {
+            for s in slaves {
+                let _ = host.read_link(&format!("{base}/slaves/{}", s.name));
+            }
+        }
+    }
+}
+
+/// Files, symlinks and directories to write, by host path.
+#[derive(Debug, Default)]
+struct Writer {
+    files: BTreeMap<String, Vec<u8>>,
+    links: BTreeMap<String, String>,
+    dirs: BTreeSet<String>,
+}
+
+/// Whether a host path is left out of the copy: `/proc/sys` is captured as
+/// one `captures/sysctl-a.txt` (a `proc/sys` directory in the snapshot would
+/// make the sysctl reader look for one file per key there).
+fn excluded(path: &str) -> bool {
+    path == "/proc/sys" || path.starts_with("/proc/sys/") || path == "/" || path == "/proc"
+}
+
+fn plan_from_log(host: &Host, log: &ReadLog, w: &mut Writer) {
+    for (path, bytes) in &log.files {
+        if excluded(path) {
+            continue;
+        }
+        let bytes = if path == "/proc/meminfo" || path == "/proc/cpuinfo" {
+            stable_proc(path, &String::from_utf8_lossy(bytes)).into_bytes()
+        } else {
+            redact_file(path, bytes)
+        };
+        // A symlinked config file (99-sysctl.conf -> ../sysctl.conf) is kept
+        // as a link to a copy of its target, as on the host.
+        let link = log.links.get(path).cloned().or_else(|| {
+            host.read_link(path)
+                .filter(|_| !path.starts_with("/proc/") && !path.starts_with("/sys/"))
+        });
+        match (link, host.resolve(path)) {
+            (Some(target), Ok(resolved)) if resolved != *path && !excluded(&resolved) => {
+                // Keep the link text when it leads straight to the copy; a
+                // chain through files not copied (/etc/alternatives) is
+                // replaced by the absolute path it resolved to.
+                let parent = Path::new(path)
+                    .parent()
+                    .map(|p| p.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| "/".into());
+                let direct = lexical(&crate::host::join_host(&parent, &target)) == resolved;
+                let target = if direct { target } else { resolved.clone() };
+                w.links.insert(path.clone(), target);
+                w.files.entry(resolved).or_insert(bytes);
+            }
+            _ => {
+                w.files.insert(path.clone(), bytes);
+            }
+        }
+    }
+    for (path, target) in &log.links {
+        if excluded(path) || w.files.contains_key(path) {
+            continue;
+        }
+        w.links
+            .entry(path.clone())
+            .or_insert_with(|| target.clone());
+    }
+    // Readers that resolve a path before reading it (option files) read the
+    // target; keep the name they asked for as a link to the copy.
+    for (path, resolved) in &log.resolved {
+        let below = format!("{path}/");
+        let taken = w.files.contains_key(path)
+            || w.links.contains_key(path)
+            || w.files.keys().any(|f| f.starts_with(&below))
+            || log.dirs.iter().any(|d| d == path || d.starts_with(&below));
+        if excluded(path) || taken || !w.files.contains_key(resolved) {
+            continue;
+        }
+        let target = log.links.get(path).cloned().filter(|t| {
+            let parent = Path::new(path)
+                .parent()
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "/".into());
+            lexical(&crate::host::join_host(&parent, t)) == *resolved
+        });
+        w.links
+            .insert(path.clone(), target.unwrap_or_else(|| resolved.clone()));
+    }
+    for d in &log.dirs {
+        if !excluded(d) {
+            w.dirs.insert(d.clone());
+        }
+    }
+    for (p, kind) in &log.probes {
+        if excluded(p) || w.files.contains_key(p) || w.links.contains_key(p) {
+            continue;
+        }
+        match kind {
+            EntryKind::Dir => {
+                w.dirs.insert(p.clone());
+            }
+            // Existence-only probe of a file that no reader read: an empty
+            // placeholder keeps `exists(...)` true in the snapshot.
+            EntryKind::File => {
+                w.files.insert(p.clone(), Vec::new());
+            }
+            EntryKind::Other => {}
+        }
+    }
+}
+
+impl Writer {
+    /// Write everything into a temporary directory next to `out`, then rename
+    /// it into place (replacing a previous snapshot only at the very end).
+    fn write_atomically(&self, out: &Path, meta: &SnapshotMeta) -> Result<(), String> {
+        let parent = match out.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        fs::create_dir_all(&parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+        let name = out
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "snapshot".into());
+        let tmp = parent.join(format!(".{name}.tmp-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&tmp);
+        let result = self.write_into(&tmp, meta).and_then(|()| {
+            if out.exists() {
+                let old = parent.join(format!(".{name}.old-{}", std::process::id()));
+                fs::rename(out, &old).map_err(|e| format!("{}: {e}", out.display()))?;
+                fs::rename(&tmp, out).map_err(|e| format!("{}: {e}", out.display()))?;
+                fs::remove_dir_all(&old).map_err(|e| format!("{}: {e}", old.display()))
+            } else {
+                fs::rename(&tmp, out).map_err(|e| format!("{}: {e}", out.display()))
+            }
+        });
+        if result.is_err() {
+            let _ = fs::remove_dir_all(&tmp);
+        }
+        result
+    }
+
+    fn write_into(&self, root: &Path, meta: &SnapshotMeta) -> Result<(), String> {
+        let io = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
+        fs::create_dir_all(root).map_err(|e| io(root, e))?;
+        let real = |host_path: &str| root.join(lexical(host_path).trim_start_matches('/'));
+        for d in &self.dirs {
+            let p = real(d);
+            fs::create_dir_all(&p).map_err(|e| io(&p, e))?;
+        }
+        for (path, bytes) in &self.files {
+            let p = real(path);
+            if let Some(dir) = p.parent() {
+                fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+            }
+            fs::write(&p, bytes).map_err(|e| io(&p, e))?;
+        }
+        for (path, target) in &self.links {
+            let p = real(path);
+            if let Some(dir) = p.parent() {
+                fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+            }
+            if fs::symlink_metadata(&p).is_ok() {
+                continue;
+            }
+            std::os::unix::fs::symlink(target, &p).map_err(|e| io(&p, e))?;
+        }
+        let mut json = serde_json::to_string_pretty(meta).map_err(|e| e.to_string())?;
+        json.push('\n');
+        let p = root.join("snapshot.json");
+        fs::write(&p, json).map_err(|e| io(&p, e))
+    }
+}
+
+/// Redact secrets in a copied file, keeping every line where it was:
+/// `key = value` / `key=value` / `key: value` lines whose key is a secret
+/// name get `<redacted>` as value; in XML (`localconfig.xml`) the `<value>`
+/// of a `<key name="...">` with a secret name is replaced, and any newlines
+/// inside it are kept. `/proc` and `/sys` files are copied as they are;
+/// CRLF line endings become LF.
+pub fn redact_file(path: &str, bytes: &[u8]) -> Vec<u8> {
+    if path.starts_with("/proc/") || path.starts_with("/sys/") {
+        return bytes.to_vec();
+    }
+    let text = String::from_utf8_lossy(bytes).replace("\r\n", "\n");
+    let text = if path.ends_with(".xml") {
+        redact_xml(&text)
+    } else {
+        text
+    };
+    redact_lines(&text).into_bytes()
+}
+
+/// Redact `key = value` lines whose key is a secret name.
+pub fn redact_lines(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(&redact_line(line));
+    }
+    out
+}
+
+fn redact_line(line: &str) -> String {
+    let t = line.trim_start();
+    if t.starts_with('#') || t.starts_with(';') || t.starts_with('<') {
+        return line.to_string();
+    }
+    let Some(pos) = line.find(['=', ':']) else {
+        return line.to_string();
+    };
+    let key = line[..pos].trim();
+    if key.is_empty() || key.contains(char::is_whitespace) || !is_secret_key(key) {
+        return line.to_string();
+    }
+    if line[pos + 1..].trim().is_empty() {
+        return line.to_string();
+    }
+    format!("{} {REDACTED}", &line[..=pos])
+}
+
+/// Replace secret `<value>`s in a localconfig-style XML document.
+pub fn redact_xml(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(k) = rest.find("<key") {
+        let (head, tail) = rest.split_at(k);
+        out.push_str(head);
+        let Some(end) = tail.find('>') else {
+            out.push_str(tail);
+            return out;
+        };
+        let tag = &tail[..=end];
+        out.push_str(tag);
+        rest = &tail[end + 1..];
+        let name = attr(tag, "name").unwrap_or_default();
+        if !is_secret_key(&name) {
+            continue;
+        }
+        // The value up to this key's end (or the next key).
+        let stop = rest
+            .find("</key>")
+            .into_iter()
+            .chain(rest.find("<key"))
+            .min()
+            .unwrap_or(rest.len());
+        let Some(vs) = rest[..stop].find("<value>") else {
+            continue;
+        };
+        let Some(ve) = rest[vs..stop].find("</value>") else {
+            continue;
+        };
+        let inner = &rest[vs + 7..vs + ve];
+        out.push_str(&rest[..vs + 7]);
+        if !inner.trim().is_empty() {
+            out.push_str(REDACTED);
+        }
+        for _ in 0..inner.matches('\n').count() {
+            out.push('\n');
+        }
+        rest = &rest[vs + ve..];
+    }
+    out.push_str(rest);
+    out
+}
+
+fn attr(tag: &str, name: &str) -> Option<String> {
+    let i = tag.find(&format!("{name}="))?;
+    let after = &tag[i + name.len() + 1..];
+    let q = after.chars().next()?;
+    if q != '"' && q != '\'' {
+        return None;
+    }
+    let end = after[1..].find(q)?;
+    Some(after[1..=end].to_string())
+}
+
+/// Walk `/proc/sys` and print every readable key as procps `sysctl -a` does
+/// (`key = value`, one line per value line), sorted by key. Write-only keys
+/// and `vm.stat_refresh` are skipped; unreadable ones are returned.
+pub fn sysctl_capture(host: &Host) -> (String, Vec<Unreadable>) {
+    let mut values: BTreeMap<String, String> = BTreeMap::new();
+    let mut bad = Vec::new();
+    let mut stack: Vec<(String, usize)> = vec![("/proc/sys".into(), 0)];
+    while let Some((dir, depth)) = stack.pop() {
+        let entries = match host.read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) => {
+                bad.push(Unreadable {
+                    path: dir,
+                    reason: e.to_string(),
+                });
+                continue;
+            }
+        };
+        for e in entries {
+            if e.is_symlink {
+                continue;
+            }
+            let path = format!("{dir}/{}", e.name);
+            match e.kind {
+                Some(EntryKind::Dir) if depth < SYSCTL_MAX_DEPTH => stack.push((path, depth + 1)),
+                Some(EntryKind::File) => {
+                    let key = swap_dot_slash(path.trim_start_matches("/proc/sys/"));
+                    if key == "vm.stat_refresh" || volatile_sysctl(&key) {
+                        continue;
+                    }
+                    match host.mode(&path) {
+                        Ok(m) if m & 0o444 == 0 => continue,
+                        Ok(_) => {}
+                        Err(err) => {
+                            bad.push(Unreadable {
+                                path,
+                                reason: err.to_string(),
+                            });
+                            continue;
+                        }
+                    }
+                    match host.read_bytes_capped(&path, SYSCTL_VALUE_CAP) {
+                        Ok(b) => {
+                            let v = String::from_utf8_lossy(&b);
+                            let v = v.strip_suffix('\n').unwrap_or(&v).to_string();
+                            values.insert(key, v);
+                        }
+                        Err(err) => bad.push(Unreadable {
+                            path,
+                            reason: err.to_string(),
+                        }),
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut out = String::new();
+    for (k, v) in &values {
+        let v = if is_secret_key(k) {
+            REDACTED
+        } else {
+            v.as_str()
+        };
+        for line in v.split('\n') {
+            out.push_str(&format!("{k} = {line}\n"));
+        }
+    }
+    (out, bad)
+}
+
+/// Mounted ext4 filesystems from mountinfo: (capture name, device).
+/// The name is the device path without `/dev/`, `/` replaced by `_`.
+pub fn ext4_devices(mountinfo: &str) -> Vec<(String, String)> {
+    let mut out: BTreeMap<String, String> = BTreeMap::new();
+    for line in mountinfo.lines() {
+        let Some((_, post)) = line.split_once(" - ") else {
+            continue;
+        };
+        let mut f = post.split_whitespace();
+        let (Some(fstype), Some(src)) = (f.next(), f.next()) else {
+            continue;
+        };
+        if fstype != "ext4" || !src.starts_with("/dev/") {
+            continue;
+        }
+        let src = crate::parse::unescape_octal(src);
+        let name: String = src
+            .trim_start_matches("/dev/")
+            .chars()
+            .map(|c| {
+                if c == '/' || c.is_whitespace() {
+                    '_'
+                } else {
+                    c
+                }
+            })
+            .collect();
+        out.entry(name).or_insert(src);
+    }
+    out.into_iter().collect()
+}
+
+/// Drop the `tune2fs -l` lines that change on every mount or write.
+pub fn stable_tune2fs(text: &str) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        let field = line.split(':').next().unwrap_or("").trim();
+        if VOLATILE_TUNE2FS.contains(&field) {
+            continue;
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// `SHOW GLOBAL VARIABLES` output (name TAB value) sorted, secrets redacted.
+pub fn mysql_tsv(text: &str) -> String {
+    let mut rows: Vec<String> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| match l.split_once('\t') {
+            Some((k, _)) if is_secret_key(k) => format!("{k}\t{REDACTED}"),
+            _ => l.to_string(),
+        })
+        .collect();
+    rows.sort();
+    let mut out = rows.join("\n");
+    out.push('\n');
+    out
+}
+
+/// Run a command with no stdin, a timeout and an output cap; stdout on success.
+fn run_capped(cmd: &mut Command) -> Result<String, String> {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run: {e}"))?;
+    let stdout = child.stdout.take();
+    let stderr = child.stderr.take();
+    let out_t = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        if let Some(s) = stdout {
+            let _ = s.take(COMMAND_OUTPUT_CAP).read_to_end(&mut buf);
+        }
+        buf
+    });
+    let err_t = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        if let Some(s) = stderr {
+            let _ = s.take(64 * 1024).read_to_end(&mut buf);
+        }
+        buf
+    });
+    let start = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(s)) => break s,
+            Ok(None) if start.elapsed() > COMMAND_TIMEOUT => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("timed out after {}s", COMMAND_TIMEOUT.as_secs()));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => return Err(e.to_string()),
+        }
+    };
+    let out = out_t.join().unwrap_or_default();
+    let err = err_t.join().unwrap_or_default();
+    if !status.success() {
+        let msg = String::from_utf8_lossy(&err);
+        let first = msg.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+        return Err(format!("{status}: {}", first.trim()));
+    }
+    Ok(String::from_utf8_lossy(&out).into_owned())
+}
+
+/// Current UTC time as `YYYY-MM-DDTHH:MM:SSZ`.
+pub fn rfc3339_now() -> String {
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let (y, m, d) = civil_from_days((secs / 86400) as i64);
+    let s = secs % 86400;
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        s / 3600,
+        (s / 60) % 60,
+        s % 60
+    )
+}
+
+/// Days since 1970-01-01 to (year, month, day) (H. Hinnant's algorithm).
+pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn option_file_secrets_are_redacted_in_place() {
+        let text = "[client]\nuser = backup\npassword = hunter2\n# password = old\nloose-password=x\n[mysqld]\ninnodb_buffer_pool_size = 6G\n";
+        let r = redact_lines(text);
+        assert_eq!(
+            r,
+            "[client]\nuser = backup\npassword = <redacted>\n# password = old\nloose-password= <redacted>\n[mysqld]\ninnodb_buffer_pool_size = 6G\n"
+        );
+        assert_eq!(r.lines().count(), text.lines().count());
+    }
+
+    #[test]
+    fn localconfig_secret_values_are_redacted_keeping_lines() {
+        let xml = "<localconfig>\n  <key name=\"zimbra_mysql_password\">\n    <value>s3cr\net</value>\n  </key>\n  <key name=\"mysql_memory_percent\">\n    <value>30</value>\n  </key>\n</localconfig>\n";
+        let r = redact_xml(xml);
+        assert!(!r.contains("s3cr"), "{r}");
+        assert!(r.contains("<value><redacted>\n</value>"), "{r}");
+        assert!(r.contains("<value>30</value>"));
+        assert_eq!(r.matches('\n').count(), xml.matches('\n').count());
+    }
+
+    #[test]
+    fn ext4_mounts_are_found_in_mountinfo() {
+        let mi = "22 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw\n23 22 253:0 / /opt/zimbra rw - ext4 /dev/mapper/vg-zimbra rw\n24 1 0:5 / /proc rw - proc proc rw\n25 1 0:30 / /x rw - overlay overlay rw\n";
+        assert_eq!(
+            ext4_devices(mi),
+            [
+                (
+                    "mapper_vg-zimbra".to_string(),
+                    "/dev/mapper/vg-zimbra".to_string()
+                ),
+                ("sda1".to_string(), "/dev/sda1".to_string())
+            ]
+        );
+    }
+
+    #[test]
+    fn tune2fs_volatile_fields_are_dropped() {
+        let t = "tune2fs 1.47.0 (5-Feb-2023)\nInode size:\t          256\nMount count:              12\nLast write time:          Mon Jan  1 00:00:00 2024\nBlock size:               4096\n";
+        assert_eq!(
+            stable_tune2fs(t),
+            "tune2fs 1.47.0 (5-Feb-2023)\nInode size:\t          256\nBlock size:               4096\n"
+        );
+    }
+
+    #[test]
+    fn mysql_rows_are_sorted_and_secrets_redacted() {
+        assert_eq!(
+            mysql_tsv("max_connections\t151\nbinlog_encryption_password\tx\nautocommit\tON\n"),
+            "autocommit\tON\nbinlog_encryption_password\t<redacted>\nmax_connections\t151\n"
+        );
+    }
+
+    #[test]
+    fn volatile_values_are_left_out() {
+        assert!(volatile_sysctl("kernel.random.uuid"));
+        assert!(volatile_sysctl("fs.quota.lookups"));
+        assert!(!volatile_sysctl("kernel.randomize_va_space"));
+        assert_eq!(
+            stable_proc(
+                "/proc/meminfo",
+                "MemTotal: 10 kB\nMemFree: 3 kB\nSwapTotal: 0 kB\nHugepagesize: 2048 kB\n"
+            ),
+            "MemTotal: 10 kB\nSwapTotal: 0 kB\nHugepagesize: 2048 kB\n"
+        );
+    }
+
+    #[test]
+    fn civil_dates() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(19_723), (2024, 1, 1));
+        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+    }
+}

@@ -1,0 +1,401 @@
+//! The git-tracked audit workflow end to end, through the built binary:
+//! snapshot -> check equivalence on this machine, diff on the shipped
+//! testdata pairs, and every waiver state.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use driftaudit::diff::{self, ChangeKind, DiffOptions, Side};
+use driftaudit::policy::PolicySet;
+use driftaudit::report::Status;
+use driftaudit::waiver::WaiverSet;
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+fn bin(args: &[&str], today: Option<&str>) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_driftaudit"));
+    c.args(args)
+        .current_dir(ROOT)
+        .env_remove("DRIFTAUDIT_TODAY");
+    if let Some(t) = today {
+        c.env("DRIFTAUDIT_TODAY", t);
+    }
+    c.output().expect("run driftaudit")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+type Verdict = (String, String, Vec<String>, Option<String>, Option<String>);
+
+/// rule, status, subject, actual, expected of every finding (evidence paths
+/// and explanations differ by design: live reads /proc/sys, the snapshot
+/// reads captures/sysctl-a.txt).
+fn verdicts(json: &str) -> Vec<Verdict> {
+    let v: serde_json::Value = serde_json::from_str(json).expect("report JSON");
+    let mut out: Vec<Verdict> = v["hosts"][0]["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| {
+            (
+                f["rule"].as_str().unwrap_or("").to_string(),
+                f["status"].as_str().unwrap_or("").to_string(),
+                f["subject"]
+                    .as_array()
+                    .map(|a| {
+                        a.iter()
+                            .map(|s| s.as_str().unwrap_or("").to_string())
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                f["actual"].as_str().map(str::to_string),
+                f["expected"].as_str().map(str::to_string),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn snapshot_audits_like_the_live_host() {
+    let tmp = tempfile::tempdir().unwrap();
+    let snap = tmp.path().join("host");
+    let snap_s = snap.to_str().unwrap();
+    let o = bin(&["snapshot", "--out", snap_s], None);
+    assert!(o.status.success(), "snapshot failed: {}", stderr(&o));
+
+    let live = bin(&["check", "--format", "json"], None);
+    let from_snap = bin(&["check", "--snapshot", snap_s, "--format", "json"], None);
+    assert_eq!(live.status.code(), from_snap.status.code());
+    let (a, b) = (verdicts(&stdout(&live)), verdicts(&stdout(&from_snap)));
+    assert!(!a.is_empty());
+    assert_eq!(a, b, "snapshot findings differ from live findings");
+
+    // Layout and metadata.
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(snap.join("snapshot.json")).unwrap())
+            .unwrap();
+    assert_eq!(meta["schema"], "driftaudit.snapshot/1");
+    assert_eq!(meta["driftaudit"], env!("CARGO_PKG_VERSION"));
+    assert!(meta["captured_at"].as_str().unwrap().ends_with('Z'));
+    assert!(meta["unreadable"].is_array());
+    let sysctl = std::fs::read_to_string(snap.join("captures/sysctl-a.txt")).unwrap();
+    let keys: Vec<&str> = sysctl
+        .lines()
+        .map(|l| l.split(" = ").next().unwrap())
+        .collect();
+    let mut sorted = keys.clone();
+    sorted.sort();
+    assert_eq!(keys, sorted, "sysctl-a.txt is sorted by key");
+    assert!(sysctl.contains("\nkernel.osrelease = "));
+    assert!(!sysctl.contains("kernel.random.uuid"));
+    assert!(!sysctl.contains("vm.stat_refresh"));
+    assert!(!snap.join("proc/sys").exists());
+    assert!(snap.join("proc/meminfo").is_file());
+
+    // Deterministic: a second snapshot differs only in snapshot.json.
+    let snap2 = tmp.path().join("again");
+    let o = bin(&["snapshot", "--out", snap2.to_str().unwrap()], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let d = driftaudit::diff::diff_files(
+        &files_of(&snap, &["/snapshot.json"]),
+        &files_of(&snap2, &["/snapshot.json"]),
+    );
+    assert!(d.is_empty(), "two snapshots differ: {d:?}");
+
+    // Refuses a non-empty --out, replaces a previous snapshot with --force,
+    // and never a directory that is not a snapshot.
+    let o = bin(&["snapshot", "--out", snap_s], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("not empty"), "{}", stderr(&o));
+    let o = bin(&["snapshot", "--out", snap_s, "--force"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let other = tmp.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    std::fs::write(other.join("keep.txt"), "x").unwrap();
+    let o = bin(
+        &["snapshot", "--out", other.to_str().unwrap(), "--force"],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(other.join("keep.txt").exists());
+    // No temporary directories left behind.
+    let leftovers: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with('.'))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+
+    // A snapshot compared with the live host it came from: same host.
+    let o = bin(&["diff", snap_s, "live", "--format", "json"], None);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["same_host"], true);
+    assert_eq!(v["regressions"].as_array().unwrap().len(), 0, "{v}");
+}
+
+fn files_of(dir: &Path, skip: &[&str]) -> std::collections::BTreeMap<String, String> {
+    let host = driftaudit::host::Host::snapshot(dir).unwrap();
+    let mut m = driftaudit::diff::side_files(&host);
+    for s in skip {
+        m.remove(*s);
+    }
+    m
+}
+
+fn pair(name: &str) -> (String, String) {
+    (
+        format!("testdata/pairs/{name}/before"),
+        format!("testdata/pairs/{name}/after"),
+    )
+}
+
+#[test]
+fn kernel_upgrade_diff_shows_the_stale_line_regression() {
+    let (b, a) = pair("kernel-upgrade");
+    let text = bin(&["diff", &b, &a, "--files"], None);
+    assert_eq!(text.status.code(), Some(1), "{}", stderr(&text));
+    let json = bin(&["diff", &b, &a, "--format", "json"], None);
+    assert_eq!(json.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
+    assert_eq!(v["schema"], "driftaudit.diff/1");
+    let reg = v["regressions"].as_array().unwrap();
+    assert_eq!(reg.len(), 1);
+    assert_eq!(reg[0]["rule"], "linux.tcp-tw-recycle-stale-line");
+    assert_eq!(reg[0]["before_status"], "skip");
+    assert_eq!(reg[0]["after_status"], "fail");
+    // Below the regression's severity the exit is clean.
+    let o = bin(&["diff", &b, &a, "--fail-on", "medium"], None);
+    assert_eq!(o.status.code(), Some(0));
+    insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {
+        insta::assert_snapshot!("diff_kernel_upgrade_text", stdout(&text));
+        insta::assert_snapshot!("diff_kernel_upgrade_json", stdout(&json));
+    });
+}
+
+#[test]
+fn zimbra_upgrade_diff_shows_the_regenerated_my_cnf() {
+    let (b, a) = pair("zimbra-upgrade");
+    let text = bin(&["diff", &b, &a, "--files"], None);
+    let out = stdout(&text);
+    assert!(
+        out.contains("-innodb_buffer_pool_size        = 6442450944\n+innodb_buffer_pool_size        = 7533238272"),
+        "{out}"
+    );
+    assert!(!out.contains("NOT-A-REAL-SECRET"), "secrets never printed");
+    // The generated my.cnf is read by the Zimbra reader: the pool change is a
+    // setting change with the line on each side.
+    assert!(
+        out.contains("changed  zimbra_mycnf.innodb_buffer_pool_size: 6 GiB -> 7 GiB\n           before: /opt/zimbra/conf/my.cnf:18\n           after:  /opt/zimbra/conf/my.cnf:17"),
+        "{out}"
+    );
+    insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {
+        insta::assert_snapshot!("diff_zimbra_upgrade_files", out);
+    });
+}
+
+#[test]
+fn two_hosts_compare_and_library_api_matches_the_cli() {
+    let set = PolicySet::builtin().unwrap();
+    let b = Side::open(&format!("{ROOT}/testdata/pairs/kernel-upgrade/after")).unwrap();
+    let a = Side::open(&format!("{ROOT}/testdata/pairs/zimbra-upgrade/after")).unwrap();
+    let d = diff::diff(&set, &b, &a, &DiffOptions::default());
+    assert!(!d.same_host);
+    assert_eq!(
+        (d.before.host.as_str(), d.after.host.as_str()),
+        ("lb-backend-03", "mail1")
+    );
+    assert!(diff::render_text(&d).contains("two different hosts: lb-backend-03"));
+    let mem = d
+        .changes
+        .iter()
+        .find(|c| c.namespace == "facts" && c.subject == "mem_total")
+        .expect("RAM differs");
+    assert_eq!(mem.kind, ChangeKind::Changed);
+    // A key on one side only is a change, never dropped.
+    assert!(d
+        .changes
+        .iter()
+        .any(|c| c.subject == "net.ipv4.tcp_fin_timeout" && c.kind == ChangeKind::Removed));
+}
+
+const WAIVERS: &str = "testdata/waivers/lb.yaml";
+
+#[test]
+fn waivers_applied_expired_and_stale() {
+    let snap = "testdata/pairs/kernel-upgrade/after";
+    let o = bin(
+        &[
+            "check",
+            "--snapshot",
+            snap,
+            "--waivers",
+            WAIVERS,
+            "--format",
+            "json",
+        ],
+        Some("2024-01-31"),
+    );
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let f = v["hosts"][0]["findings"].as_array().unwrap();
+    let waived: Vec<_> = f.iter().filter(|x| x["status"] == "waived").collect();
+    assert_eq!(waived.len(), 1);
+    assert_eq!(waived[0]["rule"], "linux.tcp-tw-recycle-stale-line");
+    assert_eq!(waived[0]["waiver"]["original_status"], "fail");
+    assert_eq!(waived[0]["waiver"]["expires"], "2099-12-31");
+    assert!(waived[0]["waiver"]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("OPS-2231"));
+    assert_eq!(v["hosts"][0]["summary"]["waived"], 1);
+    let meta: Vec<&str> = f
+        .iter()
+        .filter(|x| x["rule"] == "driftaudit.waiver")
+        .map(|x| x["explanation"].as_str().unwrap())
+        .collect();
+    // On its expiry day the accept-* waiver still counts (it matched nothing
+    // here, so it is stale); the mysql one is stale too.
+    assert_eq!(meta.len(), 2, "{meta:?}");
+    assert!(meta
+        .iter()
+        .all(|m| m.starts_with("stale waiver at testdata/waivers/lb.yaml:")));
+
+    // The day after, the accept-* waiver has expired and says so.
+    let o = bin(
+        &["check", "--snapshot", snap, "--waivers", WAIVERS],
+        Some("2024-02-01"),
+    );
+    let out = stdout(&o);
+    assert!(
+        out.contains("waiver at testdata/waivers/lb.yaml:10 expired on 2024-01-31"),
+        "{out}"
+    );
+    assert!(
+        out.contains("stale waiver at testdata/waivers/lb.yaml:15"),
+        "{out}"
+    );
+    assert_eq!(o.status.code(), Some(1), "waiver findings fail at low");
+
+    // Past the first waiver's expiry the failure comes back as a failure.
+    let o = bin(
+        &[
+            "check",
+            "--snapshot",
+            snap,
+            "--waivers",
+            WAIVERS,
+            "--format",
+            "json",
+        ],
+        Some("2100-01-01"),
+    );
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let f = v["hosts"][0]["findings"].as_array().unwrap();
+    assert!(f
+        .iter()
+        .any(|x| x["rule"] == "linux.tcp-tw-recycle-stale-line" && x["status"] == "fail"));
+    assert!(f.iter().all(|x| x["status"] != "waived"));
+}
+
+#[test]
+fn waiver_applies_to_unknown_findings_through_the_library() {
+    let set = PolicySet::builtin().unwrap();
+    let host =
+        driftaudit::host::Host::snapshot(format!("{ROOT}/testdata/pairs/kernel-upgrade/after"))
+            .unwrap();
+    let mut report = driftaudit::engine::audit(&set, &[host]);
+    // Make one finding unknown, as a missing capture would.
+    let i = report.hosts[0]
+        .findings
+        .iter()
+        .position(|f| f.rule == "linux.aslr")
+        .unwrap();
+    report.hosts[0].findings[i].status = Status::Unknown;
+    let w = WaiverSet::parse(
+        "w.yaml",
+        "- rule: linux.aslr\n  subject: kernel.*\n  host: lb-*\n  reason: capture pending\n  expires: 2030-01-01\n",
+    )
+    .unwrap();
+    w.apply(&mut report, "2029-12-31");
+    let f = report.hosts[0]
+        .findings
+        .iter()
+        .find(|f| f.rule == "linux.aslr")
+        .unwrap();
+    assert_eq!(f.status, Status::Waived);
+    assert_eq!(f.waiver.as_ref().unwrap().original_status, Status::Unknown);
+    // Host glob that does not match: not waived, and reported stale.
+    let mut report2 = driftaudit::engine::audit(
+        &set,
+        &[
+            driftaudit::host::Host::snapshot(format!("{ROOT}/testdata/pairs/kernel-upgrade/after"))
+                .unwrap(),
+        ],
+    );
+    let w = WaiverSet::parse(
+        "w.yaml",
+        "- rule: linux.tcp-tw-recycle-stale-line\n  host: db*\n  reason: r\n  expires: 2030-01-01\n",
+    )
+    .unwrap();
+    w.apply(&mut report2, "2029-12-31");
+    assert!(report2.hosts[0]
+        .findings
+        .iter()
+        .all(|f| f.status != Status::Waived));
+    assert!(report2.hosts[0]
+        .findings
+        .iter()
+        .any(|f| f.rule == "driftaudit.waiver" && f.explanation.contains("matched nothing")));
+}
+
+#[test]
+fn bad_waiver_file_is_a_caret_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("w.yaml");
+    std::fs::write(
+        &p,
+        "- rule: linux.aslr\n  reason: lab\n  expires: 31/12/2030\n",
+    )
+    .unwrap();
+    let o = bin(
+        &[
+            "check",
+            "--snapshot",
+            "testdata/pairs/kernel-upgrade/after",
+            "--waivers",
+            p.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("w.yaml:3:12: `expires` must be a date YYYY-MM-DD, found `31/12/2030`"),
+        "{err}"
+    );
+    assert!(
+        err.contains("3 |   expires: 31/12/2030\n  |            ^"),
+        "{err}"
+    );
+
+    std::fs::write(&p, "- rule: linux.aslr\n  reason: lab\n").unwrap();
+    let o = bin(
+        &[
+            "check",
+            "--snapshot",
+            "testdata/pairs/kernel-upgrade/after",
+            "--waivers",
+            p.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("expires"), "{}", stderr(&o));
+}
