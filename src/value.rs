@@ -79,6 +79,13 @@ impl Value {
                 }
             }
             (Value::Bool(a), b) | (b, Value::Bool(a)) => b.as_bool() == Some(*a),
+            // `ON` against 1: both spell a boolean
+            (Value::Str(s), n @ Value::Number(_)) | (n @ Value::Number(_), Value::Str(s))
+                if s.trim().parse::<f64>().is_err() && parse_bool(s).is_some() =>
+            {
+                matches!(n.as_f64(), Some(x) if x == 0.0 || x == 1.0)
+                    && parse_bool(s) == n.as_bool()
+            }
             (Value::Str(a), Value::Str(b)) => normalize_ws(a) == normalize_ws(b),
             (a, b) => match (a.as_f64(), b.as_f64()) {
                 (Some(x), Some(y)) => (x - y).abs() <= f64::EPSILON * x.abs().max(y.abs()).max(1.0),
@@ -235,6 +242,9 @@ mod tests {
     fn loose_equality_normalises_spelling() {
         assert!(Value::Str("32768\t60999".into()).loosely_equals(&Value::Str("32768 60999".into())));
         assert!(Value::Bool(true).loosely_equals(&Value::Str("ON".into())));
+        assert!(Value::Str("ON".into()).loosely_equals(&Value::Number(1.0)));
+        assert!(Value::Number(0.0).loosely_equals(&Value::Str("off".into())));
+        assert!(!Value::Str("ON".into()).loosely_equals(&Value::Number(2.0)));
         assert!(Value::Size(2147483648.0).loosely_equals(&Value::Number(2147483648.0)));
         assert!(!Value::Str("1".into()).loosely_equals(&Value::Str("2".into())));
         assert!(Value::List(vec![Value::Number(1.0), Value::Number(2.0)])
