@@ -32,6 +32,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "policies/mysql-innodb.yaml",
         include_str!("../policies/mysql-innodb.yaml"),
     ),
+    (
+        "policies/storage.yaml",
+        include_str!("../policies/storage.yaml"),
+    ),
 ];
 
 /// Rule severity, ordered from `info` to `critical`.
