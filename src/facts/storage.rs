@@ -103,6 +103,10 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
             "no ext2/3/4 filesystem is mounted or listed in /etc/fstab on this mount point",
         );
         ext4_ns.canonicalize = Some(canonical_point);
+        if let (Err(f), Err(m)) = (&fstab, &mounts) {
+            // no list of filesystems at all: every mount point is unknown, not absent
+            ext4_ns.unavailable = Some(format!("{m}; {f}"));
+        }
         let mut devices: BTreeMap<String, String> = BTreeMap::new();
         if let Ok(entries) = &fstab {
             for e in entries

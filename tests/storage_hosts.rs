@@ -1,0 +1,333 @@
+//! policies/storage.yaml on the storage test hosts: the Khimki server before
+//! the SSD move (everything on / of a rotational RAID10, relatime), after it
+//! (database on its own SSD mirror made with -O dir_index -m 2 -i 10240,
+//! mounted noatime, index bind-mounted from it), and a MariaDB host whose
+//! fstab gained noatime without a remount. Verdicts must match the story and
+//! explanations must name the mount point, the device and the options.
+//! tests/hosts.rs pins every host's full report.
+
+use std::collections::BTreeMap;
+use std::fs;
+
+use driftaudit::engine;
+use driftaudit::host::Host;
+use driftaudit::policy::PolicySet;
+use driftaudit::report::{Finding, Status};
+
+const HOSTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/hosts");
+
+fn storage_policies() -> PolicySet {
+    let mut p = PolicySet::builtin().expect("built-in policies load");
+    p.filter(&["storage.*".to_string()], &[]).unwrap();
+    p
+}
+
+fn audit(host: &Host) -> Vec<Finding> {
+    engine::audit_host(&storage_policies(), host).findings
+}
+
+fn audit_named(name: &str) -> Vec<Finding> {
+    audit(&Host::snapshot(format!("{HOSTS}/{name}")).unwrap())
+}
+
+fn statuses(findings: &[Finding]) -> BTreeMap<String, Status> {
+    findings
+        .iter()
+        .filter(|f| f.rule.starts_with("storage."))
+        .map(|f| (f.rule.clone(), f.status))
+        .collect()
+}
+
+fn finding<'a>(findings: &'a [Finding], rule: &str) -> &'a Finding {
+    findings
+        .iter()
+        .find(|f| f.rule == rule)
+        .unwrap_or_else(|| panic!("no finding for {rule}"))
+}
+
+fn assert_names(text: &str, parts: &[&str]) {
+    for p in parts {
+        assert!(text.contains(p), "missing `{p}` in: {text}");
+    }
+}
+
+const MYSQL_RULES: [&str; 6] = [
+    "storage.dir-index-mysql",
+    "storage.mysql-on-rotational",
+    "storage.mysql-shares-volume",
+    "storage.noatime-mysql",
+    "storage.noatime-mysql-fstab",
+    "storage.reserved-blocks-mysql",
+];
+
+#[test]
+fn before_the_ssd_move_fails_spindles_sharing_and_atime() {
+    let f = audit_named("zimbra-storage-before");
+    let mut want: BTreeMap<String, Status> = [
+        ("storage.db-on-rotational", Status::Fail),
+        ("storage.index-on-rotational", Status::Fail),
+        ("storage.db-shares-volume", Status::Fail),
+        ("storage.index-shares-volume", Status::Fail),
+        ("storage.noatime-zimbra-db", Status::Fail),
+        ("storage.noatime-zimbra-db-fstab", Status::Fail),
+        ("storage.noatime-zimbra-index", Status::Fail),
+        ("storage.noatime-zimbra-index-fstab", Status::Fail),
+        // the installer's ext4 on / has dir_index and -i 16384
+        ("storage.dir-index-zimbra-db", Status::Pass),
+        ("storage.dir-index-zimbra-index", Status::Pass),
+        ("storage.index-inode-density", Status::Pass),
+        ("storage.fstab-live-drift", Status::Pass),
+        // the root filesystem keeps its reserve: only dedicated volumes are judged
+        ("storage.reserved-blocks-zimbra-db", Status::Skip),
+        ("storage.reserved-blocks-zimbra-index", Status::Skip),
+    ]
+    .iter()
+    .map(|(r, s)| (r.to_string(), *s))
+    .collect();
+    want.extend(MYSQL_RULES.iter().map(|r| (r.to_string(), Status::Skip)));
+    assert_eq!(statuses(&f), want);
+
+    let rot = finding(&f, "storage.db-on-rotational");
+    assert_eq!(rot.severity, driftaudit::policy::Severity::Medium);
+    assert_names(
+        &rot.explanation,
+        &["/opt/zimbra/db lives on /dev/md0 (mounted at /)", "40 s", "6 s"],
+    );
+    let atime = finding(&f, "storage.noatime-zimbra-db");
+    assert_names(
+        &atime.explanation,
+        &[
+            "/opt/zimbra/db lives on the volume mounted at / (/dev/md0, ext4)",
+            "rw,relatime,seclabel,stripe=256,data=ordered",
+            "relatime, the kernel default, is better than strictatime but still writes",
+        ],
+    );
+    assert_eq!(
+        atime.evidence[0].to_string(),
+        "/proc/self/mountinfo:15",
+        "the live mount is the evidence"
+    );
+    let fstab = finding(&f, "storage.noatime-zimbra-db-fstab");
+    assert_names(
+        &fstab.explanation,
+        &[
+            "UUID=fc453bd3-c927-4f12-a2d3-59df1278d6d0 (ext4)",
+            "rw,suid,dev,exec,auto,nouser,async",
+            "Mounted now: ON",
+        ],
+    );
+    assert_eq!(fstab.evidence[0].to_string(), "/etc/fstab:9");
+    let share = finding(&f, "storage.db-shares-volume");
+    assert_names(
+        &share.explanation,
+        &["/opt/zimbra/store is on /dev/md0 (mounted at /)"],
+    );
+}
+
+#[test]
+fn after_the_ssd_move_passes_every_storage_rule() {
+    let f = audit_named("zimbra-storage-after");
+    let got = statuses(&f);
+    for (rule, status) in &got {
+        let want = if MYSQL_RULES.contains(&rule.as_str()) {
+            Status::Skip
+        } else {
+            Status::Pass
+        };
+        assert_eq!(*status, want, "{rule}: {:?}", finding(&f, rule));
+    }
+    assert_eq!(got.len(), 20, "{got:?}");
+    // the numbers the pass rests on come from the mkfs.ext4 capture
+    let density = finding(&f, "storage.index-inode-density");
+    assert_names(
+        &density.explanation,
+        &["bytes_per_inode=10240", "device=/dev/md1", "dir_index"],
+    );
+    let reserved = finding(&f, "storage.reserved-blocks-zimbra-db");
+    assert_names(&reserved.explanation, &["reserved_pct=2"]);
+    let rot = finding(&f, "storage.db-on-rotational");
+    assert_names(&rot.explanation, &["rotational=OFF", "source=/dev/md1"]);
+}
+
+#[test]
+fn tightened_params_make_the_after_volume_fail_with_its_own_numbers() {
+    // -m 2 and -i 10240 against stricter limits: the explanation must carry
+    // the device, the mount point and the capture's numbers
+    let mut p = storage_policies();
+    p.set_param("storage.max_reserved_pct=1").unwrap();
+    p.set_param("storage.max_index_bytes_per_inode=8192")
+        .unwrap();
+    let h = Host::snapshot(format!("{HOSTS}/zimbra-storage-after")).unwrap();
+    let f = engine::audit_host(&p, &h).findings;
+    let reserved = finding(&f, "storage.reserved-blocks-zimbra-db");
+    assert_eq!(reserved.status, Status::Fail);
+    assert_names(
+        &reserved.explanation,
+        &[
+            "/dev/md1 (mounted at /opt/zimbra/db, holding /opt/zimbra/db)",
+            "reserves 2 % of its blocks",
+            "2343598 blocks of 4096 bytes",
+            "more than 1 %",
+        ],
+    );
+    assert_eq!(reserved.fix, "`tune2fs -m 1 /dev/md1` (online, no unmount), or keep the reserve and raise max_reserved_pct if this site wants the headroom.");
+    let density = finding(&f, "storage.index-inode-density");
+    assert_eq!(density.status, Status::Fail);
+    assert_names(
+        &density.explanation,
+        &[
+            "/opt/zimbra/index lives on /dev/md1 (mounted at /opt/zimbra/index)",
+            "one inode per 10240 bytes",
+            "46873008 inodes for 117179904 blocks of 4096 bytes",
+        ],
+    );
+}
+
+#[test]
+fn fstab_edited_but_not_remounted_fails_drift_naming_both_option_sets() {
+    let f = audit_named("fstab-edited-not-remounted");
+    let drift: Vec<&Finding> = f
+        .iter()
+        .filter(|x| x.rule == "storage.fstab-live-drift")
+        .collect();
+    assert_eq!(drift.len(), 1, "only /var/lib/mysql drifts: {drift:?}");
+    let d = drift[0];
+    assert_eq!(d.status, Status::Fail);
+    assert_eq!(d.severity, driftaudit::policy::Severity::Medium);
+    assert_eq!(d.subject, ["/var/lib/mysql"]);
+    assert_eq!(d.expected.as_deref(), Some("rw,noatime"));
+    assert_eq!(d.actual.as_deref(), Some("rw,relatime"));
+    assert_names(
+        &d.explanation,
+        &[
+            "/var/lib/mysql is mounted with rw,relatime",
+            "/etc/fstab (/etc/fstab:14) asks for rw,noatime",
+            "Configured but not in effect: noatime; in effect instead: relatime",
+        ],
+    );
+    assert_names(&d.fix, &["mount -o remount /var/lib/mysql"]);
+    let ev: Vec<String> = d.evidence.iter().map(|e| e.to_string()).collect();
+    assert_eq!(ev, ["/etc/fstab:14", "/proc/self/mountinfo:21"]);
+
+    // the file is right, the live mount is not: one passes, the other fails
+    let got = statuses(&f);
+    assert_eq!(got["storage.noatime-mysql-fstab"], Status::Pass);
+    assert_eq!(got["storage.noatime-mysql"], Status::Fail);
+    assert_names(
+        &finding(&f, "storage.noatime-mysql").explanation,
+        &[
+            "The data directory /var/lib/mysql lives on the volume mounted at /var/lib/mysql (/dev/mapper/vg_data-lv_mysql, ext4)",
+            "mounted now with rw,relatime",
+        ],
+    );
+    // -m 5 on a data-only volume is reported (info)
+    assert_eq!(got["storage.reserved-blocks-mysql"], Status::Fail);
+    assert_eq!(
+        finding(&f, "storage.reserved-blocks-mysql").severity,
+        driftaudit::policy::Severity::Info
+    );
+    assert_eq!(got["storage.mysql-on-rotational"], Status::Pass);
+    assert_eq!(got["storage.mysql-shares-volume"], Status::Pass);
+    assert_eq!(got["storage.dir-index-mysql"], Status::Pass);
+}
+
+fn snapshot(files: &[(&str, &str)]) -> (tempfile::TempDir, Host) {
+    let dir = tempfile::tempdir().unwrap();
+    for (p, c) in files {
+        let p = dir.path().join(p.trim_start_matches('/'));
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, c).unwrap();
+    }
+    let host = Host::snapshot(dir.path()).unwrap();
+    (dir, host)
+}
+
+#[test]
+fn an_unmounted_fstab_entry_is_judged_on_its_options_and_says_so() {
+    // The database volume is listed (noauto, relatime) but not mounted: the
+    // live rule judges / (where the data now goes), the fstab rule the line.
+    let (_d, h) = snapshot(&[
+        ("/opt/zimbra/db/data/.keep", ""),
+        (
+            "/etc/fstab",
+            "/dev/sda1 / ext4 defaults,noatime 0 1\n/dev/sdb1 /opt/zimbra/db ext4 defaults,noauto 0 2\n",
+        ),
+        (
+            "/proc/self/mountinfo",
+            "20 1 8:1 / / rw,noatime - ext4 /dev/sda1 rw\n",
+        ),
+    ]);
+    let f = audit(&h);
+    let fstab = finding(&f, "storage.noatime-zimbra-db-fstab");
+    assert_eq!(fstab.status, Status::Fail);
+    assert_names(
+        &fstab.explanation,
+        &["/dev/sdb1 (ext4)", "(relatime)", "Mounted now: OFF"],
+    );
+    assert_eq!(fstab.evidence[0].to_string(), "/etc/fstab:2");
+    let live = finding(&f, "storage.noatime-zimbra-db");
+    assert_eq!(
+        live.status,
+        Status::Pass,
+        "/opt/zimbra/db lives on / (noatime) while its volume is not mounted"
+    );
+    assert_names(&live.explanation, &["/ = "]);
+    // the unmounted line is not drift: nothing is mounted there to compare
+    assert_eq!(
+        finding(&f, "storage.fstab-live-drift").status,
+        Status::Pass
+    );
+}
+
+#[test]
+fn a_data_directory_below_a_mount_point_is_judged_on_that_mount() {
+    let (_d, h) = snapshot(&[
+        ("/etc/my.cnf", "[mysqld]\ndatadir = /srv/db/mysql/\n"),
+        ("/srv/db/mysql/ibdata1", ""),
+        (
+            "/etc/fstab",
+            "/dev/vda1 / ext4 defaults 0 1\n/dev/vdb1 /srv/db ext4 defaults 0 2\n",
+        ),
+        (
+            "/proc/self/mountinfo",
+            "20 1 252:1 / / rw,relatime - ext4 /dev/vda1 rw\n31 20 252:17 / /srv/db rw,relatime - ext4 /dev/vdb1 rw\n",
+        ),
+        ("/sys/block/vdb/queue/rotational", "1\n"),
+        ("/sys/block/vdb/vdb1/partition", "1\n"),
+    ]);
+    let f = audit(&h);
+    let live = finding(&f, "storage.noatime-mysql");
+    assert_eq!(live.status, Status::Fail);
+    assert_names(
+        &live.explanation,
+        &["/srv/db/mysql/ lives on the volume mounted at /srv/db (/dev/vdb1, ext4)"],
+    );
+    let rot = finding(&f, "storage.mysql-on-rotational");
+    assert_eq!(rot.status, Status::Fail);
+    assert_names(&rot.explanation, &["on /dev/vdb1 (mounted at /srv/db)"]);
+    assert_eq!(
+        finding(&f, "storage.mysql-shares-volume").status,
+        Status::Pass
+    );
+    // no capture for vdb1: the ext4 rules cannot tell, and say why
+    let dir = finding(&f, "storage.dir-index-mysql");
+    assert_eq!(dir.status, Status::Unknown);
+    assert_names(&dir.explanation, &["/dev/vdb1", "tune2fs/vdb1.txt"]);
+}
+
+#[test]
+fn hosts_without_mount_data_are_unknown_not_passed() {
+    // The Khimki memory snapshots carry no fstab or mount table.
+    let f = audit_named("zimbra-khimki-fixed");
+    let got = statuses(&f);
+    assert_eq!(got["storage.noatime-zimbra-db"], Status::Unknown);
+    assert_eq!(got["storage.db-on-rotational"], Status::Unknown);
+    // no mount table and no fstab: the layout is unknown too, not absent
+    assert_eq!(got["storage.dir-index-zimbra-db"], Status::Unknown);
+    // nothing configured in an fstab cannot drift
+    assert_eq!(got["storage.fstab-live-drift"], Status::Skip);
+    assert!(
+        got.values().all(|s| *s != Status::Pass && *s != Status::Fail),
+        "{got:?}"
+    );
+}
