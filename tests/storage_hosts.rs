@@ -201,7 +201,7 @@ fn fstab_edited_but_not_remounted_fails_drift_naming_both_option_sets() {
         &d.explanation,
         &[
             "/var/lib/mysql is mounted with rw,relatime",
-            "/etc/fstab (/etc/fstab:14) asks for rw,noatime",
+            "but the fstab line /etc/fstab:14 asks for rw,noatime",
             "Configured but not in effect: noatime; in effect instead: relatime",
         ],
     );
