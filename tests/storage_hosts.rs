@@ -91,7 +91,11 @@ fn before_the_ssd_move_fails_spindles_sharing_and_atime() {
     assert_eq!(rot.severity, driftaudit::policy::Severity::Medium);
     assert_names(
         &rot.explanation,
-        &["/opt/zimbra/db lives on /dev/md0 (mounted at /)", "40 s", "6 s"],
+        &[
+            "/opt/zimbra/db lives on /dev/md0 (mounted at /)",
+            "40 s",
+            "6 s",
+        ],
     );
     let atime = finding(&f, "storage.noatime-zimbra-db");
     assert_names(
@@ -273,10 +277,7 @@ fn an_unmounted_fstab_entry_is_judged_on_its_options_and_says_so() {
     );
     assert_names(&live.explanation, &["/ = "]);
     // the unmounted line is not drift: nothing is mounted there to compare
-    assert_eq!(
-        finding(&f, "storage.fstab-live-drift").status,
-        Status::Pass
-    );
+    assert_eq!(finding(&f, "storage.fstab-live-drift").status, Status::Pass);
 }
 
 #[test]
@@ -327,7 +328,8 @@ fn hosts_without_mount_data_are_unknown_not_passed() {
     // nothing configured in an fstab cannot drift
     assert_eq!(got["storage.fstab-live-drift"], Status::Skip);
     assert!(
-        got.values().all(|s| *s != Status::Pass && *s != Status::Fail),
+        got.values()
+            .all(|s| *s != Status::Pass && *s != Status::Fail),
         "{got:?}"
     );
 }
