@@ -25,7 +25,9 @@ pub fn needs(policies: &PolicySet) -> Needs {
         for a in &r.applies {
             match a {
                 Applies::Exists(p) | Applies::Missing(p) => {
-                    n.paths.insert(p.clone());
+                    if let Ok(path) = crate::policy::resolve_path(p, policies.policy_of(r)) {
+                        n.paths.insert(path);
+                    }
                 }
                 _ => {}
             }
@@ -346,16 +348,26 @@ impl Context for RuleCx<'_> {
     }
 
     fn mount_of(&self, path: &str) -> Result<Value, Missing> {
-        let space = self
-            .facts
-            .namespaces
-            .get("mount")
-            .filter(|n| n.unavailable.is_none() && !n.entries.is_empty())
-            .or_else(|| self.facts.namespaces.get("fstab"))
-            .ok_or_else(|| Missing::Unknown {
+        let usable = |name: &str| {
+            self.facts
+                .namespaces
+                .get(name)
+                .filter(|n| n.unavailable.is_none() && !n.entries.is_empty())
+        };
+        let space = usable("mount").or_else(|| usable("fstab")).ok_or_else(|| {
+            let why = |name: &str| match self.facts.namespaces.get(name) {
+                Some(n) => n.unavailable.clone().unwrap_or_else(|| "empty".into()),
+                None => "not gathered".into(),
+            };
+            Missing::Unknown {
                 subject: path.into(),
-                reason: "no mount table was gathered".into(),
-            })?;
+                reason: format!(
+                    "no mount table to find the volume holding it (mounts: {}; fstab: {})",
+                    why("mount"),
+                    why("fstab")
+                ),
+            }
+        })?;
         Ok(Value::Str(longest_mount_prefix(
             space.entries.keys().map(String::as_str),
             path,
@@ -446,18 +458,28 @@ pub fn evaluate_rule(rule: &Rule, policy: Option<&Policy>, facts: &Facts) -> Vec
                     }
                 }
             },
-            Applies::Exists(p) => (!facts.existing_paths.contains(p)).then(|| {
-                (
-                    Status::Skip,
-                    format!("applies only where {p} exists; it does not on this host"),
-                )
-            }),
-            Applies::Missing(p) => facts.existing_paths.contains(p).then(|| {
-                (
-                    Status::Skip,
-                    format!("applies only where {p} does not exist"),
-                )
-            }),
+            Applies::Exists(p) | Applies::Missing(p) => {
+                let want = matches!(a, Applies::Exists(_));
+                match crate::policy::resolve_path(p, policy) {
+                    Err(e) => Some((Status::Error, format!("path `{p}`: {e}"))),
+                    Ok(path) => {
+                        let exists = facts.existing_paths.contains(&path);
+                        match (want, exists) {
+                            (true, false) => Some((
+                                Status::Skip,
+                                format!(
+                                    "applies only where {path} exists; it does not on this host"
+                                ),
+                            )),
+                            (false, true) => Some((
+                                Status::Skip,
+                                format!("applies only where {path} does not exist"),
+                            )),
+                            _ => None,
+                        }
+                    }
+                }
+            }
             Applies::When(e, text) => match expr::eval(e, &cx).and_then(|v| expr::truthy(&v)) {
                 Ok(true) => None,
                 Ok(false) => Some((

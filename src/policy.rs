@@ -1137,8 +1137,33 @@ fn compile(path: &str, text: &str) -> Result<(Policy, Vec<Rule>), PolicyError> {
                     Ok(v) => applies.push(Applies::Kernel(v, s.clone())),
                     Err(e) => c.problem(&at, &id, 0, format!("applies.kernel `{s}`: {e}")),
                 },
-                Condition::Exists(p) => applies.push(Applies::Exists(p.clone())),
-                Condition::Missing(p) => applies.push(Applies::Missing(p.clone())),
+                Condition::Exists(p) | Condition::Missing(p) => {
+                    if let Some(inner) = p.strip_prefix("${").and_then(|x| x.strip_suffix('}')) {
+                        match expr::parse(inner) {
+                            Ok(e) => {
+                                let mut bad = Vec::new();
+                                expr::walk(&e, &mut |x| match x {
+                                    Expr::Param(n) if !params.contains_key(n) => {
+                                        bad.push(format!("params.{n}"))
+                                    }
+                                    Expr::Name(n) | Expr::Setting(n, _) => bad.push(n.clone()),
+                                    _ => {}
+                                });
+                                for b in bad {
+                                    c.problem(&at, &id, 0, format!("applies path `{p}`: `{b}` cannot be used here; only parameters and constants"));
+                                }
+                            }
+                            Err(e) => {
+                                c.problem(&at, &id, 0, format!("applies path `{p}`: {}", e.message))
+                            }
+                        }
+                    }
+                    applies.push(if matches!(cond, Condition::Exists(_)) {
+                        Applies::Exists(p.clone())
+                    } else {
+                        Applies::Missing(p.clone())
+                    });
+                }
                 Condition::When(s) => {
                     if let Some(e) = c.expr(s, &id, "applies.when", &names) {
                         check_params(&e, &mut c, s);
@@ -1357,6 +1382,41 @@ fn compile(path: &str, text: &str) -> Result<(Policy, Vec<Rule>), PolicyError> {
         },
         rules,
     ))
+}
+
+/// The host path of an `applies: exists:`/`missing:` condition: literal, or
+/// `${expr}` over the policy's parameters (`${params.zimbra_db_dir}`).
+pub fn resolve_path(text: &str, policy: Option<&Policy>) -> Result<String, String> {
+    let Some(inner) = text.strip_prefix("${").and_then(|x| x.strip_suffix('}')) else {
+        return Ok(text.to_string());
+    };
+    let e = expr::parse(inner).map_err(|e| e.message)?;
+    struct Params<'a>(Option<&'a Policy>);
+    impl expr::Context for Params<'_> {
+        fn name(&self, n: &str) -> Result<Value, expr::Missing> {
+            Err(expr::Missing::Error(format!(
+                "`{n}` cannot be used in a path"
+            )))
+        }
+        fn param(&self, n: &str) -> Result<Value, expr::Missing> {
+            self.0
+                .and_then(|p| p.params.get(n))
+                .cloned()
+                .ok_or_else(|| expr::Missing::Error(format!("unknown parameter `{n}`")))
+        }
+        fn setting(&self, ns: &str, _k: &str) -> Result<Value, expr::Missing> {
+            self.name(ns)
+        }
+        fn dir_size(&self, _p: &str) -> Result<Value, expr::Missing> {
+            self.name("du")
+        }
+        fn mount_of(&self, _p: &str) -> Result<Value, expr::Missing> {
+            self.name("mount_of")
+        }
+    }
+    expr::eval(&e, &Params(policy))
+        .map(|v| v.to_plain())
+        .map_err(|m| m.to_string())
 }
 
 /// Parse `< 4.12`, `>= 4.10, < 4.12`.

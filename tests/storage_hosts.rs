@@ -318,8 +318,14 @@ fn a_data_directory_below_a_mount_point_is_judged_on_that_mount() {
 
 #[test]
 fn hosts_without_mount_data_are_unknown_not_passed() {
-    // The Khimki memory snapshots carry no fstab or mount table.
-    let f = audit_named("zimbra-khimki-fixed");
+    // A Zimbra snapshot without fstab, mount table, sys/block or tune2fs captures.
+    let (_dir, host) = snapshot(&[
+        ("opt/zimbra/conf/localconfig.xml", "<localconfig/>\n"),
+        ("opt/zimbra/db/data/.keep", ""),
+        ("opt/zimbra/index/.keep", ""),
+        ("etc/hostname", "mail\n"),
+    ]);
+    let f = audit(&host);
     let got = statuses(&f);
     assert_eq!(got["storage.noatime-zimbra-db"], Status::Unknown);
     assert_eq!(got["storage.db-on-rotational"], Status::Unknown);
