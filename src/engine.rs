@@ -570,7 +570,7 @@ fn finish(rule: &Rule, cx: &RuleCx, status: Status, f: &mut Finding) {
                 .borrow()
                 .iter()
                 .filter(|(_, k, _)| seen.insert(k.clone()))
-                .map(|(_, k, s)| format!("{k} = {}", expr::show(&s.value)))
+                .map(|(_, k, s)| format!("{k} = {}", brief(&s.value)))
                 .collect();
             f.explanation = if parts.is_empty() {
                 "passes".into()
@@ -740,7 +740,7 @@ fn check_assert(rule: &Rule, cx: &RuleCx, e: &Expr) -> Finding {
             .borrow()
             .iter()
             .filter(|(_, k, _)| seen.insert(k.clone()))
-            .map(|(_, k, s)| format!("{k} = {}", expr::show(&s.value)))
+            .map(|(_, k, s)| format!("{k} = {}", brief(&s.value)))
             .collect()
     };
     let mut f = base_finding(rule, status);
@@ -958,6 +958,26 @@ fn check_drift(rule: &Rule, cx: &RuleCx, d: &DriftCheck) -> Vec<Finding> {
         out.push(f);
     }
     out
+}
+
+/// A value for one-line summaries: records list their fields (`{k: v, ...}`),
+/// other long text is cut.
+fn brief(v: &Value) -> String {
+    let text = match v {
+        Value::Record(map) => format!(
+            "{{{}}}",
+            map.iter()
+                .map(|(k, v)| format!("{k}: {}", v.to_plain()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        other => expr::show(other),
+    };
+    if !matches!(v, Value::Record(_)) && text.chars().count() > 100 {
+        format!("{}…", text.chars().take(99).collect::<String>())
+    } else {
+        text
+    }
 }
 
 fn show_items(v: &Value) -> String {

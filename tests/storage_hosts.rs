@@ -145,12 +145,12 @@ fn after_the_ssd_move_passes_every_storage_rule() {
     let density = finding(&f, "storage.index-inode-density");
     assert_names(
         &density.explanation,
-        &["bytes_per_inode=10240", "device=/dev/md1", "dir_index"],
+        &["bytes_per_inode: 10240", "device: /dev/md1", "dir_index"],
     );
     let reserved = finding(&f, "storage.reserved-blocks-zimbra-db");
-    assert_names(&reserved.explanation, &["reserved_pct=2"]);
+    assert_names(&reserved.explanation, &["reserved_pct: 2"]);
     let rot = finding(&f, "storage.db-on-rotational");
-    assert_names(&rot.explanation, &["rotational=OFF", "source=/dev/md1"]);
+    assert_names(&rot.explanation, &["rotational: OFF", "source: /dev/md1"]);
 }
 
 #[test]
