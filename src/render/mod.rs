@@ -34,7 +34,17 @@ pub struct RenderOptions {
     pub verbose: bool,
 }
 
-/// Render a report in a format.
+/// Render a report in a format. Every format comes from the same [`Report`].
+///
+/// ```
+/// use driftaudit::{render, Format, RenderOptions, Report};
+///
+/// let empty = Report::new(vec![], &driftaudit::PolicySet::new());
+/// let sarif = render(&empty, Format::Sarif, RenderOptions::default());
+/// assert!(sarif.contains("\"version\": \"2.1.0\""));
+/// let md = render(&empty, Format::Markdown, RenderOptions::default());
+/// assert!(md.contains("| host | fail |"));
+/// ```
 pub fn render(report: &Report, format: Format, opts: RenderOptions) -> String {
     match format {
         Format::Text => text::render(report, opts),
