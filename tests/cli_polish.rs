@@ -116,8 +116,14 @@ fn explain_describes_the_rule_in_full() {
         "zimbra-memory.heap_min_share=0.2",
     ]));
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains("heap_min_share = 0.2  (default 0.15)"), "{out}");
-    assert!(out.contains("setting localconfig.mailboxd_java_heap_size"), "{out}");
+    assert!(
+        out.contains("heap_min_share = 0.2  (default 0.15)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("setting localconfig.mailboxd_java_heap_size"),
+        "{out}"
+    );
     assert!(out.contains("fact mem_total"), "{out}");
     snap("cli-explain-zimbra-heap-with-set", &out);
     let (code, _, err) = run(bin().args(["explain", "linux.tcp-tw-recycel"]));
