@@ -111,8 +111,8 @@ struct DiffArgs {
     #[command(flatten)]
     policies: PolicyArgs,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = FormatArg::Text)]
-    format: FormatArg,
+    #[arg(long, value_enum, default_value_t = DiffFormatArg::Text)]
+    format: DiffFormatArg,
     /// Also show a unified diff of each captured file that changed.
     #[arg(long)]
     files: bool,
@@ -122,6 +122,13 @@ struct DiffArgs {
     /// Waiver file applied to both sides before comparing verdicts.
     #[arg(long, value_name = "FILE")]
     waivers: Option<std::path::PathBuf>,
+}
+
+/// `diff` renders a comparison, not a report: text and JSON only.
+#[derive(ValueEnum, Debug, Clone, Copy)]
+enum DiffFormatArg {
+    Text,
+    Json,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy)]
@@ -331,8 +338,8 @@ fn diff(a: DiffArgs) -> Exit {
         },
     );
     let text = match a.format {
-        FormatArg::Text => driftaudit::diff::render_text(&d),
-        FormatArg::Json => driftaudit::diff::render_json(&d),
+        DiffFormatArg::Text => driftaudit::diff::render_text(&d),
+        DiffFormatArg::Json => driftaudit::diff::render_json(&d),
     };
     if let Err(e) = write_out(&text) {
         return Exit::Error(e);
