@@ -50,6 +50,16 @@ pub fn audit_host(policies: &PolicySet, host: &Host) -> HostReport {
 }
 
 /// Audit several hosts into one report.
+///
+/// ```
+/// use driftaudit::{audit, Host, PolicySet, Status};
+///
+/// let policies = PolicySet::builtin()?;
+/// let clean = Host::snapshot(concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/hosts/clean"))?;
+/// let report = audit(&policies, &[clean]);
+/// assert!(report.hosts[0].findings.iter().all(|f| f.status != Status::Fail));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn audit(policies: &PolicySet, hosts: &[Host]) -> Report {
     Report::new(
         hosts.iter().map(|h| audit_host(policies, h)).collect(),

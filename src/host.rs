@@ -190,6 +190,14 @@ impl Host {
 
     /// A snapshot directory laid out like `/`. The host name comes from
     /// `snapshot.json`, then `etc/hostname`, then the directory name.
+    ///
+    /// ```
+    /// let host = driftaudit::Host::snapshot(concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/hosts/nat-story"))?;
+    /// assert_eq!(host.name(), "web-backend-02");
+    /// // Host paths are absolute and stay inside the snapshot.
+    /// assert!(host.read_to_string("/etc/sysctl.d/60-perf.conf")?.contains("tcp_tw_recycle"));
+    /// # Ok::<(), driftaudit::host::ReadError>(())
+    /// ```
     pub fn snapshot(dir: impl AsRef<Path>) -> Result<Host, ReadError> {
         let dir = dir.as_ref();
         let meta = fs::metadata(dir)?;

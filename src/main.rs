@@ -36,6 +36,15 @@ enum Command {
         #[command(flatten)]
         policies: PolicyArgs,
     },
+    /// Print the JSON Schema of a policy file (policies/schema.json).
+    Schema,
+    /// Print a shell completion script, e.g. `driftaudit completions bash > /etc/bash_completion.d/driftaudit`.
+    Completions {
+        /// Shell to generate for.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), e.g. `driftaudit man > driftaudit.1`.
+    Man,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -102,8 +111,8 @@ struct DiffArgs {
     #[command(flatten)]
     policies: PolicyArgs,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = FormatArg::Text)]
-    format: FormatArg,
+    #[arg(long, value_enum, default_value_t = DiffFormatArg::Text)]
+    format: DiffFormatArg,
     /// Also show a unified diff of each captured file that changed.
     #[arg(long)]
     files: bool,
@@ -115,10 +124,21 @@ struct DiffArgs {
     waivers: Option<std::path::PathBuf>,
 }
 
+/// `diff` renders a comparison, not a report: text and JSON only.
+#[derive(ValueEnum, Debug, Clone, Copy)]
+enum DiffFormatArg {
+    Text,
+    Json,
+}
+
 #[derive(ValueEnum, Debug, Clone, Copy)]
 enum FormatArg {
     Text,
     Json,
+    Sarif,
+    Junit,
+    #[value(alias = "md")]
+    Markdown,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy)]
@@ -164,6 +184,9 @@ fn main() -> ExitCode {
         Command::Snapshot(a) => snapshot(a),
         Command::Diff(a) => diff(a),
         Command::Explain { rule, policies } => explain(&rule, &policies),
+        Command::Schema => generated(Generated::Schema),
+        Command::Completions { shell } => generated(Generated::Completions(shell)),
+        Command::Man => generated(Generated::Man),
     };
     match result {
         Exit::Clean => ExitCode::SUCCESS,
@@ -236,6 +259,9 @@ fn check(a: CheckArgs) -> Exit {
     let format = match a.format {
         FormatArg::Text => Format::Text,
         FormatArg::Json => Format::Json,
+        FormatArg::Sarif => Format::Sarif,
+        FormatArg::Junit => Format::Junit,
+        FormatArg::Markdown => Format::Markdown,
     };
     let color = std::io::stdout().is_terminal()
         && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
@@ -312,8 +338,8 @@ fn diff(a: DiffArgs) -> Exit {
         },
     );
     let text = match a.format {
-        FormatArg::Text => driftaudit::diff::render_text(&d),
-        FormatArg::Json => driftaudit::diff::render_json(&d),
+        DiffFormatArg::Text => driftaudit::diff::render_text(&d),
+        DiffFormatArg::Json => driftaudit::diff::render_json(&d),
     };
     if let Err(e) = write_out(&text) {
         return Exit::Error(e);
@@ -360,6 +386,41 @@ fn explain(id: &str, p: &PolicyArgs) -> Exit {
     };
     let text = driftaudit::explain::explain(&set, rule);
     match write_out(&text) {
+        Ok(()) => Exit::Clean,
+        Err(e) => Exit::Error(e),
+    }
+}
+
+/// Output generated from definitions rather than from an audit.
+enum Generated {
+    Schema,
+    Completions(clap_complete::Shell),
+    Man,
+}
+
+fn generated(what: Generated) -> Exit {
+    use clap::CommandFactory;
+    let text = match what {
+        Generated::Schema => {
+            let mut s = serde_json::to_string_pretty(&driftaudit::policy::json_schema())
+                .unwrap_or_default();
+            s.push('\n');
+            s.into_bytes()
+        }
+        Generated::Completions(shell) => {
+            let mut buf = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "driftaudit", &mut buf);
+            buf
+        }
+        Generated::Man => {
+            let mut buf = Vec::new();
+            if let Err(e) = clap_mangen::Man::new(Cli::command()).render(&mut buf) {
+                return Exit::Error(format!("cannot render the man page: {e}"));
+            }
+            buf
+        }
+    };
+    match write_out(&String::from_utf8_lossy(&text)) {
         Ok(()) => Exit::Clean,
         Err(e) => Exit::Error(e),
     }

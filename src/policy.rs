@@ -621,6 +621,17 @@ impl PolicySet {
     }
 
     /// Add a policy from YAML text; `path` names it in messages.
+    ///
+    /// ```
+    /// let mut set = driftaudit::PolicySet::new();
+    /// set.add_str("mine.yaml", "policy: mine\ntitle: Mine\nrules:\n  - id: my.syncookies\n    title: SYN cookies on\n    severity: medium\n    setting: sysctl.net.ipv4.tcp_syncookies\n    expect: { min: 1 }\n    why: tcp_syncookies is {actual}\n    fix: set it to 1\n")?;
+    /// assert!(set.rule("my.syncookies").is_some());
+    ///
+    /// // Problems carry file, line and a caret under the offending text.
+    /// let err = set.add_str("bad.yaml", "policy: bad\ntitle: Bad\nrulez: []\n").unwrap_err();
+    /// assert!(err.to_string().starts_with("bad.yaml:3:1:"), "{err}");
+    /// # Ok::<(), driftaudit::PolicyError>(())
+    /// ```
     pub fn add_str(&mut self, path: &str, text: &str) -> Result<(), PolicyError> {
         let (policy, rules) = compile(path, text)?;
         let mut problems = Vec::new();

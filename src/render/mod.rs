@@ -4,6 +4,9 @@
 use crate::report::Report;
 
 pub mod json;
+pub mod junit;
+pub mod markdown;
+pub mod sarif;
 pub mod text;
 
 /// Output formats.
@@ -14,6 +17,12 @@ pub enum Format {
     Text,
     /// JSON (`driftaudit.report/1`).
     Json,
+    /// SARIF 2.1.0 for code scanning (docs/formats.md).
+    Sarif,
+    /// JUnit XML for CI test reports (docs/formats.md).
+    Junit,
+    /// Markdown for merge-request comments (docs/formats.md).
+    Markdown,
 }
 
 /// Options for rendering.
@@ -25,10 +34,23 @@ pub struct RenderOptions {
     pub verbose: bool,
 }
 
-/// Render a report in a format.
+/// Render a report in a format. Every format comes from the same [`Report`].
+///
+/// ```
+/// use driftaudit::{render, Format, RenderOptions, Report};
+///
+/// let empty = Report::new(vec![], &driftaudit::PolicySet::new());
+/// let sarif = render(&empty, Format::Sarif, RenderOptions::default());
+/// assert!(sarif.contains("\"version\": \"2.1.0\""));
+/// let md = render(&empty, Format::Markdown, RenderOptions::default());
+/// assert!(md.contains("| host | fail |"));
+/// ```
 pub fn render(report: &Report, format: Format, opts: RenderOptions) -> String {
     match format {
         Format::Text => text::render(report, opts),
         Format::Json => json::render(report),
+        Format::Sarif => sarif::render(report),
+        Format::Junit => junit::render(report),
+        Format::Markdown => markdown::render(report),
     }
 }

@@ -1,0 +1,228 @@
+//! JUnit XML renderer (quick-junit writer, which escapes and strips control
+//! characters): one `<testsuite>` per host, one `<testcase>` per rule with all
+//! of that rule's findings on the host folded into one verdict. Sees only the
+//! [`Report`]; never evaluates rules or reads host data.
+//!
+//! Verdict of a rule on a host, first match wins (docs/formats.md):
+//! 1. any `fail` → `<failure>` (message: the first explanation; body: every
+//!    failing finding with expected/actual, evidence and fix);
+//! 2. any `error` → `<error>` (the rule could not be evaluated);
+//! 3. any `unknown` → `<skipped>` (type `unknown`, the reason: data missing);
+//! 4. any `pass` or `waived` → passed; waived findings are listed in the
+//!    test case's `<system-out>` with reason and expiry, never dropped;
+//! 5. only `skip` → `<skipped>` (type `skip`, the reason it does not apply);
+//!
+//! a rule with no finding on the host passes with a `<system-out>` note.
+//! Findings that did not decide the verdict are listed in `<system-out>`.
+//! No timestamps or durations, so the output is reproducible.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use quick_junit::{NonSuccessKind, Property, TestCase, TestCaseStatus, TestSuite};
+
+use crate::host::SourceKind;
+use crate::report::{Finding, HostReport, Report, Status};
+
+/// The verdict of one rule on one host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Verdict {
+    /// At least one finding failed.
+    Failed,
+    /// No failure, but the rule could not be evaluated somewhere.
+    Errored,
+    /// Data was missing (unknown), or the rule applies nowhere (only skips).
+    Skipped,
+    /// Everything that applied passed or was waived.
+    Passed,
+}
+
+/// Fold a rule's findings on one host into one verdict (see the module docs).
+pub fn verdict<'a>(findings: impl IntoIterator<Item = &'a Finding>) -> Verdict {
+    let mut seen = [false; 6];
+    for f in findings {
+        seen[match f.status {
+            Status::Fail => 0,
+            Status::Error => 1,
+            Status::Unknown => 2,
+            Status::Pass => 3,
+            Status::Waived => 4,
+            Status::Skip => 5,
+        }] = true;
+    }
+    if seen[0] {
+        Verdict::Failed
+    } else if seen[1] {
+        Verdict::Errored
+    } else if seen[2] {
+        Verdict::Skipped
+    } else if seen[3] || seen[4] {
+        Verdict::Passed
+    } else if seen[5] {
+        Verdict::Skipped
+    } else {
+        Verdict::Passed
+    }
+}
+
+fn evidence(f: &Finding) -> String {
+    f.evidence
+        .iter()
+        .map(|e| match e.line {
+            Some(l) => format!("{}:{l}", e.path),
+            None => e.path.clone(),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// One finding as a block of text for a failure body or system-out.
+fn describe(out: &mut String, f: &Finding) {
+    let subject = if f.subject.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", f.subject.join(", "))
+    };
+    let _ = writeln!(out, "[{} {}]{subject}", f.status.as_str(), f.severity);
+    if let Some(e) = &f.expected {
+        let _ = writeln!(out, "  expected: {e}");
+    }
+    if let Some(a) = &f.actual {
+        let _ = writeln!(out, "  actual: {a}");
+    }
+    if !f.evidence.is_empty() {
+        let _ = writeln!(out, "  evidence: {}", evidence(f));
+    }
+    if let Some(w) = &f.waiver {
+        let _ = writeln!(
+            out,
+            "  waived until {} (was {}): {}",
+            w.expires,
+            w.original_status.as_str(),
+            w.reason.trim()
+        );
+    }
+    let _ = writeln!(out, "  {}", f.explanation.trim());
+    if !f.fix.is_empty() {
+        let _ = writeln!(out, "  fix: {}", f.fix.trim());
+    }
+}
+
+fn block<'a>(findings: impl Iterator<Item = &'a Finding>) -> String {
+    let mut out = String::new();
+    for (i, f) in findings.enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        describe(&mut out, f);
+    }
+    out
+}
+
+/// Message (the first explanation), type and body (every finding) of a
+/// failure, error or skip.
+fn non_success(status: &mut TestCaseStatus, ty: &str, list: &[&Finding]) {
+    if let Some(first) = list.first() {
+        status.set_message(first.explanation.trim());
+    }
+    status.set_type(ty);
+    status.set_description(block(list.iter().copied()));
+}
+
+fn case(policy: &str, rule: &str, findings: &[&Finding]) -> TestCase {
+    let v = verdict(findings.iter().copied());
+    let of = |s: Status| -> Vec<&Finding> {
+        findings.iter().copied().filter(|f| f.status == s).collect()
+    };
+    let (status, decided) = match v {
+        Verdict::Failed => {
+            let list = of(Status::Fail);
+            let mut st = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            let sev = list
+                .iter()
+                .map(|f| f.severity)
+                .max()
+                .map(|s| s.as_str())
+                .unwrap_or("fail");
+            non_success(&mut st, sev, &list);
+            (st, Status::Fail)
+        }
+        Verdict::Errored => {
+            let mut st = TestCaseStatus::non_success(NonSuccessKind::Error);
+            non_success(&mut st, "error", &of(Status::Error));
+            (st, Status::Error)
+        }
+        Verdict::Skipped => {
+            let (ty, s) = if findings.iter().any(|f| f.status == Status::Unknown) {
+                ("unknown", Status::Unknown)
+            } else {
+                ("skip", Status::Skip)
+            };
+            let mut st = TestCaseStatus::skipped();
+            non_success(&mut st, ty, &of(s));
+            (st, s)
+        }
+        Verdict::Passed => (TestCaseStatus::success(), Status::Pass),
+    };
+    let mut tc = TestCase::new(rule, status);
+    tc.set_classname(policy);
+    tc.set_assertions(findings.len());
+    // Everything that did not decide the verdict and is not a plain pass.
+    let rest: Vec<&Finding> = findings
+        .iter()
+        .copied()
+        .filter(|f| f.status != decided && f.status != Status::Pass)
+        .collect();
+    if findings.is_empty() {
+        tc.set_system_out("no findings for this rule on this host\n");
+    } else if !rest.is_empty() {
+        tc.set_system_out(block(rest.into_iter()));
+    }
+    tc
+}
+
+fn suite(h: &HostReport, report: &Report) -> TestSuite {
+    // rule id -> policy, from the catalogue and from the findings themselves.
+    let mut rules: BTreeMap<&str, &str> = report
+        .rules
+        .iter()
+        .map(|r| (r.id.as_str(), r.policy.as_str()))
+        .collect();
+    for f in &h.findings {
+        rules.entry(f.rule.as_str()).or_insert(f.policy.as_str());
+    }
+    let mut s = TestSuite::new(h.host.as_str());
+    s.add_property(Property::new(
+        "source",
+        match h.source {
+            SourceKind::Live => "live",
+            SourceKind::Snapshot => "snapshot",
+        },
+    ));
+    for (rule, policy) in rules {
+        let fs: Vec<&Finding> = h.findings.iter().filter(|f| f.rule == rule).collect();
+        s.add_test_case(case(policy, rule, &fs));
+    }
+    s
+}
+
+/// Render the report as JUnit XML.
+pub fn render(report: &Report) -> String {
+    let mut r = quick_junit::Report::new("driftaudit");
+    for h in &report.hosts {
+        r.add_test_suite(suite(h, report));
+    }
+    match r.to_string() {
+        Ok(mut s) => {
+            if !s.ends_with('\n') {
+                s.push('\n');
+            }
+            s
+        }
+        Err(e) => format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!-- cannot write JUnit: {} -->\n<testsuites/>\n",
+            e.to_string().replace("--", "- -")
+        ),
+    }
+}

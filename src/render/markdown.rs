@@ -1,0 +1,240 @@
+//! Markdown renderer for merge-request comments (GitHub/GitLab flavoured):
+//! one summary table (a row per host, a column per status), then per host the
+//! failures with explanation, evidence and fix, and compact lists of unknown,
+//! error and waived findings. Sees only the [`Report`]; never evaluates rules
+//! or reads host data.
+//!
+//! Host data is hostile: every piece of text is escaped so it cannot inject
+//! HTML, links, mentions or table cells (`|` is escaped in cells); code spans
+//! written by rule authors are kept.
+
+use std::fmt::Write;
+
+use crate::report::{Finding, HostReport, Report, Status};
+
+/// Escape text for Markdown prose and table cells: newlines become spaces,
+/// punctuation that could start markup (`\ * _ [ ] < > | @ ~ & # !`) is
+/// backslash-escaped; balanced `` `code` `` spans are kept as written (with
+/// only `|` escaped, which GFM tables need even inside code).
+pub fn escape(s: &str) -> String {
+    let flat: String = s
+        .chars()
+        .map(|c| if c == '\n' || c == '\r' { ' ' } else { c })
+        .collect();
+    let ticks = flat.matches('`').count();
+    let mut out = String::with_capacity(flat.len() + 8);
+    let mut in_code = false;
+    for c in flat.chars() {
+        match c {
+            '`' if ticks % 2 == 0 => {
+                in_code = !in_code;
+                out.push(c);
+            }
+            '`' => out.push_str("\\`"),
+            '|' => out.push_str("\\|"),
+            _ if in_code => out.push(c),
+            '\\' | '*' | '_' | '[' | ']' | '<' | '>' | '@' | '~' | '&' | '#' | '!' => {
+                out.push('\\');
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// A code span holding `s` literally (fence longer than any backtick run in
+/// `s`; newlines flattened; `|` escaped so it is safe in a table cell too).
+pub fn code(s: &str) -> String {
+    let flat: String = s
+        .chars()
+        .map(|c| if c == '\n' || c == '\r' { ' ' } else { c })
+        .collect::<String>()
+        .replace('|', "\\|");
+    let mut longest = 0;
+    let mut run = 0;
+    for c in flat.chars() {
+        if c == '`' {
+            run += 1;
+            longest = longest.max(run);
+        } else {
+            run = 0;
+        }
+    }
+    let fence = "`".repeat(longest + 1);
+    if longest > 0 || flat.starts_with(' ') || flat.ends_with(' ') {
+        format!("{fence} {flat} {fence}")
+    } else {
+        format!("{fence}{flat}{fence}")
+    }
+}
+
+fn evidence(f: &Finding) -> String {
+    f.evidence
+        .iter()
+        .map(|e| match e.line {
+            Some(l) => code(&format!("{}:{l}", e.path)),
+            None => code(&e.path),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Render the report as Markdown.
+pub fn render(report: &Report) -> String {
+    let mut out = String::from("## driftaudit report\n\n");
+    let failing = report.hosts.iter().filter(|h| h.summary.fail > 0).count();
+    let fails: usize = report.hosts.iter().map(|h| h.summary.fail).sum();
+    let n = report.hosts.len();
+    let hosts = if n == 1 { "host" } else { "hosts" };
+    let _ = match fails {
+        0 => writeln!(out, "**No failures** on {n} {hosts}.\n"),
+        1 => writeln!(out, "**1 failure** on {failing} of {n} {hosts}.\n"),
+        f => writeln!(out, "**{f} failures** on {failing} of {n} {hosts}.\n"),
+    };
+    out.push_str("| host | fail | unknown | error | waived | pass | skip |\n");
+    out.push_str("|---|---:|---:|---:|---:|---:|---:|\n");
+    for h in &report.hosts {
+        let s = &h.summary;
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} |",
+            escape(&h.host),
+            s.fail,
+            s.unknown,
+            s.error,
+            s.waived,
+            s.pass,
+            s.skip
+        );
+    }
+    for h in &report.hosts {
+        host(&mut out, h);
+    }
+    out
+}
+
+fn host(out: &mut String, h: &HostReport) {
+    let mut fails: Vec<&Finding> = h
+        .findings
+        .iter()
+        .filter(|f| f.status == Status::Fail)
+        .collect();
+    let others: Vec<&Finding> = h
+        .findings
+        .iter()
+        .filter(|f| matches!(f.status, Status::Unknown | Status::Error | Status::Waived))
+        .collect();
+    if fails.is_empty() && others.is_empty() {
+        return;
+    }
+    // Worst first, then by rule id (findings are already sorted by rule id).
+    fails.sort_by_key(|f| std::cmp::Reverse(f.severity));
+    let _ = writeln!(out, "\n### {}\n", escape(&h.host));
+    for f in &fails {
+        let _ = writeln!(
+            out,
+            "- **{}** {} {}",
+            f.severity.as_str().to_uppercase(),
+            code(&f.rule),
+            escape(&f.title)
+        );
+        let mut facts = Vec::new();
+        if !f.subject.is_empty() {
+            facts.push(
+                f.subject
+                    .iter()
+                    .map(|s| code(s))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            );
+        }
+        if let Some(e) = &f.expected {
+            facts.push(format!("expected {}", escape(e)));
+        }
+        if let Some(a) = &f.actual {
+            facts.push(format!("actual {}", escape(a)));
+        }
+        if !f.evidence.is_empty() {
+            facts.push(format!("at {}", evidence(f)));
+        }
+        if !facts.is_empty() {
+            let _ = writeln!(out, "  {}", facts.join(" · "));
+        }
+        let _ = writeln!(out, "\n  {}", escape(f.explanation.trim()));
+        if !f.fix.is_empty() {
+            let _ = writeln!(out, "\n  **Fix:** {}", escape(f.fix.trim()));
+        }
+        out.push('\n');
+    }
+    if fails.is_empty() {
+        out.push_str("No failures.\n\n");
+    }
+    for (status, label) in [
+        (Status::Unknown, "Unknown (could not verify)"),
+        (Status::Error, "Errors (rule could not be evaluated)"),
+        (Status::Waived, "Waived"),
+    ] {
+        let list: Vec<&Finding> = others
+            .iter()
+            .copied()
+            .filter(|f| f.status == status)
+            .collect();
+        if list.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "**{label}**\n");
+        for f in list {
+            let subject = if f.subject.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " ({})",
+                    f.subject
+                        .iter()
+                        .map(|s| code(s))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            };
+            let detail = match &f.waiver {
+                Some(w) => format!(
+                    "waived until {}, was {}: {}",
+                    escape(&w.expires),
+                    w.original_status.as_str(),
+                    escape(w.reason.trim())
+                ),
+                None => escape(f.explanation.trim()),
+            };
+            let _ = writeln!(out, "- {}{subject}: {detail}", code(&f.rule));
+        }
+        out.push('\n');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escape_neutralises_markup_but_keeps_code_spans() {
+        assert_eq!(escape("a|b"), "a\\|b");
+        assert_eq!(escape("<img src=x>"), "\\<img src=x\\>");
+        assert_eq!(escape("ping @admin"), "ping \\@admin");
+        assert_eq!(escape("[x](http://e)"), "\\[x\\](http://e)");
+        assert_eq!(
+            escape("set `tcp_tw_recycle = 0`"),
+            "set `tcp_tw_recycle = 0`"
+        );
+        assert_eq!(escape("odd ` tick_x"), "odd \\` tick\\_x");
+        assert_eq!(escape("two\nlines"), "two lines");
+        assert_eq!(escape("`a|b`"), "`a\\|b`");
+    }
+
+    #[test]
+    fn code_span_survives_backticks_and_pipes() {
+        assert_eq!(code("/etc/x.conf:4"), "`/etc/x.conf:4`");
+        assert_eq!(code("a`b"), "`` a`b ``");
+        assert_eq!(code("a|b"), "`a\\|b`");
+    }
+}

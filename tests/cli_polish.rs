@@ -1,0 +1,195 @@
+//! CLI polish, run through the built binary: a mistyped flag suggests the
+//! right one, a broken policy shows the offending line with a caret,
+//! `explain` describes a rule in full, and completions and the man page are
+//! generated from the CLI definition (checked with bash and groff when
+//! installed; in CI a missing tool fails the test).
+
+use std::path::Path;
+use std::process::Command;
+
+fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_driftaudit"));
+    c.env("NO_COLOR", "1")
+        .env_remove("CLICOLOR_FORCE")
+        .current_dir(env!("CARGO_MANIFEST_DIR"));
+    c
+}
+
+fn run(c: &mut Command) -> (i32, String, String) {
+    let out = c.output().expect("run driftaudit");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn have(tool: &str) -> bool {
+    let found = Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        if std::env::var("CI").as_deref() == Ok("true") {
+            panic!("{tool} is required in CI (install it in .ci/run)");
+        }
+        eprintln!("skipped: {tool} not installed");
+    }
+    found
+}
+
+fn snap(name: &str, text: &str) {
+    insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {
+        insta::assert_snapshot!(name, text);
+    });
+}
+
+#[test]
+fn a_mistyped_flag_suggests_the_right_one() {
+    let (code, out, err) = run(bin().args(["check", "--formt", "json"]));
+    assert_eq!(code, 2);
+    assert!(out.is_empty());
+    assert!(
+        err.contains("tip: a similar argument exists: '--format'"),
+        "{err}"
+    );
+    snap("cli-bad-flag", &err);
+}
+
+#[test]
+fn a_broken_policy_shows_the_line_with_a_caret() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("broken.yaml"),
+        "policy: mine\ntitle: Mine\nrules:\n  - id: my.rule\n    title: A rule\n    severity: low\n    setting: sysctl.vm.swappiness\n    expect: { maxx: 10 }\n    why: because\n    fix: change it\n",
+    )
+    .unwrap();
+    let snapshot = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/hosts/clean");
+    let (code, out, err) = run(bin().current_dir(dir.path()).args([
+        "check",
+        "--no-builtin",
+        "--policy",
+        "broken.yaml",
+        "--snapshot",
+        snapshot.to_str().unwrap(),
+    ]));
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty());
+    assert!(err.starts_with("driftaudit: broken.yaml:8:"), "{err}");
+    assert!(err.contains("maxx"), "{err}");
+    // The caret sits under the offending key.
+    let lines: Vec<&str> = err.lines().collect();
+    let src = lines
+        .iter()
+        .position(|l| l.contains("expect: { maxx: 10 }"))
+        .unwrap_or_else(|| panic!("no source line in\n{err}"));
+    let caret_line = lines
+        .get(src + 1)
+        .unwrap_or_else(|| panic!("no caret line in\n{err}"));
+    let caret = caret_line.find('^').expect("caret");
+    assert_eq!(
+        caret,
+        lines[src].find("maxx").unwrap(),
+        "caret under `maxx`:\n{err}"
+    );
+    snap("cli-broken-policy", &err);
+}
+
+#[test]
+fn explain_describes_the_rule_in_full() {
+    let (code, out, err) = run(bin().args(["explain", "linux.tcp-tw-recycle"]));
+    assert_eq!(code, 0, "{err}");
+    for needle in [
+        "linux.tcp-tw-recycle",
+        "kernel < 4.12",
+        "sysctl.net.ipv4.tcp_tw_recycle",
+        "https://vincent.bernat.ch/en/blog/2014-tcp-time-wait-state-linux",
+    ] {
+        assert!(out.contains(needle), "`{needle}` missing:\n{out}");
+    }
+    snap("cli-explain-tcp-tw-recycle", &out);
+    // Parameters with their defaults and current values, and what the rule reads.
+    let (code, out, err) = run(bin().args([
+        "explain",
+        "zimbra.heap-sized-for-ram",
+        "--set",
+        "zimbra-memory.heap_min_share=0.2",
+    ]));
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("heap_min_share = 0.2  (default 0.15)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("setting localconfig.mailboxd_java_heap_size"),
+        "{out}"
+    );
+    assert!(out.contains("fact mem_total"), "{out}");
+    snap("cli-explain-zimbra-heap-with-set", &out);
+    let (code, _, err) = run(bin().args(["explain", "linux.tcp-tw-recycel"]));
+    assert_eq!(code, 2);
+    assert!(err.contains("did you mean `linux.tcp-tw-recycle`"), "{err}");
+}
+
+#[test]
+fn completions_are_generated_for_every_shell() {
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let (code, out, err) = run(bin().args(["completions", shell]));
+        assert_eq!(code, 0, "{shell}: {err}");
+        assert!(out.contains("driftaudit"), "{shell}");
+        assert!(out.contains("format"), "{shell}: --format missing");
+        assert!(out.contains("completions"), "{shell}: subcommands missing");
+    }
+    let (code, _, err) = run(bin().args(["completions", "tcsh"]));
+    assert_eq!(code, 2);
+    assert!(err.contains("possible values"), "{err}");
+    if have("bash") {
+        let (_, script, _) = run(bin().args(["completions", "bash"]));
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("driftaudit.bash");
+        std::fs::write(&f, &script).unwrap();
+        // Syntax check, then load it and ask for the completions of `check --fo`.
+        let o = Command::new("bash")
+            .arg("-c")
+            .arg(format!(
+                "bash -n {p} && source {p} && COMP_WORDS=(driftaudit check --fo) COMP_CWORD=2 COMP_LINE='driftaudit check --fo' COMP_POINT=21 && _driftaudit driftaudit --fo check && printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+                p = f.display()
+            ))
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            o.status.success() && stdout.lines().any(|l| l == "--format"),
+            "bash completion of `check --fo`: {stdout}\n{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+}
+
+#[test]
+fn the_man_page_is_valid_roff() {
+    let (code, man, err) = run(bin().arg("man"));
+    assert_eq!(code, 0, "{err}");
+    assert!(man.contains(".TH driftaudit 1"), "{man}");
+    for sub in ["check", "explain", "schema", "completions", "man"] {
+        assert!(
+            man.contains(sub),
+            "subcommand {sub} missing from the man page"
+        );
+    }
+    if have("groff") {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("driftaudit.1");
+        std::fs::write(&f, &man).unwrap();
+        let o = Command::new("groff")
+            .args(["-man", "-Tutf8", "-ww", "-z"])
+            .arg(&f)
+            .output()
+            .unwrap();
+        let warnings = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            o.status.success() && warnings.trim().is_empty(),
+            "groff: {warnings}"
+        );
+    }
+}

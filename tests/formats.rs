@@ -1,0 +1,614 @@
+//! SARIF, JUnit and Markdown output: insta snapshots on every test host under
+//! testdata/hosts, and validity checks — SARIF against the official SARIF
+//! 2.1.0 JSON Schema (tests/schemas/sarif-2.1.0.json, copied from the
+//! serde-sarif 0.8.0 crate, see tests/schemas/README.md), JUnit parsed back
+//! with roxmltree and counted against the report, Markdown tables checked for
+//! a header separator and the same number of cells in every row.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use driftaudit::report::{Finding, Report, WaiverNote};
+use driftaudit::{audit, render, Format, Host, PolicySet, RenderOptions, Status};
+use serde_json::Value as Json;
+
+fn hosts_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/hosts")
+}
+
+/// Every test host directory name, sorted.
+fn host_names() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(hosts_dir())
+        .expect("testdata/hosts")
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert!(
+        names.iter().any(|n| n == "nat-story"),
+        "testdata/hosts/nat-story is missing"
+    );
+    names
+}
+
+fn report_of(names: &[&str]) -> Report {
+    let set = PolicySet::builtin().expect("built-in policies load");
+    let hosts: Vec<Host> = names
+        .iter()
+        .map(|n| Host::snapshot(hosts_dir().join(n)).expect("snapshot opens"))
+        .collect();
+    audit(&set, &hosts)
+}
+
+fn out(report: &Report, format: Format) -> String {
+    render(report, format, RenderOptions::default())
+}
+
+/// The version changes at every release; keep snapshots stable.
+fn redact_version(s: &str) -> String {
+    let v = env!("CARGO_PKG_VERSION");
+    s.replace(
+        &format!("\"version\": \"{v}\""),
+        "\"version\": \"[version]\"",
+    )
+    .replace(
+        &format!("\"semanticVersion\": \"{v}\""),
+        "\"semanticVersion\": \"[version]\"",
+    )
+}
+
+/// The nat-story report with its first failing finding waived (waivers are
+/// applied by the workflow code; the renderers only see `Status::Waived`).
+fn waived_report() -> (Report, Finding) {
+    let mut r = report_of(&["nat-story"]);
+    let f = r.hosts[0]
+        .findings
+        .iter_mut()
+        .find(|f| f.status == Status::Fail)
+        .expect("nat-story has a failure");
+    f.waiver = Some(WaiverNote {
+        reason: "kernel upgrade | scheduled <CHG-42> by @ops".into(),
+        expires: "2099-01-31".into(),
+        original_status: Status::Fail,
+    });
+    f.status = Status::Waived;
+    let waived = f.clone();
+    let findings = std::mem::take(&mut r.hosts[0].findings);
+    r.hosts[0] = driftaudit::HostReport::new(r.hosts[0].host.clone(), r.hosts[0].source, findings);
+    (r, waived)
+}
+
+/// A report full of hostile text: pipes, HTML, mentions, newlines, control
+/// characters, odd paths.
+fn hostile_report() -> Report {
+    let mut r = report_of(&["nat-story"]);
+    r.hosts[0].host = "evil|host<b>".into();
+    for f in r.hosts[0].findings.iter_mut() {
+        if f.status == Status::Fail {
+            f.explanation = format!(
+                "{} | <script>alert(1)</script> @admin [x](http://e)\nsecond line \x1b[31m\x07 `a|b`",
+                f.explanation
+            );
+            f.title.push_str(" | ` tick");
+            for e in f.evidence.iter_mut() {
+                e.path = format!("{} dir/a#b?c%.conf", e.path);
+            }
+        }
+    }
+    r
+}
+
+// ------------------------------------------------------------------ SARIF
+
+/// The pattern of the official schema (run.language, toolComponent.language)
+/// that is not a valid ECMA-262
+/// regex (a stray `]`, so the schema fails its own meta-validation under a
+/// strict regex check), and its evident intent. driftaudit never writes
+/// `run.language`; the fix only lets the schema compile. Everything else is
+/// used exactly as shipped.
+const BROKEN_LANGUAGE_PATTERN: &str = r#""^[a-zA-Z]{2}|^[a-zA-Z]{2}-[a-zA-Z]{2}]?$""#;
+const FIXED_LANGUAGE_PATTERN: &str = r#""^[a-zA-Z]{2}(-[a-zA-Z]{2})?$""#;
+
+fn sarif_validator() -> jsonschema::Validator {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/schemas/sarif-2.1.0.json"),
+    )
+    .expect("tests/schemas/sarif-2.1.0.json");
+    assert_eq!(text.matches(BROKEN_LANGUAGE_PATTERN).count(), 2);
+    let text = text.replace(BROKEN_LANGUAGE_PATTERN, FIXED_LANGUAGE_PATTERN);
+    let schema: Json = serde_json::from_str(&text).expect("schema is JSON");
+    jsonschema::options()
+        .should_validate_formats(true)
+        .build(&schema)
+        .expect("the SARIF schema compiles")
+}
+
+fn assert_valid_sarif(v: &jsonschema::Validator, doc: &Json, what: &str) {
+    let errors: Vec<String> = v
+        .iter_errors(doc)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "{what}: SARIF schema violations:\n{}",
+        errors.join("\n")
+    );
+}
+
+fn reported(r: &Report) -> Vec<(&str, &Finding)> {
+    r.hosts
+        .iter()
+        .flat_map(|h| {
+            h.findings
+                .iter()
+                .filter(|f| {
+                    matches!(
+                        f.status,
+                        Status::Fail | Status::Unknown | Status::Error | Status::Waived
+                    )
+                })
+                .map(move |f| (h.host.as_str(), f))
+        })
+        .collect()
+}
+
+/// Results match the report one to one: rule, level, location, host.
+fn check_sarif_semantics(r: &Report, doc: &Json) {
+    assert_eq!(doc["version"], "2.1.0");
+    let runs = doc["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 1, "one run");
+    let run = &runs[0];
+    let rules = run["tool"]["driver"]["rules"].as_array().expect("rules");
+    assert_eq!(rules.len(), r.rules.len());
+    for (d, m) in rules.iter().zip(&r.rules) {
+        assert_eq!(d["id"], m.id.as_str());
+        assert_eq!(d["shortDescription"]["text"], m.title.as_str());
+        assert_eq!(d["fullDescription"]["text"], m.why.as_str());
+        let help = d["help"]["text"].as_str().unwrap();
+        assert!(help.starts_with(&m.why) && help.contains(&m.fix), "{help}");
+        match m.references.first() {
+            Some(u) => assert_eq!(d["helpUri"], u.as_str()),
+            None => assert!(d.get("helpUri").is_none()),
+        }
+    }
+    let results = run["results"].as_array().expect("results");
+    let expected = reported(r);
+    assert_eq!(
+        results.len(),
+        expected.len(),
+        "one result per reported finding"
+    );
+    for (res, (host, f)) in results.iter().zip(expected) {
+        assert_eq!(res["ruleId"], f.rule.as_str());
+        let idx = res["ruleIndex"].as_u64().expect("ruleIndex") as usize;
+        assert_eq!(rules[idx]["id"], f.rule.as_str());
+        let level = match f.severity {
+            driftaudit::Severity::Critical | driftaudit::Severity::High => "error",
+            driftaudit::Severity::Medium => "warning",
+            _ => "note",
+        };
+        assert_eq!(res["level"], level, "{}", f.rule);
+        assert_eq!(res["properties"]["host"], host);
+        assert_eq!(res["properties"]["status"], f.status.as_str());
+        assert!(res["message"]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with(f.explanation.trim()));
+        match f.evidence.first() {
+            Some(e) => {
+                let loc = &res["locations"][0]["physicalLocation"];
+                let uri = loc["artifactLocation"]["uri"].as_str().unwrap();
+                assert!(!uri.starts_with('/'), "{uri}");
+                assert_eq!(loc["artifactLocation"]["uriBaseId"], "HOSTROOT");
+                if !e.path.contains(['%', ' ', '#', '?']) {
+                    assert_eq!(uri, e.path.trim_start_matches('/'));
+                }
+                match e.line {
+                    Some(l) => assert_eq!(loc["region"]["startLine"], l as u64),
+                    None => assert!(loc.get("region").is_none()),
+                }
+            }
+            None => assert!(res.get("locations").is_none()),
+        }
+        if f.status == Status::Waived {
+            let s = &res["suppressions"][0];
+            assert_eq!(s["kind"], "external");
+            assert_eq!(s["status"], "accepted");
+            assert_eq!(
+                s["justification"],
+                f.waiver.as_ref().unwrap().reason.as_str()
+            );
+        } else {
+            assert!(res.get("suppressions").is_none());
+        }
+    }
+}
+
+#[test]
+fn sarif_is_valid_and_matches_the_report_on_every_test_host() {
+    let v = sarif_validator();
+    for name in host_names() {
+        let r = report_of(&[&name]);
+        let text = out(&r, Format::Sarif);
+        let doc: Json = serde_json::from_str(&text).expect("SARIF is JSON");
+        assert_valid_sarif(&v, &doc, &name);
+        check_sarif_semantics(&r, &doc);
+        insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {
+            insta::assert_snapshot!(format!("format-{name}-sarif"), redact_version(&text));
+        });
+    }
+}
+
+#[test]
+fn sarif_locates_the_nat_story_failure_at_the_sysctl_line() {
+    let r = report_of(&["nat-story"]);
+    let doc: Json = serde_json::from_str(&out(&r, Format::Sarif)).unwrap();
+    let res = doc["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["ruleId"] == "linux.tcp-tw-recycle")
+        .expect("tcp_tw_recycle result");
+    assert_eq!(res["level"], "error");
+    let loc = &res["locations"][0]["physicalLocation"];
+    assert_eq!(loc["artifactLocation"]["uri"], "etc/sysctl.d/60-perf.conf");
+    assert_eq!(loc["region"]["startLine"], 3);
+}
+
+#[test]
+fn sarif_fleet_waived_and_hostile_reports_are_valid() {
+    let v = sarif_validator();
+    let names = host_names();
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let fleet = report_of(&refs);
+    let (waived, wf) = waived_report();
+    let hostile = hostile_report();
+    for (what, r) in [
+        ("fleet", &fleet),
+        ("waived", &waived),
+        ("hostile", &hostile),
+    ] {
+        let doc: Json = serde_json::from_str(&out(r, Format::Sarif)).unwrap();
+        assert_valid_sarif(&v, &doc, what);
+        check_sarif_semantics(r, &doc);
+    }
+    // The waived finding is still there, suppressed, with its reason.
+    let doc: Json = serde_json::from_str(&out(&waived, Format::Sarif)).unwrap();
+    let res: Vec<&Json> = doc["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["ruleId"] == wf.rule.as_str() && x.get("suppressions").is_some())
+        .collect();
+    assert_eq!(res.len(), 1, "the waived finding is reported, not dropped");
+    assert_eq!(
+        res[0]["suppressions"][0]["properties"]["expires"],
+        "2099-01-31"
+    );
+    // Odd paths are percent-encoded, never raw.
+    let doc: Json = serde_json::from_str(&out(&hostile, Format::Sarif)).unwrap();
+    let text = doc.to_string();
+    assert!(text.contains("dir/a%23b%3Fc%25.conf"), "{text}");
+}
+
+#[test]
+fn the_validator_rejects_broken_sarif() {
+    // The schema check must be able to fail: drop a required property and
+    // use a level SARIF does not know.
+    let v = sarif_validator();
+    let r = report_of(&["nat-story"]);
+    let mut doc: Json = serde_json::from_str(&out(&r, Format::Sarif)).unwrap();
+    let res = &mut doc["runs"][0]["results"][0];
+    res.as_object_mut().unwrap().remove("message");
+    res["level"] = Json::from("fatal");
+    assert!(v.iter_errors(&doc).count() >= 2);
+}
+
+// ------------------------------------------------------------------ JUnit
+
+#[derive(Debug, Default, PartialEq)]
+struct Counts {
+    tests: usize,
+    failures: usize,
+    errors: usize,
+    skipped: usize,
+}
+
+/// Expected counts for one host, from the report, without the renderer's code.
+fn expected_counts(r: &Report, host: usize) -> (Counts, BTreeMap<String, &'static str>) {
+    let h = &r.hosts[host];
+    let mut rules: BTreeSet<&str> = r.rules.iter().map(|m| m.id.as_str()).collect();
+    rules.extend(h.findings.iter().map(|f| f.rule.as_str()));
+    let mut c = Counts::default();
+    let mut verdicts = BTreeMap::new();
+    for rule in rules {
+        let st: BTreeSet<Status> = h
+            .findings
+            .iter()
+            .filter(|f| f.rule == rule)
+            .map(|f| f.status)
+            .collect();
+        c.tests += 1;
+        let v = if st.contains(&Status::Fail) {
+            c.failures += 1;
+            "failure"
+        } else if st.contains(&Status::Error) {
+            c.errors += 1;
+            "error"
+        } else if st.contains(&Status::Unknown)
+            || (!st.is_empty() && st.iter().all(|s| *s == Status::Skip))
+        {
+            c.skipped += 1;
+            "skipped"
+        } else {
+            "passed"
+        };
+        verdicts.insert(rule.to_string(), v);
+    }
+    (c, verdicts)
+}
+
+fn attr_usize(n: roxmltree::Node, name: &str) -> usize {
+    n.attribute(name)
+        .unwrap_or_else(|| panic!("<{}> has no {name}", n.tag_name().name()))
+        .parse()
+        .unwrap()
+}
+
+fn check_junit(r: &Report, xml: &str) {
+    let doc = roxmltree::Document::parse(xml).expect("JUnit is well-formed XML");
+    let root = doc.root_element();
+    assert_eq!(root.tag_name().name(), "testsuites");
+    let suites: Vec<roxmltree::Node> = root
+        .children()
+        .filter(|n| n.has_tag_name("testsuite"))
+        .collect();
+    assert_eq!(suites.len(), r.hosts.len(), "one suite per host");
+    let mut total = Counts::default();
+    for (i, s) in suites.iter().enumerate() {
+        assert_eq!(s.attribute("name"), Some(r.hosts[i].host.as_str()));
+        let (want, verdicts) = expected_counts(r, i);
+        let cases: Vec<roxmltree::Node> = s
+            .children()
+            .filter(|n| n.has_tag_name("testcase"))
+            .collect();
+        let mut got = Counts {
+            tests: cases.len(),
+            ..Counts::default()
+        };
+        for c in &cases {
+            let name = c.attribute("name").unwrap();
+            let kind = c
+                .children()
+                .find(|n| {
+                    n.has_tag_name("failure")
+                        || n.has_tag_name("error")
+                        || n.has_tag_name("skipped")
+                })
+                .map(|n| n.tag_name().name())
+                .unwrap_or("passed");
+            match kind {
+                "failure" => got.failures += 1,
+                "error" => got.errors += 1,
+                "skipped" => got.skipped += 1,
+                _ => {}
+            }
+            assert_eq!(Some(&kind), verdicts.get(name), "verdict of {name}");
+            if kind == "failure" {
+                // The failure carries the explanation of every failing finding.
+                let body = c
+                    .children()
+                    .find(|n| n.has_tag_name("failure"))
+                    .and_then(|n| n.text())
+                    .unwrap_or("");
+                for f in r.hosts[i]
+                    .findings
+                    .iter()
+                    .filter(|f| f.rule == name && f.status == Status::Fail)
+                {
+                    let first_line = f.explanation.trim().lines().next().unwrap_or("");
+                    let clean: String = first_line.chars().filter(|c| !c.is_control()).collect();
+                    let probe: String = clean.chars().take(30).collect();
+                    assert!(body.contains(&probe), "{name}: `{probe}` not in\n{body}");
+                }
+            }
+        }
+        assert_eq!(got, want, "host {}", r.hosts[i].host);
+        // The suite's own counters agree with its children.
+        assert_eq!(attr_usize(*s, "tests"), got.tests);
+        assert_eq!(attr_usize(*s, "failures"), got.failures);
+        assert_eq!(attr_usize(*s, "errors"), got.errors);
+        assert_eq!(attr_usize(*s, "skipped"), got.skipped);
+        total.tests += got.tests;
+        total.failures += got.failures;
+        total.errors += got.errors;
+    }
+    assert_eq!(attr_usize(root, "tests"), total.tests);
+    assert_eq!(attr_usize(root, "failures"), total.failures);
+    assert_eq!(attr_usize(root, "errors"), total.errors);
+}
+
+#[test]
+fn junit_parses_back_with_counts_matching_the_report() {
+    for name in host_names() {
+        let r = report_of(&[&name]);
+        let xml = out(&r, Format::Junit);
+        check_junit(&r, &xml);
+        insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {
+            insta::assert_snapshot!(format!("format-{name}-junit"), xml);
+        });
+    }
+}
+
+#[test]
+fn junit_fleet_waived_and_hostile_reports_parse_back() {
+    let names = host_names();
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let fleet = report_of(&refs);
+    check_junit(&fleet, &out(&fleet, Format::Junit));
+    let (waived, wf) = waived_report();
+    let xml = out(&waived, Format::Junit);
+    check_junit(&waived, &xml);
+    // A waived finding passes its test case but is named in system-out.
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let case = doc
+        .descendants()
+        .find(|n| n.has_tag_name("testcase") && n.attribute("name") == Some(wf.rule.as_str()))
+        .unwrap();
+    let sysout = case
+        .children()
+        .find(|n| n.has_tag_name("system-out"))
+        .and_then(|n| n.text())
+        .unwrap_or("");
+    assert!(
+        sysout.contains("waived until 2099-01-31") && sysout.contains("kernel upgrade"),
+        "{sysout}"
+    );
+    let hostile = hostile_report();
+    let xml = out(&hostile, Format::Junit);
+    check_junit(&hostile, &xml);
+    assert!(!xml.contains('\x1b') && !xml.contains('\x07'));
+    assert!(!xml.contains("<script>"));
+}
+
+// --------------------------------------------------------------- Markdown
+
+/// Split a table row into cells on `|` not escaped by a backslash.
+fn cells(row: &str) -> Vec<String> {
+    let inner = row
+        .trim()
+        .strip_prefix('|')
+        .and_then(|r| r.strip_suffix('|'))
+        .unwrap_or_else(|| panic!("row must start and end with a pipe: {row}"));
+    let mut out = vec![String::new()];
+    let mut esc = false;
+    for c in inner.chars() {
+        if c == '|' && !esc {
+            out.push(String::new());
+        } else {
+            out.last_mut().unwrap().push(c);
+        }
+        esc = c == '\\' && !esc;
+    }
+    out
+}
+
+/// Every table: header, separator row of `---`/`---:` cells, and the same
+/// number of cells in every row. Returns the tables' data rows.
+fn check_markdown_tables(md: &str) -> Vec<Vec<String>> {
+    let lines: Vec<&str> = md.lines().collect();
+    let mut rows = Vec::new();
+    let mut i = 0;
+    let mut tables = 0;
+    while i < lines.len() {
+        if !lines[i].starts_with('|') {
+            i += 1;
+            continue;
+        }
+        tables += 1;
+        let header = cells(lines[i]);
+        let sep = cells(lines.get(i + 1).expect("separator row"));
+        assert_eq!(sep.len(), header.len(), "separator width");
+        for s in &sep {
+            let s = s.trim();
+            assert!(
+                s.len() >= 3 && s.trim_matches(':').chars().all(|c| c == '-'),
+                "bad separator cell `{s}`"
+            );
+        }
+        i += 2;
+        while i < lines.len() && lines[i].starts_with('|') {
+            let c = cells(lines[i]);
+            assert_eq!(c.len(), header.len(), "row `{}`", lines[i]);
+            rows.push(c);
+            i += 1;
+        }
+    }
+    assert_eq!(tables, 1, "one summary table");
+    rows
+}
+
+fn check_markdown(r: &Report, md: &str) {
+    let rows = check_markdown_tables(md);
+    assert_eq!(rows.len(), r.hosts.len(), "a row per host");
+    for (row, h) in rows.iter().zip(&r.hosts) {
+        let s = &h.summary;
+        let nums: Vec<usize> = row[1..].iter().map(|c| c.trim().parse().unwrap()).collect();
+        assert_eq!(nums, [s.fail, s.unknown, s.error, s.waived, s.pass, s.skip]);
+    }
+    // Every failure is there with its rule id and fix.
+    for h in &r.hosts {
+        for f in h.findings.iter().filter(|f| f.status == Status::Fail) {
+            assert!(md.contains(&format!("`{}`", f.rule)), "{} missing", f.rule);
+        }
+    }
+    assert!(!md.contains("<script>"), "raw HTML leaked");
+}
+
+#[test]
+fn markdown_has_a_well_formed_table_and_every_failure() {
+    for name in host_names() {
+        let r = report_of(&[&name]);
+        let md = out(&r, Format::Markdown);
+        check_markdown(&r, &md);
+        insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {
+            insta::assert_snapshot!(format!("format-{name}-markdown"), md);
+        });
+    }
+}
+
+#[test]
+fn markdown_fleet_waived_and_hostile_reports_stay_well_formed() {
+    let names = host_names();
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let fleet = report_of(&refs);
+    check_markdown(&fleet, &out(&fleet, Format::Markdown));
+    let (waived, wf) = waived_report();
+    let md = out(&waived, Format::Markdown);
+    check_markdown(&waived, &md);
+    assert!(md.contains("**Waived**"), "{md}");
+    assert!(
+        md.contains(&format!("`{}`", wf.rule)) && md.contains("2099-01-31"),
+        "{md}"
+    );
+    assert!(md.contains("\\<CHG-42\\> by \\@ops"), "{md}");
+    let hostile = hostile_report();
+    let md = out(&hostile, Format::Markdown);
+    check_markdown(&hostile, &md);
+    assert!(md.contains("| evil\\|host\\<b\\> |"), "{md}");
+    assert!(md.contains("\\@admin") && !md.contains(" @admin"), "{md}");
+}
+
+// -------------------------------------------------------------------- CLI
+
+#[test]
+fn the_cli_prints_each_format_from_the_same_report() {
+    let r = report_of(&["nat-story"]);
+    for (flag, format) in [
+        ("sarif", Format::Sarif),
+        ("junit", Format::Junit),
+        ("markdown", Format::Markdown),
+        ("md", Format::Markdown),
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_driftaudit"))
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env("NO_COLOR", "1")
+            .args([
+                "check",
+                "--snapshot",
+                "testdata/hosts/nat-story",
+                "--format",
+                flag,
+            ])
+            .output()
+            .expect("run driftaudit");
+        assert_eq!(o.status.code(), Some(1), "nat-story fails: {flag}");
+        assert_eq!(
+            String::from_utf8_lossy(&o.stdout),
+            out(&r, format),
+            "{flag}"
+        );
+    }
+}
