@@ -806,7 +806,9 @@ impl expr::Context for NoContext {
     }
 }
 
-fn snippet(text: &str, line: usize, column: usize) -> String {
+/// The source line at `line` with a caret under `column`, ready to print
+/// (shared by every YAML input: policies and waivers).
+pub(crate) fn snippet(text: &str, line: usize, column: usize) -> String {
     let Some(src) = text.lines().nth(line.saturating_sub(1)) else {
         return String::new();
     };
@@ -837,8 +839,9 @@ fn problem_at(
     }
 }
 
-/// Turn a serde-saphyr error into a problem, with a did-you-mean for unknown fields.
-fn yaml_problem(path: &str, text: &str, e: &serde_saphyr::Error) -> PolicyProblem {
+/// Line, column and one-line message of a serde-saphyr error (its own
+/// "line X column Y:" prefix and snippet dropped: callers print their own).
+pub(crate) fn yaml_error_parts(e: &serde_saphyr::Error) -> (usize, usize, String) {
     let (line, column) = e
         .location()
         .map(|l| (l.line() as usize, l.column() as usize))
@@ -850,12 +853,17 @@ fn yaml_problem(path: &str, text: &str, e: &serde_saphyr::Error) -> PolicyProble
         .unwrap_or("invalid YAML")
         .trim_start_matches("error: ")
         .to_string();
-    // strip serde-saphyr's own "line X column Y: " prefix; we print our own
     if let Some(rest) = message.strip_prefix("line ") {
         if let Some((_, m)) = rest.split_once(": ") {
             message = m.to_string();
         }
     }
+    (line, column, message)
+}
+
+/// Turn a serde-saphyr error into a problem, with a did-you-mean for unknown fields.
+fn yaml_problem(path: &str, text: &str, e: &serde_saphyr::Error) -> PolicyProblem {
+    let (line, column, mut message) = yaml_error_parts(e);
     if let Some(field) = message
         .strip_prefix("unknown field `")
         .and_then(|m| m.split('`').next())

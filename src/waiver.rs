@@ -102,26 +102,13 @@ impl fmt::Display for WaiverError {
 
 impl std::error::Error for WaiverError {}
 
-fn snippet(text: &str, line: usize, column: usize) -> String {
-    let Some(src) = text.lines().nth(line.saturating_sub(1)) else {
-        return String::new();
-    };
-    let width = line.to_string().len();
-    let pad: String = src
-        .chars()
-        .take(column.saturating_sub(1))
-        .map(|c| if c == '\t' { '\t' } else { ' ' })
-        .collect();
-    format!("{:>width$} | {src}\n{:>width$} | {pad}^", line, "")
-}
-
 fn err_at(path: &str, text: &str, line: usize, column: usize, message: String) -> WaiverError {
     let (line, column) = (line.max(1), column.max(1));
     WaiverError {
         path: path.to_string(),
         line,
         column,
-        snippet: snippet(text, line, column),
+        snippet: crate::policy::snippet(text, line, column),
         message,
     }
 }
@@ -201,22 +188,7 @@ impl WaiverSet {
             });
         }
         let raw: Vec<Spanned<RawWaiver>> = serde_saphyr::from_str(text).map_err(|e| {
-            let (line, column) = e
-                .location()
-                .map(|l| (l.line() as usize, l.column() as usize))
-                .unwrap_or((1, 1));
-            let full = e.without_snippet().to_string();
-            let mut message = full
-                .lines()
-                .next()
-                .unwrap_or("invalid YAML")
-                .trim_start_matches("error: ")
-                .to_string();
-            if let Some(rest) = message.strip_prefix("line ") {
-                if let Some((_, m)) = rest.split_once(": ") {
-                    message = m.to_string();
-                }
-            }
+            let (line, column, message) = crate::policy::yaml_error_parts(&e);
             err_at(path, text, line, column, message)
         })?;
         let mut waivers = Vec::new();
