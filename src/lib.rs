@@ -42,6 +42,7 @@ pub mod engine;
 pub mod explain;
 pub mod expr;
 pub mod facts;
+pub mod fleet;
 pub mod host;
 pub mod parse;
 pub mod policy;

@@ -11,6 +11,9 @@ use driftaudit::host::Host;
 use driftaudit::policy::{PolicySet, Severity};
 use driftaudit::render::{self, Format, RenderOptions};
 
+#[path = "cli/fleet.rs"]
+mod fleet;
+
 /// Audit Linux hosts for configuration drift.
 #[derive(Parser, Debug)]
 #[command(name = "driftaudit", version, about, long_about = None, propagate_version = true)]
@@ -65,6 +68,13 @@ struct CheckArgs {
     /// Snapshot directory to audit (repeatable); without it the live host is audited.
     #[arg(long = "snapshot", value_name = "DIR")]
     snapshot: Vec<std::path::PathBuf>,
+    /// Audit every snapshot folder under DIR in parallel, streaming each host
+    /// and ending with a fleet summary.
+    #[arg(long, value_name = "DIR", conflicts_with = "snapshot")]
+    fleet: Option<std::path::PathBuf>,
+    /// With --fleet: how many levels below DIR to look for snapshot folders.
+    #[arg(long, value_name = "N", default_value_t = driftaudit::fleet::DEFAULT_MAX_DEPTH)]
+    max_depth: usize,
     #[command(flatten)]
     policies: PolicyArgs,
     /// Only rules whose id matches this glob (repeatable).
@@ -139,6 +149,8 @@ enum FormatArg {
     Junit,
     #[value(alias = "md")]
     Markdown,
+    /// One host report per line (with --fleet, then one fleet summary line).
+    Jsonl,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy)]
@@ -233,6 +245,9 @@ fn check(a: CheckArgs) -> Exit {
     if let Err(e) = set.filter(&a.only, &a.skip) {
         return Exit::Error(e.to_string());
     }
+    if let Some(dir) = &a.fleet {
+        return fleet::check_fleet(&a, &set, dir);
+    }
     let hosts: Vec<Host> = if a.snapshot.is_empty() {
         vec![Host::live()]
     } else {
@@ -262,6 +277,21 @@ fn check(a: CheckArgs) -> Exit {
         FormatArg::Sarif => Format::Sarif,
         FormatArg::Junit => Format::Junit,
         FormatArg::Markdown => Format::Markdown,
+        FormatArg::Jsonl => {
+            let mut out = String::new();
+            for h in &report.hosts {
+                out.push_str(&serde_json::to_string(h).unwrap_or_default());
+                out.push('\n');
+            }
+            if let Err(e) = write_out(&out) {
+                return Exit::Error(e);
+            }
+            return if report.fails_at(a.fail_on.into()) {
+                Exit::Findings
+            } else {
+                Exit::Clean
+            };
+        }
     };
     let color = std::io::stdout().is_terminal()
         && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());

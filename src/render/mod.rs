@@ -7,6 +7,7 @@ pub mod json;
 pub mod junit;
 pub mod markdown;
 pub mod sarif;
+pub mod stream;
 pub mod text;
 
 /// Output formats.

@@ -1,0 +1,152 @@
+//! `check --fleet DIR` plumbing: drives rayon over chunks of discovered
+//! snapshot folders, renders each host on a worker thread, writes hosts in
+//! discovery order and drops them, and shows a progress bar only on a terminal.
+//! All audit logic lives in the library (`driftaudit::fleet`).
+
+use std::io::{self, BufWriter, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+
+use driftaudit::fleet::{self as lib, FleetSummary, HostDigest};
+use driftaudit::policy::{PolicySet, Severity};
+use driftaudit::render::stream::{render_host, FleetWriter, StreamFormat};
+use driftaudit::render::RenderOptions;
+
+use super::{CheckArgs, Exit, FormatArg};
+
+/// Hosts audited per parallel batch: enough to keep every core busy, few
+/// enough that the batch's rendered output stays small.
+fn chunk_size() -> usize {
+    (rayon::current_num_threads() * 64).clamp(64, 1024)
+}
+
+pub(crate) fn check_fleet(a: &CheckArgs, set: &PolicySet, dir: &Path) -> Exit {
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => return Exit::Error(format!("--fleet `{}`: not a directory", dir.display())),
+        Err(e) => return Exit::Error(format!("--fleet `{}`: {e}", dir.display())),
+    }
+    let format = match a.format {
+        FormatArg::Text => StreamFormat::Text,
+        FormatArg::Json => StreamFormat::Json,
+        FormatArg::Jsonl => StreamFormat::Jsonl,
+        other => {
+            return Exit::Error(format!(
+                "--format {other:?} cannot be streamed over a fleet; use text, json or jsonl with --fleet"
+            )
+            .to_lowercase())
+        }
+    };
+    if a.waivers.is_some() {
+        // WaiverSet::apply works on a whole report (stale-waiver detection
+        // needs every host); a streaming variant is still to come.
+        return Exit::Error("--waivers is not supported with --fleet yet".into());
+    }
+    let opts = RenderOptions {
+        color: io::stdout().is_terminal()
+            && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        verbose: a.verbose,
+    };
+    let fail_on: Severity = a.fail_on.into();
+    let progress = io::stderr().is_terminal().then(|| {
+        let pb = indicatif::ProgressBar::new(0);
+        pb.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} {pos}/{len} hosts [{elapsed_precise}] {per_sec} {wide_bar}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        pb
+    });
+
+    let out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
+    let mut writer = match FleetWriter::new(out, format, opts) {
+        Ok(w) => w,
+        Err(e) => return write_error(e),
+    };
+    let mut summary = FleetSummary::new(set);
+    let mut walk = lib::discover(dir, a.max_depth);
+    let mut walk_errors = 0usize;
+    let chunk = chunk_size();
+    loop {
+        let mut batch: Vec<PathBuf> = Vec::with_capacity(chunk);
+        for item in walk.by_ref() {
+            match item {
+                Ok(p) => {
+                    batch.push(p);
+                    if batch.len() == chunk {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    walk_errors += 1;
+                    let msg = format!("driftaudit: cannot search {e}");
+                    match &progress {
+                        Some(pb) => pb.println(msg),
+                        None => eprintln!("{msg}"),
+                    }
+                }
+            }
+        }
+        if batch.is_empty() {
+            break;
+        }
+        if let Some(pb) = &progress {
+            pb.inc_length(batch.len() as u64);
+        }
+        let done: Vec<io::Result<(String, HostDigest)>> = batch
+            .par_iter()
+            .map(|d| {
+                let report = lib::audit_dir(set, d);
+                let digest = HostDigest::of(&report, &lib::relative_path(dir, d), fail_on);
+                let text = render_host(format, opts, report);
+                if let Some(pb) = &progress {
+                    pb.inc(1);
+                }
+                text.map(|t| (t, digest))
+            })
+            .collect();
+        for r in done {
+            let (text, digest) = match r {
+                Ok(x) => x,
+                Err(e) => return write_error(e),
+            };
+            summary.add_digest(digest);
+            if let Err(e) = writer.rendered(&text) {
+                return write_error(e);
+            }
+        }
+    }
+    if let Some(pb) = progress {
+        pb.finish_and_clear();
+    }
+    if let Err(e) = writer.finish(&summary).map(|mut w| w.flush()) {
+        return write_error(e);
+    }
+    if summary.hosts == 0 {
+        return Exit::Error(format!(
+            "--fleet `{}`: no snapshot folders found (a folder with snapshot.json, etc/ or proc/), searched {} levels deep{}",
+            dir.display(),
+            a.max_depth,
+            if walk_errors > 0 { ", some folders could not be read" } else { "" }
+        ));
+    }
+    if summary.hosts_failing_at_threshold > 0 {
+        Exit::Findings
+    } else if walk_errors > 0 {
+        Exit::Error(format!(
+            "{walk_errors} folder(s) under the fleet could not be searched"
+        ))
+    } else {
+        Exit::Clean
+    }
+}
+
+fn write_error(e: io::Error) -> Exit {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        Exit::Clean
+    } else {
+        Exit::Error(format!("cannot write output: {e}"))
+    }
+}
