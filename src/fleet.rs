@@ -130,6 +130,7 @@ pub fn audit_dir(policies: &PolicySet, dir: &Path) -> HostReport {
                     fix: String::new(),
                     rule_source: meta.source,
                     waiver: None,
+                    breakdown: None,
                 }],
             )
         }

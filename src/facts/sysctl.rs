@@ -74,9 +74,18 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
                         .collect(),
                 )
             }
-            Err(e) => Live::None(format!(
-                "no live kernel values: neither /proc/sys nor captures/sysctl-a.txt ({e})"
-            )),
+            Err(e) => {
+                if e != ReadError::NotFound {
+                    facts.issues.push(FileIssue::unreadable(
+                        "sysctl",
+                        "/captures/sysctl-a.txt",
+                        &e,
+                    ));
+                }
+                Live::None(format!(
+                    "no live kernel values: neither /proc/sys nor captures/sysctl-a.txt ({e})"
+                ))
+            }
         }
     };
 
@@ -199,11 +208,27 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
 
     // procps `sysctl --system` model: same files, then /etc/sysctl.conf applied last.
     let mut procps_files = parsed.clone();
-    if matches!(host.kind_of("/etc/sysctl.conf"), Ok(EntryKind::File)) {
-        if let Ok(text) = host.read_to_string("/etc/sysctl.conf") {
-            let (lines, _) = parse_conf(&text);
-            procps_files.push(("/etc/sysctl.conf".to_string(), lines));
-        }
+    match host.kind_of("/etc/sysctl.conf") {
+        Ok(EntryKind::File) => match host.read_to_string("/etc/sysctl.conf") {
+            Ok(text) => {
+                let (lines, _) = parse_conf(&text);
+                procps_files.push(("/etc/sysctl.conf".to_string(), lines));
+            }
+            Err(e) => facts
+                .issues
+                .push(FileIssue::unreadable("sysctl", "/etc/sysctl.conf", &e)),
+        },
+        Ok(_) => facts.issues.push(FileIssue {
+            path: "/etc/sysctl.conf".into(),
+            line: None,
+            column: None,
+            message: "is not a regular file; procps `sysctl --system` cannot read it".into(),
+            source: "sysctl".into(),
+        }),
+        Err(ReadError::NotFound) => {}
+        Err(e) => facts
+            .issues
+            .push(FileIssue::unreadable("sysctl", "/etc/sysctl.conf", &e)),
     }
     let procps = apply_model(&procps_files, &explicit, &glob_matches);
 

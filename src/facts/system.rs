@@ -2,7 +2,7 @@
 //! policies and directory sizes (live walk or `captures/du.txt`). Reads through
 //! [`Host`] only; no policy logic.
 
-use crate::host::{Host, SourceKind};
+use crate::host::{Host, ReadError, SourceKind};
 use crate::parse;
 use crate::value::Value;
 
@@ -13,13 +13,28 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
     // Memory
     let mem = match host.read_to_string("/proc/meminfo") {
         Ok(text) => {
-            let (fields, _issues) = parse::meminfo::parse(&text);
+            let (fields, issues) = parse::meminfo::parse(&text);
             match fields.iter().find(|f| f.name == "MemTotal" && f.bytes) {
                 Some(f) => Ok(Value::Size(f.value as f64)),
-                None => Err("/proc/meminfo has no MemTotal line".to_string()),
+                None => {
+                    // Without MemTotal the malformed lines matter: report them.
+                    for i in &issues {
+                        facts
+                            .issues
+                            .push(FileIssue::from_parse("meminfo", "/proc/meminfo", i));
+                    }
+                    Err("/proc/meminfo has no MemTotal line".to_string())
+                }
             }
         }
-        Err(e) => Err(format!("/proc/meminfo: {e}")),
+        Err(e) => {
+            if e != ReadError::NotFound {
+                facts
+                    .issues
+                    .push(FileIssue::unreadable("meminfo", "/proc/meminfo", &e));
+            }
+            Err(format!("/proc/meminfo: {e}"))
+        }
     };
     facts.facts.insert("mem_total".into(), mem);
 
