@@ -218,13 +218,12 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
                 .issues
                 .push(FileIssue::unreadable("sysctl", "/etc/sysctl.conf", &e)),
         },
-        Ok(_) => facts.issues.push(FileIssue {
-            path: "/etc/sysctl.conf".into(),
-            line: None,
-            column: None,
-            message: "is not a regular file; procps `sysctl --system` cannot read it".into(),
-            source: "sysctl".into(),
-        }),
+        Ok(_) => facts.issues.push(FileIssue::problem(
+            "sysctl",
+            "/etc/sysctl.conf",
+            None,
+            "is not a regular file; procps `sysctl --system` cannot read it",
+        )),
         Err(ReadError::NotFound) => {}
         Err(e) => facts
             .issues
