@@ -63,11 +63,14 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
             host.capture("sysctl-a.txt")
                 .ok()
                 .and_then(|t| {
-                    parse::sysctl::parse_capture(&t)
-                        .0
-                        .into_iter()
-                        .find(|v| v.key == "kernel.osrelease")
-                        .map(|v| v.value.trim().to_string())
+                    // one key: scan lines instead of parsing the whole capture
+                    // (the sysctl reader parses it fully once)
+                    t.lines().find_map(|l| {
+                        let (k, v) = l.split_once(" = ")?;
+                        (k.starts_with("kernel")
+                            && parse::sysctl::normalize_key(k) == "kernel.osrelease")
+                            .then(|| v.trim().to_string())
+                    })
                 })
                 .ok_or(e)
         });

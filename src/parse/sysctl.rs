@@ -52,12 +52,19 @@ pub fn is_glob(key: &str) -> bool {
 /// if the first separator is `/` the key is a path (`net/ipv4/conf/eth0.100/rp_filter`
 /// becomes `net.ipv4.conf.eth0/100.rp_filter`); if it is `.` it is already dotted.
 pub fn normalize_key(key: &str) -> String {
+    normalize_key_cow(key).into_owned()
+}
+
+/// [`normalize_key`] without allocating when the key is already dotted.
+fn normalize_key_cow(key: &str) -> std::borrow::Cow<'_, str> {
     let key = key.trim();
     let key = key.strip_prefix("/proc/sys/").unwrap_or(key);
-    let first_sep = key.find(['.', '/']);
+    let first_sep = key.bytes().position(|b| b == b'.' || b == b'/');
     match first_sep {
-        Some(i) if key.as_bytes()[i] == b'/' => swap_dot_slash(key.trim_start_matches('/')),
-        _ => key.to_string(),
+        Some(i) if key.as_bytes().get(i) == Some(&b'/') => {
+            std::borrow::Cow::Owned(swap_dot_slash(key.trim_start_matches('/')))
+        }
+        _ => std::borrow::Cow::Borrowed(key),
     }
 }
 
@@ -146,10 +153,14 @@ pub struct CaptureValue {
 /// stderr noise (`sysctl: permission denied on key ...`) are reported as issues
 /// but do not stop parsing.
 pub fn parse_capture(text: &str) -> (Vec<CaptureValue>, Vec<Issue>) {
-    let mut out: Vec<CaptureValue> = Vec::new();
-    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    use std::borrow::Cow;
+    let mut out: Vec<CaptureValue> = Vec::with_capacity(text.len() / 40);
+    // keys borrow from `text` when already dotted: no allocation per line
+    let mut index: std::collections::HashMap<Cow<'_, str>, usize> =
+        std::collections::HashMap::with_capacity(text.len() / 40);
     let mut issues = Vec::new();
-    let mut last_key: Option<String> = None;
+    // index in `out` of the key on the previous line
+    let mut last: Option<usize> = None;
     for (n, raw) in numbered_lines(text) {
         if raw.trim().is_empty() {
             continue;
@@ -173,10 +184,10 @@ pub fn parse_capture(text: &str) -> (Vec<CaptureValue>, Vec<Issue>) {
                     ),
                 ));
             }
-            last_key = None;
+            last = None;
             continue;
         };
-        let key = normalize_key(k);
+        let key = normalize_key_cow(k);
         if key.is_empty() || key.contains(char::is_whitespace) {
             issues.push(Issue::at(
                 n,
@@ -184,28 +195,37 @@ pub fn parse_capture(text: &str) -> (Vec<CaptureValue>, Vec<Issue>) {
             ));
             continue;
         }
-        match index.get(&key) {
-            Some(&i) => {
-                // Multi-line value: each line repeats the key.
-                out[i].value.push('\n');
-                out[i].value.push_str(v);
-                if last_key.as_deref() != Some(key.as_str()) {
+        // Multi-line value: each line repeats the key, usually on the next line.
+        let prev = match last {
+            Some(i) if out.get(i).is_some_and(|c| c.key == *key) => Some(i),
+            _ => index.get(&key).copied(),
+        };
+        match prev {
+            Some(i) => {
+                let Some(entry) = out.get_mut(i) else {
+                    continue;
+                };
+                entry.value.push('\n');
+                entry.value.push_str(v);
+                if last != Some(i) {
                     issues.push(Issue::at(
                         n,
                         format!("key `{key}` appears again, not adjacent to its first line"),
                     ));
                 }
+                last = Some(i);
             }
             None => {
-                index.insert(key.clone(), out.len());
+                let i = out.len();
                 out.push(CaptureValue {
-                    key: key.clone(),
+                    key: key.clone().into_owned(),
                     value: v.to_string(),
                     line: n,
                 });
+                index.insert(key, i);
+                last = Some(i);
             }
         }
-        last_key = Some(key);
     }
     (out, issues)
 }

@@ -1,0 +1,88 @@
+//! Parser throughput (MB/s) on the real-world corpus: each parser gets every
+//! corpus file of its format concatenated (../shared/corpus, read at run
+//! time), so the figure is for realistic lines, comments and oddities.
+//! Run: `cargo bench --bench parsers`.
+
+use std::hint::black_box;
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+
+use driftaudit::parse::{localconfig, meminfo, mycnf, mysqlvars, sysctl};
+
+const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus");
+
+/// All files of a corpus dir whose name passes `keep`, concatenated.
+fn corpus(sub: &str, keep: impl Fn(&str) -> bool) -> String {
+    let mut paths: Vec<_> = std::fs::read_dir(format!("{CORPUS}/{sub}"))
+        .unwrap_or_else(|e| panic!("{CORPUS}/{sub}: {e}"))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| keep(&p.file_name().unwrap().to_string_lossy()))
+        .collect();
+    paths.sort();
+    let mut out = String::new();
+    for p in paths {
+        out.push_str(&String::from_utf8_lossy(&std::fs::read(p).unwrap()));
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    assert!(!out.is_empty(), "no corpus files in {sub}");
+    out
+}
+
+fn is_capture(n: &str) -> bool {
+    (n.contains("sysctl-a") || n.contains("sysctl_-a") || n.contains("Linux_00"))
+        && !n.contains("osx")
+}
+
+fn bench(c: &mut Criterion) {
+    let mut g = c.benchmark_group("parse");
+    let sysctl_conf = corpus("sysctl", |n| !is_capture(n) && !n.contains("BSD"));
+    let sysctl_cap = corpus("sysctl", is_capture);
+    let mem = corpus("meminfo", |_| true);
+    let cnf = corpus("mycnf", |_| true);
+    let vars = corpus("mysql-variables", |_| true);
+    let lc = corpus("zimbra", |n| n.contains("localconfig"));
+    let lc_files: Vec<String> = {
+        let mut v: Vec<_> = std::fs::read_dir(format!("{CORPUS}/zimbra"))
+            .unwrap()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .collect();
+        v.sort();
+        v.into_iter()
+            .map(|p| String::from_utf8_lossy(&std::fs::read(p).unwrap()).into_owned())
+            .collect()
+    };
+
+    g.throughput(Throughput::Bytes(sysctl_conf.len() as u64));
+    g.bench_function("sysctl_conf", |b| {
+        b.iter(|| sysctl::parse_conf(black_box(&sysctl_conf)))
+    });
+    g.throughput(Throughput::Bytes(sysctl_cap.len() as u64));
+    g.bench_function("sysctl_capture", |b| {
+        b.iter(|| sysctl::parse_capture(black_box(&sysctl_cap)))
+    });
+    g.throughput(Throughput::Bytes(mem.len() as u64));
+    g.bench_function("meminfo", |b| b.iter(|| meminfo::parse(black_box(&mem))));
+    g.throughput(Throughput::Bytes(cnf.len() as u64));
+    g.bench_function("mycnf", |b| b.iter(|| mycnf::parse(black_box(&cnf))));
+    g.throughput(Throughput::Bytes(vars.len() as u64));
+    g.bench_function("mysql_variables", |b| {
+        b.iter(|| mysqlvars::parse(black_box(&vars)))
+    });
+    // XML documents are parsed one by one (a concatenation is not one document)
+    let lc_bytes: usize = lc_files.iter().map(String::len).sum();
+    g.throughput(Throughput::Bytes(lc_bytes as u64));
+    g.bench_function("localconfig_xml", |b| {
+        b.iter(|| {
+            for f in &lc_files {
+                black_box(localconfig::parse_xml(black_box(f)));
+            }
+        })
+    });
+    drop(lc);
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
