@@ -1,0 +1,11 @@
+//! Fuzz target: MySQL/MariaDB option files and option values. Must never panic, hang or allocate without bound.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let s = String::from_utf8_lossy(data);
+    let _ = driftaudit::parse::mycnf::parse(&s);
+    let _ = driftaudit::parse::mycnf::unquote_unescape(data);
+    let _ = driftaudit::parse::mycnf::parse_int(&s);
+});

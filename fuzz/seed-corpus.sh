@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Copy seed inputs for each fuzz target from ../../shared/corpus (beside the
+# checkout) into fuzz/corpus/TARGET/. Nothing is committed: run before fuzzing.
+set -eu
+cd "$(dirname "$0")"
+SHARED=${SHARED:-../../shared/corpus}
+[ -d "$SHARED" ] || { echo "no corpus at $SHARED (set SHARED=DIR)" >&2; exit 1; }
+seed() { mkdir -p "corpus/$1"; shift; for d in "$@"; do cp -f "$SHARED/$d"/* "corpus/$T/" 2>/dev/null || true; done; }
+T=sysctl_conf;     seed $T sysctl
+T=sysctl_capture;  seed $T sysctl
+T=meminfo;         seed $T meminfo
+T=mycnf;           seed $T mycnf
+T=mysql_variables; seed $T mysql-variables
+T=localconfig;     seed $T zimbra
+T=octal;           seed $T fstab mounts
+T=policy_yaml;     mkdir -p corpus/$T; cp -f ../policies/*.yaml corpus/$T/
+T=expr;            mkdir -p corpus/$T
+# expressions: every `assert:`/`applies:`-style line of the built-in policies
+grep -hoE '(assert|expect|when|value|setting): .*' ../policies/*.yaml | sed 's/^[a-z]*: //' |
+    awk '{ f = sprintf("corpus/expr/%04d", NR); print > f; close(f) }'
+for d in corpus/*; do echo "$d: $(ls "$d" | wc -l) seeds"; done
