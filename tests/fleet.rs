@@ -1,0 +1,173 @@
+//! `check --fleet`: snapshot discovery (bounded depth, no descent into a
+//! snapshot, hidden folders skipped), streamed JSON that stays one valid
+//! document, JSON Lines, the fleet summary against the generator's planted
+//! ground truth, deterministic output whatever the thread timing, and no
+//! secret in any output.
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+use driftaudit::fleet;
+
+fn mk(p: &Path) {
+    fs::create_dir_all(p).unwrap();
+}
+
+#[test]
+fn discovery_finds_snapshots_and_stops_at_them() {
+    let t = tempfile::tempdir().unwrap();
+    let r = t.path();
+    mk(&r.join("a"));
+    fs::write(r.join("a/snapshot.json"), "{}").unwrap();
+    mk(&r.join("a/inner/etc")); // inside a snapshot: not a separate host
+    mk(&r.join("b/etc"));
+    mk(&r.join("dc1/c/proc"));
+    mk(&r.join(".git/objects/etc")); // hidden: skipped
+    mk(&r.join("empty/dir"));
+    mk(&r.join("deep/1/2/3/4/5/6/etc")); // the snapshot is at depth 7
+    fs::write(r.join("notes.txt"), "x").unwrap();
+    let found: Vec<String> = fleet::discover(r, fleet::DEFAULT_MAX_DEPTH)
+        .map(|p| fleet::relative_path(r, &p.unwrap()))
+        .collect();
+    assert_eq!(found, ["a", "b", "dc1/c"]);
+    let deeper: Vec<String> = fleet::discover(r, 8)
+        .map(|p| fleet::relative_path(r, &p.unwrap()))
+        .collect();
+    assert_eq!(deeper, ["a", "b", "dc1/c", "deep/1/2/3/4/5/6"]);
+    // the fleet dir itself being a snapshot: exactly one host
+    let one: Vec<_> = fleet::discover(&r.join("b"), 6).collect();
+    assert_eq!(one.len(), 1);
+}
+
+fn python() -> Option<&'static str> {
+    let ok = Command::new("python3").arg("--version").output().is_ok();
+    if !ok {
+        if std::env::var("CI").as_deref() == Ok("true") {
+            panic!("python3 is needed for scripts/gen-fleet");
+        }
+        eprintln!("skipped: python3 not installed");
+        return None;
+    }
+    Some("python3")
+}
+
+fn run(args: &[&str], dir: &Path) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_driftaudit"))
+        .args(args)
+        .arg(dir)
+        .env("NO_COLOR", "1")
+        .env("RAYON_NUM_THREADS", "3")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).expect("UTF-8 output"),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn generated_fleet_summary_matches_planted_problems() {
+    let Some(py) = python() else { return };
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("fleet");
+    let st = Command::new(py)
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/gen-fleet"))
+        .args(["--seed", "7"])
+        .arg(&dir)
+        .arg("40")
+        .status()
+        .unwrap();
+    assert!(st.success(), "gen-fleet failed");
+    let planted = fs::read_to_string(dir.join("planted.tsv")).unwrap();
+    let count = |p: &str| {
+        planted
+            .lines()
+            .filter(|l| l.ends_with(&format!("\t{p}")))
+            .count()
+    };
+
+    let (code, json, err) = run(&["check", "--format", "json", "--fleet"], &dir);
+    assert_eq!(code, 1, "planted high findings must exit 1; stderr: {err}");
+    let v: serde_json::Value = serde_json::from_str(&json).expect("one valid JSON document");
+    assert_eq!(v["schema"], "driftaudit.report/1");
+    assert_eq!(v["hosts"].as_array().unwrap().len(), 40);
+    let f = &v["fleet"];
+    assert_eq!(f["schema"], "driftaudit.fleet/1");
+    assert_eq!(f["hosts"], 40);
+    let recycle = &f["rules"]["linux.tcp-tw-recycle"];
+    assert_eq!(
+        recycle["hosts_failing"].as_u64().unwrap() as usize,
+        count("tcp_tw_recycle"),
+        "{recycle}"
+    );
+    assert!(
+        count("tcp_tw_recycle") > 0,
+        "seed 7 plants tcp_tw_recycle somewhere"
+    );
+    let worst = recycle["worst"].as_array().unwrap();
+    assert!(!worst.is_empty() && worst.len() <= fleet::WORST_EXAMPLES);
+    for w in worst {
+        let host = w["host"].as_str().unwrap();
+        assert!(planted.contains(&format!("{host}\ttcp_tw_recycle")), "{w}");
+        assert_eq!(w["actual"], "1");
+    }
+    // every host counted once per rule
+    for (id, r) in f["rules"].as_object().unwrap() {
+        let total: u64 = [
+            "hosts_failing",
+            "hosts_passing",
+            "hosts_skipped",
+            "hosts_unknown",
+            "hosts_error",
+        ]
+        .iter()
+        .map(|k| r[k].as_u64().unwrap())
+        .sum::<u64>()
+            + r["hosts_waived"].as_u64().unwrap_or(0);
+        assert!(total <= 40, "{id}: {total}");
+    }
+
+    // JSON Lines: one host per line, then the summary line
+    let (_, jsonl, _) = run(&["check", "--format", "jsonl", "--fleet"], &dir);
+    let lines: Vec<serde_json::Value> = jsonl
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+        .collect();
+    assert_eq!(lines.len(), 41);
+    assert!(lines[..40]
+        .iter()
+        .all(|h| h["host"].is_string() && h["findings"].is_array()));
+    assert_eq!(lines[40], *f);
+
+    // text: hosts then the summary; deterministic across runs
+    let (_, text1, _) = run(&["check", "--fleet"], &dir);
+    let (_, text2, _) = run(&["check", "--fleet"], &dir);
+    assert_eq!(
+        text1, text2,
+        "fleet output must not depend on thread timing"
+    );
+    assert!(text1.contains("==> fleet summary (40 hosts)"));
+    assert!(text1
+        .trim_end()
+        .lines()
+        .last()
+        .unwrap()
+        .starts_with("fleet: 40 hosts"));
+    let (_, json2, _) = run(&["check", "--format", "json", "--fleet"], &dir);
+    assert_eq!(json, json2);
+
+    // secrets planted by the generator never appear
+    for out in [&json, &jsonl, &text1] {
+        assert!(!out.contains("never-print-me") && !out.contains("s3cr3t"));
+    }
+}
+
+#[test]
+fn empty_fleet_is_an_error() {
+    let t = tempfile::tempdir().unwrap();
+    let (code, _, err) = run(&["check", "--fleet"], t.path());
+    assert_eq!(code, 2);
+    assert!(err.contains("no snapshot folders found"), "{err}");
+}
