@@ -7,7 +7,7 @@ use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
-use driftaudit::parse::{localconfig, meminfo, mycnf, mysqlvars, sysctl};
+use driftaudit::parse::{ext4, fstab, localconfig, meminfo, mountinfo, mycnf, mysqlvars, sysctl};
 
 const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus");
 
@@ -30,6 +30,18 @@ fn corpus(sub: &str, keep: impl Fn(&str) -> bool) -> String {
     out
 }
 
+/// Every file of a corpus dir, one string each (formats parsed per document).
+fn files(sub: &str) -> Vec<String> {
+    let mut v: Vec<_> = std::fs::read_dir(format!("{CORPUS}/{sub}"))
+        .unwrap_or_else(|e| panic!("{CORPUS}/{sub}: {e}"))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    v.sort();
+    v.into_iter()
+        .map(|p| String::from_utf8_lossy(&std::fs::read(p).unwrap()).into_owned())
+        .collect()
+}
+
 fn is_capture(n: &str) -> bool {
     (n.contains("sysctl-a") || n.contains("sysctl_-a") || n.contains("Linux_00"))
         && !n.contains("osx")
@@ -43,16 +55,7 @@ fn bench(c: &mut Criterion) {
     let cnf = corpus("mycnf", |_| true);
     let vars = corpus("mysql-variables", |_| true);
     let lc = corpus("zimbra", |n| n.contains("localconfig"));
-    let lc_files: Vec<String> = {
-        let mut v: Vec<_> = std::fs::read_dir(format!("{CORPUS}/zimbra"))
-            .unwrap()
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .collect();
-        v.sort();
-        v.into_iter()
-            .map(|p| String::from_utf8_lossy(&std::fs::read(p).unwrap()).into_owned())
-            .collect()
-    };
+    let lc_files = files("zimbra");
 
     g.throughput(Throughput::Bytes(sysctl_conf.len() as u64));
     g.bench_function("sysctl_conf", |b| {
@@ -81,6 +84,24 @@ fn bench(c: &mut Criterion) {
         })
     });
     drop(lc);
+    let fst = corpus("fstab", |_| true);
+    g.throughput(Throughput::Bytes(fst.len() as u64));
+    g.bench_function("fstab", |b| b.iter(|| fstab::parse(black_box(&fst))));
+    let mi = corpus("mounts", |n| n.contains("mountinfo"));
+    g.throughput(Throughput::Bytes(mi.len() as u64));
+    g.bench_function("mountinfo", |b| {
+        b.iter(|| mountinfo::parse_mountinfo(black_box(&mi)))
+    });
+    let ext: Vec<String> = files("ext4");
+    let ext_bytes: usize = ext.iter().map(String::len).sum();
+    g.throughput(Throughput::Bytes(ext_bytes as u64));
+    g.bench_function("ext4_text", |b| {
+        b.iter(|| {
+            for f in &ext {
+                black_box(ext4::parse_text(black_box(f)));
+            }
+        })
+    });
     g.finish();
 }
 

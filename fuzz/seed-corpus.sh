@@ -13,6 +13,9 @@ T=mycnf;           seed $T mycnf
 T=mysql_variables; seed $T mysql-variables
 T=localconfig;     seed $T zimbra
 T=octal;           seed $T fstab mounts
+T=fstab;           seed $T fstab
+T=mountinfo;       seed $T mounts
+T=ext4;            seed $T ext4
 T=policy_yaml;     mkdir -p corpus/$T; cp -f ../policies/*.yaml corpus/$T/
 T=expr;            mkdir -p corpus/$T
 # expressions: every `assert:`/`applies:`-style line of the built-in policies

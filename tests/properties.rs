@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
 
-use driftaudit::parse::{self, localconfig, meminfo, mycnf, mysqlvars, sysctl};
+use driftaudit::parse::{
+    self, ext4, fstab, localconfig, meminfo, mountinfo, mycnf, mysqlvars, sysctl,
+};
 
 /// Any single parse of inputs this small must finish well inside this.
 const BOUND: Duration = Duration::from_secs(2);
@@ -218,6 +220,45 @@ proptest! {
     }
 
     #[test]
+    fn fstab_never_panics(s in any_text()) {
+        let (entries, issues) = bounded("fstab", || fstab::parse(&s));
+        let n = line_count(&s);
+        prop_assert!(issues.iter().all(|i| i.line >= 1 && i.line <= n));
+        for e in &entries {
+            let opts = e.option_list();
+            let _ = fstab::expand_defaults(&opts);
+            let _ = fstab::kernel_options(&opts);
+        }
+        let _ = fstab::split_options(&s);
+        let _ = fstab::spec_tag(&s);
+    }
+
+    #[test]
+    fn fstab_unmangle_round_trips(s in "\\PC{0,60}") {
+        prop_assert_eq!(fstab::unmangle(&escape_octal(&s)), s);
+    }
+
+    #[test]
+    fn mountinfo_and_mounts_never_panic(s in any_text()) {
+        let (_, issues) = bounded("mountinfo", || mountinfo::parse_mountinfo(&s));
+        let n = line_count(&s);
+        prop_assert!(issues.iter().all(|i| i.line >= 1 && i.line <= n));
+        let _ = bounded("mounts", || mountinfo::parse_mounts(&s));
+        let _ = mountinfo::parse_any(&s);
+    }
+
+    #[test]
+    fn ext4_text_never_panics(s in any_text()) {
+        let _ = bounded("tune2fs/dumpe2fs text", || ext4::parse_text(&s));
+    }
+
+    #[test]
+    fn ext4_superblock_bytes_never_panic(b in prop::collection::vec(any::<u8>(), 0..4096)) {
+        let _ = bounded("ext4 superblock", || ext4::parse_superblock(&b));
+        let _ = ext4::parse_device_head(&b);
+    }
+
+    #[test]
     fn sizes_never_panic(s in any_text()) {
         let _ = driftaudit::value::parse_size(&s);
     }
@@ -238,21 +279,33 @@ fn pathological_inputs_stay_linear() {
         "<key name=\"a\"><value>1</value></key>".repeat(big / 40),
         "net.ipv4.conf.all.rp_filter = 1\n".repeat(big / 32),
     ];
+    type P = fn(&str);
+    let parsers: [(&str, P); 11] = [
+        ("sysctl conf", |c| drop(sysctl::parse_conf(c))),
+        ("sysctl capture", |c| drop(sysctl::parse_capture(c))),
+        ("meminfo", |c| drop(meminfo::parse(c))),
+        ("mycnf", |c| drop(mycnf::parse(c))),
+        ("mysql variables", |c| drop(mysqlvars::parse(c))),
+        ("localconfig xml", |c| drop(localconfig::parse_xml(c))),
+        ("zmlocalconfig", |c| {
+            drop(localconfig::parse_zmlocalconfig(c))
+        }),
+        ("octal", |c| drop(parse::unescape_octal(c))),
+        ("fstab", |c| drop(fstab::parse(c))),
+        ("mountinfo", |c| drop(mountinfo::parse_any(c))),
+        ("ext4 text", |c| drop(ext4::parse_text(c))),
+    ];
     for c in &cases {
-        let t = Instant::now();
-        let _ = sysctl::parse_conf(c);
-        let _ = sysctl::parse_capture(c);
-        let _ = meminfo::parse(c);
-        let _ = mycnf::parse(c);
-        let _ = mysqlvars::parse(c);
-        let _ = localconfig::parse_xml(c);
-        let _ = localconfig::parse_zmlocalconfig(c);
-        let _ = parse::unescape_octal(c);
-        let took = t.elapsed();
-        assert!(
-            took < Duration::from_secs(20),
-            "{took:?} on a 4 MiB input starting {:?}",
-            &c[..20]
-        );
+        for (name, p) in &parsers {
+            let t = Instant::now();
+            p(c);
+            let took = t.elapsed();
+            // generous: this runs unoptimised in `cargo test`
+            assert!(
+                took < Duration::from_secs(10),
+                "{name}: {took:?} on a 4 MiB input starting {:?}",
+                &c[..20]
+            );
+        }
     }
 }

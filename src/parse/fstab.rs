@@ -74,24 +74,26 @@ pub(crate) struct Field<'a> {
 /// Split on runs of spaces and TABs only (libmount's separators; other
 /// whitespace such as CR or vertical tab is part of a field).
 pub(crate) fn fields(line: &str) -> Vec<Field<'_>> {
+    // columns are counted as we go: recounting from the line start for each
+    // field was quadratic on a hostile multi-MB line
     let mut out = Vec::new();
-    let mut start: Option<usize> = None;
-    for (i, c) in line.char_indices() {
+    let mut start: Option<(usize, usize)> = None;
+    for (col, (i, c)) in line.char_indices().enumerate() {
         if c == ' ' || c == '\t' {
-            if let Some(s) = start.take() {
+            if let Some((s, column)) = start.take() {
                 out.push(Field {
                     text: &line[s..i],
-                    column: line[..s].chars().count() + 1,
+                    column,
                 });
             }
         } else if start.is_none() {
-            start = Some(i);
+            start = Some((i, col + 1));
         }
     }
-    if let Some(s) = start {
+    if let Some((s, column)) = start {
         out.push(Field {
             text: &line[s..],
-            column: line[..s].chars().count() + 1,
+            column,
         });
     }
     out

@@ -1,0 +1,10 @@
+//! Fuzz target: /proc/self/mountinfo and /proc/mounts. Must never panic, hang or allocate without bound.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let s = String::from_utf8_lossy(data);
+    let _ = driftaudit::parse::mountinfo::parse_mountinfo(&s);
+    let _ = driftaudit::parse::mountinfo::parse_mounts(&s);
+});
