@@ -316,8 +316,12 @@ impl Host {
 
     /// What kind of entry a host path is.
     pub fn kind_of(&self, host_path: &str) -> Result<EntryKind, ReadError> {
-        let real = self.real_path(host_path)?;
-        let meta = fs::symlink_metadata(real)?;
+        let meta = match self.kind {
+            // On the live root confinement is the identity: let the kernel
+            // follow links in one stat instead of one lstat per component.
+            SourceKind::Live => fs::metadata(live_path(host_path))?,
+            SourceKind::Snapshot => fs::symlink_metadata(self.real_path(host_path)?)?,
+        };
         let kind = kind_of_meta(&meta);
         self.record(|l| {
             l.probes.insert(lexical(host_path), kind);
@@ -356,8 +360,10 @@ impl Host {
 
     /// Unix permission bits of a host path.
     pub fn mode(&self, host_path: &str) -> Result<u32, ReadError> {
-        let real = self.real_path(host_path)?;
-        let meta = fs::symlink_metadata(real)?;
+        let meta = match self.kind {
+            SourceKind::Live => fs::metadata(live_path(host_path))?,
+            SourceKind::Snapshot => fs::symlink_metadata(self.real_path(host_path)?)?,
+        };
         let kind = kind_of_meta(&meta);
         self.record(|l| {
             l.probes.insert(lexical(host_path), kind);
@@ -373,8 +379,22 @@ impl Host {
 
     /// As [`Host::read_bytes`] with another cap (for example one superblock).
     pub fn read_bytes_capped(&self, host_path: &str, cap: u64) -> Result<Vec<u8>, ReadError> {
-        let real = self.real_path(host_path)?;
-        let meta = fs::symlink_metadata(&real)?;
+        // On the live root the kernel resolves links itself (same result as the
+        // confined walk, whose root is `/`), in one stat instead of one per
+        // component; the type is still checked before the open, so a device
+        // is never opened, and again after it.
+        let (real, meta, nofollow) = match self.kind {
+            SourceKind::Live => {
+                let real = live_path(host_path);
+                let meta = fs::metadata(&real)?;
+                (real, meta, 0)
+            }
+            SourceKind::Snapshot => {
+                let real = self.real_path(host_path)?;
+                let meta = fs::symlink_metadata(&real)?;
+                (real, meta, libc::O_NOFOLLOW)
+            }
+        };
         match kind_of_meta(&meta) {
             EntryKind::Dir => return Err(ReadError::WrongKind("is a directory, not a file")),
             EntryKind::Other => return Err(ReadError::NotRegular(special_kind(&meta))),
@@ -382,7 +402,7 @@ impl Host {
         }
         let file = fs::OpenOptions::new()
             .read(true)
-            .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_NOCTTY)
+            .custom_flags(libc::O_NONBLOCK | nofollow | libc::O_NOCTTY)
             .open(&real)?;
         let meta = file.metadata()?;
         if !meta.file_type().is_file() {
@@ -580,6 +600,11 @@ fn read_capped(file: File, cap: u64) -> Result<Vec<u8>, ReadError> {
         return Err(ReadError::TooLarge(len.max(cap + 1)));
     }
     Ok(buf)
+}
+
+/// A host path on the live root, as an absolute path of this machine.
+fn live_path(host_path: &str) -> PathBuf {
+    Path::new("/").join(host_path.trim_start_matches('/'))
 }
 
 /// Split a path into normal components, dropping `.` and empty parts; `..` is kept.
