@@ -402,12 +402,22 @@ mod tests {
 pub fn is_secret_key(name: &str) -> bool {
     let n = name.to_ascii_lowercase().replace('-', "_");
     let words: Vec<&str> = n.split(['_', '.', '/']).collect();
+    // A name that ends in a word for a quantity, a place or a switch describes
+    // the secret, it does not hold it (`ipfrag_secret_interval`, `password_file`,
+    // `ssl_key` is a path).
+    const NOT_A_VALUE: &[&str] = &[
+        "interval", "timeout", "time", "size", "length", "len", "file", "path", "dir", "min",
+        "max", "count", "policy", "lifetime", "expiry", "history", "reuse", "check", "enabled",
+        "disabled", "mode", "dev",
+    ];
+    if words.last().is_some_and(|w| NOT_A_VALUE.contains(w)) {
+        return false;
+    }
     words.iter().any(|w| {
         matches!(
             *w,
             "password"
                 | "passwd"
-                | "pass"
                 | "pwd"
                 | "secret"
                 | "secrets"
@@ -416,9 +426,9 @@ pub fn is_secret_key(name: &str) -> bool {
                 | "credentials"
         ) || w.ends_with("password")
             || w.ends_with("secret")
-    }) || (n.ends_with("_key") && !n.ends_with("ssl_key") && !n.ends_with("_ssl_key"))
-        || n.ends_with("keystore_password")
-        || n.ends_with("fastopen_key")
+    }) || (n.ends_with("_key") && !n.ends_with("ssl_key"))
+        || n == "pass"
+        || n.ends_with("_pass")
 }
 
 /// The text shown instead of a secret value.
