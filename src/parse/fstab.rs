@@ -40,30 +40,8 @@ impl FstabEntry {
     }
 }
 
-/// libmount `unmangle`: `\ooo` octal escapes (value taken modulo 256 as C does).
-pub fn unmangle(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\\' {
-            if let Some(d) = b.get(i + 1..i + 4) {
-                if d.iter().all(|c| (b'0'..=b'7').contains(c)) {
-                    let v = (u32::from(d[0] - b'0') * 64
-                        + u32::from(d[1] - b'0') * 8
-                        + u32::from(d[2] - b'0'))
-                        & 0xff;
-                    out.push(v as u8);
-                    i += 4;
-                    continue;
-                }
-            }
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
+/// libmount `unmangle`: `\ooo` octal escapes (see [`super::unescape_octal`]).
+pub use super::unescape_octal as unmangle;
 
 /// A field of a line: raw (escaped) text and its 1-based column.
 pub(crate) struct Field<'a> {

@@ -7,7 +7,7 @@
 
 use roxmltree::{Document, Node, ParsingOptions};
 
-use super::{numbered_lines, Issue};
+use super::{numbered_lines, truncate, Issue};
 
 /// One key read from localconfig.xml or from `zmlocalconfig` output.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -313,15 +313,6 @@ pub fn find_key(value: &str) -> Option<String> {
     let rest = &value[begin + 2..];
     let end = rest.find('}')?;
     Some(rest[..end].to_string())
-}
-
-fn truncate(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        s.to_string()
-    } else {
-        let t: String = s.chars().take(max).collect();
-        format!("{t}…")
-    }
 }
 
 #[cfg(test)]

@@ -53,29 +53,40 @@ pub fn numbered_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
 }
 
 /// Decode `\ooo` octal escapes as fstab, /proc/mounts and mountinfo use them
-/// (`\040` space, `\011` tab, `\012` newline, `\134` backslash).
+/// (`\040` space, `\011` tab, `\012` newline, `\134` backslash), exactly as
+/// libmount's `unmangle`: three octal digits, value taken modulo 256 as C does.
 pub fn unescape_octal(s: &str) -> String {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
-        if b[i] == b'\\'
-            && i + 3 < b.len()
-            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
-        {
-            let v = (b[i + 1] - b'0') as u32 * 64
-                + (b[i + 2] - b'0') as u32 * 8
-                + (b[i + 3] - b'0') as u32;
-            if v <= 255 {
-                out.push(v as u8);
-                i += 4;
-                continue;
+        if b[i] == b'\\' {
+            if let Some(d) = b.get(i + 1..i + 4) {
+                if d.iter().all(|c| (b'0'..=b'7').contains(c)) {
+                    let v = (u32::from(d[0] - b'0') * 64
+                        + u32::from(d[1] - b'0') * 8
+                        + u32::from(d[2] - b'0'))
+                        & 0xff;
+                    out.push(v as u8);
+                    i += 4;
+                    continue;
+                }
             }
         }
         out.push(b[i]);
         i += 1;
     }
     String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Cut text to `max` characters for a message, marking the cut with `…`.
+pub fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let t: String = s.chars().take(max).collect();
+        format!("{t}…")
+    }
 }
 
 #[cfg(test)]
@@ -85,9 +96,14 @@ mod tests {
     #[test]
     fn octal_escapes_decode() {
         assert_eq!(unescape_octal(r"/srv/my\040data"), "/srv/my data");
-        assert_eq!(unescape_octal(r"a\134b"), r"a\b");
+        // libmount keeps the low byte of an out-of-range escape (0o777 & 0xff = 0xff, not UTF-8)
+        assert_eq!(unescape_octal(r"\777"), "\u{fffd}");
         assert_eq!(unescape_octal(r"trailing\04"), r"trailing\04");
         assert_eq!(unescape_octal(r"\999"), r"\999");
+        assert_eq!(
+            unescape_octal(r"\777"),
+            "\u{ff}".replace('\u{ff}', "\u{fffd}")
+        );
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! systemd-sysctl and procps read them, and `sysctl -a` captures. Also the
 //! dotted/slashed key normalisation both tools share. Pure.
 
-use super::{numbered_lines, Issue};
+use super::{numbered_lines, truncate, Issue};
 
 /// One line of a sysctl configuration file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -228,15 +228,6 @@ pub fn parse_capture(text: &str) -> (Vec<CaptureValue>, Vec<Issue>) {
         }
     }
     (out, issues)
-}
-
-fn truncate(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        s.to_string()
-    } else {
-        let t: String = s.chars().take(max).collect();
-        format!("{t}…")
-    }
 }
 
 #[cfg(test)]
