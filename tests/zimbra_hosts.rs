@@ -163,3 +163,52 @@ fn hosts_without_zimbra_skip_every_rule() {
         r.findings
     );
 }
+
+#[test]
+fn no_secret_in_any_cli_output_format_or_diff() {
+    let bin = env!("CARGO_BIN_EXE_driftaudit");
+    let asfound = format!("{HOSTS}/zimbra-khimki-asfound");
+    let fixed = format!("{HOSTS}/zimbra-khimki-fixed");
+    let mut runs: Vec<Vec<String>> = Vec::new();
+    for fmt in ["text", "json", "jsonl", "sarif", "junit", "markdown"] {
+        runs.push(vec![
+            "check".into(),
+            "--snapshot".into(),
+            asfound.clone(),
+            "--format".into(),
+            fmt.into(),
+            "-v".into(),
+        ]);
+    }
+    for fmt in ["text", "json"] {
+        runs.push(vec![
+            "diff".into(),
+            asfound.clone(),
+            fixed.clone(),
+            "--files".into(),
+            "--format".into(),
+            fmt.into(),
+        ]);
+    }
+    for args in runs {
+        let out = std::process::Command::new(bin)
+            .args(&args)
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            out.status.code().is_some_and(|c| c <= 1),
+            "{args:?}: {text}"
+        );
+        assert!(text.len() > 100, "{args:?} printed almost nothing");
+        assert!(
+            !text.contains("FAKE-SECRET"),
+            "{args:?}: a localconfig secret leaked"
+        );
+    }
+}
