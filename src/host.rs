@@ -438,7 +438,26 @@ impl Host {
             let entry = entry?;
             let name = entry.file_name().to_string_lossy().into_owned();
             let child = join_host(&resolved, &name);
-            let is_symlink = entry.file_type().map(|t| t.is_symlink()).unwrap_or(false);
+            let ftype = entry.file_type().ok();
+            let is_symlink = ftype.is_some_and(|t| t.is_symlink());
+            // A plain entry of a resolved directory is itself resolved: its kind
+            // comes from the directory listing (no stat per path component).
+            if let Some(t) = ftype.filter(|t| !t.is_symlink()) {
+                let kind = if t.is_file() {
+                    EntryKind::File
+                } else if t.is_dir() {
+                    EntryKind::Dir
+                } else {
+                    EntryKind::Other
+                };
+                out.push(DirEntry {
+                    name,
+                    kind: Some(kind),
+                    is_symlink: false,
+                    target: Some(child),
+                });
+                continue;
+            }
             let (kind, target) = match self.resolve(&child) {
                 Ok(t) => {
                     let k = fs::symlink_metadata(self.real_path_of(&components(&t)))
