@@ -34,6 +34,7 @@ pub const FACTS: &[&str] = &[
     "hostname",
     "mysql_version",
     "mysql_datadir",
+    "zimbra_installed",
 ];
 
 /// Functions and their arity (min, max).
