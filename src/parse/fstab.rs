@@ -188,6 +188,18 @@ pub(crate) fn c_line(line: &str) -> &str {
 /// Parse an fstab file. Lines libmount rejects become issues (with the column
 /// of the offending field) and are skipped, as `mount -a` skips them.
 pub fn parse(text: &str) -> (Vec<FstabEntry>, Vec<Issue>) {
+    parse_lines(text, parse_table_line, |msg| {
+        format!("{msg}; mount and findmnt ignore this line")
+    })
+}
+
+/// The line loop shared by the mount-table formats: libmount's line cut,
+/// blank and comment lines skipped, a rejected line an issue at its column.
+pub(crate) fn parse_lines<T>(
+    text: &str,
+    parse_line: impl Fn(&str, usize) -> Result<T, (usize, String)>,
+    describe: impl Fn(String) -> String,
+) -> (Vec<T>, Vec<Issue>) {
     let mut out = Vec::new();
     let mut issues = Vec::new();
     for (n, raw) in numbered_lines(text) {
@@ -195,13 +207,9 @@ pub fn parse(text: &str) -> (Vec<FstabEntry>, Vec<Issue>) {
         if is_blank_or_comment(line) {
             continue;
         }
-        match parse_table_line(line, n) {
+        match parse_line(line, n) {
             Ok(e) => out.push(e),
-            Err((col, msg)) => issues.push(Issue::at_col(
-                n,
-                col,
-                format!("{msg}; mount and findmnt ignore this line"),
-            )),
+            Err((col, msg)) => issues.push(Issue::at_col(n, col, describe(msg))),
         }
     }
     (out, issues)

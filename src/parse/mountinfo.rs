@@ -3,7 +3,7 @@
 //! libmount reads them. Pure and lenient: a bad line is an issue.
 
 use super::fstab::{
-    c_line, fields, is_blank_or_comment, parse_table_line, split_options, unmangle,
+    c_line, fields, is_blank_or_comment, parse_lines, parse_table_line, split_options, unmangle,
 };
 use super::{numbered_lines, Issue};
 
@@ -177,65 +177,40 @@ fn byte_offset(line: &str, column: usize) -> usize {
 
 /// Parse `/proc/self/mountinfo`.
 pub fn parse_mountinfo(text: &str) -> (Vec<Mount>, Vec<Issue>) {
-    let mut out = Vec::new();
-    let mut issues = Vec::new();
-    for (n, raw) in numbered_lines(text) {
-        let line = c_line(raw);
-        if is_blank_or_comment(line) {
-            continue;
-        }
-        match parse_mountinfo_line(line, n) {
-            Ok(m) => out.push(m),
-            Err((col, msg)) => issues.push(Issue::at_col(
-                n,
-                col,
-                format!("not a mountinfo line: {msg}"),
-            )),
-        }
-    }
-    (out, issues)
+    parse_lines(text, parse_mountinfo_line, |msg| {
+        format!("not a mountinfo line: {msg}")
+    })
 }
 
 /// Parse `/proc/mounts` (= `/proc/self/mounts`, `/etc/mtab`): fstab format.
 pub fn parse_mounts(text: &str) -> (Vec<Mount>, Vec<Issue>) {
-    let mut out = Vec::new();
-    let mut issues = Vec::new();
-    for (n, raw) in numbered_lines(text) {
-        let line = c_line(raw);
-        if is_blank_or_comment(line) {
-            continue;
-        }
-        match parse_table_line(line, n) {
-            Ok(e) => {
-                let mut target = e.file.clone();
-                let deleted = target.ends_with(" (deleted)");
-                if deleted {
-                    target.truncate(target.len() - " (deleted)".len());
-                }
-                out.push(Mount {
-                    line: n,
-                    id: None,
-                    parent: None,
-                    devno: None,
-                    root: None,
-                    options: e.option_list(),
-                    target,
-                    deleted,
-                    fstype: e.vfstype,
-                    source: e.spec,
-                    mount_options: None,
-                    super_options: None,
-                    optional: Vec::new(),
-                })
+    let mount_line = |line: &str, n: usize| {
+        parse_table_line(line, n).map(|e| {
+            let mut target = e.file.clone();
+            let deleted = target.ends_with(" (deleted)");
+            if deleted {
+                target.truncate(target.len() - " (deleted)".len());
             }
-            Err((col, msg)) => issues.push(Issue::at_col(
-                n,
-                col,
-                format!("not a /proc/mounts line: {msg}"),
-            )),
-        }
-    }
-    (out, issues)
+            Mount {
+                line: n,
+                id: None,
+                parent: None,
+                devno: None,
+                root: None,
+                options: e.option_list(),
+                target,
+                deleted,
+                fstype: e.vfstype,
+                source: e.spec,
+                mount_options: None,
+                super_options: None,
+                optional: Vec::new(),
+            }
+        })
+    };
+    parse_lines(text, mount_line, |msg| {
+        format!("not a /proc/mounts line: {msg}")
+    })
 }
 
 /// Parse either format, guessing it as libmount does.
