@@ -439,7 +439,7 @@ pub fn effective_options(
 }
 
 /// Boolean options (server and InnoDB) whose values are ON/OFF.
-const KNOWN_BOOLEANS: [&str; 34] = [
+const KNOWN_BOOLEANS: [&str; 27] = [
     "innodb_buffer_pool_dump_at_shutdown",
     "innodb_buffer_pool_load_at_startup",
     "innodb_buffer_pool_dump_now",
@@ -453,13 +453,6 @@ const KNOWN_BOOLEANS: [&str; 34] = [
     "innodb_stats_on_metadata",
     "innodb_status_output",
     "innodb_print_all_deadlocks",
-    "skip_name_resolve",
-    "skip_networking",
-    "skip_show_database",
-    "skip_external_locking",
-    "skip_slave_start",
-    "skip_replica_start",
-    "skip_grant_tables",
     "performance_schema",
     "read_only",
     "super_read_only",
@@ -513,7 +506,7 @@ pub fn is_size_option(name: &str) -> bool {
 /// Type an option value as mysqld would read it. Returns the value and, when
 /// the server would warn or reject it, why.
 pub fn typed_option(name: &str, value: &str) -> (Value, Option<String>) {
-    if KNOWN_BOOLEANS.contains(&name) {
+    if KNOWN_BOOLEANS.contains(&name) || crate::parse::mycnf::REAL_SKIP_NAMES.contains(&name) {
         return match mycnf::parse_bool(value) {
             Ok(b) => (Value::Bool(b), None),
             Err(b) => (
