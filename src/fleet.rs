@@ -26,15 +26,12 @@ pub const WORST_EXAMPLES: usize = 3;
 /// Schema id of the fleet summary (JSON `fleet` member, last `--format jsonl` line).
 pub const FLEET_SCHEMA: &str = "driftaudit.fleet/1";
 
-/// Whether `dir` is a snapshot folder: it holds `snapshot.json` (a file) or an
-/// `etc/` or `proc/` directory. Symlinks are not followed.
+/// Whether `dir` is a snapshot folder: the same decision as `check
+/// --snapshot` ([`crate::host::layout::detect`]): it holds `snapshot.json`
+/// (a file), an `etc/`, `proc/` or `captures/` directory, or is an extracted
+/// sosreport. Symlinks are not followed.
 pub fn is_snapshot_dir(dir: &Path) -> bool {
-    let is = |name: &str, want_dir: bool| {
-        std::fs::symlink_metadata(dir.join(name))
-            .map(|m| if want_dir { m.is_dir() } else { m.is_file() })
-            .unwrap_or(false)
-    };
-    is("snapshot.json", false) || is("etc", true) || is("proc", true)
+    crate::host::layout::detect(dir).is_some()
 }
 
 /// Lazily find snapshot folders under `root`, in file-name order. A folder that

@@ -13,6 +13,9 @@ use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 
+pub mod layout;
+pub use layout::Layout;
+
 /// Largest file driftaudit reads in full (16 MiB). Larger files are refused
 /// with [`ReadError::TooLarge`]; config files and captures are far smaller.
 pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
@@ -52,6 +55,9 @@ pub enum ReadError {
     SymlinkLoop,
     /// Any other I/O error (EIO on stable_secret, ...).
     Io(String),
+    /// A directory given as a snapshot holds nothing a snapshot has (see
+    /// [`layout::detect`]).
+    NotASnapshot,
 }
 
 impl fmt::Display for ReadError {
@@ -70,6 +76,11 @@ impl fmt::Display for ReadError {
                 "too many levels of symbolic links (more than {MAX_SYMLINKS})"
             ),
             ReadError::Io(e) => f.write_str(e),
+            ReadError::NotASnapshot => write!(
+                f,
+                "not a snapshot: it holds none of {}",
+                layout::SNAPSHOT_MARKERS
+            ),
         }
     }
 }
@@ -125,6 +136,8 @@ pub struct Host {
     root: PathBuf,
     kind: SourceKind,
     name: String,
+    /// How a snapshot is laid out (`None` on the live host).
+    layout: Option<Layout>,
     /// Every successful read when recording (see [`Host::recording`]).
     log: Option<Arc<Mutex<ReadLog>>>,
 }
@@ -160,6 +173,7 @@ impl Host {
             root: PathBuf::from("/"),
             kind: SourceKind::Live,
             name,
+            layout: None,
             log: None,
         }
     }
@@ -188,8 +202,11 @@ impl Host {
         }
     }
 
-    /// A snapshot directory laid out like `/`. The host name comes from
-    /// `snapshot.json`, then `etc/hostname`, then the directory name.
+    /// A snapshot directory laid out like `/` (driftaudit's own, a hand-made
+    /// tree or an extracted sosreport, see [`Layout`]). A directory that is
+    /// none of these is [`ReadError::NotASnapshot`]. The host name comes from
+    /// `snapshot.json`, then the layout's `hostname` capture (sosreport), then
+    /// `etc/hostname`, then the directory name.
     ///
     /// ```
     /// let host = driftaudit::Host::snapshot(concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/hosts/nat-story"))?;
@@ -205,20 +222,24 @@ impl Host {
             return Err(ReadError::WrongKind("snapshot path is not a directory"));
         }
         let root = fs::canonicalize(dir)?;
+        let layout = layout::detect(&root).ok_or(ReadError::NotASnapshot)?;
         let mut host = Host {
             root,
             kind: SourceKind::Snapshot,
             name: String::new(),
+            layout: Some(layout),
             log: None,
+        };
+        let first_line = |path: &str| {
+            host.read_to_string(path)
+                .ok()
+                .map(|s| s.lines().next().unwrap_or("").trim().to_string())
+                .filter(|s| !s.is_empty())
         };
         host.name = host
             .snapshot_json_hostname()
-            .or_else(|| {
-                host.read_to_string("/etc/hostname")
-                    .ok()
-                    .map(|s| s.lines().next().unwrap_or("").trim().to_string())
-                    .filter(|s| !s.is_empty())
-            })
+            .or_else(|| layout.hostname().iter().find_map(|p| first_line(p)))
+            .or_else(|| first_line("/etc/hostname"))
             .unwrap_or_else(|| {
                 dir.file_name()
                     .map(|n| n.to_string_lossy().into_owned())
@@ -244,6 +265,11 @@ impl Host {
     /// Live or snapshot.
     pub fn kind(&self) -> SourceKind {
         self.kind
+    }
+
+    /// How a snapshot is laid out; `None` for the live host.
+    pub fn layout(&self) -> Option<Layout> {
+        self.layout
     }
 
     /// The directory on the auditing machine that plays the role of `/`.

@@ -126,10 +126,15 @@ pub(crate) fn check_fleet(a: &CheckArgs, set: &PolicySet, dir: &Path) -> Exit {
     }
     if summary.hosts == 0 {
         return Exit::Error(format!(
-            "--fleet `{}`: no snapshot folders found (a folder with snapshot.json, etc/ or proc/), searched {} levels deep{}",
+            "--fleet `{}`: no snapshot folders found (a folder with {}), searched {} levels deep{}",
             dir.display(),
+            driftaudit::host::layout::SNAPSHOT_MARKERS,
             a.max_depth,
-            if walk_errors > 0 { ", some folders could not be read" } else { "" }
+            if walk_errors > 0 {
+                ", some folders could not be read"
+            } else {
+                ""
+            }
         ));
     }
     if summary.hosts_failing_at_threshold > 0 {
