@@ -728,7 +728,8 @@ mod tests {
     use crate::value::parse_size;
 
     fn facts(host: &str, ns: &str, canon: fn(&str) -> String, kv: &[(&str, Value, &str)]) -> Facts {
-        let h = Host::snapshot(std::env::temp_dir()).unwrap();
+        let h =
+            Host::snapshot(concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/hosts/clean")).unwrap();
         let mut f = Facts::new(&h);
         f.host = host.into();
         let mut n = Namespace::new("not set");

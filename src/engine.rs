@@ -1031,8 +1031,8 @@ mod rule_tests {
     use crate::host::Host;
 
     fn facts_with(ns: &str, key: &str, v: Value) -> Facts {
-        let dir = std::env::temp_dir();
-        let host = Host::snapshot(&dir).unwrap();
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/hosts/clean");
+        let host = Host::snapshot(dir).unwrap();
         let mut f = Facts::new(&host);
         f.facts
             .insert("mem_total".into(), Ok(Value::Size(24.0 * 1073741824.0)));

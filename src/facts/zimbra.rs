@@ -356,6 +356,7 @@ mod tests {
     #[test]
     fn gather_on_snapshot_dirs() {
         let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("etc")).unwrap();
         let host = Host::snapshot(dir.path()).unwrap();
         let mut facts = Facts::new(&host);
         gather(&host, &Needs::default(), &mut facts);
