@@ -109,6 +109,7 @@ fn sysctl_corpus_parses_and_is_pinned() {
                         value: v,
                         ignore_failure,
                         line,
+                        ..
                     } => {
                         let dash = if *ignore_failure { "-" } else { "" };
                         let _ = writeln!(out, "{line}: {dash}{key} = {}", value(key, v));

@@ -387,3 +387,238 @@ fn stale_line_on_a_new_kernel_is_reported_with_its_line() {
         .unwrap();
     assert_eq!(v.status, Status::Skip);
 }
+
+fn procps_value(root: &Path, key: &str) -> Option<String> {
+    let set = PolicySet::builtin().unwrap();
+    let f = engine::gather(&set, &Host::snapshot(root).unwrap());
+    match f.namespaces["sysctl_procps"].get(key)? {
+        Entry::Set(s) => Some(format!("{}@{}", s.raw, s.evidence[0])),
+        _ => None,
+    }
+}
+
+fn issues_for(root: &Path, path: &str) -> Vec<String> {
+    let set = PolicySet::builtin().unwrap();
+    let f = engine::gather(&set, &Host::snapshot(root).unwrap());
+    f.issues
+        .iter()
+        .filter(|i| i.path == path)
+        .map(|i| i.message.clone())
+        .collect()
+}
+
+#[test]
+fn dotfile_in_sysctl_d_is_ignored_by_systemd_and_read_by_procps() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "/etc/sysctl.d/.60-hidden.conf", "vm.swappiness = 7\n");
+    write(d.path(), "/etc/sysctl.d/.conf", "vm.overcommit_memory = 1\n");
+    assert_eq!(boot_value(d.path(), "vm.swappiness"), None);
+    assert_eq!(boot_value(d.path(), "vm.overcommit_memory"), None);
+    assert_eq!(
+        procps_value(d.path(), "vm.swappiness").unwrap(),
+        "7@/etc/sysctl.d/.60-hidden.conf:1"
+    );
+    // procps takes any name of at least five bytes ending in `.conf`
+    assert_eq!(
+        procps_value(d.path(), "vm.overcommit_memory").unwrap(),
+        "1@/etc/sysctl.d/.conf:1"
+    );
+    let msgs = issues_for(d.path(), "/etc/sysctl.d/.60-hidden.conf");
+    assert!(
+        msgs.iter().any(|m| m.contains("systemd-sysctl ignores it")),
+        "{msgs:?}"
+    );
+}
+
+#[test]
+fn dangling_symlink_in_etc_hides_the_vendor_file_of_the_same_name() {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "/usr/lib/sysctl.d/50-v.conf",
+        "vm.swappiness = 60\n",
+    );
+    fs::create_dir_all(d.path().join("etc/sysctl.d")).unwrap();
+    symlink(
+        "/nonexistent/50-v.conf",
+        d.path().join("etc/sysctl.d/50-v.conf"),
+    )
+    .unwrap();
+    assert_eq!(boot_value(d.path(), "vm.swappiness"), None);
+    assert_eq!(procps_value(d.path(), "vm.swappiness"), None);
+    // also in /run, above /usr/lib
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "/usr/lib/sysctl.d/50-v.conf",
+        "vm.swappiness = 60\n",
+    );
+    fs::create_dir_all(d.path().join("run/sysctl.d")).unwrap();
+    symlink("missing.conf", d.path().join("run/sysctl.d/50-v.conf")).unwrap();
+    assert_eq!(boot_value(d.path(), "vm.swappiness"), None);
+}
+
+#[test]
+fn relative_link_to_dev_null_masks_the_vendor_file() {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "/usr/lib/sysctl.d/60-v.conf",
+        "vm.swappiness = 60\n",
+    );
+    fs::create_dir_all(d.path().join("etc/sysctl.d")).unwrap();
+    symlink("../../dev/null", d.path().join("etc/sysctl.d/60-v.conf")).unwrap();
+    assert_eq!(boot_value(d.path(), "vm.swappiness"), None);
+    assert_eq!(procps_value(d.path(), "vm.swappiness"), None);
+    assert_eq!(
+        issues_for(d.path(), "/etc/sysctl.d/60-v.conf"),
+        Vec::<String>::new()
+    );
+}
+
+/// On a live host `/dev/null` is a character device: a mask must not be
+/// reported as "not a regular file". A snapshot holding a real device node at
+/// `/dev/null` (we run as root) takes the same path through the resolver as
+/// the live host does; the live host itself is compared in a private mount
+/// namespace in tests/sysctl_reference.rs.
+#[test]
+fn mask_resolving_to_a_device_is_a_mask_not_an_irregular_file() {
+    let d = tempfile::tempdir().unwrap();
+    fs::create_dir_all(d.path().join("dev")).unwrap();
+    let ok = std::process::Command::new("mknod")
+        .arg(d.path().join("dev/null"))
+        .args(["c", "1", "3"])
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    if !ok {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "mknod failed under CI (the suite runs as root there)"
+        );
+        eprintln!("skipped: cannot create a device node (not root)");
+        return;
+    }
+    write(
+        d.path(),
+        "/usr/lib/sysctl.d/60-v.conf",
+        "vm.swappiness = 60\n",
+    );
+    fs::create_dir_all(d.path().join("etc/sysctl.d")).unwrap();
+    symlink("../../dev/null", d.path().join("etc/sysctl.d/60-v.conf")).unwrap();
+    symlink("/dev/null", d.path().join("etc/sysctl.d/61-w.conf")).unwrap();
+    assert_eq!(boot_value(d.path(), "vm.swappiness"), None);
+    for p in ["/etc/sysctl.d/60-v.conf", "/etc/sysctl.d/61-w.conf"] {
+        assert_eq!(issues_for(d.path(), p), Vec::<String>::new(), "{p}");
+    }
+}
+
+#[test]
+fn exclusion_after_an_explicit_assignment_means_systemd_does_not_set_the_key() {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "/usr/lib/sysctl.d/50-v.conf",
+        "net.ipv4.conf.all.rp_filter = 1\n",
+    );
+    write(
+        d.path(),
+        "/etc/sysctl.d/60-x.conf",
+        "-net.ipv4.conf.all.rp_filter\n",
+    );
+    assert_eq!(boot_value(d.path(), "net.ipv4.conf.all.rp_filter"), None);
+    // procps: an exclusion only keeps globs away
+    assert_eq!(
+        procps_value(d.path(), "net.ipv4.conf.all.rp_filter").unwrap(),
+        "1@/usr/lib/sysctl.d/50-v.conf:1"
+    );
+    let msgs = issues_for(d.path(), "/etc/sysctl.d/60-x.conf");
+    assert!(
+        msgs.iter()
+            .any(|m| m.contains("does not set `net.ipv4.conf.all.rp_filter` at all")),
+        "{msgs:?}"
+    );
+    // the other order: the assignment after the exclusion is set
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "/etc/sysctl.d/50-x.conf",
+        "-net.ipv4.conf.all.rp_filter\n",
+    );
+    write(
+        d.path(),
+        "/etc/sysctl.d/60-v.conf",
+        "net.ipv4.conf.all.rp_filter = 1\n",
+    );
+    assert_eq!(
+        boot_value(d.path(), "net.ipv4.conf.all.rp_filter").unwrap(),
+        "1@/etc/sysctl.d/60-v.conf:1"
+    );
+}
+
+#[test]
+fn glob_repeated_with_the_same_value_keeps_its_place_so_a_later_specific_glob_wins() {
+    let d = tempfile::tempdir().unwrap();
+    for i in ["all", "default", "eth0", "lo"] {
+        live(d.path(), &format!("net.ipv4.conf.{i}.rp_filter"), "0");
+    }
+    write(
+        d.path(),
+        "/usr/lib/sysctl.d/10-a.conf",
+        "net.ipv4.conf.*.rp_filter = 2\n",
+    );
+    write(
+        d.path(),
+        "/etc/sysctl.d/20-b.conf",
+        "net.ipv4.conf.eth*.rp_filter = 1\n",
+    );
+    write(
+        d.path(),
+        "/etc/sysctl.d/30-c.conf",
+        "net.ipv4.conf.*.rp_filter = 2\n",
+    );
+    // systemd: the repeat keeps 10-a's position, 20-b is applied after it
+    assert_eq!(
+        boot_value(d.path(), "net.ipv4.conf.eth0.rp_filter").unwrap(),
+        "1@/etc/sysctl.d/20-b.conf:1"
+    );
+    assert_eq!(
+        boot_value(d.path(), "net.ipv4.conf.lo.rp_filter").unwrap(),
+        "2@/usr/lib/sysctl.d/10-a.conf:1"
+    );
+    // procps writes every line in order: 30-c's glob comes last
+    assert_eq!(
+        procps_value(d.path(), "net.ipv4.conf.eth0.rp_filter").unwrap(),
+        "2@/etc/sysctl.d/30-c.conf:1"
+    );
+    // a different value moves the glob to the end: it wins under systemd too
+    write(
+        d.path(),
+        "/etc/sysctl.d/30-c.conf",
+        "net.ipv4.conf.*.rp_filter = 0\n",
+    );
+    assert_eq!(
+        boot_value(d.path(), "net.ipv4.conf.eth0.rp_filter").unwrap(),
+        "0@/etc/sysctl.d/30-c.conf:1"
+    );
+}
+
+#[test]
+fn dash_blank_key_is_set_by_systemd_and_ignored_by_procps() {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "/etc/sysctl.d/50-x.conf",
+        "- vm.swappiness = 10\n",
+    );
+    assert_eq!(
+        boot_value(d.path(), "vm.swappiness").unwrap(),
+        "10@/etc/sysctl.d/50-x.conf:1"
+    );
+    assert_eq!(procps_value(d.path(), "vm.swappiness"), None);
+    let msgs = issues_for(d.path(), "/etc/sysctl.d/50-x.conf");
+    assert!(
+        msgs.iter().any(|m| m.contains("procps")),
+        "{msgs:?}"
+    );
+}

@@ -89,47 +89,43 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
         }
     };
 
-    // Persisted configuration, both models.
-    let files = boot_files(host, facts);
-    let mut parsed: Vec<(String, Vec<ConfLine>)> = Vec::new();
-    for f in &files {
-        match host.read_to_string(&f.path) {
-            Ok(text) => {
-                let (lines, issues) = parse_conf(&text);
-                for i in &issues {
-                    facts
-                        .issues
-                        .push(FileIssue::from_parse("sysctl", &f.path, i));
-                }
-                parsed.push((f.path.clone(), lines));
-            }
-            Err(e) => facts
-                .issues
-                .push(FileIssue::unreadable("sysctl", &f.path, &e)),
-        }
-    }
-
+    // Persisted configuration: the files each tool reads, each file read and
+    // parsed once however many models use it.
+    let mut conf = ConfCache::default();
+    let mut sd_files = conf_files(host, Tool::Systemd, &mut facts.issues);
     // RHEL/CentOS 7's systemd 219 carries a patch that reads /etc/sysctl.conf
     // directly after the sysctl.d files (so it wins, as under procps).
     if reads_sysctl_conf_directly(facts)
         && matches!(host.kind_of("/etc/sysctl.conf"), Ok(EntryKind::File))
     {
-        if let Ok(text) = host.read_to_string("/etc/sysctl.conf") {
-            let (lines, issues) = parse_conf(&text);
-            for i in &issues {
-                facts
-                    .issues
-                    .push(FileIssue::from_parse("sysctl", "/etc/sysctl.conf", i));
-            }
-            parsed.push(("/etc/sysctl.conf".to_string(), lines));
-        }
+        sd_files.push("/etc/sysctl.conf".to_string());
     }
+    let mut pp_files = conf_files(host, Tool::Procps, &mut Vec::new());
+    // procps `sysctl --system`: /etc/sysctl.conf last, if a regular file.
+    match host.kind_of("/etc/sysctl.conf") {
+        Ok(EntryKind::File) => pp_files.push("/etc/sysctl.conf".to_string()),
+        Ok(_) => facts.issues.push(FileIssue::problem(
+            "sysctl",
+            "/etc/sysctl.conf",
+            None,
+            "is not a regular file; procps `sysctl --system` cannot read it",
+        )),
+        Err(ReadError::NotFound) => {}
+        Err(e) => facts
+            .issues
+            .push(FileIssue::unreadable("sysctl", "/etc/sysctl.conf", &e)),
+    }
+    for f in sd_files.iter().chain(pp_files.iter()) {
+        conf.load(host, facts, f);
+    }
+    let parsed = conf.files(&sd_files);
+    let procps_files = conf.files(&pp_files);
 
     // Keys we need live values for: rule keys + explicit persisted keys + glob expansions.
     let mut wanted: BTreeSet<String> = needs.sysctl_keys.clone();
     let mut globs: BTreeSet<String> = BTreeSet::new();
-    for (_, lines) in &parsed {
-        for l in lines {
+    for (_, lines) in parsed.iter().chain(procps_files.iter()) {
+        for l in lines.iter() {
             if is_glob(l.key()) {
                 globs.insert(l.key().to_string());
             } else {
@@ -182,54 +178,31 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
     }
 
     // Boot (systemd) model
-    let explicit: BTreeSet<String> = parsed
-        .iter()
-        .flat_map(|(_, ls)| ls.iter())
-        .filter(|l| !is_glob(l.key()))
-        .map(|l| l.key().to_string())
-        .collect();
-    let mut boot = apply_model(&parsed, &explicit, &glob_matches);
+    let mut boot = systemd_model(&parsed, &glob_matches, facts);
     for (path, why) in EXTRA_SOURCES {
         if let Ok(text) = host.read_to_string(path) {
             let (lines, issues) = parse_conf(&text);
             for i in &issues {
                 facts.issues.push(FileIssue::from_parse("sysctl", path, i));
             }
-            let extra = apply_model(&[(path.to_string(), lines)], &explicit, &glob_matches);
+            let extra = systemd_model(
+                &[(path.to_string(), std::rc::Rc::new(lines))],
+                &glob_matches,
+                facts,
+            );
             for (k, mut s) in extra {
                 s.note = Some(format!("set by {path} ({why}), after systemd-sysctl"));
                 if let Some(prev) = boot.remove(&k) {
                     s.evidence.extend(prev.evidence);
+                    s.evidence.truncate(MAX_EVIDENCE);
                 }
                 boot.insert(k, s);
             }
         }
     }
 
-    // procps `sysctl --system` model: same files, then /etc/sysctl.conf applied last.
-    let mut procps_files = parsed.clone();
-    match host.kind_of("/etc/sysctl.conf") {
-        Ok(EntryKind::File) => match host.read_to_string("/etc/sysctl.conf") {
-            Ok(text) => {
-                let (lines, _) = parse_conf(&text);
-                procps_files.push(("/etc/sysctl.conf".to_string(), lines));
-            }
-            Err(e) => facts
-                .issues
-                .push(FileIssue::unreadable("sysctl", "/etc/sysctl.conf", &e)),
-        },
-        Ok(_) => facts.issues.push(FileIssue::problem(
-            "sysctl",
-            "/etc/sysctl.conf",
-            None,
-            "is not a regular file; procps `sysctl --system` cannot read it",
-        )),
-        Err(ReadError::NotFound) => {}
-        Err(e) => facts
-            .issues
-            .push(FileIssue::unreadable("sysctl", "/etc/sysctl.conf", &e)),
-    }
-    let procps = apply_model(&procps_files, &explicit, &glob_matches);
+    // procps `sysctl --system` model: its own file list, /etc/sysctl.conf last.
+    let procps = procps_model(&procps_files, &glob_matches);
 
     // Note where procps would end with another value.
     for (k, s) in boot.iter_mut() {
@@ -289,131 +262,404 @@ pub fn canonical_key(key: &str) -> String {
     crate::parse::sysctl::normalize_key(key)
 }
 
-/// A configuration file that systemd-sysctl will read.
-#[derive(Debug, Clone)]
-struct BootFile {
-    path: String,
+/// Which tool's reading rules a file list or a model follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tool {
+    /// systemd-sysctl (the boot): `conf_files_list_strv()` in src/basic/conf-files.c
+    /// and `parse_file()`/`apply_all()` in src/sysctl/sysctl.c.
+    Systemd,
+    /// procps `sysctl --system`: `PreloadSystem()`, `Preload()` and
+    /// `write_setting_list()` in procps-ng src/sysctl.c.
+    Procps,
 }
 
-/// The files systemd-sysctl reads, in application order: `*.conf` from the
-/// directories, same basename -> highest-priority directory only, masked
-/// (`/dev/null` symlink or empty) files dropped, sorted by basename.
-fn boot_files(host: &Host, facts: &mut Facts) -> Vec<BootFile> {
-    let mut by_name: BTreeMap<Vec<u8>, BootFile> = BTreeMap::new();
-    let mut masked: BTreeSet<Vec<u8>> = BTreeSet::new();
-    for dir in SYSCTL_DIRS {
-        // /lib is /usr/lib on merged-/usr systems: skip it when it resolves to the same place.
-        if dir == "/lib/sysctl.d" {
-            if let (Ok(a), Ok(b)) = (
-                host.resolve("/lib/sysctl.d"),
-                host.resolve("/usr/lib/sysctl.d"),
-            ) {
-                if a == b {
-                    continue;
-                }
-            }
+/// At most this many overridden locations are kept per key (most recent
+/// first) besides the winning one: a key assigned 40,000 times must not make
+/// every finding carry 40,000 locations.
+pub const MAX_EVIDENCE: usize = 33;
+
+/// Parsed configuration files by host path, each read and parsed once.
+#[derive(Default)]
+struct ConfCache {
+    files: std::collections::HashMap<String, std::rc::Rc<Vec<ConfLine>>>,
+}
+
+impl ConfCache {
+    /// Read and parse `path` unless already done. An entry that is not a file
+    /// (a dangling link, `/dev/null`) was already judged by [`conf_files`] and
+    /// reads as empty.
+    fn load(&mut self, host: &Host, facts: &mut Facts, path: &str) {
+        if self.files.contains_key(path) {
+            return;
         }
+        let lines = match host.kind_of(path) {
+            Ok(EntryKind::File) => match host.read_to_string(path) {
+                Ok(text) => {
+                    let (lines, issues) = parse_conf(&text);
+                    for i in &issues {
+                        facts.issues.push(FileIssue::from_parse("sysctl", path, i));
+                    }
+                    lines
+                }
+                Err(e) => {
+                    facts.issues.push(FileIssue::unreadable("sysctl", path, &e));
+                    Vec::new()
+                }
+            },
+            _ => Vec::new(),
+        };
+        self.files.insert(path.to_string(), std::rc::Rc::new(lines));
+    }
+
+    /// The parsed files for a list of paths, in that order.
+    fn files(&self, paths: &[String]) -> Vec<(String, std::rc::Rc<Vec<ConfLine>>)> {
+        paths
+            .iter()
+            .map(|p| {
+                let lines = self.files.get(p).cloned().unwrap_or_default();
+                (p.clone(), lines)
+            })
+            .collect()
+    }
+}
+
+/// The files a tool reads, in application order: `*.conf` from the
+/// directories; a name taken by a higher directory hides the same name below,
+/// whatever it is (systemd does not stat the entry: a dangling link or a link
+/// to `/dev/null`, absolute or relative, hides the vendor file and reads as
+/// nothing; procps does the same by name); sorted by basename in byte order.
+/// systemd skips hidden names (`.60-x.conf`, `hidden_or_backup_file()`),
+/// procps reads them. Entries that are not readable files are left out of the
+/// list after they have hidden their name.
+fn conf_files(host: &Host, tool: Tool, issues: &mut Vec<FileIssue>) -> Vec<String> {
+    // basename -> path of the entry that owns the name (None: masked or unreadable)
+    let mut by_name: BTreeMap<Vec<u8>, Option<String>> = BTreeMap::new();
+    let mut seen_dirs: Vec<String> = Vec::new();
+    for dir in SYSCTL_DIRS {
+        // systemd resolves the directory list and drops duplicates
+        // (`path_strv_resolve_uniq`): /lib is /usr/lib on merged-/usr systems.
+        let resolved = match host.resolve(dir) {
+            Ok(r) => r,
+            Err(_) => dir.to_string(),
+        };
+        if seen_dirs.contains(&resolved) {
+            continue;
+        }
+        seen_dirs.push(resolved);
         let entries = match host.read_dir(dir) {
             Ok(e) => e,
             Err(ReadError::NotFound) => continue,
+            Err(ReadError::WrongKind(_)) => continue,
             Err(e) => {
-                facts.issues.push(FileIssue::unreadable("sysctl", dir, &e));
+                if tool == Tool::Systemd {
+                    issues.push(FileIssue::unreadable("sysctl", dir, &e));
+                }
                 continue;
             }
         };
         for e in entries {
-            if !e.name.ends_with(".conf") || e.name.len() < 6 {
+            let hidden = e.name.starts_with('.');
+            let suffix_ok = match tool {
+                // endswith(".conf") on a name that is not hidden
+                Tool::Systemd => e.name.ends_with(".conf") && !hidden,
+                // strlen >= 5 and the last five bytes are ".conf"
+                Tool::Procps => e.name.ends_with(".conf"),
+            };
+            if !suffix_ok {
+                if tool == Tool::Systemd && hidden && e.name.ends_with(".conf") {
+                    issues.push(
+                        FileIssue::problem(
+                            "sysctl",
+                            &format!("{dir}/{}", e.name),
+                            None,
+                            "is a hidden file: systemd-sysctl ignores it at boot, procps `sysctl --system` reads it",
+                        )
+                        .with_level(crate::facts::IssueLevel::Note),
+                    );
+                }
                 continue;
             }
             let key = e.name.as_bytes().to_vec();
-            if by_name.contains_key(&key) || masked.contains(&key) {
+            let path = format!("{dir}/{}", e.name);
+            if let Some(owner) = by_name.get(&key) {
+                if tool == Tool::Systemd && owner.is_none() {
+                    issues.push(
+                        FileIssue::problem(
+                            "sysctl",
+                            &path,
+                            None,
+                            "is hidden by an entry of the same name in a higher-priority directory that is not a file (a mask or a dangling link); it is not read",
+                        )
+                        .with_level(crate::facts::IssueLevel::Note),
+                    );
+                }
                 continue; // a higher-priority directory already has this name
             }
-            let path = format!("{dir}/{}", e.name);
-            if e.is_symlink && host.read_link(&path).as_deref() == Some("/dev/null") {
-                masked.insert(key);
-                continue;
-            }
-            match e.kind {
-                Some(EntryKind::File) => {
-                    by_name.insert(key, BootFile { path });
-                }
-                Some(_) => facts.issues.push(FileIssue {
-                    path,
-                    line: None,
-                    column: None,
-                    message: "is not a regular file; systemd-sysctl cannot read it".into(),
-                    source: "sysctl".into(),
-                    level: crate::facts::IssueLevel::Problem,
-                }),
-                None => {
-                    if e.is_symlink {
-                        // dangling link: systemd skips it
-                        facts.issues.push(FileIssue {
-                            path,
-                            line: None,
-                            column: None,
-                            message: "is a symlink to a file that does not exist; skipped".into(),
-                            source: "sysctl".into(),
-                            level: crate::facts::IssueLevel::Problem,
-                        });
+            let owner = if is_dev_null(host, dir, &e) {
+                None // a mask: reads as empty
+            } else {
+                match e.kind {
+                    Some(EntryKind::File) => Some(path.clone()),
+                    Some(EntryKind::Dir) | Some(EntryKind::Other) => {
+                        if tool == Tool::Systemd {
+                            issues.push(FileIssue::problem(
+                                "sysctl",
+                                &path,
+                                None,
+                                "is not a regular file; systemd-sysctl cannot read it (and it hides any file of this name in a lower-priority directory)",
+                            ));
+                        }
+                        None
+                    }
+                    None => {
+                        if tool == Tool::Systemd {
+                            issues.push(
+                                FileIssue::problem(
+                                    "sysctl",
+                                    &path,
+                                    None,
+                                    "is a symlink to a file that does not exist: systemd-sysctl skips it, and it hides any file of this name in a lower-priority directory",
+                                )
+                                .with_level(crate::facts::IssueLevel::Note),
+                            );
+                        }
+                        None
                     }
                 }
+            };
+            by_name.insert(key, owner);
+        }
+    }
+    by_name.into_values().flatten().collect()
+}
+
+/// Whether a directory entry is a mask: a symlink to `/dev/null`, written
+/// absolute or relative (`../../dev/null`), whether or not the snapshot holds
+/// a `/dev/null`. On a live host the link resolves to the character device,
+/// which must not be reported as "not a regular file".
+fn is_dev_null(host: &Host, dir: &str, e: &crate::host::DirEntry) -> bool {
+    if !e.is_symlink {
+        return false;
+    }
+    if e.target.as_deref() == Some("/dev/null") {
+        return true;
+    }
+    match host.read_link(&format!("{dir}/{}", e.name)) {
+        Some(t) => crate::host::lexical(&crate::host::join_host(dir, &t)) == "/dev/null",
+        None => false,
+    }
+}
+
+/// Where one key's value was set: the winning line and the ones it overrode
+/// (most recent first, at most [`MAX_EVIDENCE`] kept in all).
+struct Track {
+    raw: String,
+    winner: Evidence,
+    overridden: std::collections::VecDeque<Evidence>,
+    dropped: usize,
+}
+
+impl Track {
+    fn new(raw: String, winner: Evidence) -> Track {
+        Track {
+            raw,
+            winner,
+            overridden: std::collections::VecDeque::new(),
+            dropped: 0,
+        }
+    }
+    /// Record an earlier location that this one overrode.
+    fn push_overridden(&mut self, ev: Evidence) {
+        self.overridden.push_front(ev);
+        if self.overridden.len() >= MAX_EVIDENCE {
+            self.overridden.pop_back();
+            self.dropped += 1;
+        }
+    }
+    /// A new winning assignment; the old winner becomes overridden.
+    fn set(&mut self, raw: String, winner: Evidence) {
+        let old = std::mem::replace(&mut self.winner, winner);
+        self.raw = raw;
+        self.push_overridden(old);
+    }
+    fn into_setting(self) -> Setting {
+        let mut s = Setting::new(typed(&self.raw), self.raw, self.winner);
+        s.evidence.extend(self.overridden);
+        s
+    }
+}
+
+/// Report a key assigned so often that not every location is kept.
+fn note_dropped(facts: &mut Facts, key: &str, t: &Track) {
+    if t.dropped > 0 {
+        facts.issues.push(
+            FileIssue::problem(
+                "sysctl",
+                &t.winner.path,
+                t.winner.line,
+                format!(
+                    "`{key}` is assigned {} times; findings cite the winning line and the {} before it",
+                    t.dropped + t.overridden.len() + 1,
+                    t.overridden.len()
+                ),
+            )
+            .with_level(crate::facts::IssueLevel::Note),
+        );
+    }
+}
+
+/// One entry of systemd-sysctl's ordered hashmap: a key (or glob) with its
+/// value, `None` for a `-key` exclusion.
+struct SdOption {
+    value: Option<String>,
+    track: Track,
+}
+
+/// systemd-sysctl's result (src/sysctl/sysctl.c): lines go into an ordered
+/// hashmap keyed by the normalised key or glob. A repeat with the **same**
+/// value keeps the existing entry and its position (it only ORs the `-`
+/// flag); a different value, or a `-key` exclusion, removes the entry and
+/// appends a new one at the end. `apply_all()` then walks the map in order:
+/// exclusions write nothing (so `key = v` followed by `-key` leaves `key`
+/// unset), explicit keys write their value, and a glob writes every live key
+/// it matches that has no entry of its own (assignment or exclusion) in the
+/// map; a key matched by several globs ends with the last one in map order.
+fn systemd_model(
+    files: &[(String, std::rc::Rc<Vec<ConfLine>>)],
+    glob_matches: &BTreeMap<String, Vec<String>>,
+    facts: &mut Facts,
+) -> BTreeMap<String, Setting> {
+    let mut slots: Vec<Option<(String, SdOption)>> = Vec::new();
+    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for (path, lines) in files {
+        for l in lines.iter() {
+            let (key, value) = match l {
+                ConfLine::Assign { key, value, .. } => (key, Some(value)),
+                ConfLine::Exclude { key, .. } => (key, None),
+            };
+            let ev = Evidence::line(path.clone(), l.line());
+            if let Some(&i) = index.get(key) {
+                let Some((_, existing)) = slots.get_mut(i).and_then(Option::as_mut) else {
+                    continue;
+                };
+                if existing.value.as_ref() == value {
+                    // same value: systemd keeps the earlier entry where it is
+                    existing.track.push_overridden(ev);
+                    continue;
+                }
+                let Some((_, mut old)) = slots.get_mut(i).and_then(Option::take) else {
+                    continue;
+                };
+                if value.is_none() {
+                    if old.value.is_some() {
+                        facts.issues.push(
+                            FileIssue::problem(
+                                "sysctl",
+                                path,
+                                Some(l.line()),
+                                format!(
+                                    "`-{key}` comes after the assignment at {}: systemd-sysctl does not set `{key}` at all (the exclusion replaces the assignment); procps `sysctl --system` still writes it",
+                                    old.track.winner
+                                ),
+                            )
+                            .with_level(crate::facts::IssueLevel::Note),
+                        );
+                    }
+                }
+                old.track.set(value.cloned().unwrap_or_default(), ev);
+                old.value = value.cloned();
+                index.insert(key.clone(), slots.len());
+                slots.push(Some((key.clone(), old)));
+            } else {
+                index.insert(key.clone(), slots.len());
+                slots.push(Some((
+                    key.clone(),
+                    SdOption {
+                        value: value.cloned(),
+                        track: Track::new(value.cloned().unwrap_or_default(), ev),
+                    },
+                )));
             }
         }
     }
-    by_name.into_values().collect()
+    let mut out: std::collections::HashMap<String, Track> = std::collections::HashMap::new();
+    for (key, opt) in slots.into_iter().flatten() {
+        let Some(value) = &opt.value else {
+            continue; // exclusion: only there to keep globs away
+        };
+        if is_glob(&key) {
+            for m in glob_matches.get(&key).map(Vec::as_slice).unwrap_or(&[]) {
+                if index.contains_key(m) {
+                    continue; // explicit setting exists
+                }
+                match out.get_mut(m) {
+                    Some(t) => t.set(value.clone(), opt.track.winner.clone()),
+                    None => {
+                        let mut t = Track::new(value.clone(), opt.track.winner.clone());
+                        for e in opt.track.overridden.iter().rev() {
+                            t.push_overridden(e.clone());
+                        }
+                        out.insert(m.clone(), t);
+                    }
+                }
+            }
+        } else {
+            note_dropped(facts, &key, &opt.track);
+            out.insert(key, opt.track);
+        }
+    }
+    out.into_iter().map(|(k, t)| (k, t.into_setting())).collect()
 }
 
-/// Apply files in order: explicit keys last-wins (earlier assignments kept as
-/// evidence), glob keys expanded to live keys that have no explicit entry and
-/// are not excluded.
-fn apply_model(
-    files: &[(String, Vec<ConfLine>)],
-    explicit: &BTreeSet<String>,
+/// procps `sysctl --system` (procps-ng src/sysctl.c, 4.0.x): every line of
+/// every file goes into one list, in order, without de-duplication, and
+/// `write_setting_list()` writes them in that order, so the last write of a
+/// key wins. A glob writes every live key it matches unless the list holds an
+/// entry with exactly that path (an assignment anywhere, or a `-key`
+/// exclusion); an exclusion never unsets an explicit assignment. A
+/// `- key = value` line keeps the blank in the key and writes nothing.
+fn procps_model(
+    files: &[(String, std::rc::Rc<Vec<ConfLine>>)],
     glob_matches: &BTreeMap<String, Vec<String>>,
 ) -> BTreeMap<String, Setting> {
-    let mut out: BTreeMap<String, Setting> = BTreeMap::new();
-    let excluded: BTreeSet<&str> = files
+    let listed: std::collections::HashSet<&str> = files
         .iter()
         .flat_map(|(_, ls)| ls.iter())
-        .filter_map(|l| match l {
-            ConfLine::Exclude { key, .. } => Some(key.as_str()),
-            _ => None,
-        })
+        .filter(|l| !matches!(l, ConfLine::Assign { dash_blank: true, .. }))
+        .map(|l| l.key())
+        .filter(|k| !is_glob(k))
         .collect();
+    let mut out: std::collections::HashMap<String, Track> = std::collections::HashMap::new();
+    let mut put = |k: &str, value: &str, ev: Evidence| match out.get_mut(k) {
+        Some(t) => t.set(value.to_string(), ev),
+        None => {
+            out.insert(k.to_string(), Track::new(value.to_string(), ev));
+        }
+    };
     for (path, lines) in files {
-        for l in lines {
+        for l in lines.iter() {
             let ConfLine::Assign {
-                key, value, line, ..
+                key,
+                value,
+                dash_blank: false,
+                line,
+                ..
             } = l
             else {
                 continue;
             };
-            let targets: Vec<String> = if is_glob(key) {
-                glob_matches
-                    .get(key)
-                    .map(|m| {
-                        m.iter()
-                            .filter(|k| !explicit.contains(*k) && !excluded.contains(k.as_str()))
-                            .cloned()
-                            .collect()
-                    })
-                    .unwrap_or_default()
-            } else {
-                vec![key.clone()]
-            };
-            for t in targets {
-                let ev = Evidence::line(path.clone(), *line);
-                let mut s = Setting::new(typed(value), value.clone(), ev);
-                if let Some(prev) = out.remove(&t) {
-                    s.evidence.extend(prev.evidence);
+            if is_glob(key) {
+                for m in glob_matches.get(key).map(Vec::as_slice).unwrap_or(&[]) {
+                    if !listed.contains(m.as_str()) {
+                        put(m, value, Evidence::line(path.clone(), *line));
+                    }
                 }
-                out.insert(t, s);
+            } else {
+                put(key, value, Evidence::line(path.clone(), *line));
             }
         }
     }
-    out
+    out.into_iter().map(|(k, t)| (k, t.into_setting())).collect()
 }
 
 /// Read one key from a `/proc/sys` tree, classifying failures.

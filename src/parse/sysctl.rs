@@ -15,6 +15,10 @@ pub enum ConfLine {
         value: String,
         /// Line started with `-`: failures to apply are ignored.
         ignore_failure: bool,
+        /// Written `- key = value`, with blanks between the dash and the key:
+        /// systemd-sysctl strips them and sets `key`; procps keeps them as part
+        /// of the key (`/proc/sys/ key` does not exist) and sets nothing.
+        dash_blank: bool,
         /// 1-based line.
         line: usize,
     },
@@ -84,11 +88,51 @@ pub fn key_to_proc_path(key: &str) -> String {
     format!("/proc/sys/{}", swap_dot_slash(key))
 }
 
+/// The longest line systemd-sysctl reads (`LONG_LINE_MAX`, 1 MiB): on a longer
+/// line `read_line()` fails with `ENOBUFS` and systemd-sysctl stops reading the
+/// file there ("Failed to read file ..., ignoring").
+pub const MAX_LINE_BYTES: usize = 1024 * 1024;
+
+/// The most a sysctl value can be: the kernel takes one page per write
+/// (sysctl.conf(5), BUGS). Longer values are kept to this many bytes, with an
+/// issue, so one hostile line cannot cost more than this downstream.
+pub const MAX_VALUE_BYTES: usize = 4096;
+
+/// The most of one live value kept from a `sysctl -a` capture (multi-line
+/// values joined), as the live `/proc/sys` reader caps a read.
+pub const MAX_CAPTURE_VALUE_BYTES: usize = 64 * 1024;
+
+/// `s` cut to at most `max` bytes, on a character boundary.
+fn cut(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
 /// Parse a sysctl configuration file.
+///
+/// Bounded: a line longer than [`MAX_LINE_BYTES`] ends the file (as in
+/// systemd-sysctl) with an issue, and a value longer than [`MAX_VALUE_BYTES`]
+/// is kept to that many bytes with an issue.
 pub fn parse_conf(text: &str) -> (Vec<ConfLine>, Vec<Issue>) {
     let mut lines = Vec::new();
     let mut issues = Vec::new();
     for (n, raw) in numbered_lines(text) {
+        if raw.len() > MAX_LINE_BYTES {
+            issues.push(Issue::at(
+                n,
+                format!(
+                    "line is {} bytes, longer than the 1 MiB systemd-sysctl reads; it stops reading the file here, so this line and every later one are ignored",
+                    raw.len()
+                ),
+            ));
+            break;
+        }
         let l = raw.trim();
         if l.is_empty() || l.starts_with('#') || l.starts_with(';') {
             continue;
@@ -99,6 +143,7 @@ pub fn parse_conf(text: &str) -> (Vec<ConfLine>, Vec<Issue>) {
                     Some(rest) => (true, rest),
                     None => (false, k),
                 };
+                let dash_blank = ignore_failure && k.starts_with(char::is_whitespace);
                 let key = normalize_key(k);
                 if key.is_empty() {
                     issues.push(Issue::at_col(n, 1, "line has `=` but no key before it"));
@@ -111,10 +156,30 @@ pub fn parse_conf(text: &str) -> (Vec<ConfLine>, Vec<Issue>) {
                     ));
                     continue;
                 }
+                let v = v.trim();
+                if v.len() > MAX_VALUE_BYTES {
+                    issues.push(Issue::at(
+                        n,
+                        format!(
+                            "value of `{key}` is {} bytes; the kernel takes at most {MAX_VALUE_BYTES} bytes in one write, and only the first {MAX_VALUE_BYTES} are kept",
+                            v.len()
+                        ),
+                    ));
+                }
+                if dash_blank {
+                    issues.push(Issue::at_col(
+                        n,
+                        raw.len() - raw.trim_start().len() + 2,
+                        format!(
+                            "blank between `-` and `{key}`: systemd-sysctl sets `{key}`, procps `sysctl --system` takes the blank as part of the key and sets nothing; write `-{key}`"
+                        ),
+                    ));
+                }
                 lines.push(ConfLine::Assign {
                     key,
-                    value: v.trim().to_string(),
+                    value: cut(v, MAX_VALUE_BYTES).to_string(),
                     ignore_failure,
+                    dash_blank,
                     line: n,
                 });
             }
@@ -159,6 +224,8 @@ pub fn parse_capture(text: &str) -> (Vec<CaptureValue>, Vec<Issue>) {
     let mut index: std::collections::HashMap<Cow<'_, str>, usize> =
         std::collections::HashMap::with_capacity(text.len() / 40);
     let mut issues = Vec::new();
+    // entries whose value reached MAX_CAPTURE_VALUE_BYTES: later lines are dropped
+    let mut capped: std::collections::HashSet<usize> = std::collections::HashSet::new();
     // index in `out` of the key on the previous line
     let mut last: Option<usize> = None;
     for (n, raw) in numbered_lines(text) {
@@ -205,6 +272,22 @@ pub fn parse_capture(text: &str) -> (Vec<CaptureValue>, Vec<Issue>) {
                 let Some(entry) = out.get_mut(i) else {
                     continue;
                 };
+                if capped.contains(&i) {
+                    last = Some(i);
+                    continue;
+                }
+                if entry.value.len() + 1 + v.len() > MAX_CAPTURE_VALUE_BYTES {
+                    issues.push(Issue::at(
+                        n,
+                        format!("value of `{key}` is longer than {MAX_CAPTURE_VALUE_BYTES} bytes; only the first {MAX_CAPTURE_VALUE_BYTES} are kept"),
+                    ));
+                    let room = MAX_CAPTURE_VALUE_BYTES.saturating_sub(entry.value.len() + 1);
+                    entry.value.push('\n');
+                    entry.value.push_str(cut(v, room));
+                    capped.insert(i);
+                    last = Some(i);
+                    continue;
+                }
                 entry.value.push('\n');
                 entry.value.push_str(v);
                 if last != Some(i) {
@@ -217,9 +300,16 @@ pub fn parse_capture(text: &str) -> (Vec<CaptureValue>, Vec<Issue>) {
             }
             None => {
                 let i = out.len();
+                if v.len() > MAX_CAPTURE_VALUE_BYTES {
+                    capped.insert(out.len());
+                    issues.push(Issue::at(
+                        n,
+                        format!("value of `{key}` is {} bytes; only the first {MAX_CAPTURE_VALUE_BYTES} are kept", v.len()),
+                    ));
+                }
                 out.push(CaptureValue {
                     key: key.clone().into_owned(),
-                    value: v.to_string(),
+                    value: cut(v, MAX_CAPTURE_VALUE_BYTES).to_string(),
                     line: n,
                 });
                 index.insert(key, i);
@@ -263,6 +353,7 @@ mod tests {
                 key: "vm.swappiness".into(),
                 value: "10 # low".into(),
                 ignore_failure: false,
+                dash_blank: false,
                 line: 3
             }
         );
