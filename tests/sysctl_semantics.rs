@@ -410,8 +410,16 @@ fn issues_for(root: &Path, path: &str) -> Vec<String> {
 #[test]
 fn dotfile_in_sysctl_d_is_ignored_by_systemd_and_read_by_procps() {
     let d = tempfile::tempdir().unwrap();
-    write(d.path(), "/etc/sysctl.d/.60-hidden.conf", "vm.swappiness = 7\n");
-    write(d.path(), "/etc/sysctl.d/.conf", "vm.overcommit_memory = 1\n");
+    write(
+        d.path(),
+        "/etc/sysctl.d/.60-hidden.conf",
+        "vm.swappiness = 7\n",
+    );
+    write(
+        d.path(),
+        "/etc/sysctl.d/.conf",
+        "vm.overcommit_memory = 1\n",
+    );
     assert_eq!(boot_value(d.path(), "vm.swappiness"), None);
     assert_eq!(boot_value(d.path(), "vm.overcommit_memory"), None);
     assert_eq!(
@@ -617,8 +625,5 @@ fn dash_blank_key_is_set_by_systemd_and_ignored_by_procps() {
     );
     assert_eq!(procps_value(d.path(), "vm.swappiness"), None);
     let msgs = issues_for(d.path(), "/etc/sysctl.d/50-x.conf");
-    assert!(
-        msgs.iter().any(|m| m.contains("procps")),
-        "{msgs:?}"
-    );
+    assert!(msgs.iter().any(|m| m.contains("procps")), "{msgs:?}");
 }

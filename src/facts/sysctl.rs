@@ -118,8 +118,8 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
     for f in sd_files.iter().chain(pp_files.iter()) {
         conf.load(host, facts, f);
     }
-    let parsed = conf.files(&sd_files);
-    let procps_files = conf.files(&pp_files);
+    let parsed = conf.files(&sd_files, Tool::Systemd);
+    let procps_files = conf.files(&pp_files, Tool::Procps);
 
     // Keys we need live values for: rule keys + explicit persisted keys + glob expansions.
     let mut wanted: BTreeSet<String> = needs.sysctl_keys.clone();
@@ -281,8 +281,12 @@ pub const MAX_EVIDENCE: usize = 33;
 /// Parsed configuration files by host path, each read and parsed once.
 #[derive(Default)]
 struct ConfCache {
-    files: std::collections::HashMap<String, std::rc::Rc<Vec<ConfLine>>>,
+    /// Path -> (every line, the lines systemd-sysctl reads).
+    files: std::collections::HashMap<String, (Lines, Lines)>,
 }
+
+/// Parsed lines of one file, shared by the models.
+type Lines = std::rc::Rc<Vec<ConfLine>>;
 
 impl ConfCache {
     /// Read and parse `path` unless already done. An entry that is not a file
@@ -292,31 +296,42 @@ impl ConfCache {
         if self.files.contains_key(path) {
             return;
         }
-        let lines = match host.kind_of(path) {
+        let parsed = match host.kind_of(path) {
             Ok(EntryKind::File) => match host.read_to_string(path) {
                 Ok(text) => {
-                    let (lines, issues) = parse_conf(&text);
-                    for i in &issues {
+                    let f = crate::parse::sysctl::parse_conf_file(&text);
+                    for i in &f.issues {
                         facts.issues.push(FileIssue::from_parse("sysctl", path, i));
                     }
-                    lines
+                    f
                 }
                 Err(e) => {
                     facts.issues.push(FileIssue::unreadable("sysctl", path, &e));
-                    Vec::new()
+                    Default::default()
                 }
             },
-            _ => Vec::new(),
+            _ => Default::default(),
         };
-        self.files.insert(path.to_string(), std::rc::Rc::new(lines));
+        let all: Lines = std::rc::Rc::new(parsed.lines);
+        let systemd = match parsed.systemd_stops_at {
+            Some(stop) => {
+                std::rc::Rc::new(all.iter().filter(|l| l.line() < stop).cloned().collect())
+            }
+            None => all.clone(),
+        };
+        self.files.insert(path.to_string(), (all, systemd));
     }
 
-    /// The parsed files for a list of paths, in that order.
-    fn files(&self, paths: &[String]) -> Vec<(String, std::rc::Rc<Vec<ConfLine>>)> {
+    /// The parsed files for a list of paths, in that order, as `tool` reads them.
+    fn files(&self, paths: &[String], tool: Tool) -> Vec<(String, Lines)> {
         paths
             .iter()
             .map(|p| {
-                let lines = self.files.get(p).cloned().unwrap_or_default();
+                let lines = match (self.files.get(p), tool) {
+                    (Some((_, sd)), Tool::Systemd) => sd.clone(),
+                    (Some((all, _)), Tool::Procps) => all.clone(),
+                    (None, _) => Lines::default(),
+                };
                 (p.clone(), lines)
             })
             .collect()
@@ -332,8 +347,28 @@ impl ConfCache {
 /// procps reads them. Entries that are not readable files are left out of the
 /// list after they have hidden their name.
 fn conf_files(host: &Host, tool: Tool, issues: &mut Vec<FileIssue>) -> Vec<String> {
-    // basename -> path of the entry that owns the name (None: masked or unreadable)
-    let mut by_name: BTreeMap<Vec<u8>, Option<String>> = BTreeMap::new();
+    conf_entries(host, tool, issues)
+        .into_iter()
+        .filter_map(|(path, readable)| readable.then_some(path))
+        .collect()
+}
+
+/// The entries systemd-sysctl picks from the sysctl.d directories, one per
+/// basename, in the order it applies them, including those that read as
+/// nothing (masks, dangling links): what `systemd-analyze cat-config
+/// sysctl.d` lists. For differential tests and `explain`.
+pub fn systemd_conf_entries(host: &Host) -> Vec<String> {
+    conf_entries(host, Tool::Systemd, &mut Vec::new())
+        .into_iter()
+        .map(|(p, _)| p)
+        .collect()
+}
+
+/// As [`conf_files`], with every entry that owns a name and whether it is a
+/// readable file.
+fn conf_entries(host: &Host, tool: Tool, issues: &mut Vec<FileIssue>) -> Vec<(String, bool)> {
+    // basename -> (entry that owns the name, whether it is a readable file)
+    let mut by_name: BTreeMap<Vec<u8>, (String, bool)> = BTreeMap::new();
     let mut seen_dirs: Vec<String> = Vec::new();
     for dir in SYSCTL_DIRS {
         // systemd resolves the directory list and drops duplicates
@@ -381,8 +416,8 @@ fn conf_files(host: &Host, tool: Tool, issues: &mut Vec<FileIssue>) -> Vec<Strin
             }
             let key = e.name.as_bytes().to_vec();
             let path = format!("{dir}/{}", e.name);
-            if let Some(owner) = by_name.get(&key) {
-                if tool == Tool::Systemd && owner.is_none() {
+            if let Some((_, readable)) = by_name.get(&key) {
+                if tool == Tool::Systemd && !readable {
                     issues.push(
                         FileIssue::problem(
                             "sysctl",
@@ -395,11 +430,11 @@ fn conf_files(host: &Host, tool: Tool, issues: &mut Vec<FileIssue>) -> Vec<Strin
                 }
                 continue; // a higher-priority directory already has this name
             }
-            let owner = if is_dev_null(host, dir, &e) {
-                None // a mask: reads as empty
+            let readable = if is_dev_null(host, dir, &e) {
+                false // a mask: reads as empty
             } else {
                 match e.kind {
-                    Some(EntryKind::File) => Some(path.clone()),
+                    Some(EntryKind::File) => true,
                     Some(EntryKind::Dir) | Some(EntryKind::Other) => {
                         if tool == Tool::Systemd {
                             issues.push(FileIssue::problem(
@@ -409,7 +444,7 @@ fn conf_files(host: &Host, tool: Tool, issues: &mut Vec<FileIssue>) -> Vec<Strin
                                 "is not a regular file; systemd-sysctl cannot read it (and it hides any file of this name in a lower-priority directory)",
                             ));
                         }
-                        None
+                        false
                     }
                     None => {
                         if tool == Tool::Systemd {
@@ -423,14 +458,14 @@ fn conf_files(host: &Host, tool: Tool, issues: &mut Vec<FileIssue>) -> Vec<Strin
                                 .with_level(crate::facts::IssueLevel::Note),
                             );
                         }
-                        None
+                        false
                     }
                 }
             };
-            by_name.insert(key, owner);
+            by_name.insert(key, (path, readable));
         }
     }
-    by_name.into_values().flatten().collect()
+    by_name.into_values().collect()
 }
 
 /// Whether a directory entry is a mask: a symlink to `/dev/null`, written
@@ -525,7 +560,7 @@ struct SdOption {
 /// it matches that has no entry of its own (assignment or exclusion) in the
 /// map; a key matched by several globs ends with the last one in map order.
 fn systemd_model(
-    files: &[(String, std::rc::Rc<Vec<ConfLine>>)],
+    files: &[(String, Lines)],
     glob_matches: &BTreeMap<String, Vec<String>>,
     facts: &mut Facts,
 ) -> BTreeMap<String, Setting> {
@@ -550,21 +585,19 @@ fn systemd_model(
                 let Some((_, mut old)) = slots.get_mut(i).and_then(Option::take) else {
                     continue;
                 };
-                if value.is_none() {
-                    if old.value.is_some() {
-                        facts.issues.push(
-                            FileIssue::problem(
-                                "sysctl",
-                                path,
-                                Some(l.line()),
-                                format!(
-                                    "`-{key}` comes after the assignment at {}: systemd-sysctl does not set `{key}` at all (the exclusion replaces the assignment); procps `sysctl --system` still writes it",
-                                    old.track.winner
-                                ),
-                            )
-                            .with_level(crate::facts::IssueLevel::Note),
-                        );
-                    }
+                if value.is_none() && old.value.is_some() {
+                    facts.issues.push(
+                        FileIssue::problem(
+                            "sysctl",
+                            path,
+                            Some(l.line()),
+                            format!(
+                                "`-{key}` comes after the assignment at {}: systemd-sysctl does not set `{key}` at all (the exclusion replaces the assignment); procps `sysctl --system` still writes it",
+                                old.track.winner
+                            ),
+                        )
+                        .with_level(crate::facts::IssueLevel::Note),
+                    );
                 }
                 old.track.set(value.cloned().unwrap_or_default(), ev);
                 old.value = value.cloned();
@@ -608,7 +641,9 @@ fn systemd_model(
             out.insert(key, opt.track);
         }
     }
-    out.into_iter().map(|(k, t)| (k, t.into_setting())).collect()
+    out.into_iter()
+        .map(|(k, t)| (k, t.into_setting()))
+        .collect()
 }
 
 /// procps `sysctl --system` (procps-ng src/sysctl.c, 4.0.x): every line of
@@ -619,13 +654,21 @@ fn systemd_model(
 /// exclusion); an exclusion never unsets an explicit assignment. A
 /// `- key = value` line keeps the blank in the key and writes nothing.
 fn procps_model(
-    files: &[(String, std::rc::Rc<Vec<ConfLine>>)],
+    files: &[(String, Lines)],
     glob_matches: &BTreeMap<String, Vec<String>>,
 ) -> BTreeMap<String, Setting> {
     let listed: std::collections::HashSet<&str> = files
         .iter()
         .flat_map(|(_, ls)| ls.iter())
-        .filter(|l| !matches!(l, ConfLine::Assign { dash_blank: true, .. }))
+        .filter(|l| {
+            !matches!(
+                l,
+                ConfLine::Assign {
+                    dash_blank: true,
+                    ..
+                }
+            )
+        })
         .map(|l| l.key())
         .filter(|k| !is_glob(k))
         .collect();
@@ -659,7 +702,9 @@ fn procps_model(
             }
         }
     }
-    out.into_iter().map(|(k, t)| (k, t.into_setting())).collect()
+    out.into_iter()
+        .map(|(k, t)| (k, t.into_setting()))
+        .collect()
 }
 
 /// Read one key from a `/proc/sys` tree, classifying failures.

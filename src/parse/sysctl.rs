@@ -114,24 +114,47 @@ fn cut(s: &str, max: usize) -> &str {
     &s[..end]
 }
 
+/// A parsed sysctl configuration file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ConfFile {
+    /// Assignments and exclusions, in file order.
+    pub lines: Vec<ConfLine>,
+    /// Malformed or notable lines.
+    pub issues: Vec<Issue>,
+    /// The first line longer than [`MAX_LINE_BYTES`]: systemd-sysctl stops
+    /// reading the file there (lines from it on are not applied at boot);
+    /// procps reads on.
+    pub systemd_stops_at: Option<usize>,
+}
+
+/// Parse a sysctl configuration file (see [`parse_conf_file`]).
+pub fn parse_conf(text: &str) -> (Vec<ConfLine>, Vec<Issue>) {
+    let f = parse_conf_file(text);
+    (f.lines, f.issues)
+}
+
 /// Parse a sysctl configuration file.
 ///
-/// Bounded: a line longer than [`MAX_LINE_BYTES`] ends the file (as in
-/// systemd-sysctl) with an issue, and a value longer than [`MAX_VALUE_BYTES`]
-/// is kept to that many bytes with an issue.
-pub fn parse_conf(text: &str) -> (Vec<ConfLine>, Vec<Issue>) {
+/// Bounded: a line longer than [`MAX_LINE_BYTES`] is skipped with an issue
+/// (and recorded as where systemd-sysctl stops), and a value longer than
+/// [`MAX_VALUE_BYTES`] is kept to that many bytes with an issue.
+pub fn parse_conf_file(text: &str) -> ConfFile {
     let mut lines = Vec::new();
     let mut issues = Vec::new();
+    let mut systemd_stops_at = None;
     for (n, raw) in numbered_lines(text) {
         if raw.len() > MAX_LINE_BYTES {
+            if systemd_stops_at.is_none() {
+                systemd_stops_at = Some(n);
+            }
             issues.push(Issue::at(
                 n,
                 format!(
-                    "line is {} bytes, longer than the 1 MiB systemd-sysctl reads; it stops reading the file here, so this line and every later one are ignored",
+                    "line is {} bytes, longer than the 1 MiB systemd-sysctl reads: at boot it stops reading the file here, so this line and every later one are not applied (procps `sysctl --system` reads on); driftaudit skips this line",
                     raw.len()
                 ),
             ));
-            break;
+            continue;
         }
         let l = raw.trim();
         if l.is_empty() || l.starts_with('#') || l.starts_with(';') {
@@ -198,7 +221,11 @@ pub fn parse_conf(text: &str) -> (Vec<ConfLine>, Vec<Issue>) {
             },
         }
     }
-    (lines, issues)
+    ConfFile {
+        lines,
+        issues,
+        systemd_stops_at,
+    }
 }
 
 /// One value from a `sysctl -a` capture.
