@@ -416,18 +416,7 @@ fn conf_entries(host: &Host, tool: Tool, issues: &mut Vec<FileIssue>) -> Vec<(St
             }
             let key = e.name.as_bytes().to_vec();
             let path = format!("{dir}/{}", e.name);
-            if let Some((_, readable)) = by_name.get(&key) {
-                if tool == Tool::Systemd && !readable {
-                    issues.push(
-                        FileIssue::problem(
-                            "sysctl",
-                            &path,
-                            None,
-                            "is hidden by an entry of the same name in a higher-priority directory that is not a file (a mask or a dangling link); it is not read",
-                        )
-                        .with_level(crate::facts::IssueLevel::Note),
-                    );
-                }
+            if by_name.contains_key(&key) {
                 continue; // a higher-priority directory already has this name
             }
             let readable = if is_dev_null(host, dir, &e) {
