@@ -332,6 +332,83 @@ fn ext4_images_agree_with_dumpe2fs() {
     }
 }
 
+/// `-i` values that are not multiples of 1024 (10000 was read back as 9998)
+/// and values that are: the ratio is derived the way mke2fs computes the
+/// inode count, so the `-i` given is inside the range the layout allows, and
+/// where it is the only plausible value there, it is the answer.
+#[test]
+fn bytes_per_inode_reproduces_mke2fs_for_any_ratio() {
+    if !have("mkfs.ext4") || !have("dumpe2fs") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("img");
+    // (size MiB, block size, -i, the value is unambiguous on this geometry)
+    let cases: &[(u64, u64, u64, bool)] = &[
+        (300, 1024, 10000, true),
+        (1024, 4096, 10000, true),
+        (1024, 4096, 12000, true),
+        (1024, 4096, 20000, true),
+        (2048, 4096, 50000, true), // so does 49 * 1024, a less likely -i
+        (2048, 4096, 100000, true),
+        (1024, 4096, 10240, true),
+        (1024, 4096, 16384, true),
+        (300, 1024, 3000, true),
+        (1024, 4096, 12345, false),
+    ];
+    let mut exact = 0;
+    for &(size, bs, ratio, unambiguous) in cases {
+        let f = std::fs::File::create(&img).unwrap();
+        f.set_len(size * 1024 * 1024).unwrap();
+        drop(f);
+        let out = Command::new("mkfs.ext4")
+            .args(["-q", "-F", "-b", &bs.to_string(), "-i", &ratio.to_string()])
+            .arg(&img)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let dump = Command::new("dumpe2fs")
+            .arg("-h")
+            .arg(&img)
+            .output()
+            .unwrap();
+        let dump = String::from_utf8_lossy(&dump.stdout).into_owned();
+        let what = format!("{size} MiB, -b {bs} -i {ratio}");
+        let text = parse_text(&dump).0.unwrap();
+        let bin = parse_device_head(&std::fs::read(&img).unwrap()[..2048]).unwrap();
+        for l in [&text, &bin] {
+            let (lo, hi) = l
+                .inode_ratio_range()
+                .unwrap_or_else(|| panic!("{what}: no ratio reproduces the layout"));
+            assert!(
+                lo <= ratio && ratio <= hi,
+                "{what}: {ratio} outside {lo}..={hi}"
+            );
+            if unambiguous {
+                assert_eq!(
+                    l.bytes_per_inode(),
+                    Some(ratio),
+                    "{what}: range {lo}..={hi}"
+                );
+                assert!(l.bytes_per_inode_is_exact(), "{what}");
+                exact += 1;
+            } else {
+                assert!(
+                    !l.bytes_per_inode_is_exact(),
+                    "{what}: {lo}..={hi} called exact"
+                );
+                let b = l.bytes_per_inode().unwrap();
+                assert!(lo <= b && b <= hi, "{what}: {b} outside {lo}..={hi}");
+            }
+        }
+    }
+    assert_eq!(exact, 18);
+}
+
 #[derive(serde::Serialize)]
 struct LayoutSnapshot {
     layout: Option<Ext4Layout>,

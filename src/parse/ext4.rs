@@ -36,6 +36,15 @@ pub struct Ext4Layout {
     pub inode_size: Option<u64>,
     /// Inodes per block group.
     pub inodes_per_group: Option<u64>,
+    /// Blocks per block group (`None` when the listing lacks the line).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocks_per_group: Option<u64>,
+    /// First data block (1 for 1 KiB blocks, else 0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_block: Option<u64>,
+    /// Whether the `bigalloc` feature is on (groups count clusters then).
+    #[serde(skip)]
+    pub bigalloc: bool,
 }
 
 impl Ext4Layout {
@@ -47,13 +56,17 @@ impl Ext4Layout {
         Some(self.block_count as f64 * self.block_size as f64 / self.inode_count as f64)
     }
 
-    /// The mkfs `-i` value: the raw ratio snapped to a plausible configured
-    /// value. mke2fs rounds inodes per group up to fill whole inode-table blocks
-    /// (and to a multiple of 8), so the ratio sits a little below `-i`: by at
-    /// most one rounding step per group (`step / inodes_per_group`), 1.5 % at
-    /// least. Among the multiples of 1024 within that window the "roundest"
-    /// (most factors of two) wins; with none, the rounded raw ratio.
+    /// The mkfs `-i` value. Where the group geometry is known, it is derived
+    /// the way mke2fs computes the inode count (see [`inode_ratio_range`]):
+    /// the roundest `-i` that gives exactly this many inodes per group
+    /// (a multiple of 1024 with the most factors of two, else the decimal
+    /// number with the most trailing zeros). Without the geometry, the raw
+    /// ratio snapped as [`snap_inode_ratio`] does. Whether the answer is the
+    /// only plausible one says [`Ext4Layout::bytes_per_inode_is_exact`].
     pub fn bytes_per_inode(&self) -> Option<u64> {
+        if let Some((lo, hi)) = self.inode_ratio_range() {
+            return Some(roundest_in(lo, hi, self.bytes_per_inode_raw()?).0);
+        }
         let raw = self.bytes_per_inode_raw()?;
         Some(snap_inode_ratio(
             raw,
@@ -61,6 +74,36 @@ impl Ext4Layout {
             self.inode_size,
             self.inodes_per_group,
         ))
+    }
+
+    /// Every `mke2fs -i` value that yields this filesystem's inodes per group,
+    /// as an inclusive range (`None` when the listing lacks the geometry, the
+    /// filesystem uses bigalloc, or no ratio reproduces it, as after
+    /// `resize2fs` or `mke2fs -N`).
+    pub fn inode_ratio_range(&self) -> Option<(u64, u64)> {
+        if self.bigalloc {
+            return None;
+        }
+        let g = Geometry {
+            blocks: self.block_count,
+            block_size: self.block_size,
+            inode_size: self.inode_size?,
+            blocks_per_group: self.blocks_per_group?,
+            first_block: self.first_block.unwrap_or(0),
+        };
+        inode_ratio_range(&g, self.inodes_per_group?)
+    }
+
+    /// Whether [`Ext4Layout::bytes_per_inode`] is the only plausible `-i`:
+    /// false when the range of ratios that give this layout holds several
+    /// equally round values or none at all (the value is then approximate).
+    pub fn bytes_per_inode_is_exact(&self) -> bool {
+        match self.inode_ratio_range() {
+            Some((lo, hi)) => self
+                .bytes_per_inode_raw()
+                .is_some_and(|raw| roundest_in(lo, hi, raw).1),
+            None => false,
+        }
     }
 
     /// `100 * reserved / blocks`, rounded to 2 decimals.
@@ -76,6 +119,126 @@ impl Ext4Layout {
     pub fn has_feature(&self, name: &str) -> bool {
         self.features.iter().any(|f| f == name)
     }
+}
+
+/// The numbers mke2fs uses to turn `-i` into an inode count.
+#[derive(Debug, Clone, Copy)]
+pub struct Geometry {
+    /// Block count of the filesystem.
+    pub blocks: u64,
+    /// Bytes per block.
+    pub block_size: u64,
+    /// Bytes per inode on disk.
+    pub inode_size: u64,
+    /// Blocks per group.
+    pub blocks_per_group: u64,
+    /// First data block.
+    pub first_block: u64,
+}
+
+/// Smallest and largest `-i` mke2fs accepts (`misc/mke2fs.c`:
+/// `EXT2_MIN_BLOCK_SIZE` to `EXT2_MAX_BLOCK_SIZE * 1024`).
+const RATIO_MIN: u64 = 1024;
+const RATIO_MAX: u64 = 65536 * 1024;
+
+/// Inodes per group mke2fs makes for `-i ratio` (`misc/mke2fs.c` asks for
+/// `blocks * block_size / ratio` inodes; `lib/ext2fs/initialize.c` spreads
+/// them over the groups rounding up, fills whole inode-table blocks, then
+/// clears the low three bits). `None` for a geometry that cannot be real.
+pub fn mke2fs_inodes_per_group(g: &Geometry, ratio: u64) -> Option<u64> {
+    if ratio == 0 || g.block_size == 0 || g.inode_size == 0 || g.blocks_per_group == 0 {
+        return None;
+    }
+    let groups = g
+        .blocks
+        .checked_sub(g.first_block)?
+        .div_ceil(g.blocks_per_group)
+        .max(1);
+    let inodes = (u128::from(g.blocks) * u128::from(g.block_size) / u128::from(ratio))
+        .min(u128::from(u32::MAX)) as u64;
+    let per_block = (g.block_size / g.inode_size).max(1);
+    let max_ipg = (1u64 << 16).saturating_sub(per_block);
+    let ipg = inodes.div_ceil(groups).min(max_ipg).min(g.block_size * 8);
+    let table_blocks = (ipg * g.inode_size).div_ceil(g.block_size);
+    let ipg = (table_blocks * g.block_size / g.inode_size).max(8);
+    Some(ipg & !7)
+}
+
+/// The inclusive range of `-i` values for which mke2fs makes `ipg` inodes
+/// per group on this geometry (inodes per group falls as the ratio grows, so
+/// two binary searches find it); `None` when no ratio gives `ipg`.
+pub fn inode_ratio_range(g: &Geometry, ipg: u64) -> Option<(u64, u64)> {
+    let f = |r: u64| mke2fs_inodes_per_group(g, r);
+    // smallest ratio whose ipg is <= target
+    let (mut a, mut b) = (RATIO_MIN, RATIO_MAX);
+    if f(b)? > ipg {
+        return None;
+    }
+    while a < b {
+        let m = a + (b - a) / 2;
+        if f(m)? <= ipg {
+            b = m
+        } else {
+            a = m + 1
+        }
+    }
+    let lo = a;
+    if f(lo)? != ipg {
+        return None;
+    }
+    // largest ratio whose ipg is >= target
+    let (mut a, mut b) = (lo, RATIO_MAX);
+    while a < b {
+        let m = a + (b - a).div_ceil(2);
+        if f(m)? >= ipg {
+            a = m
+        } else {
+            b = m - 1
+        }
+    }
+    Some((lo, a))
+}
+
+/// The value in `lo..=hi` a person most likely typed after `-i`, and whether
+/// it is the only plausible one. Candidates are multiples of 1024
+/// (mke2fs.conf values, `-i 10240`) and of ten (`-i 10000`); the pick has
+/// the fewest significant digits: a power of two first, then `k * 1024` or
+/// `m * 10^d` by the digits of `k` or `m` (a multiple of 1024 wins a tie,
+/// then the one nearest the raw ratio).
+/// It is exact when it has at most two significant digits and every other
+/// candidate has more. Without candidates, the middle of the range, exact
+/// only when the range is one value.
+fn roundest_in(lo: u64, hi: u64, raw: f64) -> (u64, bool) {
+    fn digits(mut n: u64) -> u32 {
+        while n > 0 && n % 10 == 0 {
+            n /= 10;
+        }
+        n.checked_ilog10().map_or(0, |d| d + 1)
+    }
+    let mut cands: Vec<((u32, u32), u64)> = Vec::new();
+    let first_1024 = lo.div_ceil(1024) * 1024;
+    for v in (first_1024..=hi).step_by(1024).take(100_000) {
+        let score = if v.is_power_of_two() {
+            0
+        } else {
+            digits(v / 1024)
+        };
+        cands.push(((score, 0), v));
+    }
+    let first_10 = lo.div_ceil(10) * 10;
+    for v in (first_10..=hi).step_by(10).take(100_000) {
+        if v % 1024 != 0 {
+            cands.push(((digits(v), 1), v));
+        }
+    }
+    let Some(&(score, v)) = cands.iter().min_by(|a, b| {
+        let dist = |v: u64| (v as f64 - raw).abs();
+        a.0.cmp(&b.0).then(dist(a.1).total_cmp(&dist(b.1)))
+    }) else {
+        return (lo + (hi - lo) / 2, lo == hi);
+    };
+    let rivals = cands.iter().filter(|((d, _), _)| *d <= score.0).count();
+    (v, score.0 <= 2 && rivals == 1)
 }
 
 /// Snap a bytes-per-inode ratio to the mkfs `-i` value (see
@@ -320,6 +483,9 @@ pub fn parse_superblock(sb: &[u8]) -> Result<Ext4Layout, String> {
         block_size,
         inode_size: Some(inode_size),
         inodes_per_group: Some(u64::from(le32(sb, 0x28))),
+        blocks_per_group: Some(u64::from(le32(sb, 0x20))),
+        first_block: Some(u64::from(le32(sb, 0x14))),
+        bigalloc: ro_compat & 0x0200 != 0,
     })
 }
 
@@ -462,6 +628,9 @@ pub fn parse_text(text: &str) -> (Option<Ext4Layout>, Vec<Issue>) {
         block_size: block_size.unwrap_or(0),
         inode_size: num("Inode size", &mut issues),
         inodes_per_group: num("Inodes per group", &mut issues),
+        blocks_per_group: num("Blocks per group", &mut issues),
+        first_block: num("First block", &mut issues),
+        bigalloc: words("Filesystem features").iter().any(|f| f == "bigalloc"),
     };
     (Some(layout), issues)
 }
@@ -495,6 +664,40 @@ mod tests {
         assert_eq!(l.reserved_pct(), Some(2.0));
         assert!(l.has_feature("dir_index"));
         assert_eq!(l.line, 2);
+    }
+
+    #[test]
+    fn ratio_not_a_multiple_of_1024_is_derived_as_mke2fs_computes_it() {
+        // mkfs.ext4 -b 1024 -i 10000 on 300 MiB (e2fsprogs 1.47.0): 38 groups, 824 inodes each
+        let g = Geometry {
+            blocks: 307200,
+            block_size: 1024,
+            inode_size: 256,
+            blocks_per_group: 8192,
+            first_block: 1,
+        };
+        assert_eq!(mke2fs_inodes_per_group(&g, 10000), Some(824));
+        let (lo, hi) = inode_ratio_range(&g, 824).unwrap();
+        assert!(lo <= 10000 && 10000 <= hi && hi < 10240, "{lo}..={hi}");
+        let l = Ext4Layout {
+            inode_count: 824 * 38,
+            block_count: 307200,
+            block_size: 1024,
+            inode_size: Some(256),
+            inodes_per_group: Some(824),
+            blocks_per_group: Some(8192),
+            first_block: Some(1),
+            ..parse_text(SAMPLE).0.unwrap()
+        };
+        assert_eq!(
+            l.bytes_per_inode(),
+            Some(10000),
+            "raw {:?}",
+            l.bytes_per_inode_raw()
+        );
+        assert!(l.bytes_per_inode_is_exact());
+        // no ratio gives 830 inodes per group (not a multiple of 8)
+        assert_eq!(inode_ratio_range(&g, 830), None);
     }
 
     #[test]
