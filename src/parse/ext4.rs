@@ -678,7 +678,7 @@ mod tests {
         };
         assert_eq!(mke2fs_inodes_per_group(&g, 10000), Some(824));
         let (lo, hi) = inode_ratio_range(&g, 824).unwrap();
-        assert!(lo <= 10000 && 10000 <= hi && hi < 10240, "{lo}..={hi}");
+        assert!(lo <= 10000 && (10000..10240).contains(&hi), "{lo}..={hi}");
         let l = Ext4Layout {
             inode_count: 824 * 38,
             block_count: 307200,
