@@ -320,14 +320,6 @@ fn layout_record(l: &Ext4Layout, device: &str, source: &str) -> BTreeMap<String,
     if let Some(b) = l.bytes_per_inode() {
         r.insert("bytes_per_inode".into(), Value::Number(b as f64));
     }
-    if let Some((lo, hi)) = l.inode_ratio_range() {
-        r.insert("bytes_per_inode_min".into(), Value::Number(lo as f64));
-        r.insert("bytes_per_inode_max".into(), Value::Number(hi as f64));
-    }
-    r.insert(
-        "bytes_per_inode_exact".into(),
-        Value::Bool(l.bytes_per_inode_is_exact()),
-    );
     if let Some(b) = l.bytes_per_inode_raw() {
         r.insert(
             "bytes_per_inode_raw".into(),
