@@ -1,15 +1,23 @@
 //! Host sources: one read-only interface over the live root `/` or a snapshot
 //! directory laid out like `/`. Owns path confinement (symlinks, `..` and
-//! absolute paths never leave the root), size caps and FIFO/device safety.
-//! Must not parse file contents and must never write anything.
+//! absolute paths never leave the root, even while the tree changes: every
+//! lookup goes through directory descriptors or `openat2(RESOLVE_IN_ROOT)`),
+//! size caps, FIFO/device safety and file names as bytes. Must not parse file
+//! contents and must never write anything.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::fs::{self, File};
 use std::io::Read;
-use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
+
+use rustix::fs::{self as rfs, AtFlags, FileType as RType, Mode, OFlags, ResolveFlags};
 
 use serde::Serialize;
 
@@ -25,6 +33,14 @@ pub const MAX_DEVICE_HEAD: u64 = 64 * 1024;
 
 /// Most symlinks followed while resolving one path (as the kernel's ELOOP limit).
 pub const MAX_SYMLINKS: usize = 40;
+
+/// Deepest directory nesting one path walk or [`Host::dir_size`] descends
+/// (each level holds one descriptor).
+pub const MAX_WALK_DEPTH: usize = 256;
+
+/// Most entries [`Host::dir_size`] counts below one directory before it
+/// gives up with [`ReadError::Limit`] (a data directory pointed at `/`).
+pub const MAX_DIR_SIZE_ENTRIES: u64 = 200_000;
 
 /// Where a host's data comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -53,6 +69,9 @@ pub enum ReadError {
     TooLarge(u64),
     /// Too many symlinks (a loop).
     SymlinkLoop,
+    /// A bound on work was reached (entries walked, bytes read); the text
+    /// says which.
+    Limit(String),
     /// Any other I/O error (EIO on stable_secret, ...).
     Io(String),
     /// A directory given as a snapshot holds nothing a snapshot has (see
@@ -75,7 +94,7 @@ impl fmt::Display for ReadError {
                 f,
                 "too many levels of symbolic links (more than {MAX_SYMLINKS})"
             ),
-            ReadError::Io(e) => f.write_str(e),
+            ReadError::Limit(e) | ReadError::Io(e) => f.write_str(e),
             ReadError::NotASnapshot => write!(
                 f,
                 "not a snapshot: it holds none of {}",
@@ -117,8 +136,13 @@ pub enum EntryKind {
 /// One directory entry, as returned by [`Host::read_dir`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DirEntry {
-    /// File name (no directory part).
+    /// File name (no directory part) as a host path component: the name
+    /// itself when it is UTF-8, otherwise with each invalid byte written
+    /// `\xNN` (see [`escape_name`]); every [`Host`] method reads the bytes
+    /// back, so `format!("{dir}/{}", e.name)` names this very file.
     pub name: String,
+    /// The file name as the bytes the directory holds.
+    pub raw_name: OsString,
     /// Kind after resolving symlinks inside the root; `None` if it cannot be resolved
     /// (dangling or looping link, permission denied).
     pub kind: Option<EntryKind>,
@@ -134,6 +158,12 @@ pub struct DirEntry {
 #[derive(Debug, Clone)]
 pub struct Host {
     root: PathBuf,
+    /// `O_PATH` descriptor of the root: every lookup starts here.
+    root_fd: Arc<OwnedFd>,
+    /// Use `openat2(RESOLVE_IN_ROOT)` where the kernel has it.
+    kernel_resolve: bool,
+    /// Files read that have more than one hard link (see [`Host::hard_linked`]).
+    hard_links: Arc<Mutex<BTreeSet<String>>>,
     kind: SourceKind,
     name: String,
     /// How a snapshot is laid out (`None` on the live host).
@@ -161,6 +191,25 @@ pub struct ReadLog {
 }
 
 impl Host {
+    fn with_root(root: PathBuf, kind: SourceKind) -> Result<Host, ReadError> {
+        let fd = rfs::open(
+            &root,
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(errno)?;
+        Ok(Host {
+            root,
+            root_fd: Arc::new(fd),
+            kind,
+            name: String::new(),
+            layout: None,
+            log: None,
+            kernel_resolve: true,
+            hard_links: Arc::default(),
+        })
+    }
+
     /// The live machine (`/`).
     pub fn live() -> Host {
         let name = fs::read_to_string("/proc/sys/kernel/hostname")
@@ -169,13 +218,11 @@ impl Host {
             .ok()
             .filter(|s| !s.is_empty())
             .unwrap_or_else(|| "localhost".to_string());
-        Host {
-            root: PathBuf::from("/"),
-            kind: SourceKind::Live,
-            name,
-            layout: None,
-            log: None,
-        }
+        // `/` always opens (O_PATH needs no permission on the directory).
+        let mut h = Host::with_root(PathBuf::from("/"), SourceKind::Live)
+            .expect("the root directory `/` can be opened");
+        h.name = name;
+        h
     }
 
     /// The live machine, remembering every path read, listed or probed (see
@@ -184,6 +231,15 @@ impl Host {
         let mut h = Host::live();
         h.log = Some(Arc::new(Mutex::new(ReadLog::default())));
         h
+    }
+
+    /// The same host, resolving snapshot paths with the `openat` walk only
+    /// (never `openat2`): what kernels before 5.6 get. For tests of the
+    /// fallback.
+    #[doc(hidden)]
+    pub fn without_openat2(mut self) -> Host {
+        self.kernel_resolve = false;
+        self
     }
 
     /// What a recording host has seen so far (`None` when not recording).
@@ -223,13 +279,8 @@ impl Host {
         }
         let root = fs::canonicalize(dir)?;
         let layout = layout::detect(&root).ok_or(ReadError::NotASnapshot)?;
-        let mut host = Host {
-            root,
-            kind: SourceKind::Snapshot,
-            name: String::new(),
-            layout: Some(layout),
-            log: None,
-        };
+        let mut host = Host::with_root(root, SourceKind::Snapshot)?;
+        host.layout = Some(layout);
         let first_line = |path: &str| {
             host.read_to_string(path)
                 .ok()
@@ -277,48 +328,189 @@ impl Host {
         &self.root
     }
 
+    /// Walk a path from the root directory descriptor one component at a
+    /// time: `openat(O_PATH | O_NOFOLLOW)` relative to the directory reached
+    /// so far, symlinks read with `readlinkat` and expanded here (absolute
+    /// targets restart at the root), `..` pops the directories walked (it
+    /// never goes above the root, whatever is renamed meanwhile). Nothing is
+    /// ever looked up by a path of more than one component, so swapping a
+    /// directory for a symlink during the walk cannot lead outside the root.
+    fn walk(&self, comps: Vec<Vec<u8>>, follow_last: bool) -> Result<Walked, ReadError> {
+        let mut stack: Vec<(OwnedFd, Vec<u8>)> = Vec::new();
+        let mut pending: Vec<Vec<u8>> = comps.into_iter().rev().collect();
+        let mut links = 0usize;
+        loop {
+            let Some(comp) = pending.pop() else {
+                // Ended on a directory already walked (or the root itself).
+                let last = stack.pop();
+                let stat = match &last {
+                    Some((fd, _)) => rfs::fstat(fd),
+                    None => rfs::fstat(&*self.root_fd),
+                }
+                .map_err(errno)?;
+                return Ok(Walked {
+                    stack,
+                    last,
+                    stat,
+                    links,
+                });
+            };
+            if comp == b".." {
+                stack.pop();
+                continue;
+            }
+            if stack.len() >= MAX_WALK_DEPTH {
+                return Err(ReadError::Io(format!(
+                    "path is deeper than {MAX_WALK_DEPTH} directories"
+                )));
+            }
+            let parent = match stack.last() {
+                Some((fd, _)) => fd.as_fd(),
+                None => self.root_fd.as_fd(),
+            };
+            let fd = rfs::openat(
+                parent,
+                comp.as_slice(),
+                OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+            .map_err(errno)?;
+            let stat = rfs::fstat(&fd).map_err(errno)?;
+            let ftype = RType::from_raw_mode(stat.st_mode);
+            if ftype == RType::Symlink && (follow_last || !pending.is_empty()) {
+                links += 1;
+                if links > MAX_SYMLINKS {
+                    return Err(ReadError::SymlinkLoop);
+                }
+                let target = rfs::readlinkat(&fd, c"", Vec::new()).map_err(errno)?;
+                let target = target.as_bytes();
+                if target.first() == Some(&b'/') {
+                    stack.clear();
+                }
+                for c in byte_components(target).into_iter().rev() {
+                    pending.push(c);
+                }
+                continue;
+            }
+            if pending.is_empty() {
+                return Ok(Walked {
+                    stack,
+                    last: Some((fd, comp)),
+                    stat,
+                    links,
+                });
+            }
+            if ftype != RType::Directory {
+                return Err(ReadError::NotFound);
+            }
+            stack.push((fd, comp));
+        }
+    }
+
+    /// Open the object a walk ended on for reading (`O_RDONLY | O_NONBLOCK |
+    /// O_NOFOLLOW | O_NOCTTY`, relative to its parent's descriptor) and check
+    /// it is still the object the walk saw.
+    fn reopen(&self, w: &Walked, extra: OFlags) -> Result<OwnedFd, ReadError> {
+        let flags = OFlags::RDONLY
+            | OFlags::NONBLOCK
+            | OFlags::NOCTTY
+            | OFlags::NOFOLLOW
+            | OFlags::CLOEXEC
+            | extra;
+        let fd = match &w.last {
+            Some((_, name)) => {
+                let parent = match w.stack.last() {
+                    Some((fd, _)) => fd.as_fd(),
+                    None => self.root_fd.as_fd(),
+                };
+                rfs::openat(parent, name.as_slice(), flags, Mode::empty())
+            }
+            None => rfs::openat(&*self.root_fd, c".", flags, Mode::empty()),
+        }
+        .map_err(errno)?;
+        let now = rfs::fstat(&fd).map_err(errno)?;
+        if (now.st_dev, now.st_ino) != (w.stat.st_dev, w.stat.st_ino) {
+            return Err(changed());
+        }
+        Ok(fd)
+    }
+
+    /// Open a host path inside the root with the kernel's confinement
+    /// (`openat2(RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS)`), or `None` when
+    /// this kernel has no `openat2` (or it is turned off for this host).
+    fn open_in_root(&self, comps: &[Vec<u8>], flags: OFlags) -> Option<Result<OwnedFd, ReadError>> {
+        if !self.kernel_resolve || OPENAT2.load(Ordering::Relaxed) == OPENAT2_NO {
+            return None;
+        }
+        let mut path = Vec::with_capacity(64);
+        for c in comps {
+            path.push(b'/');
+            path.extend_from_slice(c);
+        }
+        if path.is_empty() {
+            path.push(b'/');
+        }
+        for _ in 0..8 {
+            match rfs::openat2(
+                &*self.root_fd,
+                path.as_slice(),
+                flags | OFlags::CLOEXEC,
+                Mode::empty(),
+                ResolveFlags::IN_ROOT | ResolveFlags::NO_MAGICLINKS,
+            ) {
+                Ok(fd) => {
+                    OPENAT2.store(OPENAT2_YES, Ordering::Relaxed);
+                    return Some(Ok(fd));
+                }
+                // A rename raced with `..`: the kernel asks to try again.
+                Err(rustix::io::Errno::AGAIN) => continue,
+                // No openat2 (kernel < 5.6) or a seccomp filter refusing it.
+                Err(e @ (rustix::io::Errno::NOSYS | rustix::io::Errno::PERM))
+                    if OPENAT2.load(Ordering::Relaxed) != OPENAT2_YES =>
+                {
+                    if e == rustix::io::Errno::NOSYS || !self.openat2_works() {
+                        OPENAT2.store(OPENAT2_NO, Ordering::Relaxed);
+                        return None;
+                    }
+                    return Some(Err(errno(e)));
+                }
+                Err(e) => return Some(Err(errno(e))),
+            }
+        }
+        // Still racing: resolve with the walk instead.
+        None
+    }
+
+    /// Whether `openat2` opens the root itself (tells a seccomp `EPERM`
+    /// from a real permission error).
+    fn openat2_works(&self) -> bool {
+        rfs::openat2(
+            &*self.root_fd,
+            c".",
+            OFlags::PATH | OFlags::CLOEXEC,
+            Mode::empty(),
+            ResolveFlags::IN_ROOT,
+        )
+        .is_ok()
+    }
+
+    /// Stat a host path after confined resolution (following a final link).
+    fn stat_in_root(&self, host_path: &str) -> Result<rfs::Stat, ReadError> {
+        let comps = host_components(host_path)?;
+        if let Some(fd) = self.open_in_root(&comps, OFlags::PATH) {
+            return rfs::fstat(fd?).map_err(errno);
+        }
+        Ok(self.walk(comps, true)?.stat)
+    }
+
     /// Resolve a host path to a real path below the root, following symlinks
     /// component by component. Absolute link targets restart at the root, `..`
     /// stops at the root: nothing can name a file outside it.
     /// The result is the resolved host path (e.g. `/etc/mysql/mariadb.cnf`).
     pub fn resolve(&self, host_path: &str) -> Result<String, ReadError> {
-        let mut resolved: Vec<String> = Vec::new();
-        let mut pending: Vec<String> = components(host_path).into_iter().rev().collect();
-        let mut links = 0usize;
-        while let Some(comp) = pending.pop() {
-            if comp == ".." {
-                resolved.pop();
-                continue;
-            }
-            resolved.push(comp);
-            let real = self.real_path_of(&resolved);
-            let meta = match fs::symlink_metadata(&real) {
-                Ok(m) => m,
-                Err(e) => {
-                    // A missing final component is "not found"; a missing middle one too.
-                    return Err(e.into());
-                }
-            };
-            if meta.file_type().is_symlink() {
-                links += 1;
-                if links > MAX_SYMLINKS {
-                    return Err(ReadError::SymlinkLoop);
-                }
-                let target = fs::read_link(&real)?;
-                let target = target.to_string_lossy().into_owned();
-                resolved.pop();
-                if target.starts_with('/') {
-                    resolved.clear();
-                }
-                for c in components(&target).into_iter().rev() {
-                    pending.push(c);
-                }
-            } else if !pending.is_empty() && !meta.is_dir() {
-                return Err(ReadError::NotFound);
-            }
-        }
-        let out = format!("/{}", resolved.join("/"));
-        if links > 0 {
+        let w = self.walk(host_components(host_path)?, true)?;
+        let out = w.host_path();
+        if w.links > 0 {
             self.record(|l| {
                 l.resolved.insert(lexical(host_path), out.clone());
             });
@@ -326,33 +518,34 @@ impl Host {
         Ok(out)
     }
 
-    fn real_path_of(&self, comps: &[String]) -> PathBuf {
-        let mut p = self.root.clone();
-        for c in comps {
-            p.push(c);
-        }
-        p
-    }
-
-    /// The real path on the auditing machine for a host path, after confined resolution.
+    /// The real path on the auditing machine for a host path, after confined
+    /// resolution. For messages only: opening it by path would walk it again
+    /// outside the confinement; read through the other methods.
     pub fn real_path(&self, host_path: &str) -> Result<PathBuf, ReadError> {
-        let resolved = self.resolve(host_path)?;
-        Ok(self.real_path_of(&components(&resolved)))
+        let w = self.walk(host_components(host_path)?, true)?;
+        let mut p = self.root.clone();
+        for (_, c) in w.stack.iter().chain(w.last.iter()) {
+            p.push(OsStr::from_bytes(c));
+        }
+        Ok(p)
     }
 
     /// What kind of entry a host path is.
     pub fn kind_of(&self, host_path: &str) -> Result<EntryKind, ReadError> {
-        let meta = match self.kind {
+        let meta = self.stat_of(host_path)?;
+        self.record(|l| {
+            l.probes.insert(lexical(host_path), meta.kind);
+        });
+        Ok(meta.kind)
+    }
+
+    fn stat_of(&self, host_path: &str) -> Result<Meta, ReadError> {
+        Ok(match self.kind {
             // On the live root confinement is the identity: let the kernel
             // follow links in one stat instead of one lstat per component.
-            SourceKind::Live => fs::metadata(live_path(host_path))?,
-            SourceKind::Snapshot => fs::symlink_metadata(self.real_path(host_path)?)?,
-        };
-        let kind = kind_of_meta(&meta);
-        self.record(|l| {
-            l.probes.insert(lexical(host_path), kind);
-        });
-        Ok(kind)
+            SourceKind::Live => Meta::from_std(&fs::metadata(live_path(host_path)?)?),
+            SourceKind::Snapshot => Meta::from_stat(&self.stat_in_root(host_path)?),
+        })
     }
 
     /// Whether the host path exists (inside the root).
@@ -363,19 +556,16 @@ impl Host {
     /// The raw target of a symlink (not resolved), e.g. `/dev/null` for a masked
     /// sysctl.d file; `None` if the path is not a symlink.
     pub fn read_link(&self, host_path: &str) -> Option<String> {
-        let parent = Path::new(host_path)
-            .parent()?
-            .to_string_lossy()
-            .into_owned();
-        let name = Path::new(host_path)
-            .file_name()?
-            .to_string_lossy()
-            .into_owned();
-        let dir = self.resolve(&parent).ok()?;
-        let real = self.real_path_of(&components(&join_host(&dir, &name)));
-        let target = fs::read_link(real)
+        let mut comps = host_components(host_path).ok()?;
+        let name = comps.pop()?;
+        if name == b".." {
+            return None;
+        }
+        let dir = self.walk(comps, true).ok()?;
+        let dir = self.reopen(&dir, OFlags::DIRECTORY).ok()?;
+        let target = rfs::readlinkat(&dir, name.as_slice(), Vec::new())
             .ok()
-            .map(|t| t.to_string_lossy().into_owned());
+            .map(|t| escape_name(t.as_bytes()));
         if let Some(t) = &target {
             self.record(|l| {
                 l.links.insert(lexical(host_path), t.clone());
@@ -386,15 +576,11 @@ impl Host {
 
     /// Unix permission bits of a host path.
     pub fn mode(&self, host_path: &str) -> Result<u32, ReadError> {
-        let meta = match self.kind {
-            SourceKind::Live => fs::metadata(live_path(host_path))?,
-            SourceKind::Snapshot => fs::symlink_metadata(self.real_path(host_path)?)?,
-        };
-        let kind = kind_of_meta(&meta);
+        let meta = self.stat_of(host_path)?;
         self.record(|l| {
-            l.probes.insert(lexical(host_path), kind);
+            l.probes.insert(lexical(host_path), meta.kind);
         });
-        Ok(meta.mode())
+        Ok(meta.mode)
     }
 
     /// Read a whole file as bytes, at most [`MAX_FILE_BYTES`]. FIFOs, sockets and
@@ -403,37 +589,83 @@ impl Host {
         self.read_bytes_capped(host_path, MAX_FILE_BYTES)
     }
 
+    /// Open a regular file for reading, confined. The type is checked
+    /// before the open, so a device or FIFO is never opened for reading, and
+    /// again on the descriptor after it.
+    fn open_file(&self, host_path: &str) -> Result<File, ReadError> {
+        let (file, nlink) = self.open_file_nlink(host_path)?;
+        if nlink > 1 {
+            let mut g = self.hard_links.lock().unwrap_or_else(|p| p.into_inner());
+            g.insert(lexical(host_path));
+        }
+        Ok(file)
+    }
+
+    /// Host paths of the files read so far that have more than one hard
+    /// link (`st_nlink > 1`). A hard link cannot be told from any other file
+    /// by its path, so one inside a snapshot may name a file outside it
+    /// (docs/snapshot-format.md, Confinement); reports list them once.
+    pub fn hard_linked(&self) -> Vec<String> {
+        let g = self.hard_links.lock().unwrap_or_else(|p| p.into_inner());
+        g.iter().cloned().collect()
+    }
+
+    fn open_file_nlink(&self, host_path: &str) -> Result<(File, u64), ReadError> {
+        let fd = match self.kind {
+            // On the live root the kernel resolves links itself (same result
+            // as the confined walk, whose root is `/`), in one stat instead
+            // of one per component.
+            SourceKind::Live => {
+                let real = live_path(host_path)?;
+                let meta = fs::metadata(&real)?;
+                check_file(&Meta::from_std(&meta))?;
+                let file = fs::OpenOptions::new()
+                    .read(true)
+                    .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+                    .open(&real)?;
+                OwnedFd::from(file)
+            }
+            SourceKind::Snapshot => self.open_snapshot_file(host_path)?,
+        };
+        let st = rfs::fstat(&fd).map_err(errno)?;
+        let now = Meta::from_stat(&st);
+        if now.kind != EntryKind::File {
+            return Err(ReadError::NotRegular(now.special));
+        }
+        Ok((File::from(fd), st.st_nlink as u64))
+    }
+
+    fn open_snapshot_file(&self, host_path: &str) -> Result<OwnedFd, ReadError> {
+        let comps = host_components(host_path)?;
+        for _ in 0..3 {
+            if let Some(pre) = self.open_in_root(&comps, OFlags::PATH) {
+                let pre = rfs::fstat(pre?).map_err(errno)?;
+                check_file(&Meta::from_stat(&pre))?;
+                let Some(fd) =
+                    self.open_in_root(&comps, OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY)
+                else {
+                    break;
+                };
+                let fd = fd?;
+                let now = rfs::fstat(&fd).map_err(errno)?;
+                if (now.st_dev, now.st_ino) == (pre.st_dev, pre.st_ino) {
+                    return Ok(fd);
+                }
+                continue; // replaced between the two opens: look again
+            }
+            let w = self.walk(comps.clone(), true)?;
+            check_file(&Meta::from_stat(&w.stat))?;
+            match self.reopen(&w, OFlags::empty()) {
+                Err(e) if e == changed() => continue,
+                r => return r,
+            }
+        }
+        Err(changed())
+    }
+
     /// As [`Host::read_bytes`] with another cap (for example one superblock).
     pub fn read_bytes_capped(&self, host_path: &str, cap: u64) -> Result<Vec<u8>, ReadError> {
-        // On the live root the kernel resolves links itself (same result as the
-        // confined walk, whose root is `/`), in one stat instead of one per
-        // component; the type is still checked before the open, so a device
-        // is never opened, and again after it.
-        let (real, meta, nofollow) = match self.kind {
-            SourceKind::Live => {
-                let real = live_path(host_path);
-                let meta = fs::metadata(&real)?;
-                (real, meta, 0)
-            }
-            SourceKind::Snapshot => {
-                let real = self.real_path(host_path)?;
-                let meta = fs::symlink_metadata(&real)?;
-                (real, meta, libc::O_NOFOLLOW)
-            }
-        };
-        match kind_of_meta(&meta) {
-            EntryKind::Dir => return Err(ReadError::WrongKind("is a directory, not a file")),
-            EntryKind::Other => return Err(ReadError::NotRegular(special_kind(&meta))),
-            EntryKind::File => {}
-        }
-        let file = fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NONBLOCK | nofollow | libc::O_NOCTTY)
-            .open(&real)?;
-        let meta = file.metadata()?;
-        if !meta.file_type().is_file() {
-            return Err(ReadError::NotRegular(special_kind(&meta)));
-        }
+        let file = self.open_file(host_path)?;
         let bytes = read_capped(file, cap)?;
         self.record(|l| {
             l.files.insert(lexical(host_path), bytes.clone());
@@ -451,56 +683,73 @@ impl Host {
         })
     }
 
-    /// List a directory, sorted by name in byte order (as `strcmp`).
-    pub fn read_dir(&self, host_path: &str) -> Result<Vec<DirEntry>, ReadError> {
-        let resolved = self.resolve(host_path)?;
-        let real = self.real_path_of(&components(&resolved));
-        let meta = fs::symlink_metadata(&real)?;
-        if !meta.is_dir() {
-            return Err(ReadError::WrongKind("is not a directory"));
+    /// Open a directory for listing, confined; returns its resolved
+    /// components too.
+    fn open_dir(&self, host_path: &str) -> Result<(OwnedFd, Vec<Vec<u8>>), ReadError> {
+        for _ in 0..3 {
+            let w = self.walk(host_components(host_path)?, true)?;
+            if RType::from_raw_mode(w.stat.st_mode) != RType::Directory {
+                return Err(ReadError::WrongKind("is not a directory"));
+            }
+            match self.reopen(&w, OFlags::DIRECTORY) {
+                Ok(fd) => return Ok((fd, w.comps())),
+                Err(e) if e == changed() => continue,
+                Err(e) => return Err(e),
+            }
         }
+        Err(changed())
+    }
+
+    /// List a directory, sorted by name in byte order (as `strcmp`). Names
+    /// are bytes ([`DirEntry::raw_name`]); [`DirEntry::name`] is the same
+    /// name as a host path component (see [`escape_name`]).
+    pub fn read_dir(&self, host_path: &str) -> Result<Vec<DirEntry>, ReadError> {
+        let (fd, resolved) = self.open_dir(host_path)?;
+        let resolved_path = comps_host_path(&resolved);
+        let dir_fd = fd.try_clone().map_err(ReadError::from)?;
+        let mut dir = rfs::Dir::new(fd).map_err(errno)?;
         let mut out = Vec::new();
-        for entry in fs::read_dir(&real)? {
-            let entry = entry?;
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let child = join_host(&resolved, &name);
-            let ftype = entry.file_type().ok();
-            let is_symlink = ftype.is_some_and(|t| t.is_symlink());
+        while let Some(entry) = dir.read() {
+            let entry = entry.map_err(errno)?;
+            let raw = entry.file_name().to_bytes();
+            if raw == b"." || raw == b".." {
+                continue;
+            }
+            let raw = raw.to_vec();
+            let name = escape_name(&raw);
+            let mut ftype = entry.file_type();
+            if ftype == RType::Unknown {
+                ftype = rfs::statat(&dir_fd, raw.as_slice(), AtFlags::SYMLINK_NOFOLLOW)
+                    .map(|s| RType::from_raw_mode(s.st_mode))
+                    .unwrap_or(RType::Unknown);
+            }
             // A plain entry of a resolved directory is itself resolved: its kind
             // comes from the directory listing (no stat per path component).
-            if let Some(t) = ftype.filter(|t| !t.is_symlink()) {
-                let kind = if t.is_file() {
-                    EntryKind::File
-                } else if t.is_dir() {
-                    EntryKind::Dir
-                } else {
-                    EntryKind::Other
-                };
+            if ftype != RType::Symlink && ftype != RType::Unknown {
                 out.push(DirEntry {
+                    target: Some(join_host(&resolved_path, &name)),
                     name,
-                    kind: Some(kind),
+                    raw_name: OsString::from_vec(raw),
+                    kind: Some(kind_of_type(ftype)),
                     is_symlink: false,
-                    target: Some(child),
                 });
                 continue;
             }
-            let (kind, target) = match self.resolve(&child) {
-                Ok(t) => {
-                    let k = fs::symlink_metadata(self.real_path_of(&components(&t)))
-                        .ok()
-                        .map(|m| kind_of_meta(&m));
-                    (k, Some(t))
-                }
+            let mut comps = resolved.clone();
+            comps.push(raw.clone());
+            let (kind, target) = match self.walk(comps, true) {
+                Ok(w) => (Some(Meta::from_stat(&w.stat).kind), Some(w.host_path())),
                 Err(_) => (None, None),
             };
             out.push(DirEntry {
                 name,
+                raw_name: OsString::from_vec(raw),
                 kind,
-                is_symlink,
+                is_symlink: ftype == RType::Symlink,
                 target,
             });
         }
-        out.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+        out.sort_by(|a, b| a.raw_name.as_bytes().cmp(b.raw_name.as_bytes()));
         self.record(|l| {
             l.dirs.insert(lexical(host_path));
         });
@@ -509,38 +758,90 @@ impl Host {
 
     /// Apparent size of a directory tree like `du -sb`: `st_size` of every entry,
     /// symlinks not followed, hard-linked files counted once, staying inside the
-    /// root. Unreadable subtrees are listed, not fatal.
+    /// root. Unreadable subtrees are listed, not fatal. The walk goes through
+    /// directory descriptors (`openat(O_NOFOLLOW)` per subdirectory) and stops
+    /// after [`MAX_DIR_SIZE_ENTRIES`] entries with [`ReadError::Limit`].
     pub fn dir_size(&self, host_path: &str) -> Result<DirSize, ReadError> {
-        let real = self.real_path(host_path)?;
-        let meta = fs::symlink_metadata(&real)?;
-        if !meta.is_dir() {
-            return Err(ReadError::WrongKind("is not a directory"));
-        }
+        let (fd, resolved) = self.open_dir(host_path)?;
         self.record(|l| {
             l.dir_sizes.insert(lexical(host_path));
         });
         let mut seen: HashSet<(u64, u64)> = HashSet::new();
-        let mut size = DirSize::default();
-        for entry in walkdir::WalkDir::new(&real)
-            .follow_links(false)
-            .same_file_system(false)
-        {
-            match entry {
-                Ok(e) => {
-                    let Ok(m) = e.metadata() else { continue };
-                    if !m.is_dir() && m.nlink() > 1 && !seen.insert((m.dev(), m.ino())) {
-                        continue;
-                    }
-                    size.bytes += m.len();
-                    size.entries += 1;
+        let top = rfs::fstat(&fd).map_err(errno)?;
+        let mut size = DirSize {
+            bytes: top.st_size as u64,
+            entries: 1,
+            unreadable: Vec::new(),
+        };
+        // (directory stream, its descriptor for *at calls, its host path)
+        let mut stack: Vec<(rfs::Dir, OwnedFd, String)> = Vec::new();
+        let dup = fd.try_clone()?;
+        stack.push((
+            rfs::Dir::new(fd).map_err(errno)?,
+            dup,
+            comps_host_path(&resolved),
+        ));
+        loop {
+            let depth = stack.len();
+            let Some((dir, dfd, path)) = stack.last_mut() else {
+                break;
+            };
+            let Some(entry) = dir.read() else {
+                stack.pop();
+                continue;
+            };
+            let Ok(entry) = entry else {
+                size.unreadable.push(path.clone());
+                stack.pop();
+                continue;
+            };
+            let name = entry.file_name().to_bytes();
+            if name == b"." || name == b".." {
+                continue;
+            }
+            size.entries += 1;
+            if size.entries > MAX_DIR_SIZE_ENTRIES {
+                return Err(ReadError::Limit(format!(
+                    "more than {MAX_DIR_SIZE_ENTRIES} entries below `{host_path}`; driftaudit stops counting there"
+                )));
+            }
+            let child = join_host(path, &escape_name(name));
+            let st = match rfs::statat(&*dfd, name, AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(st) => st,
+                Err(_) => {
+                    size.unreadable.push(child);
+                    continue;
                 }
-                Err(e) => {
-                    let p = e
-                        .path()
-                        .and_then(|p| p.strip_prefix(&self.root).ok())
-                        .map(|p| format!("/{}", p.display()))
-                        .unwrap_or_else(|| host_path.to_string());
-                    size.unreadable.push(p);
+            };
+            let ftype = RType::from_raw_mode(st.st_mode);
+            if ftype != RType::Directory
+                && st.st_nlink > 1
+                && !seen.insert((st.st_dev, st.st_ino as u64))
+            {
+                size.entries -= 1;
+                continue;
+            }
+            size.bytes += st.st_size as u64;
+            if ftype == RType::Directory {
+                if depth >= MAX_WALK_DEPTH {
+                    size.unreadable.push(child);
+                    continue;
+                }
+                let sub = rfs::openat(
+                    &*dfd,
+                    name,
+                    OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                    Mode::empty(),
+                );
+                let opened = sub.map_err(errno).and_then(|fd| {
+                    let dup = fd.try_clone()?;
+                    Ok((rfs::Dir::new(fd).map_err(errno)?, dup))
+                });
+                match opened {
+                    Ok((d, f)) => {
+                        stack.push((d, f, child));
+                    }
+                    Err(_) => size.unreadable.push(child),
                 }
             }
         }
@@ -563,16 +864,12 @@ impl Host {
         if len as u64 > MAX_DEVICE_HEAD {
             return Err(ReadError::TooLarge(len as u64));
         }
-        let real = self.real_path(host_path)?;
-        let meta = fs::symlink_metadata(&real)?;
-        let t = meta.file_type();
-        if !(t.is_block_device() || t.is_file()) {
-            return Err(ReadError::NotRegular(special_kind(&meta)));
+        let w = self.walk(host_components(host_path)?, true)?;
+        let t = RType::from_raw_mode(w.stat.st_mode);
+        if !(t == RType::BlockDevice || t == RType::RegularFile) {
+            return Err(ReadError::NotRegular(Meta::from_stat(&w.stat).special));
         }
-        let mut file = fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_NOCTTY)
-            .open(&real)?;
+        let mut file = File::from(self.reopen(&w, OFlags::empty())?);
         let mut buf = vec![0u8; len];
         file.read_exact(&mut buf).map_err(|e| match e.kind() {
             std::io::ErrorKind::UnexpectedEof => {
@@ -593,6 +890,94 @@ impl Host {
     }
 }
 
+/// Where a confined walk ended.
+struct Walked {
+    /// The directories walked to the parent of the final object, with their
+    /// names (the root itself is not in it).
+    stack: Vec<(OwnedFd, Vec<u8>)>,
+    /// The final object (an `O_PATH` descriptor) and its name; `None` for
+    /// the root itself.
+    last: Option<(OwnedFd, Vec<u8>)>,
+    /// `fstat` of the final object.
+    stat: rfs::Stat,
+    /// Symlinks followed.
+    links: usize,
+}
+
+impl Walked {
+    fn comps(&self) -> Vec<Vec<u8>> {
+        self.stack
+            .iter()
+            .chain(self.last.iter())
+            .map(|(_, c)| c.clone())
+            .collect()
+    }
+
+    fn host_path(&self) -> String {
+        comps_host_path(&self.comps())
+    }
+}
+
+fn comps_host_path(comps: &[Vec<u8>]) -> String {
+    let mut out = String::new();
+    for c in comps {
+        out.push('/');
+        out.push_str(&escape_name(c));
+    }
+    if out.is_empty() {
+        out.push('/');
+    }
+    out
+}
+
+/// Type and permission bits of a host path.
+struct Meta {
+    kind: EntryKind,
+    special: &'static str,
+    mode: u32,
+}
+
+impl Meta {
+    fn from_stat(st: &rfs::Stat) -> Meta {
+        Meta::from_mode(st.st_mode)
+    }
+
+    fn from_std(m: &fs::Metadata) -> Meta {
+        Meta::from_mode(m.mode())
+    }
+
+    fn from_mode(mode: u32) -> Meta {
+        let t = RType::from_raw_mode(mode);
+        Meta {
+            kind: kind_of_type(t),
+            special: special_kind(t),
+            mode,
+        }
+    }
+}
+
+fn check_file(m: &Meta) -> Result<(), ReadError> {
+    match m.kind {
+        EntryKind::Dir => Err(ReadError::WrongKind("is a directory, not a file")),
+        EntryKind::Other => Err(ReadError::NotRegular(m.special)),
+        EntryKind::File => Ok(()),
+    }
+}
+
+fn changed() -> ReadError {
+    ReadError::Io("changed while being read (replaced during the audit)".into())
+}
+
+fn errno(e: rustix::io::Errno) -> ReadError {
+    ReadError::from(std::io::Error::from_raw_os_error(e.raw_os_error()))
+}
+
+/// `openat2` availability, learnt on first use.
+static OPENAT2: AtomicU8 = AtomicU8::new(OPENAT2_UNKNOWN);
+const OPENAT2_UNKNOWN: u8 = 0;
+const OPENAT2_YES: u8 = 1;
+const OPENAT2_NO: u8 = 2;
+
 /// Result of [`Host::dir_size`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DirSize {
@@ -604,31 +989,22 @@ pub struct DirSize {
     pub unreadable: Vec<String>,
 }
 
-fn kind_of_meta(meta: &fs::Metadata) -> EntryKind {
-    let t = meta.file_type();
-    if t.is_file() {
-        EntryKind::File
-    } else if t.is_dir() {
-        EntryKind::Dir
-    } else {
-        EntryKind::Other
+fn kind_of_type(t: RType) -> EntryKind {
+    match t {
+        RType::RegularFile => EntryKind::File,
+        RType::Directory => EntryKind::Dir,
+        _ => EntryKind::Other,
     }
 }
 
-fn special_kind(meta: &fs::Metadata) -> &'static str {
-    let t = meta.file_type();
-    if t.is_fifo() {
-        "FIFO"
-    } else if t.is_socket() {
-        "socket"
-    } else if t.is_block_device() {
-        "block device"
-    } else if t.is_char_device() {
-        "character device"
-    } else if t.is_symlink() {
-        "symbolic link"
-    } else {
-        "special file"
+fn special_kind(t: RType) -> &'static str {
+    match t {
+        RType::Fifo => "FIFO",
+        RType::Socket => "socket",
+        RType::BlockDevice => "block device",
+        RType::CharacterDevice => "character device",
+        RType::Symlink => "symbolic link",
+        _ => "special file",
     }
 }
 
@@ -648,8 +1024,95 @@ fn read_capped(file: File, cap: u64) -> Result<Vec<u8>, ReadError> {
 }
 
 /// A host path on the live root, as an absolute path of this machine.
-fn live_path(host_path: &str) -> PathBuf {
-    Path::new("/").join(host_path.trim_start_matches('/'))
+fn live_path(host_path: &str) -> Result<PathBuf, ReadError> {
+    let mut p = Vec::with_capacity(host_path.len() + 1);
+    for c in host_components(host_path)? {
+        p.push(b'/');
+        p.extend_from_slice(&c);
+    }
+    if p.is_empty() {
+        p.push(b'/');
+    }
+    Ok(PathBuf::from(OsString::from_vec(p)))
+}
+
+/// The components of a host path as file-name bytes (`\xNN` escapes read
+/// back, see [`escape_name`]), `.` and empty parts dropped, `..` kept.
+fn host_components(host_path: &str) -> Result<Vec<Vec<u8>>, ReadError> {
+    let mut out = Vec::new();
+    for c in host_path.split('/') {
+        if c.is_empty() || c == "." {
+            continue;
+        }
+        let b = unescape_name(c);
+        if b.contains(&b'/') || b.contains(&0) {
+            return Err(ReadError::NotFound);
+        }
+        out.push(b);
+    }
+    Ok(out)
+}
+
+/// The components of a raw symlink target.
+fn byte_components(path: &[u8]) -> Vec<Vec<u8>> {
+    path.split(|b| *b == b'/')
+        .filter(|c| !c.is_empty() && *c != b".")
+        .map(<[u8]>::to_vec)
+        .collect()
+}
+
+/// A file name (bytes) as a host path component: UTF-8 names as they are;
+/// each byte that is not part of valid UTF-8 as `\xNN` (lowercase hex), and
+/// a backslash that would read as such an escape as `\x5c`. The mapping is
+/// one-to-one, so a name with invalid UTF-8 and its U+FFFD look-alike stay
+/// two files, and [`Host`] methods turn the escapes back into bytes.
+pub fn escape_name(name: &[u8]) -> String {
+    let mut out = String::with_capacity(name.len());
+    for chunk in name.utf8_chunks() {
+        let valid = chunk.valid();
+        let mut rest = valid;
+        while let Some(i) = rest.find('\\') {
+            out.push_str(&rest[..i]);
+            if is_escape(&rest.as_bytes()[i..]) {
+                out.push_str("\\x5c");
+            } else {
+                out.push('\\');
+            }
+            rest = &rest[i + 1..];
+        }
+        out.push_str(rest);
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    out
+}
+
+/// Whether `s` starts with `\xNN` (two hex digits).
+fn is_escape(s: &[u8]) -> bool {
+    s.len() >= 4
+        && s[0] == b'\\'
+        && s[1] == b'x'
+        && s[2].is_ascii_hexdigit()
+        && s[3].is_ascii_hexdigit()
+}
+
+/// The bytes of a host path component: `\xNN` escapes read back.
+pub fn unescape_name(name: &str) -> Vec<u8> {
+    let b = name.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if is_escape(&b[i..]) {
+            let hex = std::str::from_utf8(&b[i + 2..i + 4]).unwrap_or("00");
+            out.push(u8::from_str_radix(hex, 16).unwrap_or(0));
+            i += 4;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    out
 }
 
 /// Split a path into normal components, dropping `.` and empty parts; `..` is kept.
@@ -749,6 +1212,7 @@ mod tests {
         host.read_link("/etc/sysctl.d/99-sysctl.conf").unwrap();
         host.read_to_string("/etc/./sysctl.d/99-sysctl.conf")
             .unwrap();
+        host.resolve("/etc/sysctl.d/99-sysctl.conf").unwrap();
         assert!(host.read_to_string("/etc/missing").is_err());
         let log = host.read_log().unwrap();
         assert_eq!(
@@ -762,6 +1226,48 @@ mod tests {
             "/etc/sysctl.conf"
         );
         assert!(Host::live().read_log().is_none());
+    }
+
+    #[test]
+    fn hard_linked_files_are_noted_once() {
+        let (dir, host) = snap();
+        fs::hard_link(
+            dir.path().join("etc/sysctl.conf"),
+            dir.path().join("etc/sysctl.d/99-sysctl.conf"),
+        )
+        .unwrap();
+        fs::write(dir.path().join("etc/sysctl.d/10-a.conf"), "").unwrap();
+        host.read_bytes("/etc/sysctl.d/99-sysctl.conf").unwrap();
+        host.read_bytes("/etc/sysctl.d/10-a.conf").unwrap();
+        host.clone().read_bytes("/etc/sysctl.conf").unwrap();
+        assert_eq!(
+            host.hard_linked(),
+            ["/etc/sysctl.conf", "/etc/sysctl.d/99-sysctl.conf"]
+        );
+    }
+
+    #[test]
+    fn the_openat_walk_resolves_like_openat2() {
+        let (dir, host) = snap();
+        symlink("/etc", dir.path().join("etc/sysctl.d/up")).unwrap();
+        symlink("../../../etc/sysctl.conf", dir.path().join("etc/rel")).unwrap();
+        for h in [host.clone(), host.without_openat2()] {
+            assert_eq!(
+                h.read_to_string("/etc/sysctl.d/up/sysctl.d/../sysctl.conf")
+                    .unwrap(),
+                "vm.swappiness = 10\n"
+            );
+            assert_eq!(
+                h.read_to_string("/etc/rel").unwrap(),
+                "vm.swappiness = 10\n"
+            );
+            assert_eq!(h.kind_of("/etc/sysctl.d/up").unwrap(), EntryKind::Dir);
+            assert_eq!(
+                h.read_to_string("/etc/sysctl.conf/x"),
+                Err(ReadError::NotFound)
+            );
+            assert_eq!(h.read_dir("/").unwrap().len(), 1);
+        }
     }
 
     #[test]

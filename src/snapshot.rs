@@ -133,6 +133,10 @@ pub struct SnapshotMeta {
     pub files: Vec<String>,
     /// What could not be captured.
     pub unreadable: Vec<Unreadable>,
+    /// Host paths copied from files with more than one hard link (a hard
+    /// link cannot be told from the file it names; docs/snapshot-format.md).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hard_links: Vec<String>,
 }
 
 /// Capture the live host into `out`, copying what `policies` read.
@@ -238,6 +242,7 @@ pub fn take(
         policies: policies.policies.iter().map(|p| p.id.clone()).collect(),
         files: w.files.keys().cloned().collect(),
         unreadable,
+        hard_links: host.hard_linked(),
     };
     w.write_atomically(out, &meta)?;
     Ok(meta)
