@@ -8,8 +8,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use driftaudit::engine;
 use driftaudit::facts::{gather, Entry, Needs};
 use driftaudit::host::Host;
+use driftaudit::policy::PolicySet;
+use driftaudit::report::Status;
 
 fn find_tool(name: &str) -> Option<PathBuf> {
     let path = std::env::var("PATH").unwrap_or_default();
@@ -107,6 +110,45 @@ fn start(mariadbd: &Path, admin: &Path, cnf: &Path, work: &Path) -> Server {
         std::thread::sleep(Duration::from_millis(100));
     }
     server
+}
+
+/// Start mariadbd on `cnf` (with the test's datadir); true if it came up.
+/// Returns the error log.
+fn starts(t: &(PathBuf, PathBuf, PathBuf, PathBuf), work: &Path, cnf: &str) -> (bool, String) {
+    let (mariadbd, _, _, admin) = t;
+    let f = work.join("refused.cnf");
+    write(&f, cnf);
+    let sock = work.join("s.sock");
+    let _ = std::fs::remove_file(&sock);
+    let log = work.join("err.log");
+    let _ = std::fs::remove_file(&log);
+    let mut child = Command::new(mariadbd)
+        .arg(format!("--defaults-file={}", f.display()))
+        .arg(format!("--datadir={}", work.join("data").display()))
+        .arg(format!("--socket={}", sock.display()))
+        .arg("--skip-networking")
+        .arg(format!("--pid-file={}", work.join("p.pid").display()))
+        .arg(format!("--log-error={}", log.display()))
+        .arg("--user=root")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn mariadbd");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Ok(Some(_)) = child.try_wait() {
+            return (false, std::fs::read_to_string(&log).unwrap_or_default());
+        }
+        if sock.exists() || Instant::now() > deadline {
+            drop(Server {
+                child,
+                sock,
+                admin: admin.clone(),
+            });
+            return (true, std::fs::read_to_string(&log).unwrap_or_default());
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 fn write(p: &Path, text: &str) {
@@ -260,4 +302,131 @@ fn predicted_values_equal_the_running_server() {
         other => panic!("{other:?}"),
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+
+    // 3: values the server rounds to its block size, clamps to its minimum or
+    // maximum, unique prefixes, and `skip-`/`enable-` with `=0`. The server
+    // runs exactly what driftaudit predicts, and the drift rule is silent.
+    let host = run_case(
+        &t,
+        work,
+        concat!(
+            "[mysqld]\n",
+            "max_allowed_packet = 1000000\n",
+            "read_buffer_size = 200000\n",
+            "join_buffer_size = 1000\n",
+            "key_buffer = 10000000\n",
+            "sort_buffer_size = 100\n",
+            "max_binlog_size = 2G\n",
+            "thread_cache = 20000\n",
+            "max_connections = 300\n",
+            "table_open_cache = 5\n",
+            "long_query_time = 1e9\n",
+            "myisam-recover = BACKUP\n",
+            "skip-local-infile = 0\n",
+            "enable-innodb-file-per-table = 0\n",
+            "disable-innodb-stats-on-metadata = 0\n",
+            "innodb_buffer_pool_size = 100000000\n",
+            "net_buffer_length = 5000\n",
+            "query_cache_limit = 3000\n",
+            "tmp_table_size = 1000\n",
+            "innodb_log_buffer_size = 3000000\n",
+            "wait_timeout = 0\n",
+            "[mariadb-10.11]\n",
+            "interactive_timeout = 200\n",
+            "[mysqld-8.0]\n",
+            "interactive_timeout = 999\n",
+        ),
+        &[],
+    );
+    let keys = [
+        "max_allowed_packet",
+        "read_buffer_size",
+        "join_buffer_size",
+        "key_buffer_size",
+        "sort_buffer_size",
+        "max_binlog_size",
+        "thread_cache_size",
+        "max_connections",
+        "table_open_cache",
+        "long_query_time",
+        "myisam_recover_options",
+        "local_infile",
+        "innodb_file_per_table",
+        "innodb_stats_on_metadata",
+        "innodb_buffer_pool_size",
+        "net_buffer_length",
+        "query_cache_limit",
+        "tmp_table_size",
+        "innodb_log_buffer_size",
+        "wait_timeout",
+        "interactive_timeout",
+    ];
+    let problems = check(&host, &keys);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    let facts = gather(&host, &Needs::default());
+    match facts.namespaces["mycnf_effective"].get("max_allowed_packet") {
+        Some(Entry::Set(s)) => {
+            assert_eq!(s.value.as_f64(), Some(999424.0));
+            assert!(
+                s.note.as_deref().unwrap_or("").contains("block size 1024"),
+                "{:?}",
+                s.note
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    let mut policies = PolicySet::builtin().expect("built-in policies");
+    policies
+        .filter(&["mysql.config-runtime-drift".to_string()], &[])
+        .unwrap();
+    let report = engine::audit_host(&policies, &host);
+    let drift: Vec<_> = report
+        .findings
+        .iter()
+        .filter(|f| f.rule == "mysql.config-runtime-drift")
+        .collect();
+    assert!(drift.iter().all(|f| f.status == Status::Pass), "{drift:#?}");
+    assert!(!drift.is_empty());
+    // 4: values the server refuses. It does not start, and driftaudit says so
+    // with the line.
+    for (cnf, line) in [
+        ("[mysqld]\nmax_connections = 77 ;comment\n", 2),
+        ("[mysqld]\n\ninnodb_buffer_pool_load_abort\n", 3),
+        ("[mysqld]\ninnodb_buffer_pool_size = 5M\n", 2),
+        ("[mysqld]\nread = 1\n", 2),
+        ("[mysqld]\ninnodb_buffer_pool = 1G\n", 2),
+        ("[mysqld]\nmax_connections = -5\n", 2),
+    ] {
+        let (started, log) = starts(&t, work, cnf);
+        assert!(!started, "mariadbd started with {cnf:?}: {log}");
+        let snap = work.join("snap-refused");
+        let _ = std::fs::remove_dir_all(&snap);
+        write(&snap.join("etc/my.cnf"), cnf);
+        write(
+            &snap.join("captures/mysql-variables.tsv"),
+            "version\t10.11.19-MariaDB-0+deb12u1\n",
+        );
+        let facts = gather(&Host::snapshot(&snap).unwrap(), &Needs::default());
+        assert!(
+            facts
+                .issues
+                .iter()
+                .any(|i| i.line == Some(line) && i.message.contains("refuses to start")),
+            "{cnf:?}: server log {log}\ndriftaudit: {:#?}",
+            facts.issues
+        );
+    }
+
+    // The prefixes are named, as the server names them.
+    for p in ["key_buffer", "thread_cache", "myisam-recover"] {
+        assert!(
+            facts
+                .issues
+                .iter()
+                .any(|i| i.message.contains(&format!("`{p}` is read as"))
+                    && i.message.contains("error-prone")),
+            "{p}: {:#?}",
+            facts.issues
+        );
+    }
 }

@@ -434,3 +434,274 @@ fn drift_normalises_units_and_booleans_end_to_end() {
         d.fix
     );
 }
+
+/// `(key, status)` of the drift rule's findings, input findings' texts.
+fn drift_and_inputs(f: &[Finding]) -> (Vec<(String, Status)>, Vec<String>) {
+    (
+        f.iter()
+            .filter(|x| x.rule == "mysql.config-runtime-drift")
+            .map(|x| (x.subject.join(","), x.status))
+            .collect(),
+        f.iter()
+            .filter(|x| x.rule == "driftaudit.input")
+            .map(|x| format!("{:?} {}", x.status, x.explanation))
+            .collect(),
+    )
+}
+
+#[test]
+fn server_rounding_and_clamping_is_not_runtime_drift() {
+    // MariaDB 10.11: driftaudit knows the limits and predicts the exact value.
+    let cnf = "[mysqld]\ndatadir = /var/lib/mysql\nmax_allowed_packet = 1000000\nsort_buffer_size = 100\nmax_binlog_size = 2G\nkey_buffer_size = 10000000\n";
+    let vars = "version\t10.11.19-MariaDB-0+deb12u1\nmax_allowed_packet\t999424\nsort_buffer_size\t1024\nmax_binlog_size\t1073741824\nkey_buffer_size\t9998336\n";
+    let dir = server(cnf, Some(vars), "1\t/var/lib/mysql\n", MEM_16G);
+    let f = audit(dir.path());
+    let (drift, inputs) = drift_and_inputs(&f);
+    assert_eq!(drift, [(String::new(), Status::Pass)], "{f:#?}");
+    // The clamps the server warns about are noted with its numbers.
+    assert!(
+        inputs
+            .iter()
+            .any(|i| i.contains("`max_binlog_size`") && i.contains("above the maximum 1073741824")),
+        "{inputs:#?}"
+    );
+    // A value the server did not derive from the file is still drift.
+    let dir = server(
+        cnf,
+        Some(&vars.replace("999424", "2097152")),
+        "1\t/var/lib/mysql\n",
+        MEM_16G,
+    );
+    let (drift, _) = drift_and_inputs(&audit(dir.path()));
+    assert_eq!(
+        drift,
+        [("max_allowed_packet".to_string(), Status::Fail)],
+        "{drift:?}"
+    );
+
+    // MySQL 8.0: no limits table, so a differing number is the server's own
+    // adjustment, said as such, not "SET GLOBAL or not restarted".
+    let vars = "version\t8.0.36\nmax_allowed_packet\t999424\nmax_binlog_size\t1073741824\nsort_buffer_size\t32768\nkey_buffer_size\t9998336\n";
+    let dir = server(cnf, Some(vars), "1\t/var/lib/mysql\n", MEM_16G);
+    let (drift, inputs) = drift_and_inputs(&audit(dir.path()));
+    assert_eq!(drift, [(String::new(), Status::Pass)], "{drift:?}");
+    assert!(
+        inputs.iter().any(|i| i.contains("`max_binlog_size`")
+            && i.contains("the server adjusted it")
+            && i.contains("MySQL 8.0.36")),
+        "{inputs:#?}"
+    );
+}
+
+#[test]
+fn connections_lowered_for_the_open_files_limit_are_not_drift() {
+    let cnf =
+        "[mysqld]\ndatadir = /var/lib/mysql\nmax_connections = 5000\ntable_open_cache = 4000\n";
+    let vars = |ofl: &str, conns: &str| {
+        format!("version\t10.11.19-MariaDB-0+deb12u1\nopen_files_limit\t{ofl}\nmax_connections\t{conns}\ntable_open_cache\t4000\ntable_open_cache_instances\t1\n")
+    };
+    let dir = server(
+        cnf,
+        Some(&vars("4096", "3686")),
+        "1\t/var/lib/mysql\n",
+        MEM_16G,
+    );
+    let (drift, inputs) = drift_and_inputs(&audit(dir.path()));
+    assert_eq!(drift, [(String::new(), Status::Pass)], "{drift:?}");
+    assert!(
+        inputs
+            .iter()
+            .any(|i| i.contains("`max_connections`") && i.contains("open-files limit 4096")),
+        "{inputs:#?}"
+    );
+    // With room for every connection, a lower running value is a SET GLOBAL.
+    let dir = server(
+        cnf,
+        Some(&vars("1048576", "3686")),
+        "1\t/var/lib/mysql\n",
+        MEM_16G,
+    );
+    let (drift, _) = drift_and_inputs(&audit(dir.path()));
+    assert_eq!(drift, [("max_connections".to_string(), Status::Fail)]);
+}
+
+fn mycnf_effective(dir: &Path, key: &str) -> driftaudit::facts::Entry {
+    let h = Host::snapshot(dir).unwrap();
+    let facts = driftaudit::facts::gather(&h, &driftaudit::facts::Needs::default());
+    facts.namespaces["mycnf_effective"]
+        .get(key)
+        .cloned()
+        .unwrap_or_else(|| panic!("{key} not in mycnf_effective"))
+}
+
+fn number(e: &driftaudit::facts::Entry) -> Option<f64> {
+    match e {
+        driftaudit::facts::Entry::Set(s) => s.value.as_f64(),
+        _ => None,
+    }
+}
+
+const DPKG_MARIADB: &str = "Package: mariadb-common\nStatus: install ok installed\nVersion: 1:10.11.19-0+deb12u1\n\nPackage: mariadb-server-core\nStatus: install ok installed\nPriority: optional\nVersion: 1:10.11.19-0+deb12u1\n\nPackage: mysql-server-core-8.0\nStatus: deinstall ok config-files\nVersion: 8.0.36-0ubuntu0.22.04.1\n";
+
+#[test]
+fn versioned_groups_without_a_capture_use_the_installed_version_or_are_unknown() {
+    let cnf = "[mysqld]\nwait_timeout = 100\n[mariadb-10.11]\nwait_timeout = 200\n[mysqld-8.0]\nwait_timeout = 300\n";
+    // The dpkg database says MariaDB 10.11 is installed: [mariadb-10.11] applies.
+    let dir = snapshot(&[("/etc/my.cnf", cnf), ("/var/lib/dpkg/status", DPKG_MARIADB)]);
+    assert_eq!(
+        number(&mycnf_effective(dir.path(), "wait_timeout")),
+        Some(200.0)
+    );
+    // MySQL 8.0 installed (older Ubuntu naming), read by its own groups.
+    let dpkg = "Package: mysql-server-core-8.0\nStatus: install ok installed\nVersion: 8.0.36-0ubuntu0.22.04.1\n";
+    let dir = snapshot(&[("/etc/my.cnf", cnf), ("/var/lib/dpkg/status", dpkg)]);
+    assert_eq!(
+        number(&mycnf_effective(dir.path(), "wait_timeout")),
+        Some(300.0)
+    );
+    // No package database: the upgrade-info file in the data directory.
+    let dir = snapshot(&[
+        ("/etc/my.cnf", cnf),
+        ("/var/lib/mysql/mariadb_upgrade_info", "10.11.6-MariaDB\0"),
+    ]);
+    assert_eq!(
+        number(&mycnf_effective(dir.path(), "wait_timeout")),
+        Some(200.0)
+    );
+    // Nothing says which version: the value is unknown, never the 100 that
+    // ignores the versioned groups.
+    let dir = snapshot(&[("/etc/my.cnf", cnf)]);
+    match mycnf_effective(dir.path(), "wait_timeout") {
+        driftaudit::facts::Entry::Unreadable { reason, evidence } => {
+            assert!(reason.contains("[mysqld-8.0]"), "{reason}");
+            assert!(reason.contains("version is unknown"), "{reason}");
+            assert_eq!(evidence[0].to_string(), "/etc/my.cnf:6");
+        }
+        other => panic!("{other:?}"),
+    }
+    // A later line in a group every version reads decides it anyway.
+    let dir = snapshot(&[(
+        "/etc/my.cnf",
+        &format!("{cnf}[mysqld]\nwait_timeout = 50\n"),
+    )]);
+    assert_eq!(
+        number(&mycnf_effective(dir.path(), "wait_timeout")),
+        Some(50.0)
+    );
+}
+
+#[test]
+fn unique_prefixes_are_the_options_they_abbreviate() {
+    let cnf = "[mysqld]\nkey_buffer = 64M\nthread_cache = 8\nmyisam-recover = BACKUP\nread = 1\n";
+    let dir = server(
+        cnf,
+        Some("version\t10.11.19-MariaDB-0+deb12u1\n"),
+        "1\t/var/lib/mysql\n",
+        MEM_16G,
+    );
+    assert_eq!(
+        number(&mycnf_effective(dir.path(), "key_buffer_size")),
+        Some(67108864.0)
+    );
+    assert_eq!(
+        number(&mycnf_effective(dir.path(), "thread_cache_size")),
+        Some(8.0)
+    );
+    let h = Host::snapshot(dir.path()).unwrap();
+    let facts = driftaudit::facts::gather(&h, &driftaudit::facts::Needs::default());
+    let notes: Vec<&str> = facts.issues.iter().map(|i| i.message.as_str()).collect();
+    assert!(
+        notes.iter().any(
+            |m| m.contains("`myisam-recover` is read as `myisam_recover_options`")
+                && m.contains("error-prone")
+        ),
+        "{notes:#?}"
+    );
+    let amb = facts
+        .issues
+        .iter()
+        .find(|i| i.message.contains("`read` is ambiguous"))
+        .expect("ambiguous prefix reported");
+    assert_eq!(amb.line, Some(5));
+    assert_eq!(amb.level, driftaudit::facts::IssueLevel::Problem);
+    assert!(amb.message.contains("refuses to start"), "{}", amb.message);
+}
+
+#[test]
+fn skip_and_enable_with_zero_invert_like_the_server() {
+    let cnf = "[mysqld]\nskip-local-infile = 0\nenable-innodb-file-per-table = 0\ndisable-innodb-stats-on-metadata = 1\nskip-symbolic-links = OFF\n";
+    let dir = snapshot(&[("/etc/my.cnf", cnf)]);
+    let h = Host::snapshot(dir.path()).unwrap();
+    let facts = driftaudit::facts::gather(&h, &driftaudit::facts::Needs::default());
+    let get = |k: &str| match facts.namespaces["mycnf"].get(k) {
+        Some(driftaudit::facts::Entry::Set(s)) => s.value.clone(),
+        other => panic!("{k}: {other:?}"),
+    };
+    use driftaudit::value::Value;
+    assert_eq!(get("local_infile"), Value::Bool(true));
+    assert_eq!(get("innodb_file_per_table"), Value::Bool(false));
+    assert_eq!(get("innodb_stats_on_metadata"), Value::Bool(false));
+    assert_eq!(get("symbolic_links"), Value::Bool(false));
+    assert!(
+        !facts
+            .issues
+            .iter()
+            .any(|i| i.message.contains("takes no value")),
+        "{:#?}",
+        facts.issues
+    );
+}
+
+#[test]
+fn values_the_server_refuses_say_it_will_not_start() {
+    let cnf = "[mysqld]\nmax_connections = 77 ;comment\ninnodb_buffer_pool_load_abort\ninnodb_buffer_pool_size = 5M\nloose-max_allowed_packet = 1x\n";
+    let dir = server(
+        cnf,
+        Some("version\t10.11.19-MariaDB-0+deb12u1\n"),
+        "1\t/var/lib/mysql\n",
+        MEM_16G,
+    );
+    let h = Host::snapshot(dir.path()).unwrap();
+    let facts = driftaudit::facts::gather(&h, &driftaudit::facts::Needs::default());
+    let problem = |line: usize| {
+        facts
+            .issues
+            .iter()
+            .find(|i| {
+                i.line == Some(line)
+                    && i.level == driftaudit::facts::IssueLevel::Problem
+                    && i.message.contains("refuses to start")
+            })
+            .unwrap_or_else(|| panic!("line {line}: {:#?}", facts.issues))
+    };
+    assert!(problem(2).message.contains("unknown suffix"));
+    assert!(problem(3).message.contains("requires an argument"));
+    assert!(problem(4).message.contains("6 MiB"));
+    for k in [
+        "max_connections",
+        "innodb_buffer_pool_load_abort",
+        "innodb_buffer_pool_size",
+    ] {
+        assert!(
+            matches!(
+                mycnf_effective(dir.path(), k),
+                driftaudit::facts::Entry::Unreadable { .. }
+            ),
+            "{k}"
+        );
+    }
+    // `loose-` turns a refused value into an ignored line, not a failed start.
+    let loose = facts
+        .issues
+        .iter()
+        .find(|i| i.line == Some(5))
+        .expect("loose line reported");
+    assert!(
+        loose.message.contains("ignores this line"),
+        "{}",
+        loose.message
+    );
+    assert!(facts.namespaces["mycnf_effective"]
+        .get("max_allowed_packet")
+        .is_none());
+}

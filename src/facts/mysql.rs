@@ -13,6 +13,8 @@ use crate::parse::mycnf::{self, canonical_option, Directive, StopKind};
 use crate::parse::mysqlvars;
 use crate::value::{format_size, Value};
 
+pub mod limits;
+
 use super::{
     is_secret_key, Entry, Evidence, Facts, FileIssue, Namespace, Needs, Setting, REDACTED,
 };
@@ -62,10 +64,20 @@ pub struct OptionSet {
     /// stripped, `skip_`/`disable_`/`enable_` folded into a boolean); last
     /// value wins; evidence lists the winner first, then earlier assignments.
     pub namespace: Namespace,
+    /// The options the server accepts, keyed like `namespace`: a line the
+    /// server ignores (a `loose-` option with a value it refuses) does not
+    /// override, and an option whose value makes the server refuse to start
+    /// is unreadable with that reason. Numeric limits are not applied yet
+    /// (see `gather`).
+    pub effective: Namespace,
     /// Host paths read, in order (a file included twice appears twice).
     pub files_read: Vec<String>,
     /// Groups seen in the files but not read (lowercase), e.g. `client`, `mysqld-8.0`.
     pub skipped_groups: BTreeSet<String>,
+    /// Options (names and lines; no values) in versioned server groups
+    /// (`[mysqld-8.0]`, `[mariadb-10.11]`) that were not read, each with the
+    /// number of `argv` options read before it.
+    pub versioned: Vec<(usize, RawOption)>,
     /// When mysqld would refuse to start because of the option files: why,
     /// with file and line. Options after that point are not in `argv`.
     pub fatal: Option<String>,
@@ -161,6 +173,7 @@ struct Resolver<'a> {
     fatal: Option<String>,
     reported: BTreeSet<String>,
     budget_exhausted: bool,
+    versioned: Vec<(usize, RawOption)>,
 }
 
 enum FileResult {
@@ -251,18 +264,32 @@ impl Resolver<'_> {
         }
         stack.push(resolved.clone());
         let mut accepted = false;
+        let mut versioned = false;
         let mut group = String::new();
         let mut result = FileResult::Read;
         for d in parsed.directives {
             match d {
                 Directive::Group { name, .. } => {
                     accepted = self.groups.contains(&name.to_lowercase());
+                    versioned = !accepted && is_versioned_group(&name.to_lowercase());
                     if !accepted {
                         self.skipped_groups.insert(name.to_lowercase());
                     }
                     group = name;
                 }
                 Directive::Option { name, value, line } => {
+                    if versioned && self.versioned.len() < MAX_FILES_READ {
+                        self.versioned.push((
+                            self.argv.len(),
+                            RawOption {
+                                arg: String::new(),
+                                name: name.clone(),
+                                value: None,
+                                group: group.clone(),
+                                evidence: Evidence::line(path, line),
+                            },
+                        ));
+                    }
                     if accepted {
                         let secret =
                             is_secret_key(&name) || is_secret_key(&canonical_option(&name).name);
@@ -395,6 +422,14 @@ fn stop_consequence(depth: usize) -> &'static str {
     }
 }
 
+/// `[mysqld-X.Y]`, `[mariadb-X.Y]`, `[mariadbd-X.Y]`: read only by that version.
+fn is_versioned_group(g: &str) -> bool {
+    ["mysqld-", "mariadb-", "mariadbd-"].iter().any(|p| {
+        g.strip_prefix(p)
+            .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+    })
+}
+
 /// `fn_ext(name) == ".cnf"`: the extension after the last dot.
 fn has_cnf_ext(name: &str) -> bool {
     name.rfind('.').is_some_and(|i| &name[i..] == ".cnf")
@@ -410,6 +445,18 @@ pub fn effective_options(
     groups: &[String],
     facts_issues: &mut Vec<FileIssue>,
 ) -> OptionSet {
+    effective_options_as(host, files, groups, &ReadAs::version(None), facts_issues)
+}
+
+/// [`effective_options`] with names and values read as `read` says (the
+/// server version's option table).
+pub fn effective_options_as(
+    host: &Host,
+    files: &[&str],
+    groups: &[String],
+    read: &ReadAs,
+    facts_issues: &mut Vec<FileIssue>,
+) -> OptionSet {
     let mut r = Resolver {
         host,
         groups: groups.iter().map(|g| g.to_lowercase()).collect(),
@@ -420,6 +467,7 @@ pub fn effective_options(
         fatal: None,
         reported: BTreeSet::new(),
         budget_exhausted: false,
+        versioned: Vec::new(),
     };
     for f in files {
         let mut stack = Vec::new();
@@ -428,12 +476,14 @@ pub fn effective_options(
             break;
         }
     }
-    let namespace = build_namespace(&r.argv, r.issues);
+    let (namespace, effective) = build_namespaces(&r.argv, read, r.issues);
     OptionSet {
         argv: r.argv,
         namespace,
+        effective,
         files_read: r.files_read,
         skipped_groups: r.skipped_groups,
+        versioned: r.versioned,
         fatal: r.fatal,
     }
 }
@@ -580,55 +630,284 @@ const CUMULATIVE: &[&str] = &[
     "early_plugin_load",
 ];
 
-fn build_namespace(argv: &[RawOption], issues: &mut Vec<FileIssue>) -> Namespace {
+/// How option names and values are read: with the option table of the
+/// server version when driftaudit has one (prefixes, ambiguity, which
+/// options need a value, value types), else by name alone.
+#[derive(Debug, Clone, Copy)]
+pub struct ReadAs {
+    /// The table used for names.
+    pub table: Option<&'static limits::ServerTable>,
+    /// The table is used although the server version is unknown (no runtime
+    /// capture, nothing on disk): findings say so.
+    pub assumed: bool,
+    /// Apply the table's numeric limits (only for a known version).
+    pub limits: bool,
+}
+
+impl ReadAs {
+    /// For a known or unknown server version.
+    pub fn version(v: Option<&ServerVersion>) -> ReadAs {
+        match v {
+            Some(v) => ReadAs {
+                table: limits::table_for(v),
+                assumed: false,
+                limits: true,
+            },
+            None => ReadAs {
+                table: limits::table_for(&ServerVersion {
+                    parts: [10, 11, 0],
+                    mariadb: true,
+                }),
+                assumed: true,
+                limits: false,
+            },
+        }
+    }
+
+    fn caveat(&self) -> String {
+        match (self.table, self.assumed) {
+            (Some(t), true) => format!(
+                " (the server version is unknown; read as {} reads it)",
+                t.label
+            ),
+            _ => String::new(),
+        }
+    }
+
+    fn label(&self) -> &'static str {
+        self.table.map_or("the server", |t| t.label)
+    }
+}
+
+/// One option name as the server resolves it.
+struct NameRead {
+    /// Namespace key.
+    key: String,
+    /// `loose-`: a refused value is ignored with a warning.
+    loose: bool,
+    /// `skip-`/`disable-`/`enable-`: the boolean the prefix gives (with the
+    /// value `0` inverting it).
+    forced: Option<bool>,
+    /// The option's entry in the table.
+    spec: Option<&'static limits::OptionSpec>,
+    /// The unique prefix written instead of the full name.
+    prefix: Option<String>,
+    /// Why the server refuses the name (ambiguous prefix).
+    ambiguous: Option<String>,
+}
+
+fn read_name(read: &ReadAs, raw: &str, value: Option<&str>) -> NameRead {
+    let fallback = || {
+        let c = canonical_option(raw);
+        NameRead {
+            key: c.name,
+            loose: c.loose,
+            forced: c.forced.map(|b| limits::forced_value(b, value)),
+            spec: None,
+            prefix: None,
+            ambiguous: None,
+        }
+    };
+    let Some(table) = read.table else {
+        return fallback();
+    };
+    let norm = crate::parse::mycnf::normalize_name(raw);
+    match table.resolve(&norm) {
+        limits::Lookup::Found(r) => {
+            let forced = match r.special {
+                Some(limits::Special::Skip | limits::Special::Disable) => {
+                    Some(limits::forced_value(false, value))
+                }
+                Some(limits::Special::Enable) => Some(limits::forced_value(true, value)),
+                _ => None,
+            };
+            let key = match r.special {
+                Some(limits::Special::Maximum) => format!("maximum_{}", r.name),
+                Some(limits::Special::Autoset) => format!("autoset_{}", r.name),
+                _ => r.name.clone(),
+            };
+            let spec = match r.special {
+                Some(limits::Special::Maximum | limits::Special::Autoset) => None,
+                _ => table.get(&r.name),
+            };
+            NameRead {
+                key,
+                loose: r.loose,
+                forced,
+                spec,
+                prefix: r.prefix,
+                ambiguous: None,
+            }
+        }
+        limits::Lookup::Ambiguous {
+            written,
+            candidates,
+            pass,
+        } => {
+            let effect = match pass.strip_prefix("plugin:") {
+                None => "the server refuses to start".to_string(),
+                Some("innodb") => "the server disables InnoDB (\"Parsing options for plugin 'InnoDB' failed\") and, InnoDB being the default storage engine, refuses to start".to_string(),
+                Some(p) => format!("the server disables the {p} plugin (\"Parsing options for plugin failed\")"),
+            };
+            NameRead {
+                ambiguous: Some(format!(
+                    "`{raw}` is ambiguous: `{written}` is the beginning of `{}` and `{}`, so {effect} (\"ambiguous option '--{raw}'\"){}; write the full name",
+                    candidates[0],
+                    candidates[1],
+                    read.caveat()
+                )),
+                ..fallback()
+            }
+        }
+        limits::Lookup::Unknown => fallback(),
+    }
+}
+
+/// What the server does with one occurrence of an option.
+enum Accept {
+    /// Takes it as `mycnf` types it.
+    AsTyped,
+    /// Takes it with this value.
+    Value(Value),
+    /// Ignores this line with a warning.
+    Ignored,
+}
+
+/// Read the value of one occurrence as the server does; `Err`: the server
+/// refuses it.
+fn server_value(name: &NameRead, value: Option<&str>) -> Result<Accept, String> {
+    let Some(spec) = name.spec else {
+        return Ok(Accept::AsTyped);
+    };
+    if let Some(b) = name.forced {
+        return Ok(Accept::Value(match spec.kind {
+            limits::Kind::Int | limits::Kind::Uint | limits::Kind::Double => {
+                Value::Number(if b { 1.0 } else { 0.0 })
+            }
+            _ => Value::Bool(b),
+        }));
+    }
+    let Some(v) = value else {
+        if spec.arg == limits::Arg::Required {
+            return Err(format!(
+                "option '--{}' requires an argument",
+                spec.name.replace('_', "-")
+            ));
+        }
+        return Ok(Accept::AsTyped);
+    };
+    match spec.kind {
+        limits::Kind::Uint | limits::Kind::Int => {
+            let n = limits::getopt_int(v, spec.kind == limits::Kind::Uint)?;
+            Ok(Accept::Value(if is_size_option(&spec.name) {
+                Value::Size(n)
+            } else {
+                Value::Number(n)
+            }))
+        }
+        limits::Kind::Double => Ok(Accept::Value(Value::Number(limits::getopt_double(v)?))),
+        // A flag boolean (`arg` none) ignores a value it does not know ("ignoring
+        // option due to invalid value"); the others set OFF with a warning.
+        limits::Kind::Bool if spec.arg == limits::Arg::None => Ok(mycnf::parse_bool(v)
+            .map(|b| Accept::Value(Value::Bool(b)))
+            .unwrap_or(Accept::Ignored)),
+        _ => Ok(Accept::AsTyped),
+    }
+}
+
+/// The `mycnf` namespace (every occurrence, last wins, as `my_print_defaults`
+/// hands it over) and the start of `mycnf_effective` (only the occurrences
+/// the server accepts; an option whose value the server refuses is
+/// unreadable: the server does not start).
+fn build_namespaces(
+    argv: &[RawOption],
+    read: &ReadAs,
+    issues: &mut Vec<FileIssue>,
+) -> (Namespace, Namespace) {
     let mut ns = Namespace::new(
         "no option file the server reads sets this option: the compiled-in default applies",
     );
     ns.canonicalize = Some(canonical_name);
-    let mut out: BTreeMap<String, Setting> = BTreeMap::new();
+    let mut eff = ns.clone();
+    // Occurrences per key, in read order; the winner is the last. Building
+    // the evidence once at the end keeps this linear in the number of lines.
+    let mut out: BTreeMap<String, (Setting, Vec<Evidence>)> = BTreeMap::new();
+    let mut eff_out: BTreeMap<String, (Setting, Vec<Evidence>)> = BTreeMap::new();
+    let mut refused: BTreeMap<String, (String, Evidence)> = BTreeMap::new();
     for o in argv {
-        let c = canonical_option(&o.name);
-        if c.name.is_empty() {
+        let name = read_name(read, &o.name, o.value.as_deref());
+        if name.key.is_empty() {
             continue;
         }
         let ev = &o.evidence;
-        let mut note_issue = |m: String| {
+        let push = |issues: &mut Vec<FileIssue>, level, m: String| {
             issues.push(FileIssue {
                 path: ev.path.clone(),
                 line: ev.line,
                 column: None,
                 message: m,
                 source: SOURCE.into(),
-                level: crate::facts::IssueLevel::Problem,
+                level,
             })
         };
-        let secret = is_secret_key(&c.name);
-        let (value, raw) = match (c.forced, &o.value) {
-            (Some(b), v) => {
-                if let Some(v) = v {
-                    note_issue(format!(
-                        "`--{}={v}`: a skip-/disable-/enable- option takes no value",
-                        o.name
-                    ));
-                }
-                (Value::Bool(b), o.name.clone())
-            }
+        if let Some(m) = &name.ambiguous {
+            push(issues, crate::facts::IssueLevel::Problem, m.clone());
+        }
+        if let Some(p) = &name.prefix {
+            push(
+                issues,
+                crate::facts::IssueLevel::Note,
+                format!(
+                    "`{}` is read as `{}`: {} accepts a unique prefix of an option name, but says \"Using unique option prefix '{p}' is error-prone and can break in the future\" (a new option with the same beginning makes it ambiguous and stops the server; MySQL 8.0 refuses prefixes){}; write `{}`",
+                    o.name,
+                    name.key,
+                    read.label(),
+                    read.caveat(),
+                    name.key
+                ),
+            );
+        }
+        let secret = is_secret_key(&name.key);
+        let (value, raw) = match (name.forced, &o.value) {
+            (Some(b), _) => (Value::Bool(b), o.name.clone()),
             (None, None) => {
-                if BOOLEANS_REQUIRING_VALUE.contains(&c.name.as_str()) {
-                    note_issue(format!(
-                        "bare `{}`: MariaDB refuses to start (\"option '--{}' requires an argument\"); write `{} = ON`",
-                        o.name,
-                        c.name.replace('_', "-"),
-                        o.name
-                    ));
+                if name.spec.is_none() && BOOLEANS_REQUIRING_VALUE.contains(&name.key.as_str()) {
+                    push(
+                        issues,
+                        crate::facts::IssueLevel::Problem,
+                        format!(
+                            "bare `{}`: MariaDB refuses to start (\"option '--{}' requires an argument\"); write `{} = ON`",
+                            o.name,
+                            name.key.replace('_', "-"),
+                            o.name
+                        ),
+                    );
                 }
                 (Value::Bool(true), o.name.clone())
             }
             (None, Some(v)) if secret => (Value::Str(v.clone()), v.clone()),
             (None, Some(v)) => {
-                let (value, warn) = typed_option(&c.name, v);
-                if let Some(w) = warn {
-                    note_issue(format!("`{}`: {w}", o.name));
+                let (value, warn) = match name.spec.map(|s| s.kind) {
+                    Some(limits::Kind::Bool) => match mycnf::parse_bool(v) {
+                        Ok(b) => (Value::Bool(b), None),
+                        Err(b) => (
+                            Value::Bool(b),
+                            Some(format!("boolean value `{v}` is not recognised: the server sets OFF (use 1/0, ON/OFF, TRUE/FALSE)")),
+                        ),
+                    },
+                    _ => typed_option(&name.key, v),
+                };
+                // A value the server refuses or ignores is reported below, once.
+                let reported_below = !matches!(
+                    server_value(&name, Some(v)),
+                    Ok(Accept::AsTyped | Accept::Value(_))
+                );
+                if let Some(w) = warn.filter(|_| !reported_below) {
+                    push(
+                        issues,
+                        crate::facts::IssueLevel::Problem,
+                        format!("`{}`: {w}", o.name),
+                    );
                 }
                 (value, v.clone())
             }
@@ -638,32 +917,126 @@ fn build_namespace(argv: &[RawOption], issues: &mut Vec<FileIssue>) -> Namespace
         } else {
             (value, raw)
         };
-        let mut s = Setting::new(value, raw, o.evidence.clone());
-        if let Some(prev) = out.remove(&c.name) {
+        let s = Setting::new(value, raw, o.evidence.clone());
+        // What the server does with this occurrence.
+        let accepted = match server_value(&name, o.value.as_deref()) {
+            Ok(Accept::AsTyped) => Some(s.clone()),
+            Ok(Accept::Value(v)) if !secret => {
+                let mut t = s.clone();
+                t.value = v;
+                Some(t)
+            }
+            Ok(Accept::Value(_)) => Some(s.clone()),
+            Ok(Accept::Ignored) => {
+                push(
+                    issues,
+                    crate::facts::IssueLevel::Problem,
+                    format!(
+                        "`{}`: {} ignores this line (\"ignoring option '--{}' due to invalid value\"; use 1/0, ON/OFF, TRUE/FALSE){}",
+                        o.name,
+                        read.label(),
+                        name.key.replace('_', "-"),
+                        read.caveat()
+                    ),
+                );
+                None
+            }
+            Err(why) if name.loose => {
+                push(
+                    issues,
+                    crate::facts::IssueLevel::Problem,
+                    format!(
+                        "`{}`: {why}; being `loose-`, {} ignores this line with a warning instead of refusing to start{}",
+                        o.name,
+                        read.label(),
+                        read.caveat()
+                    ),
+                );
+                None
+            }
+            Err(why) => {
+                let shown = if secret {
+                    o.name.clone()
+                } else {
+                    o.arg.trim_start_matches('-').to_string()
+                };
+                let why = if secret {
+                    "the server refuses its value".to_string()
+                } else {
+                    why
+                };
+                push(
+                    issues,
+                    crate::facts::IssueLevel::Problem,
+                    format!(
+                        "`{shown}`: {why}: the server refuses to start (\"Error while setting value\" / \"Aborting\"){}",
+                        read.caveat()
+                    ),
+                );
+                refused.entry(name.key.clone()).or_insert_with(|| {
+                    (
+                        format!("`{shown}` at {}: {why}", o.evidence),
+                        o.evidence.clone(),
+                    )
+                });
+                None
+            }
+        };
+        if let Some(prev) = out.get(&name.key) {
             // Overriding across files is how conf.d layouts work; only a second,
             // different value in the same file is suspicious. Cumulative options
             // (plugin_load_add, replicate_*) add up and are never overrides.
-            let same_file = prev
-                .evidence
-                .first()
-                .is_some_and(|e| e.path == s.evidence[0].path);
+            let prev = &prev.0;
+            let same_file = prev.evidence[0].path == s.evidence[0].path;
             if same_file
-                && !CUMULATIVE.contains(&c.name.as_str())
+                && !CUMULATIVE.contains(&name.key.as_str())
                 && !prev.value.loosely_equals(&s.value)
             {
-                if let Some(first) = prev.evidence.first() {
-                    note_issue(format!(
-                        "`{}` set again: `{}` here overrides `{}` from {first}; the last value wins",
-                        c.name, s.raw, prev.raw
-                    ));
+                push(
+                    issues,
+                    crate::facts::IssueLevel::Problem,
+                    format!(
+                        "`{}` set again: `{}` here overrides `{}` from {}; the last value wins",
+                        name.key, s.raw, prev.raw, prev.evidence[0]
+                    ),
+                );
+            }
+        }
+        for (map, setting) in [(&mut out, Some(s)), (&mut eff_out, accepted)] {
+            let Some(setting) = setting else { continue };
+            let ev = setting.evidence[0].clone();
+            match map.get_mut(&name.key) {
+                Some((win, all)) => {
+                    *win = setting;
+                    all.push(ev);
+                }
+                None => {
+                    map.insert(name.key.clone(), (setting, vec![ev]));
                 }
             }
-            s.evidence.extend(prev.evidence);
         }
-        out.insert(c.name, s);
     }
-    ns.entries = out.into_iter().map(|(k, s)| (k, Entry::Set(s))).collect();
-    ns
+    let finish = |m: BTreeMap<String, (Setting, Vec<Evidence>)>| -> BTreeMap<String, Entry> {
+        m.into_iter()
+            .map(|(k, (mut s, mut all))| {
+                all.reverse();
+                s.evidence = all;
+                (k, Entry::Set(s))
+            })
+            .collect()
+    };
+    ns.entries = finish(out);
+    eff.entries = finish(eff_out);
+    for (k, (why, ev)) in refused {
+        eff.entries.insert(
+            k,
+            Entry::Unreadable {
+                reason: format!("the server refuses to start: {why}, so no value applies"),
+                evidence: vec![ev],
+            },
+        );
+    }
+    (ns, eff)
 }
 
 /// The data directory: `mycnf.datadir` when an option file sets it, else
@@ -819,6 +1192,115 @@ pub fn effective_buffer_pool(
     )
 }
 
+/// dpkg packages that carry the server binary, most specific first.
+const SERVER_PACKAGES: [&str; 8] = [
+    "mariadb-server-core",
+    "mariadb-server",
+    "mysql-server-core",
+    "mysql-community-server-core",
+    "mysql-server",
+    "percona-server-server",
+    "mysql-community-server",
+    "mariadb-server-10",
+];
+
+/// The installed server's version from what is on disk: the dpkg database
+/// (`/var/lib/dpkg/status`: an installed `mariadb-server-core`,
+/// `mariadb-server-core-10.5`, `mysql-server-core-8.0`, ...), else the
+/// `mariadb_upgrade_info`/`mysql_upgrade_info` file `mariadb-upgrade` leaves
+/// in the data directory. Returns the version and where it was read.
+/// RPM hosts keep their database in a format driftaudit does not read; there
+/// the upgrade-info file is the only source.
+pub fn installed_version(host: &Host, datadir: &str) -> Option<(ServerVersion, String)> {
+    if let Ok(status) = host.read_to_string("/var/lib/dpkg/status") {
+        let mut best: Option<(usize, ServerVersion, String)> = None;
+        for para in status.split("\n\n") {
+            let field = |f: &str| {
+                para.lines()
+                    .find_map(|l| l.strip_prefix(f).map(|v| v.trim().to_string()))
+            };
+            let (Some(pkg), Some(st), Some(ver)) =
+                (field("Package:"), field("Status:"), field("Version:"))
+            else {
+                continue;
+            };
+            if !st.ends_with(" installed") {
+                continue;
+            }
+            let Some(rank) = SERVER_PACKAGES.iter().position(|p| {
+                pkg == *p
+                    || pkg
+                        .strip_prefix(p)
+                        .and_then(|r| r.strip_prefix('-'))
+                        .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+            }) else {
+                continue;
+            };
+            // `1:10.11.19-0+deb12u1`: the epoch goes, the upstream version stays.
+            let upstream = ver.split_once(':').map_or(ver.as_str(), |(_, v)| v);
+            let Some(mut v) = ServerVersion::parse(upstream) else {
+                continue;
+            };
+            v.mariadb = pkg.starts_with("mariadb");
+            if best.as_ref().is_none_or(|b| rank < b.0) {
+                best = Some((
+                    rank,
+                    v,
+                    format!("installed package {pkg} {ver} (/var/lib/dpkg/status)"),
+                ));
+            }
+        }
+        if let Some((_, v, why)) = best {
+            return Some((v, why));
+        }
+    }
+    for f in ["mariadb_upgrade_info", "mysql_upgrade_info"] {
+        let path = format!("{}/{f}", datadir.trim_end_matches('/'));
+        if let Ok(t) = host.read_to_string(&path) {
+            let t = t.trim_matches(|c: char| c.is_whitespace() || c == '\0');
+            if let Some(v) = ServerVersion::parse(t) {
+                return Some((v, format!("`{t}` in {path}")));
+            }
+        }
+    }
+    None
+}
+
+/// Whether the server plausibly lowered `key` at start-up from other
+/// settings or the process's limits (beyond the per-option limits), given
+/// the configured (`effective`) and running (`rt`) values; the reason if so.
+/// MariaDB and MySQL lower max_connections and table_open_cache when the
+/// open-files limit cannot hold max_connections + 2 × table_open_cache ×
+/// instances + a few dozen descriptors ("Changed limits" in the error log),
+/// and MariaDB keeps thread_cache_size at most max_connections.
+fn startup_adjusted(key: &str, effective: &Namespace, rt: &Namespace) -> Option<String> {
+    let num = |ns: &Namespace, k: &str| match ns.get(k) {
+        Some(Entry::Set(s)) => s.value.as_f64(),
+        _ => None,
+    };
+    match key {
+        "max_connections" | "table_open_cache" => {
+            let ofl = num(rt, "open_files_limit")?;
+            let conns = num(effective, "max_connections").or(num(rt, "max_connections"))?;
+            let cache = num(effective, "table_open_cache").or(num(rt, "table_open_cache"))?;
+            let inst = num(rt, "table_open_cache_instances").unwrap_or(1.0);
+            (ofl < conns + 2.0 * cache * inst + 64.0).then(|| format!(
+                "the open-files limit {} cannot hold max_connections {} + 2 × table_open_cache {} × {} instance(s), so the server lowered it at start-up (\"Changed limits\" in the error log); raise LimitNOFILE / open_files_limit or lower the setting",
+                crate::value::format_number(ofl),
+                crate::value::format_number(conns),
+                crate::value::format_number(cache),
+                crate::value::format_number(inst)
+            ))
+        }
+        "thread_cache_size" => {
+            let conns = num(rt, "max_connections")?;
+            (num(rt, key) == Some(conns))
+                .then(|| "the server keeps thread_cache_size at most max_connections".to_string())
+        }
+        _ => None,
+    }
+}
+
 /// Gather the `mysql`, `mycnf` and `mycnf_effective` namespaces and the
 /// `mysql_version` and `mysql_datadir` facts.
 pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
@@ -837,7 +1319,6 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
                 .unwrap_or_else(|| "the runtime capture has no `version` variable".into())
         }),
     );
-    let groups = server_groups(version_text.as_deref());
 
     let mut files: Vec<String> = DEFAULT_FILES.iter().map(|s| s.to_string()).collect();
     for f in &needs.option_files {
@@ -856,19 +1337,86 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
         }
     }
     let file_refs: Vec<&str> = files.iter().map(String::as_str).collect();
-    let set = effective_options(host, &file_refs, &groups, &mut facts.issues);
-    if version.is_none() {
-        for g in &set.skipped_groups {
-            let versioned = ["mysqld-", "mariadb-", "mariadbd-"].iter().any(|p| {
-                g.strip_prefix(p)
-                    .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+
+    // Without a runtime capture the version comes from what is installed; the
+    // data directory (for its upgrade-info file) from a first read of the files.
+    let installed = match version {
+        Some(_) => None,
+        None => {
+            let mut scratch = Vec::new();
+            let probe = effective_options(host, &file_refs, &server_groups(None), &mut scratch);
+            let dd = match probe.namespace.get("datadir") {
+                Some(Entry::Set(s)) if !s.raw.is_empty() => s.raw.clone(),
+                _ => DEFAULT_DATADIR.to_string(),
+            };
+            installed_version(host, &dd)
+        }
+    };
+    let files_version = version
+        .clone()
+        .or_else(|| installed.as_ref().map(|i| i.0.clone()));
+    let groups = match (&version_text, &installed) {
+        (Some(t), _) => server_groups(Some(t)),
+        (None, Some((v, _))) => server_groups(Some(&format!(
+            "{}.{}.{}{}",
+            v.parts[0],
+            v.parts[1],
+            v.parts[2],
+            if v.mariadb { "-MariaDB" } else { "" }
+        ))),
+        (None, None) => server_groups(None),
+    };
+    let read = ReadAs::version(files_version.as_ref());
+    let set = effective_options_as(host, &file_refs, &groups, &read, &mut facts.issues);
+    if let Some((v, src)) = &installed {
+        let name = if v.mariadb { "MariaDB" } else { "MySQL" };
+        facts.issues.push(FileIssue {
+            path: set
+                .files_read
+                .first()
+                .cloned()
+                .unwrap_or_else(|| DEFAULT_FILES[0].to_string()),
+            line: None,
+            column: None,
+            message: format!(
+                "no runtime capture: option files read as {name} {}.{}.{} reads them, the version of the {src} (the running server may be older until it is restarted)",
+                v.parts[0], v.parts[1], v.parts[2]
+            ),
+            source: SOURCE.into(),
+            level: crate::facts::IssueLevel::Note,
+        });
+    }
+    // Versioned groups with no version at all: every option they set is
+    // unknown, not silently "not applied".
+    let mut unknown_versioned: BTreeMap<String, (String, Evidence)> = BTreeMap::new();
+    if files_version.is_none() {
+        let mut last_known: BTreeMap<String, usize> = BTreeMap::new();
+        for (i, o) in set.argv.iter().enumerate() {
+            last_known.insert(read_name(&read, &o.name, None).key, i);
+        }
+        for (pos, o) in &set.versioned {
+            let key = read_name(&read, &o.name, None).key;
+            // A later line in a group that is read overrides it anyway.
+            if last_known.get(&key).is_some_and(|i| i >= pos) {
+                continue;
+            }
+            unknown_versioned.insert(key, {
+                (
+                    format!(
+                        "`{}` is set in [{}] at {}, a group only that server version reads; the server version is unknown (no runtime capture, no installed server package or upgrade-info file found), so whether it applies cannot be told: capture `SHOW GLOBAL VARIABLES` (driftaudit snapshot --mysql)",
+                        o.name, o.group, o.evidence
+                    ),
+                    o.evidence.clone(),
+                )
             });
-            if versioned {
+        }
+        for g in &set.skipped_groups {
+            if is_versioned_group(g) {
                 facts.issues.push(FileIssue {
                     path: set.files_read.first().cloned().unwrap_or_else(|| DEFAULT_FILES[0].to_string()),
                     line: None,
                     column: None,
-                    message: format!("group [{g}] is read only by that server version; the version is unknown (no runtime capture), so it was not applied"),
+                    message: format!("group [{g}] is read only by that server version; the version is unknown (no runtime capture, no installed server package), so the options it sets are unknown"),
                     source: SOURCE.into(),
                     level: crate::facts::IssueLevel::Unknown,
                 });
@@ -886,17 +1434,87 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
         });
     }
 
-    let mut effective = set.namespace.clone();
+    let mut effective = set.effective.clone();
     effective.absent_means =
         "not set in any option file: the server's compiled-in default applies".into();
+    let rt = if runtime.unavailable.is_none() {
+        Some(&runtime)
+    } else {
+        None
+    };
+    // The server's numeric limits for this version (clamp, block size).
+    if let (true, Some(table)) = (read.limits, read.table) {
+        let keys: Vec<String> = effective.entries.keys().cloned().collect();
+        for key in keys {
+            if key == "innodb_buffer_pool_size" {
+                continue;
+            }
+            let Some(spec) = table.get(&key) else {
+                continue;
+            };
+            if !matches!(
+                spec.kind,
+                limits::Kind::Int | limits::Kind::Uint | limits::Kind::Double
+            ) {
+                continue;
+            }
+            let Some(Entry::Set(s)) = effective.entries.get_mut(&key) else {
+                continue;
+            };
+            let Some(n) = s.value.as_f64() else { continue };
+            let l = spec.limit(n);
+            if let Some(how) = &l.how {
+                let text = format!(
+                    "configured {} ({}); {}: {how}: {}",
+                    s.raw,
+                    crate::value::format_number(n),
+                    table.label,
+                    crate::value::format_number(l.value)
+                );
+                if l.warns {
+                    if let Some(ev) = s.evidence.first() {
+                        facts.issues.push(FileIssue {
+                            path: ev.path.clone(),
+                            line: ev.line,
+                            column: None,
+                            message: format!("`{key}`: {text} (the server logs \"adjusted to\")"),
+                            source: SOURCE.into(),
+                            level: crate::facts::IssueLevel::Note,
+                        });
+                    }
+                }
+                s.note = Some(text);
+                s.value = match s.value {
+                    Value::Size(_) => Value::Size(l.value),
+                    _ => Value::Number(l.value),
+                };
+            }
+        }
+        // MariaDB keeps thread_cache_size at most max_connections (verified:
+        // 500 with max_connections = 100 runs as 100).
+        if table.label.starts_with("MariaDB") {
+            let max_conn = match effective.entries.get("max_connections") {
+                Some(Entry::Set(s)) => s.value.as_f64(),
+                _ => None,
+            }
+            .unwrap_or(151.0);
+            if let Some(Entry::Set(s)) = effective.entries.get_mut("thread_cache_size") {
+                if let Some(n) = s.value.as_f64().filter(|n| *n > max_conn) {
+                    s.note = Some(format!(
+                        "configured {} ({}); {} keeps thread_cache_size at most max_connections: {}",
+                        s.raw,
+                        crate::value::format_number(n),
+                        table.label,
+                        crate::value::format_number(max_conn)
+                    ));
+                    s.value = Value::Number(max_conn);
+                }
+            }
+        }
+    }
     if let Some(Entry::Set(s)) = effective.entries.get_mut("innodb_buffer_pool_size") {
         if let Some(n) = s.value.as_f64() {
-            let rt = if runtime.unavailable.is_none() {
-                Some(&runtime)
-            } else {
-                None
-            };
-            let (v, how) = effective_buffer_pool(n, version.as_ref(), rt, &set.namespace);
+            let (v, how) = effective_buffer_pool(n, files_version.as_ref(), rt, &set.namespace);
             if v != n {
                 s.note = Some(format!(
                     "configured {} ({}); {how}: {} ({})",
@@ -911,33 +1529,151 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
             s.value = Value::Size(v);
         }
     }
+    // InnoDB refuses a pool below 6 MiB with 16 KiB pages (verified on
+    // MariaDB 10.11.19: "innodb_page_size=16384 requires innodb_buffer_pool_size
+    // >= 6 MiB", then "Unknown/unsupported storage engine: InnoDB", Aborting).
+    if let (true, Some(table)) = (read.limits, read.table) {
+        let page = match effective.entries.get("innodb_page_size") {
+            Some(Entry::Set(s)) => s.value.as_f64(),
+            _ => None,
+        }
+        .unwrap_or(16384.0);
+        if let Some(Entry::Set(s)) = effective.entries.get("innodb_buffer_pool_size") {
+            let min = 6.0 * MIB;
+            if page == 16384.0 && s.value.as_f64().is_some_and(|n| n < min) {
+                let ev = s.evidence[0].clone();
+                let why = format!(
+                    "innodb_buffer_pool_size {} at {ev} is below the 6 MiB InnoDB needs with 16 KiB pages: {} refuses to start (\"innodb_page_size=16384 requires innodb_buffer_pool_size >= 6 MiB\", then \"Unknown/unsupported storage engine: InnoDB\")",
+                    s.raw, table.label
+                );
+                facts.issues.push(FileIssue {
+                    path: ev.path.clone(),
+                    line: ev.line,
+                    column: None,
+                    message: why.clone(),
+                    source: SOURCE.into(),
+                    level: crate::facts::IssueLevel::Problem,
+                });
+                effective.entries.insert(
+                    "innodb_buffer_pool_size".into(),
+                    Entry::Unreadable {
+                        reason: format!("{why}, so no value applies"),
+                        evidence: vec![ev],
+                    },
+                );
+            }
+        }
+    }
     // A bare dump/load line is ON for my_print_defaults (`mycnf`), but the
     // server refuses it, so it runs with no value at all: rules on
     // `mycnf_effective` are unknown with that reason, never a passing ON.
-    for key in BOOLEANS_REQUIRING_VALUE {
-        let last = set
-            .argv
-            .iter()
-            .rev()
-            .find(|o| canonical_option(&o.name).name == key);
-        if let Some(o) =
-            last.filter(|o| o.value.is_none() && canonical_option(&o.name).forced.is_none())
-        {
-            effective.entries.insert(
-                key.to_string(),
+    // (With an option table every option that needs a value is handled this
+    // way when the namespaces are built.)
+    if read.table.is_none() {
+        for key in BOOLEANS_REQUIRING_VALUE {
+            let last = set
+                .argv
+                .iter()
+                .rev()
+                .find(|o| canonical_option(&o.name).name == key);
+            if let Some(o) =
+                last.filter(|o| o.value.is_none() && canonical_option(&o.name).forced.is_none())
+            {
+                effective.entries.insert(
+                    key.to_string(),
+                    Entry::Unreadable {
+                        reason: format!(
+                            "bare `{}` at {} (no `= ON`): the server refuses to start (\"option '--{}' requires an argument\", verified on MariaDB 10.11), so no value applies",
+                            o.name,
+                            o.evidence,
+                            key.replace('_', "-")
+                        ),
+                        evidence: vec![o.evidence.clone()],
+                    },
+                );
+            }
+        }
+    }
+    // Where the model cannot say what the server makes of a number (no
+    // limits for this version or variable, or a start-up adjustment from
+    // other settings), a running value that differs is the server's own
+    // adjustment, not drift: take it, and say so.
+    if let Some(rt) = rt {
+        let keys: Vec<String> = effective.entries.keys().cloned().collect();
+        for key in keys {
+            let modeled = read.limits && read.table.is_some_and(|t| t.get(&key).is_some());
+            let startup = startup_adjusted(&key, &effective, rt);
+            if modeled && startup.is_none() {
+                continue;
+            }
+            let Some(Entry::Set(want)) = effective.entries.get(&key) else {
+                continue;
+            };
+            let Some(Entry::Set(have)) = rt.get(&key) else {
+                continue;
+            };
+            let (Some(w), Some(h)) = (want.value.as_f64(), have.value.as_f64()) else {
+                continue;
+            };
+            if !matches!(want.value, Value::Number(_) | Value::Size(_)) || w == h {
+                continue;
+            }
+            // A start-up adjustment only ever lowers the value.
+            if modeled && h > w {
+                continue;
+            }
+            let why = match startup {
+                Some(s) => s,
+                None => format!(
+                    "driftaudit has no limits (minimum, maximum, block size) for `{key}` on {}, so it cannot predict the server's rounding; a `SET GLOBAL` since the start cannot be told apart from it",
+                    files_version
+                        .as_ref()
+                        .map(|v| format!(
+                            "{} {}.{}.{}",
+                            if v.mariadb { "MariaDB" } else { "MySQL" },
+                            v.parts[0],
+                            v.parts[1],
+                            v.parts[2]
+                        ))
+                        .unwrap_or_else(|| "this server".into())
+                ),
+            };
+            let ev = want.evidence[0].clone();
+            let text = format!(
+                "configured {} ({}) at {ev}, the server runs {}: the server adjusted it ({why})",
+                want.raw,
+                crate::value::format_number(w),
+                have.raw
+            );
+            facts.issues.push(FileIssue {
+                path: ev.path.clone(),
+                line: ev.line,
+                column: None,
+                message: format!("`{key}`: {text}"),
+                source: SOURCE.into(),
+                level: crate::facts::IssueLevel::Note,
+            });
+            if let Some(Entry::Set(s)) = effective.entries.get_mut(&key) {
+                s.note = Some(text);
+                s.value = match s.value {
+                    Value::Size(_) => Value::Size(h),
+                    _ => Value::Number(h),
+                };
+            }
+        }
+    }
+    let mut ns_mycnf = set.namespace;
+    for (key, (reason, ev)) in unknown_versioned {
+        for ns in [&mut ns_mycnf, &mut effective] {
+            ns.entries.insert(
+                key.clone(),
                 Entry::Unreadable {
-                    reason: format!(
-                        "bare `{}` at {} (no `= ON`): the server refuses to start (\"option '--{}' requires an argument\", verified on MariaDB 10.11), so no value applies",
-                        o.name,
-                        o.evidence,
-                        key.replace('_', "-")
-                    ),
-                    evidence: vec![o.evidence.clone()],
+                    reason: reason.clone(),
+                    evidence: vec![ev.clone()],
                 },
             );
         }
     }
-    let mut ns_mycnf = set.namespace;
     ns_mycnf.canonicalize = Some(canonical_name);
     facts.namespaces.insert("mycnf".into(), ns_mycnf);
     facts.namespaces.insert("mycnf_effective".into(), effective);
