@@ -3,8 +3,9 @@
 # checkout) into fuzz/corpus/TARGET/. Nothing is committed: run before fuzzing.
 set -eu
 cd "$(dirname "$0")"
-SHARED=${SHARED:-../../shared/corpus}
-[ -d "$SHARED" ] || { echo "no corpus at $SHARED (set SHARED=DIR)" >&2; exit 1; }
+SHARED=${SHARED:-${DRIFTAUDIT_CORPUS:-../../shared/corpus}}
+# without the corpus the targets start from empty seeds (and the policy files)
+[ -d "$SHARED" ] || echo "no corpus at $SHARED (set SHARED=DIR): fuzzing from empty seeds" >&2
 seed() { mkdir -p "corpus/$1"; shift; for d in "$@"; do cp -f "$SHARED/$d"/* "corpus/$T/" 2>/dev/null || true; done; }
 T=sysctl_conf;     seed $T sysctl
 T=sysctl_capture;  seed $T sysctl

@@ -24,18 +24,11 @@ fn run(c: &mut Command) -> (i32, String, String) {
     )
 }
 
+mod common;
+
 fn have(tool: &str) -> bool {
-    let found = Command::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        if std::env::var("CI").as_deref() == Ok("true") {
-            panic!("{tool} is required in CI (install it in .ci/run)");
-        }
-        eprintln!("skipped: {tool} not installed");
-    }
-    found
+    let package = if tool == "groff" { "groff-base" } else { tool };
+    common::tool(tool, package).is_some()
 }
 
 fn snap(name: &str, text: &str) {

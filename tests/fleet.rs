@@ -40,13 +40,13 @@ fn discovery_finds_snapshots_and_stops_at_them() {
     assert_eq!(one.len(), 1);
 }
 
+mod common;
+
+/// scripts/gen-fleet is Python: not a reference tool, but skipped the same way.
 fn python() -> Option<&'static str> {
     let ok = Command::new("python3").arg("--version").output().is_ok();
     if !ok {
-        if std::env::var("CI").as_deref() == Ok("true") {
-            panic!("python3 is needed for scripts/gen-fleet");
-        }
-        eprintln!("skipped: python3 not installed");
+        common::skip("needs python3 to run scripts/gen-fleet", "not installed");
         return None;
     }
     Some("python3")
@@ -162,6 +162,70 @@ fn generated_fleet_summary_matches_planted_problems() {
     for out in [&json, &jsonl, &text1] {
         assert!(!out.contains("never-print-me") && !out.contains("s3cr3t"));
     }
+}
+
+/// A fresh clone has no shared corpus: gen-fleet falls back to its shipped
+/// key base and the fleet still audits with the planted problems found.
+#[test]
+fn gen_fleet_works_without_the_corpus() {
+    let Some(py) = python() else { return };
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("fleet");
+    let out = Command::new(py)
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/gen-fleet"))
+        .args(["--seed", "3"])
+        .arg(&dir)
+        .arg("12")
+        .env("DRIFTAUDIT_CORPUS", t.path().join("no-corpus-here"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "gen-fleet failed: {err}");
+    assert!(
+        err.contains("from the built-in gen-fleet-sysctl.txt"),
+        "{err}"
+    );
+    let hosts = fleet::discover(&dir, fleet::DEFAULT_MAX_DEPTH)
+        .map(|h| h.unwrap())
+        .collect::<Vec<_>>();
+    assert_eq!(hosts.len(), 12);
+    for h in &hosts {
+        let cap = fs::read_to_string(h.join("captures/sysctl-a.txt")).unwrap();
+        assert!(
+            cap.lines().count() > 1000,
+            "{}: a real capture has ~1,000 keys",
+            h.display()
+        );
+    }
+    let planted = fs::read_to_string(dir.join("planted.tsv")).unwrap();
+    let (code, json, err) = run(&["check", "--format", "json", "--fleet"], &dir);
+    assert!(code == 0 || code == 1, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["fleet"]["hosts"], 12);
+    let mut found = 0;
+    for (rule, problem) in [
+        ("linux.tcp-tw-recycle", "tcp_tw_recycle"),
+        ("linux.tcp-tw-recycle-stale-line", "stale-tcp_tw_recycle-line"),
+        ("linux.aslr", "aslr-off"),
+        ("linux.tcp-syncookies", "syncookies-off"),
+        ("linux.accept-redirects", "accept_redirects"),
+    ] {
+        let planted_n = planted
+            .lines()
+            .filter(|l| l.ends_with(&format!("\t{problem}")))
+            .count() as u64;
+        let r = &v["fleet"]["rules"][rule];
+        assert_eq!(
+            r["hosts_failing"].as_u64().unwrap_or(0),
+            planted_n,
+            "{rule}: {r}"
+        );
+        found += planted_n;
+    }
+    assert!(
+        found > 0,
+        "seed 3 plants these problems somewhere: {planted}"
+    );
 }
 
 #[test]

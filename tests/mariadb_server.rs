@@ -14,33 +14,16 @@ use driftaudit::host::Host;
 use driftaudit::policy::PolicySet;
 use driftaudit::report::Status;
 
-fn find_tool(name: &str) -> Option<PathBuf> {
-    let path = std::env::var("PATH").unwrap_or_default();
-    let found = path
-        .split(':')
-        .chain(["/usr/sbin", "/usr/bin", "/sbin"])
-        .map(|d| Path::new(d).join(name))
-        .find(|p| p.is_file());
-    found
-}
+mod common;
 
 fn tools() -> Option<(PathBuf, PathBuf, PathBuf, PathBuf)> {
-    let t = (
-        find_tool("mariadbd"),
-        find_tool("mariadb-install-db"),
-        find_tool("mariadb"),
-        find_tool("mariadb-admin"),
-    );
-    match t {
-        (Some(a), Some(b), Some(c), Some(d)) => Some((a, b, c, d)),
-        _ => {
-            if std::env::var("CI").as_deref() == Ok("true") {
-                panic!("mariadbd/mariadb-install-db/mariadb/mariadb-admin not installed (apt-get install mariadb-server mariadb-client); CI requires them");
-            }
-            eprintln!("skipped: mariadb-server not installed");
-            None
-        }
-    }
+    // one skip line: stop at the first missing tool
+    Some((
+        common::tool("mariadbd", "mariadb-server")?,
+        common::tool("mariadb-install-db", "mariadb-server")?,
+        common::tool("mariadb", "mariadb-client")?,
+        common::tool("mariadb-admin", "mariadb-client")?,
+    ))
 }
 
 /// A running server; shut down (and killed if need be) when dropped, also on panic.

@@ -12,20 +12,12 @@ use driftaudit::facts::{is_secret_key, FileIssue, REDACTED};
 use driftaudit::host::Host;
 
 const VERSION: &str = "10.11.19-MariaDB";
-const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus/mycnf");
 
+mod common;
+
+/// my_print_defaults lives in /usr/bin (mariadb-client), so calling it by name works.
 fn tool_available() -> bool {
-    let ok = Command::new("my_print_defaults")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        if std::env::var("CI").as_deref() == Ok("true") {
-            panic!("my_print_defaults is not installed (apt-get install mariadb-client); CI requires it");
-        }
-        eprintln!("skipped: my_print_defaults not installed");
-    }
-    ok
+    common::tool("my_print_defaults", "mariadb-client").is_some()
 }
 
 /// Redact secret values the way driftaudit does, line by line.
@@ -119,10 +111,13 @@ fn corpus_files_match_my_print_defaults() {
     if !tool_available() {
         return;
     }
+    let Some(corpus) = common::corpus_dir("mycnf") else {
+        return;
+    };
     let mut failures = Vec::new();
     let mut n = 0;
     let mut options = 0;
-    for e in std::fs::read_dir(CORPUS).expect("corpus dir") {
+    for e in std::fs::read_dir(corpus).expect("corpus dir") {
         let p = e.expect("entry").path();
         n += 1;
         match compare(&p) {

@@ -1,16 +1,19 @@
 //! Every localconfig.xml in the shared corpus parses without panicking, and
 //! the keys it yields (secret values redacted) are pinned by an insta snapshot
-//! per file. The corpus is read in place from ../shared (never copied here).
+//! per file. The corpus is read in place (tests/common, never copied here).
 
 use driftaudit::facts::{is_secret_key, REDACTED};
 use driftaudit::parse::localconfig::parse_xml;
 
-const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus/zimbra");
+mod common;
 
 #[test]
 fn corpus_localconfig_files_parse_and_match_snapshots() {
-    let mut names: Vec<String> = std::fs::read_dir(CORPUS)
-        .unwrap_or_else(|e| panic!("corpus {CORPUS} missing: {e}"))
+    let Some(dir) = common::corpus_dir("zimbra") else {
+        return;
+    };
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("corpus {} unreadable: {e}", dir.display()))
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
@@ -19,8 +22,7 @@ fn corpus_localconfig_files_parse_and_match_snapshots() {
         "expected the 10 zimbra corpus files, found {names:?}"
     );
     for name in names {
-        let text = String::from_utf8_lossy(&std::fs::read(format!("{CORPUS}/{name}")).unwrap())
-            .into_owned();
+        let text = String::from_utf8_lossy(&std::fs::read(dir.join(&name)).unwrap()).into_owned();
         let (keys, issues) = parse_xml(&text);
         let mut out = String::new();
         match keys {

@@ -1,0 +1,91 @@
+//! Test helpers shared by the integration tests: where the shared corpus is
+//! and whether a reference tool can run. Off CI a missing input skips the
+//! test with one visible line saying what and why; with `CI=true` it fails
+//! the test. Nothing here decides a test's verdict.
+#![allow(dead_code)] // each test crate uses a different part
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// `CI=true`: a missing corpus or reference tool is a failure, not a skip.
+pub fn ci() -> bool {
+    std::env::var("CI").as_deref() == Ok("true")
+}
+
+/// The running test's name (libtest names each test's thread after it).
+fn test_name() -> String {
+    std::thread::current()
+        .name()
+        .unwrap_or("a test")
+        .to_string()
+}
+
+/// Skip the running test with one line on stderr, or fail it under `CI=true`.
+/// The line goes to the real stderr, past libtest's output capture, so it is
+/// visible in a plain `cargo test`.
+pub fn skip(what: &str, why: &str) {
+    let test = test_name();
+    if ci() {
+        panic!("{test}: {what} ({why}); CI=true requires it");
+    }
+    let _ = writeln!(std::io::stderr(), "skipped {test}: {what} ({why})");
+}
+
+/// The shared corpus: `$DRIFTAUDIT_CORPUS`, else `../shared/corpus` beside
+/// the checkout (where CI puts it; a user's clone has none).
+pub fn corpus_root() -> PathBuf {
+    match std::env::var_os("DRIFTAUDIT_CORPUS") {
+        Some(d) if !d.is_empty() => PathBuf::from(d),
+        _ => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus"),
+    }
+}
+
+/// One directory of the shared corpus (`sub` such as `mycnf`), or `None`
+/// after [`skip`] when it is not there.
+pub fn corpus_dir(sub: &str) -> Option<PathBuf> {
+    let d = corpus_root().join(sub);
+    if d.is_dir() {
+        return Some(d);
+    }
+    skip(
+        &format!("needs the shared corpus `{}`", d.display()),
+        "not found; set DRIFTAUDIT_CORPUS to the corpus directory",
+    );
+    None
+}
+
+/// An executable on `PATH` or in the sbin directories (where Debian keeps
+/// mkfs.ext4, dumpe2fs and mariadbd, often off a user's `PATH`).
+pub fn find_tool(name: &str) -> Option<PathBuf> {
+    let path = std::env::var("PATH").unwrap_or_default();
+    let found = path
+        .split(':')
+        .filter(|d| !d.is_empty())
+        .chain(["/usr/sbin", "/sbin", "/usr/bin", "/bin"])
+        .map(|d| Path::new(d).join(name))
+        .find(|p| is_executable(p));
+    found
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// A reference tool the test compares with, or `None` after [`skip`].
+/// `package` says where it comes from (`apt-get install PACKAGE`).
+/// `DRIFTAUDIT_HIDE_REFERENCE_TOOLS=1` makes every tool count as missing:
+/// CI sets it on its fresh-clone run to prove the suite passes without them.
+pub fn tool(name: &str, package: &str) -> Option<PathBuf> {
+    let hidden = std::env::var("DRIFTAUDIT_HIDE_REFERENCE_TOOLS").as_deref() == Ok("1");
+    match find_tool(name) {
+        Some(p) if !hidden => Some(p),
+        _ => {
+            skip(
+                &format!("needs the reference tool `{name}`"),
+                &format!("not installed; apt-get install {package}"),
+            );
+            None
+        }
+    }
+}
