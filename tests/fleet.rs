@@ -43,13 +43,8 @@ fn discovery_finds_snapshots_and_stops_at_them() {
 mod common;
 
 /// scripts/gen-fleet is Python: not a reference tool, but skipped the same way.
-fn python() -> Option<&'static str> {
-    let ok = Command::new("python3").arg("--version").output().is_ok();
-    if !ok {
-        common::skip("needs python3 to run scripts/gen-fleet", "not installed");
-        return None;
-    }
-    Some("python3")
+fn python() -> Option<std::path::PathBuf> {
+    common::program("python3", "python3")
 }
 
 fn run(args: &[&str], dir: &Path) -> (i32, String, String) {
@@ -72,7 +67,7 @@ fn generated_fleet_summary_matches_planted_problems() {
     let Some(py) = python() else { return };
     let t = tempfile::tempdir().unwrap();
     let dir = t.path().join("fleet");
-    let st = Command::new(py)
+    let st = Command::new(&py)
         .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/gen-fleet"))
         .args(["--seed", "7"])
         .arg(&dir)
@@ -171,7 +166,7 @@ fn gen_fleet_works_without_the_corpus() {
     let Some(py) = python() else { return };
     let t = tempfile::tempdir().unwrap();
     let dir = t.path().join("fleet");
-    let out = Command::new(py)
+    let out = Command::new(&py)
         .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/gen-fleet"))
         .args(["--seed", "3"])
         .arg(&dir)
@@ -205,7 +200,10 @@ fn gen_fleet_works_without_the_corpus() {
     let mut found = 0;
     for (rule, problem) in [
         ("linux.tcp-tw-recycle", "tcp_tw_recycle"),
-        ("linux.tcp-tw-recycle-stale-line", "stale-tcp_tw_recycle-line"),
+        (
+            "linux.tcp-tw-recycle-stale-line",
+            "stale-tcp_tw_recycle-line",
+        ),
         ("linux.aslr", "aslr-off"),
         ("linux.tcp-syncookies", "syncookies-off"),
         ("linux.accept-redirects", "accept_redirects"),

@@ -89,3 +89,16 @@ pub fn tool(name: &str, package: &str) -> Option<PathBuf> {
         }
     }
 }
+
+/// A program a test runs as a means, not as a reference (git, python3):
+/// found as [`tool`] finds one but never hidden, or `None` after [`skip`].
+pub fn program(name: &str, package: &str) -> Option<PathBuf> {
+    let found = find_tool(name);
+    if found.is_none() {
+        skip(
+            &format!("needs `{name}`"),
+            &format!("not installed; apt-get install {package}"),
+        );
+    }
+    found
+}
