@@ -349,9 +349,12 @@ fn ext4_images_agree_with_dumpe2fs() {
 /// where it is the only plausible value there, it is the answer.
 #[test]
 fn bytes_per_inode_reproduces_mke2fs_for_any_ratio() {
-    if !have("mkfs.ext4") || !have("dumpe2fs") {
+    let Some(mkfs) = common::tool("mkfs.ext4", "e2fsprogs") else {
         return;
-    }
+    };
+    let Some(dumpe2fs) = common::tool("dumpe2fs", "e2fsprogs") else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let img = dir.path().join("img");
     // (size MiB, block size, -i, the value is unambiguous on this geometry)
@@ -372,7 +375,7 @@ fn bytes_per_inode_reproduces_mke2fs_for_any_ratio() {
         let f = std::fs::File::create(&img).unwrap();
         f.set_len(size * 1024 * 1024).unwrap();
         drop(f);
-        let out = Command::new("mkfs.ext4")
+        let out = Command::new(&mkfs)
             .args(["-q", "-F", "-b", &bs.to_string(), "-i", &ratio.to_string()])
             .arg(&img)
             .output()
@@ -382,7 +385,7 @@ fn bytes_per_inode_reproduces_mke2fs_for_any_ratio() {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let dump = Command::new("dumpe2fs")
+        let dump = Command::new(&dumpe2fs)
             .arg("-h")
             .arg(&img)
             .output()
