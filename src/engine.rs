@@ -472,29 +472,17 @@ pub fn evaluate_rule(rule: &Rule, policy: Option<&Policy>, facts: &Facts) -> Vec
                 let want = matches!(a, Applies::Exists(_));
                 match crate::policy::resolve_path(p, policy) {
                     Err(e) => Some((Status::Error, format!("path `{p}`: {e}"))),
-                    Ok(path) => {
-                        let exists = facts.existing_paths.contains(&path);
-                        match (want, exists) {
-                            (true, false) => Some((
-                                Status::Skip,
-                                format!(
-                                    "applies only where {path} exists; it does not on this host"
-                                ),
-                            )),
-                            (false, true) => Some((
-                                Status::Skip,
-                                format!("applies only where {path} does not exist"),
-                            )),
-                            _ => None,
-                        }
-                    }
+                    Ok(path) => path_condition(facts, &path, want),
                 }
             }
             Applies::When(e, text) => match expr::eval(e, &cx).and_then(|v| expr::truthy(&v)) {
                 Ok(true) => None,
                 Ok(false) => Some((
                     Status::Skip,
-                    format!("applies only when `{}`, which is false here", text.trim()),
+                    match not_detected(facts, e) {
+                        Some(why) => why,
+                        None => format!("applies only when `{}`, which is false here", text.trim()),
+                    },
                 )),
                 Err(Missing::Absent { subject, reason }) => Some((
                     Status::Skip,
@@ -530,6 +518,75 @@ pub fn evaluate_rule(rule: &Rule, policy: Option<&Policy>, facts: &Facts) -> Vec
         Check::Assert(e) => vec![check_assert(rule, &cx, e)],
         Check::Drift(d) => check_drift(rule, &cx, d),
     }
+}
+
+/// An `exists:`/`missing:` condition decided from every piece of evidence
+/// ([`Facts::path_state`]): a path the snapshot does not show either way
+/// makes the rule `unknown` (naming what would decide it), never `skip`.
+fn path_condition(facts: &Facts, path: &str, want: bool) -> Option<(Status, String)> {
+    use crate::facts::presence::PathState;
+    match (facts.path_state(path), want) {
+        (PathState::Known(_), true) | (PathState::Absent(_), false) => None,
+        (PathState::Known(e), false) => Some((
+            Status::Skip,
+            format!("applies only where {path} does not exist; it does ({e})"),
+        )),
+        (PathState::Absent(_), true) => Some((
+            Status::Skip,
+            format!("applies only where {path} exists; it does not on this host"),
+        )),
+        (PathState::Unknown(why), _) => Some((
+            Status::Unknown,
+            format!(
+                "applies only where {path} {}; not known: {why}",
+                if want { "exists" } else { "does not exist" }
+            ),
+        )),
+    }
+}
+
+/// For a `when:` that is false because a domain's presence fact is false
+/// (`zimbra_installed`, `not zimbra_installed` excluded), the reason in words:
+/// what was looked for and not found.
+fn not_detected(facts: &Facts, e: &Expr) -> Option<String> {
+    let mut names = Vec::new();
+    let mut collect = |x: &Expr| {
+        if let Expr::Name(n) = x {
+            names.push(n.clone());
+        }
+    };
+    match e {
+        Expr::Name(_) => expr::walk(e, &mut collect),
+        Expr::Binary(expr::BinOp::And, a, b) => {
+            for side in [a.as_ref(), b.as_ref()] {
+                if let Expr::Name(_) = side {
+                    expr::walk(side, &mut collect)
+                }
+            }
+        }
+        _ => return None,
+    }
+    facts
+        .detections
+        .iter()
+        .filter(|d| !d.detected)
+        .find(|d| {
+            d.domain
+                .fact()
+                .is_some_and(|f| names.iter().any(|n| n == f))
+        })
+        .map(|d| {
+            let what = match d.domain {
+                crate::facts::presence::Domain::Storage => {
+                    "mounts or /etc/fstab are known".to_string()
+                }
+                other => format!("{} is installed", other.label()),
+            };
+            format!(
+                "applies only where {what}; not detected on this host: {}",
+                d.looked_for
+            )
+        })
 }
 
 fn expected_text(expect: &[(ExpectOp, Vec<Value>)]) -> String {

@@ -35,6 +35,8 @@ pub const FACTS: &[&str] = &[
     "mysql_version",
     "mysql_datadir",
     "zimbra_installed",
+    "mysql_installed",
+    "storage_detected",
 ];
 
 /// Functions and their arity (min, max).

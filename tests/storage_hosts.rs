@@ -301,7 +301,7 @@ fn a_data_directory_below_a_mount_point_is_judged_on_that_mount() {
     assert_eq!(live.status, Status::Fail);
     assert_names(
         &live.explanation,
-        &["/srv/db/mysql/ lives on the volume mounted at /srv/db (/dev/vdb1, ext4)"],
+        &["/srv/db/mysql lives on the volume mounted at /srv/db (/dev/vdb1, ext4)"],
     );
     let rot = finding(&f, "storage.mysql-on-rotational");
     assert_eq!(rot.status, Status::Fail);

@@ -12,6 +12,7 @@ use crate::parse::Issue;
 use crate::value::Value;
 
 pub mod mysql;
+pub mod presence;
 pub mod storage;
 pub mod sysctl;
 pub mod system;
@@ -307,6 +308,12 @@ pub struct Facts {
     pub dir_sizes: BTreeMap<String, Result<u64, String>>,
     /// Problems in files read from the host.
     pub issues: Vec<FileIssue>,
+    /// Which domains the host has, and from what ([`presence::detect`]).
+    pub detections: Vec<presence::Detection>,
+    /// Host paths known to exist from other evidence than the path itself (a
+    /// mount point, an fstab entry, a du line, a configured `datadir`), with
+    /// that evidence; a path at or above one of them exists too.
+    pub known_paths: BTreeMap<String, Evidence>,
 }
 
 impl Facts {
@@ -322,6 +329,8 @@ impl Facts {
             missing_paths: BTreeMap::new(),
             dir_sizes: BTreeMap::new(),
             issues: Vec::new(),
+            detections: Vec::new(),
+            known_paths: BTreeMap::new(),
         }
     }
 
@@ -357,6 +366,7 @@ pub fn gather(host: &Host, needs: &Needs) -> Facts {
     system::gather(host, needs, &mut facts);
     sysctl::gather(host, needs, &mut facts);
     gather_extensions(host, needs, &mut facts);
+    presence::detect(host, &mut facts);
     facts.issues.sort();
     facts.issues.dedup();
     facts

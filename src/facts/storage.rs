@@ -167,6 +167,27 @@ pub fn normalize_point(p: &str) -> String {
     format!("/{}", parts.join("/"))
 }
 
+/// Mount points the live mount table and /etc/fstab name, with the line
+/// that names each (mount table first): a mount point is a directory that
+/// exists, whether or not a snapshot holds it (git keeps no empty
+/// directories). Path knowledge for `facts::presence`.
+pub fn mount_points(facts: &Facts) -> Vec<(String, Evidence)> {
+    let mut out = Vec::new();
+    for ns in ["mount", "fstab"] {
+        let Some(space) = facts.namespaces.get(ns) else {
+            continue;
+        };
+        for (key, entry) in &space.entries {
+            if let (true, Entry::Set(s)) = (key.starts_with('/'), entry) {
+                if let Some(e) = s.evidence.first() {
+                    out.push((key.clone(), e.clone()));
+                }
+            }
+        }
+    }
+    out
+}
+
 fn canonical_point(p: &str) -> String {
     normalize_point(p)
 }

@@ -1,8 +1,8 @@
 //! Zimbra facts: the `localconfig` namespace (localconfig.xml, else a
 //! `zmlocalconfig -s` capture, over the compiled defaults the policies use,
 //! `${key}` expanded, secrets redacted), the `zimbra_mycnf` namespace (Zimbra's
-//! own generated my.cnf, read with the MySQL option-file reader) and the
-//! `zimbra_installed` fact. Reads through [`Host`] only; never copies the text
+//! own generated my.cnf, read with the MySQL option-file reader); the
+//! `zimbra_installed` fact is decided in `facts::presence`. Reads through [`Host`] only; never copies the text
 //! of localconfig.xml or of the capture anywhere (both hold passwords).
 //!
 //! Sources, in rising precedence: compiled defaults (the small table below,
@@ -55,25 +55,25 @@ enum Origin {
     Xml(usize),
 }
 
-/// Gather the Zimbra namespaces and facts.
+/// Gather the Zimbra namespaces. Whether Zimbra is installed
+/// (`zimbra_installed`) is decided later from every source, localconfig, the
+/// capture, my.cnf, mounts and du entries (`facts::presence`); without
+/// localconfig its namespace is unavailable, so a rule that reads it on a
+/// host where Zimbra is present is `unknown`, naming what would decide it.
 pub fn gather(host: &Host, _needs: &Needs, facts: &mut Facts) {
     let xml = host.read_to_string(LOCALCONFIG_XML);
     let capture = host.capture(ZMLOCALCONFIG_CAPTURE);
-    let installed = !matches!(xml, Err(ReadError::NotFound)) || capture.is_ok();
-    facts
-        .facts
-        .insert("zimbra_installed".into(), Ok(Value::Bool(installed)));
-    if !installed {
-        let why = format!("Zimbra is not installed: neither {LOCALCONFIG_XML} nor captures/{ZMLOCALCONFIG_CAPTURE} exists");
-        facts
-            .namespaces
-            .insert("localconfig".into(), Namespace::unavailable(why.clone()));
-        facts
-            .namespaces
-            .insert("zimbra_mycnf".into(), Namespace::unavailable(why));
-        return;
-    }
-    let lc = localconfig_namespace(xml, capture, &mut facts.issues);
+    let have_localconfig = !matches!(xml, Err(ReadError::NotFound)) || capture.is_ok();
+    let lc = if have_localconfig {
+        localconfig_namespace(xml, capture, &mut facts.issues)
+    } else {
+        Namespace::unavailable(match host.kind() {
+            crate::host::SourceKind::Live => format!("{LOCALCONFIG_XML} does not exist"),
+            crate::host::SourceKind::Snapshot => format!(
+                "neither {LOCALCONFIG_XML} nor captures/{ZMLOCALCONFIG_CAPTURE} is in the snapshot: copy the file, or capture `zmlocalconfig -s` as captures/{ZMLOCALCONFIG_CAPTURE}"
+            ),
+        })
+    };
     let mycnf_path = match lc.get("mysql_mycnf") {
         Some(Entry::Set(Setting {
             value: Value::Str(p),
@@ -223,7 +223,10 @@ fn read_mycnf(host: &Host, path: &str, issues: &mut Vec<FileIssue>) -> Namespace
             super::mysql::effective_options(host, &[path], &["mysqld".to_string()], issues)
                 .namespace
         }
-        Err(ReadError::NotFound) => Namespace::unavailable(format!("{path} does not exist")),
+        Err(ReadError::NotFound) => Namespace::unavailable(match host.kind() {
+            crate::host::SourceKind::Live => format!("{path} does not exist"),
+            crate::host::SourceKind::Snapshot => format!("{path} is not in the snapshot"),
+        }),
         Err(e) => {
             issues.push(FileIssue::unreadable("mycnf", path, &e));
             Namespace::unavailable(format!("{path}: {e}"))
@@ -360,6 +363,7 @@ mod tests {
         let host = Host::snapshot(dir.path()).unwrap();
         let mut facts = Facts::new(&host);
         gather(&host, &Needs::default(), &mut facts);
+        crate::facts::presence::detect(&host, &mut facts);
         assert_eq!(facts.facts["zimbra_installed"], Ok(Value::Bool(false)));
         assert!(facts.namespaces["localconfig"].unavailable.is_some());
 
@@ -367,6 +371,7 @@ mod tests {
         std::fs::write(dir.path().join("opt/zimbra/conf/localconfig.xml"), XML).unwrap();
         let mut facts = Facts::new(&host);
         gather(&host, &Needs::default(), &mut facts);
+        crate::facts::presence::detect(&host, &mut facts);
         assert_eq!(facts.facts["zimbra_installed"], Ok(Value::Bool(true)));
         assert_eq!(
             set(&facts.namespaces["localconfig"], "mailboxd_java_heap_size").value,

@@ -1,0 +1,328 @@
+//! Applicability from facts, not from one file's existence (issue 11): a
+//! product is present when any of its evidence is, a path a rule is about is
+//! known from mount tables, fstab, du captures and option files as well as
+//! from the directory itself, and a rule whose product is present but whose
+//! input is missing is `unknown`, naming what would decide it, never `skip`.
+//! The hosts are snapshots no driftaudit command wrote: no snapshot.json, no
+//! empty directories (git keeps none).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use driftaudit::engine;
+use driftaudit::host::Host;
+use driftaudit::policy::PolicySet;
+use driftaudit::render::{self, Format, RenderOptions};
+use driftaudit::report::{Finding, HostReport, Status};
+
+const HOSTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/hosts");
+
+fn audit(dir: &Path) -> HostReport {
+    let h = Host::snapshot(dir).unwrap();
+    engine::audit_host(&PolicySet::builtin().unwrap(), &h)
+}
+
+fn statuses(r: &HostReport, prefix: &str) -> BTreeMap<String, Status> {
+    r.findings
+        .iter()
+        .filter(|f| f.rule.starts_with(prefix))
+        .map(|f| (f.rule.clone(), f.status))
+        .collect()
+}
+
+fn finding<'a>(r: &'a HostReport, rule: &str) -> &'a Finding {
+    r.findings
+        .iter()
+        .find(|f| f.rule == rule)
+        .unwrap_or_else(|| panic!("no finding of {rule}"))
+}
+
+fn expect(r: &HostReport, prefix: &str, want: &[(&str, Status)]) {
+    let want: BTreeMap<String, Status> = want.iter().map(|(r, s)| (r.to_string(), *s)).collect();
+    assert_eq!(statuses(r, prefix), want, "{prefix}");
+}
+
+#[test]
+fn zmlocalconfig_only_zimbra_host_gets_the_story_verdicts() {
+    // zimbra-khimki-asfound with captures/zmlocalconfig.txt instead of
+    // localconfig.xml and no opt/zimbra/db directory: on main this passed as
+    // clean (every Zimbra rule gated on localconfig.xml existing).
+    let dir = Path::new(HOSTS).join("zimbra-zmlocalconfig-only");
+    assert!(!dir.join("opt/zimbra/conf/localconfig.xml").exists());
+    assert!(!dir.join("opt/zimbra/db").exists());
+    assert!(dir.join("captures/zmlocalconfig.txt").exists());
+    let r = audit(&dir);
+    expect(
+        &r,
+        "zimbra.",
+        &[
+            ("zimbra.buffer-pool-cap", Status::Pass),
+            ("zimbra.buffer-pool-fits-db", Status::Fail),
+            ("zimbra.heap-sized-for-ram", Status::Fail),
+            ("zimbra.memory-budget", Status::Pass),
+            ("zimbra.mycnf-generated-drift", Status::Fail),
+        ],
+    );
+    let heap = finding(&r, "zimbra.heap-sized-for-ram");
+    assert_eq!(heap.evidence[0].path, "/captures/zmlocalconfig.txt");
+    assert_eq!(heap.evidence[0].line, Some(22));
+    assert!(heap.explanation.contains("2458 MB"), "{}", heap.explanation);
+
+    // /opt/zimbra/db is known from my.cnf's datadir and the du line: the
+    // database rules judge the root RAID10 it sits on, as on the as-found host.
+    let db = [
+        ("storage.db-on-rotational", Status::Fail),
+        ("storage.db-shares-volume", Status::Fail),
+        ("storage.dir-index-zimbra-db", Status::Pass),
+        ("storage.noatime-zimbra-db", Status::Fail),
+        ("storage.noatime-zimbra-db-fstab", Status::Fail),
+        // on the root filesystem the 5 % reserve is the system's safety margin
+        ("storage.reserved-blocks-zimbra-db", Status::Skip),
+    ];
+    for (rule, status) in db {
+        assert_eq!(finding(&r, rule).status, status, "{rule}");
+    }
+    // Nothing in the snapshot shows /opt/zimbra/index: unknown, with the capture
+    // that would decide it; never a skip that reads as "does not exist".
+    for rule in [
+        "storage.dir-index-zimbra-index",
+        "storage.index-inode-density",
+        "storage.index-on-rotational",
+        "storage.index-shares-volume",
+        "storage.noatime-zimbra-index",
+        "storage.noatime-zimbra-index-fstab",
+        "storage.reserved-blocks-zimbra-index",
+    ] {
+        let f = finding(&r, rule);
+        assert_eq!(f.status, Status::Unknown, "{rule}: {}", f.explanation);
+        assert!(
+            f.explanation
+                .contains("/opt/zimbra/index is not in the snapshot")
+                && f.explanation.contains("du -sb /opt/zimbra/index"),
+            "{rule}: {}",
+            f.explanation
+        );
+    }
+    // MySQL is not on this host: its rules do not apply, and say why.
+    let pool = finding(&r, "mysql.pool-too-large-for-ram");
+    assert_eq!(pool.status, Status::Skip);
+    assert!(
+        pool.explanation
+            .contains("MySQL is installed; not detected"),
+        "{}",
+        pool.explanation
+    );
+}
+
+#[test]
+fn zmlocalconfig_capture_secrets_never_appear() {
+    let dir = Path::new(HOSTS).join("zimbra-zmlocalconfig-only");
+    let capture = std::fs::read_to_string(dir.join("captures/zmlocalconfig.txt")).unwrap();
+    assert!(capture.contains("FAKE-SECRET-DO-NOT-PRINT"));
+    let policies = PolicySet::builtin().unwrap();
+    let h = Host::snapshot(&dir).unwrap();
+    let report = engine::audit(&policies, &[h]);
+    for format in [
+        Format::Text,
+        Format::Json,
+        Format::Markdown,
+        Format::Sarif,
+        Format::Junit,
+    ] {
+        let out = render::render(
+            &report,
+            format,
+            RenderOptions {
+                color: false,
+                verbose: true,
+            },
+        );
+        assert!(!out.contains("FAKE-SECRET"), "{format:?} leaked a secret");
+    }
+}
+
+#[test]
+fn storage_host_without_directories_is_judged_from_fstab_and_mountinfo() {
+    // A config-management fetch: fstab, mountinfo, /sys/block and tune2fs
+    // captures; /opt/zimbra/db and /opt/zimbra/index are mount points, but no
+    // such directories (nor any Zimbra file) are in the snapshot.
+    let dir = Path::new(HOSTS).join("zimbra-storage-nodirs");
+    assert!(!dir.join("opt").exists());
+    let r = audit(&dir);
+    expect(
+        &r,
+        "storage.",
+        &[
+            // database: SSD mirror md1, mkfs -i 10240 -m 2, mounted noatime
+            ("storage.db-on-rotational", Status::Pass),
+            ("storage.db-shares-volume", Status::Pass),
+            ("storage.dir-index-zimbra-db", Status::Pass),
+            ("storage.noatime-zimbra-db", Status::Pass),
+            ("storage.noatime-zimbra-db-fstab", Status::Pass),
+            ("storage.reserved-blocks-zimbra-db", Status::Pass),
+            // index: its own volume md2 on two SATA disks, mkfs defaults, relatime
+            ("storage.dir-index-zimbra-index", Status::Pass),
+            ("storage.index-inode-density", Status::Pass),
+            ("storage.index-on-rotational", Status::Fail),
+            ("storage.index-shares-volume", Status::Pass),
+            ("storage.noatime-zimbra-index", Status::Fail),
+            ("storage.noatime-zimbra-index-fstab", Status::Fail),
+            ("storage.reserved-blocks-zimbra-index", Status::Fail),
+            ("storage.fstab-live-drift", Status::Pass),
+            // no MySQL outside Zimbra here
+            ("storage.dir-index-mysql", Status::Skip),
+            ("storage.mysql-on-rotational", Status::Skip),
+            ("storage.mysql-shares-volume", Status::Skip),
+            ("storage.noatime-mysql", Status::Skip),
+            ("storage.noatime-mysql-fstab", Status::Skip),
+            ("storage.reserved-blocks-mysql", Status::Skip),
+        ],
+    );
+    let noatime = finding(&r, "storage.noatime-zimbra-index");
+    assert!(
+        noatime
+            .evidence
+            .iter()
+            .any(|e| e.path == "/proc/self/mountinfo"),
+        "{:?}",
+        noatime.evidence
+    );
+    // Zimbra is present (its mounts), but nothing says how its memory is set:
+    // every memory rule is unknown and names the capture that decides it.
+    for (rule, capture) in [
+        ("zimbra.heap-sized-for-ram", "zmlocalconfig -s"),
+        ("zimbra.memory-budget", "zmlocalconfig -s"),
+        ("zimbra.mycnf-generated-drift", ""),
+        ("zimbra.buffer-pool-fits-db", ""),
+        (
+            "zimbra.buffer-pool-cap",
+            "/opt/zimbra/conf/my.cnf is not in the snapshot",
+        ),
+    ] {
+        let f = finding(&r, rule);
+        assert_eq!(f.status, Status::Unknown, "{rule}: {}", f.explanation);
+        assert!(f.explanation.contains(capture), "{rule}: {}", f.explanation);
+    }
+}
+
+fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (p, c) in files {
+        let p = dir.path().join(p);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, c).unwrap();
+    }
+    dir
+}
+
+const MEMINFO: &str = "MemTotal:       24683652 kB\n";
+
+#[test]
+fn zimbra_is_present_from_its_my_cnf_alone_and_unknowns_name_localconfig() {
+    let d = tree(&[
+        ("etc/hostname", "mbox2\n"),
+        ("proc/meminfo", MEMINFO),
+        (
+            "opt/zimbra/conf/my.cnf",
+            "[mysqld]\ndatadir = /opt/zimbra/db/data\ninnodb_buffer_pool_size = 2147483648\n",
+        ),
+    ]);
+    let r = audit(d.path());
+    assert_eq!(
+        finding(&r, "zimbra.buffer-pool-cap").status,
+        Status::Pass,
+        "my.cnf alone decides the cap"
+    );
+    let heap = finding(&r, "zimbra.heap-sized-for-ram");
+    assert_eq!(heap.status, Status::Unknown);
+    assert!(
+        heap.explanation.contains("captures/zmlocalconfig.txt"),
+        "{}",
+        heap.explanation
+    );
+    // the datadir in my.cnf shows /opt/zimbra/db exists; with no mount table
+    // the volume it is on is unknown, not "does not exist"
+    let db = finding(&r, "storage.noatime-zimbra-db");
+    assert_eq!(db.status, Status::Unknown, "{}", db.explanation);
+    assert!(
+        db.explanation.contains("no mount table"),
+        "{}",
+        db.explanation
+    );
+}
+
+#[test]
+fn a_du_line_shows_a_zimbra_host_and_its_database() {
+    let d = tree(&[
+        ("etc/hostname", "mbox3\n"),
+        ("proc/meminfo", MEMINFO),
+        (
+            "proc/self/mountinfo",
+            "41 1 9:0 / / rw,relatime shared:1 - ext4 /dev/md0 rw\n",
+        ),
+        ("captures/du.txt", "10093173555\t/opt/zimbra/db/data\n"),
+    ]);
+    let r = audit(d.path());
+    let f = finding(&r, "storage.noatime-zimbra-db");
+    assert_eq!(f.status, Status::Fail, "{}", f.explanation);
+    assert_eq!(
+        finding(&r, "storage.noatime-zimbra-index").status,
+        Status::Unknown
+    );
+    assert_eq!(
+        finding(&r, "zimbra.heap-sized-for-ram").status,
+        Status::Unknown
+    );
+}
+
+#[test]
+fn hosts_without_zimbra_or_mysql_skip_their_rules_saying_what_was_looked_for() {
+    let d = tree(&[
+        ("etc/hostname", "plain\n"),
+        ("proc/meminfo", MEMINFO),
+        (
+            "proc/self/mountinfo",
+            "41 1 9:0 / / rw,relatime shared:1 - ext4 /dev/md0 rw\n",
+        ),
+    ]);
+    let r = audit(d.path());
+    for f in r
+        .findings
+        .iter()
+        .filter(|f| f.rule.starts_with("zimbra.") || f.rule.contains("zimbra"))
+    {
+        assert_eq!(f.status, Status::Skip, "{}: {}", f.rule, f.explanation);
+        assert!(
+            f.explanation.contains("Zimbra is installed; not detected")
+                && f.explanation.contains("captures/zmlocalconfig.txt"),
+            "{}: {}",
+            f.rule,
+            f.explanation
+        );
+    }
+    for f in r.findings.iter().filter(|f| f.rule.contains("mysql")) {
+        assert_eq!(f.status, Status::Skip, "{}: {}", f.rule, f.explanation);
+    }
+}
+
+#[test]
+fn a_mysql_host_without_datadir_in_its_option_files_is_judged_on_the_default() {
+    // Option files configure a server but leave datadir to the compiled-in
+    // /var/lib/mysql; the mount table shows the volume that holds it.
+    let d = tree(&[
+        ("etc/hostname", "db1\n"),
+        ("proc/meminfo", MEMINFO),
+        (
+            "etc/mysql/my.cnf",
+            "[mysqld]\ninnodb_buffer_pool_size = 8G\n",
+        ),
+        (
+            "proc/self/mountinfo",
+            "41 1 9:0 / / rw,relatime shared:1 - ext4 /dev/md0 rw\n42 41 9:1 / /var/lib/mysql rw,noatime shared:2 - ext4 /dev/md1 rw\n",
+        ),
+    ]);
+    let r = audit(d.path());
+    let f = finding(&r, "storage.noatime-mysql");
+    assert_eq!(f.status, Status::Pass, "{}", f.explanation);
+    assert_eq!(f.subject, ["/var/lib/mysql"]);
+}
