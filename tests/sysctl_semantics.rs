@@ -466,6 +466,7 @@ fn dangling_symlink_in_etc_hides_the_vendor_file_of_the_same_name() {
         "vm.swappiness = 60\n",
     );
     fs::create_dir_all(d.path().join("run/sysctl.d")).unwrap();
+    fs::create_dir_all(d.path().join("etc")).unwrap(); // a snapshot has etc/
     symlink("missing.conf", d.path().join("run/sysctl.d/50-v.conf")).unwrap();
     assert_eq!(boot_value(d.path(), "vm.swappiness"), None);
 }

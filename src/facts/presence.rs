@@ -401,6 +401,7 @@ mod tests {
     #[test]
     fn absence_is_proof_only_on_a_live_host() {
         let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("etc")).unwrap();
         let host = Host::snapshot(dir.path()).unwrap();
         let mut f = Facts::new(&host);
         let nf = ReadError::NotFound.to_string();
