@@ -95,6 +95,66 @@ fn start(mariadbd: &Path, admin: &Path, cnf: &Path, work: &Path) -> Server {
     server
 }
 
+/// driftaudit's option table for the installed version against the running
+/// server's information_schema.SYSTEM_VARIABLES: every numeric limit and
+/// whether an option needs a value.
+fn table_matches_system_variables(work: &Path) -> Vec<String> {
+    use driftaudit::facts::mysql::limits::{table_for, Arg};
+    use driftaudit::facts::mysql::ServerVersion;
+    let text = std::fs::read_to_string(work.join("system-variables.tsv")).unwrap();
+    let version = Command::new(find_tool("mariadbd").unwrap())
+        .arg("--version")
+        .output()
+        .unwrap();
+    let version = String::from_utf8_lossy(&version.stdout).into_owned();
+    let v = version
+        .split_whitespace()
+        .skip_while(|w| *w != "Ver")
+        .nth(1)
+        .and_then(ServerVersion::parse)
+        .expect("mariadbd --version");
+    let Some(table) = table_for(&v) else {
+        return vec![format!(
+            "no option table for {version}: run scripts/mysql-limits"
+        )];
+    };
+    let mut bad = Vec::new();
+    let mut numeric = 0;
+    for row in text.lines() {
+        let f: Vec<&str> = row.split('\t').collect();
+        let [name, _ty, lo, hi, block, arg] = f[..] else {
+            continue;
+        };
+        let Some(spec) = table.get(name) else {
+            // Variables that are not options (version, hostname, ...).
+            continue;
+        };
+        let num = |s: &str| s.parse::<f64>().ok();
+        if num(lo).is_some() {
+            numeric += 1;
+        }
+        if spec.min != num(lo) || spec.max != num(hi) || spec.block != block.parse().ok() {
+            bad.push(format!(
+                "{name}: table min {:?} max {:?} block {:?}, server {lo} {hi} {block}",
+                spec.min, spec.max, spec.block
+            ));
+        }
+        let want = match arg {
+            "REQUIRED" => Some(Arg::Required),
+            "OPTIONAL" => Some(Arg::Optional),
+            "NONE" => Some(Arg::None),
+            _ => None,
+        };
+        if want.is_some_and(|w| w != spec.arg) {
+            bad.push(format!("{name}: table {:?}, server {arg}", spec.arg));
+        }
+    }
+    if numeric < 250 {
+        bad.push(format!("only {numeric} numeric variables compared"));
+    }
+    bad
+}
+
 /// Start mariadbd on `cnf` (with the test's datadir); true if it came up.
 /// Returns the error log.
 fn starts(t: &(PathBuf, PathBuf, PathBuf, PathBuf), work: &Path, cnf: &str) -> (bool, String) {
@@ -171,6 +231,21 @@ fn run_case(
         out.status.success(),
         "SHOW GLOBAL VARIABLES failed: {}",
         String::from_utf8_lossy(&out.stderr)
+    );
+    let limits = Command::new(client)
+        .arg("-S")
+        .arg(&server.sock)
+        .args([
+            "--user=root",
+            "-NB",
+            "-e",
+            "SELECT LOWER(VARIABLE_NAME), VARIABLE_TYPE, NUMERIC_MIN_VALUE, NUMERIC_MAX_VALUE, NUMERIC_BLOCK_SIZE, COMMAND_LINE_ARGUMENT FROM information_schema.SYSTEM_VARIABLES",
+        ])
+        .output()
+        .expect("run mariadb client");
+    write(
+        &work.join("system-variables.tsv"),
+        &String::from_utf8_lossy(&limits.stdout),
     );
     drop(server);
     write(
@@ -257,6 +332,7 @@ fn predicted_values_equal_the_running_server() {
         &[("99-override.cnf", "[mariadbd]\nmax_connections = 321\n"), ("ignored.cnf.bak", "[mysqld]\nmax_connections = 7\n")],
     );
     let mut problems = check(&host, &keys);
+    problems.extend(table_matches_system_variables(work));
 
     // 2: a pool that is not a MiB multiple (set in conf.d, overriding the main
     // file), enable-/disable- forms, and a later [server] group winning.

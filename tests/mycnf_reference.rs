@@ -153,6 +153,7 @@ const CASES: &[(&str, &[(&str, &str)])] = &[
     ("overrides_across_groups", &[("main.cnf", "[mysqld]\nmax_connections=100\n[client]\nmax_connections=1\n[server]\nmax_connections=200\n[mariadb-10.11]\nx=1\n[mysqld-8.0]\ny=1\n[galera]\nwsrep_on=ON\n[client-server]\nsocket=/run/s\n[mariadbd]\nz=1\n[mariadbd-10.11]\nzz=1\n[mariadb]\nm=1\n[mysqld-10.11]\nv=1\n")]),
     ("group_spelling", &[("main.cnf", "[MYSQLD]\na=1\n[ mysqld ]\nb=2\n[mysqld ]\nc=3\n[MySqlD]  trailing junk\nd=4\n[Server]\ne=5\n")]),
     ("quotes_escapes_comments", &[("main.cnf", "[mysqld]\na = \"x y\"\nb = 'q'\nc = x\"y\"z\nd = \"x\" y\ne = \"abc\nf = abc#def\ng = \"a#b\" # c\nh = 4 ; note\ni = \\n\\t\\s\\\\\\q\nj=\nk\n  l  =  spaced value  \r\nm = '\\''\nn=\"\"\n; comment\n  # comment\n")]),
+    ("unique_prefixes_and_zero_inversion", &[("main.cnf", "[mysqld]\nkey_buffer = 16M\nthread_cache = 8\nmyisam-recover = BACKUP\nskip-local-infile = 0\nenable-innodb-file-per-table = 0\ndisable-innodb-stats-on-metadata=0\nloose-key_buf = 1M\n")]),
     ("prefix_forms", &[("main.cnf", "[mysqld]\nloose-innodb-buffer-pool-dump-at-shutdown=1\nskip-innodb-buffer-pool-load-at-startup\ndisable-log-bin\nenable-named-pipe\nskip-name-resolve\nInnodb-Buffer-Pool-Size = 1G\nloose_skip_external_locking\n")]),
     ("include_in_place_and_group_reset", &[
         ("main.cnf", "[mysqld]\na=1\n!include {D}/inc.cnf\nb=2\n[client]\n!include {D}/inc.cnf\nc=3\n"),
@@ -338,4 +339,244 @@ fn namespace_folds_prefixes_and_keeps_provenance() {
         .any(|i| i.message.contains("`yes` is not recognised")));
     assert_eq!(get("password").raw, REDACTED);
     assert!(!format!("{set:?}").contains("hunter2"));
+}
+
+/// `mariadbd --defaults-file=F --help --verbose`: the server's value for every
+/// variable after reading options ("Variables (--variable-name=value)" table),
+/// keyed with underscores. `None` when the server refuses the file.
+fn mariadbd_values(file: &Path) -> Option<std::collections::BTreeMap<String, String>> {
+    let out = Command::new("mariadbd")
+        .arg(format!("--defaults-file={}", file.display()))
+        .args(["--user=root", "--help", "--verbose"])
+        .output()
+        .expect("run mariadbd --help --verbose");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let table = text.split_once("-------------\n")?.1;
+    Some(
+        table
+            .lines()
+            .filter_map(|l| {
+                let (k, v) = l.split_once(' ')?;
+                Some((k.replace('-', "_"), v.trim().to_string()))
+            })
+            .collect(),
+    )
+}
+
+fn mariadbd_available() -> Option<String> {
+    let out = Command::new("mariadbd").arg("--version").output();
+    match out {
+        Ok(o) if o.status.success() => {
+            let v = String::from_utf8_lossy(&o.stdout);
+            // `mariadbd  Ver 10.11.19-MariaDB-0+deb12u1 for ...`
+            v.split_whitespace()
+                .skip_while(|w| *w != "Ver")
+                .nth(1)
+                .map(str::to_string)
+        }
+        _ => {
+            if std::env::var("CI").as_deref() == Ok("true") {
+                panic!(
+                    "mariadbd is not installed (apt-get install mariadb-server); CI requires it"
+                );
+            }
+            eprintln!("skipped: mariadbd not installed");
+            None
+        }
+    }
+}
+
+/// driftaudit's `mycnf_effective` for `cnf` as /etc/my.cnf on a snapshot
+/// whose dpkg database names the installed server (no runtime capture).
+fn predicted(cnf: &str, version: &str) -> (driftaudit::facts::Facts, tempfile::TempDir) {
+    let snap = tempfile::tempdir().unwrap();
+    write(snap.path(), "etc/my.cnf", cnf);
+    write(
+        snap.path(),
+        "var/lib/dpkg/status",
+        &format!(
+            "Package: mariadb-server-core\nStatus: install ok installed\nVersion: 1:{}\n",
+            version.replace("-MariaDB", "")
+        ),
+    );
+    let host = Host::snapshot(snap.path()).unwrap();
+    (
+        driftaudit::facts::gather(&host, &driftaudit::facts::Needs::default()),
+        snap,
+    )
+}
+
+fn compare_values(
+    cnf: &str,
+    version: &str,
+    keys: &[String],
+) -> (usize, Vec<String>, driftaudit::facts::Facts) {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = write(tmp.path(), "my.cnf", cnf);
+    let server = mariadbd_values(&file).expect("mariadbd refused the generated file");
+    let (facts, _snap) = predicted(cnf, version);
+    let eff = &facts.namespaces["mycnf_effective"];
+    let mut bad = Vec::new();
+    let mut n = 0;
+    for k in keys {
+        let Some(want) = server.get(k) else {
+            bad.push(format!("{k}: not in mariadbd's table"));
+            continue;
+        };
+        use driftaudit::facts::Entry;
+        use driftaudit::value::Value;
+        let got = match eff.get(k) {
+            Some(Entry::Set(s)) => s.value.clone(),
+            other => {
+                bad.push(format!("{k}: server {want}, driftaudit {other:?}"));
+                continue;
+            }
+        };
+        n += 1;
+        let same = match &got {
+            Value::Bool(b) => want == if *b { "TRUE" } else { "FALSE" },
+            Value::Number(x) | Value::Size(x) => want.parse::<f64>().is_ok_and(|w| w == *x),
+            other => other.to_plain() == *want,
+        };
+        if !same {
+            bad.push(format!("{k}: server {want}, driftaudit {got:?}"));
+        }
+    }
+    (n, bad, facts)
+}
+
+#[test]
+fn prefixes_enable_disable_and_limits_match_mariadbd() {
+    let Some(version) = mariadbd_available() else {
+        return;
+    };
+    let v = driftaudit::facts::mysql::ServerVersion::parse(&version).unwrap();
+    let Some(table) = driftaudit::facts::mysql::limits::table_for(&v) else {
+        panic!("no option table for the installed {version}: run scripts/mysql-limits");
+    };
+    use driftaudit::facts::mysql::limits::{Kind, Lookup};
+    // Every integer option of the main and plugin passes, written as its
+    // longest unique prefix where it has one, with a value that is not a
+    // multiple of its block size or lies outside its range.
+    let mut cnf = String::from("[mysqld]\n");
+    let mut keys = Vec::new();
+    let mut prefixes = 0;
+    for (name, spec) in &table.options {
+        // Not compared: secrets (redacted); wsrep/debug/gtid options (need a
+        // cluster or a debug build); what the server derives from the process
+        // (open_files_limit, and table_open_cache with its instances, lowered to
+        // fit it: the running-server test and the drift rule treat those as
+        // the server's adjustment); aria_checkpoint_interval (`--help` prints 0
+        // whatever the file says).
+        if !matches!(spec.kind, Kind::Int | Kind::Uint | Kind::Bool)
+            || spec.pass == "early"
+            || is_secret_key(name)
+            || ["wsrep", "debug", "gtid"]
+                .iter()
+                .any(|p| name.starts_with(p))
+            || [
+                "open_files_limit",
+                "table_open_cache",
+                "table_open_cache_instances",
+                "aria_checkpoint_interval",
+            ]
+            .contains(&name.as_str())
+        {
+            continue;
+        }
+        let short = &name[..name.len() - 1];
+        let written = match table.resolve(short) {
+            Lookup::Found(r) if r.name == *name && !table.options.contains_key(short) => {
+                prefixes += 1;
+                short
+            }
+            _ => name.as_str(),
+        };
+        let value = match spec.kind {
+            Kind::Bool => "OFF".to_string(),
+            _ => {
+                let (lo, hi) = (spec.min.unwrap_or(0.0), spec.max.unwrap_or(0.0));
+                let v = if hi >= 1000001.0 && lo <= 1000001.0 {
+                    1000001.0
+                } else if lo > 1000001.0 {
+                    lo * 3.0 + 1.0
+                } else {
+                    ((lo + hi) / 2.0).floor() + 1.0
+                };
+                format!("{v}")
+            }
+        };
+        cnf.push_str(&format!("{written} = {value}\n"));
+        keys.push(name.clone());
+    }
+    // skip-/disable-/enable- with and without `=0`, and prefixes of them.
+    let forms = [
+        ("skip-local-infile = 0", "local_infile"),
+        ("enable-innodb-file-per-table = 0", "innodb_file_per_table"),
+        (
+            "disable-innodb-stats-on-metadata = 0",
+            "innodb_stats_on_metadata",
+        ),
+        (
+            "skip-innodb-buffer-pool-dump-at-shut",
+            "innodb_buffer_pool_dump_at_shutdown",
+        ),
+        (
+            "enable-innodb-buffer-pool-load-at-start = 0",
+            "innodb_buffer_pool_load_at_startup",
+        ),
+        ("skip-symbolic-links = OFF", "symbolic_links"),
+        ("skip-thread-cache-size", "thread_cache_size"),
+        ("loose-key_buffer = 3K", "key_buffer_size"),
+        ("max_conn = 5", "max_connections"),
+        ("myisam-recover = BACKUP", "myisam_recover_options"),
+    ];
+    for (line, key) in forms {
+        cnf.push_str(line);
+        cnf.push('\n');
+        keys.retain(|k| k != key);
+        keys.push(key.to_string());
+    }
+    let (n, bad, facts) = compare_values(&cnf, &version, &keys);
+    assert!(n >= 300, "only {n} options compared");
+    assert!(prefixes >= 200, "only {prefixes} prefixes");
+    eprintln!("{n} options ({prefixes} as prefixes) identical to mariadbd --help --verbose");
+    assert!(
+        bad.is_empty(),
+        "{} differ:\n{}\n\nfile:\n{cnf}",
+        bad.len(),
+        bad.join("\n")
+    );
+    assert!(!facts
+        .issues
+        .iter()
+        .any(|i| i.message.contains("takes no value")));
+
+    // A refused value: mariadbd says so, and so does driftaudit.
+    for (cnf, key) in [
+        ("[mysqld]\nread = 1\n", "read"),
+        (
+            "[mysqld]\nmax_connections = 77 ;comment\n",
+            "max_connections",
+        ),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = write(tmp.path(), "my.cnf", cnf);
+        let out = Command::new("mariadbd")
+            .arg(format!("--defaults-file={}", file.display()))
+            .args(["--user=root", "--help", "--verbose"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("[ERROR]"), "{cnf:?}: {err}");
+        let (facts, _s) = predicted(cnf, &version);
+        assert!(
+            facts
+                .issues
+                .iter()
+                .any(|i| i.message.contains(key) && i.message.contains("refuses to start")),
+            "{cnf:?}: {:#?}",
+            facts.issues
+        );
+    }
 }

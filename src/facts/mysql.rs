@@ -174,6 +174,7 @@ struct Resolver<'a> {
     reported: BTreeSet<String>,
     budget_exhausted: bool,
     versioned: Vec<(usize, RawOption)>,
+    read: ReadAs,
 }
 
 enum FileResult {
@@ -291,8 +292,14 @@ impl Resolver<'_> {
                         ));
                     }
                     if accepted {
-                        let secret =
-                            is_secret_key(&name) || is_secret_key(&canonical_option(&name).name);
+                        // By the option the server resolves the name to, too:
+                        // `passw` is `password` to MariaDB.
+                        let resolved = read_name(&self.read, &name, None);
+                        let secret = if resolved.spec.is_some() {
+                            is_secret_key(&resolved.key)
+                        } else {
+                            is_secret_key(&name) || is_secret_key(&canonical_option(&name).name)
+                        };
                         let value = if secret {
                             value.map(|_| REDACTED.to_string())
                         } else {
@@ -468,6 +475,7 @@ pub fn effective_options_as(
         reported: BTreeSet::new(),
         budget_exhausted: false,
         versioned: Vec::new(),
+        read: *read,
     };
     for f in files {
         let mut stack = Vec::new();
@@ -868,6 +876,8 @@ fn build_namespaces(
             );
         }
         let secret = is_secret_key(&name.key);
+        // A redacted value cannot be judged (and must not be quoted).
+        let hidden = secret || o.value.as_deref() == Some(REDACTED);
         let (value, raw) = match (name.forced, &o.value) {
             (Some(b), _) => (Value::Bool(b), o.name.clone()),
             (None, None) => {
@@ -898,10 +908,11 @@ fn build_namespaces(
                     _ => typed_option(&name.key, v),
                 };
                 // A value the server refuses or ignores is reported below, once.
-                let reported_below = !matches!(
-                    server_value(&name, Some(v)),
-                    Ok(Accept::AsTyped | Accept::Value(_))
-                );
+                let reported_below = !hidden
+                    && !matches!(
+                        server_value(&name, Some(v)),
+                        Ok(Accept::AsTyped | Accept::Value(_))
+                    );
                 if let Some(w) = warn.filter(|_| !reported_below) {
                     push(
                         issues,
@@ -919,7 +930,12 @@ fn build_namespaces(
         };
         let s = Setting::new(value, raw, o.evidence.clone());
         // What the server does with this occurrence.
-        let accepted = match server_value(&name, o.value.as_deref()) {
+        let verdict = if hidden {
+            Ok(Accept::AsTyped)
+        } else {
+            server_value(&name, o.value.as_deref())
+        };
+        let accepted = match verdict {
             Ok(Accept::AsTyped) => Some(s.clone()),
             Ok(Accept::Value(v)) if !secret => {
                 let mut t = s.clone();
@@ -1279,7 +1295,7 @@ fn startup_adjusted(key: &str, effective: &Namespace, rt: &Namespace) -> Option<
         _ => None,
     };
     match key {
-        "max_connections" | "table_open_cache" => {
+        "max_connections" | "table_open_cache" | "table_open_cache_instances" => {
             let ofl = num(rt, "open_files_limit")?;
             let conns = num(effective, "max_connections").or(num(rt, "max_connections"))?;
             let cache = num(effective, "table_open_cache").or(num(rt, "table_open_cache"))?;
@@ -1488,6 +1504,19 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
                     Value::Size(_) => Value::Size(l.value),
                     _ => Value::Number(l.value),
                 };
+            }
+        }
+        // On a case-sensitive file system (Linux) MariaDB runs
+        // lower_case_table_names = 2 as 0 (verified with mariadbd --help).
+        if table.label.starts_with("MariaDB") {
+            if let Some(Entry::Set(s)) = effective.entries.get_mut("lower_case_table_names") {
+                if s.value.as_f64() == Some(2.0) {
+                    s.note = Some(format!(
+                        "configured {}; {} on a case-sensitive file system (Linux) sets 2 to 0 (\"lower_case_table_names was set to 2, even though your system doesn't seem to be case insensitive\")",
+                        s.raw, table.label
+                    ));
+                    s.value = Value::Number(0.0);
+                }
             }
         }
         // MariaDB keeps thread_cache_size at most max_connections (verified:
