@@ -102,7 +102,7 @@ fn table_matches_system_variables(work: &Path) -> Vec<String> {
     use driftaudit::facts::mysql::limits::{table_for, Arg};
     use driftaudit::facts::mysql::ServerVersion;
     let text = std::fs::read_to_string(work.join("system-variables.tsv")).unwrap();
-    let version = Command::new(find_tool("mariadbd").unwrap())
+    let version = Command::new(common::find_tool("mariadbd").unwrap())
         .arg("--version")
         .output()
         .unwrap();

@@ -344,8 +344,8 @@ fn namespace_folds_prefixes_and_keeps_provenance() {
 /// `mariadbd --defaults-file=F --help --verbose`: the server's value for every
 /// variable after reading options ("Variables (--variable-name=value)" table),
 /// keyed with underscores. `None` when the server refuses the file.
-fn mariadbd_values(file: &Path) -> Option<std::collections::BTreeMap<String, String>> {
-    let out = Command::new("mariadbd")
+fn mariadbd_values(bin: &Path, file: &Path) -> Option<std::collections::BTreeMap<String, String>> {
+    let out = Command::new(bin)
         .arg(format!("--defaults-file={}", file.display()))
         .args(["--user=root", "--help", "--verbose"])
         .output()
@@ -363,27 +363,22 @@ fn mariadbd_values(file: &Path) -> Option<std::collections::BTreeMap<String, Str
     )
 }
 
-fn mariadbd_available() -> Option<String> {
-    let out = Command::new("mariadbd").arg("--version").output();
-    match out {
-        Ok(o) if o.status.success() => {
-            let v = String::from_utf8_lossy(&o.stdout);
-            // `mariadbd  Ver 10.11.19-MariaDB-0+deb12u1 for ...`
-            v.split_whitespace()
-                .skip_while(|w| *w != "Ver")
-                .nth(1)
-                .map(str::to_string)
-        }
-        _ => {
-            if std::env::var("CI").as_deref() == Ok("true") {
-                panic!(
-                    "mariadbd is not installed (apt-get install mariadb-server); CI requires it"
-                );
-            }
-            eprintln!("skipped: mariadbd not installed");
-            None
-        }
-    }
+/// The installed mariadbd and its version (`10.11.19-MariaDB-0+deb12u1`).
+fn mariadbd_available() -> Option<(std::path::PathBuf, String)> {
+    let bin = common::tool("mariadbd", "mariadb-server")?;
+    let out = Command::new(&bin)
+        .arg("--version")
+        .output()
+        .expect("run mariadbd --version");
+    let v = String::from_utf8_lossy(&out.stdout);
+    // `mariadbd  Ver 10.11.19-MariaDB-0+deb12u1 for ...`
+    let version = v
+        .split_whitespace()
+        .skip_while(|w| *w != "Ver")
+        .nth(1)
+        .expect("a version in mariadbd --version")
+        .to_string();
+    Some((bin, version))
 }
 
 /// driftaudit's `mycnf_effective` for `cnf` as /etc/my.cnf on a snapshot
@@ -407,13 +402,14 @@ fn predicted(cnf: &str, version: &str) -> (driftaudit::facts::Facts, tempfile::T
 }
 
 fn compare_values(
+    bin: &Path,
     cnf: &str,
     version: &str,
     keys: &[String],
 ) -> (usize, Vec<String>, driftaudit::facts::Facts) {
     let tmp = tempfile::tempdir().unwrap();
     let file = write(tmp.path(), "my.cnf", cnf);
-    let server = mariadbd_values(&file).expect("mariadbd refused the generated file");
+    let server = mariadbd_values(bin, &file).expect("mariadbd refused the generated file");
     let (facts, _snap) = predicted(cnf, version);
     let eff = &facts.namespaces["mycnf_effective"];
     let mut bad = Vec::new();
@@ -447,7 +443,7 @@ fn compare_values(
 
 #[test]
 fn prefixes_enable_disable_and_limits_match_mariadbd() {
-    let Some(version) = mariadbd_available() else {
+    let Some((bin, version)) = mariadbd_available() else {
         return;
     };
     let v = driftaudit::facts::mysql::ServerVersion::parse(&version).unwrap();
@@ -537,7 +533,7 @@ fn prefixes_enable_disable_and_limits_match_mariadbd() {
         keys.retain(|k| k != key);
         keys.push(key.to_string());
     }
-    let (n, bad, facts) = compare_values(&cnf, &version, &keys);
+    let (n, bad, facts) = compare_values(&bin, &cnf, &version, &keys);
     assert!(n >= 300, "only {n} options compared");
     assert!(prefixes >= 200, "only {prefixes} prefixes");
     eprintln!("{n} options ({prefixes} as prefixes) identical to mariadbd --help --verbose");
@@ -562,7 +558,7 @@ fn prefixes_enable_disable_and_limits_match_mariadbd() {
     ] {
         let tmp = tempfile::tempdir().unwrap();
         let file = write(tmp.path(), "my.cnf", cnf);
-        let out = Command::new("mariadbd")
+        let out = Command::new(&bin)
             .arg(format!("--defaults-file={}", file.display()))
             .args(["--user=root", "--help", "--verbose"])
             .output()
