@@ -188,6 +188,9 @@ pub struct ReadLog {
     pub dir_sizes: BTreeSet<String>,
     /// Paths resolved ([`Host::resolve`]) to another path through a symlink.
     pub resolved: BTreeMap<String, String>,
+    /// Permission bits (`st_mode & 0o7777`) of the files read and probed, so
+    /// a copy is never more readable than its source.
+    pub modes: BTreeMap<String, u32>,
 }
 
 impl Host {
@@ -579,6 +582,7 @@ impl Host {
         let meta = self.stat_of(host_path)?;
         self.record(|l| {
             l.probes.insert(lexical(host_path), meta.kind);
+            l.modes.insert(lexical(host_path), meta.mode & 0o7777);
         });
         Ok(meta.mode)
     }
@@ -587,18 +591,6 @@ impl Host {
     /// devices are refused without opening them for a blocking read.
     pub fn read_bytes(&self, host_path: &str) -> Result<Vec<u8>, ReadError> {
         self.read_bytes_capped(host_path, MAX_FILE_BYTES)
-    }
-
-    /// Open a regular file for reading, confined. The type is checked
-    /// before the open, so a device or FIFO is never opened for reading, and
-    /// again on the descriptor after it.
-    fn open_file(&self, host_path: &str) -> Result<File, ReadError> {
-        let (file, nlink) = self.open_file_nlink(host_path)?;
-        if nlink > 1 {
-            let mut g = self.hard_links.lock().unwrap_or_else(|p| p.into_inner());
-            g.insert(lexical(host_path));
-        }
-        Ok(file)
     }
 
     /// Host paths of the files read so far that have more than one hard
@@ -610,7 +602,10 @@ impl Host {
         g.iter().cloned().collect()
     }
 
-    fn open_file_nlink(&self, host_path: &str) -> Result<(File, u64), ReadError> {
+    /// Open a regular file for reading, confined; with its link count and
+    /// permission bits. The type is checked before the open, so a device or
+    /// FIFO is never opened for reading, and again on the descriptor after it.
+    fn open_file_nlink(&self, host_path: &str) -> Result<(File, u64, u32), ReadError> {
         let fd = match self.kind {
             // On the live root the kernel resolves links itself (same result
             // as the confined walk, whose root is `/`), in one stat instead
@@ -632,7 +627,7 @@ impl Host {
         if now.kind != EntryKind::File {
             return Err(ReadError::NotRegular(now.special));
         }
-        Ok((File::from(fd), st.st_nlink as u64))
+        Ok((File::from(fd), st.st_nlink as u64, st.st_mode & 0o7777))
     }
 
     fn open_snapshot_file(&self, host_path: &str) -> Result<OwnedFd, ReadError> {
@@ -665,10 +660,15 @@ impl Host {
 
     /// As [`Host::read_bytes`] with another cap (for example one superblock).
     pub fn read_bytes_capped(&self, host_path: &str, cap: u64) -> Result<Vec<u8>, ReadError> {
-        let file = self.open_file(host_path)?;
+        let (file, nlink, mode) = self.open_file_nlink(host_path)?;
+        if nlink > 1 {
+            let mut g = self.hard_links.lock().unwrap_or_else(|p| p.into_inner());
+            g.insert(lexical(host_path));
+        }
         let bytes = read_capped(file, cap)?;
         self.record(|l| {
             l.files.insert(lexical(host_path), bytes.clone());
+            l.modes.insert(lexical(host_path), mode);
         });
         Ok(bytes)
     }

@@ -7,8 +7,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
-use std::io::Read;
+use std::io::{Read, Write};
+use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+
+use rustix::fs::{self as rfs, AtFlags, Mode, OFlags, RenameFlags};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -16,7 +21,7 @@ use serde::Serialize;
 
 use crate::engine;
 use crate::facts::{is_secret_key, REDACTED};
-use crate::host::{lexical, EntryKind, Host, ReadLog};
+use crate::host::{lexical, unescape_name, EntryKind, Host, ReadLog};
 use crate::parse::sysctl::swap_dot_slash;
 use crate::policy::PolicySet;
 
@@ -145,7 +150,7 @@ pub fn take(
     out: &Path,
     opts: &SnapshotOptions,
 ) -> Result<SnapshotMeta, String> {
-    check_out_dir(out, opts.force)?;
+    let checked = check_out_dir(out, opts.force)?;
     let host = Host::recording();
     let facts = engine::gather(policies, &host);
     let mut unreadable: Vec<Unreadable> = facts
@@ -185,6 +190,15 @@ pub fn take(
     unreadable.append(&mut bad);
     w.files
         .insert("/captures/sysctl-a.txt".into(), sysctl.into_bytes());
+    // Values of root-only keys (tcp_fastopen_key, ...) keep the capture root-only.
+    let root_only = host.read_log().is_some_and(|l| {
+        l.modes
+            .iter()
+            .any(|(p, m)| p.starts_with("/proc/sys/") && m & 0o004 == 0 && m & 0o444 != 0)
+    });
+    if root_only {
+        w.modes.insert("/captures/sysctl-a.txt".into(), 0o600);
+    }
     let mut du = String::new();
     for (path, size) in &facts.dir_sizes {
         match size {
@@ -220,6 +234,8 @@ pub fn take(
     if opts.mysql {
         match run_capped(Command::new("mysql").args(["-NB", "-e", "SHOW GLOBAL VARIABLES"])) {
             Ok(text) => {
+                w.modes
+                    .insert("/captures/mysql-variables.tsv".into(), 0o600);
                 w.files.insert(
                     "/captures/mysql-variables.tsv".into(),
                     mysql_tsv(&text).into_bytes(),
@@ -244,26 +260,39 @@ pub fn take(
         unreadable,
         hard_links: host.hard_linked(),
     };
-    w.write_atomically(out, &meta)?;
+    w.write_atomically(out, &meta, checked)?;
     Ok(meta)
 }
 
+/// What `--out` was when the capture started: the rename at the end
+/// replaces only that (see [`Writer::write_atomically`]).
+#[derive(Debug, Clone, Copy)]
+enum OutState {
+    /// Nothing there.
+    Absent,
+    /// An empty directory (device, inode).
+    Empty(u64, u64),
+    /// A previous snapshot, replaced with `--force` (device, inode).
+    Snapshot(u64, u64),
+}
+
 /// Refuse a non-empty `out` unless `force` and it is a previous snapshot.
-fn check_out_dir(out: &Path, force: bool) -> Result<(), String> {
+fn check_out_dir(out: &Path, force: bool) -> Result<OutState, String> {
     let meta = match fs::symlink_metadata(out) {
         Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(OutState::Absent),
         Err(e) => return Err(format!("{}: {e}", out.display())),
     };
     if !meta.is_dir() {
         return Err(format!("{} exists and is not a directory", out.display()));
     }
+    let id = (meta.dev(), meta.ino());
     let empty = fs::read_dir(out)
         .map_err(|e| format!("{}: {e}", out.display()))?
         .next()
         .is_none();
     if empty {
-        return Ok(());
+        return Ok(OutState::Empty(id.0, id.1));
     }
     if !force {
         return Err(format!(
@@ -277,7 +306,7 @@ fn check_out_dir(out: &Path, force: bool) -> Result<(), String> {
             out.display()
         ));
     }
-    Ok(())
+    Ok(OutState::Snapshot(id.0, id.1))
 }
 
 /// Read the storage facts the storage reader uses (rotational flags, device
@@ -302,6 +331,8 @@ fn capture_block_devices(host: &Host) {
 #[derive(Debug, Default)]
 struct Writer {
     files: BTreeMap<String, Vec<u8>>,
+    /// Permission bits of each file's source; a copy is never wider.
+    modes: BTreeMap<String, u32>,
     links: BTreeMap<String, String>,
     dirs: BTreeSet<String>,
 }
@@ -341,9 +372,15 @@ fn plan_from_log(host: &Host, log: &ReadLog, w: &mut Writer) {
                 let direct = lexical(&crate::host::join_host(&parent, &target)) == resolved;
                 let target = if direct { target } else { resolved.clone() };
                 w.links.insert(path.clone(), target);
+                if let Some(m) = log.modes.get(path) {
+                    w.modes.entry(resolved.clone()).or_insert(*m);
+                }
                 w.files.entry(resolved).or_insert(bytes);
             }
             _ => {
+                if let Some(m) = log.modes.get(path) {
+                    w.modes.insert(path.clone(), *m);
+                }
                 w.files.insert(path.clone(), bytes);
             }
         }
@@ -401,66 +438,277 @@ fn plan_from_log(host: &Host, log: &ReadLog, w: &mut Writer) {
 }
 
 impl Writer {
-    /// Write everything into a temporary directory next to `out`, then rename
-    /// it into place (replacing a previous snapshot only at the very end).
-    fn write_atomically(&self, out: &Path, meta: &SnapshotMeta) -> Result<(), String> {
+    /// Write everything into a new directory with a random name next to
+    /// `out` (created with `mkdirat`, mode 0700 while it is filled, checked
+    /// to be ours), through directory descriptors only (`openat` with
+    /// `O_NOFOLLOW`, `O_EXCL`, `mkdirat`, `symlinkat`), so whoever can write
+    /// the parent cannot redirect a write elsewhere. Then rename it into
+    /// place: `renameat2(RENAME_NOREPLACE)` when `out` was absent (what
+    /// appeared there meanwhile is left alone), `RENAME_EXCHANGE` when it
+    /// was an empty directory or, with `--force`, a previous snapshot, then
+    /// the old one is removed only if it is the very directory checked at
+    /// the start (same device and inode), else it is swapped back.
+    fn write_atomically(
+        &self,
+        out: &Path,
+        meta: &SnapshotMeta,
+        checked: OutState,
+    ) -> Result<(), String> {
         let parent = match out.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
         };
+        let Some(name) = out.file_name() else {
+            return Err(format!("{}: --out must name a directory", out.display()));
+        };
+        let name = name.as_bytes();
         fs::create_dir_all(&parent).map_err(|e| format!("{}: {e}", parent.display()))?;
-        let name = out
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "snapshot".into());
-        let tmp = parent.join(format!(".{name}.tmp-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&tmp);
-        let result = self.write_into(&tmp, meta).and_then(|()| {
-            if out.exists() {
-                let old = parent.join(format!(".{name}.old-{}", std::process::id()));
-                fs::rename(out, &old).map_err(|e| format!("{}: {e}", out.display()))?;
-                fs::rename(&tmp, out).map_err(|e| format!("{}: {e}", out.display()))?;
-                fs::remove_dir_all(&old).map_err(|e| format!("{}: {e}", old.display()))
-            } else {
-                fs::rename(&tmp, out).map_err(|e| format!("{}: {e}", out.display()))
-            }
-        });
+        let io = |what: &str, e: rustix::io::Errno| {
+            format!("{}: {what}: {}", out.display(), std::io::Error::from(e))
+        };
+        let pfd = rfs::open(
+            &parent,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| io("cannot open its parent directory", e))?;
+        let (tmp, tfd) = make_temp_dir(&pfd, name).map_err(|e| io("temporary directory", e))?;
+        let tst = rfs::fstat(&tfd).map_err(|e| io("temporary directory", e))?;
+        let result = self
+            .write_into(&tfd, meta)
+            .map_err(|e| format!("{}: {e}", out.display()))
+            .and_then(|()| {
+                let ours = |n: &[u8]| {
+                    rfs::statat(&pfd, n, AtFlags::SYMLINK_NOFOLLOW)
+                        .is_ok_and(|st| (st.st_dev, st.st_ino) == (tst.st_dev, tst.st_ino))
+                };
+                if !ours(&tmp) {
+                    return Err(format!(
+                        "{}: the temporary directory was moved or replaced while it was written; nothing placed",
+                        out.display()
+                    ));
+                }
+                rfs::fchmod(&tfd, Mode::from_raw_mode(0o755))
+                    .map_err(|e| io("temporary directory", e))?;
+                place(&pfd, &tmp, name, checked).map_err(|e| format!("{}: {e}", out.display()))?;
+                if !ours(name) {
+                    return Err(format!(
+                        "{}: replaced by something else right after the snapshot was renamed into place; check it",
+                        out.display()
+                    ));
+                }
+                Ok(())
+            });
         if result.is_err() {
-            let _ = fs::remove_dir_all(&tmp);
+            // Remove the temporary directory, if it is still ours.
+            if let Ok(st) = rfs::statat(&pfd, tmp.as_slice(), AtFlags::SYMLINK_NOFOLLOW) {
+                if (st.st_dev, st.st_ino) == (tst.st_dev, tst.st_ino) {
+                    let _ = remove_tree_at(&pfd, &tmp, 0);
+                }
+            }
         }
         result
     }
 
-    fn write_into(&self, root: &Path, meta: &SnapshotMeta) -> Result<(), String> {
-        let io = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
-        fs::create_dir_all(root).map_err(|e| io(root, e))?;
-        let real = |host_path: &str| root.join(lexical(host_path).trim_start_matches('/'));
+    fn write_into(&self, root: &OwnedFd, meta: &SnapshotMeta) -> Result<(), String> {
+        let io = |p: &str, e: rustix::io::Errno| format!("{p}: {}", std::io::Error::from(e));
         for d in &self.dirs {
-            let p = real(d);
-            fs::create_dir_all(&p).map_err(|e| io(&p, e))?;
+            open_dirs(root, &path_parts(d)).map_err(|e| io(d, e))?;
         }
         for (path, bytes) in &self.files {
-            let p = real(path);
-            if let Some(dir) = p.parent() {
-                fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
-            }
-            fs::write(&p, bytes).map_err(|e| io(&p, e))?;
+            let mut parts = path_parts(path);
+            let Some(name) = parts.pop() else { continue };
+            let dir = open_dirs(root, &parts).map_err(|e| io(path, e))?;
+            let mode = self.modes.get(path).map_or(0o644, |m| m & 0o644);
+            write_new(&dir, &name, bytes, mode).map_err(|e| io(path, e))?;
         }
         for (path, target) in &self.links {
-            let p = real(path);
-            if let Some(dir) = p.parent() {
-                fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+            let mut parts = path_parts(path);
+            let Some(name) = parts.pop() else { continue };
+            let dir = open_dirs(root, &parts).map_err(|e| io(path, e))?;
+            match rfs::symlinkat(unescape_path(target), &dir, name.as_slice()) {
+                Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+                Err(e) => return Err(io(path, e)),
             }
-            if fs::symlink_metadata(&p).is_ok() {
-                continue;
-            }
-            std::os::unix::fs::symlink(target, &p).map_err(|e| io(&p, e))?;
         }
         let mut json = serde_json::to_string_pretty(meta).map_err(|e| e.to_string())?;
         json.push('\n');
-        let p = root.join("snapshot.json");
-        fs::write(&p, json).map_err(|e| io(&p, e))
+        write_new(root, b"snapshot.json", json.as_bytes(), 0o644)
+            .map_err(|e| io("/snapshot.json", e))
     }
+}
+
+/// The components of a host path as file-name bytes (`\xNN` escapes of
+/// names that are not UTF-8 read back).
+fn path_parts(host_path: &str) -> Vec<Vec<u8>> {
+    lexical(host_path)
+        .split('/')
+        .filter(|c| !c.is_empty())
+        .map(unescape_name)
+        .filter(|c| !c.contains(&b'/') && !c.contains(&0))
+        .collect()
+}
+
+/// A symlink target as bytes (each component's escapes read back).
+fn unescape_path(target: &str) -> Vec<u8> {
+    let parts: Vec<Vec<u8>> = target.split('/').map(unescape_name).collect();
+    parts.join(&b'/')
+}
+
+/// `mkdirat` then `openat(O_DIRECTORY | O_NOFOLLOW)` for each component,
+/// from `root`: a component that is a symlink fails (`ELOOP`/`ENOTDIR`).
+fn open_dirs(root: &OwnedFd, parts: &[Vec<u8>]) -> rustix::io::Result<OwnedFd> {
+    let mut cur = root.try_clone().map_err(|_| rustix::io::Errno::MFILE)?;
+    for p in parts {
+        match rfs::mkdirat(&cur, p.as_slice(), Mode::from_raw_mode(0o755)) {
+            Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+            Err(e) => return Err(e),
+        }
+        cur = rfs::openat(
+            &cur,
+            p.as_slice(),
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+    }
+    Ok(cur)
+}
+
+/// Create a new file (`O_CREAT | O_EXCL | O_NOFOLLOW`) in `dir` and write it.
+fn write_new(dir: &OwnedFd, name: &[u8], bytes: &[u8], mode: u32) -> rustix::io::Result<()> {
+    let fd = rfs::openat(
+        dir,
+        name,
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::from_raw_mode(mode),
+    )?;
+    let mut f = fs::File::from(fd);
+    f.write_all(bytes)
+        .map_err(|e| rustix::io::Errno::from_io_error(&e).unwrap_or(rustix::io::Errno::IO))
+}
+
+/// `mkdirat(parent, ".NAME.tmp-RANDOM", 0700)` with 16 random hex digits
+/// (`getrandom`), retried on a clash; opened `O_NOFOLLOW` and checked to be
+/// a directory owned by us with mode 0700 (not one swapped in).
+fn make_temp_dir(parent: &OwnedFd, name: &[u8]) -> rustix::io::Result<(Vec<u8>, OwnedFd)> {
+    for _ in 0..16 {
+        let mut r = [0u8; 8];
+        let mut got = 0;
+        while got < r.len() {
+            got += rustix::rand::getrandom(&mut r[got..], rustix::rand::GetRandomFlags::empty())?;
+        }
+        let mut tmp = b".".to_vec();
+        tmp.extend_from_slice(name);
+        tmp.extend_from_slice(b".tmp-");
+        for b in r {
+            tmp.extend_from_slice(format!("{b:02x}").as_bytes());
+        }
+        match rfs::mkdirat(parent, tmp.as_slice(), Mode::from_raw_mode(0o700)) {
+            Ok(()) => {}
+            Err(rustix::io::Errno::EXIST) => continue,
+            Err(e) => return Err(e),
+        }
+        let fd = rfs::openat(
+            parent,
+            tmp.as_slice(),
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        let st = rfs::fstat(&fd)?;
+        if st.st_uid != rustix::process::geteuid().as_raw() || st.st_mode & 0o077 != 0 {
+            return Err(rustix::io::Errno::PERM);
+        }
+        return Ok((tmp, fd));
+    }
+    Err(rustix::io::Errno::EXIST)
+}
+
+/// Move the finished temporary directory `tmp` to `name` (see
+/// [`Writer::write_atomically`]).
+fn place(parent: &OwnedFd, tmp: &[u8], name: &[u8], checked: OutState) -> Result<(), String> {
+    let errno = |e: rustix::io::Errno| std::io::Error::from(e).to_string();
+    let (dev, ino, snapshot) = match checked {
+        OutState::Absent => {
+            return match rfs::renameat_with(parent, tmp, parent, name, RenameFlags::NOREPLACE) {
+                Ok(()) => Ok(()),
+                Err(rustix::io::Errno::EXIST) | Err(rustix::io::Errno::NOTEMPTY) => {
+                    Err("appeared while the snapshot was taken; left alone, nothing written".into())
+                }
+                Err(e) => Err(errno(e)),
+            };
+        }
+        OutState::Empty(d, i) => (d, i, false),
+        OutState::Snapshot(d, i) => (d, i, true),
+    };
+    rfs::renameat_with(parent, tmp, parent, name, RenameFlags::EXCHANGE).map_err(|e| match e {
+        rustix::io::Errno::NOENT => {
+            "was removed while the snapshot was taken; nothing written".into()
+        }
+        e => errno(e),
+    })?;
+    // `tmp` now names what was at `out`: remove it only if it is what was checked.
+    let same = rfs::statat(parent, tmp, AtFlags::SYMLINK_NOFOLLOW)
+        .is_ok_and(|st| (st.st_dev, st.st_ino) == (dev, ino));
+    let still_snapshot = !snapshot
+        || rfs::statat(
+            parent,
+            [tmp, b"/snapshot.json"].concat(),
+            AtFlags::SYMLINK_NOFOLLOW,
+        )
+        .is_ok_and(|st| rfs::FileType::from_raw_mode(st.st_mode) == rfs::FileType::RegularFile);
+    let removed = same
+        && still_snapshot
+        && if snapshot {
+            remove_tree_at(parent, tmp, 0).is_ok()
+        } else {
+            rfs::unlinkat(parent, tmp, AtFlags::REMOVEDIR).is_ok()
+        };
+    if removed {
+        return Ok(());
+    }
+    // Not what was checked (replaced, or filled meanwhile): put it back.
+    let _ = rfs::renameat_with(parent, tmp, parent, name, RenameFlags::EXCHANGE);
+    Err(if snapshot {
+        "changed while the snapshot was taken (not the snapshot checked at the start); left alone, nothing written".into()
+    } else {
+        "changed while the snapshot was taken (no longer the empty directory checked at the start); left alone, nothing written".into()
+    })
+}
+
+/// Remove the tree `name` in `dir` without following symlinks.
+fn remove_tree_at(dir: &OwnedFd, name: &[u8], depth: usize) -> rustix::io::Result<()> {
+    if depth > 64 {
+        return Err(rustix::io::Errno::LOOP);
+    }
+    let fd = rfs::openat(
+        dir,
+        name,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    let dfd = fd.try_clone().map_err(|_| rustix::io::Errno::MFILE)?;
+    let mut names = Vec::new();
+    for e in rfs::Dir::new(fd)? {
+        let e = e?;
+        let n = e.file_name().to_bytes();
+        if n != b"." && n != b".." {
+            names.push((n.to_vec(), e.file_type()));
+        }
+    }
+    for (n, t) in names {
+        let t = if t == rfs::FileType::Unknown {
+            rfs::statat(&dfd, n.as_slice(), AtFlags::SYMLINK_NOFOLLOW)
+                .map(|s| rfs::FileType::from_raw_mode(s.st_mode))?
+        } else {
+            t
+        };
+        if t == rfs::FileType::Directory {
+            remove_tree_at(&dfd, &n, depth + 1)?;
+        } else {
+            rfs::unlinkat(&dfd, n.as_slice(), AtFlags::empty())?;
+        }
+    }
+    rfs::unlinkat(dir, name, AtFlags::REMOVEDIR)
 }
 
 /// Redact secrets in a copied file, keeping every line where it was:

@@ -195,3 +195,240 @@ fn swapping_a_snapshot_directory_for_a_symlink_never_reads_outside() {
         &leaks[..leaks.len().min(5)]
     );
 }
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_driftaudit")
+}
+
+/// Every path below `dir` (for "nothing was written here").
+fn tree(dir: &Path) -> Vec<PathBuf> {
+    walkdir::WalkDir::new(dir)
+        .min_depth(1)
+        .into_iter()
+        .filter_map(Result::ok)
+        .map(|e| e.path().to_path_buf())
+        .collect()
+}
+
+/// Whoever can write the parent of `--out` watches for the temporary
+/// directory and swaps it for a symlink to a directory of theirs as soon as
+/// it appears. Before the fix the name was `.NAME.tmp-PID` and files were
+/// written by path, so root's copies landed in the attacker's directory and
+/// `snapshot` exited 0. Now the directory has a random name, is written
+/// through its descriptor, and a swap is an error; nothing lands outside.
+#[test]
+fn snapshot_temp_dir_swapped_for_a_symlink_writes_nothing_outside_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    let parent = tmp.path().join("parent");
+    let elsewhere = tmp.path().join("elsewhere");
+    fs::create_dir_all(&parent).unwrap();
+    fs::create_dir_all(&elsewhere).unwrap();
+    for round in 0..4 {
+        let out = parent.join(format!("snap{round}"));
+        let prefix = format!(".snap{round}.tmp-");
+        let stop = Arc::new(AtomicBool::new(false));
+        let swapped = Arc::new(AtomicU64::new(0));
+        let thief = {
+            let (stop, swapped) = (stop.clone(), swapped.clone());
+            let prefix = prefix.clone();
+            let (parent, elsewhere) = (parent.clone(), elsewhere.clone());
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    let Ok(rd) = fs::read_dir(&parent) else {
+                        continue;
+                    };
+                    for e in rd.flatten() {
+                        let name = e.file_name();
+                        let name = name.to_string_lossy();
+                        let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+                        if name.starts_with(&prefix) && is_dir {
+                            let p = e.path();
+                            let stolen =
+                                parent.join(format!("stolen-{}", swapped.load(Ordering::Relaxed)));
+                            if fs::rename(&p, &stolen).is_ok() && symlink(&elsewhere, &p).is_ok() {
+                                swapped.fetch_add(1, Ordering::Relaxed);
+                            }
+                        }
+                    }
+                }
+            })
+        };
+        let o = std::process::Command::new(bin())
+            .args(["snapshot", "--out"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        stop.store(true, Ordering::Relaxed);
+        thief.join().unwrap();
+        let written = tree(&elsewhere);
+        assert!(
+            written.is_empty(),
+            "round {round}: snapshot wrote {} files outside --out (exit {:?}), e.g. {:?}",
+            written.len(),
+            o.status.code(),
+            &written[..written.len().min(3)]
+        );
+        if swapped.load(Ordering::Relaxed) > 0 {
+            assert!(
+                !o.status.success(),
+                "round {round}: the temporary directory was swapped and snapshot still exited 0"
+            );
+            assert!(
+                fs::symlink_metadata(&out).map_or(true, |m| !m.file_type().is_symlink()),
+                "round {round}: --out is the attacker's symlink"
+            );
+            return;
+        }
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    panic!("the temporary directory was never seen in 4 snapshots: the attack did not run");
+}
+
+/// `--out` does not exist when the capture starts, and someone creates it
+/// (with a file of theirs) while the capture runs: before the fix, the
+/// final rename moved it aside and deleted it. Now the rename does not
+/// replace (`RENAME_NOREPLACE`) and their directory is left alone. With
+/// `--force`, a previous snapshot that is replaced by another directory
+/// during the capture is not deleted either (only the snapshot checked at
+/// the start is replaced).
+#[test]
+fn snapshot_never_deletes_what_appeared_at_out_during_the_capture() {
+    let tmp = tempfile::tempdir().unwrap();
+    for force in [false, true] {
+        let out = tmp.path().join(if force { "forced" } else { "plain" });
+        let prefix = format!(".{}.tmp-", out.file_name().unwrap().to_string_lossy());
+        if force {
+            let o = std::process::Command::new(bin())
+                .args(["snapshot", "--out"])
+                .arg(&out)
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let planted = Arc::new(AtomicBool::new(false));
+        let planter = {
+            let (stop, planted) = (stop.clone(), planted.clone());
+            let prefix = prefix.clone();
+            let out = out.clone();
+            let parent = tmp.path().to_path_buf();
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) && !planted.load(Ordering::Relaxed) {
+                    // Plant as soon as the capture starts writing.
+                    let writing = fs::read_dir(&parent).is_ok_and(|rd| {
+                        rd.flatten()
+                            .any(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+                    });
+                    if !writing {
+                        continue;
+                    }
+                    if force {
+                        let _ = fs::rename(&out, parent.join("moved-away"));
+                    }
+                    if fs::create_dir(&out).is_ok() {
+                        fs::write(out.join("precious.txt"), "mine").unwrap();
+                        fs::write(out.join("snapshot.json"), "{}").unwrap();
+                        planted.store(true, Ordering::Relaxed);
+                    }
+                }
+            })
+        };
+        let mut args = vec!["snapshot", "--out", out.to_str().unwrap()];
+        if force {
+            args.push("--force");
+        }
+        let o = std::process::Command::new(bin())
+            .args(&args)
+            .output()
+            .unwrap();
+        stop.store(true, Ordering::Relaxed);
+        planter.join().unwrap();
+        assert!(
+            planted.load(Ordering::Relaxed),
+            "force={force}: the directory was never planted (the capture was not seen writing)"
+        );
+        assert_eq!(
+            fs::read_to_string(out.join("precious.txt")).ok().as_deref(),
+            Some("mine"),
+            "force={force}: snapshot deleted or replaced a directory that appeared at --out during the capture (exit {:?}: {})",
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(
+            !o.status.success(),
+            "force={force}: must fail, not report a snapshot it did not place"
+        );
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("left alone"), "force={force}: {err}");
+        // No temporary directory is left behind.
+        let left: Vec<_> = tree(tmp.path())
+            .into_iter()
+            .filter(|p| {
+                p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with(&prefix))
+            })
+            .collect();
+        assert!(left.is_empty(), "force={force}: left behind {left:?}");
+    }
+}
+
+/// Whether `unshare -m` works here (root); off CI a skip is one line.
+fn can_unshare(what: &str) -> bool {
+    let ok = std::process::Command::new("unshare")
+        .args(["-m", "--propagation", "private", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        if std::env::var("CI").as_deref() == Ok("true") {
+            panic!("{what}: needs `unshare -m` (root) under CI");
+        }
+        eprintln!("skipped {what}: needs `unshare -m` (run as root)");
+    }
+    ok
+}
+
+/// Run `script` in a private mount namespace (tmpfs mounts there never
+/// touch the real host); `DRIFTAUDIT` is the binary.
+fn in_private_mounts(script: &str) -> std::process::Output {
+    std::process::Command::new("unshare")
+        .args(["-m", "--propagation", "private", "sh", "-ec", script])
+        .env("DRIFTAUDIT", bin())
+        .output()
+        .unwrap()
+}
+
+/// A root-only (mode 600) sysctl.d file on the live host came out mode 644
+/// in the snapshot (`fs::write` with the umask's default), readable by every
+/// user who can read the snapshot. Copies keep at most their source's bits.
+#[test]
+fn snapshot_copies_are_never_more_readable_than_their_source() {
+    if !can_unshare("snapshot modes") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("snap");
+    let o = in_private_mounts(&format!(
+        "mount -t tmpfs none /etc/sysctl.d
+         printf 'vm.swappiness = 10\\n' > /etc/sysctl.d/60-private.conf
+         chmod 600 /etc/sysctl.d/60-private.conf
+         printf 'vm.swappiness = 20\\n' > /etc/sysctl.d/50-group.conf
+         chmod 640 /etc/sysctl.d/50-group.conf
+         printf 'vm.swappiness = 30\\n' > /etc/sysctl.d/40-public.conf
+         chmod 755 /etc/sysctl.d/40-public.conf
+         \"$DRIFTAUDIT\" snapshot --out '{}'",
+        out.display()
+    ));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |n: &str| {
+        fs::metadata(out.join("etc/sysctl.d").join(n))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777
+    };
+    assert_eq!(mode("60-private.conf"), 0o600);
+    assert_eq!(mode("50-group.conf"), 0o640);
+    // never wider than the source, never executable
+    assert_eq!(mode("40-public.conf"), 0o644);
+}
