@@ -289,6 +289,7 @@ fn unsafe_is_not_root() -> bool {
 /// Write a layout below `root` (and a fake /proc/sys with value `0` per key,
 /// so globs expand against the same keys the tools see).
 fn materialise(root: &Path, l: &Layout) {
+    fs::create_dir_all(root.join("etc")).unwrap();
     for (path, node) in &l.nodes {
         let p = root.join(path.trim_start_matches('/'));
         fs::create_dir_all(p.parent().unwrap()).unwrap();

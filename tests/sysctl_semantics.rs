@@ -632,3 +632,251 @@ fn dash_blank_key_is_set_by_systemd_and_ignored_by_procps() {
     let msgs = issues_for(d.path(), "/etc/sysctl.d/50-x.conf");
     assert!(msgs.iter().any(|m| m.contains("procps")), "{msgs:?}");
 }
+
+fn enable_tuned(root: &Path, profile: &str) {
+    let wants = root.join("etc/systemd/system/multi-user.target.wants");
+    fs::create_dir_all(&wants).unwrap();
+    symlink(
+        "/usr/lib/systemd/system/tuned.service",
+        wants.join("tuned.service"),
+    )
+    .unwrap();
+    write(root, "/etc/tuned/active_profile", &format!("{profile}\n"));
+}
+
+fn boot_note(root: &Path, key: &str) -> Option<String> {
+    let set = PolicySet::builtin().unwrap();
+    let f = engine::gather(&set, &Host::snapshot(root).unwrap());
+    match f.namespaces["sysctl_boot"].get(key)? {
+        Entry::Set(s) => s.note.clone(),
+        _ => None,
+    }
+}
+
+const TP: &str = "[main]\nsummary=Broadly applicable tuning\n\n[cpu]\ngovernor=performance\n\n[sysctl]\n# tuned's own comment\nvm.swappiness=10\nvm.dirty_ratio = 40\nkernel.sched_migration_cost_ns = 5000000 # inline comment\n";
+
+#[test]
+fn tuned_profile_beats_a_vendor_file_and_loses_to_an_admin_file_in_etc() {
+    let d = tempfile::tempdir().unwrap();
+    enable_tuned(d.path(), "throughput-performance");
+    write(
+        d.path(),
+        "/usr/lib/tuned/throughput-performance/tuned.conf",
+        TP,
+    );
+    write(
+        d.path(),
+        "/usr/lib/sysctl.d/50-vendor.conf",
+        "vm.swappiness = 60\nvm.dirty_ratio = 20\n",
+    );
+    write(
+        d.path(),
+        "/etc/sysctl.d/60-admin.conf",
+        "vm.dirty_ratio = 30\n",
+    );
+    live(d.path(), "vm.swappiness", "10");
+    live(d.path(), "vm.dirty_ratio", "30");
+    assert_eq!(
+        boot_value(d.path(), "vm.swappiness").unwrap(),
+        "10@/usr/lib/tuned/throughput-performance/tuned.conf:9"
+    );
+    let note = boot_note(d.path(), "vm.swappiness").unwrap();
+    assert!(note.contains("profile `throughput-performance`"), "{note}");
+    // tuned re-applies /etc/sysctl.d after its profile
+    assert_eq!(
+        boot_value(d.path(), "vm.dirty_ratio").unwrap(),
+        "30@/etc/sysctl.d/60-admin.conf:1"
+    );
+    assert_eq!(
+        boot_value(d.path(), "kernel.sched_migration_cost_ns").unwrap(),
+        "5000000@/usr/lib/tuned/throughput-performance/tuned.conf:11"
+    );
+    // and the drift rule sees no drift: the live values are tuned's
+    let r = audit(d.path(), DRIFT);
+    assert!(
+        r.findings.iter().all(|f| f.status != Status::Fail),
+        "{:#?}",
+        r.findings
+    );
+}
+
+#[test]
+fn tuned_profile_in_etc_overrides_usr_lib_with_include_chain_and_variables() {
+    let d = tempfile::tempdir().unwrap();
+    enable_tuned(d.path(), "custom");
+    write(
+        d.path(),
+        "/usr/lib/tuned/throughput-performance/tuned.conf",
+        TP,
+    );
+    write(
+        d.path(),
+        "/usr/lib/tuned/custom/tuned.conf",
+        "[sysctl]\nvm.swappiness=99\n",
+    );
+    write(
+        d.path(),
+        "/etc/tuned/custom/tuned.conf",
+        "[main]\ninclude=throughput-performance\n\n[variables]\nbase=5\nsw=${base}\ninclude=${i:PROFILE_DIR}/vars.conf\n\n[sysctl]\nvm.swappiness=${sw}\nvm.overcommit_memory=\"${ovc}\"\nkernel.pid_max=\\${base}\n",
+    );
+    write(d.path(), "/etc/tuned/custom/vars.conf", "ovc=2\n");
+    assert_eq!(
+        boot_value(d.path(), "vm.swappiness").unwrap(),
+        "5@/etc/tuned/custom/tuned.conf:10"
+    );
+    assert_eq!(
+        boot_value(d.path(), "vm.overcommit_memory").unwrap(),
+        "2@/etc/tuned/custom/tuned.conf:11"
+    );
+    // `\${...}` is not expanded
+    assert_eq!(
+        boot_value(d.path(), "kernel.pid_max").unwrap(),
+        "${base}@/etc/tuned/custom/tuned.conf:12"
+    );
+    // from the included profile
+    assert_eq!(
+        boot_value(d.path(), "vm.dirty_ratio").unwrap(),
+        "40@/usr/lib/tuned/throughput-performance/tuned.conf:10"
+    );
+}
+
+#[test]
+fn tuned_reapply_uses_its_own_order_and_parser() {
+    let d = tempfile::tempdir().unwrap();
+    enable_tuned(d.path(), "tp");
+    write(
+        d.path(),
+        "/usr/lib/tuned/tp/tuned.conf",
+        "[sysctl]\nvm.swappiness=10\n",
+    );
+    write(d.path(), "/etc/sysctl.conf", "vm.swappiness = 5\n");
+    fs::create_dir_all(d.path().join("etc/sysctl.d")).unwrap();
+    symlink(
+        "../sysctl.conf",
+        d.path().join("etc/sysctl.d/99-sysctl.conf"),
+    )
+    .unwrap();
+    write(
+        d.path(),
+        "/etc/sysctl.d/zz-local.conf",
+        "vm.swappiness = 30\n",
+    );
+    // /run wins over /etc in tuned's list (the opposite of systemd)
+    write(d.path(), "/etc/sysctl.d/50-a.conf", "vm.dirty_ratio = 11\n");
+    write(d.path(), "/run/sysctl.d/50-a.conf", "vm.dirty_ratio = 22\n");
+    // `-key` and globs mean nothing to tuned's parser
+    write(
+        d.path(),
+        "/etc/sysctl.d/60-b.conf",
+        "-vm.overcommit_memory = 1\nnet.ipv4.conf.*.rp_filter = 2\n",
+    );
+    write(
+        d.path(),
+        "/usr/lib/tuned/tp/tuned.conf",
+        "[sysctl]\nvm.swappiness=10\nvm.overcommit_memory=2\n",
+    );
+    // systemd alone would end with zz-local.conf's 30; tuned re-applies
+    // /etc/sysctl.conf last
+    assert_eq!(
+        boot_value(d.path(), "vm.swappiness").unwrap(),
+        "5@/etc/sysctl.conf:1"
+    );
+    assert_eq!(
+        boot_value(d.path(), "vm.dirty_ratio").unwrap(),
+        "22@/run/sysctl.d/50-a.conf:1"
+    );
+    assert_eq!(
+        boot_value(d.path(), "vm.overcommit_memory").unwrap(),
+        "2@/usr/lib/tuned/tp/tuned.conf:3"
+    );
+    // reapply_sysctl = 0: the profile's value stays
+    write(
+        d.path(),
+        "/etc/tuned/tuned-main.conf",
+        "daemon = 1\nreapply_sysctl = 0\n",
+    );
+    assert_eq!(
+        boot_value(d.path(), "vm.swappiness").unwrap(),
+        "10@/usr/lib/tuned/tp/tuned.conf:2"
+    );
+}
+
+#[test]
+fn tuned_installed_but_not_enabled_changes_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "/etc/tuned/active_profile", "tp\n");
+    write(
+        d.path(),
+        "/usr/lib/tuned/tp/tuned.conf",
+        "[sysctl]\nvm.swappiness=10\n",
+    );
+    write(
+        d.path(),
+        "/usr/lib/sysctl.d/50-v.conf",
+        "vm.swappiness = 60\n",
+    );
+    assert_eq!(
+        boot_value(d.path(), "vm.swappiness").unwrap(),
+        "60@/usr/lib/sysctl.d/50-v.conf:1"
+    );
+}
+
+#[test]
+fn tuned_enabled_without_a_known_profile_or_with_a_run_time_value_is_unknown() {
+    let d = tempfile::tempdir().unwrap();
+    enable_tuned(d.path(), "");
+    let msgs = issues_for(d.path(), "/etc/tuned/active_profile");
+    assert!(msgs.iter().any(|m| m.contains("recommends")), "{msgs:?}");
+
+    let d = tempfile::tempdir().unwrap();
+    enable_tuned(d.path(), "cpu-partitioning");
+    write(
+        d.path(),
+        "/usr/lib/tuned/cpu-partitioning/tuned.conf",
+        "[variables]\nisolated=${f:calc_isolated_cores:1}\n[sysctl]\nkernel.hung_task_timeout_secs = 600\nvm.stat_interval = ${isolated}\nkernel.x = ${f:exec:/bin/true}\n",
+    );
+    let set = PolicySet::builtin().unwrap();
+    let f = engine::gather(&set, &Host::snapshot(d.path()).unwrap());
+    let boot = &f.namespaces["sysctl_boot"];
+    assert!(
+        matches!(boot.get("kernel.hung_task_timeout_secs"), Some(Entry::Set(s)) if s.raw == "600")
+    );
+    for k in ["vm.stat_interval", "kernel.x"] {
+        assert!(
+            matches!(boot.get(k), Some(Entry::Unreadable { reason, .. }) if reason.contains("running host")),
+            "{k}: {:?}",
+            boot.get(k)
+        );
+    }
+}
+
+#[test]
+fn tuned_include_cycle_and_missing_profile_do_not_hang_or_guess() {
+    let d = tempfile::tempdir().unwrap();
+    enable_tuned(d.path(), "a");
+    write(
+        d.path(),
+        "/usr/lib/tuned/a/tuned.conf",
+        "[main]\ninclude=b\n[sysctl]\nvm.swappiness=1\n",
+    );
+    write(
+        d.path(),
+        "/usr/lib/tuned/b/tuned.conf",
+        "[main]\ninclude=a\n[sysctl]\nvm.swappiness=2\nvm.dirty_ratio=3\n",
+    );
+    assert_eq!(
+        boot_value(d.path(), "vm.swappiness").unwrap(),
+        "1@/usr/lib/tuned/a/tuned.conf:4"
+    );
+    assert_eq!(
+        boot_value(d.path(), "vm.dirty_ratio").unwrap(),
+        "3@/usr/lib/tuned/b/tuned.conf:5"
+    );
+    let d = tempfile::tempdir().unwrap();
+    enable_tuned(d.path(), "nosuch");
+    let msgs = issues_for(d.path(), "/etc/tuned/active_profile");
+    assert!(
+        msgs.iter().any(|m| m.contains("`nosuch` not found")),
+        "{msgs:?}"
+    );
+}

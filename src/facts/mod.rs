@@ -16,6 +16,7 @@ pub mod presence;
 pub mod storage;
 pub mod sysctl;
 pub mod system;
+pub mod tuned;
 pub mod zimbra;
 
 /// Where a value was set on the host: a host path and, for files, a line.

@@ -121,8 +121,12 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
     let parsed = conf.files(&sd_files, Tool::Systemd);
     let procps_files = conf.files(&pp_files, Tool::Procps);
 
+    // TuneD, where it is enabled: what it writes after boot, in order.
+    let tuned = super::tuned::sysctl_writes(host, facts);
+
     // Keys we need live values for: rule keys + explicit persisted keys + glob expansions.
     let mut wanted: BTreeSet<String> = needs.sysctl_keys.clone();
+    wanted.extend(tuned.iter().map(|(k, _)| k.clone()));
     let mut globs: BTreeSet<String> = BTreeSet::new();
     for (_, lines) in parsed.iter().chain(procps_files.iter()) {
         for l in lines.iter() {
@@ -179,6 +183,29 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
 
     // Boot (systemd) model
     let mut boot = systemd_model(&parsed, &glob_matches, facts);
+    // then tuned's writes after boot
+    let mut boot_unknown: BTreeMap<String, Entry> = BTreeMap::new();
+    for (k, e) in tuned {
+        match e {
+            Entry::Set(mut s) => {
+                if let Some(prev) = boot.get(&k) {
+                    if prev.raw == s.raw && prev.evidence.first() == s.evidence.first() {
+                        continue; // re-applied unchanged
+                    }
+                }
+                boot_unknown.remove(&k);
+                if let Some(prev) = boot.remove(&k) {
+                    s.evidence.extend(prev.evidence);
+                    s.evidence.truncate(MAX_EVIDENCE);
+                }
+                boot.insert(k, s);
+            }
+            other => {
+                boot.remove(&k);
+                boot_unknown.insert(k, other);
+            }
+        }
+    }
     for (path, why) in EXTRA_SOURCES {
         if let Ok(text) = host.read_to_string(path) {
             let (lines, issues) = parse_conf(&text);
@@ -231,6 +258,7 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
     let mut boot_ns = Namespace::new(absent);
     boot_ns.canonicalize = Some(canonical_key);
     boot_ns.entries = boot.into_iter().map(|(k, s)| (k, Entry::Set(s))).collect();
+    boot_ns.entries.extend(boot_unknown);
     let mut procps_ns = Namespace::new(absent);
     procps_ns.canonicalize = Some(canonical_key);
     procps_ns.entries = procps

@@ -12,6 +12,7 @@ pub mod mountinfo;
 pub mod mycnf;
 pub mod mysqlvars;
 pub mod sysctl;
+pub mod tuned;
 
 /// A problem found while parsing one file: where it is and what is wrong.
 /// Issues are data (they become findings), not errors.

@@ -1,0 +1,361 @@
+//! TuneD formats: profile files (`tuned.conf`, INI as Python configparser reads
+//! it, parsed with the `ini` crate), `tuned-main.conf`, `${...}` variable
+//! expansion, and tuned's own sysctl line parser (the one it uses to re-apply
+//! /etc/sysctl.d). Pure: never touches the filesystem.
+
+use super::{numbered_lines, Issue};
+
+/// One option of a profile section, with the line it was read from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TunedOption {
+    /// Option name, case kept (tuned sets `optionxform = str`).
+    pub key: String,
+    /// Raw value (continuation lines joined with `\n`), not expanded.
+    pub value: String,
+    /// 1-based line of the last assignment (the one configparser keeps).
+    pub line: usize,
+}
+
+/// One section (`[main]`, `[sysctl]`, `[variables]`, ...) of a profile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TunedSection {
+    /// Section name.
+    pub name: String,
+    /// Options in first-appearance order; a repeated key keeps its place and
+    /// takes the later value (configparser with `strict=False`).
+    pub options: Vec<TunedOption>,
+}
+
+impl TunedSection {
+    /// The value of an option.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.options
+            .iter()
+            .find(|o| o.key == key)
+            .map(|o| o.value.as_str())
+    }
+}
+
+/// A parsed `tuned.conf`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TunedProfile {
+    /// Sections in order; sections repeated in the file are merged.
+    pub sections: Vec<TunedSection>,
+}
+
+impl TunedProfile {
+    /// A section by name.
+    pub fn section(&self, name: &str) -> Option<&TunedSection> {
+        self.sections.iter().find(|s| s.name == name)
+    }
+}
+
+fn ini_options() -> ini::ParseOption {
+    ini::ParseOption {
+        // configparser keeps quotes and backslashes as written
+        enabled_quote: false,
+        enabled_escape: false,
+        // indented lines continue the previous value
+        enabled_indented_mutiline_value: true,
+        enabled_preserve_key_leading_whitespace: false,
+    }
+}
+
+/// Where each `key =` line of each section is, for provenance (the `ini`
+/// crate gives values, not positions): (section, key) -> last line.
+fn locate_lines(text: &str) -> std::collections::HashMap<(String, String), usize> {
+    let mut out = std::collections::HashMap::new();
+    let mut section = String::new();
+    for (n, raw) in numbered_lines(text) {
+        if raw.starts_with([' ', '\t']) {
+            continue; // continuation line
+        }
+        let l = raw.trim();
+        if l.is_empty() || l.starts_with('#') || l.starts_with(';') {
+            continue;
+        }
+        if let Some(rest) = l.strip_prefix('[') {
+            if let Some(name) = rest.split(']').next() {
+                section = name.trim().to_string();
+            }
+            continue;
+        }
+        let cut = l.find(['=', ':']).unwrap_or(l.len());
+        let key = l[..cut].trim();
+        if !key.is_empty() {
+            out.insert((section.clone(), key.to_string()), n);
+        }
+    }
+    out
+}
+
+/// The text with comments blanked the way tuned's configparser sees them
+/// (`comment_prefixes` `#`/`;` on a line of their own, `inline_comment_prefixes`
+/// `#` after whitespace), line numbers kept. The `ini` crate then reads the
+/// sections, keys, values and continuation lines.
+fn without_comments(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let t = line.trim_start();
+        if t.starts_with('#') || t.starts_with(';') {
+            continue;
+        }
+        let b = line.as_bytes();
+        let cut = (1..b.len())
+            .find(|&j| b[j] == b'#' && (b[j - 1] == b' ' || b[j - 1] == b'\t'))
+            .unwrap_or(b.len());
+        out.push_str(line[..cut].trim_end());
+    }
+    out
+}
+
+/// Parse a TuneD profile (`tuned.conf`). A file configparser would refuse is
+/// an issue (tuned then fails to load the profile) and gives no sections.
+pub fn parse_profile(text: &str) -> (TunedProfile, Vec<Issue>) {
+    let mut issues = Vec::new();
+    let text = &without_comments(text);
+    let ini = match ini::Ini::load_from_str_opt(text, ini_options()) {
+        Ok(i) => i,
+        Err(e) => {
+            issues.push(Issue::at(
+                e.line.max(1),
+                format!(
+                    "not a valid tuned profile ({}); tuned cannot load it",
+                    e.msg
+                ),
+            ));
+            return (TunedProfile::default(), issues);
+        }
+    };
+    let lines = locate_lines(text);
+    let mut profile = TunedProfile::default();
+    for (name, props) in ini.iter() {
+        let Some(name) = name else {
+            if props.iter().next().is_some() {
+                issues.push(Issue::at(
+                    1,
+                    "options before the first `[section]`; tuned (configparser) refuses the file",
+                ));
+            }
+            continue;
+        };
+        let idx = match profile.sections.iter().position(|s| s.name == name) {
+            Some(i) => i,
+            None => {
+                profile.sections.push(TunedSection {
+                    name: name.to_string(),
+                    options: Vec::new(),
+                });
+                profile.sections.len() - 1
+            }
+        };
+        let sec = &mut profile.sections[idx];
+        for (k, _) in props.iter() {
+            // a repeated key: configparser (strict=False) keeps the last value
+            let Some(v) = props.get_all(k).next_back() else {
+                continue;
+            };
+            let line = lines
+                .get(&(name.to_string(), k.to_string()))
+                .copied()
+                .unwrap_or(1);
+            match sec.options.iter_mut().find(|o| o.key == k) {
+                Some(o) => {
+                    o.value = v.to_string();
+                    o.line = line;
+                }
+                None => sec.options.push(TunedOption {
+                    key: k.to_string(),
+                    value: v.to_string(),
+                    line,
+                }),
+            }
+        }
+    }
+    (profile, issues)
+}
+
+/// `/etc/tuned/tuned-main.conf` (ConfigObj, no sections): `key = value` pairs.
+pub fn parse_main_conf(text: &str) -> Vec<(String, String)> {
+    match ini::Ini::load_from_str_opt(&without_comments(text), ini_options()) {
+        Ok(i) => i
+            .general_section()
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// ConfigObj/`getboolean` truth values; `None` when it is neither.
+pub fn parse_bool(v: &str) -> Option<bool> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "1" | "yes" | "true" | "on" | "y" | "t" => Some(true),
+        "0" | "no" | "false" | "off" | "n" | "f" => Some(false),
+        _ => None,
+    }
+}
+
+/// Why a value could not be expanded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExpandError {
+    /// `${f:NAME:...}`: a built-in function tuned evaluates on the running host.
+    Function(String),
+}
+
+/// Expand `${NAME}` from `vars` as tuned's `Variables.expand_static` does:
+/// `\${NAME}` is not expanded and loses its backslash; an unknown name stays
+/// as written. `${f:...}` (built-in functions, computed on the running host)
+/// is an error: the value cannot be known from files.
+pub fn expand(value: &str, vars: &[(String, String)]) -> Result<String, ExpandError> {
+    let mut out = String::with_capacity(value.len());
+    let mut rest = value;
+    while let Some(i) = rest.find("${") {
+        let escaped = rest[..i].ends_with('\\');
+        let Some(end) = rest[i..].find('}') else {
+            break;
+        };
+        let name = &rest[i + 2..i + end];
+        if escaped {
+            out.push_str(&rest[..i - 1]);
+            out.push_str(&rest[i..i + end + 1]);
+        } else if let Some(f) = name.strip_prefix("f:") {
+            return Err(ExpandError::Function(
+                f.split(':').next().unwrap_or(f).to_string(),
+            ));
+        } else {
+            out.push_str(&rest[..i]);
+            match vars.iter().rev().find(|(k, _)| k == name) {
+                Some((_, v)) => out.push_str(v),
+                None => out.push_str(&rest[i..i + end + 1]),
+            }
+        }
+        rest = &rest[i + end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// tuned's `unquote`: one pair of surrounding double quotes removed.
+pub fn unquote(v: &str) -> &str {
+    match v.strip_prefix('"').and_then(|s| s.strip_suffix('"')) {
+        Some(inner) if !v.contains('\n') => inner,
+        _ => v,
+    }
+}
+
+/// One line of a sysctl file as tuned's `_apply_sysctl_config_line` reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReapplyLine {
+    /// The key exactly as written (tuned maps it to a path by swapping every
+    /// `.` and `/`: no first-separator rule, no globs, no `-` prefix).
+    pub key: String,
+    /// Value, trimmed.
+    pub value: String,
+    /// 1-based line.
+    pub line: usize,
+}
+
+/// tuned's own sysctl line parser: strip; skip blank, `#` and `;` lines; split
+/// at the first `=`; an empty key or no `=` is a syntax error tuned logs.
+pub fn parse_reapply(text: &str) -> Vec<ReapplyLine> {
+    let mut out = Vec::new();
+    for (n, raw) in numbered_lines(text) {
+        if raw.len() > super::sysctl::MAX_LINE_BYTES {
+            continue;
+        }
+        let l = raw.trim();
+        if l.is_empty() || l.starts_with('#') || l.starts_with(';') {
+            continue;
+        }
+        let Some((k, v)) = l.split_once('=') else {
+            continue;
+        };
+        let k = k.trim();
+        if k.is_empty() {
+            continue;
+        }
+        let v = v.trim();
+        let cut = (0..=v.len().min(super::sysctl::MAX_VALUE_BYTES))
+            .rev()
+            .find(|&i| v.is_char_boundary(i))
+            .unwrap_or(0);
+        out.push(ReapplyLine {
+            key: k.to_string(),
+            value: v[..cut].to_string(),
+            line: n,
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn profile_sections_lines_continuations_and_repeats() {
+        let (p, issues) = parse_profile(
+            "# c\n[main]\nsummary=x\ninclude=throughput-performance\n  # indented comment\n[sysctl]\nvm.swappiness=10\nkernel.sched_min_granularity_ns = 10000000 # inline\nvm.swappiness = 30\n[variables]\nisolated_cores=1-3\n  ,5\n[sysctl]\nvm.dirty_ratio=${ratio}\n",
+        );
+        assert!(issues.is_empty(), "{issues:?}");
+        let s = p.section("sysctl").unwrap();
+        assert_eq!(s.get("vm.swappiness"), Some("30"));
+        assert_eq!(s.options[0].line, 9);
+        assert_eq!(s.get("kernel.sched_min_granularity_ns"), Some("10000000"));
+        assert_eq!(s.get("vm.dirty_ratio"), Some("${ratio}"));
+        assert_eq!(
+            p.section("main").unwrap().get("include"),
+            Some("throughput-performance")
+        );
+        assert_eq!(
+            p.section("variables").unwrap().get("isolated_cores"),
+            Some("1-3\n,5")
+        );
+    }
+
+    #[test]
+    fn expansion_escapes_and_functions() {
+        let vars = vec![("a".to_string(), "1".to_string())];
+        assert_eq!(expand("x${a}y", &vars).unwrap(), "x1y");
+        assert_eq!(expand("\\${a}", &vars).unwrap(), "${a}");
+        assert_eq!(expand("${b}", &vars).unwrap(), "${b}");
+        assert!(matches!(
+            expand("${f:cpulist_invert:1}", &vars),
+            Err(ExpandError::Function(f)) if f == "cpulist_invert"
+        ));
+        assert_eq!(unquote("\"a b\""), "a b");
+    }
+
+    #[test]
+    fn reapply_parser_takes_keys_literally() {
+        let l = parse_reapply(
+            "# c\n-vm.x = 1\nnet.ipv4.conf.*.rp_filter=2\nbad\n = 3\n vm.swappiness = 10 \n",
+        );
+        let keys: Vec<&str> = l.iter().map(|l| l.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            ["-vm.x", "net.ipv4.conf.*.rp_filter", "vm.swappiness"]
+        );
+        assert_eq!(l[2].line, 6);
+        assert_eq!(l[2].value, "10");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn hostile_text_never_panics(s in "(\\PC|\n|\\[|\\]|=|#|;| |\\$\\{|\\})*") {
+            let (p, _) = parse_profile(&s);
+            for sec in &p.sections {
+                for o in &sec.options {
+                    proptest::prop_assert!(o.line >= 1);
+                }
+            }
+            let _ = parse_reapply(&s);
+            let _ = expand(&s, &[("a".into(), "b".into())]);
+            let _ = parse_main_conf(&s);
+        }
+    }
+}
