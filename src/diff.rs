@@ -713,12 +713,19 @@ pub fn render_text(d: &Diff) -> String {
         for f in files {
             match f.kind {
                 ChangeKind::Changed => out.push_str(&f.unified),
-                ChangeKind::Added => out.push_str(&format!("only after: {}\n", f.path)),
-                ChangeKind::Removed => out.push_str(&format!("only before: {}\n", f.path)),
+                ChangeKind::Added => out.push_str(&format!(
+                    "only after: {}\n",
+                    crate::render::quoted_name(&f.path)
+                )),
+                ChangeKind::Removed => out.push_str(&format!(
+                    "only before: {}\n",
+                    crate::render::quoted_name(&f.path)
+                )),
             }
         }
     }
-    out
+    // host data (names, values, file contents) never drives the terminal
+    crate::render::printable(&out, true).into_owned()
 }
 
 #[cfg(test)]

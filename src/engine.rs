@@ -209,23 +209,49 @@ impl<'a> RuleCx<'a> {
 
     fn render(&self, t: &Template) -> String {
         let mut out = String::new();
+        // inside a `code span` the text is a command (sh, SQL, an option
+        // line): values interpolated there go through `command_word`
+        let mut in_code = false;
         for p in &t.parts {
             match p {
-                TemplatePart::Text(s) => out.push_str(s),
-                TemplatePart::Expr(e) => match expr::eval(e, self) {
-                    Ok(v) => out.push_str(&expr::show(&v)),
-                    Err(Missing::Absent { subject, .. }) => {
-                        out.push_str(&format!("(no {subject})"))
+                TemplatePart::Text(s) => {
+                    in_code ^= s.matches('`').count() % 2 == 1;
+                    out.push_str(s)
+                }
+                TemplatePart::Expr(e) => {
+                    let shown = match expr::eval(e, self) {
+                        Ok(v) => expr::show(&v),
+                        Err(Missing::Absent { subject, .. }) => format!("(no {subject})"),
+                        Err(Missing::Unknown { subject, .. }) => format!("(unknown {subject})"),
+                        Err(Missing::Error(e)) => format!("(error: {e})"),
+                    };
+                    if in_code {
+                        out.push_str(&command_word(&shown));
+                    } else {
+                        out.push_str(&shown);
                     }
-                    Err(Missing::Unknown { subject, .. }) => {
-                        out.push_str(&format!("(unknown {subject})"))
-                    }
-                    Err(Missing::Error(e)) => out.push_str(&format!("(error: {e})")),
-                },
+                }
             }
         }
         collapse_ws(&out)
     }
+}
+
+/// A value pasted into a command shown in a `fix`/`why` code span. A plain
+/// token (letters, digits, `. _ - / : + , @ % = ^`) is used as it is; other
+/// printable text is single-quoted, which sh, bash and SQL all read as one
+/// literal word; a value holding a quote, a backtick, a newline or a
+/// control character is never put into a command (the finding's actual
+/// and expected fields still show it, escaped by each renderer).
+fn command_word(v: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "._-/:+,@%=^".contains(c);
+    if !v.is_empty() && v.chars().all(plain) {
+        return v.to_string();
+    }
+    if !v.is_empty() && !v.chars().any(|c| c == '\'' || c == '`' || c.is_control()) {
+        return format!("'{v}'");
+    }
+    "<value withheld: not a plain token>".into()
 }
 
 fn collapse_ws(s: &str) -> String {

@@ -304,9 +304,49 @@ struct Parser {
 
 const MAX_DEPTH: usize = 64;
 
+/// Most tokens one expression may have: bounds the work of lexing and
+/// parsing one expression and the size of its tree.
+pub const MAX_TOKENS: usize = 500;
+
+/// Deepest tree an expression may have (operators, calls and brackets
+/// counted alike). Evaluation, display, static walks and drop recurse over
+/// the tree, so a flat chain like `1+1+...` (20,000 terms, each `+` one
+/// level deeper) is an error at parse time instead of a stack overflow
+/// later. The built-in policies stay under 12 levels.
+pub const MAX_TREE_DEPTH: usize = 64;
+
+/// Depth of a tree, without recursion (the tree may be the one too deep).
+fn tree_depth(e: &Expr) -> usize {
+    let mut deepest = 0;
+    let mut todo = vec![(e, 1usize)];
+    while let Some((e, d)) = todo.pop() {
+        deepest = deepest.max(d);
+        match e {
+            Expr::List(items) | Expr::Call(_, items) => {
+                todo.extend(items.iter().map(|i| (i, d + 1)))
+            }
+            Expr::Setting(_, k) | Expr::Field(k, _) | Expr::Unary(_, k) => todo.push((k, d + 1)),
+            Expr::Binary(_, a, b) => {
+                todo.push((a, d + 1));
+                todo.push((b, d + 1));
+            }
+            Expr::Lit(_) | Expr::Name(_) | Expr::Param(_) => {}
+        }
+    }
+    deepest
+}
+
 /// Parse an expression.
 pub fn parse(src: &str) -> Result<Expr, SyntaxError> {
     let toks = lex(src)?;
+    if let Some((_, offset)) = toks.get(MAX_TOKENS) {
+        return Err(SyntaxError {
+            offset: *offset,
+            message: format!(
+                "expression too long: more than {MAX_TOKENS} tokens (split it into `let:` names)"
+            ),
+        });
+    }
     let mut p = Parser {
         toks,
         pos: 0,
@@ -316,6 +356,14 @@ pub fn parse(src: &str) -> Result<Expr, SyntaxError> {
     let e = p.or()?;
     if p.pos < p.toks.len() {
         return Err(p.err("expected an operator or the end of the expression"));
+    }
+    if tree_depth(&e) > MAX_TREE_DEPTH {
+        return Err(SyntaxError {
+            offset: 0,
+            message: format!(
+                "expression too deep: more than {MAX_TREE_DEPTH} levels of operators (split it into `let:` names)"
+            ),
+        });
     }
     Ok(e)
 }
@@ -1093,5 +1141,35 @@ mod tests {
         assert!(parse("12 apples").is_err());
         assert!(parse(&"(".repeat(500)).is_err());
         assert!(parse("mount.x").is_err());
+    }
+
+    #[test]
+    fn a_flat_chain_is_capped_at_parse_time_and_the_largest_allowed_one_evaluates() {
+        // 20,000 terms: an error at the first token past the cap, not a stack overflow
+        let long = vec!["1"; 20_000].join("+");
+        let e = parse(&long).unwrap_err();
+        assert_eq!(e.offset, MAX_TOKENS); // one character per token: `1`, `+`, `1`, ...
+        assert!(e.message.contains("expression too long"), "{}", e.message);
+        // within the token cap but too deep: 200 terms are 200 levels
+        let e = parse(&vec!["1"; 200].join("+")).unwrap_err();
+        assert!(e.message.contains("expression too deep"), "{}", e.message);
+        // the deepest accepted chain (64 levels: 64 terms) parses, evaluates,
+        // walks and drops on a thread with a quarter of the 2 MiB a spawned
+        // thread gets (debug build)
+        let ok = vec!["1"; MAX_TREE_DEPTH].join("+");
+        let n = std::thread::Builder::new()
+            .stack_size(512 * 1024)
+            .spawn(move || {
+                let e = parse(&ok).unwrap();
+                let v = eval(&e, &cx()).unwrap();
+                let mut nodes = 0;
+                walk(&e, &mut |_| nodes += 1);
+                (v, nodes)
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        assert_eq!(n, (Value::Number(64.0), 127));
+        assert!(parse(&vec!["1"; MAX_TREE_DEPTH + 1].join("+")).is_err());
     }
 }

@@ -415,7 +415,12 @@ impl FleetSummary {
                             .as_deref()
                             .map(|a| format!(" = {}", truncate(a, 40)))
                             .unwrap_or_default();
-                        format!("{} ({}, {} failing{actual})", e.host, e.path, e.failing)
+                        format!(
+                            "{} ({}, {} failing{actual})",
+                            crate::render::quoted_name(&e.host),
+                            crate::render::quoted_name(&e.path),
+                            e.failing
+                        )
                     })
                     .collect();
                 let _ = writeln!(out, "  {:<width$}  worst: {}", "", ex.join("; "));
@@ -432,7 +437,8 @@ impl FleetSummary {
             "fleet: {} hosts, {} with failures, {} at or above the --fail-on severity",
             self.hosts, self.hosts_failing, self.hosts_failing_at_threshold
         );
-        out
+        // host names come from directory names: never terminal control
+        crate::render::printable(&out, true).into_owned()
     }
 }
 

@@ -228,6 +228,63 @@ fn load_policies(p: &PolicyArgs) -> Result<PolicySet, String> {
     Ok(set)
 }
 
+/// Every `--only`/`--skip` glob must match a loaded rule id: a typo would
+/// otherwise audit nothing (or skip nothing) and still exit 0. The message
+/// lists the ids closest to the glob.
+fn rule_globs_match(set: &PolicySet, only: &[String], skip: &[String]) -> Result<(), String> {
+    let ids: Vec<&str> = set.rules.iter().map(|r| r.id.as_str()).collect();
+    let mut errors = Vec::new();
+    for (flag, globs) in [("--only", only), ("--skip", skip)] {
+        for g in globs {
+            // a malformed glob is reported by PolicySet::filter
+            let Ok(pattern) = glob::Pattern::new(g) else {
+                continue;
+            };
+            if !ids.iter().any(|id| pattern.matches(id)) {
+                errors.push(format!(
+                    "`{flag} {g}` matches no rule{}",
+                    close_ids(g, &ids)
+                ));
+            }
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors.join("\ndriftaudit: "))
+    }
+}
+
+/// `; close ids: `a`, `b`` for the (at most 5) rule ids nearest a glob, by
+/// edit distance to the glob's literal text (to the id's prefix of the same
+/// length when the glob has a wildcard), else a pointer to `driftaudit list`.
+fn close_ids(glob: &str, ids: &[&str]) -> String {
+    let literal: String = glob.chars().filter(|c| !"*?[]!".contains(*c)).collect();
+    let wild = literal.len() != glob.len();
+    let budget = 3.max(literal.chars().count() / 4);
+    let mut near: Vec<(usize, &str)> = ids
+        .iter()
+        .map(|id| {
+            let whole = driftaudit::expr::levenshtein(&literal, id);
+            let prefix: String = id.chars().take(literal.chars().count()).collect();
+            let d = if wild {
+                whole.min(driftaudit::expr::levenshtein(&literal, &prefix))
+            } else {
+                whole
+            };
+            (d, *id)
+        })
+        .filter(|(d, _)| *d <= budget)
+        .collect();
+    near.sort();
+    near.truncate(5);
+    if near.is_empty() {
+        return "; `driftaudit list` shows every rule id".into();
+    }
+    let list: Vec<String> = near.iter().map(|(_, id)| format!("`{id}`")).collect();
+    format!("; close ids: {}", list.join(", "))
+}
+
 fn write_out(text: &str) -> Result<(), String> {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
@@ -242,6 +299,9 @@ fn check(a: CheckArgs) -> Exit {
         Ok(s) => s,
         Err(e) => return Exit::Error(e),
     };
+    if let Err(e) = rule_globs_match(&set, &a.only, &a.skip) {
+        return Exit::Error(e);
+    }
     if let Err(e) = set.filter(&a.only, &a.skip) {
         return Exit::Error(e.to_string());
     }

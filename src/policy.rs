@@ -669,13 +669,18 @@ impl PolicySet {
     }
 
     /// Add a policy file, or every `*.yaml`/`*.yml` file of a directory (sorted).
+    ///
+    /// Files are read with the host reader's rules: a FIFO, socket or device
+    /// is refused without a blocking open, and a file is read up to
+    /// [`MAX_POLICY_BYTES`], never further. A directory is not descended into
+    /// (a `*.yaml` entry that is a directory is an error, not a recursion).
     pub fn add_path(&mut self, path: impl AsRef<Path>) -> Result<(), PolicyError> {
         let path = path.as_ref();
         let io = |e: std::io::Error| PolicyError::Io {
             path: path.display().to_string(),
             reason: e.to_string(),
         };
-        if path.is_dir() {
+        if std::fs::metadata(path).map_err(io)?.is_dir() {
             let mut files: Vec<PathBuf> = std::fs::read_dir(path)
                 .map_err(io)?
                 .filter_map(|e| e.ok().map(|e| e.path()))
@@ -689,18 +694,12 @@ impl PolicySet {
                 });
             }
             for f in files {
-                self.add_path(&f)?;
+                let text = read_policy_file(&f)?;
+                self.add_str(&f.display().to_string(), &text)?;
             }
             return Ok(());
         }
-        let meta = std::fs::metadata(path).map_err(io)?;
-        if meta.len() > 4 * 1024 * 1024 {
-            return Err(PolicyError::Io {
-                path: path.display().to_string(),
-                reason: "larger than 4 MiB".into(),
-            });
-        }
-        let text = std::fs::read_to_string(path).map_err(io)?;
+        let text = read_policy_file(path)?;
         self.add_str(&path.display().to_string(), &text)
     }
 
@@ -806,19 +805,89 @@ impl expr::Context for NoContext {
     }
 }
 
+/// Largest policy file read (a policy is a few kilobytes; the built-in ones
+/// are under 40 KiB).
+pub const MAX_POLICY_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Read one policy file the way host files are read (the live host's
+/// reader): type checked before and after a non-blocking open, size capped
+/// while reading, so a FIFO, `/dev/zero` or a growing file cannot block the
+/// load or fill memory.
+fn read_policy_file(path: &Path) -> Result<String, PolicyError> {
+    let err = |reason: String| PolicyError::Io {
+        path: path.display().to_string(),
+        reason,
+    };
+    let abs = std::path::absolute(path).map_err(|e| err(e.to_string()))?;
+    let abs = abs
+        .to_str()
+        .ok_or_else(|| err("the path is not valid UTF-8".into()))?;
+    let bytes = crate::host::Host::live()
+        .read_bytes_capped(abs, MAX_POLICY_BYTES)
+        .map_err(|e| match e {
+            crate::host::ReadError::TooLarge(_) => err(format!(
+                "larger than the {MAX_POLICY_BYTES}-byte policy cap"
+            )),
+            e => err(e.to_string()),
+        })?;
+    String::from_utf8(bytes).map_err(|e| {
+        err(format!(
+            "not UTF-8 text (invalid byte at offset {})",
+            e.utf8_error().valid_up_to()
+        ))
+    })
+}
+
+/// Widest part of a source line a snippet shows (in characters): a
+/// one-line 2 MB YAML document must not print 2 MB of stderr per error.
+const SNIPPET_WIDTH: usize = 100;
+
+/// Longest message quoted from the YAML parser (it quotes keys and values).
+const MESSAGE_WIDTH: usize = 300;
+
 /// The source line at `line` with a caret under `column`, ready to print
-/// (shared by every YAML input: policies and waivers).
+/// (shared by every YAML input: policies and waivers). A line wider than
+/// [`SNIPPET_WIDTH`] is cut to a window around the column, marked with `…`.
 pub(crate) fn snippet(text: &str, line: usize, column: usize) -> String {
     let Some(src) = text.lines().nth(line.saturating_sub(1)) else {
         return String::new();
     };
+    let chars: Vec<char> = src.chars().collect();
+    let col = column.saturating_sub(1).min(chars.len());
+    let (start, end) = if chars.len() <= SNIPPET_WIDTH {
+        (0, chars.len())
+    } else {
+        let start = col
+            .saturating_sub(SNIPPET_WIDTH / 2)
+            .min(chars.len() - SNIPPET_WIDTH);
+        (start, start + SNIPPET_WIDTH)
+    };
+    let lead = if start > 0 { "…" } else { "" };
+    let tail = if end < chars.len() { "…" } else { "" };
+    let shown: String = chars[start..end].iter().collect();
     let width = line.to_string().len();
-    let caret_pad: String = src
+    // `…` is one column wide; tabs stay tabs so the caret lines up
+    let caret_pad: String = lead
         .chars()
-        .take(column.saturating_sub(1))
-        .map(|c| if c == '\t' { '\t' } else { ' ' })
+        .map(|_| ' ')
+        .chain(
+            chars[start..col]
+                .iter()
+                .map(|&c| if c == '\t' { '\t' } else { ' ' }),
+        )
         .collect();
-    format!("{:>width$} | {src}\n{:>width$} | {caret_pad}^", line, "")
+    format!(
+        "{:>width$} | {lead}{shown}{tail}\n{:>width$} | {caret_pad}^",
+        line, ""
+    )
+}
+
+/// `message` cut to [`MESSAGE_WIDTH`] characters (on a char boundary).
+fn clip(message: String) -> String {
+    match message.char_indices().nth(MESSAGE_WIDTH) {
+        Some((i, _)) => format!("{}…", &message[..i]),
+        None => message,
+    }
 }
 
 fn problem_at(
@@ -858,7 +927,7 @@ pub(crate) fn yaml_error_parts(e: &serde_saphyr::Error) -> (usize, usize, String
             message = m.to_string();
         }
     }
-    (line, column, message)
+    (line, column, clip(message))
 }
 
 /// Turn a serde-saphyr error into a problem, with a did-you-mean for unknown fields.
@@ -1064,8 +1133,18 @@ impl Compiler<'_> {
 
 /// Compile one policy file.
 fn compile(path: &str, text: &str) -> Result<(Policy, Vec<Rule>), PolicyError> {
-    let raw: PolicyFile = serde_saphyr::from_str(text)
-        .map_err(|e| PolicyError::Invalid(vec![yaml_problem(path, text, &e)]))?;
+    let raw: PolicyFile = serde_saphyr::from_str(text).map_err(|e| {
+        // serde-saphyr deserializes while it parses, so a rule that a
+        // mis-indented line cuts short fails as "missing field" at the rule's
+        // first line before the parser reaches the bad line. When the text is
+        // not valid YAML at all, the syntax error is the one to show: it
+        // points at the offending line (as PyYAML and libyaml do).
+        let e = match serde_saphyr::from_str::<serde::de::IgnoredAny>(text) {
+            Err(syntax) => syntax,
+            Ok(_) => e,
+        };
+        PolicyError::Invalid(vec![yaml_problem(path, text, &e)])
+    })?;
     let mut c = Compiler {
         path,
         text,

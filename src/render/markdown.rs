@@ -5,8 +5,9 @@
 //! or reads host data.
 //!
 //! Host data is hostile: every piece of text is escaped so it cannot inject
-//! HTML, links, mentions or table cells (`|` is escaped in cells); code spans
-//! written by rule authors are kept.
+//! HTML, links, mentions or table cells (`|` is escaped in cells) nor
+//! control characters (shown as `\x1b`); code spans written by rule authors
+//! are kept.
 
 use std::fmt::Write;
 
@@ -21,6 +22,8 @@ pub fn escape(s: &str) -> String {
         .chars()
         .map(|c| if c == '\n' || c == '\r' { ' ' } else { c })
         .collect();
+    // control characters (ESC, BEL, ...) shown as `\x1b`, never passed on
+    let flat = super::printable(&flat, false).into_owned();
     let ticks = flat.matches('`').count();
     let mut out = String::with_capacity(flat.len() + 8);
     let mut in_code = false;
@@ -49,8 +52,8 @@ pub fn code(s: &str) -> String {
     let flat: String = s
         .chars()
         .map(|c| if c == '\n' || c == '\r' { ' ' } else { c })
-        .collect::<String>()
-        .replace('|', "\\|");
+        .collect::<String>();
+    let flat = super::printable(&flat, false).replace('|', "\\|");
     let mut longest = 0;
     let mut run = 0;
     for c in flat.chars() {
@@ -229,6 +232,8 @@ mod tests {
         assert_eq!(escape("odd ` tick_x"), "odd \\` tick\\_x");
         assert_eq!(escape("two\nlines"), "two lines");
         assert_eq!(escape("`a|b`"), "`a\\|b`");
+        assert_eq!(escape("web\x1b[2J\x07"), "web\\\\x1b\\[2J\\\\x07");
+        assert_eq!(code("a\x1bb"), "`a\\x1bb`");
     }
 
     #[test]

@@ -1,11 +1,21 @@
 //! Text renderer for people: failures first grouped by severity, each with its
 //! explanation, evidence and fix; then unknown and error findings; a one-line
 //! summary per host. Colour only when asked (the CLI decides: terminal, no NO_COLOR).
+//! Every piece of host or policy text goes through [`super::printable`], so
+//! it cannot emit control sequences or split a line; file names with
+//! unusual characters are quoted ([`super::quoted_name`]).
 
 use std::fmt::Write;
 
 use crate::policy::Severity;
 use crate::report::{Finding, HostReport, Report, Status};
+
+use super::{printable, quoted_name};
+
+/// One-line host or policy text, control characters escaped (see [`printable`]).
+fn one(s: &str) -> std::borrow::Cow<'_, str> {
+    printable(s, false)
+}
 
 struct Paint {
     on: bool,
@@ -48,7 +58,12 @@ fn host(out: &mut String, h: &HostReport, p: &Paint, verbose: bool) {
         crate::host::SourceKind::Live => "live host",
         crate::host::SourceKind::Snapshot => "snapshot",
     };
-    let _ = writeln!(out, "{} {} ({src})", p.c("1", "==>"), p.c("1", &h.host));
+    let _ = writeln!(
+        out,
+        "{} {} ({src})",
+        p.c("1", "==>"),
+        p.c("1", &one(&h.host))
+    );
     let mut any = false;
     for sev in Severity::ALL.iter().rev() {
         let fails: Vec<&Finding> = h
@@ -102,12 +117,14 @@ fn host(out: &mut String, h: &HostReport, p: &Paint, verbose: bool) {
             }
             let _ = writeln!(out, "\n{}", p.c("2", &format!("{label} ({})", list.len())));
             for f in list {
+                let explanation = printable(&f.explanation, true);
+                let flat: Vec<&str> = explanation.split_whitespace().collect();
                 let _ = writeln!(
                     out,
                     "  {} {}  {}",
                     label.to_lowercase(),
-                    f.rule,
-                    f.explanation
+                    one(&f.rule),
+                    flat.join(" ")
                 );
             }
         }
@@ -137,7 +154,7 @@ fn host(out: &mut String, h: &HostReport, p: &Paint, verbose: bool) {
     let _ = writeln!(
         out,
         "\n{}: {} failed{fail_detail}, {} passed, {} skipped, {} unknown, {} error{}{waived}",
-        h.host,
+        one(&h.host),
         s.fail,
         s.pass,
         s.skip,
@@ -151,28 +168,28 @@ fn finding(out: &mut String, f: &Finding, p: &Paint, label: &str, color: &str) {
     let subject = if f.subject.is_empty() {
         String::new()
     } else {
-        format!(" [{}]", f.subject.join(", "))
+        format!(" [{}]", one(&f.subject.join(", ")))
     };
     let _ = writeln!(
         out,
         "  {} {}{}  {}",
         p.c(color, label),
-        p.c("1", &f.rule),
+        p.c("1", &one(&f.rule)),
         subject,
-        f.title
+        one(&f.title)
     );
     if let (Some(a), Some(e)) = (&f.actual, &f.expected) {
-        let _ = writeln!(out, "      actual: {a}    expected: {e}");
+        let _ = writeln!(out, "      actual: {}    expected: {}", one(a), one(e));
     }
     for e in &f.evidence {
-        let _ = writeln!(out, "      at {e}");
+        let _ = writeln!(out, "      at {}", quoted_name(&e.to_string()));
     }
-    for line in wrap(&f.explanation, 76) {
+    for line in wrap(&printable(&f.explanation, true), 76) {
         let _ = writeln!(out, "      {line}");
     }
     if !f.fix.is_empty() {
         let mut first = true;
-        for line in wrap(&f.fix, 71) {
+        for line in wrap(&printable(&f.fix, true), 71) {
             let _ = writeln!(out, "      {}{line}", if first { "fix: " } else { "     " });
             first = false;
         }
@@ -186,8 +203,8 @@ fn finding(out: &mut String, f: &Finding, p: &Paint, label: &str, color: &str) {
         let _ = writeln!(
             out,
             "      waived until {}: {} (was {})",
-            w.expires,
-            w.reason,
+            one(&w.expires),
+            one(&w.reason),
             w.original_status.as_str()
         );
     }
@@ -250,17 +267,27 @@ pub fn bar(b: &crate::report::BreakdownData, fancy: bool) -> Vec<String> {
         } else {
             glyphs_plain[i % 4].to_string()
         };
-        legend.push(format!("{key} {label} {}", format_size(*v)));
+        legend.push(format!(
+            "{key} {} {}",
+            printable(label, false),
+            format_size(*v)
+        ));
     }
     let free = if fancy { "░" } else { "." };
     cells.extend(std::iter::repeat_n(free.to_string(), WIDTH - filled));
+    let rest_label = printable(&b.rest, false);
     if rest >= 0.0 {
-        legend.push(format!("{free} {} {}", b.rest, format_size(rest)));
+        legend.push(format!("{free} {rest_label} {}", format_size(rest)));
     } else {
-        legend.push(format!("{} over by {}", b.rest, format_size(-rest)));
+        legend.push(format!("{rest_label} over by {}", format_size(-rest)));
     }
     vec![
-        format!("{} {}: [{}]", b.label, format_size(b.total), cells.concat()),
+        format!(
+            "{} {}: [{}]",
+            printable(&b.label, false),
+            format_size(b.total),
+            cells.concat()
+        ),
         legend.join("  "),
     ]
 }

@@ -72,14 +72,19 @@ fn is_executable(p: &Path) -> bool {
     std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
+/// `DRIFTAUDIT_HIDE_REFERENCE_TOOLS=1`: tests behave as on a machine
+/// without any reference tool (CI's fresh-clone run).
+pub fn tools_hidden() -> bool {
+    std::env::var("DRIFTAUDIT_HIDE_REFERENCE_TOOLS").as_deref() == Ok("1")
+}
+
 /// A reference tool the test compares with, or `None` after [`skip`].
 /// `package` says where it comes from (`apt-get install PACKAGE`).
 /// `DRIFTAUDIT_HIDE_REFERENCE_TOOLS=1` makes every tool count as missing:
 /// CI sets it on its fresh-clone run to prove the suite passes without them.
 pub fn tool(name: &str, package: &str) -> Option<PathBuf> {
-    let hidden = std::env::var("DRIFTAUDIT_HIDE_REFERENCE_TOOLS").as_deref() == Ok("1");
     match find_tool(name) {
-        Some(p) if !hidden => Some(p),
+        Some(p) if !tools_hidden() => Some(p),
         _ => {
             skip(
                 &format!("needs the reference tool `{name}`"),
