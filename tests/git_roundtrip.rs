@@ -184,7 +184,6 @@ fn a_snapshot_of_this_host_survives_git() {
 /// holds them as empty directories, which git drops. The verdicts must come
 /// from the mount table, fstab and captures, not from the empty directories.
 #[test]
-#[ignore = "storage rules are gated on `exists: /opt/zimbra/db`; needs engineer B2's applicability from facts (issue 11 item 2)"]
 fn a_zimbra_snapshot_with_empty_mount_points_survives_git() {
     let Some(git_bin) = common::program("git", "git") else {
         return;
