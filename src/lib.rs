@@ -48,6 +48,7 @@ pub mod parse;
 pub mod policy;
 pub mod render;
 pub mod report;
+pub mod secret;
 pub mod snapshot;
 pub mod value;
 pub mod waiver;

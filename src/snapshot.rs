@@ -20,10 +20,25 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use serde::Serialize;
 
 use crate::engine;
-use crate::facts::{is_secret_key, REDACTED};
 use crate::host::{lexical, unescape_name, EntryKind, Host, ReadLog};
 use crate::parse::sysctl::swap_dot_slash;
 use crate::policy::PolicySet;
+use crate::secret::{self, REDACTED};
+
+/// `mysql` client arguments for `captures/mysql-variables.tsv`: batch TSV
+/// without column names whatever the user's option files say.
+pub const MYSQL_CAPTURE_ARGS: [&str; 10] = [
+    "--batch",
+    "--skip-column-names",
+    "--skip-table",
+    "--skip-vertical",
+    "--skip-html",
+    "--skip-xml",
+    "--skip-raw",
+    "--skip-auto-vertical-output",
+    "-e",
+    "SHOW GLOBAL VARIABLES",
+];
 
 /// Schema id written to `snapshot.json`.
 pub const SNAPSHOT_SCHEMA: &str = "driftaudit.snapshot/1";
@@ -232,7 +247,11 @@ pub fn take(
         }
     }
     if opts.mysql {
-        match run_capped(Command::new("mysql").args(["-NB", "-e", "SHOW GLOBAL VARIABLES"])) {
+        // The user's [mysql] group may set `table`, `vertical`, `html`, `xml`,
+        // `raw` or `auto-vertical-output`; later command-line options win, so
+        // the capture is always the batch TSV the readers expect (and the
+        // user's credentials in [client] still apply).
+        match run_capped(Command::new("mysql").args(MYSQL_CAPTURE_ARGS)) {
             Ok(text) => {
                 w.modes
                     .insert("/captures/mysql-variables.tsv".into(), 0o600);
@@ -538,282 +557,9 @@ impl Writer {
     }
 }
 
-/// The components of a host path as file-name bytes (`\xNN` escapes of
-/// names that are not UTF-8 read back).
-fn path_parts(host_path: &str) -> Vec<Vec<u8>> {
-    lexical(host_path)
-        .split('/')
-        .filter(|c| !c.is_empty())
-        .map(unescape_name)
-        .filter(|c| !c.contains(&b'/') && !c.contains(&0))
-        .collect()
-}
-
-/// A symlink target as bytes (each component's escapes read back).
-fn unescape_path(target: &str) -> Vec<u8> {
-    let parts: Vec<Vec<u8>> = target.split('/').map(unescape_name).collect();
-    parts.join(&b'/')
-}
-
-/// `mkdirat` then `openat(O_DIRECTORY | O_NOFOLLOW)` for each component,
-/// from `root`: a component that is a symlink fails (`ELOOP`/`ENOTDIR`).
-fn open_dirs(root: &OwnedFd, parts: &[Vec<u8>]) -> rustix::io::Result<OwnedFd> {
-    let mut cur = root.try_clone().map_err(|_| rustix::io::Errno::MFILE)?;
-    for p in parts {
-        match rfs::mkdirat(&cur, p.as_slice(), Mode::from_raw_mode(0o755)) {
-            Ok(()) | Err(rustix::io::Errno::EXIST) => {}
-            Err(e) => return Err(e),
-        }
-        cur = rfs::openat(
-            &cur,
-            p.as_slice(),
-            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::empty(),
-        )?;
-    }
-    Ok(cur)
-}
-
-/// Create a new file (`O_CREAT | O_EXCL | O_NOFOLLOW`) in `dir` and write it.
-fn write_new(dir: &OwnedFd, name: &[u8], bytes: &[u8], mode: u32) -> rustix::io::Result<()> {
-    let fd = rfs::openat(
-        dir,
-        name,
-        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::from_raw_mode(mode),
-    )?;
-    let mut f = fs::File::from(fd);
-    f.write_all(bytes)
-        .map_err(|e| rustix::io::Errno::from_io_error(&e).unwrap_or(rustix::io::Errno::IO))
-}
-
-/// `mkdirat(parent, ".NAME.tmp-RANDOM", 0700)` with 16 random hex digits
-/// (`getrandom`), retried on a clash; opened `O_NOFOLLOW` and checked to be
-/// a directory owned by us with mode 0700 (not one swapped in).
-fn make_temp_dir(parent: &OwnedFd, name: &[u8]) -> rustix::io::Result<(Vec<u8>, OwnedFd)> {
-    for _ in 0..16 {
-        let mut r = [0u8; 8];
-        let mut got = 0;
-        while got < r.len() {
-            got += rustix::rand::getrandom(&mut r[got..], rustix::rand::GetRandomFlags::empty())?;
-        }
-        let mut tmp = b".".to_vec();
-        tmp.extend_from_slice(name);
-        tmp.extend_from_slice(b".tmp-");
-        for b in r {
-            tmp.extend_from_slice(format!("{b:02x}").as_bytes());
-        }
-        match rfs::mkdirat(parent, tmp.as_slice(), Mode::from_raw_mode(0o700)) {
-            Ok(()) => {}
-            Err(rustix::io::Errno::EXIST) => continue,
-            Err(e) => return Err(e),
-        }
-        let fd = rfs::openat(
-            parent,
-            tmp.as_slice(),
-            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::empty(),
-        )?;
-        let st = rfs::fstat(&fd)?;
-        if st.st_uid != rustix::process::geteuid().as_raw() || st.st_mode & 0o077 != 0 {
-            return Err(rustix::io::Errno::PERM);
-        }
-        return Ok((tmp, fd));
-    }
-    Err(rustix::io::Errno::EXIST)
-}
-
-/// Move the finished temporary directory `tmp` to `name` (see
-/// [`Writer::write_atomically`]).
-fn place(parent: &OwnedFd, tmp: &[u8], name: &[u8], checked: OutState) -> Result<(), String> {
-    let errno = |e: rustix::io::Errno| std::io::Error::from(e).to_string();
-    let (dev, ino, snapshot) = match checked {
-        OutState::Absent => {
-            return match rfs::renameat_with(parent, tmp, parent, name, RenameFlags::NOREPLACE) {
-                Ok(()) => Ok(()),
-                Err(rustix::io::Errno::EXIST) | Err(rustix::io::Errno::NOTEMPTY) => {
-                    Err("appeared while the snapshot was taken; left alone, nothing written".into())
-                }
-                Err(e) => Err(errno(e)),
-            };
-        }
-        OutState::Empty(d, i) => (d, i, false),
-        OutState::Snapshot(d, i) => (d, i, true),
-    };
-    rfs::renameat_with(parent, tmp, parent, name, RenameFlags::EXCHANGE).map_err(|e| match e {
-        rustix::io::Errno::NOENT => {
-            "was removed while the snapshot was taken; nothing written".into()
-        }
-        e => errno(e),
-    })?;
-    // `tmp` now names what was at `out`: remove it only if it is what was checked.
-    let same = rfs::statat(parent, tmp, AtFlags::SYMLINK_NOFOLLOW)
-        .is_ok_and(|st| (st.st_dev, st.st_ino) == (dev, ino));
-    let still_snapshot = !snapshot
-        || rfs::statat(
-            parent,
-            [tmp, b"/snapshot.json"].concat(),
-            AtFlags::SYMLINK_NOFOLLOW,
-        )
-        .is_ok_and(|st| rfs::FileType::from_raw_mode(st.st_mode) == rfs::FileType::RegularFile);
-    let removed = same
-        && still_snapshot
-        && if snapshot {
-            remove_tree_at(parent, tmp, 0).is_ok()
-        } else {
-            rfs::unlinkat(parent, tmp, AtFlags::REMOVEDIR).is_ok()
-        };
-    if removed {
-        return Ok(());
-    }
-    // Not what was checked (replaced, or filled meanwhile): put it back.
-    let _ = rfs::renameat_with(parent, tmp, parent, name, RenameFlags::EXCHANGE);
-    Err(if snapshot {
-        "changed while the snapshot was taken (not the snapshot checked at the start); left alone, nothing written".into()
-    } else {
-        "changed while the snapshot was taken (no longer the empty directory checked at the start); left alone, nothing written".into()
-    })
-}
-
-/// Remove the tree `name` in `dir` without following symlinks.
-fn remove_tree_at(dir: &OwnedFd, name: &[u8], depth: usize) -> rustix::io::Result<()> {
-    if depth > 64 {
-        return Err(rustix::io::Errno::LOOP);
-    }
-    let fd = rfs::openat(
-        dir,
-        name,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::empty(),
-    )?;
-    let dfd = fd.try_clone().map_err(|_| rustix::io::Errno::MFILE)?;
-    let mut names = Vec::new();
-    for e in rfs::Dir::new(fd)? {
-        let e = e?;
-        let n = e.file_name().to_bytes();
-        if n != b"." && n != b".." {
-            names.push((n.to_vec(), e.file_type()));
-        }
-    }
-    for (n, t) in names {
-        let t = if t == rfs::FileType::Unknown {
-            rfs::statat(&dfd, n.as_slice(), AtFlags::SYMLINK_NOFOLLOW)
-                .map(|s| rfs::FileType::from_raw_mode(s.st_mode))?
-        } else {
-            t
-        };
-        if t == rfs::FileType::Directory {
-            remove_tree_at(&dfd, &n, depth + 1)?;
-        } else {
-            rfs::unlinkat(&dfd, n.as_slice(), AtFlags::empty())?;
-        }
-    }
-    rfs::unlinkat(dir, name, AtFlags::REMOVEDIR)
-}
-
-/// Redact secrets in a copied file, keeping every line where it was:
-/// `key = value` / `key=value` / `key: value` lines whose key is a secret
-/// name get `<redacted>` as value; in XML (`localconfig.xml`) the `<value>`
-/// of a `<key name="...">` with a secret name is replaced, and any newlines
-/// inside it are kept. `/proc` and `/sys` files are copied as they are;
-/// CRLF line endings become LF.
+use crate::host::{lexical, unescape_name, EntryKind, Host, ReadLog};
 pub fn redact_file(path: &str, bytes: &[u8]) -> Vec<u8> {
-    if path.starts_with("/proc/") || path.starts_with("/sys/") {
-        return bytes.to_vec();
-    }
-    let text = String::from_utf8_lossy(bytes).replace("\r\n", "\n");
-    let text = if path.ends_with(".xml") {
-        redact_xml(&text)
-    } else {
-        text
-    };
-    redact_lines(&text).into_bytes()
-}
-
-/// Redact `key = value` lines whose key is a secret name.
-pub fn redact_lines(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for (i, line) in text.split('\n').enumerate() {
-        if i > 0 {
-            out.push('\n');
-        }
-        out.push_str(&redact_line(line));
-    }
-    out
-}
-
-fn redact_line(line: &str) -> String {
-    let t = line.trim_start();
-    if t.starts_with('#') || t.starts_with(';') || t.starts_with('<') {
-        return line.to_string();
-    }
-    let Some(pos) = line.find(['=', ':']) else {
-        return line.to_string();
-    };
-    let key = line[..pos].trim();
-    if key.is_empty() || key.contains(char::is_whitespace) || !is_secret_key(key) {
-        return line.to_string();
-    }
-    if line[pos + 1..].trim().is_empty() {
-        return line.to_string();
-    }
-    format!("{} {REDACTED}", &line[..=pos])
-}
-
-/// Replace secret `<value>`s in a localconfig-style XML document.
-pub fn redact_xml(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(k) = rest.find("<key") {
-        let (head, tail) = rest.split_at(k);
-        out.push_str(head);
-        let Some(end) = tail.find('>') else {
-            out.push_str(tail);
-            return out;
-        };
-        let tag = &tail[..=end];
-        out.push_str(tag);
-        rest = &tail[end + 1..];
-        let name = attr(tag, "name").unwrap_or_default();
-        if !is_secret_key(&name) {
-            continue;
-        }
-        // The value up to this key's end (or the next key).
-        let stop = rest
-            .find("</key>")
-            .into_iter()
-            .chain(rest.find("<key"))
-            .min()
-            .unwrap_or(rest.len());
-        let Some(vs) = rest[..stop].find("<value>") else {
-            continue;
-        };
-        let Some(ve) = rest[vs..stop].find("</value>") else {
-            continue;
-        };
-        let inner = &rest[vs + 7..vs + ve];
-        out.push_str(&rest[..vs + 7]);
-        if !inner.trim().is_empty() {
-            out.push_str(REDACTED);
-        }
-        for _ in 0..inner.matches('\n').count() {
-            out.push('\n');
-        }
-        rest = &rest[vs + ve..];
-    }
-    out.push_str(rest);
-    out
-}
-
-fn attr(tag: &str, name: &str) -> Option<String> {
-    let i = tag.find(&format!("{name}="))?;
-    let after = &tag[i + name.len() + 1..];
-    let q = after.chars().next()?;
-    if q != '"' && q != '\'' {
-        return None;
-    }
-    let end = after[1..].find(q)?;
-    Some(after[1..=end].to_string())
+    secret::redact_file(path, bytes)
 }
 
 /// Walk `/proc/sys` and print every readable key as procps `sysctl -a` does
@@ -875,7 +621,7 @@ pub fn sysctl_capture(host: &Host) -> (String, Vec<Unreadable>) {
     }
     let mut out = String::new();
     for (k, v) in &values {
-        let v = if is_secret_key(k) {
+        let v = if secret::sysctl_key_is_secret(k) {
             REDACTED
         } else {
             v.as_str()
@@ -933,17 +679,17 @@ pub fn stable_tune2fs(text: &str) -> String {
     out
 }
 
-/// `SHOW GLOBAL VARIABLES` output (name TAB value) sorted, secrets redacted.
+/// `SHOW GLOBAL VARIABLES` output with secrets redacted; TSV rows (what
+/// `mysql -NB` prints) sorted so a snapshot changes only when a value does.
+/// Any other shape (a table or `\G` output) is kept in its order, redacted.
 pub fn mysql_tsv(text: &str) -> String {
-    let mut rows: Vec<String> = text
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| match l.split_once('\t') {
-            Some((k, _)) if is_secret_key(k) => format!("{k}\t{REDACTED}"),
-            _ => l.to_string(),
-        })
-        .collect();
-    rows.sort();
+    let redacted = secret::redact_text(secret::FileKind::ServerVariables, text);
+    let rows: Vec<&str> = redacted.lines().filter(|l| !l.trim().is_empty()).collect();
+    let tsv = rows.iter().all(|l| l.contains('\t'));
+    let mut rows: Vec<String> = rows.into_iter().map(str::to_string).collect();
+    if tsv {
+        rows.sort();
+    }
     let mut out = rows.join("\n");
     out.push('\n');
     out
@@ -1033,10 +779,10 @@ mod tests {
     #[test]
     fn option_file_secrets_are_redacted_in_place() {
         let text = "[client]\nuser = backup\npassword = hunter2\n# password = old\nloose-password=x\n[mysqld]\ninnodb_buffer_pool_size = 6G\n";
-        let r = redact_lines(text);
+        let r = String::from_utf8(redact_file("/etc/mysql/my.cnf", text.as_bytes())).unwrap();
         assert_eq!(
             r,
-            "[client]\nuser = backup\npassword = <redacted>\n# password = old\nloose-password= <redacted>\n[mysqld]\ninnodb_buffer_pool_size = 6G\n"
+            "[client]\nuser = backup\npassword = <redacted>\n# password = <redacted>\nloose-password=<redacted>\n[mysqld]\ninnodb_buffer_pool_size = 6G\n"
         );
         assert_eq!(r.lines().count(), text.lines().count());
     }
@@ -1044,9 +790,13 @@ mod tests {
     #[test]
     fn localconfig_secret_values_are_redacted_keeping_lines() {
         let xml = "<localconfig>\n  <key name=\"zimbra_mysql_password\">\n    <value>s3cr\net</value>\n  </key>\n  <key name=\"mysql_memory_percent\">\n    <value>30</value>\n  </key>\n</localconfig>\n";
-        let r = redact_xml(xml);
+        let r = String::from_utf8(redact_file(
+            "/opt/zimbra/conf/localconfig.xml",
+            xml.as_bytes(),
+        ))
+        .unwrap();
         assert!(!r.contains("s3cr"), "{r}");
-        assert!(r.contains("<value><redacted>\n</value>"), "{r}");
+        assert!(r.contains("<value>&lt;redacted&gt;\n</value>"), "{r}");
         assert!(r.contains("<value>30</value>"));
         assert_eq!(r.matches('\n').count(), xml.matches('\n').count());
     }
@@ -1078,8 +828,8 @@ mod tests {
     #[test]
     fn mysql_rows_are_sorted_and_secrets_redacted() {
         assert_eq!(
-            mysql_tsv("max_connections\t151\nbinlog_encryption_password\tx\nautocommit\tON\n"),
-            "autocommit\tON\nbinlog_encryption_password\t<redacted>\nmax_connections\t151\n"
+            mysql_tsv("max_connections\t151\nwsrep_sst_auth\tx\nautocommit\tON\n"),
+            "autocommit\tON\nmax_connections\t151\nwsrep_sst_auth\t<redacted>\n"
         );
     }
 

@@ -8,8 +8,9 @@ use std::path::Path;
 use std::process::Command;
 
 use driftaudit::facts::mysql::{effective_options, server_groups, OptionSet};
-use driftaudit::facts::{is_secret_key, FileIssue, REDACTED};
+use driftaudit::facts::FileIssue;
 use driftaudit::host::Host;
+use driftaudit::secret::{option_is_secret, REDACTED};
 
 const VERSION: &str = "10.11.19-MariaDB";
 
@@ -26,7 +27,7 @@ fn redact(lines: &str) -> Vec<String> {
         .split('\n')
         .map(
             |l| match l.strip_prefix("--").and_then(|r| r.split_once('=')) {
-                Some((name, _)) if is_secret_key(name) => format!("--{name}={REDACTED}"),
+                Some((name, _)) if option_is_secret(name) => format!("--{name}={REDACTED}"),
                 _ => l.to_string(),
             },
         )
@@ -466,7 +467,7 @@ fn prefixes_enable_disable_and_limits_match_mariadbd() {
         // whatever the file says).
         if !matches!(spec.kind, Kind::Int | Kind::Uint | Kind::Bool)
             || spec.pass == "early"
-            || is_secret_key(name)
+            || option_is_secret(name)
             || ["wsrep", "debug", "gtid"]
                 .iter()
                 .any(|p| name.starts_with(p))

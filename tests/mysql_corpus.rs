@@ -2,8 +2,8 @@
 //! panic, and its parse result (entries or issues) is pinned by one insta
 //! snapshot per file. Secret values are redacted before snapshotting.
 
-use driftaudit::facts::{is_secret_key, REDACTED};
 use driftaudit::parse::{mycnf, mysqlvars};
+use driftaudit::secret::{option_is_secret, server_variable_is_secret, REDACTED};
 
 mod common;
 
@@ -47,7 +47,7 @@ fn mycnf_corpus_parses_and_is_pinned() {
                 ..
             } = d
             {
-                if is_secret_key(name) {
+                if option_is_secret(name) {
                     *v = REDACTED.into();
                 }
             }
@@ -76,7 +76,7 @@ fn mysql_variables_corpus_parses_and_is_pinned() {
             .vars
             .iter()
             .map(|v| {
-                let value = if is_secret_key(&v.name) {
+                let value = if server_variable_is_secret(&v.name) {
                     REDACTED
                 } else {
                     v.value.as_str()

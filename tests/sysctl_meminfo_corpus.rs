@@ -8,8 +8,8 @@
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-use driftaudit::facts::{is_secret_key, REDACTED};
 use driftaudit::parse::{meminfo, sysctl, Issue};
+use driftaudit::secret::{sysctl_key_is_secret, REDACTED};
 
 mod common;
 
@@ -57,7 +57,7 @@ fn is_capture(name: &str) -> bool {
 }
 
 fn value(key: &str, v: &str) -> String {
-    if is_secret_key(key) {
+    if sysctl_key_is_secret(key) {
         REDACTED.to_string()
     } else {
         v.replace('\t', "\\t").replace('\n', "\\n")

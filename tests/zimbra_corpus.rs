@@ -2,8 +2,8 @@
 //! the keys it yields (secret values redacted) are pinned by an insta snapshot
 //! per file. The corpus is read in place (tests/common, never copied here).
 
-use driftaudit::facts::{is_secret_key, REDACTED};
 use driftaudit::parse::localconfig::parse_xml;
+use driftaudit::secret::{localconfig_key_is_secret, REDACTED};
 
 mod common;
 
@@ -29,7 +29,7 @@ fn corpus_localconfig_files_parse_and_match_snapshots() {
             None => out.push_str("NOT LOADABLE\n"),
             Some(keys) => {
                 for k in keys {
-                    let v = if is_secret_key(&k.name) {
+                    let v = if localconfig_key_is_secret(&k.name) {
                         REDACTED.to_string()
                     } else {
                         k.value.clone()

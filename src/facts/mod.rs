@@ -1,7 +1,8 @@
 //! Facts and settings namespaces: everything known about one host, gathered
 //! from a [`Host`] before any rule is evaluated. Owns the data model the
 //! evaluator reads (namespaces of settings with provenance, host facts, file
-//! issues). Gathering does I/O; nothing after it does.
+//! issues). Gathering does I/O; nothing after it does. What is secret is
+//! decided in [`crate::secret`], never here.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -18,6 +19,9 @@ pub mod sysctl;
 pub mod system;
 pub mod tuned;
 pub mod zimbra;
+
+/// The text shown instead of a secret value (decided in [`crate::secret`]).
+pub use crate::secret::REDACTED;
 
 /// Where a value was set on the host: a host path and, for files, a line.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -402,79 +406,5 @@ mod tests {
             KernelVersion::parse("3.10").unwrap().cmp_parts(&[4, 12]),
             std::cmp::Ordering::Less
         );
-    }
-}
-
-/// Whether a setting name names a secret (password, secret, key material):
-/// its value is replaced by [`REDACTED`] everywhere driftaudit prints or
-/// stores it. Matches `mysql_root_password`, `ldap_root_password`,
-/// `ssl_key`? no: only names whose words include password/passwd/pass/secret/
-/// or that end in `_key`/`-key` holding key material, and `stable_secret`.
-pub fn is_secret_key(name: &str) -> bool {
-    let n = name.to_ascii_lowercase().replace('-', "_");
-    let words: Vec<&str> = n.split(['_', '.', '/']).collect();
-    // A name that ends in a word for a quantity, a place or a switch describes
-    // the secret, it does not hold it (`ipfrag_secret_interval`, `password_file`,
-    // `ssl_key` is a path).
-    const NOT_A_VALUE: &[&str] = &[
-        "interval", "timeout", "time", "size", "length", "len", "file", "path", "dir", "min",
-        "max", "count", "policy", "lifetime", "expiry", "history", "reuse", "check", "enabled",
-        "disabled", "mode", "dev",
-    ];
-    if words.last().is_some_and(|w| NOT_A_VALUE.contains(w)) {
-        return false;
-    }
-    words.iter().any(|w| {
-        matches!(
-            *w,
-            "password"
-                | "passwd"
-                | "pwd"
-                | "secret"
-                | "secrets"
-                | "token"
-                | "credential"
-                | "credentials"
-        ) || w.ends_with("password")
-            || w.ends_with("secret")
-    }) || (n.ends_with("_key") && !n.ends_with("ssl_key"))
-        || n == "pass"
-        || n.ends_with("_pass")
-}
-
-/// The text shown instead of a secret value.
-pub const REDACTED: &str = "<redacted>";
-
-#[cfg(test)]
-mod secret_tests {
-    use super::is_secret_key;
-
-    #[test]
-    fn secrets_are_recognised() {
-        for k in [
-            "mysql_root_password",
-            "ldap_root_password",
-            "mailboxd_keystore_password",
-            "password",
-            "zimbra_ldap_password",
-            "net.ipv6.conf.all.stable_secret",
-            "net.ipv4.tcp_fastopen_key",
-            "ssl_password",
-            "av_notify_domain_secret",
-            "loose-password",
-            "api_key",
-        ] {
-            assert!(is_secret_key(k), "{k}");
-        }
-        for k in [
-            "innodb_buffer_pool_size",
-            "mailboxd_java_heap_size",
-            "ssl_key",
-            "key_buffer_size",
-            "net.ipv4.tcp_tw_reuse",
-            "mysql_memory_percent",
-        ] {
-            assert!(!is_secret_key(k), "{k}");
-        }
     }
 }

@@ -11,13 +11,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::host::{EntryKind, Host, ReadError, SourceKind};
 use crate::parse::mycnf::{self, canonical_option, Directive, StopKind};
 use crate::parse::mysqlvars;
+use crate::secret::{self, REDACTED};
 use crate::value::{format_size, Value};
 
 pub mod limits;
 
-use super::{
-    is_secret_key, Entry, Evidence, Facts, FileIssue, Namespace, Needs, Setting, REDACTED,
-};
+use super::{Entry, Evidence, Facts, FileIssue, Namespace, Needs, Setting};
 
 /// Option files mysqld reads on Linux, in order (Debian/MariaDB and MySQL
 /// packages built without `DEFAULT_SYSCONFDIR`).
@@ -296,9 +295,10 @@ impl Resolver<'_> {
                         // `passw` is `password` to MariaDB.
                         let resolved = read_name(&self.read, &name, None);
                         let secret = if resolved.spec.is_some() {
-                            is_secret_key(&resolved.key)
+                            secret::option_is_secret(&resolved.key)
                         } else {
-                            is_secret_key(&name) || is_secret_key(&canonical_option(&name).name)
+                            secret::option_is_secret(&name)
+                                || secret::option_is_secret(&canonical_option(&name).name)
                         };
                         let value = if secret {
                             value.map(|_| REDACTED.to_string())
@@ -875,7 +875,7 @@ fn build_namespaces(
                 ),
             );
         }
-        let secret = is_secret_key(&name.key);
+        let secret = secret::option_is_secret(&name.key);
         // A redacted value cannot be judged (and must not be quoted).
         let hidden = secret || o.value.as_deref() == Some(REDACTED);
         let (value, raw) = match (name.forced, &o.value) {
@@ -1113,7 +1113,7 @@ fn runtime_namespace(host: &Host, facts: &mut Facts) -> Namespace {
     );
     ns.canonicalize = Some(crate::parse::mycnf::normalize_name);
     for v in parsed.vars {
-        let (value, raw) = if is_secret_key(&v.name) {
+        let (value, raw) = if secret::server_variable_is_secret(&v.name) {
             (Value::Str(REDACTED.into()), REDACTED.to_string())
         } else {
             (typed_runtime(&v.name, &v.value), v.value.clone())

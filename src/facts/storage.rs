@@ -12,6 +12,7 @@ use crate::parse::fstab::{
     self, expand_defaults, kernel_atime, kernel_options, spec_tag, FstabEntry,
 };
 use crate::parse::mountinfo::{parse_mountinfo, parse_mounts, Mount};
+use crate::secret::{redact_text, FileKind};
 use crate::value::Value;
 
 use super::{Entry, Evidence, Facts, FileIssue, IssueLevel, Namespace, Needs, Setting};
@@ -264,6 +265,8 @@ fn read_mounts(host: &Host, facts: &mut Facts) -> Result<(String, Vec<Mount>), S
     for (path, info) in [(MOUNTINFO, true), (PROC_MOUNTS, false)] {
         match host.read_to_string(path) {
             Ok(text) => {
+                // CIFS `password=` and `user=u%pw` never get past this point.
+                let text = redact_text(FileKind::MountTable, &text);
                 let (ms, issues) = if info {
                     parse_mountinfo(&text)
                 } else {
@@ -290,6 +293,8 @@ fn read_mounts(host: &Host, facts: &mut Facts) -> Result<(String, Vec<Mount>), S
 fn read_fstab(host: &Host, facts: &mut Facts) -> Result<Vec<FstabEntry>, String> {
     match host.read_to_string(FSTAB) {
         Ok(text) => {
+            // CIFS `password=` and `user=u%pw` never get past this point.
+            let text = redact_text(FileKind::MountTable, &text);
             let (entries, issues) = fstab::parse(&text);
             for i in &issues {
                 facts.issues.push(FileIssue::from_parse("fstab", FSTAB, i));

@@ -9,6 +9,7 @@ use crate::host::{EntryKind, Host, ReadError};
 use crate::parse::sysctl::{
     is_glob, key_to_proc_path, parse_capture, parse_conf, swap_dot_slash, ConfLine,
 };
+use crate::secret::REDACTED;
 use crate::value::Value;
 
 use super::{Entry, Evidence, Facts, FileIssue, Namespace, Needs, Setting};
@@ -163,11 +164,7 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
                 if let Some((v, line)) = map.get(k) {
                     live_ns.set(
                         k.clone(),
-                        Setting::new(
-                            typed(v),
-                            v.clone(),
-                            Evidence::line("/captures/sysctl-a.txt", *line),
-                        ),
+                        setting(k, v, Evidence::line("/captures/sysctl-a.txt", *line)),
                     );
                 }
             }
@@ -534,8 +531,8 @@ impl Track {
         self.raw = raw;
         self.push_overridden(old);
     }
-    fn into_setting(self) -> Setting {
-        let mut s = Setting::new(typed(&self.raw), self.raw, self.winner);
+    fn into_setting(self, key: &str) -> Setting {
+        let mut s = setting(key, &self.raw, self.winner);
         s.evidence.extend(self.overridden);
         s
     }
@@ -659,7 +656,10 @@ fn systemd_model(
         }
     }
     out.into_iter()
-        .map(|(k, t)| (k, t.into_setting()))
+        .map(|(k, t)| {
+            let s = t.into_setting(&k);
+            (k, s)
+        })
         .collect()
 }
 
@@ -720,8 +720,22 @@ fn procps_model(
         }
     }
     out.into_iter()
-        .map(|(k, t)| (k, t.into_setting()))
+        .map(|(k, t)| {
+            let s = t.into_setting(&k);
+            (k, s)
+        })
         .collect()
+}
+
+/// A setting for `key`, with the value replaced by [`REDACTED`] when the key
+/// holds key material ([`crate::secret::sysctl_key_is_secret`]: the TFO key,
+/// `stable_secret`), configured or running.
+fn setting(key: &str, value: &str, ev: Evidence) -> Setting {
+    if crate::secret::sysctl_key_is_secret(key) {
+        Setting::new(Value::Str(REDACTED.into()), REDACTED, ev)
+    } else {
+        Setting::new(typed(value), value, ev)
+    }
 }
 
 /// Read one key from a `/proc/sys` tree, classifying failures.
@@ -755,7 +769,7 @@ fn read_proc_key(host: &Host, key: &str) -> Option<Entry> {
         Ok(bytes) => {
             let text = String::from_utf8_lossy(&bytes);
             let v = text.strip_suffix('\n').unwrap_or(&text).to_string();
-            Some(Entry::Set(Setting::new(typed(&v), v, ev[0].clone())))
+            Some(Entry::Set(setting(key, &v, ev[0].clone())))
         }
         Err(ReadError::NotFound) => None,
         Err(e) => Some(Entry::Unreadable {

@@ -21,9 +21,8 @@ use crate::host::{Host, ReadError};
 use crate::parse::localconfig::{expand, parse_xml, parse_zmlocalconfig, LcKey};
 use crate::value::Value;
 
-use super::{
-    is_secret_key, Entry, Evidence, Facts, FileIssue, Namespace, Needs, Setting, REDACTED,
-};
+use super::{Entry, Evidence, Facts, FileIssue, Namespace, Needs, Setting};
+use crate::secret::{localconfig_key_is_secret, REDACTED};
 
 /// Where Zimbra keeps its local configuration.
 pub const LOCALCONFIG_XML: &str = "/opt/zimbra/conf/localconfig.xml";
@@ -144,20 +143,20 @@ fn localconfig_namespace(
         };
         let default_note = (*origin == Origin::Default)
             .then(|| "not set in the file: compiled default (LC.java)".to_string());
-        if is_secret_key(key) {
-            let mut s = Setting::new(Value::Str(REDACTED.into()), REDACTED, evidence);
-            s.note = default_note;
-            ns.set(key.clone(), s);
-            continue;
-        }
         let touched_secret = Cell::new(false);
         let lookup = |k: &str| {
-            if is_secret_key(k) {
+            if localconfig_key_is_secret(k) {
                 touched_secret.set(true);
             }
             raw.get(k).map(|(v, _)| v.clone())
         };
-        match expand(key, value, &lookup) {
+        let expanded = expand(key, value, &lookup);
+        match expanded {
+            Ok(_) if localconfig_key_is_secret(key) => {
+                let mut s = Setting::new(Value::Str(REDACTED.into()), REDACTED, evidence);
+                s.note = default_note;
+                ns.set(key.clone(), s);
+            }
             Ok(_) if touched_secret.get() => {
                 let mut s = Setting::new(Value::Str(REDACTED.into()), REDACTED, evidence);
                 s.note = Some("redacted: the value refers to a password key".into());

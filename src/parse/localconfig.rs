@@ -3,11 +3,16 @@
 //! `LocalConfig.expandDeep` does it (recursive, cycles and null keys are
 //! errors), with depth, work and length caps. Pure: no filesystem, no policy
 //! knowledge, and no secret values in any issue message (messages name keys
-//! and positions, never quote values).
+//! and positions, never quote values; which keys are secret is
+//! [`crate::secret`]'s decision). Linear in the input: repeated keys are
+//! found through an index, not by scanning.
 
 use roxmltree::{Document, Node, ParsingOptions};
 
+use std::collections::HashMap;
+
 use super::{numbered_lines, truncate, Issue};
+use crate::secret;
 
 /// One key read from localconfig.xml or from `zmlocalconfig` output.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,7 +69,7 @@ pub fn parse_xml(text: &str) -> (Option<Vec<LcKey>>, Vec<Issue>) {
         ));
         return (None, issues);
     }
-    let mut keys: Vec<LcKey> = Vec::new();
+    let mut keys = KeyList::default();
     for el in root
         .children()
         .filter(|n| n.is_element() && n.tag_name().name() == "key")
@@ -88,24 +93,47 @@ pub fn parse_xml(text: &str) -> (Option<Vec<LcKey>>, Vec<Issue>) {
             continue;
         };
         let value = element_text(value_el);
-        if let Some(i) = keys.iter().position(|k| k.name == name) {
-            issues.push(Issue::at(
-                line,
-                format!(
-                    "key `{}` is set again (first at line {}); Zimbra keeps this later value",
-                    truncate(name, 80),
-                    keys[i].line
-                ),
-            ));
-            keys.remove(i);
-        }
-        keys.push(LcKey {
+        if let Some(first) = keys.push(LcKey {
             name: name.to_string(),
             value,
             line,
-        });
+        }) {
+            issues.push(Issue::at(
+                line,
+                format!(
+                    "key `{}` is set again (first at line {first}); Zimbra keeps this later value",
+                    truncate(name, 80),
+                ),
+            ));
+        }
     }
-    (Some(keys), issues)
+    (Some(keys.into_vec()), issues)
+}
+
+/// Keys in file order where a repeated key moves to its last position and
+/// keeps its last value, in O(1) per key (a map from name to slot).
+#[derive(Default)]
+struct KeyList {
+    slots: Vec<Option<LcKey>>,
+    index: HashMap<String, usize>,
+}
+
+impl KeyList {
+    /// Add a key; when it was already present, drop the earlier one and
+    /// return the line of its first occurrence.
+    fn push(&mut self, key: LcKey) -> Option<usize> {
+        let slot = self.slots.len();
+        let earlier = self
+            .index
+            .insert(key.name.clone(), slot)
+            .and_then(|i| self.slots[i].take())
+            .map(|k| k.line);
+        self.slots.push(Some(key));
+        earlier
+    }
+    fn into_vec(self) -> Vec<LcKey> {
+        self.slots.into_iter().flatten().collect()
+    }
 }
 
 /// Text of an element's direct text children (dom4j `getText`): comments and
@@ -177,7 +205,7 @@ impl LineIndex {
 /// multi-line values) are issues and are not quoted when they follow a secret
 /// key. A repeated key keeps the last value, with an issue.
 pub fn parse_zmlocalconfig(text: &str) -> (Vec<LcKey>, Vec<Issue>) {
-    let mut keys: Vec<LcKey> = Vec::new();
+    let mut keys = KeyList::default();
     let mut issues = Vec::new();
     let mut after_secret = false;
     for (n, raw) in numbered_lines(text) {
@@ -194,7 +222,10 @@ pub fn parse_zmlocalconfig(text: &str) -> (Vec<LcKey>, Vec<Issue>) {
             } else {
                 format!(
                     "`{}` is not `key = value` as zmlocalconfig prints it; ignored",
-                    truncate(raw.trim(), 60)
+                    truncate(
+                        &secret::quotable(secret::Format::Localconfig, raw.trim()),
+                        60
+                    )
                 )
             };
             issues.push(Issue::at(n, msg));
@@ -209,25 +240,22 @@ pub fn parse_zmlocalconfig(text: &str) -> (Vec<LcKey>, Vec<Issue>) {
             after_secret = false;
             continue;
         }
-        after_secret = crate::facts::is_secret_key(name);
-        if let Some(i) = keys.iter().position(|x| x.name == name) {
-            issues.push(Issue::at(
-                n,
-                format!(
-                    "key `{}` appears again (first at line {}); the later value is used",
-                    truncate(name, 80),
-                    keys[i].line
-                ),
-            ));
-            keys.remove(i);
-        }
-        keys.push(LcKey {
+        after_secret = secret::localconfig_key_is_secret(name);
+        if let Some(first) = keys.push(LcKey {
             name: name.to_string(),
             value: v.to_string(),
             line: n,
-        });
+        }) {
+            issues.push(Issue::at(
+                n,
+                format!(
+                    "key `{}` appears again (first at line {first}); the later value is used",
+                    truncate(name, 80),
+                ),
+            ));
+        }
     }
-    (keys, issues)
+    (keys.into_vec(), issues)
 }
 
 /// Deepest chain of `${...}` references followed.
@@ -243,7 +271,9 @@ pub const MAX_EXPANDED_LEN: usize = 64 * 1024;
 /// reference. A key referring back to a key being expanded is a "recursive
 /// expansion" error; a key with no value is a "null valued key" error; an
 /// unterminated `${` is left as it is. `lookup` gives the raw value of a key
-/// (configured, else compiled default).
+/// (configured, else compiled default). An error met inside the value of a
+/// secret key never names what was found there (a `${` in a password makes
+/// the text after it look like a key name): it names the secret key only.
 pub fn expand(
     key: &str,
     raw: &str,
@@ -251,8 +281,25 @@ pub fn expand(
 ) -> Result<String, String> {
     let mut seen = vec![key.to_string()];
     let mut steps = 0usize;
-    expand_in(raw.to_string(), lookup, &mut seen, &mut steps)
+    let out = expand_in(raw.to_string(), lookup, &mut seen, &mut steps);
+    mask_inside_secret(key, out)
 }
+
+/// The error of expanding the value of `key`, without any text taken from
+/// that value when `key` is secret.
+fn mask_inside_secret(key: &str, r: Result<String, String>) -> Result<String, String> {
+    match r {
+        Err(e) if secret::localconfig_key_is_secret(key) && !e.starts_with(SECRET_ERROR) => {
+            Err(format!(
+                "{SECRET_ERROR} `{}` holds a `${{...}}` reference that cannot be expanded (the value is not shown)",
+                truncate(key, 80)
+            ))
+        }
+        other => other,
+    }
+}
+
+const SECRET_ERROR: &str = "the value of secret key";
 
 fn expand_in(
     mut value: String,
@@ -304,7 +351,7 @@ fn expand_key(
     seen.push(key.to_string());
     let out = expand_in(raw, lookup, seen, steps);
     seen.pop();
-    out
+    mask_inside_secret(key, out)
 }
 
 /// The key named by the first `${` and the next `}` after it (Zimbra's `findKey`).
@@ -483,6 +530,23 @@ mod tests {
         assert!(e.contains("recursive expansion of key 'self'"), "{e}");
         let e = expand("m", "${missing}x", &look).unwrap_err();
         assert_eq!(e, "null valued key 'missing' referenced");
+    }
+
+    #[test]
+    fn expansion_errors_never_quote_a_secret_value() {
+        let t = table(&[
+            ("ldap_url", "ldap://${zimbra_ldap_password}@h"),
+            ("zimbra_ldap_password", "ab${cd}ef"),
+            ("mysql_root_password", "x${mysql_root_password}"),
+        ]);
+        let look = |k: &str| t.get(k).cloned();
+        let e = expand("ldap_url", &t["ldap_url"], &look).unwrap_err();
+        assert!(!e.contains("cd"), "{e}");
+        assert!(e.contains("`zimbra_ldap_password`"), "{e}");
+        let e = expand("zimbra_ldap_password", "ab${cd}ef", &look).unwrap_err();
+        assert!(!e.contains("cd"), "{e}");
+        let e = expand("mysql_root_password", "x${mysql_root_password}", &look).unwrap_err();
+        assert!(e.starts_with(SECRET_ERROR), "{e}");
     }
 
     #[test]

@@ -5,7 +5,10 @@
 //! filesystem and never follows `!include` (the resolver in
 //! `facts::mysql` does that).
 
+use std::borrow::Cow;
+
 use super::Issue;
+use crate::secret;
 
 /// Longest piece of a line MariaDB's `fgets(buff, 4095)` reads at once; the
 /// rest of a longer line is read as a new line.
@@ -286,7 +289,7 @@ fn parse_line(
         return;
     }
     let line = &ptr[..remove_end_comment(ptr)];
-    let (name, value) = match line.iter().position(|c| *c == b'=') {
+    let (mut name, value) = match line.iter().position(|c| *c == b'=') {
         None => (text(trim_end(line)), None),
         Some(eq) => {
             let name_part = trim_end(&line[..eq]);
@@ -311,6 +314,11 @@ fn parse_line(
         }
     };
     if name.contains(char::is_whitespace) && !name.is_empty() && !name.ends_with('\n') {
+        // `password hunter2`: the name holds the secret; keep only its first word.
+        let name = &mut name;
+        if let Cow::Owned(q) = secret::quotable(secret::Format::OptionFile, name) {
+            *name = q;
+        }
         out.issues.push(Issue::at_col(
             n,
             lead + 1,

@@ -72,7 +72,10 @@ fn valid_name(n: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.')
 }
 
+/// Text of a line for a message: cut to 60 characters, and never a value of
+/// a secret variable (`report_password X` written with a space).
 fn short(s: &str) -> String {
+    let s = crate::secret::quotable(crate::secret::Format::ServerVariable, s);
     let t: String = s.chars().take(60).collect();
     if t.len() < s.len() {
         format!("{t}…")

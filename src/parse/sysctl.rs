@@ -3,6 +3,7 @@
 //! dotted/slashed key normalisation both tools share. Pure.
 
 use super::{numbered_lines, truncate, Issue};
+use crate::secret;
 
 /// One line of a sysctl configuration file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -175,7 +176,10 @@ pub fn parse_conf_file(text: &str) -> ConfFile {
                 if key.contains(char::is_whitespace) {
                     issues.push(Issue::at(
                         n,
-                        format!("key `{key}` contains whitespace; expected `key = value`"),
+                        format!(
+                            "key `{}` contains whitespace; expected `key = value`",
+                            secret::quotable(secret::Format::Sysctl, &key)
+                        ),
                     ));
                     continue;
                 }
@@ -215,7 +219,7 @@ pub fn parse_conf_file(text: &str) -> ConfFile {
                     raw.len() - raw.trim_start().len() + 1,
                     format!(
                         "`{}` is not `key = value` (a line without `=` is only valid as a `-key` exclusion); systemd-sysctl skips it",
-                        truncate(l, 60)
+                        truncate(&secret::quotable(secret::Format::Sysctl, l), 60)
                     ),
                 )),
             },
@@ -267,14 +271,17 @@ pub fn parse_capture(text: &str) -> (Vec<CaptureValue>, Vec<Issue>) {
             if raw.starts_with("sysctl:") {
                 issues.push(Issue::at(
                     n,
-                    format!("stderr line in capture: {}", truncate(raw.trim(), 120)),
+                    format!(
+                        "stderr line in capture: {}",
+                        truncate(&secret::quotable(secret::Format::Sysctl, raw.trim()), 120)
+                    ),
                 ));
             } else {
                 issues.push(Issue::at(
                     n,
                     format!(
                         "expected `key = value` as `sysctl -a` prints it, found `{}`",
-                        truncate(raw.trim(), 60)
+                        truncate(&secret::quotable(secret::Format::Sysctl, raw.trim()), 60)
                     ),
                 ));
             }
@@ -285,7 +292,10 @@ pub fn parse_capture(text: &str) -> (Vec<CaptureValue>, Vec<Issue>) {
         if key.is_empty() || key.contains(char::is_whitespace) {
             issues.push(Issue::at(
                 n,
-                format!("`{}` is not a sysctl key", truncate(k, 60)),
+                format!(
+                    "`{}` is not a sysctl key",
+                    truncate(&secret::quotable(secret::Format::Sysctl, k), 60)
+                ),
             ));
             continue;
         }
