@@ -557,7 +557,182 @@ impl Writer {
     }
 }
 
-use crate::host::{lexical, unescape_name, EntryKind, Host, ReadLog};
+/// The components of a host path as file-name bytes (`\xNN` escapes of
+/// names that are not UTF-8 read back).
+fn path_parts(host_path: &str) -> Vec<Vec<u8>> {
+    lexical(host_path)
+        .split('/')
+        .filter(|c| !c.is_empty())
+        .map(unescape_name)
+        .filter(|c| !c.contains(&b'/') && !c.contains(&0))
+        .collect()
+}
+
+/// A symlink target as bytes (each component's escapes read back).
+fn unescape_path(target: &str) -> Vec<u8> {
+    let parts: Vec<Vec<u8>> = target.split('/').map(unescape_name).collect();
+    parts.join(&b'/')
+}
+
+/// `mkdirat` then `openat(O_DIRECTORY | O_NOFOLLOW)` for each component,
+/// from `root`: a component that is a symlink fails (`ELOOP`/`ENOTDIR`).
+fn open_dirs(root: &OwnedFd, parts: &[Vec<u8>]) -> rustix::io::Result<OwnedFd> {
+    let mut cur = root.try_clone().map_err(|_| rustix::io::Errno::MFILE)?;
+    for p in parts {
+        match rfs::mkdirat(&cur, p.as_slice(), Mode::from_raw_mode(0o755)) {
+            Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+            Err(e) => return Err(e),
+        }
+        cur = rfs::openat(
+            &cur,
+            p.as_slice(),
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+    }
+    Ok(cur)
+}
+
+/// Create a new file (`O_CREAT | O_EXCL | O_NOFOLLOW`) in `dir` and write it.
+fn write_new(dir: &OwnedFd, name: &[u8], bytes: &[u8], mode: u32) -> rustix::io::Result<()> {
+    let fd = rfs::openat(
+        dir,
+        name,
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::from_raw_mode(mode),
+    )?;
+    let mut f = fs::File::from(fd);
+    f.write_all(bytes)
+        .map_err(|e| rustix::io::Errno::from_io_error(&e).unwrap_or(rustix::io::Errno::IO))
+}
+
+/// `mkdirat(parent, ".NAME.tmp-RANDOM", 0700)` with 16 random hex digits
+/// (`getrandom`), retried on a clash; opened `O_NOFOLLOW` and checked to be
+/// a directory owned by us with mode 0700 (not one swapped in).
+fn make_temp_dir(parent: &OwnedFd, name: &[u8]) -> rustix::io::Result<(Vec<u8>, OwnedFd)> {
+    for _ in 0..16 {
+        let mut r = [0u8; 8];
+        let mut got = 0;
+        while got < r.len() {
+            got += rustix::rand::getrandom(&mut r[got..], rustix::rand::GetRandomFlags::empty())?;
+        }
+        let mut tmp = b".".to_vec();
+        tmp.extend_from_slice(name);
+        tmp.extend_from_slice(b".tmp-");
+        for b in r {
+            tmp.extend_from_slice(format!("{b:02x}").as_bytes());
+        }
+        match rfs::mkdirat(parent, tmp.as_slice(), Mode::from_raw_mode(0o700)) {
+            Ok(()) => {}
+            Err(rustix::io::Errno::EXIST) => continue,
+            Err(e) => return Err(e),
+        }
+        let fd = rfs::openat(
+            parent,
+            tmp.as_slice(),
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        let st = rfs::fstat(&fd)?;
+        if st.st_uid != rustix::process::geteuid().as_raw() || st.st_mode & 0o077 != 0 {
+            return Err(rustix::io::Errno::PERM);
+        }
+        return Ok((tmp, fd));
+    }
+    Err(rustix::io::Errno::EXIST)
+}
+
+/// Move the finished temporary directory `tmp` to `name` (see
+/// [`Writer::write_atomically`]).
+fn place(parent: &OwnedFd, tmp: &[u8], name: &[u8], checked: OutState) -> Result<(), String> {
+    let errno = |e: rustix::io::Errno| std::io::Error::from(e).to_string();
+    let (dev, ino, snapshot) = match checked {
+        OutState::Absent => {
+            return match rfs::renameat_with(parent, tmp, parent, name, RenameFlags::NOREPLACE) {
+                Ok(()) => Ok(()),
+                Err(rustix::io::Errno::EXIST) | Err(rustix::io::Errno::NOTEMPTY) => {
+                    Err("appeared while the snapshot was taken; left alone, nothing written".into())
+                }
+                Err(e) => Err(errno(e)),
+            };
+        }
+        OutState::Empty(d, i) => (d, i, false),
+        OutState::Snapshot(d, i) => (d, i, true),
+    };
+    rfs::renameat_with(parent, tmp, parent, name, RenameFlags::EXCHANGE).map_err(|e| match e {
+        rustix::io::Errno::NOENT => {
+            "was removed while the snapshot was taken; nothing written".into()
+        }
+        e => errno(e),
+    })?;
+    // `tmp` now names what was at `out`: remove it only if it is what was checked.
+    let same = rfs::statat(parent, tmp, AtFlags::SYMLINK_NOFOLLOW)
+        .is_ok_and(|st| (st.st_dev, st.st_ino) == (dev, ino));
+    let still_snapshot = !snapshot
+        || rfs::statat(
+            parent,
+            [tmp, b"/snapshot.json"].concat(),
+            AtFlags::SYMLINK_NOFOLLOW,
+        )
+        .is_ok_and(|st| rfs::FileType::from_raw_mode(st.st_mode) == rfs::FileType::RegularFile);
+    let removed = same
+        && still_snapshot
+        && if snapshot {
+            remove_tree_at(parent, tmp, 0).is_ok()
+        } else {
+            rfs::unlinkat(parent, tmp, AtFlags::REMOVEDIR).is_ok()
+        };
+    if removed {
+        return Ok(());
+    }
+    // Not what was checked (replaced, or filled meanwhile): put it back.
+    let _ = rfs::renameat_with(parent, tmp, parent, name, RenameFlags::EXCHANGE);
+    Err(if snapshot {
+        "changed while the snapshot was taken (not the snapshot checked at the start); left alone, nothing written".into()
+    } else {
+        "changed while the snapshot was taken (no longer the empty directory checked at the start); left alone, nothing written".into()
+    })
+}
+
+/// Remove the tree `name` in `dir` without following symlinks.
+fn remove_tree_at(dir: &OwnedFd, name: &[u8], depth: usize) -> rustix::io::Result<()> {
+    if depth > 64 {
+        return Err(rustix::io::Errno::LOOP);
+    }
+    let fd = rfs::openat(
+        dir,
+        name,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    let dfd = fd.try_clone().map_err(|_| rustix::io::Errno::MFILE)?;
+    let mut names = Vec::new();
+    for e in rfs::Dir::new(fd)? {
+        let e = e?;
+        let n = e.file_name().to_bytes();
+        if n != b"." && n != b".." {
+            names.push((n.to_vec(), e.file_type()));
+        }
+    }
+    for (n, t) in names {
+        let t = if t == rfs::FileType::Unknown {
+            rfs::statat(&dfd, n.as_slice(), AtFlags::SYMLINK_NOFOLLOW)
+                .map(|s| rfs::FileType::from_raw_mode(s.st_mode))?
+        } else {
+            t
+        };
+        if t == rfs::FileType::Directory {
+            remove_tree_at(&dfd, &n, depth + 1)?;
+        } else {
+            rfs::unlinkat(&dfd, n.as_slice(), AtFlags::empty())?;
+        }
+    }
+    rfs::unlinkat(dir, name, AtFlags::REMOVEDIR)
+}
+
+/// Redact secrets in a copied file, in the file's own syntax and keeping
+/// every line where it was (see [`crate::secret::redact_file`]: the one place
+/// that decides what is secret and how each format hides it).
 pub fn redact_file(path: &str, bytes: &[u8]) -> Vec<u8> {
     secret::redact_file(path, bytes)
 }
