@@ -1,7 +1,9 @@
 //! sysctl facts: live kernel values (`/proc/sys` or `captures/sysctl-a.txt`) and
 //! the values the next boot will apply, computed with systemd-sysctl's exact
-//! precedence (and procps `sysctl --system`'s, to say where they differ).
-//! Produces the `sysctl`, `sysctl_boot` and `sysctl_procps` namespaces.
+//! precedence (and procps `sysctl --system`'s, to say where they differ), then
+//! what ufw and an enabled TuneD write after boot (see [`super::tuned`]).
+//! Produces the `sysctl`, `sysctl_boot` and `sysctl_procps` namespaces. Reads
+//! only through [`Host`]; linear in lines and files (hostile input).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -314,28 +316,25 @@ struct ConfCache {
 type Lines = std::rc::Rc<Vec<ConfLine>>;
 
 impl ConfCache {
-    /// Read and parse `path` unless already done. An entry that is not a file
-    /// (a dangling link, `/dev/null`) was already judged by [`conf_files`] and
-    /// reads as empty.
+    /// Read and parse `path` unless already done (the lists of
+    /// [`conf_files`] hold only regular files).
     fn load(&mut self, host: &Host, facts: &mut Facts, path: &str) {
         if self.files.contains_key(path) {
             return;
         }
-        let parsed = match host.kind_of(path) {
-            Ok(EntryKind::File) => match host.read_to_string(path) {
-                Ok(text) => {
-                    let f = crate::parse::sysctl::parse_conf_file(&text);
-                    for i in &f.issues {
-                        facts.issues.push(FileIssue::from_parse("sysctl", path, i));
-                    }
-                    f
+        // the lists hold only entries already seen to be files: no second stat
+        let parsed = match host.read_to_string(path) {
+            Ok(text) => {
+                let f = crate::parse::sysctl::parse_conf_file(&text);
+                for i in &f.issues {
+                    facts.issues.push(FileIssue::from_parse("sysctl", path, i));
                 }
-                Err(e) => {
-                    facts.issues.push(FileIssue::unreadable("sysctl", path, &e));
-                    Default::default()
-                }
-            },
-            _ => Default::default(),
+                f
+            }
+            Err(e) => {
+                facts.issues.push(FileIssue::unreadable("sysctl", path, &e));
+                Default::default()
+            }
         };
         let all: Lines = std::rc::Rc::new(parsed.lines);
         let systemd = match parsed.systemd_stops_at {
