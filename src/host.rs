@@ -14,7 +14,7 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Component, Path, PathBuf};
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rustix::fs::{self as rfs, AtFlags, FileType as RType, Mode, OFlags, ResolveFlags};
@@ -33,6 +33,12 @@ pub const MAX_DEVICE_HEAD: u64 = 64 * 1024;
 
 /// Most symlinks followed while resolving one path (as the kernel's ELOOP limit).
 pub const MAX_SYMLINKS: usize = 40;
+
+/// Most bytes all readers together read from one host (256 MiB): a budget
+/// shared by every clone of a [`Host`]; once spent, reads fail with
+/// [`ReadError::Limit`] (an `unknown` finding with the reason). Bounds
+/// amplification that stays under the per-file cap (includes of includes).
+pub const MAX_HOST_READ_BYTES: u64 = 256 * 1024 * 1024;
 
 /// Deepest directory nesting one path walk or [`Host::dir_size`] descends
 /// (each level holds one descriptor).
@@ -164,6 +170,8 @@ pub struct Host {
     kernel_resolve: bool,
     /// Files read that have more than one hard link (see [`Host::hard_linked`]).
     hard_links: Arc<Mutex<BTreeSet<String>>>,
+    /// Bytes read so far and the budget (see [`MAX_HOST_READ_BYTES`]).
+    read_budget: Arc<ReadBudget>,
     kind: SourceKind,
     name: String,
     /// How a snapshot is laid out (`None` on the live host).
@@ -210,6 +218,10 @@ impl Host {
             log: None,
             kernel_resolve: true,
             hard_links: Arc::default(),
+            read_budget: Arc::new(ReadBudget {
+                limit: MAX_HOST_READ_BYTES,
+                used: AtomicU64::new(0),
+            }),
         })
     }
 
@@ -243,6 +255,21 @@ impl Host {
     pub fn without_openat2(mut self) -> Host {
         self.kernel_resolve = false;
         self
+    }
+
+    /// The same host with another total read budget (bytes; see
+    /// [`MAX_HOST_READ_BYTES`]), shared by its clones.
+    pub fn with_read_budget(mut self, bytes: u64) -> Host {
+        self.read_budget = Arc::new(ReadBudget {
+            limit: bytes,
+            used: AtomicU64::new(0),
+        });
+        self
+    }
+
+    /// Bytes read from this host so far, by all readers and clones.
+    pub fn bytes_read(&self) -> u64 {
+        self.read_budget.used.load(Ordering::Relaxed)
     }
 
     /// What a recording host has seen so far (`None` when not recording).
@@ -665,7 +692,26 @@ impl Host {
             let mut g = self.hard_links.lock().unwrap_or_else(|p| p.into_inner());
             g.insert(lexical(host_path));
         }
-        let bytes = read_capped(file, cap)?;
+        let b = &self.read_budget;
+        let left = b.limit.saturating_sub(b.used.load(Ordering::Relaxed));
+        let budget_error = || {
+            ReadError::Limit(format!(
+                "the read budget of {} bytes for this host is spent (driftaudit reads at most that much from one host)",
+                b.limit
+            ))
+        };
+        if left == 0 {
+            return Err(budget_error());
+        }
+        let bytes = match read_capped(file, cap.min(left)) {
+            Err(ReadError::TooLarge(_)) if left < cap => {
+                // What was read counts: the budget is spent.
+                b.used.fetch_max(b.limit, Ordering::Relaxed);
+                return Err(budget_error());
+            }
+            r => r?,
+        };
+        b.used.fetch_add(bytes.len() as u64, Ordering::Relaxed);
         self.record(|l| {
             l.files.insert(lexical(host_path), bytes.clone());
             l.modes.insert(lexical(host_path), mode);
@@ -802,7 +848,8 @@ impl Host {
             size.entries += 1;
             if size.entries > MAX_DIR_SIZE_ENTRIES {
                 return Err(ReadError::Limit(format!(
-                    "more than {MAX_DIR_SIZE_ENTRIES} entries below `{host_path}`; driftaudit stops counting there"
+                    "more than {MAX_DIR_SIZE_ENTRIES} entries below `{}`; driftaudit stops counting there (capture `du -sb` of it into a snapshot's captures/du.txt to decide)",
+                    comps_host_path(&resolved)
                 )));
             }
             let child = join_host(path, &escape_name(name));
@@ -888,6 +935,13 @@ impl Host {
             SourceKind::Live => Err(ReadError::NotFound),
         }
     }
+}
+
+/// The total read budget of one host.
+#[derive(Debug)]
+struct ReadBudget {
+    limit: u64,
+    used: AtomicU64,
 }
 
 /// Where a confined walk ended.
@@ -1226,6 +1280,25 @@ mod tests {
             "/etc/sysctl.conf"
         );
         assert!(Host::live().read_log().is_none());
+    }
+
+    #[test]
+    fn name_escapes_are_one_to_one() {
+        let names: [&[u8]; 6] = [
+            b"50-\xff.conf",
+            "50-\u{fffd}.conf".as_bytes(),
+            b"50-\\xff.conf",
+            b"a\\b",
+            b"\\\xfe",
+            b"plain",
+        ];
+        let escaped: BTreeSet<String> = names.iter().map(|n| escape_name(n)).collect();
+        assert_eq!(escaped.len(), names.len());
+        for n in names {
+            assert_eq!(unescape_name(&escape_name(n)), n);
+        }
+        assert_eq!(escape_name(b"50-\xff.conf"), "50-\\xff.conf");
+        assert_eq!(escape_name(b"a\\b"), "a\\b");
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! main branch before the fix. Run as root (privilege cases use `setpriv`,
 //! as tests/hostile.rs does).
 
+use std::ffi::OsStr;
 use std::fs;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::symlink;
@@ -431,4 +432,114 @@ fn snapshot_copies_are_never_more_readable_than_their_source() {
     assert_eq!(mode("50-group.conf"), 0o640);
     // never wider than the source, never executable
     assert_eq!(mode("40-public.conf"), 0o644);
+}
+
+/// Bytes this process has read (`rchar` of /proc/self/io).
+fn rchar() -> u64 {
+    fs::read_to_string("/proc/self/io")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("rchar: "))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// Forty 15 MiB files, each under the 16 MiB per-file cap, made one audit
+/// read 600 MiB: nothing bounded the total. A budget of 256 MiB per host is
+/// shared by every reader; what could not be read for it is `unknown` with
+/// the reason. The bound is checked on the bytes the process really read.
+#[test]
+fn total_bytes_read_from_one_host_are_bounded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = sysctl_snapshot(tmp.path(), 0);
+    for i in 0..40 {
+        let f = fs::File::create(root.join(format!("etc/sysctl.d/{i:02}-big.conf"))).unwrap();
+        f.set_len(15 * 1024 * 1024).unwrap(); // sparse: reads as NUL bytes
+    }
+    let (out, read) = within(120, "budget audit", move || {
+        let set = PolicySet::builtin().unwrap();
+        let before = rchar();
+        let host = Host::snapshot(&root).unwrap();
+        let out = audit_outputs(&set, &host);
+        (out, rchar() - before)
+    });
+    let budget = 256 * 1024 * 1024;
+    assert!(
+        read <= budget + 16 * 1024 * 1024,
+        "read {} MiB from one host, more than the {} MiB budget and one file",
+        read >> 20,
+        budget >> 20
+    );
+    assert!(
+        out.contains("read budget of 268435456 bytes for this host is spent"),
+        "the files not read for the budget must be unknown with the reason"
+    );
+}
+
+/// A sysctl.d file whose name is not UTF-8 (`50-\xff.conf`) was "no such
+/// file" (its lossy name was looked up) and its settings vanished; with a
+/// U+FFFD twin (`50-\u{fffd}.conf`) beside it, the twin was read in its
+/// place. Names are bytes now: both files are read, in byte order (the
+/// `\xff` one last, so it wins), and shown escaped (`\xff`). `snapshot`
+/// copies such a name byte for byte.
+#[test]
+fn non_utf8_file_names_are_read_as_bytes_and_shown_escaped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = sysctl_snapshot(tmp.path(), 0);
+    let d = root.join("etc/sysctl.d");
+    fs::write(
+        d.join(OsStr::from_bytes(b"50-\xff.conf")),
+        "vm.swappiness = 11\n",
+    )
+    .unwrap();
+    fs::write(
+        d.join("50-\u{fffd}.conf"),
+        "vm.swappiness = 22\nvm.dirty_ratio = 7\n",
+    )
+    .unwrap();
+    let set = PolicySet::builtin().unwrap();
+    let host = Host::snapshot(&root).unwrap();
+    let facts = engine::gather(&set, &host);
+    let ns = &facts.namespaces["sysctl_boot"];
+    let get = |k: &str| match ns.get(k) {
+        Some(driftaudit::facts::Entry::Set(s)) => Some(format!("{}@{}", s.raw, s.evidence[0])),
+        _ => None,
+    };
+    assert_eq!(
+        get("vm.swappiness").as_deref(),
+        Some("11@/etc/sysctl.d/50-\\xff.conf:1"),
+        "the file with the invalid-UTF-8 name is read, last, and named escaped"
+    );
+    assert_eq!(
+        get("vm.dirty_ratio").as_deref(),
+        Some("7@/etc/sysctl.d/50-\u{fffd}.conf:2"),
+        "the U+FFFD twin is a file of its own"
+    );
+    assert!(
+        !facts.issues.iter().any(|i| i.path.contains("50-")),
+        "no file is unreadable: {:?}",
+        facts.issues
+    );
+
+    if !can_unshare("non-UTF-8 names in a snapshot") {
+        return;
+    }
+    let out = tmp.path().join("taken");
+    let o = in_private_mounts(&format!(
+        "mount -t tmpfs none /etc/sysctl.d
+         printf 'vm.swappiness = 11\\n' > \"$(printf '/etc/sysctl.d/50-\\377.conf')\"
+         \"$DRIFTAUDIT\" snapshot --out '{}'",
+        out.display()
+    ));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        fs::read_to_string(
+            out.join("etc/sysctl.d")
+                .join(OsStr::from_bytes(b"50-\xff.conf"))
+        )
+        .unwrap(),
+        "vm.swappiness = 11\n"
+    );
 }

@@ -438,7 +438,7 @@ fn conf_entries(host: &Host, tool: Tool, issues: &mut Vec<FileIssue>) -> Vec<(St
                 }
                 continue;
             }
-            let key = e.name.as_bytes().to_vec();
+            let key = std::os::unix::ffi::OsStrExt::as_bytes(e.raw_name.as_os_str()).to_vec(); // byte order, as systemd
             let path = format!("{dir}/{}", e.name);
             if by_name.contains_key(&key) {
                 continue; // a higher-priority directory already has this name
