@@ -7,6 +7,7 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::expr::{self, Context, Expr, Missing};
+use crate::facts::presence::Domain;
 use crate::facts::{self, Entry, Evidence, Facts, FileIssue, IssueLevel, Needs, Setting};
 use crate::host::Host;
 use crate::policy::{
@@ -109,7 +110,7 @@ pub fn evaluate(policies: &PolicySet, facts: &Facts) -> HostReport {
         findings.extend(evaluate_rule(rule, policy, facts));
     }
     findings.extend(facts.issues.iter().map(input_finding));
-    HostReport::new(facts.host.clone(), facts.source, findings)
+    HostReport::new(facts.host.clone(), facts.source, findings).with_detections(&facts.detections)
 }
 
 fn input_finding(i: &FileIssue) -> Finding {
@@ -146,6 +147,7 @@ fn input_finding(i: &FileIssue) -> Finding {
         rule_source: meta.source,
         waiver: None,
         breakdown: None,
+        domain: Domain::of_namespace(&i.source),
     }
 }
 
@@ -453,7 +455,36 @@ fn base_finding(rule: &Rule, status: Status) -> Finding {
         rule_source: rule.source.clone(),
         waiver: None,
         breakdown: None,
+        domain: rule_domain(rule),
     }
+}
+
+/// The domain a rule belongs to, from what it reads: storage (fstab, mounts,
+/// ext4, `mount_of`) before the products (Zimbra, then MySQL) before sysctl,
+/// so `storage.noatime-mysql` is storage and `zimbra.buffer-pool-fits-db`
+/// (Zimbra's my.cnf, localconfig, du) is Zimbra.
+pub fn rule_domain(rule: &Rule) -> Option<Domain> {
+    let mut found = BTreeSet::new();
+    for (ns, _) in rule.settings_read() {
+        found.extend(Domain::of_namespace(&ns));
+    }
+    for e in rule.expressions() {
+        expr::walk(e, &mut |x| match x {
+            Expr::Call(name, _) if name == "mount_of" => {
+                found.insert(Domain::Storage);
+            }
+            Expr::Name(n) => found.extend(Domain::of_namespace(n)),
+            _ => {}
+        });
+    }
+    [
+        Domain::Storage,
+        Domain::Zimbra,
+        Domain::Mysql,
+        Domain::Sysctl,
+    ]
+    .into_iter()
+    .find(|d| found.contains(d))
 }
 
 fn kernel_ok(op: &str, ord: std::cmp::Ordering) -> bool {

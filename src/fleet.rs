@@ -128,6 +128,7 @@ pub fn audit_dir(policies: &PolicySet, dir: &Path) -> HostReport {
                     rule_source: meta.source,
                     waiver: None,
                     breakdown: None,
+                    domain: None,
                 }],
             )
         }

@@ -86,9 +86,11 @@ struct CheckArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = FormatArg::Text)]
     format: FormatArg,
-    /// Exit 1 when a finding at or above this severity fails.
-    #[arg(long, value_enum, default_value_t = SeverityArg::Low)]
-    fail_on: SeverityArg,
+    /// Exit 1 when a finding at or above this severity fails; `unknown`: also
+    /// when any finding is unknown or an error (what could not be verified
+    /// fails CI too), and failures of every severity.
+    #[arg(long, value_enum, default_value_t = FailOnArg::Low)]
+    fail_on: FailOnArg,
     /// Also list passing and skipped rules (text format).
     #[arg(long, short)]
     verbose: bool,
@@ -160,6 +162,37 @@ enum SeverityArg {
     Medium,
     High,
     Critical,
+}
+
+/// `check --fail-on`: a severity, or `unknown` (every failure, and unknown
+/// or error findings).
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+enum FailOnArg {
+    Info,
+    Low,
+    Medium,
+    High,
+    Critical,
+    Unknown,
+}
+
+impl FailOnArg {
+    /// Whether unknown and error findings fail too.
+    fn unknown(self) -> bool {
+        self == FailOnArg::Unknown
+    }
+}
+
+impl From<FailOnArg> for Severity {
+    fn from(s: FailOnArg) -> Severity {
+        match s {
+            FailOnArg::Info | FailOnArg::Unknown => Severity::Info,
+            FailOnArg::Low => Severity::Low,
+            FailOnArg::Medium => Severity::Medium,
+            FailOnArg::High => Severity::High,
+            FailOnArg::Critical => Severity::Critical,
+        }
+    }
 }
 
 impl From<SeverityArg> for Severity {
@@ -346,7 +379,9 @@ fn check(a: CheckArgs) -> Exit {
             if let Err(e) = write_out(&out) {
                 return Exit::Error(e);
             }
-            return if report.fails_at(a.fail_on.into()) {
+            return if report.fails_at(a.fail_on.into())
+                || (a.fail_on.unknown() && report.has_unknown())
+            {
                 Exit::Findings
             } else {
                 Exit::Clean
@@ -366,7 +401,7 @@ fn check(a: CheckArgs) -> Exit {
     if let Err(e) = write_out(&text) {
         return Exit::Error(e);
     }
-    if report.fails_at(a.fail_on.into()) {
+    if report.fails_at(a.fail_on.into()) || (a.fail_on.unknown() && report.has_unknown()) {
         Exit::Findings
     } else {
         Exit::Clean

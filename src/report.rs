@@ -1,9 +1,12 @@
 //! The report model every renderer reads: hosts, findings with status,
-//! expected/actual values, provenance and explanations, plus the catalogue of
-//! rules that ran. Pure data; no rendering and no evaluation here.
+//! expected/actual values, provenance and explanations, per-domain coverage
+//! (detected or not, from what, and what the rules of that domain did), plus
+//! the catalogue of rules that ran. Pure data; no rendering and no evaluation
+//! here.
 
 use serde::Serialize;
 
+use crate::facts::presence::{Detection, Domain};
 use crate::facts::Evidence;
 use crate::host::SourceKind;
 use crate::policy::{PolicySet, RuleSource, Severity};
@@ -91,6 +94,9 @@ pub struct Finding {
     /// How a whole divides into parts (RAM into heap, pool and the rest), when the rule draws one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub breakdown: Option<BreakdownData>,
+    /// The domain the rule belongs to (from what it reads), for coverage.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub domain: Option<Domain>,
 }
 
 /// Evaluated breakdown: a total in bytes and the parts taken out of it.
@@ -155,20 +161,53 @@ pub struct HostReport {
     pub source: SourceKind,
     /// Counts.
     pub summary: Summary,
+    /// Per domain (sysctl, MySQL, Zimbra, storage): detected or not, from
+    /// what, and how its rules came out.
+    pub coverage: Vec<DomainCoverage>,
     /// Findings, sorted by rule id then subject.
     pub findings: Vec<Finding>,
 }
 
 impl HostReport {
     /// Build a host report; sorts findings deterministically and counts them.
+    /// Coverage lists every domain as not detected until
+    /// [`HostReport::with_detections`] says otherwise.
     pub fn new(host: String, source: SourceKind, mut findings: Vec<Finding>) -> HostReport {
         sort_findings(&mut findings);
-        HostReport {
+        let mut h = HostReport {
             host,
             source,
             summary: Summary::of(&findings),
+            coverage: Vec::new(),
             findings,
-        }
+        };
+        h.coverage = coverage(&[], &h.findings);
+        h
+    }
+
+    /// The same report with the host's domain detections (from the facts).
+    pub fn with_detections(mut self, detections: &[Detection]) -> HostReport {
+        self.coverage = coverage(detections, &self.findings);
+        self
+    }
+
+    /// Replace the findings (after waivers): sorts, recounts the summary and
+    /// the coverage, keeping what was detected.
+    pub fn set_findings(&mut self, mut findings: Vec<Finding>) {
+        sort_findings(&mut findings);
+        let detections: Vec<Detection> = self
+            .coverage
+            .iter()
+            .map(|c| Detection {
+                domain: c.domain,
+                detected: c.detected,
+                sources: c.sources.clone(),
+                looked_for: c.looked_for.clone(),
+            })
+            .collect();
+        self.summary = Summary::of(&findings);
+        self.coverage = coverage(&detections, &findings);
+        self.findings = findings;
     }
 
     /// The worst severity among failing findings (waived ones excluded).
@@ -179,6 +218,155 @@ impl HostReport {
             .map(|f| f.severity)
             .max()
     }
+
+    /// Whether any finding is `unknown` or `error` (waived ones excluded).
+    pub fn has_unknown(&self) -> bool {
+        self.findings
+            .iter()
+            .any(|f| matches!(f.status, Status::Unknown | Status::Error))
+    }
+
+    /// Detected domains none of whose rules was evaluated (all skipped or
+    /// unknown): a host like this must never read as a plain all-clear.
+    pub fn unevaluated_domains(&self) -> Vec<&DomainCoverage> {
+        self.coverage
+            .iter()
+            .filter(|c| c.detected && c.rules > 0 && c.evaluated == 0)
+            .collect()
+    }
+}
+
+/// Coverage of one domain on one host.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DomainCoverage {
+    /// The domain.
+    pub domain: Domain,
+    /// Whether any of its evidence is on the host.
+    pub detected: bool,
+    /// What showed it (host paths, a line where one line is the proof).
+    pub sources: Vec<String>,
+    /// What was looked for, when not detected.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub looked_for: String,
+    /// Rules of the domain that ran on the host.
+    pub rules: usize,
+    /// Rules that reached a verdict (passed, failed or waived).
+    pub evaluated: usize,
+    /// Rules by outcome: a rule with several findings counts once, by its
+    /// worst (fail, error, unknown, waived, pass, skip).
+    pub pass: usize,
+    /// Rules that failed.
+    pub fail: usize,
+    /// Rules that could not be decided (data missing).
+    pub unknown: usize,
+    /// Rules that could not be evaluated.
+    pub error: usize,
+    /// Rules that did not apply.
+    pub skip: usize,
+    /// Rules whose failures are all waived.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub waived: usize,
+    /// The leading reasons of unknown, error and skipped rules, most rules first.
+    pub reasons: Vec<CoverageReason>,
+}
+
+/// One reason shared by rules that did not reach a verdict.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CoverageReason {
+    /// `unknown`, `error` or `skip`.
+    pub status: Status,
+    /// The explanation the rules gave.
+    pub reason: String,
+    /// How many rules gave it.
+    pub rules: usize,
+}
+
+/// Reasons kept per domain.
+const MAX_REASONS: usize = 3;
+
+fn rank(s: Status) -> u8 {
+    match s {
+        Status::Fail => 0,
+        Status::Error => 1,
+        Status::Unknown => 2,
+        Status::Waived => 3,
+        Status::Pass => 4,
+        Status::Skip => 5,
+    }
+}
+
+/// Fold findings into per-domain coverage (the built-in input and waiver
+/// rules are not counted; their findings name files, not rules).
+pub fn coverage(detections: &[Detection], findings: &[Finding]) -> Vec<DomainCoverage> {
+    use std::collections::BTreeMap;
+    // rule -> (domain, worst finding)
+    let mut rules: BTreeMap<&str, (Domain, &Finding)> = BTreeMap::new();
+    for f in findings {
+        let Some(d) = f.domain else { continue };
+        if f.rule.starts_with("driftaudit.") {
+            continue;
+        }
+        let e = rules.entry(f.rule.as_str()).or_insert((d, f));
+        if rank(f.status) < rank(e.1.status) {
+            e.1 = f;
+        }
+    }
+    Domain::ALL
+        .iter()
+        .map(|&domain| {
+            let det = detections.iter().find(|d| d.domain == domain);
+            let mut c = DomainCoverage {
+                domain,
+                detected: det.is_some_and(|d| d.detected),
+                sources: det.map(|d| d.sources.clone()).unwrap_or_default(),
+                looked_for: det.map(|d| d.looked_for.clone()).unwrap_or_default(),
+                rules: 0,
+                evaluated: 0,
+                pass: 0,
+                fail: 0,
+                unknown: 0,
+                error: 0,
+                skip: 0,
+                waived: 0,
+                reasons: Vec::new(),
+            };
+            let mut reasons: Vec<CoverageReason> = Vec::new();
+            for (_, f) in rules.values().filter(|(d, _)| *d == domain) {
+                c.rules += 1;
+                match f.status {
+                    Status::Pass => c.pass += 1,
+                    Status::Fail => c.fail += 1,
+                    Status::Waived => c.waived += 1,
+                    Status::Unknown => c.unknown += 1,
+                    Status::Error => c.error += 1,
+                    Status::Skip => c.skip += 1,
+                }
+                if matches!(f.status, Status::Unknown | Status::Error | Status::Skip) {
+                    match reasons
+                        .iter_mut()
+                        .find(|r| r.status == f.status && r.reason == f.explanation)
+                    {
+                        Some(r) => r.rules += 1,
+                        None => reasons.push(CoverageReason {
+                            status: f.status,
+                            reason: f.explanation.clone(),
+                            rules: 1,
+                        }),
+                    }
+                }
+            }
+            c.evaluated = c.pass + c.fail + c.waived;
+            // most rules first; unknown and error before skip at equal counts
+            reasons.sort_by(|a, b| {
+                b.rules
+                    .cmp(&a.rules)
+                    .then(rank(a.status).cmp(&rank(b.status)))
+            });
+            reasons.truncate(MAX_REASONS);
+            c.reasons = reasons;
+            c
+        })
+        .collect()
 }
 
 /// Sort findings by rule id, subject, then evidence, so reports diff cleanly.
@@ -256,6 +444,11 @@ impl Report {
         self.hosts
             .iter()
             .any(|h| h.worst_failure().is_some_and(|s| s >= fail_on))
+    }
+
+    /// Whether any host has an `unknown` or `error` finding (`--fail-on unknown`).
+    pub fn has_unknown(&self) -> bool {
+        self.hosts.iter().any(HostReport::has_unknown)
     }
 }
 

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_saphyr::Spanned;
 
 use crate::policy::{RuleSource, Severity};
-use crate::report::{Finding, HostReport, Report, RuleMeta, Status, WaiverNote};
+use crate::report::{Finding, Report, RuleMeta, Status, WaiverNote};
 
 /// Id of the built-in rule that reports expired and stale waivers.
 pub const WAIVER_RULE: &str = "driftaudit.waiver";
@@ -331,6 +331,7 @@ impl WaiverSet {
                 rule_source: meta.source,
                 waiver: None,
                 breakdown: None,
+                domain: None,
             };
             if let Some(h) = report.hosts.get_mut(t) {
                 h.findings.push(finding);
@@ -339,7 +340,7 @@ impl WaiverSet {
         }
         for h in &mut report.hosts {
             let findings = std::mem::take(&mut h.findings);
-            *h = HostReport::new(h.host.clone(), h.source, findings);
+            h.set_findings(findings);
         }
         if added && !report.rules.iter().any(|r| r.id == WAIVER_RULE) {
             report.rules.push(waiver_rule_meta());

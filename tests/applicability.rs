@@ -326,3 +326,183 @@ fn a_mysql_host_without_datadir_in_its_option_files_is_judged_on_the_default() {
     assert_eq!(f.status, Status::Pass, "{}", f.explanation);
     assert_eq!(f.subject, ["/var/lib/mysql"]);
 }
+
+// --- coverage is part of every report (issue 11 item 5) ---
+
+fn run(args: &[&str]) -> (i32, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_driftaudit"))
+        .env("NO_COLOR", "1")
+        .args(args)
+        .output()
+        .expect("run driftaudit");
+    assert!(
+        out.stderr.is_empty() || out.status.code() != Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+fn no_bare_all_clear(text: &str) {
+    assert!(
+        !text.lines().any(|l| l.trim() == "no failures"),
+        "bare all-clear:\n{text}"
+    );
+}
+
+#[test]
+fn text_report_ends_with_coverage_naming_the_zmlocalconfig_capture() {
+    let dir = format!("{HOSTS}/zimbra-zmlocalconfig-only");
+    let (code, text) = run(&["check", "--snapshot", &dir]);
+    assert_eq!(code, 1);
+    let tail: Vec<&str> = text.lines().rev().take(12).collect();
+    let zimbra = tail
+        .iter()
+        .find(|l| l.trim_start().starts_with("Zimbra:"))
+        .unwrap_or_else(|| panic!("no Zimbra coverage line at the end:\n{text}"));
+    assert!(
+        zimbra.contains("detected from captures/zmlocalconfig.txt")
+            && zimbra.contains("5 rules evaluated (3 failed, 2 passed), 0 unknown"),
+        "{zimbra}"
+    );
+    let storage = tail
+        .iter()
+        .find(|l| l.trim_start().starts_with("storage:"))
+        .unwrap();
+    assert!(
+        storage.contains("detected from /etc/fstab, /proc/self/mountinfo")
+            && storage.contains("7 unknown"),
+        "{storage}"
+    );
+    let mysql = tail
+        .iter()
+        .find(|l| l.trim_start().starts_with("MySQL:"))
+        .unwrap();
+    assert!(mysql.contains("MySQL: not detected"), "{mysql}");
+    // the leading reason of the unknowns names the capture that decides them
+    assert!(
+        text.contains("unknown (7 rules): applies only where /opt/zimbra/index exists"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_detected_domain_with_every_rule_skipped_never_reads_no_failures() {
+    // MySQL known only from its runtime variables: option files absent, so
+    // every mysql.* rule skips. That is not an all-clear.
+    let d = tree(&[
+        ("etc/hostname", "db9\n"),
+        ("proc/meminfo", MEMINFO),
+        (
+            "captures/mysql-variables.tsv",
+            "version\t10.11.6-MariaDB-0+deb12u1\ninnodb_buffer_pool_size\t134217728\ndatadir\t/var/lib/mysql/\n",
+        ),
+    ]);
+    let dir = d.path().to_str().unwrap();
+    let (code, text) = run(&["check", "--snapshot", dir, "--only", "mysql.*"]);
+    assert_eq!(code, 0, "{text}");
+    no_bare_all_clear(&text);
+    assert!(
+        text.contains("MySQL was detected and none of its rules was evaluated"),
+        "{text}"
+    );
+    assert!(
+        text.contains("MySQL: detected from captures/mysql-variables.tsv; 0 rules evaluated, 0 unknown, 5 did not apply"),
+        "{text}"
+    );
+    let (_, md) = run(&[
+        "check",
+        "--snapshot",
+        dir,
+        "--only",
+        "mysql.*",
+        "--format",
+        "markdown",
+    ]);
+    assert!(md.contains("**Not evaluated:** MySQL detected"), "{md}");
+    assert!(!md.contains("**No failures** on 1 host."), "{md}");
+    let (_, json) = run(&[
+        "check",
+        "--snapshot",
+        dir,
+        "--only",
+        "mysql.*",
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let mysql = v["hosts"][0]["coverage"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["domain"] == "mysql")
+        .unwrap()
+        .clone();
+    assert_eq!(mysql["detected"], true);
+    assert_eq!(mysql["sources"][0], "captures/mysql-variables.tsv");
+    assert_eq!(mysql["rules"], 5);
+    assert_eq!(mysql["evaluated"], 0);
+    assert_eq!(mysql["skip"], 5);
+    assert!(
+        mysql["reasons"][0]["rules"].as_u64().unwrap() >= 2,
+        "{mysql}"
+    );
+}
+
+#[test]
+fn zimbra_known_only_from_its_mounts_is_unknown_and_fail_on_unknown_fails_ci() {
+    let dir = format!("{HOSTS}/zimbra-storage-nodirs");
+    let (code, text) = run(&["check", "--snapshot", &dir, "--only", "zimbra.*"]);
+    assert_eq!(code, 0, "unknown findings do not fail by default");
+    no_bare_all_clear(&text);
+    let zimbra = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("Zimbra:"))
+        .unwrap();
+    assert!(
+        zimbra.contains("/proc/self/mountinfo:")
+            && zimbra.contains("(/opt/zimbra/db)")
+            && zimbra.contains("0 rules evaluated, 5 unknown"),
+        "{zimbra}"
+    );
+    let (code, _) = run(&[
+        "check",
+        "--snapshot",
+        &dir,
+        "--only",
+        "zimbra.*",
+        "--fail-on",
+        "unknown",
+    ]);
+    assert_eq!(code, 1, "--fail-on unknown makes unknown findings fail CI");
+    // a host whose rules all reach a verdict passes --fail-on unknown
+    let clean = format!("{HOSTS}/zimbra-storage-after");
+    let (code, _) = run(&[
+        "check",
+        "--snapshot",
+        &clean,
+        "--only",
+        "zimbra.*",
+        "--fail-on",
+        "unknown",
+    ]);
+    assert_eq!(code, 0);
+    // JUnit and SARIF carry the coverage too
+    let (_, junit) = run(&["check", "--snapshot", &dir, "--format", "junit"]);
+    assert!(
+        junit.contains("name=\"coverage.zimbra\"") && junit.contains("5 unknown"),
+        "{junit}"
+    );
+    let (_, sarif) = run(&["check", "--snapshot", &dir, "--format", "sarif"]);
+    let v: serde_json::Value = serde_json::from_str(&sarif).unwrap();
+    let cov = &v["runs"][0]["properties"]["coverage"][0];
+    assert_eq!(cov["host"], "mail.khimki-logistics.ru");
+    assert!(cov["domains"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|d| d["domain"] == "zimbra" && d["detected"] == true && d["unknown"] == 5));
+}

@@ -497,9 +497,10 @@ fn cells(row: &str) -> Vec<String> {
 
 /// Every table: header, separator row of `---`/`---:` cells, and the same
 /// number of cells in every row. Returns the tables' data rows.
-fn check_markdown_tables(md: &str) -> Vec<Vec<String>> {
+/// Every table well formed; the rows of each, the summary table first.
+fn check_markdown_tables(md: &str) -> Vec<Vec<Vec<String>>> {
     let lines: Vec<&str> = md.lines().collect();
-    let mut rows = Vec::new();
+    let mut all = Vec::new();
     let mut i = 0;
     let mut tables = 0;
     while i < lines.len() {
@@ -519,19 +520,31 @@ fn check_markdown_tables(md: &str) -> Vec<Vec<String>> {
             );
         }
         i += 2;
+        let mut rows = Vec::new();
         while i < lines.len() && lines[i].starts_with('|') {
             let c = cells(lines[i]);
             assert_eq!(c.len(), header.len(), "row `{}`", lines[i]);
             rows.push(c);
             i += 1;
         }
+        all.push(rows);
     }
-    assert_eq!(tables, 1, "one summary table");
-    rows
+    assert!(tables >= 1, "a summary table");
+    all
 }
 
 fn check_markdown(r: &Report, md: &str) {
-    let rows = check_markdown_tables(md);
+    let tables = check_markdown_tables(md);
+    // the summary, then one coverage table per host with a row per domain
+    assert_eq!(
+        tables.len(),
+        1 + r.hosts.len(),
+        "summary + coverage per host"
+    );
+    for t in &tables[1..] {
+        assert_eq!(t.len(), 4, "sysctl, MySQL, Zimbra, storage");
+    }
+    let rows = &tables[0];
     assert_eq!(rows.len(), r.hosts.len(), "a row per host");
     for (row, h) in rows.iter().zip(&r.hosts) {
         let s = &h.summary;

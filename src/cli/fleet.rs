@@ -49,6 +49,7 @@ pub(crate) fn check_fleet(a: &CheckArgs, set: &PolicySet, dir: &Path) -> Exit {
         verbose: a.verbose,
     };
     let fail_on: Severity = a.fail_on.into();
+    let mut hosts_unknown = 0usize; // with --fail-on unknown
     let progress = io::stderr().is_terminal().then(|| {
         let pb = indicatif::ProgressBar::new(0);
         pb.set_style(
@@ -95,23 +96,25 @@ pub(crate) fn check_fleet(a: &CheckArgs, set: &PolicySet, dir: &Path) -> Exit {
         if let Some(pb) = &progress {
             pb.inc_length(batch.len() as u64);
         }
-        let done: Vec<io::Result<(String, HostDigest)>> = batch
+        let done: Vec<io::Result<(String, HostDigest, bool)>> = batch
             .par_iter()
             .map(|d| {
                 let report = lib::audit_dir(set, d);
                 let digest = HostDigest::of(&report, &lib::relative_path(dir, d), fail_on);
+                let unknown = a.fail_on.unknown() && report.has_unknown();
                 let text = render_host(format, opts, report);
                 if let Some(pb) = &progress {
                     pb.inc(1);
                 }
-                text.map(|t| (t, digest))
+                text.map(|t| (t, digest, unknown))
             })
             .collect();
         for r in done {
-            let (text, digest) = match r {
+            let (text, digest, unknown) = match r {
                 Ok(x) => x,
                 Err(e) => return write_error(e),
             };
+            hosts_unknown += usize::from(unknown);
             summary.add_digest(digest);
             if let Err(e) = writer.rendered(&text) {
                 return write_error(e);
@@ -137,7 +140,7 @@ pub(crate) fn check_fleet(a: &CheckArgs, set: &PolicySet, dir: &Path) -> Exit {
             }
         ));
     }
-    if summary.hosts_failing_at_threshold > 0 {
+    if summary.hosts_failing_at_threshold > 0 || hosts_unknown > 0 {
         Exit::Findings
     } else if walk_errors > 0 {
         Exit::Error(format!(

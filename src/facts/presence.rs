@@ -254,8 +254,36 @@ pub fn detect(host: &Host, facts: &mut Facts) {
         known.entry(p).or_insert(e);
     };
 
-    // Paths known from the storage namespaces and du.
-    for (p, e) in super::storage::mount_points(facts) {
+    // Paths known from the storage namespaces and du. Presence does not
+    // depend on which rules were loaded: without the storage namespaces
+    // (`--only zimbra.*`), fstab and the mount table are read on the side.
+    let side = if ["fstab", "mount"]
+        .iter()
+        .all(|n| facts.namespaces.contains_key(*n))
+    {
+        None
+    } else {
+        let mut side = Facts::new(host);
+        let needs = super::Needs {
+            namespaces: ["fstab", "mount"].iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        };
+        super::storage::gather(host, &needs, &mut side);
+        Some(side)
+    };
+    let mounts: &Facts = side.as_ref().unwrap_or(facts);
+    let points = super::storage::mount_points(mounts);
+    let mut storage_sources = Vec::new();
+    for ns in ["fstab", "mount"] {
+        if mounts
+            .namespaces
+            .get(ns)
+            .is_some_and(|n| n.unavailable.is_none() && !n.entries.is_empty())
+        {
+            storage_sources.extend(files_of(mounts, ns));
+        }
+    }
+    for (p, e) in points {
         add(&mut known, p, e);
     }
     let du = du_listing(host);
@@ -339,19 +367,9 @@ pub fn detect(host: &Host, facts: &mut Facts) {
     );
 
     // storage: /etc/fstab, the mount table, ext4 layouts.
-    let mut sources = Vec::new();
-    for ns in ["fstab", "mount"] {
-        if facts
-            .namespaces
-            .get(ns)
-            .is_some_and(|n| n.unavailable.is_none() && !n.entries.is_empty())
-        {
-            sources.extend(files_of(facts, ns));
-        }
-    }
     let storage = Detection::new(
         Domain::Storage,
-        sources,
+        storage_sources,
         "no /etc/fstab and no mount table (/proc/self/mountinfo, /proc/mounts)",
     );
 

@@ -13,6 +13,8 @@
 //! 5. only `skip` → `<skipped>` (type `skip`, the reason it does not apply);
 //!
 //! a rule with no finding on the host passes with a `<system-out>` note.
+//! Each suite's properties carry `source` and one `coverage.DOMAIN` per
+//! domain, the text report's coverage line.
 //! Findings that did not decide the verdict are listed in `<system-out>`.
 //! No timestamps or durations, so the output is reproducible.
 
@@ -200,6 +202,12 @@ fn suite(h: &HostReport, report: &Report) -> TestSuite {
             SourceKind::Snapshot => "snapshot",
         },
     ));
+    for c in &h.coverage {
+        s.add_property(Property::new(
+            format!("coverage.{}", c.domain.as_str()),
+            super::text::coverage_line(c),
+        ));
+    }
     for (rule, policy) in rules {
         let fs: Vec<&Finding> = h.findings.iter().filter(|f| f.rule == rule).collect();
         s.add_test_case(case(policy, rule, &fs));

@@ -90,7 +90,16 @@ pub fn render(report: &Report) -> String {
     let fails: usize = report.hosts.iter().map(|h| h.summary.fail).sum();
     let n = report.hosts.len();
     let hosts = if n == 1 { "host" } else { "hosts" };
+    let idle = report
+        .hosts
+        .iter()
+        .filter(|h| !h.unevaluated_domains().is_empty())
+        .count();
     let _ = match fails {
+        0 if idle > 0 => writeln!(
+            out,
+            "**No failures** in what was evaluated on {n} {hosts}, but on {idle} of them a detected domain had no rule evaluated (see coverage).\n"
+        ),
         0 => writeln!(out, "**No failures** on {n} {hosts}.\n"),
         1 => writeln!(out, "**1 failure** on {failing} of {n} {hosts}.\n"),
         f => writeln!(out, "**{f} failures** on {failing} of {n} {hosts}.\n"),
@@ -128,12 +137,13 @@ fn host(out: &mut String, h: &HostReport) {
         .iter()
         .filter(|f| matches!(f.status, Status::Unknown | Status::Error | Status::Waived))
         .collect();
-    if fails.is_empty() && others.is_empty() {
-        return;
-    }
     // Worst first, then by rule id (findings are already sorted by rule id).
     fails.sort_by_key(|f| std::cmp::Reverse(f.severity));
     let _ = writeln!(out, "\n### {}\n", escape(&h.host));
+    coverage(out, h);
+    if fails.is_empty() && others.is_empty() {
+        return;
+    }
     for f in &fails {
         let _ = writeln!(
             out,
@@ -213,6 +223,45 @@ fn host(out: &mut String, h: &HostReport) {
         }
         out.push('\n');
     }
+}
+
+/// The coverage table of one host: a row per domain.
+fn coverage(out: &mut String, h: &HostReport) {
+    out.push_str(
+        "| domain | detected from | rules | evaluated | fail | unknown | did not apply |\n",
+    );
+    out.push_str("|---|---|---:|---:|---:|---:|---:|\n");
+    for c in &h.coverage {
+        let from = if c.detected {
+            c.sources
+                .iter()
+                .map(|s| code(s))
+                .collect::<Vec<_>>()
+                .join(", ")
+        } else {
+            format!("not detected ({})", escape(&c.looked_for))
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {from} | {} | {} | {} | {} | {} |",
+            c.domain.label(),
+            c.rules,
+            c.evaluated,
+            c.fail,
+            c.unknown + c.error,
+            c.skip
+        );
+    }
+    let idle = h.unevaluated_domains();
+    if !idle.is_empty() {
+        let names: Vec<&str> = idle.iter().map(|c| c.domain.label()).collect();
+        let _ = writeln!(
+            out,
+            "\n**Not evaluated:** {} detected, but none of its rules reached a verdict.",
+            names.join(", ")
+        );
+    }
+    out.push('\n');
 }
 
 #[cfg(test)]

@@ -12,7 +12,9 @@
 //!   `HOSTROOT` base (the host's `/` or the snapshot directory);
 //! - waived results carry a `suppressions` entry (`external`, `accepted`) whose
 //!   justification is the waiver reason;
-//! - `properties`: `host`, `status`, `severity`, `subject`, `expected`, `actual`.
+//! - `properties`: `host`, `status`, `severity`, `subject`, `expected`, `actual`;
+//! - run `properties`: `hosts`, and `coverage` (per host, the report's
+//!   per-domain coverage objects, as in the JSON report).
 
 use std::collections::BTreeMap;
 
@@ -220,6 +222,14 @@ pub fn sarif(report: &Report) -> Sarif {
     run_props.insert(
         "hosts".to_string(),
         json!(report.hosts.iter().map(|h| &h.host).collect::<Vec<_>>()),
+    );
+    run_props.insert(
+        "coverage".to_string(),
+        json!(report
+            .hosts
+            .iter()
+            .map(|h| json!({"host": h.host, "domains": h.coverage}))
+            .collect::<Vec<_>>()),
     );
     let run = Run::builder()
         .tool(Tool::from(driver))

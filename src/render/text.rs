@@ -1,6 +1,10 @@
 //! Text renderer for people: failures first grouped by severity, each with its
 //! explanation, evidence and fix; then unknown and error findings; a one-line
-//! summary per host. Colour only when asked (the CLI decides: terminal, no NO_COLOR).
+//! summary per host, and last the coverage: per domain, detected from what and
+//! how many rules were evaluated, unknown or did not apply, with the leading
+//! reasons. "no failures" is never printed bare while a detected domain had
+//! no rule evaluated. Colour only when asked (the CLI decides: terminal, no
+//! NO_COLOR).
 //! Every piece of host or policy text goes through [`super::printable`], so
 //! it cannot emit control sequences or split a line; file names with
 //! unusual characters are quoted ([`super::quoted_name`]).
@@ -8,7 +12,7 @@
 use std::fmt::Write;
 
 use crate::policy::Severity;
-use crate::report::{Finding, HostReport, Report, Status};
+use crate::report::{DomainCoverage, Finding, HostReport, Report, Status};
 
 use super::{printable, quoted_name};
 
@@ -107,7 +111,7 @@ fn host(out: &mut String, h: &HostReport, p: &Paint, verbose: bool) {
         }
     }
     if !any {
-        let _ = writeln!(out, "\nno failures");
+        let _ = writeln!(out, "\n{}", all_clear(h));
     }
     if verbose {
         for (status, label) in [(Status::Pass, "PASS"), (Status::Skip, "SKIP")] {
@@ -162,6 +166,124 @@ fn host(out: &mut String, h: &HostReport, p: &Paint, verbose: bool) {
         s.error,
         if s.error == 1 { "" } else { "s" }
     );
+    coverage(out, h);
+}
+
+/// What to say when nothing failed and nothing is unknown: "no failures"
+/// only when every detected domain had at least one rule evaluated.
+fn all_clear(h: &HostReport) -> String {
+    let idle = h.unevaluated_domains();
+    if idle.is_empty() {
+        if h.coverage.iter().all(|c| c.evaluated == 0) && h.coverage.iter().any(|c| c.rules > 0) {
+            return "nothing was evaluated: no rule reached a verdict on this host (see coverage)"
+                .into();
+        }
+        return "no failures".into();
+    }
+    let names: Vec<&str> = idle.iter().map(|c| c.domain.label()).collect();
+    format!(
+        "no failures in what was evaluated, but {} {} detected and none of {} rules was evaluated (see coverage)",
+        names.join(", "),
+        if names.len() == 1 { "was" } else { "were" },
+        if names.len() == 1 { "its" } else { "their" }
+    )
+}
+
+/// The coverage lines: one per domain, then its leading reasons.
+fn coverage(out: &mut String, h: &HostReport) {
+    if h.coverage.iter().all(|c| c.rules == 0 && !c.detected) {
+        return;
+    }
+    let _ = writeln!(out, "coverage:");
+    for c in &h.coverage {
+        let _ = writeln!(out, "  {}", one(&coverage_line(c)));
+        for r in c
+            .reasons
+            .iter()
+            .filter(|r| c.detected || r.status != Status::Skip)
+            .take(2)
+        {
+            let what = match r.status {
+                Status::Skip => "did not apply",
+                other => other.as_str(),
+            };
+            let text = format!(
+                "{what} ({} rule{}): {}",
+                r.rules,
+                if r.rules == 1 { "" } else { "s" },
+                cut(&one(&r.reason), 400)
+            );
+            for (i, line) in wrap(&text, 74).iter().enumerate() {
+                let _ = writeln!(out, "    {}{line}", if i == 0 { "" } else { "  " });
+            }
+        }
+    }
+}
+
+/// One domain in words: "Zimbra: detected from captures/zmlocalconfig.txt;
+/// 5 rules evaluated (3 failed, 2 passed), 0 unknown".
+pub fn coverage_line(c: &DomainCoverage) -> String {
+    let head = if c.detected {
+        format!(
+            "{}: detected from {}",
+            c.domain.label(),
+            sources(&c.sources)
+        )
+    } else {
+        format!("{}: not detected ({})", c.domain.label(), c.looked_for)
+    };
+    if c.rules == 0 {
+        return format!("{head}; no rules loaded");
+    }
+    if !c.detected && c.evaluated == 0 && c.unknown == 0 && c.error == 0 {
+        return format!(
+            "{head}; {} rule{} did not apply",
+            c.skip,
+            if c.skip == 1 { "" } else { "s" }
+        );
+    }
+    let mut verdicts = Vec::new();
+    for (n, word) in [(c.fail, "failed"), (c.pass, "passed"), (c.waived, "waived")] {
+        if n > 0 {
+            verdicts.push(format!("{n} {word}"));
+        }
+    }
+    let mut text = format!(
+        "{head}; {} rule{} evaluated",
+        c.evaluated,
+        if c.evaluated == 1 { "" } else { "s" }
+    );
+    if !verdicts.is_empty() {
+        text.push_str(&format!(" ({})", verdicts.join(", ")));
+    }
+    text.push_str(&format!(", {} unknown", c.unknown));
+    if c.error > 0 {
+        text.push_str(&format!(
+            ", {} error{}",
+            c.error,
+            if c.error == 1 { "" } else { "s" }
+        ));
+    }
+    if c.skip > 0 {
+        text.push_str(&format!(", {} did not apply", c.skip));
+    }
+    text
+}
+
+fn sources(s: &[String]) -> String {
+    const SHOWN: usize = 4;
+    if s.len() <= SHOWN {
+        return s.join(", ");
+    }
+    format!("{} and {} more", s[..SHOWN].join(", "), s.len() - SHOWN)
+}
+
+fn cut(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        format!("{}…", s.chars().take(max - 1).collect::<String>())
+    }
 }
 
 fn finding(out: &mut String, f: &Finding, p: &Paint, label: &str, color: &str) {
