@@ -294,82 +294,100 @@ fn snapshot_temp_dir_swapped_for_a_symlink_writes_nothing_outside_out() {
 /// the start is replaced).
 #[test]
 fn snapshot_never_deletes_what_appeared_at_out_during_the_capture() {
+    use std::os::unix::fs::MetadataExt;
     let tmp = tempfile::tempdir().unwrap();
     for force in [false, true] {
-        let out = tmp.path().join(if force { "forced" } else { "plain" });
-        let prefix = format!(".{}.tmp-", out.file_name().unwrap().to_string_lossy());
-        if force {
-            let o = std::process::Command::new(bin())
-                .args(["snapshot", "--out"])
-                .arg(&out)
-                .output()
+        let mut tried = 0;
+        loop {
+            tried += 1;
+            assert!(
+                tried <= 6,
+                "force={force}: never planted a directory during the capture"
+            );
+            let out = tmp
+                .path()
+                .join(format!("{}{tried}", if force { "forced" } else { "plain" }));
+            let prefix = format!(".{}.tmp-", out.file_name().unwrap().to_string_lossy());
+            let mut args = vec![
+                "snapshot".to_string(),
+                "--out".into(),
+                out.display().to_string(),
+            ];
+            if force {
+                let o = std::process::Command::new(bin())
+                    .args(&args)
+                    .output()
+                    .unwrap();
+                assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+                args.push("--force".into());
+            }
+            let checked_ino = fs::metadata(&out).map(|m| m.ino()).ok();
+            let done = Arc::new(AtomicBool::new(false));
+            let planted = Arc::new(AtomicBool::new(false));
+            let child = std::process::Command::new(bin())
+                .args(&args)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
                 .unwrap();
-            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        }
-        let stop = Arc::new(AtomicBool::new(false));
-        let planted = Arc::new(AtomicBool::new(false));
-        let planter = {
-            let (stop, planted) = (stop.clone(), planted.clone());
-            let prefix = prefix.clone();
-            let out = out.clone();
-            let parent = tmp.path().to_path_buf();
-            std::thread::spawn(move || {
-                while !stop.load(Ordering::Relaxed) && !planted.load(Ordering::Relaxed) {
-                    // Plant as soon as the capture starts writing.
+            let planter = {
+                let (done, planted) = (done.clone(), planted.clone());
+                let (out, prefix) = (out.clone(), prefix.clone());
+                let parent = tmp.path().to_path_buf();
+                std::thread::spawn(move || {
+                    // After the start-up check of --out, before the capture
+                    // writes anything (no temporary directory yet).
+                    std::thread::sleep(Duration::from_millis(150 * tried as u64 / 2));
                     let writing = fs::read_dir(&parent).is_ok_and(|rd| {
                         rd.flatten()
                             .any(|e| e.file_name().to_string_lossy().starts_with(&prefix))
                     });
-                    if !writing {
-                        continue;
+                    if writing || done.load(Ordering::Relaxed) {
+                        return;
                     }
                     if force {
-                        let _ = fs::rename(&out, parent.join("moved-away"));
+                        if fs::metadata(&out).map(|m| m.ino()).ok() != checked_ino {
+                            return;
+                        }
+                        fs::rename(&out, parent.join(format!("moved-away{tried}"))).unwrap();
                     }
                     if fs::create_dir(&out).is_ok() {
                         fs::write(out.join("precious.txt"), "mine").unwrap();
                         fs::write(out.join("snapshot.json"), "{}").unwrap();
                         planted.store(true, Ordering::Relaxed);
                     }
-                }
-            })
-        };
-        let mut args = vec!["snapshot", "--out", out.to_str().unwrap()];
-        if force {
-            args.push("--force");
+                })
+            };
+            let o = child.wait_with_output().unwrap();
+            done.store(true, Ordering::Relaxed);
+            planter.join().unwrap();
+            if !planted.load(Ordering::Relaxed) {
+                continue; // the capture was too fast or already writing: again
+            }
+            assert_eq!(
+                fs::read_to_string(out.join("precious.txt")).ok().as_deref(),
+                Some("mine"),
+                "force={force}: snapshot deleted or replaced a directory that appeared at --out during the capture (exit {:?}: {})",
+                o.status.code(),
+                String::from_utf8_lossy(&o.stderr)
+            );
+            assert!(
+                !o.status.success(),
+                "force={force}: must fail, not report a snapshot it did not place"
+            );
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(err.contains("left alone"), "force={force}: {err}");
+            // No temporary directory is left behind.
+            let left: Vec<_> = tree(tmp.path())
+                .into_iter()
+                .filter(|p| {
+                    p.file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with(&prefix))
+                })
+                .collect();
+            assert!(left.is_empty(), "force={force}: left behind {left:?}");
+            break;
         }
-        let o = std::process::Command::new(bin())
-            .args(&args)
-            .output()
-            .unwrap();
-        stop.store(true, Ordering::Relaxed);
-        planter.join().unwrap();
-        assert!(
-            planted.load(Ordering::Relaxed),
-            "force={force}: the directory was never planted (the capture was not seen writing)"
-        );
-        assert_eq!(
-            fs::read_to_string(out.join("precious.txt")).ok().as_deref(),
-            Some("mine"),
-            "force={force}: snapshot deleted or replaced a directory that appeared at --out during the capture (exit {:?}: {})",
-            o.status.code(),
-            String::from_utf8_lossy(&o.stderr)
-        );
-        assert!(
-            !o.status.success(),
-            "force={force}: must fail, not report a snapshot it did not place"
-        );
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert!(err.contains("left alone"), "force={force}: {err}");
-        // No temporary directory is left behind.
-        let left: Vec<_> = tree(tmp.path())
-            .into_iter()
-            .filter(|p| {
-                p.file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with(&prefix))
-            })
-            .collect();
-        assert!(left.is_empty(), "force={force}: left behind {left:?}");
     }
 }
 
