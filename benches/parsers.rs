@@ -157,5 +157,54 @@ fn bench_sysctl_scaling(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench, bench_sysctl_scaling);
+/// Option files at 1k, 10k and 100k lines (issue 13: one option repeated
+/// 40,000 times took 16 s): the parser alone, and the whole resolution
+/// (files, groups, names as MariaDB 10.11 resolves them, both namespaces,
+/// limits) for one option repeated and for distinct options. Lines per
+/// second must stay flat as N grows.
+fn bench_mycnf_scaling(c: &mut Criterion) {
+    use driftaudit::facts::{Facts, Needs};
+    use driftaudit::host::Host;
+    let mut g = c.benchmark_group("mycnf_lines");
+    g.sample_size(10);
+    for n in [1_000usize, 10_000, 100_000] {
+        for (case, line) in [
+            (
+                "repeated",
+                (|i: usize| format!("max_connections = {}\n", 100 + i)) as fn(usize) -> String,
+            ),
+            ("distinct", |i: usize| {
+                format!("loose-plugin_opt_{i} = {i}\n")
+            }),
+        ] {
+            let text: String = std::iter::once("[mysqld]\n".to_string())
+                .chain((0..n).map(line))
+                .collect();
+            g.throughput(Throughput::Elements(n as u64));
+            g.bench_function(format!("parse_{case}/{n}"), |b| {
+                b.iter(|| mycnf::parse(black_box(&text)))
+            });
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::create_dir_all(dir.path().join("etc")).unwrap();
+            std::fs::write(dir.path().join("etc/my.cnf"), &text).unwrap();
+            std::fs::create_dir_all(dir.path().join("captures")).unwrap();
+            std::fs::write(
+                dir.path().join("captures/mysql-variables.tsv"),
+                "version\t10.11.19-MariaDB-0+deb12u1\n",
+            )
+            .unwrap();
+            let host = Host::snapshot(dir.path()).unwrap();
+            g.bench_function(format!("resolve_{case}/{n}"), |b| {
+                b.iter(|| {
+                    let mut f = Facts::new(&host);
+                    driftaudit::facts::mysql::gather(&host, &Needs::default(), &mut f);
+                    black_box(f)
+                })
+            });
+        }
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench, bench_sysctl_scaling, bench_mycnf_scaling);
 criterion_main!(benches);

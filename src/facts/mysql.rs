@@ -1,10 +1,15 @@
 //! MySQL/MariaDB facts: option files resolved as mysqld reads them (files in
 //! order, server groups, `!include`/`!includedir`, world-writable files
-//! skipped, last value wins with provenance), runtime variables from
-//! `captures/mysql-variables.tsv`, and the values the server will run with
-//! (its own buffer-pool rounding). Produces the `mycnf`, `mysql` and
-//! `mycnf_effective` namespaces and the `mysql_version` / `mysql_datadir`
-//! facts. All reads go through [`Host`]; no policy logic here.
+//! skipped, last value wins with provenance; each file read once per
+//! resolution, work bounded in files, bytes and options), option names and
+//! values read with the server version's option table ([`limits`]: unique
+//! prefixes, `skip-`/`enable-` with `=0`, values the server refuses, numeric
+//! limits), the version from the runtime capture or else the installed
+//! package, runtime variables from `captures/mysql-variables.tsv`, and the
+//! values the server will run with (its limits and buffer-pool rounding).
+//! Produces the `mycnf`, `mycnf_effective` and `mysql` namespaces and the
+//! `mysql_version` / `mysql_datadir` facts. All reads go through [`Host`];
+//! no policy logic here.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -28,6 +33,20 @@ pub const MAX_INCLUDE_DEPTH: usize = 10;
 /// Most option files read for one resolution (includes count every time);
 /// keeps `!includedir` fan-out with cycles bounded.
 pub const MAX_FILES_READ: usize = 2000;
+
+/// Most bytes of option files processed for one resolution, counting a file
+/// each time an include reaches it (it is read from the host only once).
+pub const MAX_BYTES_PROCESSED: u64 = 64 * 1024 * 1024;
+
+/// Most options taken from the files for one resolution (a real server's
+/// files hold hundreds).
+pub const MAX_OPTIONS: usize = 200_000;
+
+/// Parse problems listed per file; the rest are counted.
+const MAX_ISSUES_PER_FILE: usize = 100;
+
+/// Most earlier (overridden) assignments kept as evidence for one option.
+const MAX_OVERRIDDEN_EVIDENCE: usize = 16;
 
 /// The server's data directory when no option file sets `datadir`.
 pub const DEFAULT_DATADIR: &str = "/var/lib/mysql";
@@ -77,6 +96,11 @@ pub struct OptionSet {
     /// (`[mysqld-8.0]`, `[mariadb-10.11]`) that were not read, each with the
     /// number of `argv` options read before it.
     pub versioned: Vec<(usize, RawOption)>,
+    /// Bytes read from the host (each file once per resolution).
+    pub bytes_read: u64,
+    /// Bytes of option files processed, counting a file each time it is
+    /// included (bounded by [`MAX_BYTES_PROCESSED`]).
+    pub bytes_processed: u64,
     /// When mysqld would refuse to start because of the option files: why,
     /// with file and line. Options after that point are not in `argv`.
     pub fatal: Option<String>,
@@ -174,6 +198,15 @@ struct Resolver<'a> {
     budget_exhausted: bool,
     versioned: Vec<(usize, RawOption)>,
     read: ReadAs,
+    cache: BTreeMap<String, std::rc::Rc<CachedFile>>,
+    bytes_read: u64,
+    bytes_processed: u64,
+}
+
+/// One option file as parsed, kept for the rest of one resolution.
+struct CachedFile {
+    directives: Vec<Directive>,
+    bytes: u64,
 }
 
 enum FileResult {
@@ -248,26 +281,66 @@ impl Resolver<'_> {
             }
             return FileResult::Read;
         }
-        let text = match self.host.read_to_string(&resolved) {
-            Ok(t) => t,
-            Err(e) => {
-                self.issues.push(FileIssue::unreadable(SOURCE, path, &e));
-                return FileResult::Missing;
+        // Each file is read and parsed once per resolution; a file reached
+        // again (mysys re-reads it) replays the parsed lines, within a budget
+        // of bytes processed, so self-including directories stay bounded.
+        let parsed = match self.cache.get(&resolved) {
+            Some(p) => p.clone(),
+            None => {
+                let text = match self.host.read_to_string(&resolved) {
+                    Ok(t) => t,
+                    Err(e) => {
+                        self.issues.push(FileIssue::unreadable(SOURCE, path, &e));
+                        return FileResult::Missing;
+                    }
+                };
+                self.bytes_read += text.len() as u64;
+                let p = mycnf::parse(&text);
+                if self.reported.insert(path.to_string()) {
+                    for i in p.issues.iter().take(MAX_ISSUES_PER_FILE) {
+                        self.issues.push(FileIssue::from_parse(SOURCE, path, i));
+                    }
+                    if p.issues.len() > MAX_ISSUES_PER_FILE {
+                        self.issue(
+                            path,
+                            None,
+                            format!(
+                                "{} more problems in this file not listed",
+                                p.issues.len() - MAX_ISSUES_PER_FILE
+                            ),
+                        );
+                    }
+                }
+                let cached = std::rc::Rc::new(CachedFile {
+                    directives: p.directives,
+                    bytes: text.len() as u64,
+                });
+                self.cache.insert(resolved.clone(), cached.clone());
+                cached
             }
         };
-        self.files_read.push(path.to_string());
-        let parsed = mycnf::parse(&text);
-        if self.reported.insert(path.to_string()) {
-            for i in &parsed.issues {
-                self.issues.push(FileIssue::from_parse(SOURCE, path, i));
+        if self.bytes_processed + parsed.bytes > MAX_BYTES_PROCESSED {
+            if !self.budget_exhausted {
+                self.budget_exhausted = true;
+                self.issue(
+                    path,
+                    None,
+                    format!(
+                        "more than {} MiB of option files processed (include loop?); stopped",
+                        MAX_BYTES_PROCESSED >> 20
+                    ),
+                );
             }
+            return FileResult::Read;
         }
+        self.bytes_processed += parsed.bytes;
+        self.files_read.push(path.to_string());
         stack.push(resolved.clone());
         let mut accepted = false;
         let mut versioned = false;
         let mut group = String::new();
         let mut result = FileResult::Read;
-        for d in parsed.directives {
+        for d in parsed.directives.iter().cloned() {
             match d {
                 Directive::Group { name, .. } => {
                     accepted = self.groups.contains(&name.to_lowercase());
@@ -290,7 +363,15 @@ impl Resolver<'_> {
                             },
                         ));
                     }
-                    if accepted {
+                    if accepted && self.argv.len() >= MAX_OPTIONS {
+                        if self.reported.insert("options budget".into()) {
+                            self.issue(
+                                path,
+                                Some(line),
+                                format!("more than {MAX_OPTIONS} options read (include loop?); the rest is not read"),
+                            );
+                        }
+                    } else if accepted {
                         // By the option the server resolves the name to, too:
                         // `passw` is `password` to MariaDB.
                         let resolved = read_name(&self.read, &name, None);
@@ -476,6 +557,9 @@ pub fn effective_options_as(
         budget_exhausted: false,
         versioned: Vec::new(),
         read: *read,
+        cache: BTreeMap::new(),
+        bytes_read: 0,
+        bytes_processed: 0,
     };
     for f in files {
         let mut stack = Vec::new();
@@ -492,6 +576,8 @@ pub fn effective_options_as(
         files_read: r.files_read,
         skipped_groups: r.skipped_groups,
         versioned: r.versioned,
+        bytes_read: r.bytes_read,
+        bytes_processed: r.bytes_processed,
         fatal: r.fatal,
     }
 }
@@ -842,6 +928,8 @@ fn build_namespaces(
     let mut out: BTreeMap<String, (Setting, Vec<Evidence>)> = BTreeMap::new();
     let mut eff_out: BTreeMap<String, (Setting, Vec<Evidence>)> = BTreeMap::new();
     let mut refused: BTreeMap<String, (String, Evidence)> = BTreeMap::new();
+    // "set again" is said once per option and file, not once per line.
+    let mut set_again: BTreeSet<(String, String)> = BTreeSet::new();
     for o in argv {
         let name = read_name(read, &o.name, o.value.as_deref());
         if name.key.is_empty() {
@@ -853,7 +941,9 @@ fn build_namespaces(
                 path: ev.path.clone(),
                 line: ev.line,
                 column: None,
-                message: m,
+                // Names and values are host data: one message stays one line of
+                // reasonable size.
+                message: crate::parse::truncate(&m, 800),
                 source: SOURCE.into(),
                 level,
             })
@@ -972,9 +1062,9 @@ fn build_namespaces(
             }
             Err(why) => {
                 let shown = if secret {
-                    o.name.clone()
+                    crate::parse::truncate(&o.name, 120)
                 } else {
-                    o.arg.trim_start_matches('-').to_string()
+                    crate::parse::truncate(o.arg.trim_start_matches('-'), 120)
                 };
                 let why = if secret {
                     "the server refuses its value".to_string()
@@ -1007,13 +1097,17 @@ fn build_namespaces(
             if same_file
                 && !CUMULATIVE.contains(&name.key.as_str())
                 && !prev.value.loosely_equals(&s.value)
+                && set_again.insert((name.key.clone(), ev.path.clone()))
             {
                 push(
                     issues,
                     crate::facts::IssueLevel::Problem,
                     format!(
                         "`{}` set again: `{}` here overrides `{}` from {}; the last value wins",
-                        name.key, s.raw, prev.raw, prev.evidence[0]
+                        crate::parse::truncate(&name.key, 120),
+                        crate::parse::truncate(&s.raw, 120),
+                        crate::parse::truncate(&prev.raw, 120),
+                        prev.evidence[0]
                     ),
                 );
             }
@@ -1025,6 +1119,10 @@ fn build_namespaces(
                 Some((win, all)) => {
                     *win = setting;
                     all.push(ev);
+                    // Only the most recent assignments are kept (amortised O(1)).
+                    if all.len() > 4 * (1 + MAX_OVERRIDDEN_EVIDENCE) {
+                        all.drain(..all.len() - (1 + MAX_OVERRIDDEN_EVIDENCE));
+                    }
                 }
                 None => {
                     map.insert(name.key.clone(), (setting, vec![ev]));
@@ -1036,6 +1134,7 @@ fn build_namespaces(
         m.into_iter()
             .map(|(k, (mut s, mut all))| {
                 all.reverse();
+                all.truncate(1 + MAX_OVERRIDDEN_EVIDENCE);
                 s.evidence = all;
                 (k, Entry::Set(s))
             })

@@ -7,8 +7,11 @@
 
 use std::borrow::Cow;
 
-use super::Issue;
+use super::{truncate, Issue};
 use crate::secret;
+
+/// Longest piece of a name, path or line quoted in a message.
+const QUOTE: usize = 120;
 
 /// Longest piece of a line MariaDB's `fgets(buff, 4095)` reads at once; the
 /// rest of a longer line is read as a new line.
@@ -234,7 +237,10 @@ fn parse_line(
                 if path.contains(" #") {
                     out.issues.push(Issue::at(
                         n,
-                        format!("`#` is not a comment in a `!{word}` line: the path is `{path}`"),
+                        format!(
+                            "`#` is not a comment in a `!{word}` line: the path is `{}`",
+                            truncate(&path, QUOTE)
+                        ),
                     ));
                 }
                 out.directives.push(if is_dir {
@@ -249,7 +255,7 @@ fn parse_line(
             n,
             format!(
                 "unknown directive `{}`: mysys ignores it",
-                text(trim_end(ptr))
+                truncate(&text(trim_end(ptr)), QUOTE)
             ),
         ));
         return;
@@ -322,7 +328,10 @@ fn parse_line(
         out.issues.push(Issue::at_col(
             n,
             lead + 1,
-            format!("option name `{name}` contains spaces: the server rejects it as unknown"),
+            format!(
+                "option name `{}` contains spaces: the server rejects it as unknown",
+                truncate(&name, QUOTE)
+            ),
         ));
     }
     out.directives.push(Directive::Option {

@@ -272,26 +272,27 @@ impl ServerTable {
         self.options.get(name)
     }
 
-    /// my_getopt `findopt` within one pass: an exact name, or every option
-    /// the pattern is a prefix of.
-    fn findopt(&self, pass: &str, pat: &str) -> Found {
+    /// Every option the pattern is a prefix of (an exact name sorts first).
+    fn matches<'a>(&'a self, pat: &str) -> Vec<&'a OptionSpec> {
+        use std::ops::Bound;
+        self.options
+            .range::<str, _>((Bound::Included(pat), Bound::Unbounded))
+            .take_while(|(name, _)| name.starts_with(pat))
+            .map(|(_, spec)| spec)
+            .collect()
+    }
+
+    /// my_getopt `findopt` within one pass, over [`ServerTable::matches`]:
+    /// an exact name, or every option of the pass the pattern is a prefix of.
+    fn findopt(pass: &str, pat: &str, matches: &[&OptionSpec]) -> Found {
         let mut first: Option<&str> = None;
-        for (name, spec) in self.options.range(pat.to_string()..) {
-            if !name.starts_with(pat) {
-                break;
-            }
-            if spec.pass != pass {
-                continue;
-            }
-            if name == pat {
-                return Found::One(name.clone(), false);
+        for spec in matches.iter().filter(|s| s.pass == pass) {
+            if spec.name == pat {
+                return Found::One(spec.name.clone(), false);
             }
             match first {
-                None => first = Some(name),
-                Some(f) => {
-                    // An exact match later in the range is impossible (it sorts first).
-                    return Found::Many(f.to_string(), name.clone());
-                }
+                None => first = Some(&spec.name),
+                Some(f) => return Found::Many(f.to_string(), spec.name.clone()),
             }
         }
         match first {
@@ -302,60 +303,51 @@ impl ServerTable {
 
     /// Resolve a name (lowercase, underscores) the way mysqld's passes do:
     /// in each pass the whole name first, then with special prefixes
-    /// stripped one after another; a pass that does not know the name leaves
-    /// it to the next.
+    /// stripped one after another (my_getopt restarts its prefix loop after
+    /// each strip); a pass that does not know the name leaves it to the next.
+    /// Linear in the name's length: the candidates of each form of the name
+    /// are looked up once, not once per pass.
     pub fn resolve(&self, name: &str) -> Lookup {
-        for pass in &self.passes {
-            match self.findopt(pass, name) {
-                Found::One(full, is_prefix) => {
-                    return Lookup::Found(Resolved {
-                        prefix: is_prefix.then(|| name.to_string()),
-                        name: full,
-                        loose: false,
-                        special: None,
-                        pass: pass.clone(),
-                    })
+        // The forms my_getopt tries: the name, then each strip of a special prefix.
+        let mut forms: Vec<(&str, Option<Special>, bool)> = vec![(name, None, false)];
+        let mut cur = name;
+        let mut loose = false;
+        'strip: loop {
+            for (p, special) in SPECIALS {
+                if let Some(rest) = cur.strip_prefix(p) {
+                    cur = rest;
+                    loose |= p == "loose_";
+                    forms.push((cur, special, loose));
+                    continue 'strip;
                 }
-                Found::Many(a, b) => {
-                    return Lookup::Ambiguous {
-                        written: name.to_string(),
-                        candidates: [a, b],
-                        pass: pass.clone(),
-                    }
-                }
-                Found::None => {}
             }
-            let mut cur = name;
-            let mut loose = false;
-            let mut i = 0;
-            while i < SPECIALS.len() {
-                let (p, special) = SPECIALS[i];
-                let Some(rest) = cur.strip_prefix(p) else {
-                    i += 1;
-                    continue;
-                };
-                cur = rest;
-                if p == "loose_" {
-                    loose = true;
-                }
-                match self.findopt(pass, cur) {
+            break;
+        }
+        let candidates: Vec<Vec<&OptionSpec>> =
+            forms.iter().map(|(f, _, _)| self.matches(f)).collect();
+        if candidates.iter().all(Vec::is_empty) {
+            return Lookup::Unknown;
+        }
+        for pass in &self.passes {
+            for ((form, special, loose), cands) in forms.iter().zip(&candidates) {
+                match Self::findopt(pass, form, cands) {
                     Found::One(full, is_prefix) => {
                         return Lookup::Found(Resolved {
-                            prefix: is_prefix.then(|| cur.to_string()),
+                            prefix: is_prefix.then(|| form.to_string()),
                             name: full,
-                            loose,
-                            special,
+                            loose: *loose,
+                            special: *special,
                             pass: pass.clone(),
                         })
                     }
                     Found::Many(a, b) => {
                         return Lookup::Ambiguous {
-                            written: cur.to_string(),
+                            written: form.to_string(),
                             candidates: [a, b],
                             pass: pass.clone(),
                         }
                     }
-                    Found::None => i = 0,
+                    Found::None => {}
                 }
             }
         }
