@@ -330,7 +330,7 @@ fn parse_line(
             lead + 1,
             format!(
                 "option name `{}` contains spaces: the server rejects it as unknown",
-                truncate(&name, QUOTE)
+                truncate(name, QUOTE)
             ),
         ));
     }
