@@ -414,6 +414,9 @@ impl Context for RuleCx<'_> {
 }
 
 fn dir_size_evidence(facts: &Facts, path: &str) -> Evidence {
+    if let Some(e) = facts.dir_size_evidence.get(path) {
+        return e.clone();
+    }
     match facts.source {
         crate::host::SourceKind::Snapshot => Evidence::file("/captures/du.txt"),
         crate::host::SourceKind::Live => Evidence::file(path.to_string()),

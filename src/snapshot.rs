@@ -157,6 +157,11 @@ pub struct SnapshotMeta {
     /// link cannot be told from the file it names; docs/snapshot-format.md).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hard_links: Vec<String>,
+    /// What the snapshot captured completely, so that a key missing from it
+    /// is absent on the host rather than unknown: `sysctl` (every readable
+    /// `/proc/sys` key is in `captures/sysctl-a.txt`, except the volatile
+    /// ones left out by design and those listed in `unreadable`).
+    pub complete: Vec<&'static str>,
 }
 
 /// Capture the live host into `out`, copying what `policies` read.
@@ -278,6 +283,7 @@ pub fn take(
         files: w.files.keys().cloned().collect(),
         unreadable,
         hard_links: host.hard_linked(),
+        complete: vec!["sysctl"],
     };
     w.write_atomically(out, &meta, checked)?;
     Ok(meta)

@@ -75,3 +75,285 @@ fn a_hand_made_tree_with_only_etc_is_still_a_snapshot() {
     assert!(code == 0 || code == 1, "exit {code}: {err}");
     assert!(driftaudit::fleet::is_snapshot_dir(d.path()));
 }
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let (code, out, err) = run(args);
+    assert!(code == 0 || code == 1, "exit {code}: {err}");
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("invalid JSON ({e}): {err}"))
+}
+
+fn finding<'a>(r: &'a serde_json::Value, rule: &str) -> &'a serde_json::Value {
+    let all: Vec<&serde_json::Value> = r["hosts"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == rule)
+        .collect();
+    assert_eq!(all.len(), 1, "{rule}: {all:#?}");
+    all[0]
+}
+
+fn evidence_paths(f: &serde_json::Value) -> Vec<String> {
+    f["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| match e["line"].as_u64() {
+            Some(l) => format!("{}:{l}", e["path"].as_str().unwrap()),
+            None => e["path"].as_str().unwrap().to_string(),
+        })
+        .collect()
+}
+
+const SOS: &str = "testdata/hosts/sos-centos7-mariadb";
+
+#[test]
+fn sosreport_layout_is_the_one_sos_plugins_write() {
+    // File names as sos's _mangle_command makes them from the commands its
+    // kernel, host, filesys and mysql plugins run (sos/report/plugins/*.py).
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(SOS);
+    for (plugin, command) in [
+        ("kernel", "sysctl -a"),
+        ("kernel", "uname -a"),
+        ("host", "hostname"),
+        ("filesys", "dumpe2fs -h /dev/mapper/vg_data-lv_mysql"),
+        ("mysql", "du -s /var/lib/mysql/*"),
+    ] {
+        let p = root
+            .join("sos_commands")
+            .join(plugin)
+            .join(driftaudit::host::layout::sos_mangle(command));
+        assert!(p.is_file(), "{} (from `{command}`)", p.display());
+    }
+    assert_eq!(
+        driftaudit::host::layout::detect(&root),
+        Some(driftaudit::host::Layout::Sosreport)
+    );
+    // sos keeps /proc/mounts and /proc/self as the links they are
+    assert!(fs::symlink_metadata(root.join("proc/mounts"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+}
+
+#[test]
+fn sosreport_of_a_centos7_mariadb_host_gets_an_admins_verdicts() {
+    let host = driftaudit::Host::snapshot(Path::new(env!("CARGO_MANIFEST_DIR")).join(SOS)).unwrap();
+    assert_eq!(
+        host.name(),
+        "db01.example.com",
+        "from sos_commands/host/hostname"
+    );
+    let policies = driftaudit::PolicySet::builtin().unwrap();
+    let facts = driftaudit::engine::gather(&policies, &host);
+    assert_eq!(
+        facts.facts["kernel_release"],
+        Ok(driftaudit::value::Value::Str(
+            "3.10.0-1160.88.1.el7.x86_64".into()
+        )),
+        "from kernel.osrelease in sos_commands/kernel/sysctl_-a"
+    );
+    assert_eq!(
+        facts.facts["os_id"],
+        Ok(driftaudit::value::Value::Str("centos".into()))
+    );
+
+    let r = json(&["check", "--snapshot", SOS, "--format", "json"]);
+    assert_eq!(r["hosts"][0]["host"], "db01.example.com");
+    let status = |rule: &str| finding(&r, rule)["status"].as_str().unwrap().to_string();
+
+    // tcp_tw_recycle=1 on a 3.10 kernel: the NAT story, set in /etc/sysctl.conf
+    // and read live from sos's sysctl -a listing.
+    let f = finding(&r, "linux.tcp-tw-recycle");
+    assert_eq!(f["status"], "fail");
+    let ev = evidence_paths(f);
+    assert!(
+        ev.iter().any(|e| e.starts_with("/etc/sysctl.conf:12")),
+        "{ev:?}"
+    );
+    assert!(
+        ev.iter()
+            .any(|e| e.starts_with("/sos_commands/kernel/sysctl_-a:")),
+        "{ev:?}"
+    );
+    // The kernel still has the key: the stale-line rule for >= 4.12 does not apply.
+    assert_eq!(status("linux.tcp-tw-recycle-stale-line"), "skip");
+    // somaxconn edited in sysctl.conf but never applied
+    let f = finding(&r, "sysctl.persisted-drift");
+    assert_eq!(f["status"], "fail");
+    assert_eq!(f["subject"][0], "net.core.somaxconn");
+    assert_eq!(f["actual"], "128");
+    // CentOS 7 kernel defaults an admin hardens
+    assert_eq!(status("linux.accept-redirects"), "fail");
+    assert_eq!(status("linux.send-redirects"), "fail");
+    for ok in [
+        "linux.aslr",
+        "linux.tcp-syncookies",
+        "linux.rp-filter",
+        "linux.accept-source-route",
+        "linux.tcp-tw-reuse-needs-timestamps",
+    ] {
+        assert_eq!(status(ok), "pass", "{ok}");
+    }
+
+    // 1 GiB pool for 9 GiB of data on a 15.5 GiB machine; the data size is
+    // the sum of sos's `du -s /var/lib/mysql/*` lines, in KiB.
+    let f = finding(&r, "mysql.pool-too-small-for-data");
+    assert_eq!(f["status"], "fail");
+    let ev = evidence_paths(f);
+    assert!(ev.contains(&"/etc/my.cnf:10".to_string()), "{ev:?}");
+    assert!(
+        ev.contains(&"/sos_commands/mysql/du_-s_.var.lib.mysql".to_string()),
+        "{ev:?}"
+    );
+    let kib: u64 = 8 + 4 + 532480 + 5120 + 5120 + 1104 + 212 + 8912896 + 4;
+    assert_eq!(facts.dir_sizes["/var/lib/mysql"], Ok(kib * 1024));
+    assert_eq!(status("mysql.pool-too-large-for-ram"), "pass");
+    // sos does not capture the running server's variables
+    assert_eq!(status("mysql.config-runtime-drift"), "unknown");
+
+    // The data volume: ext4 on LVM on an SSD, relatime, dir_index, 5 % reserved.
+    assert_eq!(status("storage.noatime-mysql"), "fail");
+    assert_eq!(status("storage.noatime-mysql-fstab"), "fail");
+    assert_eq!(status("storage.fstab-live-drift"), "pass");
+    assert_eq!(status("storage.mysql-shares-volume"), "pass");
+    assert_eq!(
+        status("storage.mysql-on-rotational"),
+        "pass",
+        "dm-2 via /proc/partitions"
+    );
+    let f = finding(&r, "storage.dir-index-mysql");
+    assert_eq!(f["status"], "pass");
+    assert!(evidence_paths(f)
+        .iter()
+        .any(|e| e.starts_with("/sos_commands/filesys/dumpe2fs_-h_.dev.mapper.vg_data-lv_mysql")));
+    assert_eq!(status("storage.reserved-blocks-mysql"), "fail");
+    // No Zimbra here.
+    assert_eq!(status("zimbra.heap-sized-for-ram"), "skip");
+
+    // sysctl's own stderr lines in sos's file are notes, not host defects.
+    for f in r["hosts"][0]["findings"].as_array().unwrap() {
+        if f["rule"] == "driftaudit.input" {
+            assert_ne!(f["status"], "fail", "{f:#}");
+        }
+    }
+}
+
+#[test]
+fn sosreport_masked_passwords_are_redacted_not_values() {
+    // sos's mysql postproc rewrites `password=...` to `password=*********`.
+    for format in ["json", "text", "markdown", "sarif", "junit"] {
+        let (_, out, err) = run(&["check", "--snapshot", SOS, "--format", format, "--verbose"]);
+        assert!(!out.contains("*********"), "{format}: {out}");
+        assert!(!err.contains("*********"), "{format}: {err}");
+    }
+    let host = driftaudit::Host::snapshot(Path::new(env!("CARGO_MANIFEST_DIR")).join(SOS)).unwrap();
+    let facts = driftaudit::engine::gather(&driftaudit::PolicySet::builtin().unwrap(), &host);
+    let text = serde_json::to_string(&facts.namespaces).unwrap();
+    assert!(!text.contains("*********"));
+}
+
+#[test]
+fn sosreport_is_found_by_fleet_and_diffs_clean_against_itself() {
+    let hosts = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/hosts");
+    let found: Vec<_> = driftaudit::fleet::discover(&hosts, 2)
+        .filter_map(Result::ok)
+        .collect();
+    assert!(
+        found.iter().any(|p| p.ends_with("sos-centos7-mariadb")),
+        "{found:?}"
+    );
+    // nothing inside the sosreport is taken for another host
+    assert!(!found
+        .iter()
+        .any(|p| p.starts_with(hosts.join("sos-centos7-mariadb/"))
+            && !p.ends_with("sos-centos7-mariadb")));
+    let (code, out, err) = run(&["diff", SOS, SOS]);
+    assert_eq!(code, 0, "{out}{err}");
+}
+
+#[test]
+fn a_partial_proc_sys_tree_says_unknown_not_absent() {
+    // Hand-made: the author copied the few keys they cared about.
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        &[
+            ("proc/sys/kernel/osrelease", "5.14.0-362.8.1.el9_3.x86_64\n"),
+            ("proc/sys/net/ipv4/tcp_syncookies", "1\n"),
+            (
+                "etc/sysctl.d/90-net.conf",
+                "net.ipv4.conf.all.accept_redirects = 0\n",
+            ),
+        ],
+    );
+    let dir = d.path().to_str().unwrap();
+    let r = json(&["check", "--snapshot", dir, "--format", "json"]);
+    assert_eq!(finding(&r, "linux.tcp-syncookies")["status"], "pass");
+    // kernel.randomize_va_space is not in the tree: that proves nothing
+    let f = finding(&r, "linux.aslr");
+    assert_eq!(f["status"], "unknown", "{f:#}");
+    let why = f["explanation"].as_str().unwrap();
+    assert!(
+        why.contains("not in the snapshot") && why.contains("sysctl -a"),
+        "{why}"
+    );
+    assert_eq!(finding(&r, "linux.accept-redirects")["status"], "unknown");
+    // the configured key is compared with a running value we do not have
+    let drift: Vec<&serde_json::Value> = r["hosts"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "sysctl.persisted-drift")
+        .collect();
+    assert!(
+        drift
+            .iter()
+            .any(|f| f["status"] == "unknown"
+                && f["subject"][0] == "net.ipv4.conf.all.accept_redirects"),
+        "{drift:#?}"
+    );
+    assert!(drift.iter().all(|f| f["status"] != "fail"), "{drift:#?}");
+
+    // The same tree declared complete in snapshot.json: now absence means
+    // the kernel has no such key (the rule does not apply).
+    write(
+        d.path(),
+        &[("snapshot.json", r#"{"host": "h", "complete": ["sysctl"]}"#)],
+    );
+    let r = json(&["check", "--snapshot", dir, "--format", "json"]);
+    let f = finding(&r, "linux.aslr");
+    assert_eq!(f["status"], "skip", "{f:#}");
+    assert!(f["explanation"].as_str().unwrap().contains("no such key"));
+
+    // A sysctl -a listing is complete by nature; keys sysctl could not read
+    // (its stderr lines, as sos keeps them) are unknown, never absent.
+    fs::remove_file(d.path().join("snapshot.json")).unwrap();
+    write(
+        d.path(),
+        &[(
+            "captures/sysctl-a.txt",
+            "kernel.osrelease = 5.14.0-362.8.1.el9_3.x86_64\nnet.ipv4.tcp_syncookies = 1\nsysctl: reading key \"kernel.randomize_va_space\"\n",
+        )],
+    );
+    let r = json(&["check", "--snapshot", dir, "--format", "json"]);
+    let f = finding(&r, "linux.aslr");
+    assert_eq!(f["status"], "unknown", "{f:#}");
+    assert!(f["explanation"]
+        .as_str()
+        .unwrap()
+        .contains("could not read"));
+    let f = finding(&r, "linux.accept-redirects");
+    assert_eq!(f["status"], "skip", "absent from a complete listing: {f:#}");
+}
+
+#[test]
+fn a_snapshot_lists_what_it_captured_completely() {
+    let out = tempfile::tempdir().unwrap();
+    let dest = out.path().join("snap");
+    let (code, _, err) = run(&["snapshot", "--out", dest.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let meta: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(dest.join("snapshot.json")).unwrap()).unwrap();
+    assert_eq!(meta["complete"], serde_json::json!(["sysctl"]));
+}

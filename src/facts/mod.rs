@@ -311,6 +311,9 @@ pub struct Facts {
     pub missing_paths: BTreeMap<String, String>,
     /// Directory sizes (`du -sb` style) by host path.
     pub dir_sizes: BTreeMap<String, Result<u64, String>>,
+    /// Where each known directory size was read (a `du` capture and line);
+    /// absent for a live walk, whose evidence is the directory itself.
+    pub dir_size_evidence: BTreeMap<String, Evidence>,
     /// Problems in files read from the host.
     pub issues: Vec<FileIssue>,
     /// Which domains the host has, and from what ([`presence::detect`]).
@@ -333,6 +336,7 @@ impl Facts {
             existing_paths: BTreeSet::new(),
             missing_paths: BTreeMap::new(),
             dir_sizes: BTreeMap::new(),
+            dir_size_evidence: BTreeMap::new(),
             issues: Vec::new(),
             detections: Vec::new(),
             known_paths: BTreeMap::new(),

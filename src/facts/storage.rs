@@ -389,53 +389,48 @@ fn layout_record(l: &Ext4Layout, device: &str, source: &str) -> BTreeMap<String,
 fn ext4_entry(host: &Host, device: &str, facts: &mut Facts) -> Entry {
     match host.kind() {
         SourceKind::Snapshot => {
-            let mut names = vec![capture_name(device)];
+            let layout = host.layout().unwrap_or(crate::host::Layout::Tree);
+            let mut paths = layout.ext4_listings(device);
             if let Ok(real) = host.resolve(device) {
-                let n = capture_name(&real);
-                if !names.contains(&n) {
-                    names.push(n);
+                for p in layout.ext4_listings(&real) {
+                    if !paths.contains(&p) {
+                        paths.push(p);
+                    }
                 }
             }
             let mut tried = Vec::new();
-            for name in &names {
-                for tool in ["tune2fs", "dumpe2fs"] {
-                    let cap = format!("{tool}/{name}.txt");
-                    let path = format!("/captures/{cap}");
-                    match host.capture(&cap) {
-                        Ok(text) => {
-                            let (layout, issues) = parse_text(&text);
-                            for i in &issues {
-                                let level = if layout.is_some() {
-                                    IssueLevel::Note
-                                } else {
-                                    IssueLevel::Unknown
-                                };
-                                facts.issues.push(
-                                    FileIssue::from_parse("ext4", &path, i).with_level(level),
-                                );
-                            }
-                            match layout {
-                                Some(l) => {
-                                    return Entry::Set(Setting::new(
-                                        Value::Record(layout_record(&l, device, &path)),
-                                        l.features.join(" "),
-                                        Evidence::line(path.clone(), l.line),
-                                    ))
-                                }
-                                None => tried.push(format!("{path} holds no superblock listing")),
-                            }
+            for path in &paths {
+                match host.read_to_string(path) {
+                    Ok(text) => {
+                        let (layout, issues) = parse_text(&text);
+                        for i in &issues {
+                            let level = if layout.is_some() {
+                                IssueLevel::Note
+                            } else {
+                                IssueLevel::Unknown
+                            };
+                            facts
+                                .issues
+                                .push(FileIssue::from_parse("ext4", path, i).with_level(level));
                         }
-                        Err(ReadError::NotFound) => tried.push(format!("no {path}")),
-                        Err(e) => tried.push(format!("{path}: {e}")),
+                        match layout {
+                            Some(l) => {
+                                return Entry::Set(Setting::new(
+                                    Value::Record(layout_record(&l, device, path)),
+                                    l.features.join(" "),
+                                    Evidence::line(path.clone(), l.line),
+                                ))
+                            }
+                            None => tried.push(format!("{path} holds no superblock listing")),
+                        }
                     }
+                    Err(ReadError::NotFound) => tried.push(format!("no {path}")),
+                    Err(e) => tried.push(format!("{path}: {e}")),
                 }
             }
             Entry::Unreadable {
                 reason: format!("ext4 layout of {device} unknown: {}", tried.join(", ")),
-                evidence: vec![Evidence::file(format!(
-                    "/captures/tune2fs/{}.txt",
-                    capture_name(device)
-                ))],
+                evidence: paths.first().map(Evidence::file).into_iter().collect(),
             }
         }
         SourceKind::Live => {
@@ -491,8 +486,17 @@ fn kernel_name(host: &Host, source: &str, devno: Option<&str>) -> Option<String>
         }
     }
     let devno = devno?;
-    let real = host.resolve(&format!("/sys/dev/block/{devno}")).ok()?;
-    real.rsplit('/').next().map(str::to_string)
+    if let Ok(real) = host.resolve(&format!("/sys/dev/block/{devno}")) {
+        return real.rsplit('/').next().map(str::to_string);
+    }
+    // A snapshot without /sys/dev (an sosreport copies /proc/partitions and
+    // /sys/block/*/queue/ only): /proc/partitions maps major:minor to the name.
+    let (major, minor) = devno.split_once(':')?;
+    let text = host.read_to_string("/proc/partitions").ok()?;
+    text.lines().find_map(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        (f.len() == 4 && f[0] == major && f[1] == minor).then(|| f[3].to_string())
+    })
 }
 
 /// Whole disk holding a partition (`sda1` -> `sda`), or the name itself.

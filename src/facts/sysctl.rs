@@ -7,14 +7,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::host::{EntryKind, Host, ReadError};
+use crate::host::{EntryKind, Host, ReadError, SourceKind};
 use crate::parse::sysctl::{
     is_glob, key_to_proc_path, parse_capture, parse_conf, swap_dot_slash, ConfLine,
 };
 use crate::secret::REDACTED;
 use crate::value::Value;
 
-use super::{Entry, Evidence, Facts, FileIssue, Namespace, Needs, Setting};
+use super::{Entry, Evidence, Facts, FileIssue, IssueLevel, Namespace, Needs, Setting};
 
 /// sysctl.d directories in systemd's priority order (highest first).
 pub const SYSCTL_DIRS: [&str; 5] = [
@@ -50,47 +50,154 @@ pub fn typed(value: &str) -> Value {
 
 /// Where live values come from.
 enum Live {
-    /// A `/proc/sys` tree (live host or snapshot copy).
-    Proc,
-    /// A `sysctl -a` capture: every readable key.
-    Capture(BTreeMap<String, (String, usize)>),
+    /// A `/proc/sys` tree (live host or snapshot copy). `complete` when it
+    /// holds every key the kernel had (the live host; a snapshot whose
+    /// `snapshot.json` says so): only then is a missing key absent.
+    Proc { complete: bool },
+    /// A `sysctl -a` listing (`captures/sysctl-a.txt`, sos's
+    /// `sos_commands/kernel/sysctl_-a`) read from `path`: complete for
+    /// sysctl unless `snapshot.json` says otherwise. Keys sysctl reported it
+    /// could not read are in `unreadable`. A snapshot `proc/sys` file (if
+    /// any) fills in a key the listing lacks.
+    Capture {
+        map: BTreeMap<String, (String, usize)>,
+        path: String,
+        complete: bool,
+        unreadable: BTreeMap<String, (String, usize)>,
+    },
     /// Nothing available.
     None(String),
 }
 
-/// Gather the three sysctl namespaces.
-pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
-    let live = if matches!(host.kind_of("/proc/sys"), Ok(EntryKind::Dir)) {
-        Live::Proc
-    } else {
-        match host.capture("sysctl-a.txt") {
-            Ok(text) => {
-                let (vals, issues) = parse_capture(&text);
-                for i in &issues {
-                    facts
-                        .issues
-                        .push(FileIssue::from_parse("sysctl", "/captures/sysctl-a.txt", i));
-                }
-                Live::Capture(
-                    vals.into_iter()
-                        .map(|v| (v.key, (v.value, v.line)))
-                        .collect(),
-                )
-            }
+/// What `snapshot.json` says about completeness: `Some(true)` when its
+/// `complete` list names `what`, `Some(false)` when the list exists without
+/// it, `None` when there is no such list (or no snapshot.json).
+fn declared_complete(host: &Host, what: &str) -> Option<bool> {
+    let text = host.read_to_string("/snapshot.json").ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let list = v.get("complete")?.as_array()?;
+    Some(list.iter().any(|c| c.as_str() == Some(what)))
+}
+
+/// Why `snapshot.json` says `key` could not be read: it lists the key's
+/// `/proc/sys` path, or a directory above it, as unreadable.
+fn unreadable_reason<'a>(declared: &'a BTreeMap<String, String>, key: &str) -> Option<&'a String> {
+    declared.get(key).or_else(|| {
+        declared
+            .iter()
+            .find(|(k, _)| {
+                key.strip_prefix(k.as_str())
+                    .is_some_and(|r| r.starts_with('.'))
+            })
+            .map(|(_, r)| r)
+    })
+}
+
+/// Keys `snapshot.json` lists as unreadable (`/proc/sys/...` paths), with the reason.
+fn declared_unreadable(host: &Host) -> BTreeMap<String, String> {
+    let Ok(text) = host.read_to_string("/snapshot.json") else {
+        return BTreeMap::new();
+    };
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else {
+        return BTreeMap::new();
+    };
+    v.get("unreadable")
+        .and_then(|u| u.as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|u| {
+            let path = u.get("path")?.as_str()?;
+            let key = path.strip_prefix("/proc/sys/")?;
+            let reason = u.get("reason").and_then(|r| r.as_str()).unwrap_or("");
+            Some((swap_dot_slash(key), reason.to_string()))
+        })
+        .collect()
+}
+
+/// The key a `sysctl` stderr line is about (`sysctl: reading key
+/// "net.ipv6.conf.all.stable_secret"`, `sysctl: permission denied on key
+/// 'fs.protected_hardlinks'`).
+fn stderr_key(line: &str) -> Option<String> {
+    let rest = line.strip_prefix("sysctl:")?;
+    let (start, quote) = rest.char_indices().find(|(_, c)| *c == '"' || *c == '\'')?;
+    let inner = &rest[start + 1..];
+    let end = inner.find(quote)?;
+    let key = crate::parse::sysctl::normalize_key(&inner[..end]);
+    (!key.is_empty() && !key.contains(char::is_whitespace)).then_some(key)
+}
+
+/// Read the first `sysctl -a` listing the snapshot's layout has.
+fn read_listing(host: &Host, facts: &mut Facts) -> Result<Live, String> {
+    let Some(layout) = host.layout() else {
+        return Err("the live host has no listing".into());
+    };
+    let mut tried = Vec::new();
+    for path in layout.sysctl_listing() {
+        let text = match host.read_to_string(path) {
+            Ok(t) => t,
             Err(e) => {
                 if e != ReadError::NotFound {
-                    facts.issues.push(FileIssue::unreadable(
-                        "sysctl",
-                        "/captures/sysctl-a.txt",
-                        &e,
-                    ));
+                    facts.issues.push(FileIssue::unreadable("sysctl", path, &e));
                 }
-                Live::None(format!(
-                    "no live kernel values: neither /proc/sys nor captures/sysctl-a.txt ({e})"
-                ))
+                tried.push(format!("{}: {e}", path.trim_start_matches('/')));
+                continue;
             }
+        };
+        let (vals, issues) = parse_capture(&text);
+        let mut unreadable = BTreeMap::new();
+        let issue_lines: BTreeSet<usize> = issues.iter().map(|i| i.line).collect();
+        let lines: BTreeMap<usize, &str> = if issue_lines.is_empty() {
+            BTreeMap::new()
+        } else {
+            crate::parse::numbered_lines(&text)
+                .filter(|(n, _)| issue_lines.contains(n))
+                .collect()
+        };
+        for i in &issues {
+            let line = lines.get(&i.line).copied().unwrap_or("");
+            let mut issue = FileIssue::from_parse("sysctl", path, i);
+            if let Some(k) = stderr_key(line.trim()) {
+                // what sysctl itself said while listing: data about that key,
+                // not a defect of the host's configuration
+                unreadable.insert(k, (line.trim().to_string(), i.line));
+                issue = issue.with_level(IssueLevel::Note);
+            }
+            facts.issues.push(issue);
+        }
+        return Ok(Live::Capture {
+            map: vals
+                .into_iter()
+                .map(|v| (v.key, (v.value, v.line)))
+                .collect(),
+            path: path.to_string(),
+            complete: declared_complete(host, "sysctl").unwrap_or(true),
+            unreadable,
+        });
+    }
+    Err(tried.join(", "))
+}
+
+/// Gather the three sysctl namespaces.
+pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
+    let proc_dir = matches!(host.kind_of("/proc/sys"), Ok(EntryKind::Dir));
+    let live = if host.kind() == SourceKind::Live {
+        Live::Proc { complete: true }
+    } else {
+        match read_listing(host, facts) {
+            Ok(l) => l,
+            Err(_) if proc_dir => Live::Proc {
+                complete: declared_complete(host, "sysctl").unwrap_or(false),
+            },
+            Err(tried) => Live::None(format!(
+                "no live kernel values: the snapshot has neither proc/sys nor a `sysctl -a` listing ({tried})"
+            )),
         }
     };
+    let listing_name = host
+        .layout()
+        .and_then(|l| l.sysctl_listing().first().copied())
+        .unwrap_or("/captures/sysctl-a.txt")
+        .trim_start_matches('/');
 
     // Persisted configuration: the files each tool reads, each file read and
     // parsed once however many models use it.
@@ -143,8 +250,8 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
     let mut glob_matches: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for g in &globs {
         let m = match &live {
-            Live::Proc => expand_proc_glob(host, g),
-            Live::Capture(map) => match glob::Pattern::new(g) {
+            Live::Proc { .. } => expand_proc_glob(host, g),
+            Live::Capture { map, .. } => match glob::Pattern::new(g) {
                 Ok(p) => map.keys().filter(|k| p.matches(k)).cloned().collect(),
                 Err(_) => Vec::new(),
             },
@@ -159,22 +266,79 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
         "the running kernel has no such key (removed, not yet added, or its module is not loaded)",
     );
     live_ns.canonicalize = Some(canonical_key);
+    let declared = if host.kind() == SourceKind::Snapshot {
+        declared_unreadable(host)
+    } else {
+        BTreeMap::new()
+    };
+    // A key missing from an incomplete source is not known to be absent.
+    let not_in_snapshot = |k: &str, source: &str| {
+        Entry::Unreadable {
+        reason: format!(
+            "not in the snapshot ({source} is not a complete listing); a `sysctl -a` capture ({listing_name}) would show whether the kernel has `{k}`"
+        ),
+        evidence: vec![Evidence::file(key_to_proc_path(k))],
+    }
+    };
     match &live {
         Live::None(reason) => live_ns.unavailable = Some(reason.clone()),
-        Live::Capture(map) => {
+        Live::Capture {
+            map,
+            path,
+            complete,
+            unreadable,
+        } => {
             for k in &wanted {
                 if let Some((v, line)) = map.get(k) {
                     live_ns.set(
                         k.clone(),
-                        setting(k, v, Evidence::line("/captures/sysctl-a.txt", *line)),
+                        setting(k, v, Evidence::line(path.clone(), *line)),
                     );
+                } else if let Some((msg, line)) = unreadable.get(k) {
+                    live_ns.entries.insert(
+                        k.clone(),
+                        Entry::Unreadable {
+                            reason: format!("`sysctl -a` could not read it (`{msg}`)"),
+                            evidence: vec![Evidence::line(path.clone(), *line)],
+                        },
+                    );
+                } else if let Some(reason) = unreadable_reason(&declared, k) {
+                    live_ns.entries.insert(
+                        k.clone(),
+                        Entry::Unreadable {
+                            reason: format!(
+                                "could not be read when the snapshot was taken: {reason}"
+                            ),
+                            evidence: vec![Evidence::file("/snapshot.json")],
+                        },
+                    );
+                } else if let Some(e) = proc_dir.then(|| read_proc_key(host, k)).flatten() {
+                    live_ns.entries.insert(k.clone(), e);
+                } else if !complete {
+                    live_ns
+                        .entries
+                        .insert(k.clone(), not_in_snapshot(k, path.trim_start_matches('/')));
                 }
             }
         }
-        Live::Proc => {
+        Live::Proc { complete } => {
             for k in &wanted {
                 if let Some(e) = read_proc_key(host, k) {
                     live_ns.entries.insert(k.clone(), e);
+                } else if let Some(reason) = unreadable_reason(&declared, k) {
+                    live_ns.entries.insert(
+                        k.clone(),
+                        Entry::Unreadable {
+                            reason: format!(
+                                "could not be read when the snapshot was taken: {reason}"
+                            ),
+                            evidence: vec![Evidence::file("/snapshot.json")],
+                        },
+                    );
+                } else if !complete {
+                    live_ns
+                        .entries
+                        .insert(k.clone(), not_in_snapshot(k, "its proc/sys tree"));
                 }
             }
         }

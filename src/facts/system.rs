@@ -2,11 +2,12 @@
 //! policies and directory sizes (live walk or `captures/du.txt`). Reads through
 //! [`Host`] only; no policy logic.
 
-use crate::host::{Host, ReadError, SourceKind};
+use crate::host::layout::{self, du_unit, DuSource, Layout};
+use crate::host::{EntryKind, Host, ReadError, SourceKind};
 use crate::parse;
 use crate::value::Value;
 
-use super::{Facts, FileIssue, KernelVersion, Needs};
+use super::{Evidence, Facts, FileIssue, IssueLevel, KernelVersion, Needs};
 
 /// Gather system facts into `facts`.
 pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
@@ -55,21 +56,29 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
     };
     facts.facts.insert("cpu_count".into(), cpus);
 
-    // Kernel release
+    // Kernel release: /proc/sys/kernel/osrelease, else the `kernel.osrelease`
+    // line of the snapshot's `sysctl -a` listing, else field 3 of `uname -a`.
     let release = host
         .read_to_string("/proc/sys/kernel/osrelease")
         .map(|s| s.trim().to_string())
         .or_else(|e| {
-            host.capture("sysctl-a.txt")
-                .ok()
-                .and_then(|t| {
-                    // one key: scan lines instead of parsing the whole capture
-                    // (the sysctl reader parses it fully once)
-                    t.lines().find_map(|l| {
-                        let (k, v) = l.split_once(" = ")?;
-                        (k.starts_with("kernel")
-                            && parse::sysctl::normalize_key(k) == "kernel.osrelease")
-                            .then(|| v.trim().to_string())
+            let layout = host.layout().ok_or_else(|| e.clone())?;
+            let from_listing = layout.sysctl_listing().iter().find_map(|p| {
+                let t = host.read_to_string(p).ok()?;
+                // one key: scan lines instead of parsing the whole capture
+                // (the sysctl reader parses it fully once)
+                t.lines().find_map(|l| {
+                    let (k, v) = l.split_once(" = ")?;
+                    (k.starts_with("kernel")
+                        && parse::sysctl::normalize_key(k) == "kernel.osrelease")
+                        .then(|| v.trim().to_string())
+                })
+            });
+            from_listing
+                .or_else(|| {
+                    layout.uname().iter().find_map(|p| {
+                        let t = host.read_to_string(p).ok()?;
+                        uname_release(t.lines().next()?)
                     })
                 })
                 .ok_or(e)
@@ -151,6 +160,9 @@ pub fn gather_dir_sizes(
     paths: &std::collections::BTreeSet<String>,
     facts: &mut Facts,
 ) {
+    if let Some(Layout::Sosreport) = host.layout() {
+        return sos_dir_sizes(host, paths, facts);
+    }
     match host.kind() {
         SourceKind::Snapshot => {
             let captured = match host.capture("du.txt") {
@@ -168,8 +180,13 @@ pub fn gather_dir_sizes(
                 let want = p.trim_end_matches('/');
                 let v = captured
                     .iter()
-                    .find(|(path, _)| path.trim_end_matches('/') == want)
-                    .map(|(_, b)| Ok(*b))
+                    .find(|(path, _, _)| path.trim_end_matches('/') == want)
+                    .map(|(_, b, line)| {
+                        facts
+                            .dir_size_evidence
+                            .insert(p.clone(), Evidence::line("/captures/du.txt", *line));
+                        Ok(*b)
+                    })
                     .unwrap_or_else(|| Err(format!("captures/du.txt has no line for {p}")));
                 facts.dir_sizes.insert(p.clone(), v);
             }
@@ -192,8 +209,105 @@ pub fn gather_dir_sizes(
     }
 }
 
-/// Parse `du -sb PATH` lines (`bytes<TAB>path`).
-fn parse_du(text: &str, facts: &mut Facts) -> Vec<(String, u64)> {
+/// Most `du` capture files of a sosreport read.
+const MAX_SOS_DU_FILES: usize = 64;
+
+/// Directory sizes from a sosreport's `du` captures: every
+/// `sos_commands/PLUGIN/du_*` file whose flags give a known unit (plain
+/// `du -s`: KiB of disk usage, so sizes are `KiB * 1024`, not apparent
+/// bytes). A path with its own line takes it; a path whose entries were
+/// listed (`du -s /var/lib/mysql/*`, sos's mysql plugin, has no line for
+/// `/var/lib/mysql` itself) is the sum of its entries' lines.
+fn sos_dir_sizes(host: &Host, paths: &std::collections::BTreeSet<String>, facts: &mut Facts) {
+    let DuSource::SosCommands(root) = Layout::Sosreport.du_source() else {
+        return;
+    };
+    // (path, bytes, file, line)
+    let mut lines: Vec<(String, u64, String, usize)> = Vec::new();
+    let mut files = 0usize;
+    for plugin in host.read_dir(root).unwrap_or_default() {
+        if plugin.kind != Some(EntryKind::Dir) {
+            continue;
+        }
+        let dir = format!("{root}/{}", plugin.name);
+        for f in host.read_dir(&dir).unwrap_or_default() {
+            let Some(unit) = du_unit(&f.name) else {
+                continue;
+            };
+            if f.kind != Some(EntryKind::File) || files >= MAX_SOS_DU_FILES {
+                continue;
+            }
+            files += 1;
+            let path = format!("{dir}/{}", f.name);
+            let text = match host.read_to_string(&path) {
+                Ok(t) => t,
+                Err(e) => {
+                    facts.issues.push(FileIssue::unreadable("du", &path, &e));
+                    continue;
+                }
+            };
+            for (n, line) in parse::numbered_lines(&text) {
+                let parsed = line.split_once('\t').and_then(|(b, p)| {
+                    Some((b.trim().parse::<u64>().ok()?, p.trim_end_matches('\r')))
+                });
+                match parsed {
+                    Some((b, p)) if p.starts_with('/') => lines.push((
+                        super::storage::normalize_point(p),
+                        b.saturating_mul(unit),
+                        path.clone(),
+                        n,
+                    )),
+                    // du's own complaints (`du: cannot access ...`) are data, not host defects
+                    _ if line.trim().is_empty() => {}
+                    _ => facts.issues.push(
+                        FileIssue::problem(
+                            "du",
+                            &path,
+                            Some(n),
+                            "not a `SIZE<TAB>/path` line as `du` prints it; ignored",
+                        )
+                        .with_level(IssueLevel::Note),
+                    ),
+                }
+            }
+        }
+    }
+    for p in paths {
+        let want = super::storage::normalize_point(p);
+        if let Some((_, b, file, line)) = lines.iter().find(|(path, ..)| *path == want) {
+            facts
+                .dir_size_evidence
+                .insert(p.clone(), Evidence::line(file.clone(), *line));
+            facts.dir_sizes.insert(p.clone(), Ok(*b));
+            continue;
+        }
+        let children: Vec<&(String, u64, String, usize)> = lines
+            .iter()
+            .filter(|(path, ..)| {
+                path.rsplit_once('/')
+                    .is_some_and(|(parent, _)| parent == want || (parent.is_empty() && want == "/"))
+            })
+            .collect();
+        if let Some(first) = children.first() {
+            let sum = children.iter().fold(0u64, |a, c| a.saturating_add(c.1));
+            facts
+                .dir_size_evidence
+                .insert(p.clone(), Evidence::file(first.2.clone()));
+            facts.dir_sizes.insert(p.clone(), Ok(sum));
+            continue;
+        }
+        facts.dir_sizes.insert(
+            p.clone(),
+            Err(format!(
+                "the sosreport has no `du` line for {p} (sos's mysql plugin writes sos_commands/mysql/{} for the default datadir)",
+                layout::sos_mangle("du -s /var/lib/mysql/*")
+            )),
+        );
+    }
+}
+
+/// Parse `du -sb PATH` lines (`bytes<TAB>path`), with their line numbers.
+fn parse_du(text: &str, facts: &mut Facts) -> Vec<(String, u64, usize)> {
     let mut out = Vec::new();
     for (n, line) in parse::numbered_lines(text) {
         if line.trim().is_empty() {
@@ -204,7 +318,7 @@ fn parse_du(text: &str, facts: &mut Facts) -> Vec<(String, u64)> {
             .or_else(|| line.trim().split_once(char::is_whitespace))
             .and_then(|(b, p)| Some((b.trim().parse::<u64>().ok()?, p.trim().to_string())));
         match parsed {
-            Some((b, p)) if p.starts_with('/') => out.push((p, b)),
+            Some((b, p)) if p.starts_with('/') => out.push((p, b, n)),
             _ => facts.issues.push(FileIssue {
                 path: "/captures/du.txt".into(),
                 line: Some(n),
@@ -216,6 +330,18 @@ fn parse_du(text: &str, facts: &mut Facts) -> Vec<(String, u64)> {
         }
     }
     out
+}
+
+/// The kernel release in a `uname -a` line (`Linux HOST RELEASE #1 SMP ...`).
+pub fn uname_release(line: &str) -> Option<String> {
+    let mut f = line.split_whitespace();
+    let sys = f.next()?;
+    if sys != "Linux" {
+        return None;
+    }
+    let _host = f.next()?;
+    let release = f.next()?;
+    KernelVersion::parse(release).map(|_| release.to_string())
 }
 
 /// Parse os-release(5) `KEY=value` lines (quotes and backslash escapes).
