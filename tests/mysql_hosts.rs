@@ -243,7 +243,7 @@ fn pool_too_small_for_data_names_pool_data_and_ram() {
     }
     assert!(small.fix.contains("`20G`"), "{}", small.fix);
     assert!(evidence(small).contains(&"/etc/my.cnf:3".to_string()));
-    assert!(evidence(small).contains(&"/captures/du.txt".to_string()));
+    assert!(evidence(small).contains(&"/captures/du.txt:1".to_string()));
     assert_eq!(one(&f, "mysql.pool-too-large-for-ram").status, Status::Pass);
 
     // Pool below the data but already at the allowed share of RAM: pass.

@@ -149,6 +149,8 @@ fn masked_vendor_file_is_ignored() {
 fn key_missing_from_running_kernel_skips_instead_of_failing() {
     let d = tempfile::tempdir().unwrap();
     live(d.path(), "kernel.osrelease", "6.1.0");
+    // only a complete source proves a key missing (a partial proc/sys tree is unknown)
+    write(d.path(), "/snapshot.json", r#"{"complete": ["sysctl"]}"#);
     let p = "policy: t\ntitle: t\nrules:\n  - id: t.x\n    title: t\n    severity: high\n    setting: sysctl.net.bridge.bridge-nf-call-iptables\n    expect: {equals: 1}\n    why: w\n    fix: f\n";
     let r = audit(d.path(), p);
     assert_eq!(r.findings[0].status, Status::Skip);
