@@ -137,6 +137,7 @@ fn input_finding(i: &FileIssue) -> Finding {
         evidence: vec![Evidence {
             path: i.path.clone(),
             line: i.line,
+            via: None,
         }],
         explanation: format!("{loc}: {} ({} reader)", i.message, i.source),
         fix: if status == Status::Fail {

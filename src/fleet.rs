@@ -28,8 +28,9 @@ pub const FLEET_SCHEMA: &str = "driftaudit.fleet/1";
 
 /// Whether `dir` is a snapshot folder: the same decision as `check
 /// --snapshot` ([`crate::host::layout::detect`]): it holds `snapshot.json`
-/// (a file), an `etc/`, `proc/` or `captures/` directory, or is an extracted
-/// sosreport. Symlinks are not followed.
+/// (a file), a host directory (`etc/`, `proc/`, `sys/`, `usr/`, `var/`,
+/// `opt/`, `run/`, `lib/`) or `captures/`, or is an extracted sosreport.
+/// Symlinks are not followed.
 pub fn is_snapshot_dir(dir: &Path) -> bool {
     crate::host::layout::detect(dir).is_some()
 }

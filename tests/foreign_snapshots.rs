@@ -357,3 +357,83 @@ fn a_snapshot_lists_what_it_captured_completely() {
         serde_json::from_str(&fs::read_to_string(dest.join("snapshot.json")).unwrap()).unwrap();
     assert_eq!(meta["complete"], serde_json::json!(["sysctl"]));
 }
+
+#[test]
+fn provenance_names_the_real_file_and_the_link_it_was_read_through_in_every_format() {
+    // Debian: /etc/sysctl.d/99-sysctl.conf -> ../sysctl.conf; a stale line 2.
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        &[
+            ("etc/os-release", "ID=debian\nVERSION_ID=\"12\"\n"),
+            (
+                "etc/sysctl.conf",
+                "# local tuning\nnet.ipv4.tcp_tw_recycle = 1\n",
+            ),
+            (
+                "captures/sysctl-a.txt",
+                "kernel.osrelease = 4.9.0-19-amd64\nnet.ipv4.tcp_tw_recycle = 1\nnet.ipv4.tcp_timestamps = 1\n",
+            ),
+        ],
+    );
+    fs::create_dir_all(d.path().join("etc/sysctl.d")).unwrap();
+    std::os::unix::fs::symlink(
+        "../sysctl.conf",
+        d.path().join("etc/sysctl.d/99-sysctl.conf"),
+    )
+    .unwrap();
+    let dir = d.path().to_str().unwrap();
+    let want = "/etc/sysctl.conf:2 (via /etc/sysctl.d/99-sysctl.conf)";
+
+    let r = json(&[
+        "check",
+        "--snapshot",
+        dir,
+        "--format",
+        "json",
+        "--only",
+        "linux.tcp-tw-recycle",
+    ]);
+    let f = finding(&r, "linux.tcp-tw-recycle");
+    assert_eq!(f["status"], "fail");
+    assert_eq!(
+        f["evidence"][0],
+        serde_json::json!({"path": "/etc/sysctl.conf", "line": 2, "via": "/etc/sysctl.d/99-sysctl.conf"})
+    );
+    for format in ["text", "markdown", "junit"] {
+        let (_, out, err) = run(&[
+            "check",
+            "--snapshot",
+            dir,
+            "--format",
+            format,
+            "--verbose",
+            "--only",
+            "linux.tcp-tw-recycle",
+        ]);
+        assert!(out.contains(want), "{format}: {out}{err}");
+    }
+    let (_, out, _) = run(&[
+        "check",
+        "--snapshot",
+        dir,
+        "--format",
+        "sarif",
+        "--only",
+        "linux.tcp-tw-recycle",
+    ]);
+    let sarif: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let loc = &sarif["runs"][0]["results"][0]["locations"][0];
+    assert!(
+        loc["physicalLocation"]["artifactLocation"]["uri"]
+            .as_str()
+            .unwrap()
+            .ends_with("etc/sysctl.conf"),
+        "{loc:#}"
+    );
+    assert_eq!(loc["physicalLocation"]["region"]["startLine"], 2);
+    assert_eq!(
+        loc["message"]["text"],
+        "read via /etc/sysctl.d/99-sysctl.conf"
+    );
+}

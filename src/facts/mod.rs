@@ -24,13 +24,20 @@ pub mod zimbra;
 pub use crate::secret::REDACTED;
 
 /// Where a value was set on the host: a host path and, for files, a line.
+/// `path` is the file an admin edits; when it was read through a symlink
+/// (`/etc/sysctl.d/99-sysctl.conf -> ../sysctl.conf`), `via` names the path
+/// the reader opened, and the evidence reads `/etc/sysctl.conf:2 (via
+/// /etc/sysctl.d/99-sysctl.conf)`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct Evidence {
-    /// Host path, e.g. `/etc/sysctl.d/99-tune.conf` or `/proc/sys/net/ipv4/tcp_tw_reuse`.
+    /// Host path of the real file, e.g. `/etc/sysctl.d/99-tune.conf` or `/proc/sys/net/ipv4/tcp_tw_reuse`.
     pub path: String,
     /// 1-based line number, when the value comes from a line of a file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub line: Option<usize>,
+    /// The path it was read through, when that is a symlink to `path`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
 }
 
 impl Evidence {
@@ -39,6 +46,7 @@ impl Evidence {
         Evidence {
             path: path.into(),
             line: None,
+            via: None,
         }
     }
     /// Evidence pointing at a line of a file.
@@ -46,16 +54,65 @@ impl Evidence {
         Evidence {
             path: path.into(),
             line: Some(line),
+            via: None,
+        }
+    }
+    /// `path` and line, without the link it was read through.
+    pub fn location(&self) -> String {
+        match self.line {
+            Some(l) => format!("{}:{}", self.path, l),
+            None => self.path.clone(),
         }
     }
 }
 
 impl std::fmt::Display for Evidence {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.line {
-            Some(l) => write!(f, "{}:{}", self.path, l),
-            None => f.write_str(&self.path),
+        f.write_str(&self.location())?;
+        if let Some(v) = &self.via {
+            write!(f, " (via {v})")?;
         }
+        Ok(())
+    }
+}
+
+/// Host trees whose paths are kernel objects, not files an admin edits:
+/// their links (`/proc/self`, `/dev/mapper/x -> ../dm-2`) are not resolved
+/// for evidence.
+const NOT_EDITED: [&str; 3] = ["/proc/", "/sys/", "/dev/"];
+
+/// Point every evidence at the file an admin edits: a path that resolves
+/// through a symlink (inside the host root) becomes the real file, with the
+/// link in `via`. Each distinct path is resolved once.
+pub fn resolve_evidence_links(host: &Host, facts: &mut Facts) {
+    let mut cache: BTreeMap<String, Option<String>> = BTreeMap::new();
+    let mut fix = |e: &mut Evidence| {
+        if e.via.is_some() || NOT_EDITED.iter().any(|p| e.path.starts_with(p)) {
+            return;
+        }
+        let real = cache
+            .entry(e.path.clone())
+            .or_insert_with(|| {
+                host.resolve(&e.path)
+                    .ok()
+                    .filter(|r| *r != crate::host::lexical(&e.path))
+            })
+            .clone();
+        if let Some(real) = real {
+            e.via = Some(std::mem::replace(&mut e.path, real));
+        }
+    };
+    for ns in facts.namespaces.values_mut() {
+        for entry in ns.entries.values_mut() {
+            let evidence = match entry {
+                Entry::Set(s) => &mut s.evidence,
+                Entry::Unreadable { evidence, .. } => evidence,
+            };
+            evidence.iter_mut().for_each(&mut fix);
+        }
+    }
+    for e in facts.dir_size_evidence.values_mut() {
+        fix(e);
     }
 }
 
@@ -376,6 +433,7 @@ pub fn gather(host: &Host, needs: &Needs) -> Facts {
     sysctl::gather(host, needs, &mut facts);
     gather_extensions(host, needs, &mut facts);
     presence::detect(host, &mut facts);
+    resolve_evidence_links(host, &mut facts);
     facts.issues.sort();
     facts.issues.dedup();
     facts

@@ -31,9 +31,15 @@ pub enum Layout {
     Sosreport,
 }
 
+/// Top-level directories that make a tree "laid out like `/`" (a snapshot
+/// holds files of the host there) or hold driftaudit's `captures/`.
+pub const TREE_DIRS: [&str; 9] = [
+    "etc", "proc", "sys", "usr", "var", "opt", "run", "lib", "captures",
+];
+
 /// What a directory must hold to be a snapshot, for error messages.
 pub const SNAPSHOT_MARKERS: &str =
-    "snapshot.json, etc/, proc/, captures/ or an extracted sosreport's sos_commands/";
+    "snapshot.json, a host directory (etc/, proc/, sys/, usr/, var/, opt/, run/, lib/), captures/ or an extracted sosreport's sos_commands/";
 
 /// The layout of `dir`, or `None` when it is not a snapshot at all (then
 /// auditing it would only produce `unknown` findings: an input error).
@@ -55,7 +61,7 @@ pub fn detect(dir: &Path) -> Option<Layout> {
     {
         return Some(Layout::Sosreport);
     }
-    if is("etc", true) || is("proc", true) || is("captures", true) {
+    if TREE_DIRS.iter().any(|d| is(d, true)) {
         return Some(Layout::Tree);
     }
     None

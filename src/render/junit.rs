@@ -71,10 +71,7 @@ pub fn verdict<'a>(findings: impl IntoIterator<Item = &'a Finding>) -> Verdict {
 fn evidence(f: &Finding) -> String {
     f.evidence
         .iter()
-        .map(|e| match e.line {
-            Some(l) => format!("{}:{l}", e.path),
-            None => e.path.clone(),
-        })
+        .map(|e| e.to_string())
         .collect::<Vec<_>>()
         .join(", ")
 }

@@ -75,10 +75,7 @@ pub fn code(s: &str) -> String {
 fn evidence(f: &Finding) -> String {
     f.evidence
         .iter()
-        .map(|e| match e.line {
-            Some(l) => code(&format!("{}:{l}", e.path)),
-            None => code(&e.path),
-        })
+        .map(|e| code(&e.to_string()))
         .collect::<Vec<_>>()
         .join(", ")
 }

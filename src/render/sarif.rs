@@ -122,7 +122,12 @@ fn location(e: &Evidence) -> Location {
     if let Some(line) = e.line.filter(|l| *l >= 1) {
         physical.region = Some(Region::builder().start_line(line as i64).build());
     }
-    Location::builder().physical_location(physical).build()
+    let mut l = Location::builder().physical_location(physical).build();
+    if let Some(via) = &e.via {
+        // the file is the real one an admin edits; say which link was read
+        l.message = Some(Message::builder().text(format!("read via {via}")).build());
+    }
+    l
 }
 
 fn result(host: &str, f: &Finding, rule_index: Option<usize>) -> SarifResult {
