@@ -437,3 +437,43 @@ fn provenance_names_the_real_file_and_the_link_it_was_read_through_in_every_form
         "read via /etc/sysctl.d/99-sysctl.conf"
     );
 }
+
+#[test]
+fn foreign_snapshots_never_print_no_failures_while_a_domain_went_unevaluated() {
+    // the partial proc/sys host: nothing fails, but sysctl rules are unknown
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        &[
+            ("proc/sys/kernel/osrelease", "5.14.0-362.8.1.el9_3.x86_64\n"),
+            ("proc/sys/net/ipv4/tcp_syncookies", "1\n"),
+        ],
+    );
+    let (_, text, err) = run(&["check", "--snapshot", d.path().to_str().unwrap()]);
+    assert!(
+        !text.lines().any(|l| l.trim() == "no failures"),
+        "{text}{err}"
+    );
+    let cov = text
+        .split("coverage:")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no coverage: {text}"));
+    let sysctl = cov
+        .lines()
+        .find(|l| l.trim_start().starts_with("sysctl:"))
+        .unwrap();
+    assert!(!sysctl.contains(" 0 unknown"), "{sysctl}");
+
+    // the sosreport: every domain is accounted for
+    let (_, text, _) = run(&["check", "--snapshot", SOS]);
+    assert!(!text.lines().any(|l| l.trim() == "no failures"));
+    let cov = text.split("coverage:").nth(1).expect("coverage section");
+    for domain in [
+        "sysctl: detected",
+        "MySQL: detected",
+        "storage: detected",
+        "Zimbra: not detected",
+    ] {
+        assert!(cov.contains(domain), "{domain}: {cov}");
+    }
+}
