@@ -211,7 +211,7 @@ pub fn diff(policies: &PolicySet, before: &Side, after: &Side, opts: &DiffOption
         other: v.other,
         files: opts
             .files
-            .then(|| diff_files(&side_files(&before.host), &side_files(&after.host))),
+            .then(|| diff_hosts_files(&before.host, &after.host)),
     }
 }
 
@@ -562,6 +562,183 @@ pub fn side_files(host: &Host) -> BTreeMap<String, String> {
                 }
             }
         }
+    }
+    out
+}
+
+/// Largest file (per side, after redaction) shown as a unified diff; a
+/// larger changed file is summarised (sizes and the first differing line).
+pub const MAX_DIFF_FILE_BYTES: usize = 1024 * 1024;
+/// Most bytes of unified diff one file contributes; the rest is counted.
+pub const MAX_UNIFIED_BYTES: usize = 64 * 1024;
+/// Longest line shown in a unified diff (a 16 MiB line is cut here).
+pub const MAX_DIFF_LINE: usize = 400;
+
+/// Paths of the captured files of a side, without their contents: every
+/// regular file of a snapshot (except `snapshot.json`), or the files a
+/// recording live host has read (except `/proc` and `/sys`).
+pub fn side_paths(host: &Host) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    match host.kind() {
+        SourceKind::Live => {
+            for p in host.read_log().unwrap_or_default().files.into_keys() {
+                if !p.starts_with("/proc/") && !p.starts_with("/sys/") {
+                    out.insert(p);
+                }
+            }
+        }
+        SourceKind::Snapshot => {
+            let mut stack = vec![("/".to_string(), 0usize)];
+            while let Some((dir, depth)) = stack.pop() {
+                let Ok(entries) = host.read_dir(&dir) else {
+                    continue;
+                };
+                for e in entries {
+                    if out.len() >= MAX_FILES {
+                        return out;
+                    }
+                    let p = crate::host::join_host(&dir, &e.name);
+                    if e.is_symlink || p == "/snapshot.json" {
+                        continue;
+                    }
+                    match e.kind {
+                        Some(EntryKind::Dir) if depth < MAX_DEPTH => stack.push((p, depth + 1)),
+                        Some(EntryKind::File) => {
+                            out.insert(p);
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Where a side's files come from: a live host's read log (already in
+/// memory: it is what the readers read) or the snapshot, read one at a time.
+enum FileSource<'a> {
+    Log(BTreeMap<String, Vec<u8>>),
+    Snapshot(&'a Host),
+}
+
+impl FileSource<'_> {
+    fn of(host: &Host) -> FileSource<'_> {
+        match host.kind() {
+            SourceKind::Live => FileSource::Log(host.read_log().unwrap_or_default().files),
+            SourceKind::Snapshot => FileSource::Snapshot(host),
+        }
+    }
+    /// One file as read (`None` when it cannot be read).
+    fn get(&mut self, path: &str) -> Option<Vec<u8>> {
+        match self {
+            FileSource::Log(m) => m.remove(path),
+            FileSource::Snapshot(h) => h.read_bytes(path).ok(),
+        }
+    }
+}
+
+/// `diff --files` between two hosts, one file at a time: at most one file
+/// of each side is held in memory, a changed file contributes at most
+/// [`MAX_UNIFIED_BYTES`] of diff with lines cut at [`MAX_DIFF_LINE`], and a
+/// file larger than [`MAX_DIFF_FILE_BYTES`] (or binary) is summarised.
+pub fn diff_hosts_files(before: &Host, after: &Host) -> Vec<FileChange> {
+    let (pb, pa) = (side_paths(before), side_paths(after));
+    let (mut sb, mut sa) = (FileSource::of(before), FileSource::of(after));
+    let mut out = Vec::new();
+    for p in pb.union(&pa) {
+        match (pb.contains(p), pa.contains(p)) {
+            (true, true) => {
+                let (Some(x), Some(y)) = (sb.get(p), sa.get(p)) else {
+                    continue;
+                };
+                // Equal as read: nothing to redact or show. A binary file is
+                // only summarised (no content shown), so it is not redacted.
+                if x == y {
+                    continue;
+                }
+                let (x, y) = if x.contains(&0) || y.contains(&0) {
+                    (x, y)
+                } else {
+                    (redact_file(p, &x), redact_file(p, &y))
+                };
+                if x != y {
+                    out.push(FileChange {
+                        path: p.clone(),
+                        kind: ChangeKind::Changed,
+                        unified: bounded_unified(p, &x, &y),
+                    });
+                }
+            }
+            (true, false) => out.push(FileChange {
+                path: p.clone(),
+                kind: ChangeKind::Removed,
+                unified: String::new(),
+            }),
+            _ => out.push(FileChange {
+                path: p.clone(),
+                kind: ChangeKind::Added,
+                unified: String::new(),
+            }),
+        }
+    }
+    out
+}
+
+/// A unified diff of two versions of a file within the output bounds.
+fn bounded_unified(path: &str, x: &[u8], y: &[u8]) -> String {
+    let binary = x.contains(&0) || y.contains(&0);
+    if binary || x.len() > MAX_DIFF_FILE_BYTES || y.len() > MAX_DIFF_FILE_BYTES {
+        let first = x
+            .iter()
+            .zip(y)
+            .position(|(a, b)| a != b)
+            .unwrap_or(x.len().min(y.len()));
+        let line = x[..first].iter().filter(|b| **b == b'\n').count() + 1;
+        let why = if binary {
+            "binary content is not shown".to_string()
+        } else {
+            format!("too large to show (limit {MAX_DIFF_FILE_BYTES} bytes)")
+        };
+        return format!(
+            "--- before{path}\n+++ after{path}\n@@ {} file changed: {} -> {} bytes, first difference at byte {first} (line {line}); {why} @@\n",
+            if binary { "binary" } else { "large" },
+            x.len(),
+            y.len(),
+        );
+    }
+    let (xs, ys) = (String::from_utf8_lossy(x), String::from_utf8_lossy(y));
+    let d = similar::TextDiff::from_lines(xs.as_ref(), ys.as_ref());
+    let full = d
+        .unified_diff()
+        .context_radius(3)
+        .header(&format!("before{path}"), &format!("after{path}"))
+        .to_string();
+    let mut out = String::new();
+    let mut left = 0usize;
+    for line in full.split_inclusive('\n') {
+        if out.len() >= MAX_UNIFIED_BYTES {
+            left += 1;
+            continue;
+        }
+        if line.len() > MAX_DIFF_LINE {
+            let mut cut = MAX_DIFF_LINE;
+            while !line.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            out.push_str(&line[..cut]);
+            out.push_str(&format!(
+                "… ({} more bytes on this line)\n",
+                line.len() - cut
+            ));
+        } else {
+            out.push_str(line);
+        }
+    }
+    if left > 0 {
+        out.push_str(&format!(
+            "@@ {left} more diff lines not shown (limit {MAX_UNIFIED_BYTES} bytes per file) @@\n"
+        ));
     }
     out
 }

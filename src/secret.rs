@@ -656,8 +656,8 @@ fn redact_zmlocalconfig(text: &str) -> String {
 }
 
 /// localconfig.xml: the text of every `<value>` of a `<key>` whose name is
-/// secret becomes [`REDACTED_XML`] (an XML reader reads [`REDACTED`]), with
-/// the newlines it held kept so later lines keep their numbers. Comments
+/// secret becomes [`REDACTED_XML`] (an XML reader reads [`REDACTED`]), and
+/// the newlines it held follow its `</value>` so later lines keep their numbers. Comments
 /// that mention a secret key (a commented-out old password) lose their
 /// text the same way. A document that does not parse is redacted by a
 /// tolerant scan instead (Zimbra cannot load it either way).
@@ -698,11 +698,15 @@ pub fn redact_localconfig_xml(text: &str) -> String {
             let (Some(first), Some(last)) = (v.first_child(), v.last_child()) else {
                 continue;
             };
-            let r = first.range().start..last.range().end;
-            if text[r.clone()].trim().is_empty() {
+            if text[first.range().start..last.range().end]
+                .trim()
+                .is_empty()
+            {
                 continue;
             }
-            cuts.push((r, REDACTED_XML));
+            // The placeholder is the whole value; the value's newlines move
+            // after `</value>` (whitespace Zimbra ignores) so lines keep their numbers.
+            cuts.push((first.range().start..v.range().end, VALUE_REPLACEMENT));
         }
     }
     cuts.sort_by_key(|(r, _)| r.start);
@@ -743,6 +747,8 @@ fn localconfig_comment_has_secret(c: &str) -> bool {
     }
     false
 }
+
+const VALUE_REPLACEMENT: &str = "&lt;redacted&gt;</value>";
 
 /// Tolerant scan for a localconfig.xml that does not parse: after a
 /// `<key ... name = "SECRET" ...>` tag, the text of each `<value ...>`

@@ -306,3 +306,341 @@ fn sysctl_secrets_are_never_printed_configured_or_running() {
         ),
     }
 }
+
+#[test]
+fn cifs_passwords_never_leave_fstab() {
+    let tmp = tempfile::tempdir().unwrap();
+    let policy = write_policy(tmp.path());
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    let fstab = "/dev/sda1 / ext4 defaults 0 1\n\
+                 //nas/share /mnt/share cifs username=bob,password=CIFSPW1,,tail2,vers=3.0 0 0\n\
+                 //nas/other /mnt/other cifs user=dom/bob%CIFSPW3,credentials=/root/.smbcred 0 0\n\
+                 #//nas/old /mnt/old cifs pass=CIFSPW4 0 0\n";
+    let mountinfo = "22 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw\n\
+                     30 22 0:50 / /mnt/share rw,relatime - cifs //nas/share rw,vers=3.0,username=bob,password=CIFSPW5\n";
+    snapshot(
+        &a,
+        &[
+            ("/etc/fstab", fstab),
+            ("/proc/self/mountinfo", mountinfo),
+            ("/root/.smbcred", "username=bob\npassword=CREDFILEPW\n"),
+        ],
+    );
+    snapshot(
+        &b,
+        &[
+            (
+                "/etc/fstab",
+                "//nas/share /mnt/share cifs password=CIFSPW6 0 0\n",
+            ),
+            (
+                "/proc/self/mountinfo",
+                "22 1 8:1 / / rw - ext4 /dev/sda1 rw\n",
+            ),
+        ],
+    );
+    let out = every_output(&a, &b, &policy);
+    assert!(out.contains("/mnt/share"), "the mounts were read");
+    assert_no_marker(
+        &out,
+        &[
+            "CIFSPW1", "tail2", "CIFSPW3", "CIFSPW4", "CIFSPW5", "CIFSPW6",
+        ],
+    );
+    // The credentials file is named, never read into a finding or a diff
+    // of settings; its path stays visible.
+    assert!(!out.contains("CREDFILEPW") || out.contains("/root/.smbcred"));
+    let copied = String::from_utf8(driftaudit::snapshot::redact_file(
+        "/etc/fstab",
+        fstab.as_bytes(),
+    ))
+    .unwrap();
+    assert_no_marker(&copied, &["CIFSPW1", "tail2", "CIFSPW3", "CIFSPW4"]);
+    assert!(copied.contains("credentials=/root/.smbcred"));
+    // The redacted fstab parses to the same entries.
+    let (before, _) = driftaudit::parse::fstab::parse(fstab);
+    let (after, _) = driftaudit::parse::fstab::parse(&copied);
+    assert_eq!(before.len(), after.len());
+    for (x, y) in before.iter().zip(&after) {
+        assert_eq!(
+            (x.line, &x.spec, &x.file, &x.vfstype),
+            (y.line, &y.spec, &y.file, &y.vfstype)
+        );
+    }
+}
+
+#[test]
+fn option_file_secrets_not_named_password_are_hidden() {
+    let tmp = tempfile::tempdir().unwrap();
+    let policy = write_policy(tmp.path());
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    let cnf = "[client]\nuser = backup\npasswo = PREFIXPW1\n\
+               [mysqld]\nwsrep_sst_auth = sst:GALERAPW2\n\
+               file_key_management_filekey = FILEKEYPW3\n\
+               loose-ssl-passphrase = pass:SSLPW4\n\
+               innodb_force_primary_key = ON\n";
+    let tsv = "wsrep_sst_auth\tsst:GALERAPW5\nreport_password\tREPORTPW6\nmax_connections\t151\n";
+    snapshot(
+        &a,
+        &[
+            ("/etc/mysql/my.cnf", cnf),
+            ("/captures/mysql-variables.tsv", tsv),
+        ],
+    );
+    snapshot(
+        &b,
+        &[
+            (
+                "/etc/mysql/my.cnf",
+                "[mysqld]\nwsrep_sst_auth = sst:OTHERPW7\n",
+            ),
+            (
+                "/captures/mysql-variables.tsv",
+                "report_password\tOTHERPW8\n",
+            ),
+        ],
+    );
+    let out = every_output(&a, &b, &policy);
+    assert!(out.contains("wsrep_sst_auth"), "the option files were read");
+    assert_no_marker(
+        &out,
+        &[
+            "PREFIXPW1",
+            "GALERAPW2",
+            "FILEKEYPW3",
+            "SSLPW4",
+            "GALERAPW5",
+            "REPORTPW6",
+            "OTHERPW7",
+            "OTHERPW8",
+        ],
+    );
+}
+
+#[test]
+fn error_messages_name_file_line_and_key_never_the_value() {
+    let tmp = tempfile::tempdir().unwrap();
+    let policy = write_policy(tmp.path());
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    let xml = "<localconfig>\n\
+               <key name=\"ldap_url\"><value>ldap://${zimbra_ldap_password}@h</value></key>\n\
+               <key name=\"zimbra_ldap_password\"><value>ab${EXPANDPW5}cd</value></key>\n\
+               <key name=\"mailboxd_java_heap_size\"><value>2048</value></key>\n\
+               </localconfig>\n";
+    snapshot(
+        &a,
+        &[
+            ("/etc/mysql/my.cnf", "[client]\npassword NOEQPW1\n"),
+            (
+                "/captures/mysql-variables.tsv",
+                "max_connections\t151\nreport_password TSVPW3\n",
+            ),
+            (
+                "/etc/sysctl.d/70-x.conf",
+                "net.ipv6.conf.all.stable_secret STABLEPW4\n",
+            ),
+            ("/opt/zimbra/conf/localconfig.xml", xml),
+        ],
+    );
+    snapshot(&b, &[("/etc/hostname", "b\n")]);
+    let out = every_output(&a, &b, &policy);
+    assert_no_marker(&out, &["NOEQPW1", "TSVPW3", "STABLEPW4", "EXPANDPW5"]);
+    for at in ["my.cnf:2", "mysql-variables.tsv:2", "70-x.conf:1"] {
+        assert!(out.contains(at), "no issue at {at}:\n{out}");
+    }
+    assert!(out.contains("zimbra_ldap_password"), "{out}");
+
+    // zmlocalconfig output with a secret in another shape.
+    let zm = "zimbra_mysql_password=ZMPW1\nldap_root_password: ZMPW2\nmysql_port = 7306\n";
+    let (keys, issues) = driftaudit::parse::localconfig::parse_zmlocalconfig(zm);
+    assert_eq!(keys.len(), 1);
+    let msgs: String = issues.iter().map(|i| i.message.clone()).collect();
+    assert_no_marker(&msgs, &["ZMPW1", "ZMPW2"]);
+    assert!(msgs.contains("zimbra_mysql_password") && msgs.contains("ldap_root_password"));
+}
+
+/// Every format's redaction is read back by the same reader: the file
+/// still parses, every key keeps its line, secrets read as the placeholder.
+#[test]
+fn redacted_files_parse_back_with_the_same_reader() {
+    use driftaudit::parse::{localconfig, mycnf, mysqlvars, sysctl};
+    let red = |path: &str, text: &str| {
+        String::from_utf8(secret::redact_file(path, text.as_bytes())).unwrap()
+    };
+    // localconfig.xml in real shapes: spaces around `=`, xml:space, CDATA,
+    // a commented-out old password, a `<` in the secret.
+    let xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<localconfig>\n\
+        <key name = \"zimbra_ldap_password\">\n  <value xml:space=\"preserve\">a&lt;XMLPW1\nline2</value>\n</key>\n\
+        <key name='mysql_root_password'><value><![CDATA[XMLPW2]]></value></key>\n\
+        <!-- <key name=\"ldap_root_password\"><value>XMLPW3</value></key> -->\n\
+        <key name=\"mailboxd_java_heap_size\"><value>2048</value></key>\n\
+        <key name=\"empty_password\"><value></value></key>\n</localconfig>\n";
+    let r = red("/opt/zimbra/conf/localconfig.xml", xml);
+    assert_no_marker(&r, &["XMLPW1", "line2", "XMLPW2", "XMLPW3"]);
+    let (k0, _) = localconfig::parse_xml(xml);
+    let (k1, i1) = localconfig::parse_xml(&r);
+    let (k0, k1) = (
+        k0.unwrap(),
+        k1.expect("redacted localconfig.xml is well-formed"),
+    );
+    assert!(i1.is_empty(), "{i1:?}");
+    assert_eq!(k0.len(), k1.len());
+    for (x, y) in k0.iter().zip(&k1) {
+        assert_eq!((&x.name, x.line), (&y.name, y.line));
+        let want = if secret::localconfig_key_is_secret(&x.name) && !x.value.is_empty() {
+            REDACTED
+        } else {
+            x.value.as_str()
+        };
+        assert_eq!(y.value, want, "{}", x.name);
+    }
+    assert_eq!(r.lines().count(), xml.lines().count());
+    // A document that does not parse is still redacted.
+    let broken = "<localconfig>\n<key name=\"zimbra_ldap_password\"><value>BROKENPW</value>\n";
+    assert_no_marker(
+        &red("/opt/zimbra/conf/localconfig.xml", broken),
+        &["BROKENPW"],
+    );
+
+    // zmlocalconfig capture with a multi-line secret.
+    let zm = "mailboxd_java_heap_size = 2048\nldap_root_password = ZMPW1\nZMPW2 continued\nmysql_port = 7306\n";
+    let r = red("/captures/zmlocalconfig.txt", zm);
+    assert_no_marker(&r, &["ZMPW1", "ZMPW2"]);
+    let (k0, _) = localconfig::parse_zmlocalconfig(zm);
+    let (k1, i1) = localconfig::parse_zmlocalconfig(&r);
+    assert!(i1.is_empty(), "{i1:?}");
+    assert_eq!(
+        k0.iter().map(|k| (&k.name, k.line)).collect::<Vec<_>>(),
+        k1.iter().map(|k| (&k.name, k.line)).collect::<Vec<_>>()
+    );
+
+    // Option files.
+    let cnf = "[client]\npassword = \"CNFPW1 x\"\n# password = CNFPW2\npasswo=CNFPW3\n[mysqld]\nwsrep-sst-auth = u:CNFPW4\nmax_connections = 10\n";
+    let r = red("/etc/mysql/my.cnf", cnf);
+    assert_no_marker(&r, &["CNFPW1", "CNFPW2", "CNFPW3", "CNFPW4"]);
+    let opts = |t: &str| {
+        mycnf::parse(t)
+            .directives
+            .iter()
+            .filter_map(|d| match d {
+                mycnf::Directive::Option { name, value, line } => {
+                    Some((name.clone(), value.clone(), *line))
+                }
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+    };
+    for ((n0, v0, l0), (n1, v1, l1)) in opts(cnf).into_iter().zip(opts(&r)) {
+        assert_eq!((&n0, l0), (&n1, l1));
+        if secret::option_is_secret(&n0) {
+            assert_eq!(v1.as_deref(), Some(REDACTED));
+        } else {
+            assert_eq!(v0, v1);
+        }
+    }
+
+    // sysctl.d and `sysctl -a`.
+    let conf = "net.ipv4.tcp_fastopen_key = SYSPW1\n-net.ipv6.conf.*.stable_secret=SYSPW2\nvm.swappiness = 10\n";
+    let r = red("/etc/sysctl.d/99.conf", conf);
+    assert_no_marker(&r, &["SYSPW1", "SYSPW2"]);
+    let (l0, _) = sysctl::parse_conf(conf);
+    let (l1, i1) = sysctl::parse_conf(&r);
+    assert!(i1.is_empty());
+    assert_eq!(l0.len(), l1.len());
+    let cap = "net.ipv4.tcp_fastopen_key = SYSPW3\nvm.swappiness = 10\n";
+    let r = red("/captures/sysctl-a.txt", cap);
+    assert_no_marker(&r, &["SYSPW3"]);
+    let (v1, i1) = sysctl::parse_capture(&r);
+    assert!(i1.is_empty());
+    assert_eq!(v1[0].value, REDACTED);
+    assert_eq!(v1[1].value, "10");
+
+    // SHOW GLOBAL VARIABLES in TSV, table and vertical shapes.
+    for (shape, text) in [
+        ("tsv", "report_password\tVARPW1\nmax_connections\t151\n"),
+        (
+            "table",
+            "+-----------------+--------+\n| Variable_name   | Value  |\n+-----------------+--------+\n| report_password | VARPW1 |\n| max_connections | 151    |\n+-----------------+--------+\n",
+        ),
+        (
+            "vertical",
+            "*************************** 1. row ***************************\nVariable_name: report_password\n        Value: VARPW1\n*************************** 2. row ***************************\nVariable_name: max_connections\n        Value: 151\n",
+        ),
+    ] {
+        let r = red("/captures/mysql-variables.tsv", text);
+        assert_no_marker(&r, &["VARPW1"]);
+        let p = mysqlvars::parse(&r);
+        assert_eq!(p.issues, mysqlvars::parse(text).issues, "{shape}");
+        let got: Vec<(&str, &str)> = p
+            .vars
+            .iter()
+            .map(|v| (v.name.as_str(), v.value.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [("report_password", REDACTED), ("max_connections", "151")],
+            "{shape}"
+        );
+    }
+}
+
+/// `diff --files` reads one file of each side at a time and bounds what one
+/// file prints: 40 sparse 16 MiB files per side (1.4 GB held at once before)
+/// run under a 768 MiB address-space limit, and a one-byte change in a
+/// 16 MiB text file prints a bounded summary, not 32 MB.
+#[test]
+fn diff_files_holds_one_file_at_a_time_and_bounds_its_output() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    for d in [&a, &b] {
+        snapshot(d, &[("/etc/hostname", "h\n")]);
+        std::fs::create_dir_all(d.join("var/big")).unwrap();
+        for i in 0..40 {
+            let f = std::fs::File::create(d.join(format!("var/big/f{i}"))).unwrap();
+            f.set_len(16 * 1024 * 1024 - 1).unwrap();
+        }
+    }
+    std::fs::write(b.join("var/big/f7"), vec![1u8; 4096]).unwrap();
+    let line = "x".repeat(16 * 1024 * 1024 - 2);
+    std::fs::write(a.join("etc/long.conf"), format!("{line}\n")).unwrap();
+    std::fs::write(b.join("etc/long.conf"), format!("{line}y")).unwrap();
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v {}; exec \"$0\" diff \"$1\" \"$2\" --files",
+            768 * 1024
+        ))
+        .arg(env!("CARGO_BIN_EXE_driftaudit"))
+        .arg(&a)
+        .arg(&b)
+        .current_dir(ROOT)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("/var/big/f7") && text.contains("/etc/long.conf"),
+        "{}{}",
+        text,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stdout.len() < 64 * 1024,
+        "diff --files printed {} bytes",
+        out.stdout.len()
+    );
+    assert!(text.contains("too large to show"), "{text}");
+
+    // A small text change is still shown line by line, lines cut.
+    let x = format!("a\n{}\nc\n", "b".repeat(5000));
+    let y = format!("a\n{}\nC\n", "b".repeat(5000));
+    let (ha, hb) = (tmp.path().join("s1"), tmp.path().join("s2"));
+    snapshot(&ha, &[("/etc/my.conf", &x)]);
+    snapshot(&hb, &[("/etc/my.conf", &y)]);
+    let d = driftaudit::diff::diff_hosts_files(
+        &Host::snapshot(&ha).unwrap(),
+        &Host::snapshot(&hb).unwrap(),
+    );
+    assert_eq!(d.len(), 1);
+    assert!(d[0].unified.contains("-c\n+C\n"), "{}", d[0].unified);
+    assert!(d[0].unified.len() < 2000, "{}", d[0].unified.len());
+}
