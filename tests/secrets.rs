@@ -585,9 +585,10 @@ fn redacted_files_parse_back_with_the_same_reader() {
 }
 
 /// `diff --files` reads one file of each side at a time and bounds what one
-/// file prints: 40 sparse 16 MiB files per side (1.4 GB held at once before)
-/// run under a 768 MiB address-space limit, and a one-byte change in a
-/// 16 MiB text file prints a bounded summary, not 32 MB.
+/// file prints: 12 sparse 16 MiB files per side (over 400 MiB held at once
+/// before; the per-host read budget stops at 256 MiB) run under a 320 MiB
+/// address-space limit, and a one-byte change in a 16 MiB text file prints
+/// a bounded summary, not 32 MB.
 #[test]
 fn diff_files_holds_one_file_at_a_time_and_bounds_its_output() {
     let tmp = tempfile::tempdir().unwrap();
@@ -595,7 +596,7 @@ fn diff_files_holds_one_file_at_a_time_and_bounds_its_output() {
     for d in [&a, &b] {
         snapshot(d, &[("/etc/hostname", "h\n")]);
         std::fs::create_dir_all(d.join("var/big")).unwrap();
-        for i in 0..40 {
+        for i in 0..12 {
             let f = std::fs::File::create(d.join(format!("var/big/f{i}"))).unwrap();
             f.set_len(16 * 1024 * 1024 - 1).unwrap();
         }
@@ -608,7 +609,7 @@ fn diff_files_holds_one_file_at_a_time_and_bounds_its_output() {
         .arg("-c")
         .arg(format!(
             "ulimit -v {}; exec \"$0\" diff \"$1\" \"$2\" --files",
-            768 * 1024
+            320 * 1024
         ))
         .arg(env!("CARGO_BIN_EXE_driftaudit"))
         .arg(&a)
