@@ -78,6 +78,9 @@ pub enum ReadError {
     /// A bound on work was reached (entries walked, bytes read); the text
     /// says which.
     Limit(String),
+    /// Not followed: a user other than root controls the way to the file and
+    /// could not read it (see [`Host::read_to_string_for`]).
+    Untrusted(String),
     /// Any other I/O error (EIO on stable_secret, ...).
     Io(String),
     /// A directory given as a snapshot holds nothing a snapshot has (see
@@ -100,7 +103,7 @@ impl fmt::Display for ReadError {
                 f,
                 "too many levels of symbolic links (more than {MAX_SYMLINKS})"
             ),
-            ReadError::Limit(e) | ReadError::Io(e) => f.write_str(e),
+            ReadError::Limit(e) | ReadError::Untrusted(e) | ReadError::Io(e) => f.write_str(e),
             ReadError::NotASnapshot => write!(
                 f,
                 "not a snapshot: it holds none of {}",
@@ -369,6 +372,7 @@ impl Host {
         let mut stack: Vec<(OwnedFd, Vec<u8>)> = Vec::new();
         let mut pending: Vec<Vec<u8>> = comps.into_iter().rev().collect();
         let mut links = 0usize;
+        let mut seen: Vec<(u32, u32, String)> = Vec::new();
         loop {
             let Some(comp) = pending.pop() else {
                 // Ended on a directory already walked (or the root itself).
@@ -383,6 +387,7 @@ impl Host {
                     last,
                     stat,
                     links,
+                    seen,
                 });
             };
             if comp == b".." {
@@ -407,6 +412,11 @@ impl Host {
             .map_err(errno)?;
             let stat = rfs::fstat(&fd).map_err(errno)?;
             let ftype = RType::from_raw_mode(stat.st_mode);
+            if self.kind == SourceKind::Live {
+                let mut p: Vec<Vec<u8>> = stack.iter().map(|(_, c)| c.clone()).collect();
+                p.push(comp.clone());
+                seen.push((stat.st_uid, stat.st_mode, comps_host_path(&p)));
+            }
             if ftype == RType::Symlink && (follow_last || !pending.is_empty()) {
                 links += 1;
                 if links > MAX_SYMLINKS {
@@ -428,6 +438,7 @@ impl Host {
                     last: Some((fd, comp)),
                     stat,
                     links,
+                    seen,
                 });
             }
             if ftype != RType::Directory {
@@ -688,6 +699,18 @@ impl Host {
     /// As [`Host::read_bytes`] with another cap (for example one superblock).
     pub fn read_bytes_capped(&self, host_path: &str, cap: u64) -> Result<Vec<u8>, ReadError> {
         let (file, nlink, mode) = self.open_file_nlink(host_path)?;
+        self.finish_read(host_path, file, nlink, mode, cap)
+    }
+
+    /// Read an opened file within the caps and the host's budget, and log it.
+    fn finish_read(
+        &self,
+        host_path: &str,
+        file: File,
+        nlink: u64,
+        mode: u32,
+        cap: u64,
+    ) -> Result<Vec<u8>, ReadError> {
         if nlink > 1 {
             let mut g = self.hard_links.lock().unwrap_or_else(|p| p.into_inner());
             g.insert(lexical(host_path));
@@ -717,6 +740,69 @@ impl Host {
             l.modes.insert(lexical(host_path), mode);
         });
         Ok(bytes)
+    }
+
+    /// Read a file named by data that `trust` says who controls (an
+    /// `!include` in an option file, a path in a service's config), as text.
+    /// On a live host a path is followed for root only as far as it stays
+    /// in the hands of root: once it passes through a directory, link or
+    /// file root does not own (or `trust` already names a user), it is read
+    /// only if that user could read it themselves by its permission bits
+    /// (every directory searchable and the file readable by owner or
+    /// other); otherwise [`ReadError::Untrusted`] says why. The file is read
+    /// through the very descriptors that were checked. Returns the text and
+    /// the trust for what this file names in turn. On a snapshot every path
+    /// is confined to the root already: `trust` is passed through.
+    pub fn read_to_string_for(
+        &self,
+        host_path: &str,
+        trust: Trust,
+    ) -> Result<(String, Trust), ReadError> {
+        if self.kind != SourceKind::Live {
+            return Ok((self.read_to_string(host_path)?, trust));
+        }
+        let w = self.walk(host_components(host_path)?, true)?;
+        let meta = Meta::from_stat(&w.stat);
+        check_file(&meta)?;
+        let mut user = trust.uid;
+        let mut via = trust.via.clone();
+        for (uid, _, path) in &w.seen {
+            if user.is_none() && *uid != 0 {
+                user = Some(*uid);
+                via = Some(path.clone());
+            }
+        }
+        if let Some(u) = user {
+            let via = via.clone().unwrap_or_else(|| host_path.to_string());
+            let dirs_ok = w.stack.iter().all(|(fd, _)| {
+                rfs::fstat(fd).is_ok_and(|st| {
+                    (st.st_uid == u && st.st_mode & 0o100 != 0) || st.st_mode & 0o001 != 0
+                })
+            });
+            let file_ok =
+                (w.stat.st_uid == u && w.stat.st_mode & 0o400 != 0) || w.stat.st_mode & 0o004 != 0;
+            if !(dirs_ok && file_ok) {
+                return Err(ReadError::Untrusted(format!(
+                    "reached through `{via}`, which uid {u} controls, and uid {u} cannot read `{}` itself: not followed (root reads for a service user only what that user could read)",
+                    w.host_path()
+                )));
+            }
+        }
+        let fd = self.reopen(&w, OFlags::empty())?;
+        // Logged under the path it resolved to, as a read after
+        // [`Host::resolve`] would be.
+        let bytes = self.finish_read(
+            &w.host_path(),
+            File::from(fd),
+            w.stat.st_nlink,
+            w.stat.st_mode & 0o7777,
+            MAX_FILE_BYTES,
+        )?;
+        let text = match String::from_utf8(bytes) {
+            Ok(s) => s,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        };
+        Ok((text, Trust { uid: user, via }))
     }
 
     /// Read a whole file as text. Invalid UTF-8 is replaced (Latin-1 comments in
@@ -937,6 +1023,35 @@ impl Host {
     }
 }
 
+/// Who may have chosen a path a reader follows (see
+/// [`Host::read_to_string_for`]): root (the default) or a user who controls
+/// a file or directory on the way to it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Trust {
+    uid: Option<u32>,
+    via: Option<String>,
+}
+
+impl Trust {
+    /// Paths chosen by root.
+    pub fn root() -> Trust {
+        Trust::default()
+    }
+
+    /// Paths chosen by `uid`, because of `via` (a host path it controls).
+    pub fn user(uid: u32, via: &str) -> Trust {
+        Trust {
+            uid: (uid != 0).then_some(uid),
+            via: Some(via.to_string()),
+        }
+    }
+
+    /// The user who controls the path, if not root.
+    pub fn uid(&self) -> Option<u32> {
+        self.uid
+    }
+}
+
 /// The total read budget of one host.
 #[derive(Debug)]
 struct ReadBudget {
@@ -956,6 +1071,9 @@ struct Walked {
     stat: rfs::Stat,
     /// Symlinks followed.
     links: usize,
+    /// Owner, mode and resolved host path of every object the walk opened
+    /// (directories, links, the final object), in order.
+    seen: Vec<(u32, u32, String)>,
 }
 
 impl Walked {

@@ -351,9 +351,11 @@ fn snapshot_never_deletes_what_appeared_at_out_during_the_capture() {
                         }
                         fs::rename(&out, parent.join(format!("moved-away{tried}"))).unwrap();
                     }
+                    // Not a snapshot (no snapshot.json): should this land
+                    // before the start-up check on a slow machine, --force
+                    // refuses it there instead.
                     if fs::create_dir(&out).is_ok() {
                         fs::write(out.join("precious.txt"), "mine").unwrap();
-                        fs::write(out.join("snapshot.json"), "{}").unwrap();
                         planted.store(true, Ordering::Relaxed);
                     }
                 })
@@ -376,7 +378,10 @@ fn snapshot_never_deletes_what_appeared_at_out_during_the_capture() {
                 "force={force}: must fail, not report a snapshot it did not place"
             );
             let err = String::from_utf8_lossy(&o.stderr);
-            assert!(err.contains("left alone"), "force={force}: {err}");
+            assert!(
+                err.contains("left alone") || err.contains("is not empty"),
+                "force={force}: {err}"
+            );
             // No temporary directory is left behind.
             let left: Vec<_> = tree(tmp.path())
                 .into_iter()
@@ -559,5 +564,54 @@ fn non_utf8_file_names_are_read_as_bytes_and_shown_escaped() {
         )
         .unwrap(),
         "vm.swappiness = 11\n"
+    );
+}
+
+/// A service user (here uid 65534) owns a directory of option files that
+/// root's my.cnf includes: it can put an `!include` of, or a symlink to, a
+/// root-only file there, and root's `check` quoted it and `snapshot`
+/// copied it. On a live host a file reached through something root does
+/// not own is read only if that user could read it; the finding says why.
+#[test]
+fn service_user_cannot_make_root_read_root_only_files() {
+    if !can_unshare("service-user includes") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let secret_dir = tmp.path().join("root-only");
+    let out = tmp.path().join("snap");
+    let o = in_private_mounts(&format!(
+        "mkdir -m 700 '{secret}'
+         printf '[mysqld]\\ninnodb_buffer_pool_size = {CANARY}\\n' > '{secret}/secret.cnf'
+         chmod 600 '{secret}/secret.cnf'
+         mount -t tmpfs none /etc/mysql
+         printf '[mysqld]\\nmax_connections = 100\\n!includedir /etc/mysql/conf.d/\\n' > /etc/mysql/my.cnf
+         mkdir /etc/mysql/conf.d
+         printf '[mysqld]\\n!include {secret}/secret.cnf\\n' > /etc/mysql/conf.d/a.cnf
+         ln -s '{secret}/secret.cnf' /etc/mysql/conf.d/b.cnf
+         chown -h 65534:65534 /etc/mysql/conf.d /etc/mysql/conf.d/a.cnf /etc/mysql/conf.d/b.cnf
+         \"$DRIFTAUDIT\" check --format json || true
+         \"$DRIFTAUDIT\" snapshot --out '{out}' >&2",
+        secret = secret_dir.display(),
+        out = out.display()
+    ));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    assert!(
+        !stdout.contains(CANARY),
+        "check quoted a root-only file a service user pointed it at"
+    );
+    assert!(
+        stdout.contains("which uid 65534 controls") && stdout.contains("not followed"),
+        "the finding must say why the file was not read: {stdout}"
+    );
+    let copied: Vec<_> = tree(&out)
+        .into_iter()
+        .filter(|p| p.is_file() && fs::read_to_string(p).is_ok_and(|t| t.contains(CANARY)))
+        .collect();
+    assert!(
+        copied.is_empty(),
+        "snapshot copied the root-only file: {copied:?}"
     );
 }

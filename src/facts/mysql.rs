@@ -196,6 +196,8 @@ struct Resolver<'a> {
     fatal: Option<String>,
     reported: BTreeSet<String>,
     budget_exhausted: bool,
+    /// Who controls the file being read (host::Trust): includes are read on its behalf.
+    trust: crate::host::Trust,
     versioned: Vec<(usize, RawOption)>,
     read: ReadAs,
     cache: BTreeMap<String, std::rc::Rc<CachedFile>>,
@@ -205,6 +207,7 @@ struct Resolver<'a> {
 
 /// One option file as parsed, kept for the rest of one resolution.
 struct CachedFile {
+    trust: crate::host::Trust,
     directives: Vec<Directive>,
     bytes: u64,
 }
@@ -284,11 +287,25 @@ impl Resolver<'_> {
         // Each file is read and parsed once per resolution; a file reached
         // again (mysys re-reads it) replays the parsed lines, within a budget
         // of bytes processed, so self-including directories stay bounded.
+        let outer = self.trust.clone();
         let parsed = match self.cache.get(&resolved) {
-            Some(p) => p.clone(),
+            Some(p) => {
+                // Replayed: its includes keep the trust of its first reading
+                // when a service user controlled it then.
+                if p.trust.uid().is_some() {
+                    self.trust = p.trust.clone();
+                }
+                p.clone()
+            }
             None => {
-                let text = match self.host.read_to_string(&resolved) {
-                    Ok(t) => t,
+                // By the name it was given, so the check sees who controls
+                // the way there (host::Trust); what it includes is read on
+                // its owner's behalf.
+                let text = match self.host.read_to_string_for(path, outer.clone()) {
+                    Ok((t, inner)) => {
+                        self.trust = inner;
+                        t
+                    }
                     Err(e) => {
                         self.issues.push(FileIssue::unreadable(SOURCE, path, &e));
                         return FileResult::Missing;
@@ -312,6 +329,7 @@ impl Resolver<'_> {
                     }
                 }
                 let cached = std::rc::Rc::new(CachedFile {
+                    trust: self.trust.clone(),
                     directives: p.directives,
                     bytes: text.len() as u64,
                 });
@@ -460,6 +478,7 @@ impl Resolver<'_> {
             }
         }
         stack.pop();
+        self.trust = outer;
         result
     }
 
@@ -555,6 +574,7 @@ pub fn effective_options_as(
         fatal: None,
         reported: BTreeSet::new(),
         budget_exhausted: false,
+        trust: crate::host::Trust::root(),
         versioned: Vec::new(),
         read: *read,
         cache: BTreeMap::new(),
