@@ -8,10 +8,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::host::{EntryKind, Host, ReadError, SourceKind};
 use crate::parse::ext4::{parse_device_head, parse_text, Ext4Layout};
-use crate::parse::fstab::{
-    self, expand_defaults, kernel_atime, kernel_options, spec_tag, FstabEntry,
-};
+use crate::parse::fstab::{self, expand_defaults, kernel_atime, spec_tag, FstabEntry};
 use crate::parse::mountinfo::{parse_mountinfo, parse_mounts, Mount};
+use crate::parse::mountopts::{self, Canonical, Ext4Defaults, FsContext, PER_MOUNT_FLAGS};
 use crate::secret::{redact_text, FileKind};
 use crate::value::Value;
 
@@ -46,27 +45,86 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
         Err(_) => BTreeSet::new(),
     };
 
+    // ext4 layouts first: the fstab model needs each filesystem's superblock defaults
+    let mut layouts = Ext4Layouts::default();
+    if let Ok(entries) = &fstab {
+        for e in entries
+            .iter()
+            .filter(|e| EXT_TYPES.contains(&e.vfstype.as_str()))
+        {
+            layouts
+                .device_of
+                .insert(fstab_key(e), resolve_spec(host, &e.spec));
+            if spec_tag(&e.spec).is_some() {
+                layouts.tag_of.insert(fstab_key(e), e.spec.clone());
+            }
+        }
+    }
+    if let Ok((_, ms)) = &mounts {
+        for m in ms.iter().filter(|m| EXT_TYPES.contains(&m.fstype.as_str())) {
+            layouts
+                .device_of
+                .insert(normalize_point(&m.target), m.source.clone());
+        }
+    }
+    if wanted("ext4") || wanted("fstab") {
+        let points: Vec<(String, String)> = layouts
+            .device_of
+            .iter()
+            .map(|(p, d)| (p.clone(), d.clone()))
+            .collect();
+        for (point, d) in points {
+            if !layouts.by_device.contains_key(&d) {
+                let tag = layouts.tag_of.get(&point).cloned();
+                let found = ext4_entry(host, &d, tag.as_deref(), facts);
+                layouts.by_device.insert(d, found);
+            }
+        }
+    }
+
     // fstab
     let mut fstab_ns = Namespace::new("/etc/fstab has no entry for this mount point");
     fstab_ns.canonicalize = Some(canonical_point);
     match &fstab {
         Err(reason) => fstab_ns.unavailable = Some(reason.clone()),
         Ok(entries) => {
+            let live = mounts.as_ref().ok().map(|(_, ms)| ms.as_slice());
+            // systemd-fstab-generator and mount(8) use the first line for a mount point
+            let mut lines: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+            for e in entries {
+                lines.entry(fstab_key(e)).or_default().push(e.line);
+            }
             for e in entries {
                 let key = fstab_key(e);
+                if fstab_ns.entries.contains_key(&key) {
+                    continue;
+                }
                 let mounted = if mounts.is_ok() {
                     Some(live_points.contains(&key))
                 } else {
                     None
                 };
+                let model = FstabModel::new(e, &key, entries, live, &layouts, facts);
                 let mut s = Setting::new(
-                    Value::Record(fstab_record(e, mounted)),
+                    Value::Record(fstab_record(e, mounted, &model)),
                     e.options.clone().unwrap_or_default(),
                     Evidence::line(FSTAB, e.line),
                 );
-                if let Some(Entry::Set(prev)) = fstab_ns.entries.remove(&key) {
-                    s.evidence.extend(prev.evidence);
-                    s.note = Some("several /etc/fstab lines name this mount point; the last one is mounted on top".into());
+                let mut notes = model.notes();
+                let same: &[usize] = lines.get(&key).map(Vec::as_slice).unwrap_or(&[]);
+                if same.len() > 1 {
+                    let later: Vec<String> = same[1..].iter().map(|l| l.to_string()).collect();
+                    notes.insert(0, format!(
+                        "several /etc/fstab lines name this mount point; systemd-fstab-generator and mount use the first (line {}), line(s) {} are ignored",
+                        e.line,
+                        later.join(", ")
+                    ));
+                    for l in &same[1..] {
+                        s.evidence.push(Evidence::line(FSTAB, *l));
+                    }
+                }
+                if !notes.is_empty() {
+                    s.note = Some(notes.join("; "));
                 }
                 fstab_ns.entries.insert(key, Entry::Set(s));
             }
@@ -108,27 +166,10 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
             // no list of filesystems at all: every mount point is unknown, not absent
             ext4_ns.unavailable = Some(format!("{m}; {f}"));
         }
-        let mut devices: BTreeMap<String, String> = BTreeMap::new();
-        if let Ok(entries) = &fstab {
-            for e in entries
-                .iter()
-                .filter(|e| EXT_TYPES.contains(&e.vfstype.as_str()))
-            {
-                devices.insert(fstab_key(e), resolve_spec(host, &e.spec));
+        for (point, device) in &layouts.device_of {
+            if let Some((entry, _)) = layouts.by_device.get(device) {
+                ext4_ns.entries.insert(point.clone(), entry.clone());
             }
-        }
-        if let Ok((_, ms)) = &mounts {
-            for m in ms.iter().filter(|m| EXT_TYPES.contains(&m.fstype.as_str())) {
-                devices.insert(normalize_point(&m.target), m.source.clone());
-            }
-        }
-        let mut cache: BTreeMap<String, Entry> = BTreeMap::new();
-        for (point, device) in devices {
-            let entry = cache
-                .entry(device.clone())
-                .or_insert_with(|| ext4_entry(host, &device, facts))
-                .clone();
-            ext4_ns.entries.insert(point, entry);
         }
         facts.namespaces.insert("ext4".into(), ext4_ns);
     }
@@ -208,18 +249,18 @@ fn strs(v: &[String]) -> Value {
     Value::List(v.iter().map(|s| Value::Str(s.clone())).collect())
 }
 
-fn fstab_record(e: &FstabEntry, mounted: Option<bool>) -> BTreeMap<String, Value> {
+fn fstab_record(
+    e: &FstabEntry,
+    mounted: Option<bool>,
+    model: &FstabModel,
+) -> BTreeMap<String, Value> {
     let opts = expand_defaults(&e.option_list());
-    let kopts = kernel_options(&opts);
     let mut r = BTreeMap::new();
     r.insert("spec".into(), Value::Str(e.spec.clone()));
     r.insert("fstype".into(), Value::Str(e.vfstype.clone()));
     r.insert("options".into(), strs(&opts));
-    r.insert(
-        "atime".into(),
-        Value::Str(fstab::atime_mode(&opts).as_str().into()),
-    );
-    r.insert("kernel_options".into(), strs(&kopts));
+    r.insert("atime".into(), Value::Str(model.atime.into()));
+    r.insert("kernel_options".into(), strs(&model.canonical.options));
     r.insert("freq".into(), Value::Number(f64::from(e.freq)));
     r.insert("passno".into(), Value::Number(f64::from(e.passno)));
     r.insert(
@@ -229,14 +270,298 @@ fn fstab_record(e: &FstabEntry, mounted: Option<bool>) -> BTreeMap<String, Value
     if let Some(m) = mounted {
         r.insert("mounted".into(), Value::Bool(m));
     }
+    if !model.cause.is_empty() {
+        r.insert("drift_cause".into(), Value::Str(model.cause.clone()));
+    }
     r
+}
+
+/// ext4 superblocks found for the fstab and live filesystems.
+#[derive(Default)]
+struct Ext4Layouts {
+    /// Mount point -> device (or unresolved spec) holding an ext2/3/4 filesystem.
+    device_of: BTreeMap<String, String>,
+    /// Mount point -> the fstab spec when it is a tag (`UUID=...`, `LABEL=...`).
+    tag_of: BTreeMap<String, String>,
+    /// Device -> the `ext4` namespace entry and the layout behind it.
+    by_device: BTreeMap<String, (Entry, Option<Ext4Layout>)>,
+}
+
+impl Ext4Layouts {
+    fn layout_at(&self, point: &str) -> Option<&Ext4Layout> {
+        let d = self.device_of.get(point)?;
+        self.by_device.get(d)?.1.as_ref()
+    }
+}
+
+/// What the kernel would show for one fstab line: its canonical option list,
+/// atime mode, what the model could not judge, and the likely cause of a
+/// difference from the live mount.
+struct FstabModel {
+    canonical: Canonical,
+    atime: &'static str,
+    /// A bind line: where the options come from.
+    bind_source: Option<String>,
+    cause: String,
+}
+
+impl FstabModel {
+    fn new(
+        e: &FstabEntry,
+        key: &str,
+        entries: &[FstabEntry],
+        live: Option<&[Mount]>,
+        layouts: &Ext4Layouts,
+        facts: &Facts,
+    ) -> FstabModel {
+        let opts = expand_defaults(&e.option_list());
+        let is_bind = opts.iter().any(|o| o == "bind" || o == "rbind");
+        let cx = |fstype: &str, point: &str| FsContext {
+            fstype: fstype.to_string(),
+            mem_total: facts.mem_total().map(|m| m as u64),
+            ext4: layouts.layout_at(point).map(|l| Ext4Defaults {
+                default_mount_options: l.default_mount_options.clone(),
+                errors_behavior: l.errors_behavior.clone(),
+                features: l.features.clone(),
+            }),
+        };
+        let mut bind_source = None;
+        let mut canonical = mountopts::configured(&opts, &cx(&e.vfstype, key));
+        if is_bind {
+            if let Some((src, c)) = bind_options(e, key, &opts, entries, live, &cx) {
+                bind_source = Some(src);
+                canonical = c;
+            } else {
+                canonical.assumptions.push(format!(
+                    "the source of this bind mount (`{}`) is neither mounted nor in /etc/fstab: its options are unknown, only the line's own are compared",
+                    e.spec
+                ));
+                canonical
+                    .options
+                    .retain(|o| PER_MOUNT_FLAGS.contains(&o.as_str()));
+                canonical.unknown.clear();
+            }
+        }
+        let atime = kernel_atime(&canonical.options).as_str();
+        let mut m = FstabModel {
+            canonical,
+            atime,
+            bind_source,
+            cause: String::new(),
+        };
+        m.cause = m.likely_cause(e, key, live);
+        m
+    }
+
+    fn notes(&self) -> Vec<String> {
+        let c = &self.canonical;
+        let mut out = Vec::new();
+        if let Some(src) = &self.bind_source {
+            out.push(format!(
+                "a bind mount has the options of its source ({src}) unless the line names them"
+            ));
+        }
+        if !c.unknown.is_empty() {
+            out.push(format!(
+                "{} not in driftaudit's model of {} options and compared as written",
+                quote_list(&c.unknown),
+                "the filesystem's"
+            ));
+        }
+        for (o, why) in &c.unchecked {
+            out.push(format!("`{o}` is not compared: {why}"));
+        }
+        out.extend(c.assumptions.iter().cloned());
+        out
+    }
+
+    /// Why the live mount differs from this line, as far as the host data
+    /// says; empty when it shows everything the line asks for.
+    fn likely_cause(&self, e: &FstabEntry, key: &str, live: Option<&[Mount]>) -> String {
+        let Some(m) =
+            live.and_then(|ms| ms.iter().rev().find(|m| normalize_point(&m.target) == key))
+        else {
+            return String::new();
+        };
+        let running = mountopts::running(&m.options, &m.fstype);
+        let missing: Vec<&String> = self
+            .canonical
+            .options
+            .iter()
+            .filter(|o| !running.contains(o))
+            .collect();
+        if missing.is_empty() {
+            return String::new();
+        }
+        let spec_is_device = e.spec.starts_with("/dev/");
+        if self.bind_source.is_none()
+            && spec_is_device
+            && m.source.starts_with("/dev/")
+            && m.source != e.spec
+        {
+            return format!(
+                "A different filesystem is mounted there ({}) than this line names ({}): it was mounted by hand or by another unit, not from this line.",
+                m.source, e.spec
+            );
+        }
+        if !e.vfstype.is_empty()
+            && e.vfstype != "none"
+            && e.vfstype != "auto"
+            && !e.vfstype.contains(',')
+            && m.fstype != e.vfstype
+            && self.bind_source.is_none()
+        {
+            return format!(
+                "A {} filesystem is mounted there, not the {} this line names: it was mounted by hand or by another unit.",
+                m.fstype, e.vfstype
+            );
+        }
+        let fixed: Vec<&&String> = missing
+            .iter()
+            .filter(|o| {
+                EXT_TYPES.contains(&m.fstype.as_str())
+                    && (o.starts_with("data=") || o.starts_with("journal"))
+            })
+            .collect();
+        if !fixed.is_empty() && fixed.len() == missing.len() {
+            let what = fixed
+                .iter()
+                .map(|o| format!("`{o}`"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let root = if key == "/" {
+                " (the root filesystem is mounted by the initramfs, with `rootflags=` from the kernel command line)"
+            } else {
+                ""
+            };
+            return format!(
+                "{what} cannot be changed by a remount: the filesystem keeps what it was first mounted with{root}, and the line takes effect only at the next mount."
+            );
+        }
+        if let Some(src) = &self.bind_source {
+            return format!(
+                "A bind mount takes its options from its source ({src}); the source or this mount was remounted with other options after it was made, or the line was edited since."
+            );
+        }
+        "The file was edited after the volume was mounted and it was never remounted (systemd reloads fstab but does not remount), or it was mounted or remounted by hand with other options.".to_string()
+    }
+}
+
+fn quote_list(v: &[String]) -> String {
+    let q: Vec<String> = v.iter().map(|o| format!("`{o}`")).collect();
+    match q.len() {
+        1 => format!("{} is", q[0]),
+        _ => format!("{} are", q.join(", ")),
+    }
+}
+
+/// A bind line's options as the kernel shows them: the per-mount flags and
+/// superblock options of the mount that holds the source directory (live,
+/// else that mount's fstab line), with the per-mount flags the line names
+/// applied on top (mount(8) remounts the bind with them; the filesystem's own
+/// options cannot change through a bind).
+fn bind_options(
+    e: &FstabEntry,
+    key: &str,
+    opts: &[String],
+    entries: &[FstabEntry],
+    live: Option<&[Mount]>,
+    cx: &dyn Fn(&str, &str) -> FsContext,
+) -> Option<(String, Canonical)> {
+    let src = normalize_point(&e.spec);
+    if !src.starts_with('/') {
+        return None;
+    }
+    let named: Vec<&String> = opts
+        .iter()
+        .filter(|o| {
+            PER_MOUNT_FLAGS.contains(&o.as_str())
+                || matches!(
+                    o.as_str(),
+                    "atime" | "strictatime" | "suid" | "dev" | "exec" | "diratime" | "symfollow"
+                )
+        })
+        .collect();
+    // (per-mount words, superblock words, where from)
+    let (mut per, sb, from): (Vec<String>, Vec<String>, String) = if let Some(ms) = live {
+        let points = ms
+            .iter()
+            .map(|m| m.target.as_str())
+            .filter(|t| normalize_point(t) != key);
+        let point = mount_of(points, &src)?;
+        let m = ms
+            .iter()
+            .rev()
+            .find(|m| normalize_point(&m.target) == point)?;
+        let per = m.mount_options.clone().unwrap_or_else(|| {
+            m.options
+                .iter()
+                .filter(|o| PER_MOUNT_FLAGS.contains(&o.as_str()))
+                .cloned()
+                .collect()
+        });
+        let sb: Vec<String> = match &m.super_options {
+            Some(s) => s
+                .iter()
+                .filter(|o| *o != "ro" && *o != "rw")
+                .cloned()
+                .collect(),
+            None => m
+                .options
+                .iter()
+                .filter(|o| !PER_MOUNT_FLAGS.contains(&o.as_str()))
+                .cloned()
+                .collect(),
+        };
+        (
+            per,
+            mountopts::running(&sb, &m.fstype),
+            format!("{point}, mounted now"),
+        )
+    } else {
+        let points = entries
+            .iter()
+            .map(|x| x.file.as_str())
+            .filter(|t| normalize_point(t) != key);
+        let point = mount_of(points, &src)?;
+        let x = entries.iter().find(|x| fstab_key(x) == point)?;
+        let c = mountopts::configured(&expand_defaults(&x.option_list()), &cx(&x.vfstype, &point));
+        let (per, sb): (Vec<String>, Vec<String>) = c.options.into_iter().partition(|o| {
+            PER_MOUNT_FLAGS.contains(&o.as_str())
+                || matches!(o.as_str(), "sync" | "dirsync" | "mand" | "lazytime")
+        });
+        (per, sb, format!("{point}, /etc/fstab line {}", x.line))
+    };
+    if !named.is_empty() {
+        // the flags the line names replace the source's words for the same flag
+        let mut w: Vec<String> = per.clone();
+        w.extend(named.iter().map(|s| s.to_string()));
+        let c = mountopts::configured(&w, &FsContext::default());
+        per = c
+            .options
+            .into_iter()
+            .filter(|o| PER_MOUNT_FLAGS.contains(&o.as_str()))
+            .collect();
+    }
+    let mut options = per;
+    options.extend(sb);
+    Some((
+        from,
+        Canonical {
+            options,
+            ..Canonical::default()
+        },
+    ))
 }
 
 fn mount_record(host: &Host, m: &Mount) -> BTreeMap<String, Value> {
     let mut r = BTreeMap::new();
     r.insert("source".into(), Value::Str(m.source.clone()));
     r.insert("fstype".into(), Value::Str(m.fstype.clone()));
-    r.insert("options".into(), strs(&m.options));
+    r.insert(
+        "options".into(),
+        strs(&mountopts::running(&m.options, &m.fstype)),
+    );
     let per_mount = m.mount_options.as_deref().unwrap_or(&m.options);
     r.insert(
         "atime".into(),
@@ -386,19 +711,59 @@ fn layout_record(l: &Ext4Layout, device: &str, source: &str) -> BTreeMap<String,
     r
 }
 
-fn ext4_entry(host: &Host, device: &str, facts: &mut Facts) -> Entry {
+/// Most capture files read when looking for a `UUID=`/`LABEL=` match.
+const MAX_TAG_CAPTURES: usize = 256;
+
+/// The `ext4` entry of a device and the layout behind it. In a snapshot the
+/// capture is `captures/{tune2fs,dumpe2fs}/NAME.txt` by device name; a
+/// `UUID=`/`LABEL=` spec (the device's own, or `tag` from the fstab line for
+/// that mount point) is also found by the UUID or label inside the captures.
+fn ext4_entry(
+    host: &Host,
+    device: &str,
+    tag: Option<&str>,
+    facts: &mut Facts,
+) -> (Entry, Option<Ext4Layout>) {
     match host.kind() {
         SourceKind::Snapshot => {
             let layout = host.layout().unwrap_or(crate::host::Layout::Tree);
-            let mut paths = layout.ext4_listings(device);
-            if let Ok(real) = host.resolve(device) {
-                for p in layout.ext4_listings(&real) {
-                    if !paths.contains(&p) {
-                        paths.push(p);
+            let mut paths = Vec::new();
+            if spec_tag(device).is_none() {
+                paths = layout.ext4_listings(device);
+                if let Ok(real) = host.resolve(device) {
+                    for p in layout.ext4_listings(&real) {
+                        if !paths.contains(&p) {
+                            paths.push(p);
+                        }
                     }
                 }
             }
             let mut tried = Vec::new();
+            let read = |cap: &str, tried: &mut Vec<String>| {
+                let path = format!("/captures/{cap}");
+                match host.capture(cap) {
+                    Ok(text) => {
+                        let (layout, issues) = parse_text(&text);
+                        Some((path, layout, issues))
+                    }
+                    Err(ReadError::NotFound) => {
+                        tried.push(format!("no {path}"));
+                        None
+                    }
+                    Err(e) => {
+                        tried.push(format!("{path}: {e}"));
+                        None
+                    }
+                }
+            };
+            let found = |path: String, l: Ext4Layout| {
+                let entry = Entry::Set(Setting::new(
+                    Value::Record(layout_record(&l, device, &path)),
+                    l.features.join(" "),
+                    Evidence::line(path, l.line),
+                ));
+                (entry, Some(l))
+            };
             for path in &paths {
                 match host.read_to_string(path) {
                     Ok(text) => {
@@ -414,13 +779,7 @@ fn ext4_entry(host: &Host, device: &str, facts: &mut Facts) -> Entry {
                                 .push(FileIssue::from_parse("ext4", path, i).with_level(level));
                         }
                         match layout {
-                            Some(l) => {
-                                return Entry::Set(Setting::new(
-                                    Value::Record(layout_record(&l, device, path)),
-                                    l.features.join(" "),
-                                    Evidence::line(path.clone(), l.line),
-                                ))
-                            }
+                            Some(l) => return found(path.clone(), l),
                             None => tried.push(format!("{path} holds no superblock listing")),
                         }
                     }
@@ -428,32 +787,85 @@ fn ext4_entry(host: &Host, device: &str, facts: &mut Facts) -> Entry {
                     Err(e) => tried.push(format!("{path}: {e}")),
                 }
             }
-            Entry::Unreadable {
-                reason: format!("ext4 layout of {device} unknown: {}", tried.join(", ")),
-                evidence: paths.first().map(Evidence::file).into_iter().collect(),
+            // a tag: the capture whose superblock has that UUID or label
+            let tags: Vec<(&str, &str)> = [Some(device), tag]
+                .into_iter()
+                .flatten()
+                .filter_map(spec_tag)
+                .filter(|(t, _)| matches!(*t, "UUID" | "LABEL"))
+                .collect();
+            if !tags.is_empty() {
+                let mut looked = 0usize;
+                for tool in ["tune2fs", "dumpe2fs"] {
+                    let Ok(list) = host.read_dir(&format!("/captures/{tool}")) else {
+                        continue;
+                    };
+                    for f in list.iter().filter(|f| f.name.ends_with(".txt")) {
+                        if looked >= MAX_TAG_CAPTURES {
+                            break;
+                        }
+                        looked += 1;
+                        let cap = format!("{tool}/{}", f.name);
+                        let Some((path, Some(l), _)) = read(&cap, &mut Vec::new()) else {
+                            continue;
+                        };
+                        let hit = tags.iter().any(|(t, v)| match *t {
+                            "UUID" => l.uuid.as_deref().is_some_and(|u| u.eq_ignore_ascii_case(v)),
+                            _ => l.label.as_deref() == Some(*v),
+                        });
+                        if hit {
+                            return found(path, l);
+                        }
+                    }
+                }
+                let what: Vec<String> = tags.iter().map(|(t, v)| format!("{t}={v}")).collect();
+                tried.push(format!(
+                    "no capture in /captures/tune2fs or /captures/dumpe2fs has {}",
+                    what.join(" or ")
+                ));
             }
+            let evidence = match paths.first() {
+                Some(p) => p.clone(),
+                None => "/captures/tune2fs/".to_string(),
+            };
+            (
+                Entry::Unreadable {
+                    reason: format!("ext4 layout of {device} unknown: {}", tried.join(", ")),
+                    evidence: vec![Evidence::file(evidence)],
+                },
+                None,
+            )
         }
         SourceKind::Live => {
             if !device.starts_with('/') {
-                return Entry::Unreadable {
-                    reason: format!("ext4 layout unknown: `{device}` is not a device path"),
-                    evidence: Vec::new(),
-                };
+                return (
+                    Entry::Unreadable {
+                        reason: format!("ext4 layout unknown: `{device}` is not a device path"),
+                        evidence: Vec::new(),
+                    },
+                    None,
+                );
             }
             match host
                 .read_block_device_head(device, 2048)
                 .map_err(|e| e.to_string())
                 .and_then(|h| parse_device_head(&h))
             {
-                Ok(l) => Entry::Set(Setting::new(
-                    Value::Record(layout_record(&l, device, device)),
-                    l.features.join(" "),
-                    Evidence::file(device),
-                )),
-                Err(reason) => Entry::Unreadable {
-                    reason: format!("cannot read the superblock of {device}: {reason}"),
-                    evidence: vec![Evidence::file(device)],
-                },
+                Ok(l) => (
+                    Entry::Set(Setting::new(
+                        Value::Record(layout_record(&l, device, device)),
+                        l.features.join(" "),
+                        Evidence::file(device),
+                    )),
+                    Some(l),
+                ),
+                Err(reason) => (
+                    Entry::Unreadable {
+                        reason: format!("cannot read the superblock of {device}: {reason}"),
+                        evidence: vec![Evidence::file(device)],
+                    },
+                    None,
+                ),
             }
         }
     }

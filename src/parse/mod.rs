@@ -9,6 +9,7 @@ pub mod fstab;
 pub mod localconfig;
 pub mod meminfo;
 pub mod mountinfo;
+pub mod mountopts;
 pub mod mycnf;
 pub mod mysqlvars;
 pub mod sysctl;
