@@ -339,3 +339,110 @@ fn hosts_without_mount_data_are_unknown_not_passed() {
         "{got:?}"
     );
 }
+
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    fs::create_dir_all(to).unwrap();
+    for e in fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let t = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &t);
+        } else if e.file_type().unwrap().is_file() {
+            fs::copy(e.path(), &t).unwrap();
+        }
+    }
+}
+
+/// A `bind` line without atime options: the bind mount has its source's
+/// noatime (the kernel copies the per-mount flags), so neither the fstab
+/// atime rule nor the drift rule may expect relatime.
+#[test]
+fn bind_mount_inherits_noatime_from_its_source() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(
+        std::path::Path::new(&format!("{HOSTS}/zimbra-storage-after")),
+        dir.path(),
+    );
+    let fstab = dir.path().join("etc/fstab");
+    let text = fs::read_to_string(&fstab).unwrap();
+    let changed = text.replace("bind,noatime", "bind");
+    assert_ne!(text, changed);
+    fs::write(&fstab, changed).unwrap();
+    let f = audit(&Host::snapshot(dir.path()).unwrap());
+    let s = statuses(&f);
+    assert_eq!(
+        s["storage.noatime-zimbra-index-fstab"],
+        Status::Pass,
+        "{f:#?}"
+    );
+    assert_eq!(s["storage.fstab-live-drift"], Status::Pass, "{f:#?}");
+}
+
+/// Two lines for one mount point: the first is the one systemd and mount(8)
+/// use, so a later `noatime` line does not hide a first line without it.
+#[test]
+fn first_of_two_fstab_lines_for_a_mount_point_is_judged() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(
+        std::path::Path::new(&format!("{HOSTS}/zimbra-storage-after")),
+        dir.path(),
+    );
+    let fstab = dir.path().join("etc/fstab");
+    let text = fs::read_to_string(&fstab).unwrap();
+    let changed = text.replace(
+        "/dev/md1                                  /opt/zimbra/db          ext4    defaults,noatime 0 2",
+        "/dev/md1 /opt/zimbra/db ext4 defaults 0 2\n/dev/md1 /opt/zimbra/db ext4 defaults,noatime 0 2",
+    );
+    assert_ne!(text, changed);
+    fs::write(&fstab, changed).unwrap();
+    let f = audit(&Host::snapshot(dir.path()).unwrap());
+    let db = finding(&f, "storage.noatime-zimbra-db-fstab");
+    assert_eq!(db.status, Status::Fail, "{db:#?}");
+    assert_names(&db.explanation, &["relatime"]);
+    let drift = finding(&f, "storage.fstab-live-drift");
+    assert_eq!(drift.status, Status::Fail);
+    assert_names(&drift.explanation, &["use the first", "/opt/zimbra/db"]);
+}
+
+/// An option the model does not know is compared as written and the finding
+/// says so; the kernel's own spellings (tmpfs size, hidepid) are no drift.
+#[test]
+fn unknown_option_is_compared_as_text_and_the_finding_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = [
+        (
+            "etc/fstab",
+            "tmpfs /tmp tmpfs defaults,size=2G,mode=1777 0 0\n\
+             proc /proc proc defaults,hidepid=2 0 0\n\
+             /dev/sdb1 /data xfs defaults,frobnicate=3,logbsize=256k 0 0\n",
+        ),
+        (
+            "proc/self/mountinfo",
+            "20 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw\n\
+             21 20 0:30 / /tmp rw,relatime - tmpfs tmpfs rw,size=2097152k\n\
+             22 20 0:5 / /proc rw,relatime - proc proc rw,hidepid=2\n\
+             23 20 8:17 / /data rw,relatime - xfs /dev/sdb1 rw,attr2,inode64,logbufs=8,logbsize=256k,noquota\n",
+        ),
+    ];
+    for (p, c) in files {
+        let path = dir.path().join(p);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, c).unwrap();
+    }
+    let f = audit(&Host::snapshot(dir.path()).unwrap());
+    let drift: Vec<&Finding> = f
+        .iter()
+        .filter(|x| x.rule == "storage.fstab-live-drift")
+        .collect();
+    assert_eq!(drift.len(), 1, "{drift:#?}");
+    assert_eq!(drift[0].status, Status::Fail);
+    assert_eq!(drift[0].subject, ["/data"]);
+    assert_names(
+        &drift[0].explanation,
+        &[
+            "frobnicate=3",
+            "not in driftaudit's model",
+            "compared as written",
+        ],
+    );
+}

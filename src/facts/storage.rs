@@ -68,17 +68,18 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
         }
     }
     if wanted("ext4") || wanted("fstab") {
-        let points: Vec<(String, String)> = layouts
-            .device_of
-            .iter()
-            .map(|(p, d)| (p.clone(), d.clone()))
-            .collect();
-        for (point, d) in points {
-            if !layouts.by_device.contains_key(&d) {
-                let tag = layouts.tag_of.get(&point).cloned();
-                let found = ext4_entry(host, &d, tag.as_deref(), facts);
-                layouts.by_device.insert(d, found);
+        // one lookup per device, with the fstab tag of any mount point on it
+        let mut tag_by_device: BTreeMap<String, Option<String>> = BTreeMap::new();
+        for (point, d) in &layouts.device_of {
+            let tag = layouts.tag_of.get(point).cloned();
+            let slot = tag_by_device.entry(d.clone()).or_default();
+            if slot.is_none() {
+                *slot = tag;
             }
+        }
+        for (d, tag) in tag_by_device {
+            let found = ext4_entry(host, &d, tag.as_deref(), facts);
+            layouts.by_device.insert(d, found);
         }
     }
 
@@ -299,6 +300,7 @@ impl Ext4Layouts {
 /// difference from the live mount.
 struct FstabModel {
     canonical: Canonical,
+    fstype: String,
     atime: &'static str,
     /// A bind line: where the options come from.
     bind_source: Option<String>,
@@ -345,6 +347,7 @@ impl FstabModel {
         let atime = kernel_atime(&canonical.options).as_str();
         let mut m = FstabModel {
             canonical,
+            fstype: e.vfstype.clone(),
             atime,
             bind_source,
             cause: String::new(),
@@ -363,9 +366,9 @@ impl FstabModel {
         }
         if !c.unknown.is_empty() {
             out.push(format!(
-                "{} not in driftaudit's model of {} options and compared as written",
+                "{} not in driftaudit's model of {} mount options and compared as written",
                 quote_list(&c.unknown),
-                "the filesystem's"
+                self.fstype
             ));
         }
         for (o, why) in &c.unchecked {
