@@ -206,5 +206,62 @@ fn bench_mycnf_scaling(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench, bench_sysctl_scaling, bench_mycnf_scaling);
+/// Storage readers at 1k, 10k and 100k lines (issue 13): fstab and mountinfo
+/// parsers alone, and the whole storage gather (fstab model, mount table,
+/// ext4 lookups) on a snapshot with that many mounts. Lines per second must
+/// stay flat as N grows.
+fn bench_storage_scaling(c: &mut Criterion) {
+    use driftaudit::facts::{Facts, Needs};
+    use driftaudit::host::Host;
+    let mut g = c.benchmark_group("storage_lines");
+    g.sample_size(10);
+    for n in [1_000usize, 10_000, 100_000] {
+        let fst: String = (0..n)
+            .map(|i| {
+                format!(
+                    "tmpfs /srv/t{i} tmpfs defaults,size=2G,mode=1777,nr_inodes=10k,noatime 0 0\n"
+                )
+            })
+            .collect();
+        let mi: String = (0..n)
+            .map(|i| {
+                format!(
+                    "{} 20 0:{} / /srv/t{i} rw,noatime shared:{i} - tmpfs tmpfs rw,size=2097152k,nr_inodes=10240\n",
+                    i + 100,
+                    i + 40
+                )
+            })
+            .collect();
+        g.throughput(Throughput::Elements(n as u64));
+        g.bench_function(format!("fstab_parse/{n}"), |b| {
+            b.iter(|| fstab::parse(black_box(&fst)))
+        });
+        g.bench_function(format!("mountinfo_parse/{n}"), |b| {
+            b.iter(|| mountinfo::parse_mountinfo(black_box(&mi)))
+        });
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("etc")).unwrap();
+        std::fs::create_dir_all(dir.path().join("proc/self")).unwrap();
+        std::fs::write(dir.path().join("etc/fstab"), &fst).unwrap();
+        std::fs::write(dir.path().join("proc/self/mountinfo"), &mi).unwrap();
+        std::fs::write(dir.path().join("proc/meminfo"), "MemTotal: 24684084 kB\n").unwrap();
+        let host = Host::snapshot(dir.path()).unwrap();
+        g.bench_function(format!("storage_gather/{n}"), |b| {
+            b.iter(|| {
+                let mut f = Facts::new(&host);
+                driftaudit::facts::storage::gather(&host, &Needs::default(), &mut f);
+                black_box(f)
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(
+    benches,
+    bench,
+    bench_sysctl_scaling,
+    bench_mycnf_scaling,
+    bench_storage_scaling
+);
 criterion_main!(benches);

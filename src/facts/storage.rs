@@ -926,46 +926,87 @@ fn disk_of(host: &Host, name: &str) -> Option<String> {
         .find(|d| host.exists(&format!("/sys/block/{d}/{name}")))
 }
 
-fn rotational_of(host: &Host, name: &str, depth: usize) -> Option<bool> {
-    if depth > MAX_STACK_DEPTH {
-        return None;
-    }
-    let disk = disk_of(host, name)?;
-    let slaves: Vec<String> = host
-        .read_dir(&format!("/sys/block/{disk}/slaves"))
-        .map(|v| v.into_iter().map(|e| e.name).collect())
-        .unwrap_or_default();
-    if !slaves.is_empty() {
-        // stacked device (dm, md): rotational if any member is; solid-state only
-        // when every member is known to be
-        let mut all_known = true;
-        for s in &slaves {
-            match rotational_of(host, s, depth + 1) {
-                Some(true) => return Some(true),
-                Some(false) => {}
-                None => all_known = false,
-            }
+/// Rotational state of a device and the devices below it, each device
+/// looked at once: `memo` holds finished answers and `None` for a device
+/// being looked at (a device that lists itself below itself, directly or
+/// through others, is unknown), so a sysfs where devices list each other as
+/// slaves costs one visit per device, not one per path (K=6 took 25 s).
+struct Rotational<'h> {
+    host: &'h Host,
+    memo: BTreeMap<String, Option<Option<bool>>>,
+    visited: usize,
+}
+
+impl Rotational<'_> {
+    fn of(&mut self, name: &str, depth: usize) -> Option<bool> {
+        if depth > MAX_STACK_DEPTH {
+            return None;
         }
-        return if all_known { Some(false) } else { None };
+        match self.memo.get(name) {
+            Some(Some(done)) => return *done,
+            Some(None) => return None, // a cycle
+            None => {}
+        }
+        self.memo.insert(name.to_string(), None);
+        self.visited += 1;
+        let v = self.compute(name, depth);
+        self.memo.insert(name.to_string(), Some(v));
+        v
     }
-    let text = host
-        .read_to_string(&format!("/sys/block/{disk}/queue/rotational"))
-        .ok()?;
-    match text.trim() {
-        "1" => Some(true),
-        "0" => Some(false),
-        _ => None,
+
+    fn compute(&mut self, name: &str, depth: usize) -> Option<bool> {
+        let host = self.host;
+        let disk = disk_of(host, name)?;
+        let slaves: Vec<String> = host
+            .read_dir(&format!("/sys/block/{disk}/slaves"))
+            .map(|v| v.into_iter().map(|e| e.name).collect())
+            .unwrap_or_default();
+        if !slaves.is_empty() {
+            // stacked device (dm, md): rotational if any member is; solid-state only
+            // when every member is known to be
+            let mut all_known = true;
+            for s in &slaves {
+                match self.of(s, depth + 1) {
+                    Some(true) => return Some(true),
+                    Some(false) => {}
+                    None => all_known = false,
+                }
+            }
+            return if all_known { Some(false) } else { None };
+        }
+        let text = host
+            .read_to_string(&format!("/sys/block/{disk}/queue/rotational"))
+            .ok()?;
+        match text.trim() {
+            "1" => Some(true),
+            "0" => Some(false),
+            _ => None,
+        }
     }
 }
 
 /// Whether the disk under a mount source spins: `None` when unknown (no
 /// `/sys/block` data, a network or virtual filesystem).
 pub fn rotational(host: &Host, source: &str, devno: Option<&str>) -> Option<bool> {
+    rotational_counted(host, source, devno).0
+}
+
+/// [`rotational`] and the number of block devices it looked at (each at most
+/// once, whatever the slaves links say).
+pub fn rotational_counted(host: &Host, source: &str, devno: Option<&str>) -> (Option<bool>, usize) {
     if !matches!(host.kind_of("/sys/block"), Ok(EntryKind::Dir)) {
-        return None;
+        return (None, 0);
     }
-    let name = kernel_name(host, source, devno)?;
-    rotational_of(host, &name, 0)
+    let Some(name) = kernel_name(host, source, devno) else {
+        return (None, 0);
+    };
+    let mut r = Rotational {
+        host,
+        memo: BTreeMap::new(),
+        visited: 0,
+    };
+    let v = r.of(&name, 0);
+    (v, r.visited)
 }
 
 #[cfg(test)]

@@ -43,6 +43,32 @@ impl FstabEntry {
 /// libmount `unmangle`: `\ooo` octal escapes (see [`super::unescape_octal`]).
 pub use super::unescape_octal as unmangle;
 
+/// Longest line the mount-table parsers read (fstab, mountinfo,
+/// /proc/mounts): a longer one is skipped with an issue, so one hostile line
+/// cannot cost more than this much work (a 15 MiB line took 4.5 GB before).
+/// The kernel's longest real lines (overlayfs with many layers) are a few KiB.
+pub const MAX_LINE_BYTES: usize = 64 * 1024;
+
+/// Most comma-separated options one field may hold; a field with more makes
+/// the line an issue (real lines have a few dozen at most).
+pub const MAX_OPTIONS: usize = 1024;
+
+/// `Err` when an option field holds more than [`MAX_OPTIONS`] items.
+pub(crate) fn check_option_count(
+    text: &str,
+    column: usize,
+    what: &str,
+) -> Result<(), (usize, String)> {
+    let n = text.bytes().filter(|&b| b == b',').count() + 1;
+    if n > MAX_OPTIONS {
+        return Err((
+            column,
+            format!("the {what} field holds {n} options, more than the {MAX_OPTIONS} driftaudit reads in one field"),
+        ));
+    }
+    Ok(())
+}
+
 /// A field of a line: raw (escaped) text and its 1-based column.
 pub(crate) struct Field<'a> {
     pub(crate) text: &'a str,
@@ -136,6 +162,9 @@ pub(crate) fn parse_table_line(line: &str, n: usize) -> Result<FstabEntry, (usiz
         [_, _] => return Err((end_col, "missing field 3 (filesystem type); an fstab line needs at least `spec mount-point type`".into())),
         _ => return Err((end_col, "missing field 2 (mount point); an fstab line needs at least `spec mount-point type`".into())),
     };
+    if let Some(o) = f.get(3) {
+        check_option_count(o.text, o.column, "options")?;
+    }
     let options = f.get(3).map(|o| unmangle(o.text));
     let mut e = FstabEntry {
         line: n,
@@ -203,6 +232,16 @@ pub(crate) fn parse_lines<T>(
     let mut out = Vec::new();
     let mut issues = Vec::new();
     for (n, raw) in numbered_lines(text) {
+        if raw.len() > MAX_LINE_BYTES {
+            issues.push(Issue::at(
+                n,
+                format!(
+                    "the line is {} bytes, longer than the {MAX_LINE_BYTES} driftaudit reads in one line; it is not judged",
+                    raw.len()
+                ),
+            ));
+            continue;
+        }
         let line = c_line(raw);
         if is_blank_or_comment(line) {
             continue;
@@ -386,17 +425,21 @@ fn apply_flag(f: &mut Flags, opt: &str) -> bool {
 
 fn flags_of(opts: &[String]) -> (Flags, Vec<String>) {
     let mut f = Flags::default();
-    let mut rest: Vec<String> = Vec::new();
+    // filesystem-specific options: a later `key=value` replaces an earlier one
+    // (keyed once, not rescanned per option: linear on long lists)
+    let mut last: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    let mut rest: Vec<Option<String>> = Vec::new();
     for o in opts {
         if apply_flag(&mut f, o) || is_userspace_only(o) || is_propagation(o) {
             continue;
         }
-        // filesystem-specific option: a later `key=value` replaces an earlier one
         let key = o.split('=').next().unwrap_or(o);
-        rest.retain(|r| r.split('=').next().unwrap_or(r) != key);
-        rest.push(o.clone());
+        if let Some(i) = last.insert(key, rest.len()) {
+            rest[i] = None;
+        }
+        rest.push(Some(o.clone()));
     }
-    (f, rest)
+    (f, rest.into_iter().flatten().collect())
 }
 
 fn is_propagation(o: &str) -> bool {

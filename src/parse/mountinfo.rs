@@ -3,7 +3,8 @@
 //! libmount reads them. Pure and lenient: a bad line is an issue.
 
 use super::fstab::{
-    c_line, fields, is_blank_or_comment, parse_lines, parse_table_line, split_options, unmangle,
+    c_line, check_option_count, fields, is_blank_or_comment, parse_lines, parse_table_line,
+    split_options, unmangle,
 };
 use super::{numbered_lines, Issue};
 
@@ -113,6 +114,7 @@ fn parse_mountinfo_line(line: &str, n: usize) -> Result<Mount, (usize, String)> 
     let root = get(3, "root")?;
     let target = get(4, "mount point")?;
     let vfs = get(5, "per-mount options")?;
+    check_option_count(vfs.text, vfs.column, "per-mount options")?;
     // optional fields end at the first lone `-`
     let sep = f
         .iter()
@@ -144,6 +146,7 @@ fn parse_mountinfo_line(line: &str, n: usize) -> Result<Mount, (usize, String)> 
         col_end,
         "missing superblock options (last field)".to_string(),
     ))?;
+    check_option_count(sb.text, sb.column, "superblock options")?;
     let mut target_s = unmangle(target.text);
     let deleted = target_s.ends_with(" (deleted)");
     if deleted {

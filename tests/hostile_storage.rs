@@ -1,0 +1,243 @@
+//! Hostile storage data (issue 13): sysfs devices that list each other as
+//! slaves (exponential before: K=6 took 25 s, K=8 never finished) and one
+//! 15 MiB mountinfo or fstab line (4.5 GB and 944 MB before). The tests bound
+//! the work, not the time: devices visited, and bytes allocated while parsing
+//! (a counting global allocator; the tests in this file run one at a time so
+//! the peak is theirs).
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::fs;
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use driftaudit::facts::storage::rotational_counted;
+use driftaudit::host::Host;
+use driftaudit::parse::fstab::{self, MAX_LINE_BYTES, MAX_OPTIONS};
+use driftaudit::parse::mountinfo;
+
+struct Counting;
+
+static CURRENT: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc(l) };
+        if !p.is_null() {
+            let now = CURRENT.fetch_add(l.size(), Ordering::Relaxed) + l.size();
+            PEAK.fetch_max(now, Ordering::Relaxed);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        unsafe { System.dealloc(p, l) };
+        CURRENT.fetch_sub(l.size(), Ordering::Relaxed);
+    }
+}
+
+#[global_allocator]
+static A: Counting = Counting;
+
+/// One test at a time: the allocation peak must be the measured code's.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// Bytes allocated at the peak of `f` beyond what was live before it.
+fn peak_of<T>(f: impl FnOnce() -> T) -> (T, usize) {
+    let base = CURRENT.load(Ordering::Relaxed);
+    PEAK.store(base, Ordering::Relaxed);
+    let v = f();
+    (v, PEAK.load(Ordering::Relaxed).saturating_sub(base))
+}
+
+fn write(root: &Path, files: &[(String, String)]) {
+    for (p, c) in files {
+        let p = root.join(p.trim_start_matches('/'));
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, c).unwrap();
+    }
+}
+
+/// K device-mapper devices, each listing every other one under `slaves/`.
+fn slave_mesh(root: &Path, k: usize) {
+    let mut files = vec![
+        (
+            "etc/fstab".to_string(),
+            "/dev/dm-0 / ext4 defaults 0 1\n".to_string(),
+        ),
+        (
+            "proc/self/mountinfo".to_string(),
+            "20 1 253:0 / / rw,relatime - ext4 /dev/dm-0 rw\n".to_string(),
+        ),
+    ];
+    for i in 0..k {
+        files.push((format!("sys/block/dm-{i}/queue/rotational"), "0\n".into()));
+        for j in (0..k).filter(|&j| j != i) {
+            files.push((
+                format!("sys/block/dm-{i}/slaves/dm-{j}/dev"),
+                format!("253:{j}\n"),
+            ));
+        }
+    }
+    write(root, &files);
+}
+
+#[test]
+fn slaves_that_list_each_other_are_visited_once() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    for k in [6usize, 8, 40] {
+        let dir = tempfile::tempdir().unwrap();
+        slave_mesh(dir.path(), k);
+        let host = Host::snapshot(dir.path()).unwrap();
+        let (rot, visited) = rotational_counted(&host, "/dev/dm-0", Some("253:0"));
+        assert!(visited <= k, "K={k}: {visited} devices visited");
+        assert_eq!(
+            rot, None,
+            "K={k}: a device that is its own slave has no known disk"
+        );
+    }
+}
+
+#[test]
+fn shared_slaves_are_visited_once_and_still_decide() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // dm-0 on md0 and md1, both on the same two partitions of one SSD, 8 levels of diamonds
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = vec![
+        (
+            "etc/fstab".to_string(),
+            "/dev/dm-0 / ext4 defaults 0 1\n".to_string(),
+        ),
+        (
+            "proc/self/mountinfo".to_string(),
+            "20 1 253:0 / / rw,relatime - ext4 /dev/dm-0 rw\n".to_string(),
+        ),
+        (
+            "sys/block/nvme0n1/queue/rotational".to_string(),
+            "0\n".to_string(),
+        ),
+        (
+            "sys/block/nvme0n1/nvme0n1p1/partition".to_string(),
+            "1\n".to_string(),
+        ),
+    ];
+    for level in 0..7 {
+        for side in ["a", "b"] {
+            let name = if level == 0 {
+                "dm-0".to_string()
+            } else {
+                format!("dm-{level}{side}")
+            };
+            let below: Vec<String> = if level == 6 {
+                vec!["nvme0n1p1".into()]
+            } else {
+                vec![format!("dm-{}a", level + 1), format!("dm-{}b", level + 1)]
+            };
+            files.push((format!("sys/block/{name}/queue/rotational"), "1\n".into()));
+            for b in below {
+                files.push((format!("sys/block/{name}/slaves/{b}/dev"), "x\n".into()));
+            }
+        }
+    }
+    write(dir.path(), &files);
+    let host = Host::snapshot(dir.path()).unwrap();
+    let (rot, visited) = rotational_counted(&host, "/dev/dm-0", Some("253:0"));
+    assert_eq!(rot, Some(false), "every path ends on the SSD");
+    // dm-0, 12 dm-Nx devices, the partition: each once (2^6 paths before)
+    assert!(visited <= 14, "{visited} visits");
+}
+
+fn long_line(bytes: usize) -> String {
+    let unit = "opt,";
+    unit.repeat(bytes / unit.len())
+}
+
+#[test]
+fn a_15_mib_mountinfo_line_is_capped_at_parse_time_with_an_issue() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let text = format!(
+        "20 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw\n\
+         21 20 8:2 / /data rw,relatime - ext4 /dev/sda2 rw,{}\n\
+         22 20 8:3 / /srv rw,{} - ext4 /dev/sda3 rw\n\
+         23 20 8:4 / /home rw,noatime - ext4 /dev/sda4 rw\n",
+        long_line(15 << 20),
+        "a ".repeat(7 << 20)
+    );
+    let ((mounts, issues), peak) = peak_of(|| mountinfo::parse_mountinfo(&text));
+    assert_eq!(mounts.len(), 2, "the short lines are read");
+    assert_eq!(issues.len(), 2, "{issues:?}");
+    assert!(
+        issues
+            .iter()
+            .all(|i| i.message.contains(&MAX_LINE_BYTES.to_string())),
+        "{issues:?}"
+    );
+    assert!(
+        issues.iter().all(|i| i.message.len() < 300),
+        "the message does not quote the line"
+    );
+    assert!(
+        peak < 256 << 10,
+        "{peak} bytes allocated to parse a {} byte file",
+        text.len()
+    );
+
+    // under the line cap, more options than anyone writes: an issue, bounded work
+    let many = format!(
+        "21 20 8:2 / /data rw - ext4 /dev/sda2 rw,{}\n",
+        long_line((MAX_OPTIONS + 10) * 4)
+    );
+    assert!(many.len() < MAX_LINE_BYTES);
+    let ((mounts, issues), peak) = peak_of(|| mountinfo::parse_mountinfo(&many));
+    assert!(mounts.is_empty());
+    assert!(
+        issues[0].message.contains(&MAX_OPTIONS.to_string()),
+        "{issues:?}"
+    );
+    assert!(peak < 256 << 10, "{peak}");
+}
+
+#[test]
+fn a_15_mib_fstab_line_is_capped_at_parse_time_with_an_issue() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let text = format!(
+        "/dev/sda1 / ext4 defaults 0 1\n/dev/sda2 /data ext4 defaults,{} 0 2\n/dev/sda3 /srv ext4 noatime 0 2\n",
+        long_line(15 << 20)
+    );
+    let ((entries, issues), peak) = peak_of(|| fstab::parse(&text));
+    assert_eq!(entries.len(), 2);
+    assert_eq!(issues.len(), 1);
+    assert_eq!(issues[0].line, 2);
+    assert!(
+        issues[0].message.contains(&MAX_LINE_BYTES.to_string()),
+        "{issues:?}"
+    );
+    assert!(peak < 64 << 10, "{peak} bytes allocated");
+
+    // the whole storage gather on a snapshot holding both files
+    let dir = tempfile::tempdir().unwrap();
+    let mi = format!(
+        "20 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw\n21 20 8:2 / /data rw,relatime - ext4 /dev/sda2 rw,{}\n",
+        long_line(15 << 20)
+    );
+    write(
+        dir.path(),
+        &[
+            ("etc/fstab".into(), text.clone()),
+            ("proc/self/mountinfo".into(), mi),
+        ],
+    );
+    drop(text);
+    let host = Host::snapshot(dir.path()).unwrap();
+    let (facts, peak) = peak_of(|| driftaudit::facts::gather(&host, &Default::default()));
+    assert!(facts
+        .issues
+        .iter()
+        .any(|i| i.path == "/etc/fstab" && i.line == Some(2)));
+    assert!(facts
+        .issues
+        .iter()
+        .any(|i| i.path == "/proc/self/mountinfo" && i.line == Some(2)));
+    // the two files are read (30 MiB); parsing and the facts add little
+    assert!(peak < 48 << 20, "{} MiB at the peak", peak >> 20);
+}
