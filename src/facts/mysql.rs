@@ -1438,7 +1438,7 @@ fn startup_adjusted(key: &str, effective: &Namespace, rt: &Namespace) -> Option<
 
 /// Gather the `mysql`, `mycnf` and `mycnf_effective` namespaces and the
 /// `mysql_version` and `mysql_datadir` facts.
-pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
+pub fn gather(host: &Host, _needs: &Needs, facts: &mut Facts) {
     let runtime = runtime_namespace(host, facts);
     let version_text = match runtime.get("version") {
         Some(Entry::Set(s)) => Some(s.raw.clone()),
@@ -1455,23 +1455,7 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
         }),
     );
 
-    let mut files: Vec<String> = DEFAULT_FILES.iter().map(|s| s.to_string()).collect();
-    for f in &needs.option_files {
-        if !files.contains(f) {
-            if !host.exists(f) {
-                facts.issues.push(FileIssue {
-                    path: f.clone(),
-                    line: None,
-                    column: None,
-                    message: "option file named by a rule or the user does not exist".into(),
-                    source: SOURCE.into(),
-                    level: crate::facts::IssueLevel::Problem,
-                });
-            }
-            files.push(f.clone());
-        }
-    }
-    let file_refs: Vec<&str> = files.iter().map(String::as_str).collect();
+    let file_refs: Vec<&str> = DEFAULT_FILES.to_vec();
 
     // Without a runtime capture the version comes from what is installed; the
     // data directory (for its upgrade-info file) from a first read of the files.

@@ -147,11 +147,6 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
             }
         }
     }
-
-    // Directory sizes named statically
-    if !needs.dir_sizes.is_empty() {
-        gather_dir_sizes(host, &needs.dir_sizes, facts);
-    }
 }
 
 /// Gather sizes of `paths` (live walk or `captures/du.txt`).

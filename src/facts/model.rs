@@ -1,0 +1,393 @@
+//! The facts data model: settings namespaces with provenance ([`Evidence`],
+//! [`Setting`], [`Entry`], [`Namespace`]), host facts ([`Facts`]), file
+//! issues and what the policies [`Needs`] gathered. Plain data: no I/O and
+//! no gathering (that is `facts/mod.rs` and its readers).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use crate::host::{Host, ReadError, SourceKind};
+use crate::parse::Issue;
+use crate::value::Value;
+
+use super::presence;
+
+/// Where a value was set on the host: a host path and, for files, a line.
+/// `path` is the file an admin edits; when it was read through a symlink
+/// (`/etc/sysctl.d/99-sysctl.conf -> ../sysctl.conf`), `via` names the path
+/// the reader opened, and the evidence reads `/etc/sysctl.conf:2 (via
+/// /etc/sysctl.d/99-sysctl.conf)`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Evidence {
+    /// Host path of the real file, e.g. `/etc/sysctl.d/99-tune.conf` or `/proc/sys/net/ipv4/tcp_tw_reuse`.
+    pub path: String,
+    /// 1-based line number, when the value comes from a line of a file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    /// The path it was read through, when that is a symlink to `path`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
+}
+
+impl Evidence {
+    /// Evidence pointing at a whole file or live value.
+    pub fn file(path: impl Into<String>) -> Evidence {
+        Evidence {
+            path: path.into(),
+            line: None,
+            via: None,
+        }
+    }
+    /// Evidence pointing at a line of a file.
+    pub fn line(path: impl Into<String>, line: usize) -> Evidence {
+        Evidence {
+            path: path.into(),
+            line: Some(line),
+            via: None,
+        }
+    }
+    /// `path` and line, without the link it was read through.
+    pub fn location(&self) -> String {
+        match self.line {
+            Some(l) => format!("{}:{}", self.path, l),
+            None => self.path.clone(),
+        }
+    }
+}
+
+impl std::fmt::Display for Evidence {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.location())?;
+        if let Some(v) = &self.via {
+            write!(f, " (via {v})")?;
+        }
+        Ok(())
+    }
+}
+
+/// One known setting: its typed value, the raw text it was read from, and where
+/// it was set. `evidence` lists the winning location first, then every earlier
+/// (overridden) assignment in the order they were read.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Setting {
+    /// Typed value.
+    pub value: Value,
+    /// The text as written on the host (redacted for secrets).
+    pub raw: String,
+    /// Winning location first, then overridden ones.
+    pub evidence: Vec<Evidence>,
+    /// Extra context for explanations ("procps `sysctl --system` would apply 1 from ...").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl Setting {
+    /// A setting with one piece of evidence.
+    pub fn new(value: Value, raw: impl Into<String>, evidence: Evidence) -> Setting {
+        Setting {
+            value,
+            raw: raw.into(),
+            evidence: vec![evidence],
+            note: None,
+        }
+    }
+}
+
+/// The state of one key in a namespace.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "state", rename_all = "lowercase")]
+pub enum Entry {
+    /// The key has a value.
+    Set(Setting),
+    /// The key exists but its value could not be read (permission denied, EIO,
+    /// write-only): rules on it are `unknown` with this reason.
+    Unreadable {
+        /// Why it could not be read.
+        reason: String,
+        /// Where we tried.
+        evidence: Vec<Evidence>,
+    },
+}
+
+/// A namespace of settings (`sysctl`, `sysctl_boot`, `mycnf`, `mysql`,
+/// `localconfig`, `fstab`, `mount`, `ext4`, ...), keyed by canonical name.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Namespace {
+    /// Keys and their state.
+    pub entries: BTreeMap<String, Entry>,
+    /// When the whole source is unavailable (file missing, no capture), the reason:
+    /// every lookup is then `unknown` rather than absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unavailable: Option<String>,
+    /// What a missing key means, for explanations ("the running kernel has no such key").
+    pub absent_means: String,
+    /// How keys written in policies map to canonical keys (sysctl slash/dot, option dashes).
+    #[serde(skip)]
+    pub canonicalize: Option<fn(&str) -> String>,
+}
+
+impl Namespace {
+    /// An empty namespace whose missing keys mean `absent_means`.
+    pub fn new(absent_means: impl Into<String>) -> Namespace {
+        Namespace {
+            absent_means: absent_means.into(),
+            ..Default::default()
+        }
+    }
+
+    /// A namespace whose source could not be read at all.
+    pub fn unavailable(reason: impl Into<String>) -> Namespace {
+        Namespace {
+            unavailable: Some(reason.into()),
+            ..Default::default()
+        }
+    }
+
+    /// Canonical form of a key in this namespace.
+    pub fn canonical(&self, key: &str) -> String {
+        match self.canonicalize {
+            Some(f) => f(key),
+            None => key.to_string(),
+        }
+    }
+
+    /// Look a key up (after canonicalisation).
+    pub fn get(&self, key: &str) -> Option<&Entry> {
+        self.entries.get(&self.canonical(key))
+    }
+
+    /// Set a key.
+    pub fn set(&mut self, key: impl Into<String>, setting: Setting) {
+        self.entries.insert(key.into(), Entry::Set(setting));
+    }
+}
+
+/// A problem with a file on the host (a malformed line, an unreadable include,
+/// a missing capture), reported as a finding of the built-in `driftaudit.input` rule.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, PartialOrd, Ord)]
+pub struct FileIssue {
+    /// Host path.
+    pub path: String,
+    /// Line, when the issue is about one line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    /// Column, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub column: Option<usize>,
+    /// What is wrong.
+    pub message: String,
+    /// Which reader reported it (`sysctl`, `mycnf`, `fstab`, ...).
+    pub source: String,
+    /// How serious it is; decides the finding's status.
+    #[serde(skip_serializing_if = "IssueLevel::is_problem")]
+    pub level: IssueLevel,
+}
+
+/// How a [`FileIssue`] is reported.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IssueLevel {
+    /// Malformed input that the host's software skips or rejects: a `fail` finding.
+    #[default]
+    Problem,
+    /// Data that could not be read or judged: an `unknown` finding.
+    Unknown,
+    /// Worth knowing, changes nothing (a missing optional include): a `skip` finding.
+    Note,
+}
+
+impl IssueLevel {
+    fn is_problem(&self) -> bool {
+        *self == IssueLevel::Problem
+    }
+}
+
+impl FileIssue {
+    /// A file-level issue from a parse [`Issue`].
+    pub fn from_parse(source: &str, path: &str, issue: &Issue) -> FileIssue {
+        FileIssue {
+            path: path.to_string(),
+            line: Some(issue.line),
+            column: issue.column,
+            message: issue.message.clone(),
+            source: source.to_string(),
+            level: IssueLevel::Problem,
+        }
+    }
+
+    /// A whole-file problem (unreadable, too large, not a regular file).
+    pub fn unreadable(source: &str, path: &str, err: &ReadError) -> FileIssue {
+        FileIssue {
+            path: path.to_string(),
+            line: None,
+            column: None,
+            message: format!("cannot read: {err}"),
+            source: source.to_string(),
+            level: IssueLevel::Unknown,
+        }
+    }
+
+    /// A problem with a whole file or one line of it (a `fail` finding).
+    pub fn problem(
+        source: &str,
+        path: &str,
+        line: Option<usize>,
+        message: impl Into<String>,
+    ) -> FileIssue {
+        FileIssue {
+            path: path.to_string(),
+            line,
+            column: None,
+            message: message.into(),
+            source: source.to_string(),
+            level: IssueLevel::Problem,
+        }
+    }
+
+    /// The same issue at another level.
+    pub fn with_level(mut self, level: IssueLevel) -> FileIssue {
+        self.level = level;
+        self
+    }
+}
+
+/// Parsed kernel release (`6.1.0-18-amd64` -> 6.1.0).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct KernelVersion {
+    /// Numeric components (at least major and minor).
+    pub parts: Vec<u64>,
+    /// The full release string.
+    pub release: String,
+}
+
+impl KernelVersion {
+    /// Parse the leading `major.minor[.patch...]` of a release string.
+    pub fn parse(release: &str) -> Option<KernelVersion> {
+        let release = release.trim();
+        let head: String = release
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == '.')
+            .collect();
+        let parts: Vec<u64> = head
+            .split('.')
+            .filter(|p| !p.is_empty())
+            .map_while(|p| p.parse().ok())
+            .collect();
+        if parts.len() < 2 {
+            return None;
+        }
+        Some(KernelVersion {
+            parts,
+            release: release.to_string(),
+        })
+    }
+
+    /// Compare with a version given as numbers (missing parts are 0).
+    pub fn cmp_parts(&self, other: &[u64]) -> std::cmp::Ordering {
+        let n = self.parts.len().max(other.len());
+        for i in 0..n {
+            let a = self.parts.get(i).copied().unwrap_or(0);
+            let b = other.get(i).copied().unwrap_or(0);
+            match a.cmp(&b) {
+                std::cmp::Ordering::Equal => continue,
+                o => return o,
+            }
+        }
+        std::cmp::Ordering::Equal
+    }
+}
+
+/// Everything known about one host. Built by [`super::gather`]; read by the engine.
+#[derive(Debug, Clone, Serialize)]
+pub struct Facts {
+    /// Host name.
+    pub host: String,
+    /// Live or snapshot.
+    pub source: SourceKind,
+    /// Scalar facts: `mem_total` (bytes), `cpu_count`, `kernel_release`, `os_id`, ...
+    /// A fact that could not be determined maps to `Err(reason)`.
+    pub facts: BTreeMap<String, Result<Value, String>>,
+    /// Parsed kernel release, if known.
+    pub kernel: Option<KernelVersion>,
+    /// Settings namespaces by name.
+    pub namespaces: BTreeMap<String, Namespace>,
+    /// Host paths that exist (those asked about by `applies: exists:` and by readers).
+    pub existing_paths: BTreeSet<String>,
+    /// Paths asked about that do not exist or cannot be read, with the reason.
+    pub missing_paths: BTreeMap<String, String>,
+    /// Directory sizes (`du -sb` style) by host path.
+    pub dir_sizes: BTreeMap<String, Result<u64, String>>,
+    /// Where each known directory size was read (a `du` capture and line);
+    /// absent for a live walk, whose evidence is the directory itself.
+    pub dir_size_evidence: BTreeMap<String, Evidence>,
+    /// Problems in files read from the host.
+    pub issues: Vec<FileIssue>,
+    /// Which domains the host has, and from what ([`presence::detect`]).
+    pub detections: Vec<presence::Detection>,
+    /// Host paths known to exist from other evidence than the path itself (a
+    /// mount point, an fstab entry, a du line, a configured `datadir`), with
+    /// that evidence; a path at or above one of them exists too.
+    pub known_paths: BTreeMap<String, Evidence>,
+}
+
+impl Facts {
+    /// An empty fact set for a host.
+    pub fn new(host: &Host) -> Facts {
+        Facts {
+            host: host.name().to_string(),
+            source: host.kind(),
+            facts: BTreeMap::new(),
+            kernel: None,
+            namespaces: BTreeMap::new(),
+            existing_paths: BTreeSet::new(),
+            missing_paths: BTreeMap::new(),
+            dir_sizes: BTreeMap::new(),
+            dir_size_evidence: BTreeMap::new(),
+            issues: Vec::new(),
+            detections: Vec::new(),
+            known_paths: BTreeMap::new(),
+        }
+    }
+
+    /// The `mem_total` fact in bytes, if known.
+    pub fn mem_total(&self) -> Option<f64> {
+        self.facts
+            .get("mem_total")
+            .and_then(|v| v.as_ref().ok())
+            .and_then(Value::as_f64)
+    }
+}
+
+/// What the loaded policies need beyond the always-gathered facts: paths whose
+/// existence is tested, sysctl keys and namespaces read. (Directory sizes are
+/// resolved after the first gathering pass: `engine::gather`.)
+#[derive(Debug, Clone, Default)]
+pub struct Needs {
+    /// Host paths tested with `applies: exists:` or `exists(...)`.
+    pub paths: BTreeSet<String>,
+    /// sysctl keys (canonical dotted) read by any rule; the live namespace holds
+    /// these plus every key the persisted configuration sets.
+    pub sysctl_keys: BTreeSet<String>,
+    /// Namespaces referenced by any rule (others need not be gathered).
+    pub namespaces: BTreeSet<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_versions_parse_and_compare() {
+        let k = KernelVersion::parse("4.18.0-513.5.1.el8_9.x86_64").unwrap();
+        assert_eq!(k.parts, [4, 18, 0]);
+        assert_eq!(k.cmp_parts(&[4, 12]), std::cmp::Ordering::Greater);
+        let k = KernelVersion::parse("6.10.0-rc3").unwrap();
+        assert_eq!(k.cmp_parts(&[6, 10]), std::cmp::Ordering::Equal);
+        assert!(KernelVersion::parse("garbage").is_none());
+        assert_eq!(
+            KernelVersion::parse("3.10").unwrap().cmp_parts(&[4, 12]),
+            std::cmp::Ordering::Less
+        );
+    }
+}
