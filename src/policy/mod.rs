@@ -1,0 +1,25 @@
+//! Policy model and loader, split the way cargo-deny splits a config: the
+//! raw spanned spec ([`spec`]), compilation into [`Rule`]s one section at a
+//! time (`compile`), the problems a policy can have (`diagnostics`), and the
+//! policy set (files, directories, the built-ins, duplicate ids; `set`).
+//! Owns the built-in policies. Must not read host data or evaluate rules.
+
+mod compile;
+mod diagnostics;
+mod model;
+mod set;
+pub mod spec;
+mod values;
+
+pub(crate) use diagnostics::{snippet, yaml_error_parts};
+pub use diagnostics::{PolicyError, PolicyProblem};
+pub use model::{
+    Applies, Breakdown, Check, DriftCheck, ExpectOp, Policy, Rule, RuleSource, Severity, Template,
+    TemplatePart,
+};
+pub use set::{PolicySet, BUILTIN, MAX_POLICY_BYTES};
+pub use spec::{
+    json_schema, BreakdownPartSpec, BreakdownSpec, CompareMode, Condition, DriftSpec, Expect,
+    ParamValue, PolicyFile, RuleSpec,
+};
+pub use values::{param_value, parse_kernel_cond, resolve_path};

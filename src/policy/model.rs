@@ -1,0 +1,303 @@
+//! The compiled policy model: rules, checks, conditions, templates and the
+//! policy's parameters, as the engine evaluates them. Plain data; must not
+//! parse YAML or read files.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::CompareMode;
+use crate::expr::{self, Expr};
+use crate::value::Value;
+
+/// Rule severity, ordered from `info` to `critical`.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Informational.
+    Info,
+    /// Low.
+    Low,
+    /// Medium.
+    Medium,
+    /// High.
+    High,
+    /// Critical.
+    Critical,
+}
+
+impl Severity {
+    /// All severities, lowest first.
+    pub const ALL: [Severity; 5] = [
+        Severity::Info,
+        Severity::Low,
+        Severity::Medium,
+        Severity::High,
+        Severity::Critical,
+    ];
+
+    /// Lower-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Low => "low",
+            Severity::Medium => "medium",
+            Severity::High => "high",
+            Severity::Critical => "critical",
+        }
+    }
+
+    /// Parse a severity name.
+    pub fn parse(s: &str) -> Option<Severity> {
+        Severity::ALL
+            .into_iter()
+            .find(|x| x.as_str().eq_ignore_ascii_case(s.trim()))
+    }
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A compiled breakdown.
+#[derive(Debug, Clone)]
+pub struct Breakdown {
+    /// Name of the whole.
+    pub label: String,
+    /// The whole.
+    pub total: Expr,
+    /// Labelled parts.
+    pub parts: Vec<(String, Expr)>,
+    /// Name of what is left.
+    pub rest: String,
+}
+
+// ----------------------------------------------------------- compiled model
+
+/// Where a rule lives in its policy file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RuleSource {
+    /// Policy file path as given (`policies/linux-network.yaml` for built-ins).
+    pub path: String,
+    /// 1-based line of the rule's `id`.
+    pub line: usize,
+}
+
+/// A compiled template: literal text and expressions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Template {
+    /// Parts in order.
+    pub parts: Vec<TemplatePart>,
+    /// The text as written.
+    pub source: String,
+}
+
+/// Part of a [`Template`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum TemplatePart {
+    /// Literal text.
+    Text(String),
+    /// `{expr}`.
+    Expr(Expr),
+}
+
+/// Comparison of an `expect` entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub enum ExpectOp {
+    Equals,
+    OneOf,
+    Not,
+    Min,
+    Max,
+    Gt,
+    Lt,
+}
+
+impl ExpectOp {
+    /// Words for explanations.
+    pub fn words(self) -> &'static str {
+        match self {
+            ExpectOp::Equals => "=",
+            ExpectOp::OneOf => "one of",
+            ExpectOp::Not => "not",
+            ExpectOp::Min => ">=",
+            ExpectOp::Max => "<=",
+            ExpectOp::Gt => ">",
+            ExpectOp::Lt => "<",
+        }
+    }
+}
+
+/// What a rule checks.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum Check {
+    /// One setting against expectations.
+    Setting {
+        /// Namespace.
+        ns: String,
+        /// Canonical key as written (namespace canonicalises at lookup).
+        key: String,
+        /// Value expectations (each expression is evaluated).
+        expect: Vec<(ExpectOp, Vec<Expr>)>,
+        /// `Some(true)`: must be present; `Some(false)`: must be absent.
+        presence: Option<bool>,
+    },
+    /// A boolean expression.
+    Assert(Expr),
+    /// Namespace-vs-namespace drift.
+    Drift(DriftCheck),
+}
+
+/// A compiled `drift:` check.
+#[derive(Debug, Clone)]
+pub struct DriftCheck {
+    /// Configured namespace.
+    pub configured: String,
+    /// Running namespace.
+    pub running: String,
+    /// Only these keys.
+    pub keys: Vec<glob::Pattern>,
+    /// Never these keys.
+    pub ignore: Vec<glob::Pattern>,
+    /// Record field compared on the configured side.
+    pub field: Option<String>,
+    /// Record field compared on the running side.
+    pub running_field: Option<String>,
+    /// Comparison.
+    pub compare: CompareMode,
+}
+
+/// A compiled `applies` condition.
+#[derive(Debug, Clone)]
+pub enum Applies {
+    /// Kernel comparisons (all must hold).
+    Kernel(Vec<(String, Vec<u64>)>, String),
+    /// Path exists.
+    Exists(String),
+    /// Path missing.
+    Missing(String),
+    /// Expression.
+    When(Expr, String),
+}
+
+/// A compiled rule.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    /// Stable id.
+    pub id: String,
+    /// Policy id.
+    pub policy: String,
+    /// Title.
+    pub title: String,
+    /// Severity.
+    pub severity: Severity,
+    /// Conditions.
+    pub applies: Vec<Applies>,
+    /// `let` bindings.
+    pub lets: BTreeMap<String, Expr>,
+    /// The check.
+    pub check: Check,
+    /// Rationale template.
+    pub why: Template,
+    /// Fix template.
+    pub fix: Template,
+    /// References.
+    pub references: Vec<String>,
+    /// Where the rule is defined.
+    pub source: RuleSource,
+    /// Optional picture of how a whole divides (text report bar).
+    pub breakdown: Option<Breakdown>,
+}
+
+impl Rule {
+    /// Every expression of the rule (for static analysis).
+    pub fn expressions(&self) -> Vec<&Expr> {
+        let mut out: Vec<&Expr> = self.lets.values().collect();
+        for a in &self.applies {
+            if let Applies::When(e, _) = a {
+                out.push(e);
+            }
+        }
+        match &self.check {
+            Check::Assert(e) => out.push(e),
+            Check::Setting { expect, .. } => out.extend(expect.iter().flat_map(|(_, v)| v.iter())),
+            Check::Drift(_) => {}
+        }
+        if let Some(b) = &self.breakdown {
+            out.push(&b.total);
+            out.extend(b.parts.iter().map(|(_, e)| e));
+        }
+        for t in [&self.why, &self.fix] {
+            for p in &t.parts {
+                if let TemplatePart::Expr(e) = p {
+                    out.push(e);
+                }
+            }
+        }
+        out
+    }
+
+    /// Settings (`namespace`, key) the rule reads statically.
+    pub fn settings_read(&self) -> BTreeSet<(String, String)> {
+        let mut out = BTreeSet::new();
+        if let Check::Setting { ns, key, .. } = &self.check {
+            out.insert((ns.clone(), key.clone()));
+        }
+        if let Check::Drift(d) = &self.check {
+            out.insert((d.configured.clone(), "*".into()));
+            out.insert((d.running.clone(), "*".into()));
+        }
+        for e in self.expressions() {
+            expr::walk(e, &mut |x| {
+                if let Expr::Setting(ns, k) = x {
+                    let key = match k.as_ref() {
+                        Expr::Lit(v) => v.to_plain(),
+                        _ => "*".into(),
+                    };
+                    out.insert((ns.clone(), key));
+                }
+            });
+        }
+        out
+    }
+
+    /// Facts (`mem_total`, ...) the rule reads.
+    pub fn facts_read(&self) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        for e in self.expressions() {
+            expr::walk(e, &mut |x| {
+                if let Expr::Name(n) = x {
+                    if expr::FACTS.contains(&n.as_str()) {
+                        out.insert(n.clone());
+                    }
+                }
+            });
+        }
+        out
+    }
+}
+
+/// A loaded policy (metadata and parameters).
+#[derive(Debug, Clone)]
+pub struct Policy {
+    /// Id.
+    pub id: String,
+    /// Title.
+    pub title: String,
+    /// Description.
+    pub description: String,
+    /// Parameters with their current values (defaults, then `--set` overrides).
+    pub params: BTreeMap<String, Value>,
+    /// Parameter defaults as written.
+    pub param_defaults: BTreeMap<String, String>,
+    /// File it came from.
+    pub path: String,
+}

@@ -1,0 +1,238 @@
+//! The policy set: the built-in policies, files and directories of policy
+//! files (read through the host reader's confined, capped, FIFO-safe path),
+//! ids unique across all of them, `--set` overrides and rule filters. Must
+//! not evaluate rules.
+
+use std::path::{Path, PathBuf};
+
+use super::compile::compile;
+use super::diagnostics::problem_at;
+use super::values::param_value;
+use super::{ParamValue, Policy, PolicyError, Rule};
+use crate::expr;
+
+/// The built-in policies, compiled into the binary.
+pub const BUILTIN: &[(&str, &str)] = &[
+    (
+        "policies/linux-network.yaml",
+        include_str!("../../policies/linux-network.yaml"),
+    ),
+    (
+        "policies/linux-sysctl.yaml",
+        include_str!("../../policies/linux-sysctl.yaml"),
+    ),
+    (
+        "policies/zimbra-memory.yaml",
+        include_str!("../../policies/zimbra-memory.yaml"),
+    ),
+    (
+        "policies/mysql-innodb.yaml",
+        include_str!("../../policies/mysql-innodb.yaml"),
+    ),
+    (
+        "policies/storage.yaml",
+        include_str!("../../policies/storage.yaml"),
+    ),
+];
+
+/// A set of loaded policies and their rules, validated together (rule ids unique).
+#[derive(Debug, Clone, Default)]
+pub struct PolicySet {
+    /// Policies in load order.
+    pub policies: Vec<Policy>,
+    /// Rules in load order.
+    pub rules: Vec<Rule>,
+}
+
+impl PolicySet {
+    /// An empty set.
+    pub fn new() -> PolicySet {
+        PolicySet::default()
+    }
+
+    /// The built-in policies.
+    pub fn builtin() -> Result<PolicySet, PolicyError> {
+        let mut set = PolicySet::new();
+        for (path, text) in BUILTIN {
+            set.add_str(path, text)?;
+        }
+        Ok(set)
+    }
+
+    /// Add a policy from YAML text; `path` names it in messages.
+    ///
+    /// ```
+    /// let mut set = driftaudit::PolicySet::new();
+    /// set.add_str("mine.yaml", "policy: mine\ntitle: Mine\nrules:\n  - id: my.syncookies\n    title: SYN cookies on\n    severity: medium\n    setting: sysctl.net.ipv4.tcp_syncookies\n    expect: { min: 1 }\n    why: tcp_syncookies is {actual}\n    fix: set it to 1\n")?;
+    /// assert!(set.rule("my.syncookies").is_some());
+    ///
+    /// // Problems carry file, line and a caret under the offending text.
+    /// let err = set.add_str("bad.yaml", "policy: bad\ntitle: Bad\nrulez: []\n").unwrap_err();
+    /// assert!(err.to_string().starts_with("bad.yaml:3:1:"), "{err}");
+    /// # Ok::<(), driftaudit::PolicyError>(())
+    /// ```
+    pub fn add_str(&mut self, path: &str, text: &str) -> Result<(), PolicyError> {
+        let (policy, rules) = compile(path, text)?;
+        let mut problems = Vec::new();
+        if self.policies.iter().any(|p| p.id == policy.id) {
+            problems.push(problem_at(
+                path,
+                text,
+                1,
+                1,
+                None,
+                format!("policy id `{}` is already loaded", policy.id),
+            ));
+        }
+        for r in &rules {
+            if let Some(prev) = self.rules.iter().find(|x| x.id == r.id) {
+                problems.push(problem_at(
+                    path,
+                    text,
+                    r.source.line,
+                    1,
+                    Some(r.id.clone()),
+                    format!(
+                        "duplicate rule id `{}`: already defined at {}:{}",
+                        r.id, prev.source.path, prev.source.line
+                    ),
+                ));
+            }
+        }
+        if !problems.is_empty() {
+            return Err(PolicyError::Invalid(problems));
+        }
+        self.policies.push(policy);
+        self.rules.extend(rules);
+        Ok(())
+    }
+
+    /// Add a policy file, or every `*.yaml`/`*.yml` file of a directory (sorted).
+    ///
+    /// Files are read with the host reader's rules: a FIFO, socket or device
+    /// is refused without a blocking open, and a file is read up to
+    /// [`MAX_POLICY_BYTES`], never further. A directory is not descended into
+    /// (a `*.yaml` entry that is a directory is an error, not a recursion).
+    pub fn add_path(&mut self, path: impl AsRef<Path>) -> Result<(), PolicyError> {
+        let path = path.as_ref();
+        let io = |e: std::io::Error| PolicyError::Io {
+            path: path.display().to_string(),
+            reason: e.to_string(),
+        };
+        if std::fs::metadata(path).map_err(io)?.is_dir() {
+            let mut files: Vec<PathBuf> = std::fs::read_dir(path)
+                .map_err(io)?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")))
+                .collect();
+            files.sort();
+            if files.is_empty() {
+                return Err(PolicyError::Io {
+                    path: path.display().to_string(),
+                    reason: "the directory holds no .yaml or .yml policy files".into(),
+                });
+            }
+            for f in files {
+                let text = read_policy_file(&f)?;
+                self.add_str(&f.display().to_string(), &text)?;
+            }
+            return Ok(());
+        }
+        let text = read_policy_file(path)?;
+        self.add_str(&path.display().to_string(), &text)
+    }
+
+    /// Override a parameter: `NAME=VALUE` or `POLICY.NAME=VALUE`.
+    pub fn set_param(&mut self, assignment: &str) -> Result<(), PolicyError> {
+        let (name, value) = assignment.split_once('=').ok_or_else(|| {
+            PolicyError::Param(format!("`--set {assignment}`: expected NAME=VALUE"))
+        })?;
+        let (pol, name) = match name.split_once('.') {
+            Some((p, n)) => (Some(p.trim()), n.trim()),
+            None => (None, name.trim()),
+        };
+        let v = param_value(&ParamValue::Text(value.trim().to_string()))
+            .map_err(|e| PolicyError::Param(format!("`--set {assignment}`: {e}")))?;
+        let mut hit = 0;
+        for p in &mut self.policies {
+            if pol.is_some_and(|x| x != p.id) {
+                continue;
+            }
+            if let Some(slot) = p.params.get_mut(name) {
+                *slot = v.clone();
+                hit += 1;
+            }
+        }
+        if hit == 0 {
+            let all: Vec<String> = self
+                .policies
+                .iter()
+                .flat_map(|p| p.params.keys().cloned())
+                .collect();
+            let refs: Vec<&str> = all.iter().map(String::as_str).collect();
+            return Err(PolicyError::Param(format!(
+                "`--set {assignment}`: no loaded policy has a parameter `{name}`{}",
+                expr::suggest(name, &refs)
+            )));
+        }
+        Ok(())
+    }
+
+    /// Keep only rules whose id matches one of `only` (if any) and none of `skip`.
+    pub fn filter(&mut self, only: &[String], skip: &[String]) -> Result<(), PolicyError> {
+        let compile = |g: &String| {
+            glob::Pattern::new(g)
+                .map_err(|e| PolicyError::Param(format!("rule pattern `{g}`: {e}")))
+        };
+        let only: Vec<glob::Pattern> = only.iter().map(compile).collect::<Result<_, _>>()?;
+        let skip: Vec<glob::Pattern> = skip.iter().map(compile).collect::<Result<_, _>>()?;
+        self.rules.retain(|r| {
+            (only.is_empty() || only.iter().any(|p| p.matches(&r.id)))
+                && !skip.iter().any(|p| p.matches(&r.id))
+        });
+        Ok(())
+    }
+
+    /// The policy a rule belongs to.
+    pub fn policy_of(&self, rule: &Rule) -> Option<&Policy> {
+        self.policies.iter().find(|p| p.id == rule.policy)
+    }
+
+    /// Find a rule by id.
+    pub fn rule(&self, id: &str) -> Option<&Rule> {
+        self.rules.iter().find(|r| r.id == id)
+    }
+}
+
+/// Largest policy file read (a policy is a few kilobytes; the built-in ones
+/// are under 40 KiB).
+pub const MAX_POLICY_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Read one policy file the way host files are read (the live host's
+/// reader): type checked before and after a non-blocking open, size capped
+/// while reading, so a FIFO, `/dev/zero` or a growing file cannot block the
+/// load or fill memory.
+fn read_policy_file(path: &Path) -> Result<String, PolicyError> {
+    let err = |reason: String| PolicyError::Io {
+        path: path.display().to_string(),
+        reason,
+    };
+    let abs = std::path::absolute(path).map_err(|e| err(e.to_string()))?;
+    let abs = abs
+        .to_str()
+        .ok_or_else(|| err("the path is not valid UTF-8".into()))?;
+    let bytes = crate::host::Host::live()
+        .read_bytes_capped(abs, MAX_POLICY_BYTES)
+        .map_err(|e| match e {
+            crate::host::ReadError::TooLarge(_) => err(format!(
+                "larger than the {MAX_POLICY_BYTES}-byte policy cap"
+            )),
+            e => err(e.to_string()),
+        })?;
+    String::from_utf8(bytes).map_err(|e| {
+        err(format!(
+            "not UTF-8 text (invalid byte at offset {})",
+            e.utf8_error().valid_up_to()
+        ))
+    })
+}

@@ -1,0 +1,209 @@
+//! The raw policy spec: serde types for a policy file as written, every
+//! user value that a problem can point at wrapped in `Spanned` (line and
+//! column). The JSON Schema (policies/schema.json) is generated from these
+//! types. Must not validate or compile anything: that is `compile`'s job.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_saphyr::Spanned;
+
+use super::Severity;
+
+// ---------------------------------------------------------------- raw model
+
+/// A policy file as written (the JSON Schema is generated from these types).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(
+    title = "driftaudit policy",
+    description = "A driftaudit policy file (policy language v1)"
+)]
+pub struct PolicyFile {
+    /// Policy id, e.g. `linux-network`.
+    #[schemars(with = "String")]
+    pub policy: Spanned<String>,
+    /// One-line title.
+    pub title: String,
+    /// What the policy is about.
+    #[serde(default)]
+    pub description: String,
+    /// Named defaults for thresholds, overridable with `--set NAME=VALUE`.
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, ParamValue>")]
+    pub params: BTreeMap<String, Spanned<ParamValue>>,
+    /// The rules.
+    pub rules: Vec<RuleSpec>,
+}
+
+/// A parameter value: a number, a boolean, or a string holding a size (`10G`),
+/// a percentage (`15%`), a path or any expression of constants.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ParamValue {
+    /// Boolean.
+    Bool(bool),
+    /// Number.
+    Number(f64),
+    /// Text: a size, a percentage, a path...
+    Text(String),
+}
+
+/// One rule as written.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RuleSpec {
+    /// Stable id, unique across all loaded policies (`linux.tcp-tw-recycle`).
+    #[schemars(with = "String")]
+    pub id: Spanned<String>,
+    /// One-line title.
+    pub title: String,
+    /// Severity of a failure.
+    pub severity: Severity,
+    /// Conditions under which the rule applies; otherwise it is skipped with the reason.
+    #[serde(default)]
+    pub applies: Vec<Condition>,
+    /// Named expressions usable in the check and the templates.
+    #[serde(default, rename = "let")]
+    #[schemars(with = "BTreeMap<String, String>")]
+    pub lets: BTreeMap<String, Spanned<String>>,
+    /// The setting checked by `expect` (`sysctl.net.ipv4.tcp_tw_recycle`).
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub setting: Option<Spanned<String>>,
+    /// Expectations on `setting`.
+    #[serde(default)]
+    pub expect: Option<Expect>,
+    /// A boolean expression that must hold.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub assert: Option<Spanned<String>>,
+    /// Compare every key of one namespace with another.
+    #[serde(default)]
+    pub drift: Option<DriftSpec>,
+    /// Rationale; a template rendered into the finding's explanation.
+    #[schemars(with = "String")]
+    pub why: Spanned<String>,
+    /// What to change; a template.
+    #[schemars(with = "String")]
+    pub fix: Spanned<String>,
+    /// Reference URLs.
+    #[serde(default)]
+    pub references: Vec<String>,
+    /// How a whole divides into parts (e.g. RAM into heap, pool and the rest),
+    /// drawn as a one-line bar in the text report.
+    #[serde(default)]
+    pub breakdown: Option<BreakdownSpec>,
+}
+
+/// `breakdown:` — a total and the parts taken out of it, as expressions.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BreakdownSpec {
+    /// What the whole is called (`RAM`).
+    pub label: String,
+    /// The whole (`mem_total`).
+    #[schemars(with = "String")]
+    pub total: Spanned<String>,
+    /// Parts, in order; what they leave is shown as `rest`.
+    pub parts: Vec<BreakdownPartSpec>,
+    /// Name of what is left (`page cache and other services`).
+    #[serde(default = "default_rest")]
+    pub rest: String,
+}
+
+fn default_rest() -> String {
+    "rest".into()
+}
+
+/// One part of a breakdown.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BreakdownPartSpec {
+    /// Label (`Java heap`).
+    pub label: String,
+    /// Size expression.
+    #[schemars(with = "String")]
+    pub value: Spanned<String>,
+}
+
+/// A condition in `applies`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase", deny_unknown_fields)]
+pub enum Condition {
+    /// Kernel release comparison, e.g. `< 4.12` or `>= 4.10, < 4.12`.
+    Kernel(String),
+    /// A host path exists.
+    Exists(String),
+    /// A host path does not exist.
+    Missing(String),
+    /// An expression that must be true.
+    When(#[schemars(with = "String")] Spanned<String>),
+}
+
+/// Expectations on one setting. Several may be given; all must hold.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Expect {
+    /// Equal to.
+    pub equals: Option<ParamValue>,
+    /// Equal to one of.
+    pub one_of: Option<Vec<ParamValue>>,
+    /// Different from.
+    pub not: Option<ParamValue>,
+    /// At least.
+    pub min: Option<ParamValue>,
+    /// At most.
+    pub max: Option<ParamValue>,
+    /// Greater than.
+    pub gt: Option<ParamValue>,
+    /// Less than.
+    pub lt: Option<ParamValue>,
+    /// The setting must exist.
+    pub present: Option<bool>,
+    /// The setting must not exist.
+    pub absent: Option<bool>,
+}
+
+/// `drift:` — compare each key of `configured` with `running`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DriftSpec {
+    /// Namespace holding configured values (`sysctl_boot`).
+    pub configured: String,
+    /// Namespace holding running values (`sysctl`).
+    pub running: String,
+    /// Only keys matching these globs.
+    #[serde(default)]
+    pub keys: Vec<String>,
+    /// Keys never compared (volatile ones).
+    #[serde(default)]
+    pub ignore: Vec<String>,
+    /// For record namespaces (`fstab`, `mount`): the field compared (`kernel_options`).
+    #[serde(default)]
+    pub field: Option<String>,
+    /// Field on the running side when it has another name (`options`); defaults to `field`.
+    #[serde(default)]
+    pub running_field: Option<String>,
+    /// `equal` (default) or `subset`: every configured item appears in the running list.
+    #[serde(default)]
+    pub compare: Option<CompareMode>,
+}
+
+/// How drift compares two values.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CompareMode {
+    /// Equal after normalisation (units, booleans, whitespace).
+    #[default]
+    Equal,
+    /// Every item of the configured list is in the running list (the running
+    /// side may show more, such as filesystem defaults the kernel adds).
+    Subset,
+}
+
+/// The JSON Schema of a policy file, generated from the loader's own types.
+pub fn json_schema() -> serde_json::Value {
+    serde_json::to_value(schemars::schema_for!(PolicyFile)).unwrap_or(serde_json::Value::Null)
+}
