@@ -193,6 +193,9 @@ pub struct ReadLog {
     pub dirs: BTreeSet<String>,
     /// Paths whose kind was asked (`exists`, `kind_of`, `mode`) and exist.
     pub probes: BTreeMap<String, EntryKind>,
+    /// Paths whose kind was asked ([`Host::kind_of`]) that do not exist:
+    /// `snapshot` records them so the snapshot can prove the absence too.
+    pub absent: BTreeSet<String>,
     /// Symlinks whose raw target was asked ([`Host::read_link`]).
     pub links: BTreeMap<String, String>,
     /// Directories whose size was asked ([`Host::dir_size`]).
@@ -573,7 +576,16 @@ impl Host {
 
     /// What kind of entry a host path is.
     pub fn kind_of(&self, host_path: &str) -> Result<EntryKind, ReadError> {
-        let meta = self.stat_of(host_path)?;
+        let meta = match self.stat_of(host_path) {
+            Ok(m) => m,
+            Err(ReadError::NotFound) => {
+                self.record(|l| {
+                    l.absent.insert(lexical(host_path));
+                });
+                return Err(ReadError::NotFound);
+            }
+            Err(e) => return Err(e),
+        };
         self.record(|l| {
             l.probes.insert(lexical(host_path), meta.kind);
         });

@@ -157,6 +157,12 @@ pub struct SnapshotMeta {
     /// link cannot be told from the file it names; docs/snapshot-format.md).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hard_links: Vec<String>,
+    /// Host paths the readers looked for (`applies: exists:`, presence
+    /// probes) that did not exist, so that the snapshot proves their absence
+    /// as the live host does (a path missing from a snapshot alone is
+    /// unknown: it may just not have been copied).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub absent: Vec<String>,
     /// What the snapshot captured completely, so that a key missing from it
     /// is absent on the host rather than unknown: `sysctl` (every readable
     /// `/proc/sys` key is in `captures/sysctl-a.txt`, except the volatile
@@ -283,6 +289,17 @@ pub fn take(
         files: w.files.keys().cloned().collect(),
         unreadable,
         hard_links: host.hard_linked(),
+        absent: log
+            .absent
+            .iter()
+            .filter(|p| {
+                !excluded(p)
+                    && !w.files.contains_key(*p)
+                    && !w.links.contains_key(*p)
+                    && !w.dirs.contains(*p)
+            })
+            .cloned()
+            .collect(),
         complete: vec!["sysctl"],
     };
     w.write_atomically(out, &meta, checked)?;

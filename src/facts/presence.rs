@@ -125,6 +125,10 @@ impl Detection {
     }
 }
 
+/// Why a snapshot path is missing when `snapshot.json` lists it as `absent`:
+/// the host did not have it when the snapshot was taken.
+pub const SNAPSHOT_ABSENT: &str = "does not exist (snapshot.json `absent`)";
+
 /// What is known about whether a host path exists.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PathState {
@@ -184,6 +188,9 @@ impl Facts {
             }
             (SourceKind::Live, Some(r)) => PathState::Unknown(format!("{want}: {r}")),
             (SourceKind::Live, None) => PathState::Unknown(format!("{want} was not looked at")),
+            (SourceKind::Snapshot, Some(r)) if r == SNAPSHOT_ABSENT => {
+                PathState::Absent(format!("{want} does not exist"))
+            }
             (SourceKind::Snapshot, Some(r)) if r != not_found => {
                 PathState::Unknown(format!("{want}: {r}"))
             }

@@ -2,6 +2,8 @@
 //! policies and directory sizes (live walk or `captures/du.txt`). Reads through
 //! [`Host`] only; no policy logic.
 
+use std::collections::BTreeSet;
+
 use crate::host::layout::{self, du_unit, DuSource, Layout};
 use crate::host::{EntryKind, Host, ReadError, SourceKind};
 use crate::parse;
@@ -136,17 +138,53 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
         .facts
         .insert("hostname".into(), Ok(Value::Str(host.name().to_string())));
 
-    // Paths asked about by policies
+    // Paths asked about by policies; a snapshot proves an absence only by
+    // listing the path in snapshot.json `absent` (what `snapshot` looked for
+    // and did not find).
+    let declared = if needs.paths.is_empty() {
+        BTreeSet::new()
+    } else {
+        declared_absent(host)
+    };
     for p in &needs.paths {
         match host.kind_of(p) {
             Ok(_) => {
                 facts.existing_paths.insert(p.clone());
+            }
+            Err(ReadError::NotFound) if declared.contains(&crate::host::lexical(p)) => {
+                facts
+                    .missing_paths
+                    .insert(p.clone(), super::presence::SNAPSHOT_ABSENT.to_string());
             }
             Err(e) => {
                 facts.missing_paths.insert(p.clone(), e.to_string());
             }
         }
     }
+}
+
+/// Host paths a snapshot's `snapshot.json` lists as `absent` (none on a
+/// live host, or without the list).
+fn declared_absent(host: &Host) -> BTreeSet<String> {
+    if host.kind() != SourceKind::Snapshot {
+        return BTreeSet::new();
+    }
+    let Ok(text) = host.read_to_string("/snapshot.json") else {
+        return BTreeSet::new();
+    };
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else {
+        return BTreeSet::new();
+    };
+    v.get("absent")
+        .and_then(|a| a.as_array())
+        .map(|a| {
+            a.iter()
+                .filter_map(|p| p.as_str())
+                .filter(|p| p.starts_with('/'))
+                .map(crate::host::lexical)
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Gather sizes of `paths` (live walk or `captures/du.txt`).
