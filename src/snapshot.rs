@@ -40,6 +40,24 @@ pub const MYSQL_CAPTURE_ARGS: [&str; 10] = [
     "SHOW GLOBAL VARIABLES",
 ];
 
+/// `rpm` arguments for `captures/installed-rpms` (read-only query of the
+/// package database; one `NAME-VERSION-RELEASE.ARCH` a line, as the first
+/// column of sos's `installed-rpms`).
+pub const RPM_CAPTURE_ARGS: [&str; 5] = ["-qa", "--nodigest", "--nosignature", "--qf", "%{NVRA}\n"];
+
+/// An executable named `name` in a directory of `PATH` (or the usual
+/// system directories when `PATH` is unset).
+fn find_program(name: &str) -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into());
+    path.split(':')
+        .filter(|d| d.starts_with('/'))
+        .map(|d| Path::new(d).join(name))
+        .find(|p| {
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
+
 /// Schema id written to `snapshot.json`.
 pub const SNAPSHOT_SCHEMA: &str = "driftaudit.snapshot/1";
 
@@ -274,6 +292,30 @@ pub fn take(
             Err(e) => unreadable.push(Unreadable {
                 path: "captures/mysql-variables.tsv".into(),
                 reason: format!("mysql -NB -e 'SHOW GLOBAL VARIABLES': {e}"),
+            }),
+        }
+    }
+
+    // The installed server package on an RPM host: the version decides which
+    // versioned option groups ([mariadb-10.11], [mysqld-8.0]) the server
+    // reads, and `check` reads no RPM database. Only server packages are kept
+    // (a full list changes on every update); no rpm on the host: nothing.
+    if let Some(rpm) = find_program("rpm") {
+        match run_capped(Command::new(rpm).args(RPM_CAPTURE_ARGS)) {
+            Ok(text) => {
+                let servers: String = text
+                    .lines()
+                    .filter(|l| crate::facts::mysql::server_package(l).is_some())
+                    .map(|l| format!("{}\n", l.trim()))
+                    .collect();
+                if !servers.is_empty() {
+                    w.files
+                        .insert("/captures/installed-rpms".into(), servers.into_bytes());
+                }
+            }
+            Err(e) => unreadable.push(Unreadable {
+                path: "captures/installed-rpms".into(),
+                reason: format!("rpm -qa: {e}"),
             }),
         }
     }

@@ -705,3 +705,207 @@ fn values_the_server_refuses_say_it_will_not_start() {
         .get("max_allowed_packet")
         .is_none());
 }
+
+/// An sosreport of an RPM host: sos's own layout (rpm.py's `installed-rpms`
+/// root symlink into sos_commands/rpm/, `%-59{NVRA} %{INSTALLTIME:date}` rows
+/// sorted with `sort -V`), my.cnf copied at its path.
+fn sosreport(cnf: &str, rpm_file: &str, rows: &str, root_link: bool) -> tempfile::TempDir {
+    let dir = snapshot(&[
+        ("/etc/my.cnf", cnf),
+        ("/version.txt", "sosreport: 4.5.6\n"),
+        ("/sos_logs/sos.log", ""),
+        ("/proc/meminfo", MEM_16G),
+        (&format!("/sos_commands/rpm/{rpm_file}"), rows),
+    ]);
+    if root_link {
+        std::os::unix::fs::symlink(
+            format!("sos_commands/rpm/{rpm_file}"),
+            dir.path().join("installed-rpms"),
+        )
+        .unwrap();
+    }
+    dir
+}
+
+const SOS4_RPMQ: &str = "sh_-c_rpm_--nodigest_-qa_--qf_-59_NVRA_INSTALLTIME_date_sort_-V";
+
+fn rpm_rows(nvras: &[&str]) -> String {
+    nvras
+        .iter()
+        .map(|n| format!("{n:<59} Tue 05 Mar 2024 10:12:44 AM UTC\n"))
+        .collect()
+}
+
+#[test]
+fn versioned_groups_on_rpm_hosts_and_sosreports_follow_the_installed_package() {
+    let cnf = "[mysqld]\nwait_timeout = 100\n[mariadb-10.11]\nwait_timeout = 200\n[mysqld-8.0]\nwait_timeout = 300\n[mariadb-10.5]\nwait_timeout = 105\n";
+    let wait = |dir: &Path| number(&mycnf_effective(dir, "wait_timeout"));
+    // sos 4: installed-rpms at the root, MariaDB's own repository. Client
+    // and utility packages (MariaDB-client, mariadb-server-utils) are not the server.
+    let rows = rpm_rows(&[
+        "MariaDB-client-10.11.6-1.el9.x86_64",
+        "MariaDB-common-10.11.6-1.el9.x86_64",
+        "MariaDB-server-10.11.6-1.el9.x86_64",
+        "mariadb-server-utils-10.5.22-1.el9_2.x86_64",
+        "zlib-1.2.11-40.el9.x86_64",
+    ]);
+    let dir = sosreport(cnf, SOS4_RPMQ, &rows, true);
+    assert_eq!(wait(dir.path()), Some(200.0));
+    let h = Host::snapshot(dir.path()).unwrap();
+    let facts = driftaudit::facts::gather(&h, &driftaudit::facts::Needs::default());
+    assert!(
+        facts.issues.iter().any(|i| i.message.contains(
+            "MariaDB 10.11.6 reads them, the version of the installed package MariaDB-server-10.11.6-1.el9.x86_64 (/installed-rpms:3)"
+        )),
+        "{:#?}",
+        facts.issues
+    );
+    // RHEL's AppStream MariaDB 10.5, no root symlink (an archive extracted
+    // without links): the file in sos_commands/rpm/ is read.
+    let rows = rpm_rows(&[
+        "mariadb-10.5.22-1.el9_2.x86_64",
+        "mariadb-server-10.5.22-1.el9_2.x86_64",
+        "mariadb-server-utils-10.5.22-1.el9_2.x86_64",
+    ]);
+    let dir = sosreport(cnf, SOS4_RPMQ, &rows, false);
+    assert_eq!(wait(dir.path()), Some(105.0));
+    // Oracle's MySQL community server, sos 3's file name.
+    let sos3 = "sh_-c_rpm_--nodigest_-qa_--qf_NAME_-_VERSION_-_RELEASE_._ARCH_INSTALLTIME_date_awk_-F_printf_-59s_s_n_1_2_sort_-f";
+    let rows = rpm_rows(&[
+        "mysql-community-client-8.0.36-1.el7.x86_64",
+        "mysql-community-server-8.0.36-1.el7.x86_64",
+    ]);
+    let dir = sosreport(cnf, sos3, &rows, false);
+    assert_eq!(wait(dir.path()), Some(300.0));
+    // sos's tab-separated package-data alone (Percona Server 8.0).
+    let dir = sosreport(
+        cnf,
+        "package-data",
+        "percona-server-server-8.0.36-28.1.el8.x86_64\tTue 05 Mar 2024 10:12:44 AM UTC\t1709633564\tPercona Development Team\tbuilder\t(none)\t(none)\n",
+        false,
+    );
+    assert_eq!(wait(dir.path()), Some(300.0));
+
+    // An RPM host snapshot: `driftaudit snapshot` records the server packages
+    // of `rpm -qa` as captures/installed-rpms.
+    let dir = snapshot(&[
+        ("/etc/my.cnf", cnf),
+        (
+            "/captures/installed-rpms",
+            "mariadb105-server-10.5.23-1.amzn2023.0.1.x86_64\n",
+        ),
+    ]);
+    assert_eq!(wait(dir.path()), Some(105.0));
+    // An older RPM host's daily /var/log/rpmpkgs (NAME-VERSION-RELEASE.ARCH.rpm).
+    let dir = snapshot(&[
+        ("/etc/my.cnf", cnf),
+        (
+            "/var/log/rpmpkgs",
+            "MariaDB-common-10.11.6-1.el7.centos.x86_64.rpm\nMariaDB-server-10.11.6-1.el7.centos.x86_64.rpm\n",
+        ),
+    ]);
+    assert_eq!(wait(dir.path()), Some(200.0));
+
+    // An RPM-shaped tree with only the RPM database (binary headers
+    // driftaudit does not read): the versioned value stays unknown, and a
+    // rule reading it says what would decide it.
+    let cnf =
+        "[mysqld]\ninnodb_buffer_pool_size = 1G\n[mariadb-10.11]\ninnodb_buffer_pool_size = 12G\n";
+    let dir = snapshot(&[
+        ("/etc/my.cnf", cnf),
+        (
+            "/etc/redhat-release",
+            "Rocky Linux release 9.3 (Blue Onyx)\n",
+        ),
+        ("/var/lib/rpm/rpmdb.sqlite", "SQLite format 3\0\u{1}\u{2}"),
+        ("/proc/meminfo", MEM_16G),
+        ("/captures/du.txt", "1\t/var/lib/mysql\n"),
+    ]);
+    let f = audit(dir.path());
+    let ram = one(&f, "mysql.pool-too-large-for-ram");
+    assert_eq!(ram.status, Status::Unknown, "{ram:#?}");
+    for want in [
+        "[mariadb-10.11]",
+        "version is unknown",
+        "installed-rpms",
+        "driftaudit snapshot --mysql",
+    ] {
+        assert!(
+            ram.explanation.contains(want),
+            "{want}: {}",
+            ram.explanation
+        );
+    }
+    // The same tree as an sosreport with the package list decides it.
+    let dir = sosreport(
+        cnf,
+        SOS4_RPMQ,
+        &rpm_rows(&["MariaDB-server-10.11.6-1.el9.x86_64"]),
+        true,
+    );
+    assert_eq!(
+        number(&mycnf_effective(dir.path(), "innodb_buffer_pool_size")),
+        Some(12.0 * 1024.0 * 1024.0 * 1024.0)
+    );
+}
+
+/// `driftaudit snapshot` on an RPM host runs `rpm -qa` (read-only) and keeps
+/// only the server packages in captures/installed-rpms, which `check` then
+/// reads for the version. Here `rpm` is a stand-in on `PATH` that prints what
+/// `rpm -qa --qf '%{NVRA}\n'` prints and refuses any other arguments.
+#[test]
+fn snapshot_records_the_rpm_server_package() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = tmp.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let rpm = bin.join("rpm");
+    std::fs::write(
+        &rpm,
+        "#!/bin/sh\n[ \"$*\" = \"-qa --nodigest --nosignature --qf %{NVRA}\n\" ] || { echo \"unexpected: $*\" >&2; exit 9; }\nprintf 'bash-5.1.8-6.el9.x86_64\\nMariaDB-server-10.11.6-1.el9.x86_64\\nMariaDB-client-10.11.6-1.el9.x86_64\\n'\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&rpm, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = tmp.path().join("snap");
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_driftaudit"))
+        .args(["snapshot", "--out"])
+        .arg(&out)
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        std::fs::read_to_string(out.join("captures/installed-rpms")).unwrap(),
+        "MariaDB-server-10.11.6-1.el9.x86_64\n"
+    );
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("snapshot.json")).unwrap()).unwrap();
+    assert!(
+        meta["unreadable"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|u| !u["path"].as_str().unwrap_or("").contains("installed-rpms")),
+        "{meta}"
+    );
+    // The snapshot reads as the installed version.
+    let dir = snapshot(&[(
+        "/etc/my.cnf",
+        "[mysqld]\nwait_timeout = 100\n[mariadb-10.11]\nwait_timeout = 200\n",
+    )]);
+    std::fs::create_dir_all(dir.path().join("captures")).unwrap();
+    std::fs::copy(
+        out.join("captures/installed-rpms"),
+        dir.path().join("captures/installed-rpms"),
+    )
+    .unwrap();
+    assert_eq!(
+        number(&mycnf_effective(dir.path(), "wait_timeout")),
+        Some(200.0)
+    );
+}

@@ -5,7 +5,7 @@
 //! values read with the server version's option table ([`limits`]: unique
 //! prefixes, `skip-`/`enable-` with `=0`, values the server refuses, numeric
 //! limits), the version from the runtime capture or else the installed
-//! package, runtime variables from `captures/mysql-variables.tsv`, and the
+//! package (dpkg database, RPM package lists, upgrade-info file), runtime variables from `captures/mysql-variables.tsv`, and the
 //! values the server will run with (its limits and buffer-pool rounding).
 //! Produces the `mycnf`, `mycnf_effective` and `mysql` namespaces and the
 //! `mysql_version` / `mysql_datadir` facts. All reads go through [`Host`];
@@ -1339,49 +1339,130 @@ const SERVER_PACKAGES: [&str; 8] = [
     "mariadb-server-10",
 ];
 
-/// The installed server's version from what is on disk: the dpkg database
-/// (`/var/lib/dpkg/status`: an installed `mariadb-server-core`,
-/// `mariadb-server-core-10.5`, `mysql-server-core-8.0`, ...), else the
-/// `mariadb_upgrade_info`/`mysql_upgrade_info` file `mariadb-upgrade` leaves
-/// in the data directory. Returns the version and where it was read.
-/// RPM hosts keep their database in a format driftaudit does not read; there
-/// the upgrade-info file is the only source.
+/// The installed server's version from what is on disk, first found wins:
+/// the dpkg database (`/var/lib/dpkg/status`: an installed
+/// `mariadb-server-core`, `mariadb-server-core-10.5`, `mysql-server-core-8.0`,
+/// ...); a package listing (an sosreport's `installed-rpms`, `package-data`
+/// or `installed-debs`, `rpm -qa` output in a snapshot's
+/// `captures/installed-rpms`, the daily `/var/log/rpmpkgs`: see
+/// [`server_package`]); else the `mariadb_upgrade_info`/`mysql_upgrade_info`
+/// file `mariadb-upgrade` (and MySQL 8.0's own upgrade) leaves in the data
+/// directory. Returns the version and where it was read.
+///
+/// The RPM database itself (`/var/lib/rpm`: Berkeley DB or SQLite holding
+/// binary package headers) is not read, and a live `check` runs no command
+/// (`rpm -q`) on the audited host: `driftaudit snapshot` captures the server
+/// packages of `rpm -qa` instead (docs/snapshot-format.md).
 pub fn installed_version(host: &Host, datadir: &str) -> Option<(ServerVersion, String)> {
-    if let Ok(status) = host.read_to_string("/var/lib/dpkg/status") {
-        let mut best: Option<(usize, ServerVersion, String)> = None;
-        for para in status.split("\n\n") {
-            let field = |f: &str| {
-                para.lines()
-                    .find_map(|l| l.strip_prefix(f).map(|v| v.trim().to_string()))
-            };
-            let (Some(pkg), Some(st), Some(ver)) =
-                (field("Package:"), field("Status:"), field("Version:"))
-            else {
-                continue;
-            };
-            if !st.ends_with(" installed") {
-                continue;
+    if let Some(found) = dpkg_status_version(host) {
+        return Some(found);
+    }
+    if let Some(found) = listed_package_version(host) {
+        return Some(found);
+    }
+    for f in ["mariadb_upgrade_info", "mysql_upgrade_info"] {
+        let path = format!("{}/{f}", datadir.trim_end_matches('/'));
+        if let Ok(t) = host.read_to_string(&path) {
+            let t = t.trim_matches(|c: char| c.is_whitespace() || c == '\0');
+            if let Some(v) = ServerVersion::parse(t) {
+                return Some((v, format!("`{}` in {path}", crate::parse::truncate(t, 80))));
             }
-            let Some(rank) = SERVER_PACKAGES.iter().position(|p| {
-                pkg == *p
-                    || pkg
-                        .strip_prefix(p)
-                        .and_then(|r| r.strip_prefix('-'))
-                        .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
-            }) else {
+        }
+    }
+    None
+}
+
+fn dpkg_status_version(host: &Host) -> Option<(ServerVersion, String)> {
+    let status = host.read_to_string("/var/lib/dpkg/status").ok()?;
+    let mut best: Option<(usize, ServerVersion, String)> = None;
+    for para in status.split("\n\n") {
+        let field = |f: &str| {
+            para.lines()
+                .find_map(|l| l.strip_prefix(f).map(|v| v.trim().to_string()))
+        };
+        let (Some(pkg), Some(st), Some(ver)) =
+            (field("Package:"), field("Status:"), field("Version:"))
+        else {
+            continue;
+        };
+        if !st.ends_with(" installed") {
+            continue;
+        }
+        let Some(rank) = dpkg_server_rank(&pkg) else {
+            continue;
+        };
+        let Some(v) = deb_version(&pkg, &ver) else {
+            continue;
+        };
+        if best.as_ref().is_none_or(|b| rank < b.0) {
+            best = Some((
+                rank,
+                v,
+                format!("installed package {pkg} {ver} (/var/lib/dpkg/status)"),
+            ));
+        }
+    }
+    best.map(|(_, v, why)| (v, why))
+}
+
+fn dpkg_server_rank(pkg: &str) -> Option<usize> {
+    SERVER_PACKAGES.iter().position(|p| {
+        pkg == *p
+            || pkg
+                .strip_prefix(p)
+                .and_then(|r| r.strip_prefix('-'))
+                .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+    })
+}
+
+/// `1:10.11.19-0+deb12u1`: the epoch goes, the upstream version stays.
+fn deb_version(pkg: &str, ver: &str) -> Option<ServerVersion> {
+    let upstream = ver.split_once(':').map_or(ver, |(_, v)| v);
+    let mut v = ServerVersion::parse(upstream)?;
+    v.mariadb = pkg.starts_with("mariadb");
+    Some(v)
+}
+
+/// Most lines read from one package listing (a host has a few thousand packages).
+const MAX_LISTING_LINES: usize = 200_000;
+
+fn listed_package_version(host: &Host) -> Option<(ServerVersion, String)> {
+    let mut files: Vec<String> = host
+        .layout()
+        .map(|l| l.package_listings())
+        .unwrap_or(&[])
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    if host.layout() == Some(crate::host::layout::Layout::Sosreport) {
+        if let Ok(entries) = host.read_dir(crate::host::layout::SOS_RPM_DIR) {
+            for e in entries {
+                if crate::host::layout::is_sos_rpm_query(&e.name) {
+                    files.push(format!("{}/{}", crate::host::layout::SOS_RPM_DIR, e.name));
+                }
+            }
+        }
+    }
+    files.push("/var/log/rpmpkgs".into());
+    for path in files {
+        let Ok(text) = host.read_to_string(&path) else {
+            continue;
+        };
+        let mut best: Option<(usize, ServerVersion, String)> = None;
+        for (i, line) in text.lines().take(MAX_LISTING_LINES).enumerate() {
+            let Some((rank, v, what)) = server_package(line) else {
                 continue;
             };
-            // `1:10.11.19-0+deb12u1`: the epoch goes, the upstream version stays.
-            let upstream = ver.split_once(':').map_or(ver.as_str(), |(_, v)| v);
-            let Some(mut v) = ServerVersion::parse(upstream) else {
-                continue;
-            };
-            v.mariadb = pkg.starts_with("mariadb");
             if best.as_ref().is_none_or(|b| rank < b.0) {
+                let daily = if path == "/var/log/rpmpkgs" {
+                    ", the daily package list"
+                } else {
+                    ""
+                };
                 best = Some((
                     rank,
                     v,
-                    format!("installed package {pkg} {ver} (/var/lib/dpkg/status)"),
+                    format!("installed package {what} ({path}:{}{daily})", i + 1),
                 ));
             }
         }
@@ -1389,17 +1470,82 @@ pub fn installed_version(host: &Host, datadir: &str) -> Option<(ServerVersion, S
             return Some((v, why));
         }
     }
-    for f in ["mariadb_upgrade_info", "mysql_upgrade_info"] {
-        let path = format!("{}/{f}", datadir.trim_end_matches('/'));
-        if let Ok(t) = host.read_to_string(&path) {
-            let t = t.trim_matches(|c: char| c.is_whitespace() || c == '\0');
-            if let Some(v) = ServerVersion::parse(t) {
-                return Some((v, format!("`{t}` in {path}")));
-            }
-        }
-    }
     None
 }
+
+/// The server package a line of a package listing names, with its rank
+/// (lower: more specific), version and the package as written. Lines are
+/// `NAME-VERSION-RELEASE.ARCH` first (sos's `installed-rpms`, padded and
+/// followed by the install date; `package-data`, tab-separated;
+/// `/var/log/rpmpkgs` with `.rpm`), or `dpkg -l` rows (`ii  NAME  VERSION
+/// ARCH  DESCRIPTION`). RPM server packages: `MariaDB-server` (MariaDB's
+/// repository), `mariadb-server`/`mysql-server` and their versioned
+/// variants (`mariadb105-server` on Amazon Linux, `mariadb10.11-server`,
+/// `mysql8.0-server` on Fedora), `mysql-community-server` (Oracle's
+/// repository), `percona-server-server` and `Percona-Server-server-57`,
+/// `MariaDB-Galera-server`/`mariadb-galera-server`. Software Collections
+/// (`rh-mariadb105-mariadb-server`) read other option files and are not
+/// taken.
+pub fn server_package(line: &str) -> Option<(usize, ServerVersion, String)> {
+    let mut words = line.split_whitespace();
+    let first = words.next()?;
+    if first == "ii" || first == "hi" {
+        // dpkg -l: installed (or held) packages only.
+        let pkg = words.next()?;
+        let ver = words.next()?;
+        let name = pkg.split_once(':').map_or(pkg, |(n, _)| n);
+        let rank = dpkg_server_rank(name)?;
+        return Some((
+            rank,
+            deb_version(name, ver)?,
+            format!(
+                "{} {}",
+                crate::parse::truncate(name, 80),
+                crate::parse::truncate(ver, 80)
+            ),
+        ));
+    }
+    let nvra = first.strip_suffix(".rpm").unwrap_or(first);
+    // `.ARCH` has no `-`; the release and version are the last two `-` fields.
+    let nvr = match nvra.rsplit_once('.') {
+        Some((nvr, arch)) if !arch.contains('-') && !arch.is_empty() => nvr,
+        _ => nvra,
+    };
+    let (nv, _release) = nvr.rsplit_once('-')?;
+    let (name, version) = nv.rsplit_once('-')?;
+    let lower = name.to_ascii_lowercase();
+    let versioned = |base: &str| {
+        lower
+            .strip_prefix(base)
+            .and_then(|r| r.strip_suffix("-server"))
+            .is_some_and(|mid| mid.bytes().all(|b| b.is_ascii_digit() || b == b'.'))
+    };
+    let rank = if name == "MariaDB-server" || name == "mariadb-server" || name == "mysql-server" {
+        0
+    } else if lower == "mysql-community-server" || lower == "percona-server-server" {
+        1
+    } else if lower
+        .strip_prefix("percona-server-server-")
+        .is_some_and(|r| !r.is_empty() && r.bytes().all(|b| b.is_ascii_digit()))
+        || versioned("mariadb")
+        || versioned("mysql")
+    {
+        2
+    } else if lower == "mariadb-galera-server" {
+        3
+    } else {
+        return None;
+    };
+    let mut v = ServerVersion::parse(version)?;
+    v.mariadb = lower.contains("mariadb");
+    Some((rank, v, crate::parse::truncate(nvra, 120)))
+}
+
+/// What was looked for when the server version stays unknown.
+const UNKNOWN_VERSION_WHY: &str = "no runtime capture; no server package in /var/lib/dpkg/status, an sosreport's installed-rpms or installed-debs, captures/installed-rpms or /var/log/rpmpkgs; no mariadb_upgrade_info or mysql_upgrade_info in the data directory";
+
+/// What would decide the server version.
+const UNKNOWN_VERSION_FIX: &str = "capture `SHOW GLOBAL VARIABLES` (driftaudit snapshot --mysql), or take the snapshot on the host so it records the installed server package (`rpm -qa`)";
 
 /// Whether the server plausibly lowered `key` at start-up from other
 /// settings or the process's limits (beyond the per-option limits), given
@@ -1522,7 +1668,7 @@ pub fn gather(host: &Host, _needs: &Needs, facts: &mut Facts) {
             unknown_versioned.insert(key, {
                 (
                     format!(
-                        "`{}` is set in [{}] at {}, a group only that server version reads; the server version is unknown (no runtime capture, no installed server package or upgrade-info file found), so whether it applies cannot be told: capture `SHOW GLOBAL VARIABLES` (driftaudit snapshot --mysql)",
+                        "`{}` is set in [{}] at {}, a group only that server version reads; the server version is unknown ({UNKNOWN_VERSION_WHY}), so whether it applies cannot be told: {UNKNOWN_VERSION_FIX}",
                         o.name, o.group, o.evidence
                     ),
                     o.evidence.clone(),
@@ -1535,7 +1681,7 @@ pub fn gather(host: &Host, _needs: &Needs, facts: &mut Facts) {
                     path: set.files_read.first().cloned().unwrap_or_else(|| DEFAULT_FILES[0].to_string()),
                     line: None,
                     column: None,
-                    message: format!("group [{g}] is read only by that server version; the version is unknown (no runtime capture, no installed server package), so the options it sets are unknown"),
+                    message: format!("group [{g}] is read only by that server version; the version is unknown ({UNKNOWN_VERSION_WHY}), so the options it sets are unknown: {UNKNOWN_VERSION_FIX}"),
                     source: SOURCE.into(),
                     level: crate::facts::IssueLevel::Unknown,
                 });
@@ -1950,6 +2096,60 @@ mod tests {
             typed_runtime("version", "10.11.19-MariaDB"),
             Value::Str("10.11.19-MariaDB".into())
         );
+    }
+
+    #[test]
+    fn server_packages_in_listings() {
+        let v = |l: &str| server_package(l).map(|(_, v, name)| (v.parts, v.mariadb, name));
+        assert_eq!(
+            v("MariaDB-server-10.11.6-1.el9.x86_64                         Tue 05 Mar 2024"),
+            Some((
+                [10, 11, 6],
+                true,
+                "MariaDB-server-10.11.6-1.el9.x86_64".into()
+            ))
+        );
+        assert_eq!(
+            v("mariadb-server-3:10.3.39-1.module+el8.8.0+1452+2a7eab68.x86_64").map(|x| x.0),
+            None,
+            "an epoch is not part of NVRA"
+        );
+        assert_eq!(
+            v("mariadb-server-10.3.39-1.module+el8.8.0+1452+2a7eab68.x86_64").map(|x| x.0),
+            Some([10, 3, 39])
+        );
+        assert_eq!(
+            v("mysql8.0-server-8.0.36-1.fc39.x86_64").map(|x| (x.0, x.1)),
+            Some(([8, 0, 36], false))
+        );
+        assert_eq!(
+            v("Percona-Server-server-57-5.7.44-48.1.el7.x86_64").map(|x| x.0),
+            Some([5, 7, 44])
+        );
+        assert_eq!(
+            v("MariaDB-server-10.11.6-1.el7.centos.x86_64.rpm").map(|x| x.0),
+            Some([10, 11, 6])
+        );
+        assert_eq!(
+            v("ii  mariadb-server-core            1:10.11.19-0+deb12u1          amd64        MariaDB database core server files")
+                .map(|x| (x.0, x.1)),
+            Some(([10, 11, 19], true))
+        );
+        assert_eq!(
+            v("rc  mariadb-server-core 1:10.11.19-0+deb12u1 amd64 x"),
+            None
+        );
+        for not_server in [
+            "mariadb-server-utils-10.5.22-1.el9_2.x86_64",
+            "MariaDB-client-10.11.6-1.el9.x86_64",
+            "rh-mariadb105-mariadb-server-10.5.22-1.el7.x86_64",
+            "mysql-community-server-debug-8.0.36-1.el9.x86_64",
+            "",
+            "-",
+            "mariadb-server",
+        ] {
+            assert_eq!(v(not_server), None, "{not_server}");
+        }
     }
 
     #[test]

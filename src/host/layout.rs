@@ -10,7 +10,8 @@
 //! `host.py` runs `hostname` (older sos 3.x: the `general` plugin),
 //! `filesys.py` runs `dumpe2fs -h DEV` for every ext2/3/4 device in
 //! /proc/mounts, `mysql.py` runs `du -s /var/lib/mysql/*`, `block.py` copies
-//! `/sys/block/*/queue/`. Each command's output is
+//! `/sys/block/*/queue/`, `rpm.py` lists installed packages (`installed-rpms`),
+//! `dpkg.py` runs `dpkg -l` (`installed-debs`). Each command's output is
 //! `sos_commands/PLUGIN/NAME` with NAME from sos's `_mangle_command` (see
 //! [`sos_mangle`]). Files are copied at their own paths (`etc/my.cnf`,
 //! `etc/fstab`, `proc/mounts`, `proc/meminfo`, `etc/sysctl.d/`), like ours.
@@ -164,6 +165,26 @@ impl Layout {
         }
     }
 
+    /// Host paths of installed-package listings, in order: sos's
+    /// `installed-rpms` (`rpm.py`: `rpm --nodigest -qa --qf='%-59{NVRA}
+    /// %{INSTALLTIME:date}'`, sorted; a root symlink into `sos_commands/rpm/`),
+    /// its tab-separated `sos_commands/rpm/package-data`, and `installed-debs`
+    /// (`dpkg.py`: `dpkg -l`); ours: `captures/installed-rpms` (the server
+    /// packages of `rpm -qa`, one `NAME-VERSION-RELEASE.ARCH` a line). Older
+    /// sos versions name the rpm output differently: see [`SOS_RPM_DIR`] and
+    /// [`is_sos_rpm_query`].
+    pub fn package_listings(self) -> &'static [&'static str] {
+        match self {
+            Layout::Sosreport => &[
+                "/installed-rpms",
+                "/sos_commands/rpm/package-data",
+                "/installed-debs",
+                "/sos_commands/dpkg/dpkg_-l",
+            ],
+            Layout::Driftaudit | Layout::Tree => &["/captures/installed-rpms"],
+        }
+    }
+
     /// Directory whose plugin subdirectories hold `du` captures (sos), or the
     /// one `du -sb` capture file (ours).
     pub fn du_source(self) -> DuSource {
@@ -172,6 +193,18 @@ impl Layout {
             Layout::Driftaudit | Layout::Tree => DuSource::File("/captures/du.txt"),
         }
     }
+}
+
+/// sos's rpm plugin output directory (sosreport root).
+pub const SOS_RPM_DIR: &str = "/sos_commands/rpm";
+
+/// Whether a file in [`SOS_RPM_DIR`] is an `rpm -qa` listing by its mangled
+/// command name: `sh_-c_rpm_--nodigest_-qa_--qf_-59_NVRA_INSTALLTIME_date_sort_-V`
+/// (sos 4), `sh_-c_rpm_--nodigest_-qa_--qf_NAME_-_VERSION_..._awk_...` and
+/// `rpm_-qa_--qf_NAME_...` (sos 3); not `rpm_-Va` or `rpm_--showrc`.
+pub fn is_sos_rpm_query(file_name: &str) -> bool {
+    let cmd = file_name.strip_prefix("sh_-c_").unwrap_or(file_name);
+    cmd.starts_with("rpm_") && cmd.split('_').any(|w| w == "-qa")
 }
 
 /// Where directory sizes are captured.
@@ -234,6 +267,26 @@ mod tests {
             "spaces become one underscore"
         );
         assert_eq!(sos_mangle(&"x".repeat(400)).len(), 255);
+    }
+
+    #[test]
+    fn rpm_listings_are_found_by_sos_names() {
+        // sos 4.x rpm.py: `sh -c 'rpm --nodigest -qa --qf="%-59{NVRA} %{INSTALLTIME:date}\n" | sort -V'`
+        let sos4 = sos_mangle(
+            "sh -c 'rpm --nodigest -qa --qf=\"%-59{NVRA} %{INSTALLTIME:date}\n\" | sort -V'",
+        );
+        assert_eq!(
+            sos4,
+            "sh_-c_rpm_--nodigest_-qa_--qf_-59_NVRA_INSTALLTIME_date_sort_-V"
+        );
+        assert!(is_sos_rpm_query(&sos4));
+        // sos 3.x (`sh -c 'rpm --nodigest -qa --qf=...|awk ...|sort -f'`) and 2.x
+        // (`rpm -qa --qf=... --nosignature --nodigest | awk ... | sort`)
+        assert!(is_sos_rpm_query("sh_-c_rpm_--nodigest_-qa_--qf_NAME_-_VERSION_-_RELEASE_._ARCH_INSTALLTIME_date_awk_-F_printf_-59s_s_n_1_2_sort_-f"));
+        assert!(is_sos_rpm_query("rpm_-qa_--qf_NAME_-_VERSION_-_RELEASE_._ARCH_INSTALLTIME_date_INSTALLTIME_VENDOR_--nosignature_--nodigest_awk_-F_printf_-59s_s_n_1_2_sort"));
+        assert!(!is_sos_rpm_query("rpm_-Va"));
+        assert!(!is_sos_rpm_query("rpm_--showrc"));
+        assert!(!is_sos_rpm_query("lsof_D_var_lib_rpm"));
     }
 
     #[test]
