@@ -1542,10 +1542,10 @@ pub fn server_package(line: &str) -> Option<(usize, ServerVersion, String)> {
 }
 
 /// What was looked for when the server version stays unknown.
-const UNKNOWN_VERSION_WHY: &str = "no runtime capture; no server package in /var/lib/dpkg/status, an sosreport's installed-rpms or installed-debs, captures/installed-rpms or /var/log/rpmpkgs; no mariadb_upgrade_info or mysql_upgrade_info in the data directory";
+const UNKNOWN_VERSION_WHY: &str = "no runtime capture, no server package in a package list (dpkg status, installed-rpms, /var/log/rpmpkgs), no upgrade-info file in the data directory";
 
 /// What would decide the server version.
-const UNKNOWN_VERSION_FIX: &str = "capture `SHOW GLOBAL VARIABLES` (driftaudit snapshot --mysql), or take the snapshot on the host so it records the installed server package (`rpm -qa`)";
+const UNKNOWN_VERSION_FIX: &str = "capture `SHOW GLOBAL VARIABLES` (driftaudit snapshot --mysql) or the installed server package (`rpm -qa`: driftaudit snapshot, sos's installed-rpms)";
 
 /// Whether the server plausibly lowered `key` at start-up from other
 /// settings or the process's limits (beyond the per-option limits), given
