@@ -236,7 +236,7 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
 
     // Keys we need live values for: rule keys + explicit persisted keys + glob expansions.
     let mut wanted: BTreeSet<String> = needs.sysctl_keys.clone();
-    wanted.extend(tuned.iter().map(|(k, _)| k.clone()));
+    wanted.extend(tuned.iter().map(|w| w.key.clone()));
     let mut globs: BTreeSet<String> = BTreeSet::new();
     for (_, lines) in parsed.iter().chain(procps_files.iter()) {
         for l in lines.iter() {
@@ -348,7 +348,12 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
     let mut boot = systemd_model(&parsed, &glob_matches, facts);
     // then tuned's writes after boot
     let mut boot_unknown: BTreeMap<String, Entry> = BTreeMap::new();
-    for (k, e) in tuned {
+    for w in tuned {
+        let k = w.key.clone();
+        // a `>`/`<` value is judged against the value at that time
+        let Some(e) = super::tuned::resolve(w, boot.get(&k)) else {
+            continue;
+        };
         match e {
             Entry::Set(mut s) => {
                 if let Some(prev) = boot.get(&k) {

@@ -6,20 +6,49 @@
 //! entries for the `sysctl_boot` namespace, never a namespace of its own.
 
 use crate::host::{EntryKind, Host, ReadError};
-use crate::parse::sysctl::{is_glob, normalize_key};
+use crate::parse::sysctl::{is_glob, normalize_key, swap_dot_slash};
 use crate::parse::tuned::{
-    expand, parse_bool, parse_main_conf, parse_profile, parse_reapply, unquote, ExpandError,
-    TunedProfile,
+    expand, parse_bool, parse_main_conf, parse_profile, parse_reapply, unit_bool, unquote,
+    ExpandError, TunedProfile,
 };
 
 use super::{Entry, Evidence, Facts, FileIssue, IssueLevel, Setting};
+
+/// One write tuned makes after boot, in order.
+#[derive(Debug, Clone)]
+pub struct Write {
+    /// The dotted sysctl key.
+    pub key: String,
+    /// The value written (or why it cannot be known).
+    pub entry: Entry,
+    /// A profile value's `>`/`<` prefix: tuned writes it only if it is
+    /// larger/smaller than the value at that time (see [`resolve`]).
+    pub modifier: Option<char>,
+}
 
 /// The unit symlink `systemctl enable tuned` creates (`WantedBy=multi-user.target`).
 pub const ENABLED_LINK: &str = "/etc/systemd/system/multi-user.target.wants/tuned.service";
 /// The profile(s) tuned loads at start (`tuned-adm profile NAME` writes it).
 pub const ACTIVE_PROFILE: &str = "/etc/tuned/active_profile";
-/// A profile tuned loads after the active ones (tuned >= 2.22).
+/// A profile tuned loads after the active ones.
 pub const POST_LOADED_PROFILE: &str = "/etc/tuned/post_loaded_profile";
+/// `manual` or `auto` (tuned-adm writes it): in `auto` tuned applies the
+/// profile its recommender picks, whatever active_profile says.
+pub const PROFILE_MODE: &str = "/etc/tuned/profile_mode";
+/// Where the installed tuned says its version (the python package), Debian's
+/// layout first, then RHEL's per python version.
+const VERSION_FILES: [&str; 10] = [
+    "/usr/lib/python3/dist-packages/tuned/version.py",
+    "/usr/lib/python3.6/site-packages/tuned/version.py",
+    "/usr/lib/python3.8/site-packages/tuned/version.py",
+    "/usr/lib/python3.9/site-packages/tuned/version.py",
+    "/usr/lib/python3.10/site-packages/tuned/version.py",
+    "/usr/lib/python3.11/site-packages/tuned/version.py",
+    "/usr/lib/python3.12/site-packages/tuned/version.py",
+    "/usr/lib/python3.13/site-packages/tuned/version.py",
+    "/usr/lib/python3.14/site-packages/tuned/version.py",
+    "/usr/lib/python2.7/site-packages/tuned/version.py",
+];
 /// tuned's daemon configuration (`reapply_sysctl`, `profile_dirs`).
 pub const MAIN_CONF: &str = "/etc/tuned/tuned-main.conf";
 
@@ -40,21 +69,6 @@ const REAPPLY_DIRS: [&str; 2] = ["/run/sysctl.d", "/etc/sysctl.d"];
 /// Keys tuned refuses to write (`DEPRECATED_SYSCTL_OPTIONS`, by basename).
 const DEPRECATED: [&str; 2] = ["base_reachable_time", "retrans_time"];
 
-/// Unit options that configure the plugin instance, not sysctl keys.
-const UNIT_OPTIONS: [&str; 11] = [
-    "type",
-    "devices",
-    "enabled",
-    "replace",
-    "priority",
-    "drop",
-    "devices_udev_regex",
-    "script_pre",
-    "script_post",
-    "uname_regex",
-    "cpuinfo_regex",
-];
-
 /// At most this many profiles in one include chain (each file is loaded once,
 /// as tuned does; the cap bounds a hostile snapshot).
 const MAX_PROFILES: usize = 64;
@@ -71,27 +85,69 @@ pub enum TunedState {
     Unknown(String),
 }
 
-/// Decide whether tuned is enabled: the `multi-user.target.wants/tuned.service`
-/// link (a snapshot keeps it even when its target is not copied) and a
-/// non-empty `/etc/tuned/active_profile`.
+/// Decide whether tuned is enabled (the `multi-user.target.wants/tuned.service`
+/// link; a snapshot keeps it even when its target is not copied) and which
+/// profiles it loads, as the daemon's `_get_startup_profile` does:
+/// `profile_mode` `auto`, or no mode and no active profile, means the
+/// recommender picks one at run time; `manual` with no active profile loads
+/// only the post-loaded profile, if any.
 pub fn state(host: &Host) -> TunedState {
     let enabled = host.read_link(ENABLED_LINK).is_some() || host.exists(ENABLED_LINK);
     if !enabled {
         return TunedState::NotEnabled;
     }
-    let mut names: Vec<String> = match host.read_to_string(ACTIVE_PROFILE) {
-        Ok(t) => t.split_whitespace().map(str::to_string).collect(),
-        Err(_) => Vec::new(),
+    let words = |p: &str| -> Vec<String> {
+        match host.read_to_string(p) {
+            Ok(t) => t.split_whitespace().map(str::to_string).collect(),
+            Err(_) => Vec::new(),
+        }
     };
-    if names.is_empty() {
+    let mut names = words(ACTIVE_PROFILE);
+    let mode = host
+        .read_to_string(PROFILE_MODE)
+        .map(|t| t.trim().to_string())
+        .unwrap_or_default();
+    let manual = match mode.as_str() {
+        "manual" => true,
+        "auto" => false,
+        "" => !names.is_empty(),
+        other => {
+            return TunedState::Unknown(format!(
+                "{PROFILE_MODE} says `{other}` (tuned accepts `manual` or `auto` and refuses to start otherwise)"
+            ))
+        }
+    };
+    if !manual {
+        let why = if mode == "auto" {
+            format!("{PROFILE_MODE} is `auto`")
+        } else {
+            format!("{ACTIVE_PROFILE} is missing or empty")
+        };
         return TunedState::Unknown(format!(
-            "tuned.service is enabled but {ACTIVE_PROFILE} is missing or empty: tuned applies the profile it recommends at run time, which the files do not say"
+            "tuned.service is enabled and {why}: tuned applies the profile it recommends at run time (recommend.conf matched against this machine), which the files do not say"
         ));
     }
-    if let Ok(t) = host.read_to_string(POST_LOADED_PROFILE) {
-        names.extend(t.split_whitespace().map(str::to_string));
-    }
+    names.extend(words(POST_LOADED_PROFILE).into_iter().take(1));
     TunedState::Enabled(names)
+}
+
+/// The installed tuned's (major, minor), from its python package.
+pub fn version(host: &Host) -> Option<(u32, u32)> {
+    let text = VERSION_FILES
+        .iter()
+        .find_map(|p| host.read_to_string(p).ok())?;
+    let num = |name: &str| -> Option<u32> {
+        text.lines().find_map(|l| {
+            l.trim()
+                .strip_prefix(name)?
+                .trim()
+                .strip_prefix('=')?
+                .trim()
+                .parse()
+                .ok()
+        })
+    };
+    Some((num("TUNED_VERSION_MAJOR")?, num("TUNED_VERSION_MINOR")?))
 }
 
 /// `Loader.safe_name`: `^[a-zA-Z0-9_.-]+$`.
@@ -214,36 +270,86 @@ fn load(
     Ok(())
 }
 
-/// Merge loaded profiles in order (`Merger._merge_two`): a later section
-/// updates the earlier one of the same name (a repeated option keeps its
-/// place, takes the new value) unless it says `replace=true`.
-fn merge(loaded: &[Loaded]) -> Vec<(String, Vec<Opt>)> {
-    let mut merged: Vec<(String, Vec<Opt>)> = Vec::new();
+/// One unit (section) of the merged profile, as tuned's `Unit` holds it.
+struct Unit {
+    name: String,
+    /// `type=` (default: the unit's name); the later profile's wins.
+    kind: String,
+    /// `enabled=` as tuned's `Unit` reads it; the later profile's wins.
+    enabled: bool,
+    /// `cpuinfo_regex=`/`uname_regex=`: whether the unit applies depends on
+    /// the running machine.
+    host_regex: bool,
+    /// Options in order (`priority` among them, as tuned keeps it there).
+    opts: Vec<Opt>,
+}
+
+/// Options tuned's `Unit` takes out of a section (they configure the unit).
+const POPPED: [&str; 10] = [
+    "type",
+    "enabled",
+    "replace",
+    "drop",
+    "devices",
+    "devices_udev_regex",
+    "cpuinfo_regex",
+    "uname_regex",
+    "script_pre",
+    "script_post",
+];
+
+/// Merge loaded profiles in order (`Merger._merge_two`): a later unit of the
+/// same name takes over `type` and `enabled`, removes the options its `drop=`
+/// names from the earlier one, then updates it (a repeated option keeps its
+/// place, takes the new value); with `replace=true` it replaces the earlier
+/// unit in place.
+fn merge(loaded: &[Loaded]) -> Vec<Unit> {
+    let mut merged: Vec<Unit> = Vec::new();
     for l in loaded {
         for s in &l.profile.sections {
-            let opts: Vec<Opt> = s
-                .options
-                .iter()
-                .map(|o| Opt {
-                    key: o.key.clone(),
-                    value: o.value.clone(),
-                    path: l.path.clone(),
-                    line: o.line,
-                    profile: l.name.clone(),
-                })
-                .collect();
-            let replace = s.get("replace").and_then(parse_bool) == Some(true);
-            match merged.iter_mut().find(|(n, _)| *n == s.name) {
-                Some((_, existing)) if !replace => {
-                    for o in opts {
-                        match existing.iter_mut().find(|e| e.key == o.key) {
-                            Some(e) => *e = o,
-                            None => existing.push(o),
-                        }
-                    }
+            if s.name == "main" {
+                continue;
+            }
+            let get = |k: &str| s.get(k);
+            let unit = Unit {
+                name: s.name.clone(),
+                kind: get("type").unwrap_or(&s.name).to_string(),
+                enabled: get("enabled").is_none_or(unit_bool),
+                host_regex: get("cpuinfo_regex").is_some() || get("uname_regex").is_some(),
+                opts: s
+                    .options
+                    .iter()
+                    .filter(|o| !POPPED.contains(&o.key.as_str()))
+                    .map(|o| Opt {
+                        key: o.key.clone(),
+                        value: o.value.clone(),
+                        path: l.path.clone(),
+                        line: o.line,
+                        profile: l.name.clone(),
+                    })
+                    .collect(),
+            };
+            let replace = get("replace").is_some_and(unit_bool);
+            let Some(existing) = merged.iter_mut().find(|u| u.name == s.name) else {
+                merged.push(unit);
+                continue;
+            };
+            if replace {
+                *existing = unit;
+                continue;
+            }
+            existing.kind = unit.kind;
+            existing.enabled = unit.enabled;
+            existing.host_regex |= unit.host_regex;
+            if let Some(drop) = get("drop") {
+                let names: Vec<&str> = drop.split([',', ';']).map(str::trim).collect();
+                existing.opts.retain(|o| !names.contains(&o.key.as_str()));
+            }
+            for o in unit.opts {
+                match existing.opts.iter_mut().find(|e| e.key == o.key) {
+                    Some(e) => *e = o,
+                    None => existing.opts.push(o),
                 }
-                Some((_, existing)) => *existing = opts,
-                None => merged.push((s.name.clone(), opts)),
             }
         }
     }
@@ -253,16 +359,18 @@ fn merge(loaded: &[Loaded]) -> Vec<(String, Vec<Opt>)> {
 /// The `[variables]` of the merged profile, in order; `include=` reads a
 /// file of `NAME=VALUE` lines relative to the profile that names it. A value
 /// using a run-time function is kept as `Err(function)`.
-fn variables(host: &Host, merged: &[(String, Vec<Opt>)]) -> Vec<(String, Result<String, String>)> {
+fn variables(host: &Host, merged: &[Unit]) -> Vec<(String, Result<String, String>)> {
     let mut vars: Vec<(String, Result<String, String>)> = Vec::new();
-    let Some((_, opts)) = merged.iter().find(|(n, _)| n == "variables") else {
+    let Some(unit) = merged.iter().find(|u| u.name == "variables") else {
         return vars;
     };
-    for o in opts {
+    for o in &unit.opts {
         let mut pairs: Vec<(String, String)> = Vec::new();
         if o.key == "include" {
-            let dir = o.path.rsplit_once('/').map(|(d, _)| d).unwrap_or("/");
-            let p = crate::host::lexical(&crate::host::join_host(dir, o.value.trim()));
+            // `os.path.normpath(value)`: a relative path is relative to the
+            // daemon's working directory, `/` (profiles write
+            // `${i:PROFILE_DIR}/file`)
+            let p = crate::host::lexical(&crate::host::join_host("/", o.value.trim()));
             if let Ok(t) = host.read_to_string(&p) {
                 pairs = parse_main_conf(&t);
             }
@@ -284,31 +392,128 @@ fn variables(host: &Host, merged: &[(String, Vec<Opt>)]) -> Vec<(String, Result<
     vars
 }
 
-/// tuned's `_get_sysctl_path`: every `.` and `/` swapped, so only a key
-/// written dotted reaches the file `sysctl -a` names that way. Returns the
-/// canonical key, or why tuned writes nothing for it.
-fn tuned_key(key: &str) -> Result<String, &'static str> {
+/// What tuned's `_write_sysctl` does with a key as written.
+enum KeyFate {
+    /// It writes the file `sysctl -a` names by this dotted key.
+    Key(String),
+    /// It writes nothing (a path that does not exist, or refused).
+    Skip(&'static str),
+    /// It depends on the installed tuned's version, which is not known.
+    Unknown(String),
+}
+
+/// tuned's `_get_sysctl_path`. Up to 2.20 it turns every `.` into `/`, so a
+/// key in slash form (`net/core/somaxconn`) reaches its file and an
+/// interface name with a dot written `eth0/100` does not; later releases
+/// swap `.` and `/` (as sysctl does), so the slash form names no file.
+fn tuned_key(key: &str, version: Option<(u32, u32)>) -> KeyFate {
     if key.starts_with('-') {
-        return Err("tuned has no `-` prefix: it writes to a path that does not exist");
+        return KeyFate::Skip("tuned has no `-` prefix: it writes to a path that does not exist");
     }
     if is_glob(key) {
-        return Err("tuned expands no globs: it writes to a path that does not exist");
+        return KeyFate::Skip("tuned expands no globs: it writes to a path that does not exist");
     }
-    if normalize_key(key) != key {
-        return Err("tuned takes the key as dotted (every `.` and `/` swapped): the slash form names a path that does not exist");
+    // up to 2.20: the path is the key with every `.` made `/`
+    let old = (!key.contains("//") && !key.starts_with('/') && !key.ends_with('/'))
+        .then(|| key.replace('/', "."));
+    // later: dots are separators, slashes stand for dots in a name
+    let new = (normalize_key(key) == key).then(|| key.to_string());
+    let fate = match version {
+        Some(v) if v <= (2, 20) => old,
+        Some(_) => new,
+        None if old == new => new,
+        None => {
+            return KeyFate::Unknown(format!(
+                "tuned up to 2.20 writes `{key}` to /proc/sys/{}, later releases to /proc/sys/{} (they swap `.` and `/`); the installed version is not known (its tuned/version.py is not in the snapshot)",
+                key.replace('.', "/"),
+                swap_dot_slash(key)
+            ))
+        }
+    };
+    let Some(k) = fate else {
+        return KeyFate::Skip(
+            "the path tuned derives from this spelling does not exist (up to 2.20 every `.` becomes `/`; later releases swap `.` and `/`)",
+        );
+    };
+    if DEPRECATED.iter().any(|d| k.rsplit('.').next() == Some(d)) {
+        return KeyFate::Skip("tuned refuses to set deprecated sysctl options");
     }
-    if DEPRECATED.iter().any(|d| key.rsplit('.').next() == Some(d)) {
-        return Err("tuned refuses to set deprecated sysctl options");
+    KeyFate::Key(k)
+}
+
+/// tuned's `_process_assignment_modifiers` for a `>`/`<` value, against the
+/// value at that time (`current`: the boot model so far). `None`: tuned
+/// writes nothing (the current value stays). With no current value (no file
+/// sets one before tuned, so it is the kernel's default) the result is
+/// `unknown`.
+pub fn resolve(w: Write, current: Option<&Setting>) -> Option<Entry> {
+    let Some(op) = w.modifier else {
+        return Some(w.entry);
+    };
+    let Entry::Set(mut s) = w.entry else {
+        return Some(w.entry);
+    };
+    let val = s.raw[op.len_utf8()..].to_string();
+    let word = if op == '>' { "larger" } else { "smaller" };
+    let Some(cur) = current else {
+        return Some(Entry::Unreadable {
+            reason: format!(
+                "tuned writes {val} only if it is {word} than the value at that time; no file sets one before tuned, so that is the kernel's default, which the files do not say"
+            ),
+            evidence: s.evidence,
+        });
+    };
+    match (py_int(&val), py_int(&cur.raw)) {
+        (Some(a), Some(b)) => {
+            let wins = if op == '>' { a > b } else { a < b };
+            if !wins {
+                return None;
+            }
+            s.value = super::sysctl::typed(&val);
+            s.raw = val;
+            s.note = Some(format!(
+                "{} (`{op}`: {word} than {} from {})",
+                s.note.as_deref().unwrap_or("set by tuned"),
+                cur.raw,
+                cur.evidence
+                    .first()
+                    .map(|e| e.to_string())
+                    .unwrap_or_default()
+            ));
+            Some(Entry::Set(s))
+        }
+        // tuned: "cannot compare ...", it writes the value with its prefix
+        _ => Some(Entry::Set(s)),
     }
-    Ok(key.to_string())
+}
+
+/// Python's `int()` of a string: surrounding whitespace, a sign, digits
+/// (single `_` between them).
+fn py_int(s: &str) -> Option<i128> {
+    let t = s.trim();
+    let (neg, digits) = match t.strip_prefix('-') {
+        Some(d) => (true, d),
+        None => (false, t.strip_prefix('+').unwrap_or(t)),
+    };
+    if digits.is_empty()
+        || digits.starts_with('_')
+        || digits.ends_with('_')
+        || digits.contains("__")
+        || !digits.bytes().all(|b| b.is_ascii_digit() || b == b'_')
+    {
+        return None;
+    }
+    let n: i128 = digits.replace('_', "").parse().ok()?;
+    Some(if neg { -n } else { n })
 }
 
 /// The sysctl writes tuned makes after boot, in order, as `sysctl_boot`
-/// entries: each `[sysctl]` instance of the merged profile, and after each,
-/// with `reapply_sysctl` (the default), the re-application of /run/sysctl.d
-/// and /etc/sysctl.d (`*.conf`, first directory wins per name, sorted) and
-/// /etc/sysctl.conf with tuned's own line parser.
-pub fn sysctl_writes(host: &Host, facts: &mut Facts) -> Vec<(String, Entry)> {
+/// entries: each enabled `type=sysctl` unit of the merged profile in
+/// `priority` order, and after each, with `reapply_sysctl` (the default),
+/// the re-application of /run/sysctl.d and /etc/sysctl.d (`*.conf`, first
+/// directory wins per name, sorted) and /etc/sysctl.conf with tuned's own
+/// line parser.
+pub fn sysctl_writes(host: &Host, facts: &mut Facts) -> Vec<Write> {
     let names = match state(host) {
         TunedState::NotEnabled => return Vec::new(),
         TunedState::Unknown(reason) => {
@@ -320,6 +525,9 @@ pub fn sysctl_writes(host: &Host, facts: &mut Facts) -> Vec<(String, Entry)> {
         }
         TunedState::Enabled(n) => n,
     };
+    if names.is_empty() {
+        return Vec::new(); // manual mode, no profile: tuned applies nothing
+    }
     let main = match host.read_to_string(MAIN_CONF) {
         Ok(t) => parse_main_conf(&t),
         Err(_) => Vec::new(),
@@ -333,6 +541,9 @@ pub fn sysctl_writes(host: &Host, facts: &mut Facts) -> Vec<(String, Entry)> {
     let reapply = get("reapply_sysctl")
         .and_then(|v| parse_bool(&v))
         .unwrap_or(true);
+    let default_priority: i64 = get("default_instance_priority")
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0);
     let dirs: Vec<String> = match get("profile_dirs") {
         Some(v) => v
             .split(',')
@@ -341,6 +552,7 @@ pub fn sysctl_writes(host: &Host, facts: &mut Facts) -> Vec<(String, Entry)> {
             .collect(),
         None => DEFAULT_PROFILE_DIRS.iter().map(|s| s.to_string()).collect(),
     };
+    let version = version(host);
     let mut loaded = Vec::new();
     if let Err(e) = load(host, &dirs, &names, &mut loaded, &mut Vec::new(), facts) {
         facts.issues.push(FileIssue::problem(
@@ -361,24 +573,57 @@ pub fn sysctl_writes(host: &Host, facts: &mut Facts) -> Vec<(String, Entry)> {
         .iter()
         .filter_map(|(k, v)| v.as_ref().ok().map(|v| (k.clone(), v.clone())))
         .collect();
-    let mut out: Vec<(String, Entry)> = Vec::new();
-    for (unit, opts) in &merged {
-        let get = |k: &str| opts.iter().find(|o| o.key == k).map(|o| o.value.as_str());
-        let is_sysctl = get("type").map(str::trim).unwrap_or(unit.as_str()) == "sysctl";
-        if !is_sysctl || get("enabled").and_then(parse_bool) == Some(false) {
+    // units.manager: enabled units, stable-sorted by `priority`
+    let mut units: Vec<(i64, &Unit)> = Vec::new();
+    for u in merged.iter().filter(|u| u.name != "variables" && u.enabled) {
+        let p = match u.opts.iter().find(|o| o.key == "priority") {
+            None => default_priority,
+            Some(o) => match o.value.trim().parse() {
+                Ok(p) => p,
+                Err(_) => {
+                    facts.issues.push(FileIssue::problem(
+                        "tuned",
+                        &o.path,
+                        Some(o.line),
+                        format!(
+                            "`priority={}` is not a number; tuned fails to create its units and applies none of the profile",
+                            o.value
+                        ),
+                    ));
+                    return Vec::new();
+                }
+            },
+        };
+        units.push((p, u));
+    }
+    units.sort_by_key(|(p, _)| *p);
+    let mut out: Vec<Write> = Vec::new();
+    for (_, unit) in units {
+        if unit.kind.trim() != "sysctl" {
             continue;
         }
-        let dropped: Vec<&str> = get("drop")
-            .map(|d| d.split(',').map(str::trim).collect())
-            .unwrap_or_default();
-        for o in opts {
-            if UNIT_OPTIONS.contains(&o.key.as_str()) || dropped.contains(&o.key.as_str()) {
+        for o in unit.opts.iter().filter(|o| o.key != "priority") {
+            let ev = Evidence::line(o.path.clone(), o.line);
+            let unknown = |reason: String| Write {
+                key: String::new(),
+                entry: Entry::Unreadable {
+                    reason,
+                    evidence: vec![ev.clone()],
+                },
+                modifier: None,
+            };
+            if unit.host_regex {
+                let mut w = unknown(format!(
+                    "the `[{}]` unit of tuned profile `{}` applies only where its `cpuinfo_regex`/`uname_regex` matches the running machine",
+                    unit.name, o.profile
+                ));
+                w.key = o.key.clone();
+                out.push(w);
                 continue;
             }
-            let ev = Evidence::line(o.path.clone(), o.line);
-            let key = match tuned_key(&o.key) {
-                Ok(k) => k,
-                Err(why) => {
+            let key = match tuned_key(&o.key, version) {
+                KeyFate::Key(k) => k,
+                KeyFate::Skip(why) => {
                     facts.issues.push(
                         FileIssue::problem(
                             "tuned",
@@ -388,6 +633,12 @@ pub fn sysctl_writes(host: &Host, facts: &mut Facts) -> Vec<(String, Entry)> {
                         )
                         .with_level(IssueLevel::Note),
                     );
+                    continue;
+                }
+                KeyFate::Unknown(why) => {
+                    let mut w = unknown(why);
+                    w.key = o.key.replace('/', ".");
+                    out.push(w);
                     continue;
                 }
             };
@@ -403,33 +654,64 @@ pub fn sysctl_writes(host: &Host, facts: &mut Facts) -> Vec<(String, Entry)> {
                     } else {
                         format!("`${{f:{f}}}`")
                     };
-                    out.push((
-                        key,
-                        Entry::Unreadable {
-                            reason: format!(
-                                "tuned profile `{}` computes it with {f} on the running host",
-                                o.profile
-                            ),
-                            evidence: vec![ev],
-                        },
+                    let mut w = unknown(format!(
+                        "tuned profile `{}` computes it with {f} on the running host",
+                        o.profile
                     ));
+                    w.key = key;
+                    out.push(w);
                     continue;
                 }
             };
-            let mut s = Setting::new(super::sysctl::typed(&value), value.clone(), ev);
-            let modifier = if value.starts_with(['>', '<']) {
-                " (a `>`/`<` prefix: tuned writes it only if that is larger/smaller than the value at that time)"
-            } else {
-                ""
+            // the kernel keeps a written text up to its first newline
+            let (value, multi) = match value.split_once('\n') {
+                Some((first, _)) => (first.trim_end().to_string(), true),
+                None => (value, false),
             };
+            if multi {
+                facts.issues.push(
+                    FileIssue::problem(
+                        "tuned",
+                        &o.path,
+                        Some(o.line),
+                        format!(
+                            "`{}` continues on the next line; tuned writes every line and the kernel keeps only the first, `{value}`",
+                            o.key
+                        ),
+                    )
+                    .with_level(IssueLevel::Note),
+                );
+            }
+            if value.contains("${") {
+                facts.issues.push(
+                    FileIssue::problem(
+                        "tuned",
+                        &o.path,
+                        Some(o.line),
+                        format!(
+                            "`{}` uses a variable the profile does not define; tuned writes `{value}` as it is (the kernel refuses it for a number)",
+                            o.key
+                        ),
+                    ),
+                );
+            }
+            let modifier = value
+                .chars()
+                .next()
+                .filter(|c| matches!(c, '>' | '<') && value.chars().count() > 1);
+            let mut s = Setting::new(super::sysctl::typed(&value), value.clone(), ev);
             s.note = Some(format!(
-                "set by tuned profile `{}` (active profile `{active}`) after systemd-sysctl{modifier}",
+                "set by tuned profile `{}` (active profile `{active}`) after systemd-sysctl",
                 o.profile
             ));
-            out.push((key, Entry::Set(s)));
+            out.push(Write {
+                key,
+                entry: Entry::Set(s),
+                modifier,
+            });
         }
         if reapply {
-            reapply_system(host, &mut out);
+            reapply_system(host, version, &mut out);
         }
     }
     out
@@ -438,7 +720,7 @@ pub fn sysctl_writes(host: &Host, facts: &mut Facts) -> Vec<(String, Entry)> {
 /// `_apply_system_sysctl`: /run/sysctl.d then /etc/sysctl.d, `*.conf`, the
 /// first directory wins per name, sorted by name, then /etc/sysctl.conf.
 /// Files that cannot be opened (dangling links, directories) write nothing.
-fn reapply_system(host: &Host, out: &mut Vec<(String, Entry)>) {
+fn reapply_system(host: &Host, version: Option<(u32, u32)>, out: &mut Vec<Write>) {
     let mut files: std::collections::BTreeMap<String, String> = std::collections::BTreeMap::new();
     for d in REAPPLY_DIRS {
         let Ok(entries) = host.read_dir(d) else {
@@ -461,7 +743,9 @@ fn reapply_system(host: &Host, out: &mut Vec<(String, Entry)>) {
             Err(ReadError::NotFound) | Err(_) => continue,
         };
         for l in parse_reapply(&text) {
-            let Ok(key) = tuned_key(&l.key) else {
+            // a spelling whose fate depends on tuned's version: systemd-sysctl
+            // set the same line at boot, so the value stays as it was
+            let KeyFate::Key(key) = tuned_key(&l.key, version) else {
                 continue;
             };
             let mut s = Setting::new(
@@ -473,7 +757,11 @@ fn reapply_system(host: &Host, out: &mut Vec<(String, Entry)>) {
                 "re-applied by tuned after its profile (`reapply_sysctl`, the default): tuned reads /run/sysctl.d, /etc/sysctl.d and /etc/sysctl.conf again, not /usr/lib/sysctl.d"
                     .to_string(),
             );
-            out.push((key, Entry::Set(s)));
+            out.push(Write {
+                key,
+                entry: Entry::Set(s),
+                modifier: None,
+            });
         }
     }
 }

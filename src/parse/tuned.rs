@@ -80,7 +80,8 @@ fn locate_lines(text: &str) -> std::collections::HashMap<(String, String), usize
             }
             continue;
         }
-        let cut = l.find(['=', ':']).unwrap_or(l.len());
+        // tuned's configparser has `delimiters=('=')`: `:` is part of the key
+        let cut = l.find('=').unwrap_or(l.len());
         let key = l[..cut].trim();
         if !key.is_empty() {
             out.insert((section.clone(), key.to_string()), n);
@@ -112,12 +113,70 @@ fn without_comments(text: &str) -> String {
     out
 }
 
+/// Stands in for `:` in keys while the `ini` crate reads the text (it splits
+/// at `:` as well as `=`; tuned's configparser only at `=`).
+const COLON: char = '\u{1f}';
+
+/// The first line configparser (with `delimiters=('=')`, no
+/// `allow_no_value`) refuses: an option line without `=`. Continuation lines
+/// (indented, after an option) and section headers are fine.
+fn first_line_without_delimiter(text: &str) -> Option<(usize, &str)> {
+    let mut in_option = false;
+    for (n, raw) in numbered_lines(text) {
+        let l = raw.trim();
+        if l.is_empty() {
+            continue;
+        }
+        if raw.starts_with([' ', '\t']) && in_option {
+            continue;
+        }
+        if l.starts_with('[') && l.ends_with(']') {
+            in_option = false;
+            continue;
+        }
+        if !l.contains('=') {
+            return Some((n, l));
+        }
+        in_option = true;
+    }
+    None
+}
+
+/// `:` in the key part of each option line replaced by [`COLON`].
+fn protect_colons(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        match line.find('=') {
+            Some(eq) if !line.starts_with([' ', '\t']) && line[..eq].contains(':') => {
+                out.push_str(&line[..eq].replace(':', &COLON.to_string()));
+                out.push_str(&line[eq..]);
+            }
+            _ => out.push_str(line),
+        }
+    }
+    out
+}
+
 /// Parse a TuneD profile (`tuned.conf`). A file configparser would refuse is
 /// an issue (tuned then fails to load the profile) and gives no sections.
 pub fn parse_profile(text: &str) -> (TunedProfile, Vec<Issue>) {
     let mut issues = Vec::new();
     let text = &without_comments(text);
-    let ini = match ini::Ini::load_from_str_opt(text, ini_options()) {
+    if let Some((n, l)) = first_line_without_delimiter(text) {
+        let l: String = l.chars().take(80).collect();
+        issues.push(Issue::at(
+            n,
+            format!(
+                "`{l}` has no `=`; tuned (configparser, `=` only) refuses the file and cannot load the profile"
+            ),
+        ));
+        return (TunedProfile::default(), issues);
+    }
+    let protected = protect_colons(text);
+    let ini = match ini::Ini::load_from_str_opt(&protected, ini_options()) {
         Ok(i) => i,
         Err(e) => {
             issues.push(Issue::at(
@@ -153,11 +212,13 @@ pub fn parse_profile(text: &str) -> (TunedProfile, Vec<Issue>) {
             }
         };
         let sec = &mut profile.sections[idx];
-        for (k, _) in props.iter() {
+        for (pk, _) in props.iter() {
             // a repeated key: configparser (strict=False) keeps the last value
-            let Some(v) = props.get_all(k).next_back() else {
+            let Some(v) = props.get_all(pk).next_back() else {
                 continue;
             };
+            let k = &pk.replace(COLON, ":");
+            let k = k.as_str();
             let line = lines
                 .get(&(name.to_string(), k.to_string()))
                 .copied()
@@ -190,13 +251,20 @@ pub fn parse_main_conf(text: &str) -> Vec<(String, String)> {
     }
 }
 
-/// ConfigObj/`getboolean` truth values; `None` when it is neither.
+/// configparser's `getboolean` (tuned-main.conf's `reapply_sysctl`);
+/// `None` when it is neither (tuned refuses the file).
 pub fn parse_bool(v: &str) -> Option<bool> {
     match v.trim().to_ascii_lowercase().as_str() {
-        "1" | "yes" | "true" | "on" | "y" | "t" => Some(true),
-        "0" | "no" | "false" | "off" | "n" | "f" => Some(false),
+        "1" | "yes" | "true" | "on" => Some(true),
+        "0" | "no" | "false" | "off" => Some(false),
         _ => None,
     }
+}
+
+/// A unit's `enabled=`/`replace=` as tuned's `Unit` reads it: true only for
+/// `True`, `true` or `1` (so `enabled=yes` disables the unit).
+pub fn unit_bool(v: &str) -> bool {
+    matches!(v, "True" | "true" | "1")
 }
 
 /// Why a value could not be expanded.
@@ -315,6 +383,29 @@ mod tests {
             p.section("variables").unwrap().get("isolated_cores"),
             Some("1-3\n,5")
         );
+    }
+
+    #[test]
+    fn configparser_splits_only_at_equals_and_refuses_lines_without_it() {
+        let (p, issues) = parse_profile("[sysctl]\nkernel.pid_max: 1 = 2\nvm.x=a:b\n");
+        assert!(issues.is_empty(), "{issues:?}");
+        let s = p.section("sysctl").unwrap();
+        assert_eq!(s.get("kernel.pid_max: 1"), Some("2"));
+        assert_eq!(s.get("vm.x"), Some("a:b"));
+        assert_eq!(s.options[0].line, 2);
+        let (p, issues) = parse_profile("[sysctl]\nvm.swappiness = 1\nvm.dirty_ratio: 20\n");
+        assert!(p.sections.is_empty());
+        assert_eq!(issues.len(), 1);
+        assert_eq!(issues[0].line, 3);
+        assert!(issues[0].message.contains("has no `=`"), "{issues:?}");
+    }
+
+    #[test]
+    fn unit_booleans_are_tuneds_not_configparsers() {
+        assert!(unit_bool("true") && unit_bool("True") && unit_bool("1"));
+        assert!(!unit_bool("yes") && !unit_bool("on") && !unit_bool("TRUE"));
+        assert_eq!(parse_bool("Yes"), Some(true));
+        assert_eq!(parse_bool("y"), None);
     }
 
     #[test]
