@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::expr::{self, Context, Expr, Missing};
 use crate::facts::presence::Domain;
 use crate::facts::{self, Entry, Evidence, Facts, FileIssue, IssueLevel, Needs, Setting};
-use crate::host::Host;
+use crate::host::{Host, SourceKind};
 use crate::policy::{
     Applies, Check, CompareMode, DriftCheck, ExpectOp, Policy, PolicySet, Rule, Severity, Template,
     TemplatePart,
@@ -47,7 +47,12 @@ pub fn needs(policies: &PolicySet) -> Needs {
 /// Audit one host: gather, then evaluate.
 pub fn audit_host(policies: &PolicySet, host: &Host) -> HostReport {
     let facts = gather(policies, host);
-    evaluate(policies, &facts)
+    // Hard links matter where a root confines the reads (a snapshot).
+    let hard_links = match host.kind() {
+        SourceKind::Snapshot => host.hard_linked(),
+        SourceKind::Live => Vec::new(),
+    };
+    evaluate(policies, &facts).with_hard_links(hard_links)
 }
 
 /// Audit several hosts into one report.

@@ -164,6 +164,12 @@ pub struct HostReport {
     /// Per domain (sysctl, MySQL, Zimbra, storage): detected or not, from
     /// what, and how its rules came out.
     pub coverage: Vec<DomainCoverage>,
+    /// Snapshot files read that have more than one hard link (`st_nlink >
+    /// 1`), once per host: a hard link cannot be told by its path from a
+    /// file outside the snapshot (docs/snapshot-format.md, Confinement).
+    /// Empty for a live host. Part of the coverage section in every format.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hard_links: Vec<String>,
     /// Findings, sorted by rule id then subject.
     pub findings: Vec<Finding>,
 }
@@ -179,10 +185,20 @@ impl HostReport {
             source,
             summary: Summary::of(&findings),
             coverage: Vec::new(),
+            hard_links: Vec::new(),
             findings,
         };
         h.coverage = coverage(&[], &h.findings);
         h
+    }
+
+    /// The same report noting the hard-linked files read from a snapshot
+    /// (`Host::hard_linked`); the engine passes none for a live host.
+    pub fn with_hard_links(mut self, mut paths: Vec<String>) -> HostReport {
+        paths.sort();
+        paths.dedup();
+        self.hard_links = paths;
+        self
     }
 
     /// The same report with the host's domain detections (from the facts).

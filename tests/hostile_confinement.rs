@@ -615,3 +615,110 @@ fn service_user_cannot_make_root_read_root_only_files() {
         "snapshot copied the root-only file: {copied:?}"
     );
 }
+
+/// A snapshot file with another hard link may be a second name for a file
+/// outside the root, and no path check can tell (docs/snapshot-format.md).
+/// The report says so once per host, in the coverage section of every
+/// format, never on each finding; a name with a newline stays on its line.
+#[test]
+fn hard_linked_snapshot_files_are_noted_once_in_the_coverage() {
+    let tmp = tempfile::tempdir().unwrap();
+    let snap = tmp.path().join("snap");
+    fs::create_dir_all(snap.join("etc/sysctl.d")).unwrap();
+    fs::write(snap.join("etc/hostname"), "linked\n").unwrap();
+    let outside = tmp.path().join("outside.conf");
+    fs::write(&outside, "vm.swappiness = 10\n").unwrap();
+    fs::hard_link(&outside, snap.join("etc/sysctl.d/50-linked.conf")).unwrap();
+    let odd = tmp.path().join("odd.conf");
+    fs::write(&odd, "vm.dirty_ratio = 20\n").unwrap();
+    fs::hard_link(&odd, snap.join("etc/sysctl.d/60-new\nline.conf")).unwrap();
+    fs::write(
+        snap.join("etc/sysctl.d/70-plain.conf"),
+        "vm.overcommit_memory = 0\n",
+    )
+    .unwrap();
+    let run = |format: &str| -> String {
+        let o = std::process::Command::new(bin())
+            .args([
+                "check",
+                "--snapshot",
+                snap.to_str().unwrap(),
+                "--format",
+                format,
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            o.status.code().is_some_and(|c| c < 2),
+            "{format}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8(o.stdout).unwrap()
+    };
+
+    let json: serde_json::Value = serde_json::from_str(&run("json")).unwrap();
+    let h = &json["hosts"][0];
+    assert_eq!(
+        h["hard_links"],
+        serde_json::json!([
+            "/etc/sysctl.d/50-linked.conf",
+            "/etc/sysctl.d/60-new\nline.conf"
+        ]),
+        "{h}"
+    );
+    for f in h["findings"].as_array().unwrap() {
+        let t = f.to_string();
+        assert!(
+            !t.contains("hard link") && !t.contains("st_nlink"),
+            "noted on a finding: {t}"
+        );
+    }
+
+    let text = run("text");
+    let note: Vec<&str> = text.lines().filter(|l| l.contains("hard links:")).collect();
+    assert_eq!(note.len(), 1, "{text}");
+    let cov = text.find("coverage:").expect("coverage section");
+    assert!(text.find("hard links:").unwrap() > cov, "{text}");
+    // the note's lines (wrapped), up to the first domain line
+    let start = text.find("hard links:").unwrap();
+    let end = start + text[start..].find("\n  sysctl:").unwrap();
+    let block = text[start..end].split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        block.contains("2 files read from the snapshot have more than one link"),
+        "{text}"
+    );
+    assert!(
+        block.contains("fs.protected_hardlinks") && block.contains("git does not store hard links"),
+        "{text}"
+    );
+    assert!(block.contains("/etc/sysctl.d/50-linked.conf"), "{text}");
+    assert!(
+        block.contains("\"/etc/sysctl.d/60-new\\nline.conf\""),
+        "name not quoted: {text}"
+    );
+    assert!(!text.lines().any(|l| l.starts_with("line.conf")), "{text}");
+    assert!(!block.contains("70-plain"), "{text}");
+
+    let md = run("markdown");
+    assert_eq!(md.matches("**Hard links:** 2 files").count(), 1, "{md}");
+    assert!(md.contains("`/etc/sysctl.d/50-linked.conf`"), "{md}");
+
+    let sarif: serde_json::Value = serde_json::from_str(&run("sarif")).unwrap();
+    let cov = &sarif["runs"][0]["properties"]["coverage"][0];
+    assert_eq!(cov["hard_links"], h["hard_links"], "{cov}");
+
+    let junit = run("junit");
+    assert_eq!(
+        junit.matches("name=\"coverage.hard_links\"").count(),
+        1,
+        "{junit}"
+    );
+
+    // A snapshot without hard links says nothing about them.
+    fs::remove_file(snap.join("etc/sysctl.d/50-linked.conf")).unwrap();
+    fs::remove_file(snap.join("etc/sysctl.d/60-new\nline.conf")).unwrap();
+    let text = run("text");
+    assert!(!text.contains("hard link"), "{text}");
+    let json: serde_json::Value = serde_json::from_str(&run("json")).unwrap();
+    assert!(json["hosts"][0].get("hard_links").is_none());
+}

@@ -337,7 +337,10 @@ fn check_equivalence(with_index: bool) {
             assert!(!why.contains("/opt/zimbra/index exists"), "{f}");
         } else {
             assert_eq!(f["status"], "skip", "{f}");
-            assert!(why.ends_with("/opt/zimbra/index exists; it does not on this host"), "{f}");
+            assert!(
+                why.ends_with("/opt/zimbra/index exists; it does not on this host"),
+                "{f}"
+            );
         }
     }
 

@@ -14,7 +14,8 @@
 //!
 //! a rule with no finding on the host passes with a `<system-out>` note.
 //! Each suite's properties carry `source` and one `coverage.DOMAIN` per
-//! domain, the text report's coverage line.
+//! domain, the text report's coverage line (and `coverage.hard_links` when a
+//! snapshot file read has other hard links).
 //! Findings that did not decide the verdict are listed in `<system-out>`.
 //! No timestamps or durations, so the output is reproducible.
 
@@ -204,6 +205,9 @@ fn suite(h: &HostReport, report: &Report) -> TestSuite {
             format!("coverage.{}", c.domain.as_str()),
             super::text::coverage_line(c),
         ));
+    }
+    if let Some(line) = super::text::hard_links_line(h, |p| p.to_string()) {
+        s.add_property(Property::new("coverage.hard_links", line));
     }
     for (rule, policy) in rules {
         let fs: Vec<&Finding> = h.findings.iter().filter(|f| f.rule == rule).collect();

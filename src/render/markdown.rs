@@ -249,6 +249,10 @@ fn coverage(out: &mut String, h: &HostReport) {
             c.skip
         );
     }
+    if let Some(line) = super::text::hard_links_line(h, code) {
+        let line = line.strip_prefix("hard links: ").unwrap_or(&line);
+        let _ = writeln!(out, "\n**Hard links:** {line}");
+    }
     let idle = h.unevaluated_domains();
     if !idle.is_empty() {
         let names: Vec<&str> = idle.iter().map(|c| c.domain.label()).collect();

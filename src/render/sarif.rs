@@ -14,7 +14,8 @@
 //!   justification is the waiver reason;
 //! - `properties`: `host`, `status`, `severity`, `subject`, `expected`, `actual`;
 //! - run `properties`: `hosts`, and `coverage` (per host, the report's
-//!   per-domain coverage objects, as in the JSON report).
+//!   per-domain coverage objects, as in the JSON report, and `hard_links`
+//!   when snapshot files read had other hard links).
 
 use std::collections::BTreeMap;
 
@@ -233,7 +234,13 @@ pub fn sarif(report: &Report) -> Sarif {
         json!(report
             .hosts
             .iter()
-            .map(|h| json!({"host": h.host, "domains": h.coverage}))
+            .map(|h| {
+                let mut c = json!({"host": h.host, "domains": h.coverage});
+                if !h.hard_links.is_empty() {
+                    c["hard_links"] = json!(h.hard_links);
+                }
+                c
+            })
             .collect::<Vec<_>>()),
     );
     let run = Run::builder()

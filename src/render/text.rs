@@ -191,10 +191,15 @@ fn all_clear(h: &HostReport) -> String {
 
 /// The coverage lines: one per domain, then its leading reasons.
 fn coverage(out: &mut String, h: &HostReport) {
-    if h.coverage.iter().all(|c| c.rules == 0 && !c.detected) {
+    if h.coverage.iter().all(|c| c.rules == 0 && !c.detected) && h.hard_links.is_empty() {
         return;
     }
     let _ = writeln!(out, "coverage:");
+    if let Some(line) = hard_links_line(h, quoted_name) {
+        for (i, l) in wrap(&line, 74).iter().enumerate() {
+            let _ = writeln!(out, "  {}{l}", if i == 0 { "" } else { "  " });
+        }
+    }
     for c in &h.coverage {
         let _ = writeln!(out, "  {}", one(&coverage_line(c)));
         for r in c
@@ -218,6 +223,38 @@ fn coverage(out: &mut String, h: &HostReport) {
             }
         }
     }
+}
+
+/// Most hard-linked paths named in one coverage line.
+const MAX_HARD_LINKS_SHOWN: usize = 10;
+
+/// The coverage note on hard-linked snapshot files, once per host (not on
+/// each finding: hard-linked backup trees are common and harmless), or
+/// `None` when there are none. Paths are host data: `show` writes each one
+/// for the format (quoted, escaped).
+pub fn hard_links_line(h: &HostReport, show: impl Fn(&str) -> String) -> Option<String> {
+    let n = h.hard_links.len();
+    if n == 0 {
+        return None;
+    }
+    let list = h
+        .hard_links
+        .iter()
+        .take(MAX_HARD_LINKS_SHOWN)
+        .map(|p| show(p))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let more = n.saturating_sub(MAX_HARD_LINKS_SHOWN);
+    let more = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "hard links: {n} file{} read from the snapshot {} more than one link (st_nlink > 1), and a hard link cannot be told from a file outside the snapshot by its path (bounded by fs.protected_hardlinks; git does not store hard links; docs/snapshot-format.md): {list}{more}",
+        if n == 1 { "" } else { "s" },
+        if n == 1 { "has" } else { "have" },
+    ))
 }
 
 /// One domain in words: "Zimbra: detected from captures/zmlocalconfig.txt;
