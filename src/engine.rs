@@ -424,7 +424,7 @@ fn dir_size_evidence(facts: &Facts, path: &str) -> Evidence {
         return e.clone();
     }
     match facts.source {
-        crate::host::SourceKind::Snapshot => Evidence::file("/captures/du.txt"),
+        crate::host::SourceKind::Snapshot => Evidence::file(crate::catalogue::DU.path),
         crate::host::SourceKind::Live => Evidence::file(path.to_string()),
     }
 }

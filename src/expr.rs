@@ -4,63 +4,20 @@
 
 use std::fmt;
 
+use crate::catalogue;
 use crate::value::{format_number, format_size, unit_multiplier, Value};
 
 /// Namespaces whose keys are written dotted after the namespace name
-/// (`sysctl.net.ipv4.tcp_tw_reuse`, `mycnf.innodb_buffer_pool_size`).
-pub const FLAT_NAMESPACES: &[&str] = &[
-    "sysctl",
-    "sysctl_boot",
-    "sysctl_procps",
-    "mycnf",
-    "mycnf_effective",
-    "mysql",
-    "localconfig",
-    "zimbra_mycnf",
-];
+/// (`sysctl.net.ipv4.tcp_tw_reuse`, `mycnf.innodb_buffer_pool_size`): the
+/// flat rows of [`catalogue::NAMESPACES`].
+pub const FLAT_NAMESPACES: &[&str] = catalogue::FLAT_NAMESPACES;
 
-/// Namespaces keyed by mount point whose values are records: `mount["/data"].atime`.
-pub const RECORD_NAMESPACES: &[&str] = &["fstab", "mount", "ext4"];
+/// Namespaces keyed by mount point whose values are records
+/// (`mount["/data"].atime`): the record rows of [`catalogue::NAMESPACES`].
+pub const RECORD_NAMESPACES: &[&str] = catalogue::RECORD_NAMESPACES;
 
-/// Host facts usable by name.
-pub const FACTS: &[&str] = &[
-    "mem_total",
-    "cpu_count",
-    "kernel_release",
-    "os_id",
-    "os_version",
-    "os_name",
-    "os_like",
-    "hostname",
-    "mysql_version",
-    "mysql_datadir",
-    "zimbra_installed",
-    "mysql_installed",
-    "storage_detected",
-];
-
-/// Functions and their arity (min, max).
-pub const FUNCTIONS: &[(&str, usize, usize)] = &[
-    ("min", 1, usize::MAX),
-    ("max", 1, usize::MAX),
-    ("present", 1, 1),
-    ("default", 2, 2),
-    ("du", 1, 1),
-    ("round", 1, 2),
-    ("floor", 1, 1),
-    ("ceil", 1, 1),
-    ("contains", 2, 2),
-    ("mount_of", 1, 1),
-    ("pct", 1, 1),
-    ("mib", 1, 1),
-    ("gib", 1, 1),
-    ("size", 1, 1),
-    ("number", 1, 1),
-    ("abs", 1, 1),
-    ("join", 1, 2),
-    ("len", 1, 1),
-    ("version", 1, 1),
-];
+/// Host facts usable by name ([`catalogue::FACTS`]).
+pub const FACTS: &[&str] = catalogue::FACT_NAMES;
 
 /// A parsed expression.
 #[derive(Debug, Clone, PartialEq)]
@@ -576,17 +533,18 @@ impl Parser {
                     }
                 }
             }
-            let Some((_, lo, hi)) = FUNCTIONS.iter().find(|f| f.0 == name) else {
-                let names: Vec<&str> = FUNCTIONS.iter().map(|f| f.0).collect();
+            let Some(spec) = catalogue::function(&name) else {
+                let names: Vec<&str> = catalogue::FUNCTIONS.iter().map(|f| f.name).collect();
                 return Err(SyntaxError {
                     offset: off,
                     message: format!("unknown function `{name}`{}", suggest(&name, &names)),
                 });
             };
-            if args.len() < *lo || args.len() > *hi {
+            let (lo, hi) = (spec.min_args, spec.max_args);
+            if args.len() < lo || args.len() > hi {
                 return Err(SyntaxError {
                     offset: off,
-                    message: format!("`{name}` takes {}", arity_text(*lo, *hi)),
+                    message: format!("`{name}` takes {}", arity_text(lo, hi)),
                 });
             }
             return Ok(Expr::Call(name, args));
@@ -603,9 +561,8 @@ impl Parser {
                 _ => Err(self.err("expected a parameter name after `params.`")),
             };
         }
-        let flat = FLAT_NAMESPACES.contains(&name.as_str());
-        let rec = RECORD_NAMESPACES.contains(&name.as_str());
-        if flat || rec {
+        if let Some(ns) = catalogue::namespace(&name) {
+            let rec = ns.shape == catalogue::Shape::Record;
             if self.eat_sym("[") {
                 let key = self.or()?;
                 if !self.eat_sym("]") {
@@ -1040,6 +997,22 @@ mod tests {
         }
         fn mount_of(&self, _p: &str) -> Result<Value, Missing> {
             Ok(Value::Str("/".into()))
+        }
+    }
+
+    #[test]
+    fn every_catalogue_function_is_implemented_and_parses_at_its_arity() {
+        for f in crate::catalogue::FUNCTIONS {
+            let args: Vec<&str> = (0..f.min_args).map(|_| "\"10.11.5\"").collect();
+            let src = format!("{}({})", f.name, args.join(", "));
+            let e = parse(&src).unwrap_or_else(|e| panic!("{src}: {e}"));
+            if let Err(Missing::Error(m)) = eval(&e, &cx()) {
+                assert!(!m.starts_with("unknown function"), "{src}: {m}");
+            }
+            if f.max_args != usize::MAX {
+                let too_many = format!("{}({})", f.name, vec!["1"; f.max_args + 1].join(", "));
+                assert!(parse(&too_many).is_err(), "{too_many} parsed");
+            }
         }
     }
 

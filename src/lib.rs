@@ -37,6 +37,7 @@
 //! `examples/embed.rs` shows a tool with its own policy given as a string.
 #![warn(missing_docs)]
 
+pub mod catalogue;
 pub mod diff;
 pub mod engine;
 pub mod explain;

@@ -19,6 +19,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
+use crate::catalogue::{DU, MYSQL_VARIABLES, SYSCTL_A, TUNE2FS};
 use crate::engine;
 use crate::host::{lexical, unescape_name, EntryKind, Host, ReadLog};
 use crate::parse::sysctl::swap_dot_slash;
@@ -232,8 +233,7 @@ pub fn take(
     // captures/
     let (sysctl, mut bad) = sysctl_capture(&host);
     unreadable.append(&mut bad);
-    w.files
-        .insert("/captures/sysctl-a.txt".into(), sysctl.into_bytes());
+    w.files.insert(SYSCTL_A.path.into(), sysctl.into_bytes());
     // Values of root-only keys (tcp_fastopen_key, ...) keep the capture root-only.
     let root_only = host.read_log().is_some_and(|l| {
         l.modes
@@ -241,7 +241,7 @@ pub fn take(
             .any(|(p, m)| p.starts_with("/proc/sys/") && m & 0o004 == 0 && m & 0o444 != 0)
     });
     if root_only {
-        w.modes.insert("/captures/sysctl-a.txt".into(), 0o600);
+        w.modes.insert(SYSCTL_A.path.into(), 0o600);
     }
     let mut du = String::new();
     for (path, size) in &facts.dir_sizes {
@@ -254,7 +254,7 @@ pub fn take(
         }
     }
     if !du.is_empty() {
-        w.files.insert("/captures/du.txt".into(), du.into_bytes());
+        w.files.insert(DU.path.into(), du.into_bytes());
     }
     let mountinfo = log
         .files
@@ -265,12 +265,12 @@ pub fn take(
         match run_capped(Command::new("tune2fs").arg("-l").arg(&dev)) {
             Ok(text) => {
                 w.files.insert(
-                    format!("/captures/tune2fs/{name}.txt"),
+                    format!("{}{name}.txt", TUNE2FS.path),
                     stable_tune2fs(&text).into_bytes(),
                 );
             }
             Err(e) => unreadable.push(Unreadable {
-                path: format!("captures/tune2fs/{name}.txt"),
+                path: format!("captures/{}{name}.txt", TUNE2FS.name),
                 reason: format!("tune2fs -l {dev}: {e}"),
             }),
         }
@@ -282,16 +282,13 @@ pub fn take(
         // user's credentials in [client] still apply).
         match run_capped(Command::new("mysql").args(MYSQL_CAPTURE_ARGS)) {
             Ok(text) => {
-                w.modes
-                    .insert("/captures/mysql-variables.tsv".into(), 0o600);
-                w.files.insert(
-                    "/captures/mysql-variables.tsv".into(),
-                    mysql_tsv(&text).into_bytes(),
-                );
+                w.modes.insert(MYSQL_VARIABLES.path.into(), 0o600);
+                w.files
+                    .insert(MYSQL_VARIABLES.path.into(), mysql_tsv(&text).into_bytes());
             }
             Err(e) => unreadable.push(Unreadable {
-                path: "captures/mysql-variables.tsv".into(),
-                reason: format!("mysql -NB -e 'SHOW GLOBAL VARIABLES': {e}"),
+                path: format!("captures/{}", MYSQL_VARIABLES.name),
+                reason: format!("{}: {e}", MYSQL_VARIABLES.command),
             }),
         }
     }

@@ -81,9 +81,101 @@ pub fn gather_dir_sizes(host: &Host, paths: &BTreeSet<String>, facts: &mut Facts
     system::gather_dir_sizes(host, paths, facts);
 }
 
+/// The function that canonicalises keys the way a catalogue row says
+/// ([`crate::catalogue::Canon`]); `None` keeps keys as written.
+pub fn canonicalizer(canon: crate::catalogue::Canon) -> Option<fn(&str) -> String> {
+    use crate::catalogue::Canon;
+    match canon {
+        Canon::Exact => None,
+        Canon::SysctlKey => Some(sysctl::canonical_key),
+        Canon::OptionName => Some(mysql::canonical_name),
+        Canon::VariableName => Some(crate::parse::mycnf::normalize_name),
+        Canon::MountPoint => Some(storage::normalize_point),
+    }
+}
+
 /// Readers added by later domains (option files, Zimbra, storage) hook in here.
 fn gather_extensions(host: &Host, needs: &Needs, facts: &mut Facts) {
     mysql::gather(host, needs, facts);
     zimbra::gather(host, needs, facts);
     storage::gather(host, needs, facts);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalogue::{self, Shape};
+    use crate::value::Value;
+
+    /// Keys that tell the canonicalisations apart.
+    const PROBES: &[&str] = &[
+        "net/ipv4/tcp_tw_reuse",
+        "/proc/sys/vm/swappiness",
+        "Innodb-Buffer-Pool-Size",
+        "loose-key-buffer",
+        "skip-name-resolve",
+        "//opt//zimbra/db/",
+        "/data/.",
+        "zimbra_server_hostname",
+    ];
+
+    /// Every namespace a reader gathers is a catalogue row, and behaves as the
+    /// row says: its shape, its canonicalisation and what absence means.
+    #[test]
+    fn gathered_namespaces_match_their_catalogue_rows() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/hosts");
+        let mut seen = BTreeSet::new();
+        let mut dirs: Vec<_> = std::fs::read_dir(root)
+            .unwrap()
+            .map(|d| d.unwrap().path())
+            .collect();
+        dirs.sort();
+        for dir in dirs {
+            let host = Host::snapshot(&dir).unwrap();
+            let facts = gather(&host, &Needs::default());
+            for (name, ns) in &facts.namespaces {
+                let Some(spec) = catalogue::namespace(name) else {
+                    panic!(
+                        "{}: namespace `{name}` is not in src/catalogue.rs",
+                        dir.display()
+                    );
+                };
+                seen.insert(name.clone());
+                if ns.unavailable.is_some() {
+                    continue;
+                }
+                assert_eq!(ns.absent_means, spec.absent, "{}: `{name}`", dir.display());
+                let want = canonicalizer(spec.canon);
+                for k in PROBES {
+                    let expect = want.map_or_else(|| k.to_string(), |f| f(k));
+                    assert_eq!(ns.canonical(k), expect, "`{name}` canonicalises `{k}`");
+                }
+                for (key, e) in &ns.entries {
+                    if let Entry::Set(s) = e {
+                        let is_record = matches!(s.value, Value::Record(_));
+                        assert_eq!(
+                            is_record,
+                            spec.shape == Shape::Record,
+                            "{}: `{name}[{key}]` is {}",
+                            dir.display(),
+                            s.value.type_name()
+                        );
+                    }
+                }
+            }
+            for (fact, _) in &facts.facts {
+                assert!(
+                    catalogue::fact(fact).is_some(),
+                    "fact `{fact}` is not in src/catalogue.rs"
+                );
+            }
+        }
+        for spec in catalogue::NAMESPACES {
+            assert!(
+                seen.contains(spec.name),
+                "no reader gathers catalogue namespace `{}`",
+                spec.name
+            );
+        }
+    }
 }

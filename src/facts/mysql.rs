@@ -52,7 +52,7 @@ const MAX_OVERRIDDEN_EVIDENCE: usize = 16;
 pub const DEFAULT_DATADIR: &str = "/var/lib/mysql";
 
 /// Capture holding `mysql -NB -e 'SHOW GLOBAL VARIABLES'`.
-pub const VARIABLES_CAPTURE: &str = "mysql-variables.tsv";
+pub const VARIABLES_CAPTURE: &str = crate::catalogue::MYSQL_VARIABLES.name;
 
 const SOURCE: &str = "mycnf";
 

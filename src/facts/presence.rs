@@ -298,7 +298,7 @@ pub fn detect(host: &Host, facts: &mut Facts) {
         add(
             &mut known,
             norm(p),
-            Evidence::line("/captures/du.txt", *line),
+            Evidence::line(crate::catalogue::DU.path, *line),
         );
     }
     // Data directories named by option files or the runtime variables.

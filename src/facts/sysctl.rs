@@ -196,7 +196,7 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
     let listing_name = host
         .layout()
         .and_then(|l| l.sysctl_listing().first().copied())
-        .unwrap_or("/captures/sysctl-a.txt")
+        .unwrap_or(crate::catalogue::SYSCTL_A.path)
         .trim_start_matches('/');
 
     // Persisted configuration: the files each tool reads, each file read and

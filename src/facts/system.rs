@@ -4,6 +4,7 @@
 
 use std::collections::BTreeSet;
 
+use crate::catalogue::DU;
 use crate::host::layout::{self, du_unit, DuSource, Layout};
 use crate::host::{EntryKind, Host, ReadError, SourceKind};
 use crate::parse;
@@ -198,13 +199,13 @@ pub fn gather_dir_sizes(
     }
     match host.kind() {
         SourceKind::Snapshot => {
-            let captured = match host.capture("du.txt") {
+            let captured = match host.capture(DU.name) {
                 Ok(text) => parse_du(&text, facts),
                 Err(e) => {
                     for p in paths {
                         facts
                             .dir_sizes
-                            .insert(p.clone(), Err(format!("captures/du.txt: {e}")));
+                            .insert(p.clone(), Err(format!("captures/{}: {e}", DU.name)));
                     }
                     return;
                 }
@@ -217,10 +218,10 @@ pub fn gather_dir_sizes(
                     .map(|(_, b, line)| {
                         facts
                             .dir_size_evidence
-                            .insert(p.clone(), Evidence::line("/captures/du.txt", *line));
+                            .insert(p.clone(), Evidence::line(DU.path, *line));
                         Ok(*b)
                     })
-                    .unwrap_or_else(|| Err(format!("captures/du.txt has no line for {p}")));
+                    .unwrap_or_else(|| Err(format!("captures/{} has no line for {p}", DU.name)));
                 facts.dir_sizes.insert(p.clone(), v);
             }
         }
@@ -353,7 +354,7 @@ fn parse_du(text: &str, facts: &mut Facts) -> Vec<(String, u64, usize)> {
         match parsed {
             Some((b, p)) if p.starts_with('/') => out.push((p, b, n)),
             _ => facts.issues.push(FileIssue {
-                path: "/captures/du.txt".into(),
+                path: DU.path.into(),
                 line: Some(n),
                 column: None,
                 message: "expected `BYTES<TAB>/path` as `du -sb` prints it".into(),

@@ -27,9 +27,9 @@ use crate::secret::{localconfig_key_is_secret, REDACTED};
 /// Where Zimbra keeps its local configuration.
 pub const LOCALCONFIG_XML: &str = "/opt/zimbra/conf/localconfig.xml";
 /// Snapshot capture of `zmlocalconfig -s` (plain `key = value` output).
-pub const ZMLOCALCONFIG_CAPTURE: &str = "zmlocalconfig.txt";
+pub const ZMLOCALCONFIG_CAPTURE: &str = crate::catalogue::ZMLOCALCONFIG.name;
 /// Host path of the capture, for evidence.
-const CAPTURE_PATH: &str = "/captures/zmlocalconfig.txt";
+const CAPTURE_PATH: &str = crate::catalogue::ZMLOCALCONFIG.path;
 
 /// Compiled defaults (`LC.java`, ZCS 8.8-10) of the keys the shipped policies
 /// read. `mailboxd_java_heap_size` has none: the installer writes it.

@@ -18,6 +18,8 @@
 
 use std::path::Path;
 
+use crate::catalogue;
+
 /// What kind of snapshot directory a host root is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Layout {
@@ -107,7 +109,7 @@ impl Layout {
     pub fn sysctl_listing(self) -> &'static [&'static str] {
         match self {
             Layout::Sosreport => &["/sos_commands/kernel/sysctl_-a"],
-            Layout::Driftaudit | Layout::Tree => &["/captures/sysctl-a.txt"],
+            Layout::Driftaudit | Layout::Tree => &[catalogue::SYSCTL_A.path],
         }
     }
 
@@ -115,7 +117,7 @@ impl Layout {
     pub fn uname(self) -> &'static [&'static str] {
         match self {
             Layout::Sosreport => &["/sos_commands/kernel/uname_-a", "/uname"],
-            Layout::Driftaudit | Layout::Tree => &["/captures/uname-a.txt"],
+            Layout::Driftaudit | Layout::Tree => &[catalogue::UNAME_A.path],
         }
     }
 
@@ -158,8 +160,8 @@ impl Layout {
                     .trim_start_matches('/')
                     .replace('/', "_");
                 vec![
-                    format!("/captures/tune2fs/{name}.txt"),
-                    format!("/captures/dumpe2fs/{name}.txt"),
+                    format!("{}{name}.txt", catalogue::TUNE2FS.path),
+                    format!("{}{name}.txt", catalogue::DUMPE2FS.path),
                 ]
             }
         }
@@ -190,7 +192,7 @@ impl Layout {
     pub fn du_source(self) -> DuSource {
         match self {
             Layout::Sosreport => DuSource::SosCommands("/sos_commands"),
-            Layout::Driftaudit | Layout::Tree => DuSource::File("/captures/du.txt"),
+            Layout::Driftaudit | Layout::Tree => DuSource::File(catalogue::DU.path),
         }
     }
 }

@@ -1,0 +1,642 @@
+//! The one catalogue of what policies can read: settings namespaces (record
+//! or flat, key canonicalisation, what absence means, the captures that feed
+//! them), host facts, expression functions and the snapshot capture paths.
+//! Plain const data, a leaf: imports nothing of the crate. The expression
+//! parser, the policy loader, the snapshot writer and the docs test read it.
+//!
+//! Adding a namespace is one parser (`src/parse/`), one facts file
+//! (`src/facts/`) and one row of [`NAMESPACES`]; see docs/architecture.md.
+
+/// A capture: command output a snapshot keeps under `captures/` because it has
+/// no file on the host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Capture {
+    /// Host path inside a snapshot (`/captures/du.txt`); a trailing `/` is a
+    /// directory of one file per device.
+    pub path: &'static str,
+    /// The path without the leading `/captures/` (`du.txt`), as
+    /// [`Host::capture`](../host/struct.Host.html#method.capture) takes it.
+    pub name: &'static str,
+    /// The command whose output it holds.
+    pub command: &'static str,
+}
+
+macro_rules! capture {
+    ($name:literal, $command:literal) => {
+        Capture {
+            path: concat!("/captures/", $name),
+            name: $name,
+            command: $command,
+        }
+    };
+}
+
+/// `sysctl -a`: the complete live listing, preferred over `proc/sys/`.
+pub const SYSCTL_A: Capture = capture!("sysctl-a.txt", "sysctl -a");
+/// `uname -a`: the kernel release when neither `proc/sys` nor `sysctl -a` has it.
+pub const UNAME_A: Capture = capture!("uname-a.txt", "uname -a");
+/// `du -sb PATH` lines (bytes TAB path): directory sizes.
+pub const DU: Capture = capture!("du.txt", "du -sb PATH");
+/// `SHOW GLOBAL VARIABLES` of the running MySQL/MariaDB server.
+pub const MYSQL_VARIABLES: Capture = capture!(
+    "mysql-variables.tsv",
+    "mysql -NB -e 'SHOW GLOBAL VARIABLES'"
+);
+/// `zmlocalconfig -s`: Zimbra's localconfig, for keys localconfig.xml lacks.
+pub const ZMLOCALCONFIG: Capture = capture!("zmlocalconfig.txt", "zmlocalconfig -s");
+/// `tune2fs -l DEVICE` per ext2/3/4 volume, `NAME.txt` (device without `/dev/`, `/` as `_`).
+pub const TUNE2FS: Capture = capture!("tune2fs/", "tune2fs -l DEVICE");
+/// `dumpe2fs -h DEVICE` per ext2/3/4 volume, when there is no `tune2fs/` file.
+pub const DUMPE2FS: Capture = capture!("dumpe2fs/", "dumpe2fs -h DEVICE");
+
+/// Every capture a snapshot may hold, in snapshot-format.md order.
+pub const CAPTURES: &[Capture] = &[
+    SYSCTL_A,
+    UNAME_A,
+    DU,
+    TUNE2FS,
+    DUMPE2FS,
+    MYSQL_VARIABLES,
+    ZMLOCALCONFIG,
+];
+
+/// How a namespace's values are addressed in an expression.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// Keys written dotted after the name: `sysctl.net.ipv4.tcp_tw_reuse`,
+    /// `mycnf.innodb_buffer_pool_size` (or `NS["key"]`).
+    Flat,
+    /// Keyed by mount point, values are records: `mount["/data"].atime`.
+    Record,
+}
+
+impl Shape {
+    /// `flat` or `record`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Shape::Flat => "flat",
+            Shape::Record => "record",
+        }
+    }
+}
+
+/// How a key written in a policy becomes the namespace's canonical key. The
+/// facts layer maps each to its function (`facts::canonicalizer`); a facts
+/// test checks every gathered namespace uses the one its row names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Canon {
+    /// As written.
+    Exact,
+    /// sysctl keys: `/` and `.` swapped as sysctl.d(5) allows, a leading
+    /// `/proc/sys/` dropped.
+    SysctlKey,
+    /// Option-file names: lowercase, `-` as `_`, `loose-`/`skip-`/`disable-`/
+    /// `enable-` prefixes folded, a unique prefix as the option it abbreviates.
+    OptionName,
+    /// Server variable names: lowercase, `-` as `_`.
+    VariableName,
+    /// Mount points: lexically normalised absolute paths (`//data/` is `/data`).
+    MountPoint,
+}
+
+impl Canon {
+    /// What the canonicalisation does, in words (for the docs table).
+    pub const fn describe(self) -> &'static str {
+        match self {
+            Canon::Exact => "as written",
+            Canon::SysctlKey => "`/` and `.` swapped as sysctl.d(5) allows, `/proc/sys/` dropped",
+            Canon::OptionName => {
+                "lowercase, `-` as `_`, `loose-`/`skip-`/`disable-`/`enable-` folded, unique prefixes expanded"
+            }
+            Canon::VariableName => "lowercase, `-` as `_`",
+            Canon::MountPoint => "lexically normalised mount point",
+        }
+    }
+}
+
+/// One settings namespace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NamespaceSpec {
+    /// The name policies write (`sysctl`, `mount`).
+    pub name: &'static str,
+    /// Flat keys or records.
+    pub shape: Shape,
+    /// How keys are canonicalised.
+    pub canon: Canon,
+    /// What a missing key means (the facts reader may add host detail).
+    pub absent: &'static str,
+    /// Captures that feed it in a snapshot (besides the host's own files).
+    pub captures: &'static [Capture],
+    /// One line: where the values come from.
+    pub description: &'static str,
+}
+
+/// Every settings namespace, in docs order.
+pub const NAMESPACES: &[NamespaceSpec] = &[
+    NamespaceSpec {
+        name: "sysctl",
+        shape: Shape::Flat,
+        canon: Canon::SysctlKey,
+        absent: "the running kernel has no such key (removed, not yet added, or its module is not loaded)",
+        captures: &[SYSCTL_A],
+        description: "live kernel values (`/proc/sys`, or `sysctl -a` in a snapshot)",
+    },
+    NamespaceSpec {
+        name: "sysctl_boot",
+        shape: Shape::Flat,
+        canon: Canon::SysctlKey,
+        absent: "no sysctl configuration file sets this key",
+        captures: &[],
+        description: "what the next boot applies (systemd-sysctl, then ufw and TuneD), with file and line",
+    },
+    NamespaceSpec {
+        name: "sysctl_procps",
+        shape: Shape::Flat,
+        canon: Canon::SysctlKey,
+        absent: "no sysctl configuration file sets this key",
+        captures: &[],
+        description: "what procps `sysctl --system` would apply, with file and line",
+    },
+    NamespaceSpec {
+        name: "mycnf",
+        shape: Shape::Flat,
+        canon: Canon::OptionName,
+        absent: "no option file the server reads sets this option: the compiled-in default applies",
+        captures: &[MYSQL_VARIABLES],
+        description: "what the MySQL/MariaDB option files configure for the server, with file and line",
+    },
+    NamespaceSpec {
+        name: "mycnf_effective",
+        shape: Shape::Flat,
+        canon: Canon::OptionName,
+        absent: "not set in any option file: the server's compiled-in default applies",
+        captures: &[MYSQL_VARIABLES],
+        description: "`mycnf` as the server will run it: clamped and rounded by the version's option table",
+    },
+    NamespaceSpec {
+        name: "mysql",
+        shape: Shape::Flat,
+        canon: Canon::VariableName,
+        absent: "the running server has no such variable (another version, or a plugin that is not loaded)",
+        captures: &[MYSQL_VARIABLES],
+        description: "the running server's global variables; unknown without the capture",
+    },
+    NamespaceSpec {
+        name: "fstab",
+        shape: Shape::Record,
+        canon: Canon::MountPoint,
+        absent: "/etc/fstab has no entry for this mount point",
+        captures: &[],
+        description: "/etc/fstab entries by mount point, with file and line",
+    },
+    NamespaceSpec {
+        name: "mount",
+        shape: Shape::Record,
+        canon: Canon::MountPoint,
+        absent: "nothing is mounted on this mount point now",
+        captures: &[],
+        description: "live mounts from /proc/self/mountinfo (or /proc/mounts), with line",
+    },
+    NamespaceSpec {
+        name: "ext4",
+        shape: Shape::Record,
+        canon: Canon::MountPoint,
+        absent: "no ext2/3/4 filesystem is mounted or listed in /etc/fstab on this mount point",
+        captures: &[TUNE2FS, DUMPE2FS],
+        description: "ext2/3/4 superblock layout per mount point (`tune2fs -l`, `dumpe2fs -h` or the live device)",
+    },
+    NamespaceSpec {
+        name: "localconfig",
+        shape: Shape::Flat,
+        canon: Canon::Exact,
+        absent: "not set in /opt/zimbra/conf/localconfig.xml and no compiled default known to driftaudit (Zimbra treats it as null)",
+        captures: &[ZMLOCALCONFIG],
+        description: "Zimbra localconfig.xml over the compiled defaults, `${key}` expanded, secrets redacted",
+    },
+    NamespaceSpec {
+        name: "zimbra_mycnf",
+        shape: Shape::Flat,
+        canon: Canon::OptionName,
+        absent: "no option file the server reads sets this option: the compiled-in default applies",
+        captures: &[],
+        description: "Zimbra's own MariaDB option file (`${mysql_mycnf}`), read as its server reads it",
+    },
+];
+
+/// One host fact usable by name in expressions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FactSpec {
+    /// The name (`mem_total`).
+    pub name: &'static str,
+    /// Its type (`size`, `number`, `string`, `boolean`).
+    pub kind: &'static str,
+    /// Captures that can decide it in a snapshot.
+    pub captures: &'static [Capture],
+    /// One line: what it is and where it comes from.
+    pub description: &'static str,
+}
+
+/// Every host fact, in docs order.
+pub const FACTS: &[FactSpec] = &[
+    FactSpec {
+        name: "mem_total",
+        kind: "size",
+        captures: &[],
+        description: "MemTotal of /proc/meminfo, in bytes",
+    },
+    FactSpec {
+        name: "cpu_count",
+        kind: "number",
+        captures: &[],
+        description: "`processor` lines of /proc/cpuinfo (live: available parallelism)",
+    },
+    FactSpec {
+        name: "kernel_release",
+        kind: "string",
+        captures: &[SYSCTL_A, UNAME_A],
+        description:
+            "/proc/sys/kernel/osrelease, else `kernel.osrelease` of `sysctl -a`, else `uname -a`",
+    },
+    FactSpec {
+        name: "os_id",
+        kind: "string",
+        captures: &[],
+        description: "`ID` of /etc/os-release (else /usr/lib/os-release): `debian`, `rhel`",
+    },
+    FactSpec {
+        name: "os_version",
+        kind: "string",
+        captures: &[],
+        description: "`VERSION_ID` of /etc/os-release",
+    },
+    FactSpec {
+        name: "os_name",
+        kind: "string",
+        captures: &[],
+        description: "`PRETTY_NAME` of /etc/os-release",
+    },
+    FactSpec {
+        name: "os_like",
+        kind: "string",
+        captures: &[],
+        description: "`ID_LIKE` of /etc/os-release (`rhel fedora`); absent when the file has none",
+    },
+    FactSpec {
+        name: "hostname",
+        kind: "string",
+        captures: &[],
+        description: "the host's name, as the report shows it",
+    },
+    FactSpec {
+        name: "mysql_version",
+        kind: "string",
+        captures: &[MYSQL_VARIABLES],
+        description: "the running server's `version`; unknown without the capture",
+    },
+    FactSpec {
+        name: "mysql_datadir",
+        kind: "string",
+        captures: &[],
+        description: "`datadir` from the option files, else /var/lib/mysql",
+    },
+    FactSpec {
+        name: "zimbra_installed",
+        kind: "boolean",
+        captures: &[ZMLOCALCONFIG, DU],
+        description: "Zimbra is present (see the presence table below)",
+    },
+    FactSpec {
+        name: "mysql_installed",
+        kind: "boolean",
+        captures: &[MYSQL_VARIABLES, DU],
+        description: "a MySQL/MariaDB server is present (see the presence table below)",
+    },
+    FactSpec {
+        name: "storage_detected",
+        kind: "boolean",
+        captures: &[],
+        description: "a readable, non-empty /etc/fstab or mount table",
+    },
+];
+
+/// One expression function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FunctionSpec {
+    /// The name (`min`).
+    pub name: &'static str,
+    /// Fewest arguments.
+    pub min_args: usize,
+    /// Most arguments (`usize::MAX`: any number).
+    pub max_args: usize,
+    /// How it is called (`min(a, b, ...)`).
+    pub signature: &'static str,
+    /// One line: what it returns.
+    pub description: &'static str,
+}
+
+/// Every expression function, in docs order.
+pub const FUNCTIONS: &[FunctionSpec] = &[
+    FunctionSpec {
+        name: "min",
+        min_args: 1,
+        max_args: usize::MAX,
+        signature: "min(a, b, ...)",
+        description: "the smallest argument, or the smallest item of one list",
+    },
+    FunctionSpec {
+        name: "max",
+        min_args: 1,
+        max_args: usize::MAX,
+        signature: "max(a, b, ...)",
+        description: "the largest argument, or the largest item of one list",
+    },
+    FunctionSpec {
+        name: "present",
+        min_args: 1,
+        max_args: 1,
+        signature: "present(x)",
+        description: "true when `x` has a value, false when it is absent (unknown stays unknown)",
+    },
+    FunctionSpec {
+        name: "default",
+        min_args: 2,
+        max_args: 2,
+        signature: "default(x, v)",
+        description: "`x`, or `v` when `x` is absent",
+    },
+    FunctionSpec {
+        name: "du",
+        min_args: 1,
+        max_args: 1,
+        signature: "du(path)",
+        description: "size of a directory in bytes (live walk, or `captures/du.txt`)",
+    },
+    FunctionSpec {
+        name: "round",
+        min_args: 1,
+        max_args: 2,
+        signature: "round(x[, places])",
+        description: "`x` rounded to `places` decimals (0 by default); a size stays a size",
+    },
+    FunctionSpec {
+        name: "floor",
+        min_args: 1,
+        max_args: 1,
+        signature: "floor(x)",
+        description: "`x` rounded down",
+    },
+    FunctionSpec {
+        name: "ceil",
+        min_args: 1,
+        max_args: 1,
+        signature: "ceil(x)",
+        description: "`x` rounded up",
+    },
+    FunctionSpec {
+        name: "contains",
+        min_args: 2,
+        max_args: 2,
+        signature: "contains(list_or_string, x)",
+        description: "true when a list has an item equal to `x`, or a string contains `x`",
+    },
+    FunctionSpec {
+        name: "mount_of",
+        min_args: 1,
+        max_args: 1,
+        signature: "mount_of(path)",
+        description: "the mount point holding a path",
+    },
+    FunctionSpec {
+        name: "pct",
+        min_args: 1,
+        max_args: 1,
+        signature: "pct(x)",
+        description: "a fraction as text with one decimal, `0.153` is `15.3 %`",
+    },
+    FunctionSpec {
+        name: "mib",
+        min_args: 1,
+        max_args: 1,
+        signature: "mib(x)",
+        description: "bytes as whole MiB text, `512 MiB`",
+    },
+    FunctionSpec {
+        name: "gib",
+        min_args: 1,
+        max_args: 1,
+        signature: "gib(x)",
+        description: "bytes as GiB text with one decimal, `2.4 GiB`",
+    },
+    FunctionSpec {
+        name: "size",
+        min_args: 1,
+        max_args: 1,
+        signature: "size(x)",
+        description: "a number as a size in bytes (shown as `12 GiB`)",
+    },
+    FunctionSpec {
+        name: "number",
+        min_args: 1,
+        max_args: 1,
+        signature: "number(x)",
+        description: "a size, boolean or numeric string as a plain number",
+    },
+    FunctionSpec {
+        name: "abs",
+        min_args: 1,
+        max_args: 1,
+        signature: "abs(x)",
+        description: "the absolute value; a size stays a size",
+    },
+    FunctionSpec {
+        name: "join",
+        min_args: 1,
+        max_args: 2,
+        signature: "join(list[, sep])",
+        description: "the items of a list as text, separated by `sep` (`,` by default)",
+    },
+    FunctionSpec {
+        name: "len",
+        min_args: 1,
+        max_args: 1,
+        signature: "len(x)",
+        description: "the number of items of a list, or of characters of a value's text",
+    },
+    FunctionSpec {
+        name: "version",
+        min_args: 1,
+        max_args: 1,
+        signature: "version(text)",
+        description: "the leading `major.minor.patch` of a version string as a number that compares correctly: `version(mysql.version) >= version(\"5.7.7\")`",
+    },
+];
+
+/// The namespace called `name`, if there is one.
+pub fn namespace(name: &str) -> Option<&'static NamespaceSpec> {
+    NAMESPACES.iter().find(|n| n.name == name)
+}
+
+/// The fact called `name`, if there is one.
+pub fn fact(name: &str) -> Option<&'static FactSpec> {
+    FACTS.iter().find(|f| f.name == name)
+}
+
+/// The function called `name`, if there is one.
+pub fn function(name: &str) -> Option<&'static FunctionSpec> {
+    FUNCTIONS.iter().find(|f| f.name == name)
+}
+
+const fn count(shape: Shape) -> usize {
+    let mut n = 0;
+    let mut i = 0;
+    while i < NAMESPACES.len() {
+        if NAMESPACES[i].shape as u8 == shape as u8 {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+}
+
+const fn names<const N: usize>(shape: Shape) -> [&'static str; N] {
+    let mut out = [""; N];
+    let (mut i, mut j) = (0, 0);
+    while i < NAMESPACES.len() {
+        if NAMESPACES[i].shape as u8 == shape as u8 {
+            out[j] = NAMESPACES[i].name;
+            j += 1;
+        }
+        i += 1;
+    }
+    out
+}
+
+const fn fact_names<const N: usize>() -> [&'static str; N] {
+    let mut out = [""; N];
+    let mut i = 0;
+    while i < N {
+        out[i] = FACTS[i].name;
+        i += 1;
+    }
+    out
+}
+
+const FLAT_ARRAY: [&str; count(Shape::Flat)] = names(Shape::Flat);
+const RECORD_ARRAY: [&str; count(Shape::Record)] = names(Shape::Record);
+const FACT_ARRAY: [&str; FACTS.len()] = fact_names();
+
+/// Names of the flat namespaces, in catalogue order.
+pub const FLAT_NAMESPACES: &[&str] = &FLAT_ARRAY;
+/// Names of the record namespaces, in catalogue order.
+pub const RECORD_NAMESPACES: &[&str] = &RECORD_ARRAY;
+/// Names of the host facts, in catalogue order.
+pub const FACT_NAMES: &[&str] = &FACT_ARRAY;
+
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|")
+}
+
+fn capture_list(c: &[Capture]) -> String {
+    if c.is_empty() {
+        return "-".into();
+    }
+    c.iter()
+        .map(|c| format!("`{}`", c.path.trim_start_matches('/')))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The namespace table of docs/policy-language.md, as Markdown.
+pub fn namespaces_markdown() -> String {
+    let mut s = String::from(
+        "| namespace | shape | keys canonicalised | a missing key means | captures | values |\n|---|---|---|---|---|---|\n",
+    );
+    for n in NAMESPACES {
+        s.push_str(&format!(
+            "| `{}` | {} | {} | {} | {} | {} |\n",
+            n.name,
+            n.shape.as_str(),
+            cell(n.canon.describe()),
+            cell(n.absent),
+            capture_list(n.captures),
+            cell(n.description)
+        ));
+    }
+    s
+}
+
+/// The fact table of docs/policy-language.md, as Markdown.
+pub fn facts_markdown() -> String {
+    let mut s = String::from("| fact | type | captures | value |\n|---|---|---|---|\n");
+    for f in FACTS {
+        s.push_str(&format!(
+            "| `{}` | {} | {} | {} |\n",
+            f.name,
+            f.kind,
+            capture_list(f.captures),
+            cell(f.description)
+        ));
+    }
+    s
+}
+
+/// The function table of docs/policy-language.md, as Markdown.
+pub fn functions_markdown() -> String {
+    let mut s = String::from("| function | returns |\n|---|---|\n");
+    for f in FUNCTIONS {
+        s.push_str(&format!(
+            "| `{}` | {} |\n",
+            f.signature,
+            cell(f.description)
+        ));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_is_listed_once() {
+        let mut all: Vec<&str> = NAMESPACES.iter().map(|n| n.name).collect();
+        all.extend(FACTS.iter().map(|f| f.name));
+        all.extend(FUNCTIONS.iter().map(|f| f.name));
+        let mut sorted = all.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), all.len(), "a name is in the catalogue twice");
+    }
+
+    #[test]
+    fn shape_lists_follow_the_table() {
+        let flat: Vec<&str> = NAMESPACES
+            .iter()
+            .filter(|n| n.shape == Shape::Flat)
+            .map(|n| n.name)
+            .collect();
+        assert_eq!(FLAT_NAMESPACES, flat.as_slice());
+        assert!(RECORD_NAMESPACES.contains(&"mount"));
+        assert_eq!(
+            FLAT_NAMESPACES.len() + RECORD_NAMESPACES.len(),
+            NAMESPACES.len()
+        );
+        assert_eq!(FACT_NAMES.len(), FACTS.len());
+        assert_eq!(FACT_NAMES[0], FACTS[0].name);
+    }
+
+    #[test]
+    fn capture_paths_are_under_captures_and_signatures_name_the_function() {
+        for c in CAPTURES {
+            assert_eq!(c.path, format!("/captures/{}", c.name));
+        }
+        for f in FUNCTIONS {
+            assert!(
+                f.signature.starts_with(&format!("{}(", f.name)),
+                "{}",
+                f.signature
+            );
+            assert!(f.min_args >= 1 && f.min_args <= f.max_args);
+        }
+    }
+}
