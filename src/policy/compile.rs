@@ -11,7 +11,8 @@ use serde_saphyr::Spanned;
 use super::diagnostics::{problem_at, yaml_problem};
 use super::values::{param_value, parse_kernel_cond};
 use super::*;
-use crate::expr::{self, Expr, FLAT_NAMESPACES, RECORD_NAMESPACES};
+use crate::catalogue::{FACT_NAMES, FLAT_NAMESPACES, RECORD_NAMESPACES};
+use crate::expr::{self, Expr};
 use crate::value::{parse_size, Value};
 
 struct Compiler<'a> {
@@ -83,13 +84,13 @@ impl Compiler<'_> {
         let mut bad = Vec::new();
         expr::walk(e, &mut |x| {
             if let Expr::Name(n) = x {
-                if !names.contains(n) && !expr::FACTS.contains(&n.as_str()) {
+                if !names.contains(n) && !FACT_NAMES.contains(&n.as_str()) {
                     bad.push(n.clone());
                 }
             }
         });
         for n in bad {
-            let mut cands: Vec<&str> = expr::FACTS.to_vec();
+            let mut cands: Vec<&str> = FACT_NAMES.to_vec();
             cands.extend(names.iter().map(String::as_str));
             cands.extend(FLAT_NAMESPACES.iter().copied());
             cands.extend(RECORD_NAMESPACES.iter().copied());

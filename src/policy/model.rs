@@ -275,7 +275,7 @@ impl Rule {
         for e in self.expressions() {
             expr::walk(e, &mut |x| {
                 if let Expr::Name(n) = x {
-                    if expr::FACTS.contains(&n.as_str()) {
+                    if crate::catalogue::fact(n).is_some() {
                         out.insert(n.clone());
                     }
                 }
