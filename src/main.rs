@@ -249,9 +249,8 @@ fn load_policies(p: &PolicyArgs) -> Result<PolicySet, String> {
     } else {
         PolicySet::builtin().map_err(|e| e.to_string())?
     };
-    for path in &p.policy {
-        set.add_path(path).map_err(|e| e.to_string())?;
-    }
+    // every file's problems in one error, not just the first file's
+    set.add_paths(&p.policy).map_err(|e| e.to_string())?;
     for s in &p.set {
         set.set_param(s).map_err(|e| e.to_string())?;
     }

@@ -1,7 +1,7 @@
 //! Policy loading errors are for people: file, line, column, the rule, a caret
 //! under the offending text, and a suggestion for typos. Snapshotted.
 
-use driftaudit::policy::{PolicyError, PolicySet};
+use driftaudit::policy::{Code, PolicyError, PolicyProblem, PolicySet};
 
 fn load_err(text: &str) -> String {
     let mut set = PolicySet::builtin().unwrap();
@@ -9,6 +9,24 @@ fn load_err(text: &str) -> String {
         Ok(()) => panic!("policy should not load:\n{text}"),
         Err(e) => e.to_string(),
     }
+}
+
+fn load_problems(text: &str) -> Vec<PolicyProblem> {
+    let mut set = PolicySet::builtin().unwrap();
+    match set.add_str("my-policy.yaml", text) {
+        Ok(()) => panic!("policy should not load:\n{text}"),
+        Err(e) => e.problems().to_vec(),
+    }
+}
+
+fn codes(problems: &[PolicyProblem]) -> Vec<Code> {
+    problems.iter().map(|p| p.code).collect()
+}
+
+fn snap(name: &str, text: String) {
+    insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {
+        insta::assert_snapshot!(name, text);
+    });
 }
 
 const HEAD: &str = "policy: mine\ntitle: Mine\nrules:\n";
@@ -89,6 +107,7 @@ fn params_can_be_overridden_and_typos_are_caught() {
         Some(10.0 * 1073741824.0)
     );
     let e = set.set_param("shar=1").unwrap_err();
+    assert!(e.problems().is_empty());
     assert!(
         matches!(e, PolicyError::Param(ref m) if m.contains("did you mean `share`")),
         "{e}"
@@ -121,4 +140,211 @@ fn builtin_policies_load_and_every_rule_is_complete() {
     insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {
         insta::assert_snapshot!("builtin-rule-ids", ids.join("\n"));
     });
+}
+
+#[test]
+fn every_problem_code_is_listed_with_its_meaning() {
+    let list: Vec<String> = Code::ALL
+        .iter()
+        .map(|c| format!("{:<26} {}", c.as_str(), c.meaning()))
+        .collect();
+    let unique: std::collections::BTreeSet<&str> = Code::ALL.iter().map(|c| c.as_str()).collect();
+    assert_eq!(unique.len(), Code::ALL.len(), "codes are unique");
+    for c in Code::ALL {
+        let m = c.meaning();
+        assert!(
+            !m.ends_with('.') && m.chars().next().is_some_and(|ch| !ch.is_uppercase()),
+            "{c}: {m}"
+        );
+    }
+    snap("policy-error-codes", list.join("\n"));
+    // docs/policy-language.md lists every code with the same meaning
+    let doc = include_str!("../docs/policy-language.md");
+    for c in Code::ALL {
+        let row = format!("| `{}` | {} |", c.as_str(), c.meaning());
+        assert!(doc.contains(&row), "docs/policy-language.md lacks `{row}`");
+    }
+}
+
+#[test]
+fn a_bad_kernel_condition_underlines_the_condition_not_the_rule_id() {
+    let p = load_problems(&rule(
+        "    applies:\n      - kernel: \">= 4.10, ~ 4.12\"\n    assert: \"true\"\n",
+    ));
+    assert_eq!(codes(&p), [Code::InvalidKernelCondition]);
+    // line 8 `      - kernel: ">= 4.10, ~ 4.12"`: the caret under the `~`
+    assert_eq!((p[0].line, p[0].column), (8, 27), "{}", p[0]);
+    snap("policy-error-kernel-condition", p[0].to_string());
+}
+
+#[test]
+fn an_applies_path_using_host_data_underlines_the_name() {
+    let p = load_problems(&rule(
+        "    applies:\n      - missing: ${params.dir}\n      - exists: \"${mysql_datadir}\"\n    assert: \"true\"\n",
+    ));
+    assert_eq!(
+        codes(&p),
+        [Code::UnknownParam, Code::AppliesPathNotConstant]
+    );
+    // `      - missing: ${params.dir}`: under `params.dir`
+    assert_eq!((p[0].line, p[0].column), (8, 20), "{}", p[0]);
+    // `      - exists: "${mysql_datadir}"`: under `mysql_datadir`, after the quote
+    assert_eq!((p[1].line, p[1].column), (9, 20), "{}", p[1]);
+    snap(
+        "policy-error-applies-path",
+        p.iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join("\n"),
+    );
+}
+
+#[test]
+fn drift_errors_underline_the_namespace_and_the_pattern() {
+    let p = load_problems(&rule(
+        "    drift:\n      configured: sysctl_bot\n      running: sysctl\n      keys: [\"net.*\", \"vm.[oops\"]\n",
+    ));
+    assert_eq!(codes(&p), [Code::UnknownNamespace, Code::InvalidGlob]);
+    assert_eq!((p[0].line, p[0].column), (8, 19), "{}", p[0]);
+    // `      keys: ["net.*", "vm.[oops"]`: under the `[` glob complains about
+    assert_eq!((p[1].line, p[1].column), (10, 27), "{}", p[1]);
+    assert_eq!(
+        p[1].message,
+        "drift key pattern `vm.[oops`: invalid range pattern"
+    );
+    assert!(
+        p[0].message.contains("did you mean `sysctl_boot`"),
+        "{}",
+        p[0]
+    );
+    snap(
+        "policy-error-drift",
+        p.iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join("\n"),
+    );
+}
+
+#[test]
+fn expect_and_template_errors_underline_their_own_text() {
+    let p = load_problems(&format!(
+        "{HEAD}  - id: my.rule\n    title: A rule\n    severity: low\n    setting: sysctl.vm.swappiness\n    expect:\n      max: \"${{params.nope}}\"\n      min: \"${{mem_totl}}\"\n    why: swappiness is {{actual}} of {{nonsense}}\n    fix: set it to {{params.gone}}\n"
+    ));
+    assert_eq!(
+        codes(&p),
+        [
+            Code::UnknownName,
+            Code::UnknownParam,
+            Code::UnknownName,
+            Code::UnknownParam
+        ],
+        "{p:#?}"
+    );
+    // `      min: "${mem_totl}"`: the caret under `mem_totl`, not the setting
+    assert_eq!((p[0].line, p[0].column), (10, 15), "{}", p[0]);
+    // `max: "${params.nope}"`: at its own line (it was not checked at all)
+    assert_eq!(p[1].line, 9, "{}", p[1]);
+    // `    why: swappiness is {actual} of {nonsense}`: under `nonsense`
+    assert_eq!((p[2].line, p[2].column), (11, 37), "{}", p[2]);
+    // the unknown parameter in `fix` points at `fix`, not at `why`
+    assert_eq!(p[3].line, 12, "{}", p[3]);
+    snap(
+        "policy-error-expect-and-templates",
+        p.iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join("\n"),
+    );
+}
+
+#[test]
+fn empty_title_and_text_point_at_themselves() {
+    let p = load_problems(&format!(
+        "{HEAD}  - id: my.rule\n    title: \" \"\n    severity: low\n    assert: \"true\"\n    why: \"\"\n    fix: f\n"
+    ));
+    assert_eq!(codes(&p), [Code::EmptyTitle, Code::EmptyText], "{p:#?}");
+    assert_eq!(p[0].line, 5, "{}", p[0]);
+    assert_eq!(p[1].line, 8, "{}", p[1]);
+}
+
+#[test]
+fn a_policy_dir_with_three_broken_files_reports_all_three() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = format!("{HEAD}  - id: good.rule\n    title: t\n    severity: low\n    assert: \"true\"\n    why: w\n    fix: f\n");
+    std::fs::write(
+        dir.path().join("a-broken.yaml"),
+        "policy: a\ntitle: A\nrulez: []\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("b-good.yaml"), good).unwrap();
+    std::fs::write(
+        dir.path().join("c-broken.yaml"),
+        "policy: c\ntitle: C\nrules:\n  - id: c.rule\n    title: t\n    severity: low\n    assert: \"mem_totl > 1\"\n    why: w\n    fix: f\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("d-broken.yml"),
+        "policy: d\ntitle: D\nrules:\n  - id: d.rule\n    title: t\n    severity: low\n    applies:\n      - kernel: \"4.12\"\n    assert: \"true\"\n    why: w\n    fix: f\n",
+    )
+    .unwrap();
+    let mut set = PolicySet::new();
+    let err = set.add_path(dir.path()).unwrap_err();
+    let p = err.problems();
+    let files: Vec<String> = p
+        .iter()
+        .map(|x| {
+            std::path::Path::new(&x.path)
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    assert_eq!(
+        files,
+        ["a-broken.yaml", "c-broken.yaml", "d-broken.yml"],
+        "{err}"
+    );
+    assert_eq!(
+        codes(p),
+        [
+            Code::UnknownField,
+            Code::UnknownName,
+            Code::InvalidKernelCondition
+        ],
+        "{err}"
+    );
+    // the good file was loaded
+    assert!(set.rule("good.rule").is_some());
+
+    // the same across several --policy paths
+    let other = tempfile::tempdir().unwrap();
+    std::fs::write(other.path().join("e.yaml"), "policy: e\n  title: [\n").unwrap();
+    let mut set = PolicySet::new();
+    let err = set.add_paths([dir.path(), other.path()]).unwrap_err();
+    assert_eq!(err.problems().len(), 4, "{err}");
+    assert_eq!(err.problems()[3].code, Code::YamlSyntax, "{err}");
+}
+
+#[test]
+fn duplicates_across_files_underline_the_id() {
+    let mut set = PolicySet::builtin().unwrap();
+    let p = match set.add_str(
+        "my-policy.yaml",
+        "policy: linux-network\ntitle: t\nrules:\n  - id: linux.tcp-tw-recycle\n    title: t\n    severity: low\n    assert: \"true\"\n    why: w\n    fix: f\n",
+    ) {
+        Err(e) => e.problems().to_vec(),
+        Ok(()) => panic!("duplicates load"),
+    };
+    assert_eq!(codes(&p), [Code::DuplicatePolicyId, Code::DuplicateRuleId]);
+    assert_eq!((p[0].line, p[0].column), (1, 9), "{}", p[0]);
+    assert_eq!((p[1].line, p[1].column), (4, 9), "{}", p[1]);
+}
+
+#[test]
+fn a_duplicate_key_names_the_key_not_a_library_option() {
+    let p = load_problems("policy: mine\ntitle: Mine\ntitle: Again\nrules: []\n");
+    assert_eq!(codes(&p), [Code::DuplicateKey], "{p:?}");
+    assert_eq!(p[0].message, "duplicate key `title`");
 }

@@ -21,18 +21,120 @@ struct Compiler<'a> {
     problems: Vec<PolicyProblem>,
 }
 
+/// Where a problem is: a scalar's location, and how many characters into
+/// its value the offending text starts.
+#[derive(Clone, Copy)]
+struct Place<'a> {
+    at: &'a serde_saphyr::Location,
+    /// The scalar's value, when the offset counts into it.
+    value: Option<&'a str>,
+    offset: usize,
+}
+
+impl<'a> Place<'a> {
+    /// The start of a spanned scalar.
+    fn of(s: &'a Spanned<String>) -> Place<'a> {
+        Place {
+            at: &s.referenced,
+            value: Some(&s.value),
+            offset: 0,
+        }
+    }
+
+    /// The start of a parameter-like value (its text, when it is text).
+    fn of_value(v: &'a Spanned<ParamValue>) -> Place<'a> {
+        Place {
+            at: &v.referenced,
+            value: match &v.value {
+                ParamValue::Text(t) => Some(t),
+                _ => None,
+            },
+            offset: 0,
+        }
+    }
+
+    /// The start of a value whose text is not at hand (a number, a mapping).
+    fn at(at: &'a serde_saphyr::Location) -> Place<'a> {
+        Place {
+            at,
+            value: None,
+            offset: 0,
+        }
+    }
+
+    /// `n` characters further into the same scalar.
+    fn plus(self, n: usize) -> Place<'a> {
+        Place {
+            offset: self.offset + n,
+            ..self
+        }
+    }
+}
+
 impl Compiler<'_> {
-    fn problem(&mut self, at: &serde_saphyr::Location, rule: &str, offset: usize, message: String) {
-        let line = at.line() as usize;
-        let column = at.column() as usize + offset;
+    fn problem(&mut self, place: Place, rule: &str, problem: Problem) {
+        let line = place.at.line() as usize;
+        let column = place.at.column() as usize + self.column_offset(place);
         self.problems.push(problem_at(
             self.path,
             self.text,
             line.max(1),
             column.max(1),
             Some(rule.to_string()),
-            message,
+            problem,
         ));
+    }
+
+    /// Columns from the scalar's start to its `offset`th character: known
+    /// when the value stands on its source line as written (plain, or quoted
+    /// without escapes); otherwise 0, and the caret marks the scalar itself
+    /// rather than a wrong character.
+    fn column_offset(&self, place: Place) -> usize {
+        let Some(value) = place.value else {
+            return 0;
+        };
+        let line = self
+            .text
+            .lines()
+            .nth((place.at.line() as usize).saturating_sub(1))
+            .unwrap_or("");
+        let rest: String = line
+            .chars()
+            .skip((place.at.column() as usize).saturating_sub(1))
+            .collect();
+        let quote = usize::from(rest.starts_with(['"', '\'']));
+        match value.get(..place.offset) {
+            Some(before) if rest[quote..].starts_with(value) => quote + before.chars().count(),
+            _ => 0,
+        }
+    }
+
+    /// Parse the expression `inner`, found at `place`, and check its names.
+    fn expr_at(
+        &mut self,
+        place: Place,
+        inner: &str,
+        rule: &str,
+        what: &str,
+        names: &BTreeSet<String>,
+    ) -> Option<Expr> {
+        match expr::parse(inner) {
+            Ok(e) => {
+                self.check_names(&e, place, inner, rule, what, names);
+                Some(e)
+            }
+            Err(err) => {
+                self.problem(
+                    place.plus(err.offset),
+                    rule,
+                    Problem::InvalidExpression {
+                        context: what.to_string(),
+                        reason: err.message,
+                    },
+                );
+                None
+            }
+        }
     }
 
     fn expr(
@@ -42,41 +144,14 @@ impl Compiler<'_> {
         what: &str,
         names: &BTreeSet<String>,
     ) -> Option<Expr> {
-        match expr::parse(&s.value) {
-            Ok(e) => {
-                self.check_names(&e, s, rule, what, names);
-                Some(e)
-            }
-            Err(err) => {
-                // a quoted scalar starts one column before its text
-                let quoted = self.quote_offset(&s.referenced);
-                self.problem(
-                    &s.referenced,
-                    rule,
-                    err.offset + quoted,
-                    format!("{what}: {}", err.message),
-                );
-                None
-            }
-        }
-    }
-
-    fn quote_offset(&self, at: &serde_saphyr::Location) -> usize {
-        let line = self
-            .text
-            .lines()
-            .nth((at.line() as usize).saturating_sub(1))
-            .unwrap_or("");
-        match line.chars().nth((at.column() as usize).saturating_sub(1)) {
-            Some('"') | Some('\'') => 1,
-            _ => 0,
-        }
+        self.expr_at(Place::of(s), &s.value, rule, what, names)
     }
 
     fn check_names(
         &mut self,
         e: &Expr,
-        s: &Spanned<String>,
+        place: Place,
+        inner: &str,
         rule: &str,
         what: &str,
         names: &BTreeSet<String>,
@@ -94,12 +169,15 @@ impl Compiler<'_> {
             cands.extend(names.iter().map(String::as_str));
             cands.extend(FLAT_NAMESPACES.iter().copied());
             cands.extend(RECORD_NAMESPACES.iter().copied());
-            let offset = s.value.find(n.as_str()).unwrap_or(0) + self.quote_offset(&s.referenced);
+            let at = inner.find(n.as_str()).unwrap_or(0);
             self.problem(
-                &s.referenced,
+                place.plus(at),
                 rule,
-                offset,
-                format!("{what}: unknown name `{n}`{}", expr::suggest(&n, &cands)),
+                Problem::UnknownName {
+                    context: what.to_string(),
+                    suggestion: expr::suggest(&n, &cands),
+                    name: n,
+                },
             );
         }
     }
@@ -113,46 +191,45 @@ impl Compiler<'_> {
     ) -> Template {
         let mut parts = Vec::new();
         let mut lit = String::new();
-        let chars: Vec<char> = s.value.chars().collect();
+        let text = s.value.as_str();
         let mut i = 0;
-        while i < chars.len() {
-            match chars[i] {
-                '{' if chars.get(i + 1) == Some(&'{') => {
-                    lit.push('{');
-                    i += 2;
-                }
-                '}' if chars.get(i + 1) == Some(&'}') => {
-                    lit.push('}');
-                    i += 2;
-                }
-                '{' => {
-                    let Some(end) = chars[i + 1..].iter().position(|c| *c == '}') else {
-                        self.problem(&s.referenced, rule, 0, format!("{what}: `{{` without a closing `}}` (write `{{{{` for a literal brace)"));
-                        break;
-                    };
-                    let inner: String = chars[i + 1..i + 1 + end].iter().collect();
-                    if !lit.is_empty() {
-                        parts.push(TemplatePart::Text(std::mem::take(&mut lit)));
-                    }
-                    let sp = Spanned {
-                        value: inner,
-                        referenced: s.referenced,
-                        defined: s.defined,
-                    };
-                    if let Some(e) = self.expr(
-                        &sp,
+        while i < text.len() {
+            let rest = &text[i..];
+            if rest.starts_with("{{") {
+                lit.push('{');
+                i += 2;
+            } else if rest.starts_with("}}") {
+                lit.push('}');
+                i += 2;
+            } else if let Some(after) = rest.strip_prefix('{') {
+                let Some(end) = after.find('}') else {
+                    self.problem(
+                        Place::of(s).plus(i),
                         rule,
-                        &format!("{what} placeholder `{{{}}}`", sp.value),
-                        names,
-                    ) {
-                        parts.push(TemplatePart::Expr(e));
-                    }
-                    i += end + 2;
+                        Problem::UnclosedPlaceholder {
+                            context: what.to_string(),
+                        },
+                    );
+                    break;
+                };
+                let inner = &after[..end];
+                if !lit.is_empty() {
+                    parts.push(TemplatePart::Text(std::mem::take(&mut lit)));
                 }
-                c => {
-                    lit.push(c);
-                    i += 1;
+                if let Some(e) = self.expr_at(
+                    Place::of(s).plus(i + 1),
+                    inner,
+                    rule,
+                    &format!("{what} placeholder `{{{inner}}}`"),
+                    names,
+                ) {
+                    parts.push(TemplatePart::Expr(e));
                 }
+                i += end + 2;
+            } else {
+                let c = rest.chars().next().unwrap_or(' ');
+                lit.push(c);
+                i += c.len_utf8();
             }
         }
         if !lit.is_empty() {
@@ -166,22 +243,21 @@ impl Compiler<'_> {
 
     fn expect_value(
         &mut self,
-        v: &ParamValue,
-        at: &serde_saphyr::Location,
+        v: &Spanned<ParamValue>,
         rule: &str,
         names: &BTreeSet<String>,
     ) -> Option<Expr> {
-        match v {
+        match &v.value {
             ParamValue::Bool(b) => Some(Expr::Lit(Value::Bool(*b))),
             ParamValue::Number(n) => Some(Expr::Lit(Value::Number(*n))),
             ParamValue::Text(t) => {
                 if let Some(inner) = t.strip_prefix("${").and_then(|x| x.strip_suffix('}')) {
-                    let sp = Spanned {
-                        value: inner.to_string(),
-                        referenced: *at,
-                        defined: *at,
+                    let place = Place {
+                        at: &v.referenced,
+                        value: Some(t),
+                        offset: 2,
                     };
-                    self.expr(&sp, rule, "expect", names)
+                    self.expr_at(place, inner, rule, "expect", names)
                 } else if t.chars().next().is_some_and(|c| c.is_ascii_digit())
                     && parse_size(t).is_ok()
                 {
@@ -194,8 +270,21 @@ impl Compiler<'_> {
     }
 }
 
+/// One compiled policy file, with where its ids are written (line, column)
+/// for the set's duplicate checks.
+pub(super) struct Compiled {
+    pub policy: Policy,
+    pub rules: Vec<Rule>,
+    pub policy_at: (usize, usize),
+    pub rule_at: Vec<(usize, usize)>,
+}
+
+fn line_col(at: &serde_saphyr::Location) -> (usize, usize) {
+    ((at.line() as usize).max(1), (at.column() as usize).max(1))
+}
+
 /// Compile one policy file.
-pub(super) fn compile(path: &str, text: &str) -> Result<(Policy, Vec<Rule>), PolicyError> {
+pub(super) fn compile(path: &str, text: &str) -> Result<Compiled, PolicyError> {
     let raw = deserialize(path, text)?;
     let mut c = Compiler {
         path,
@@ -205,17 +294,19 @@ pub(super) fn compile(path: &str, text: &str) -> Result<(Policy, Vec<Rule>), Pol
     let pid = raw.policy.value.clone();
     let (params, param_defaults) = compile_params(&mut c, &pid, &raw.params);
     let mut rules = Vec::new();
+    let mut rule_at = Vec::new();
     let mut seen = BTreeMap::new();
     for spec in &raw.rules {
         if let Some(rule) = compile_rule(&mut c, path, &pid, &params, &mut seen, spec) {
             rules.push(rule);
+            rule_at.push(line_col(&spec.id.referenced));
         }
     }
     if !c.problems.is_empty() {
         return Err(PolicyError::Invalid(c.problems));
     }
-    Ok((
-        Policy {
+    Ok(Compiled {
+        policy: Policy {
             id: pid,
             title: raw.title,
             description: raw.description.trim().to_string(),
@@ -224,7 +315,9 @@ pub(super) fn compile(path: &str, text: &str) -> Result<(Policy, Vec<Rule>), Pol
             path: path.to_string(),
         },
         rules,
-    ))
+        policy_at: line_col(&raw.policy.referenced),
+        rule_at,
+    })
 }
 
 /// The raw spec of one file, or the one YAML problem that stops it.
@@ -235,11 +328,11 @@ fn deserialize(path: &str, text: &str) -> Result<PolicyFile, PolicyError> {
         // first line before the parser reaches the bad line. When the text is
         // not valid YAML at all, the syntax error is the one to show: it
         // points at the offending line (as PyYAML and libyaml do).
-        let e = match serde_saphyr::from_str::<serde::de::IgnoredAny>(text) {
-            Err(syntax) => syntax,
-            Ok(_) => e,
+        let (e, syntax) = match serde_saphyr::from_str::<serde::de::IgnoredAny>(text) {
+            Err(syntax) => (syntax, true),
+            Ok(_) => (e, false),
         };
-        PolicyError::Invalid(vec![yaml_problem(path, text, &e)])
+        PolicyError::Invalid(vec![yaml_problem(path, text, &e, syntax)])
     })
 }
 
@@ -256,7 +349,14 @@ fn compile_params(
             Ok(val) => {
                 params.insert(k.clone(), val);
             }
-            Err(e) => c.problem(&v.referenced, pid, 0, format!("parameter `{k}`: {e}")),
+            Err(reason) => c.problem(
+                Place::at(&v.referenced),
+                pid,
+                Problem::InvalidParam {
+                    name: k.clone(),
+                    reason,
+                },
+            ),
         }
         param_defaults.insert(
             k.clone(),
@@ -280,7 +380,7 @@ struct RuleScope<'a> {
 
 impl RuleScope<'_> {
     /// Every `params.X` in `e` must be a parameter of the policy.
-    fn check_params(&self, c: &mut Compiler, e: &Expr, s: &Spanned<String>) {
+    fn check_params(&self, c: &mut Compiler, e: &Expr, place: Place) {
         let mut bad = Vec::new();
         expr::walk(e, &mut |x| {
             if let Expr::Param(p) = x {
@@ -291,11 +391,19 @@ impl RuleScope<'_> {
         });
         for p in bad {
             let keys: Vec<&str> = self.params.keys().map(String::as_str).collect();
+            // under `params.X` when the scalar's text is at hand
+            let at = place
+                .value
+                .and_then(|v| v.get(place.offset..))
+                .and_then(|v| v.find(&format!("params.{p}")))
+                .unwrap_or(0);
             c.problem(
-                &s.referenced,
+                place.plus(at),
                 &self.id,
-                0,
-                format!("unknown parameter `params.{p}`{}", expr::suggest(&p, &keys)),
+                Problem::UnknownParam {
+                    suggestion: expr::suggest(&p, &keys),
+                    name: p,
+                },
             );
         }
     }
@@ -303,7 +411,7 @@ impl RuleScope<'_> {
     /// Parse an expression of this rule and check its names and parameters.
     fn expr(&self, c: &mut Compiler, s: &Spanned<String>, what: &str) -> Option<Expr> {
         let e = c.expr(s, &self.id, what, &self.names)?;
-        self.check_params(c, &e, s);
+        self.check_params(c, &e, Place::of(s));
         Some(e)
     }
 }
@@ -321,19 +429,16 @@ fn compile_rule(
     let at = spec.id.referenced;
     if let Some(prev) = seen.insert(id.clone(), at.line()) {
         c.problem(
-            &at,
+            Place::at(&at),
             &id,
-            0,
-            format!("duplicate rule id `{id}`: already defined at line {prev}"),
+            Problem::DuplicateRuleId {
+                id: id.clone(),
+                previous: format!("line {prev}"),
+            },
         );
     }
     if id.is_empty() || id.contains(char::is_whitespace) {
-        c.problem(
-            &at,
-            &id,
-            0,
-            "rule id must be a non-empty word such as `linux.tcp-tw-recycle`".into(),
-        );
+        c.problem(Place::at(&at), &id, Problem::InvalidRuleId);
     }
     let names: BTreeSet<String> = spec
         .lets
@@ -353,9 +458,9 @@ fn compile_rule(
             lets.insert(k.clone(), e);
         }
     }
-    let applies = compile_applies(c, &scope, &at, &spec.applies);
+    let applies = compile_applies(c, &scope, &spec.applies);
     let check = compile_check(c, &scope, &at, spec);
-    let (why, fix) = compile_texts(c, &scope, &at, spec);
+    let (why, fix) = compile_texts(c, &scope, spec);
     let breakdown = spec
         .breakdown
         .as_ref()
@@ -363,7 +468,7 @@ fn compile_rule(
     Some(Rule {
         id: scope.id,
         policy: pid.to_string(),
-        title: spec.title.trim().to_string(),
+        title: spec.title.value.trim().to_string(),
         severity: spec.severity,
         applies,
         lets,
@@ -380,40 +485,56 @@ fn compile_rule(
 }
 
 /// `applies:`: kernel conditions, host paths (literal or `${params.X}`) and
-/// `when` expressions.
-fn compile_applies(
-    c: &mut Compiler,
-    scope: &RuleScope,
-    at: &serde_saphyr::Location,
-    conds: &[Condition],
-) -> Vec<Applies> {
+/// `when` expressions; each problem points at its own condition.
+fn compile_applies(c: &mut Compiler, scope: &RuleScope, conds: &[Condition]) -> Vec<Applies> {
     let id = &scope.id;
     let mut applies = Vec::new();
     for cond in conds {
         match cond {
-            Condition::Kernel(s) => match parse_kernel_cond(s) {
-                Ok(v) => applies.push(Applies::Kernel(v, s.clone())),
-                Err(e) => c.problem(at, id, 0, format!("applies.kernel `{s}`: {e}")),
+            Condition::Kernel(s) => match parse_kernel_cond(&s.value) {
+                Ok(v) => applies.push(Applies::Kernel(v, s.value.clone())),
+                Err(reason) => c.problem(
+                    Place::of(s).plus(reason.offset()),
+                    id,
+                    Problem::InvalidKernelCondition {
+                        text: s.value.clone(),
+                        reason,
+                    },
+                ),
             },
-            Condition::Exists(p) | Condition::Missing(p) => {
+            Condition::Exists(s) | Condition::Missing(s) => {
+                let p = &s.value;
                 if let Some(inner) = p.strip_prefix("${").and_then(|x| x.strip_suffix('}')) {
+                    let place = Place::of(s).plus(2);
                     match expr::parse(inner) {
                         Ok(e) => {
+                            scope.check_params(c, &e, Place::of(s));
                             let mut bad = Vec::new();
-                            expr::walk(&e, &mut |x| match x {
-                                Expr::Param(n) if !scope.params.contains_key(n) => {
-                                    bad.push(format!("params.{n}"))
+                            expr::walk(&e, &mut |x| {
+                                if let Expr::Name(n) | Expr::Setting(n, _) = x {
+                                    bad.push(n.clone())
                                 }
-                                Expr::Name(n) | Expr::Setting(n, _) => bad.push(n.clone()),
-                                _ => {}
                             });
-                            for b in bad {
-                                c.problem(at, id, 0, format!("applies path `{p}`: `{b}` cannot be used here; only parameters and constants"));
+                            for name in bad {
+                                let at = inner.find(name.as_str()).unwrap_or(0);
+                                c.problem(
+                                    place.plus(at),
+                                    id,
+                                    Problem::AppliesPathNotConstant {
+                                        path: p.clone(),
+                                        name,
+                                    },
+                                );
                             }
                         }
-                        Err(e) => {
-                            c.problem(at, id, 0, format!("applies path `{p}`: {}", e.message))
-                        }
+                        Err(e) => c.problem(
+                            place.plus(e.offset),
+                            id,
+                            Problem::InvalidAppliesPath {
+                                path: p.clone(),
+                                reason: e.message,
+                            },
+                        ),
                     }
                 }
                 applies.push(if matches!(cond, Condition::Exists(_)) {
@@ -448,58 +569,54 @@ fn compile_check(
     .filter(|x| **x)
     .count();
     if n_checks != 1 {
-        c.problem(
-            at,
-            &scope.id,
-            0,
-            "a rule needs exactly one check: `setting` with `expect`, `assert`, or `drift`".into(),
-        );
+        c.problem(Place::at(at), &scope.id, Problem::CheckCount);
     }
     if let Some(a) = &spec.assert {
         scope.expr(c, a, "assert").map(Check::Assert)
     } else if let Some(d) = &spec.drift {
-        Some(Check::Drift(compile_drift(c, scope, at, d)))
+        Some(Check::Drift(compile_drift(c, scope, d)))
     } else if let (Some(s), Some(ex)) = (&spec.setting, &spec.expect) {
         compile_setting(c, scope, s, ex)
     } else {
         if spec.setting.is_some() != spec.expect.is_some() {
-            c.problem(
-                at,
-                &scope.id,
-                0,
-                "`setting` and `expect` go together".into(),
-            );
+            c.problem(Place::at(at), &scope.id, Problem::SettingWithoutExpect);
         }
         None
     }
 }
 
-/// `drift:`: two known namespaces, key globs, fields and the comparison.
-fn compile_drift(
-    c: &mut Compiler,
-    scope: &RuleScope,
-    at: &serde_saphyr::Location,
-    d: &DriftSpec,
-) -> DriftCheck {
+/// `drift:`: two known namespaces, key globs, fields and the comparison;
+/// each problem points at its own value.
+fn compile_drift(c: &mut Compiler, scope: &RuleScope, d: &DriftSpec) -> DriftCheck {
     let id = &scope.id;
     for ns in [&d.configured, &d.running] {
-        if !FLAT_NAMESPACES.contains(&ns.as_str()) && !RECORD_NAMESPACES.contains(&ns.as_str()) {
+        let name = ns.value.as_str();
+        if !FLAT_NAMESPACES.contains(&name) && !RECORD_NAMESPACES.contains(&name) {
             let mut all: Vec<&str> = FLAT_NAMESPACES.to_vec();
             all.extend(RECORD_NAMESPACES);
             c.problem(
-                at,
+                Place::of(ns),
                 id,
-                0,
-                format!("drift: unknown namespace `{ns}`{}", expr::suggest(ns, &all)),
+                Problem::UnknownNamespace {
+                    name: name.to_string(),
+                    suggestion: expr::suggest(name, &all),
+                },
             );
         }
     }
-    let mut pats = |list: &[String]| -> Vec<glob::Pattern> {
+    let mut pats = |list: &[Spanned<String>]| -> Vec<glob::Pattern> {
         list.iter()
-            .filter_map(|g| match glob::Pattern::new(g) {
+            .filter_map(|g| match glob::Pattern::new(&g.value) {
                 Ok(p) => Some(p),
                 Err(e) => {
-                    c.problem(at, id, 0, format!("drift key pattern `{g}`: {e}"));
+                    c.problem(
+                        Place::of(g).plus(e.pos),
+                        id,
+                        Problem::InvalidGlob {
+                            pattern: g.value.clone(),
+                            reason: e.msg.to_string(),
+                        },
+                    );
                     None
                 }
             })
@@ -508,8 +625,8 @@ fn compile_drift(
     let keys = pats(&d.keys);
     let ignore = pats(&d.ignore);
     DriftCheck {
-        configured: d.configured.clone(),
-        running: d.running.clone(),
+        configured: d.configured.value.clone(),
+        running: d.running.value.clone(),
         keys,
         ignore,
         field: d.field.clone(),
@@ -552,7 +669,8 @@ fn compile_setting(
                 ];
                 for (op, v) in single {
                     if let Some(v) = v {
-                        if let Some(e) = c.expect_value(v, &s.referenced, id, &scope.names) {
+                        if let Some(e) = c.expect_value(v, id, &scope.names) {
+                            scope.check_params(c, &e, Place::of_value(v));
                             expect.push((op, vec![e]));
                         }
                     }
@@ -560,7 +678,11 @@ fn compile_setting(
                 if let Some(list) = &ex.one_of {
                     let es: Vec<Expr> = list
                         .iter()
-                        .filter_map(|v| c.expect_value(v, &s.referenced, id, &scope.names))
+                        .filter_map(|v| {
+                            let e = c.expect_value(v, id, &scope.names)?;
+                            scope.check_params(c, &e, Place::of_value(v));
+                            Some(e)
+                        })
                         .collect();
                     expect.push((ExpectOp::OneOf, es));
                 }
@@ -570,7 +692,7 @@ fn compile_setting(
                     _ => None,
                 };
                 if expect.is_empty() && presence.is_none() {
-                    c.problem(&s.referenced, id, 0, "`expect` needs at least one of equals, one_of, not, min, max, gt, lt, present, absent".into());
+                    c.problem(Place::at(&s.referenced), id, Problem::EmptyExpect);
                 }
                 Some(Check::Setting {
                     ns,
@@ -580,25 +702,18 @@ fn compile_setting(
                 })
             }
             _ => {
-                c.problem(
-                    &s.referenced,
-                    id,
-                    0,
-                    "`setting` must name one key literally".into(),
-                );
+                c.problem(Place::at(&s.referenced), id, Problem::SettingNotLiteral);
                 None
             }
         },
         _ => {
             c.problem(
-                &s.referenced,
+                Place::at(&s.referenced),
                 id,
-                0,
-                format!(
-                    "`setting` must be NAMESPACE.KEY (namespaces: {}), found `{}`",
-                    FLAT_NAMESPACES.join(", "),
-                    s.value
-                ),
+                Problem::InvalidSetting {
+                    namespaces: FLAT_NAMESPACES.join(", "),
+                    found: s.value.clone(),
+                },
             );
             None
         }
@@ -606,27 +721,25 @@ fn compile_setting(
 }
 
 /// `title`, `why` and `fix`: the templates, and that they say something.
-fn compile_texts(
-    c: &mut Compiler,
-    scope: &RuleScope,
-    at: &serde_saphyr::Location,
-    spec: &RuleSpec,
-) -> (Template, Template) {
+fn compile_texts(c: &mut Compiler, scope: &RuleScope, spec: &RuleSpec) -> (Template, Template) {
     let id = &scope.id;
     let why = c.template(&spec.why, id, "why", &scope.names);
     let fix = c.template(&spec.fix, id, "fix", &scope.names);
-    for t in [&why, &fix] {
+    for (t, s) in [(&why, &spec.why), (&fix, &spec.fix)] {
         for p in &t.parts {
             if let TemplatePart::Expr(e) = p {
-                scope.check_params(c, e, &spec.why);
+                scope.check_params(c, e, Place::of(s));
             }
         }
     }
-    if spec.title.trim().is_empty() {
-        c.problem(at, id, 0, "`title` is empty".into());
+    if spec.title.value.trim().is_empty() {
+        c.problem(Place::at(&spec.title.referenced), id, Problem::EmptyTitle);
     }
-    if spec.why.value.trim().is_empty() || spec.fix.value.trim().is_empty() {
-        c.problem(at, id, 0, "`why` and `fix` must say something".into());
+    for s in [&spec.why, &spec.fix] {
+        if s.value.trim().is_empty() {
+            c.problem(Place::at(&s.referenced), id, Problem::EmptyText);
+            break;
+        }
     }
     (why, fix)
 }

@@ -1,13 +1,280 @@
-//! Policy diagnostics: every problem a policy can have, with file, line,
-//! column, the rule, and the offending source line with a caret; the error
-//! type of loading. Must not compile or read anything.
+//! Policy diagnostics, the way cargo-deny keeps them: every problem a policy
+//! can have is one [`Problem`] variant with a stable [`Code`] and a
+//! one-line message in Cedar's style (lowercase, no trailing period, user
+//! input in backticks); a [`PolicyProblem`] places it at file, line and
+//! column with the offending source line and a caret. [`PolicyError`] is the
+//! error of loading. Must not compile or read anything.
 
-use std::fmt;
+use serde::Serialize;
 
+use super::values::{ConstError, KernelCondError};
 use crate::expr;
 
-/// One problem found while loading policies.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The stable code of each kind of policy problem (`unknown-name`,
+/// `duplicate-rule-id`, ...). Codes are part of the interface: scripts and
+/// editors may key on them, so a rename is a breaking change (a snapshot of
+/// [`Code::ALL`] makes every rename visible in review).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum Code {
+    /// The text is not valid YAML.
+    YamlSyntax,
+    /// Valid YAML of the wrong shape: a missing field, a wrong type, an unknown severity.
+    YamlShape,
+    /// A mapping holds the same key twice.
+    DuplicateKey,
+    /// A key the policy language does not have.
+    UnknownField,
+    /// A policy id already loaded from another file.
+    DuplicatePolicyId,
+    /// A rule id already defined in this or another policy.
+    DuplicateRuleId,
+    /// A rule id that is empty or holds whitespace.
+    InvalidRuleId,
+    /// A parameter default that is not a constant.
+    InvalidParam,
+    /// `params.X` names no parameter of the policy.
+    UnknownParam,
+    /// A name that is no fact, `let` binding or namespace.
+    UnknownName,
+    /// An expression that does not parse.
+    InvalidExpression,
+    /// An `applies: kernel:` condition that is not `OP VERSION[, OP VERSION]`.
+    InvalidKernelCondition,
+    /// An `applies: exists:`/`missing:` path whose `${}` does not parse.
+    InvalidAppliesPath,
+    /// An `applies` path whose `${}` uses host data instead of parameters and constants.
+    AppliesPathNotConstant,
+    /// A rule without exactly one check.
+    CheckCount,
+    /// `setting` without `expect`, or `expect` without `setting`.
+    SettingWithoutExpect,
+    /// A `setting` that is not `NAMESPACE.KEY`.
+    InvalidSetting,
+    /// A `setting` whose key is computed rather than written.
+    SettingNotLiteral,
+    /// An `expect` with no expectation in it.
+    EmptyExpect,
+    /// A `drift` namespace that does not exist.
+    UnknownNamespace,
+    /// A `drift` key pattern that is not a valid glob.
+    InvalidGlob,
+    /// A `{` in a template without its `}`.
+    UnclosedPlaceholder,
+    /// A rule whose `title` is empty.
+    EmptyTitle,
+    /// A rule whose `why` or `fix` is empty.
+    EmptyText,
+}
+
+impl Code {
+    /// Every code, in declaration order.
+    pub const ALL: &'static [Code] = &[
+        Code::YamlSyntax,
+        Code::YamlShape,
+        Code::DuplicateKey,
+        Code::UnknownField,
+        Code::DuplicatePolicyId,
+        Code::DuplicateRuleId,
+        Code::InvalidRuleId,
+        Code::InvalidParam,
+        Code::UnknownParam,
+        Code::UnknownName,
+        Code::InvalidExpression,
+        Code::InvalidKernelCondition,
+        Code::InvalidAppliesPath,
+        Code::AppliesPathNotConstant,
+        Code::CheckCount,
+        Code::SettingWithoutExpect,
+        Code::InvalidSetting,
+        Code::SettingNotLiteral,
+        Code::EmptyExpect,
+        Code::UnknownNamespace,
+        Code::InvalidGlob,
+        Code::UnclosedPlaceholder,
+        Code::EmptyTitle,
+        Code::EmptyText,
+    ];
+
+    /// The stable code (`unknown-name`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Code::YamlSyntax => "yaml-syntax",
+            Code::YamlShape => "yaml-shape",
+            Code::DuplicateKey => "duplicate-key",
+            Code::UnknownField => "unknown-field",
+            Code::DuplicatePolicyId => "duplicate-policy-id",
+            Code::DuplicateRuleId => "duplicate-rule-id",
+            Code::InvalidRuleId => "invalid-rule-id",
+            Code::InvalidParam => "invalid-param",
+            Code::UnknownParam => "unknown-param",
+            Code::UnknownName => "unknown-name",
+            Code::InvalidExpression => "invalid-expression",
+            Code::InvalidKernelCondition => "invalid-kernel-condition",
+            Code::InvalidAppliesPath => "invalid-applies-path",
+            Code::AppliesPathNotConstant => "applies-path-not-constant",
+            Code::CheckCount => "check-count",
+            Code::SettingWithoutExpect => "setting-without-expect",
+            Code::InvalidSetting => "invalid-setting",
+            Code::SettingNotLiteral => "setting-not-literal",
+            Code::EmptyExpect => "empty-expect",
+            Code::UnknownNamespace => "unknown-namespace",
+            Code::InvalidGlob => "invalid-glob",
+            Code::UnclosedPlaceholder => "unclosed-placeholder",
+            Code::EmptyTitle => "empty-title",
+            Code::EmptyText => "empty-text",
+        }
+    }
+
+    /// What the code means, in one line.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            Code::YamlSyntax => "the text is not valid YAML",
+            Code::YamlShape => {
+                "valid YAML of the wrong shape: a missing field, a wrong type, an unknown severity"
+            }
+            Code::DuplicateKey => "a mapping holds the same key twice",
+            Code::UnknownField => "a key the policy language does not have",
+            Code::DuplicatePolicyId => "a policy id already loaded from another file",
+            Code::DuplicateRuleId => "a rule id already defined in this or another policy",
+            Code::InvalidRuleId => "a rule id that is empty or holds whitespace",
+            Code::InvalidParam => "a parameter default that is not a constant",
+            Code::UnknownParam => "`params.X` names no parameter of the policy",
+            Code::UnknownName => "a name that is no fact, `let` binding or namespace",
+            Code::InvalidExpression => "an expression that does not parse",
+            Code::InvalidKernelCondition => {
+                "an `applies: kernel:` condition that is not `OP VERSION[, OP VERSION]`"
+            }
+            Code::InvalidAppliesPath => "an `applies` path whose `${}` does not parse",
+            Code::AppliesPathNotConstant => {
+                "an `applies` path whose `${}` uses host data instead of parameters and constants"
+            }
+            Code::CheckCount => "a rule without exactly one check",
+            Code::SettingWithoutExpect => {
+                "`setting` without `expect`, or `expect` without `setting`"
+            }
+            Code::InvalidSetting => "a `setting` that is not `NAMESPACE.KEY`",
+            Code::SettingNotLiteral => "a `setting` whose key is computed rather than written",
+            Code::EmptyExpect => "an `expect` with no expectation in it",
+            Code::UnknownNamespace => "a `drift` namespace that does not exist",
+            Code::InvalidGlob => "a `drift` key pattern that is not a valid glob",
+            Code::UnclosedPlaceholder => "a `{` in a template without its `}`",
+            Code::EmptyTitle => "a rule whose `title` is empty",
+            Code::EmptyText => "a rule whose `why` or `fix` is empty",
+        }
+    }
+}
+
+impl std::fmt::Display for Code {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One problem a policy can have, with what the message needs. `context`
+/// names the place in the rule (`assert`, ``let `x` ``, `why placeholder
+/// `{x}``); `suggestion` is empty or `, did you mean `x`?`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+#[allow(missing_docs)]
+pub enum Problem {
+    #[error("{message}")]
+    YamlSyntax { message: String },
+    #[error("{message}")]
+    YamlShape { message: String },
+    #[error("duplicate key `{key}`")]
+    DuplicateKey { key: String },
+    #[error("unknown field `{field}`{hint}")]
+    UnknownField { field: String, hint: String },
+    #[error("policy id `{id}` is already loaded")]
+    DuplicatePolicyId { id: String },
+    #[error("duplicate rule id `{id}`: already defined at {previous}")]
+    DuplicateRuleId { id: String, previous: String },
+    #[error("rule id must be a non-empty word such as `linux.tcp-tw-recycle`")]
+    InvalidRuleId,
+    #[error("parameter `{name}`: {reason}")]
+    InvalidParam { name: String, reason: ConstError },
+    #[error("unknown parameter `params.{name}`{suggestion}")]
+    UnknownParam { name: String, suggestion: String },
+    #[error("{context}: unknown name `{name}`{suggestion}")]
+    UnknownName {
+        context: String,
+        name: String,
+        suggestion: String,
+    },
+    #[error("{context}: {reason}")]
+    InvalidExpression { context: String, reason: String },
+    #[error("applies.kernel `{text}`: {reason}")]
+    InvalidKernelCondition {
+        text: String,
+        reason: KernelCondError,
+    },
+    #[error("applies path `{path}`: {reason}")]
+    InvalidAppliesPath { path: String, reason: String },
+    #[error("applies path `{path}`: `{name}` cannot be used here; only parameters and constants")]
+    AppliesPathNotConstant { path: String, name: String },
+    #[error("a rule needs exactly one check: `setting` with `expect`, `assert`, or `drift`")]
+    CheckCount,
+    #[error("`setting` and `expect` go together")]
+    SettingWithoutExpect,
+    #[error("`setting` must be NAMESPACE.KEY (namespaces: {namespaces}), found `{found}`")]
+    InvalidSetting { namespaces: String, found: String },
+    #[error("`setting` must name one key literally")]
+    SettingNotLiteral,
+    #[error(
+        "`expect` needs at least one of equals, one_of, not, min, max, gt, lt, present, absent"
+    )]
+    EmptyExpect,
+    #[error("drift: unknown namespace `{name}`{suggestion}")]
+    UnknownNamespace { name: String, suggestion: String },
+    #[error("drift key pattern `{pattern}`: {reason}")]
+    InvalidGlob { pattern: String, reason: String },
+    #[error("{context}: `{{` without a closing `}}` (write `{{{{` for a literal brace)")]
+    UnclosedPlaceholder { context: String },
+    #[error("`title` is empty")]
+    EmptyTitle,
+    #[error("`why` and `fix` must say something")]
+    EmptyText,
+}
+
+impl Problem {
+    /// The stable code of this problem.
+    pub fn code(&self) -> Code {
+        match self {
+            Problem::YamlSyntax { .. } => Code::YamlSyntax,
+            Problem::YamlShape { .. } => Code::YamlShape,
+            Problem::DuplicateKey { .. } => Code::DuplicateKey,
+            Problem::UnknownField { .. } => Code::UnknownField,
+            Problem::DuplicatePolicyId { .. } => Code::DuplicatePolicyId,
+            Problem::DuplicateRuleId { .. } => Code::DuplicateRuleId,
+            Problem::InvalidRuleId => Code::InvalidRuleId,
+            Problem::InvalidParam { .. } => Code::InvalidParam,
+            Problem::UnknownParam { .. } => Code::UnknownParam,
+            Problem::UnknownName { .. } => Code::UnknownName,
+            Problem::InvalidExpression { .. } => Code::InvalidExpression,
+            Problem::InvalidKernelCondition { .. } => Code::InvalidKernelCondition,
+            Problem::InvalidAppliesPath { .. } => Code::InvalidAppliesPath,
+            Problem::AppliesPathNotConstant { .. } => Code::AppliesPathNotConstant,
+            Problem::CheckCount => Code::CheckCount,
+            Problem::SettingWithoutExpect => Code::SettingWithoutExpect,
+            Problem::InvalidSetting { .. } => Code::InvalidSetting,
+            Problem::SettingNotLiteral => Code::SettingNotLiteral,
+            Problem::EmptyExpect => Code::EmptyExpect,
+            Problem::UnknownNamespace { .. } => Code::UnknownNamespace,
+            Problem::InvalidGlob { .. } => Code::InvalidGlob,
+            Problem::UnclosedPlaceholder { .. } => Code::UnclosedPlaceholder,
+            Problem::EmptyTitle => Code::EmptyTitle,
+            Problem::EmptyText => Code::EmptyText,
+        }
+    }
+}
+
+/// One problem found while loading policies, placed in its file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{path}:{line}:{column}: {}{message}{}",
+    .rule.as_ref().map(|r| format!("rule `{r}`: ")).unwrap_or_default(),
+    if .snippet.is_empty() { String::new() } else { format!("\n{}", .snippet) })]
 pub struct PolicyProblem {
     /// Policy file.
     pub path: String,
@@ -17,31 +284,19 @@ pub struct PolicyProblem {
     pub column: usize,
     /// Rule id, when the problem is inside a rule.
     pub rule: Option<String>,
-    /// Message (lowercase start, user input in backticks).
+    /// The stable code of the problem.
+    pub code: Code,
+    /// Message (lowercase start, user input in backticks, one line).
     pub message: String,
     /// The offending source line(s) with a caret, ready to print.
     pub snippet: String,
-}
-
-impl fmt::Display for PolicyProblem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}:{}: ", self.path, self.line, self.column)?;
-        if let Some(r) = &self.rule {
-            write!(f, "rule `{r}`: ")?;
-        }
-        f.write_str(&self.message)?;
-        if !self.snippet.is_empty() {
-            write!(f, "\n{}", self.snippet)?;
-        }
-        Ok(())
-    }
 }
 
 /// Error from loading policies: every problem found, in file order.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum PolicyError {
-    /// The policy text is invalid.
+    /// The policy text is invalid: every problem of every file given.
     #[error("{}", .0.iter().map(|p| p.to_string()).collect::<Vec<_>>().join("\n"))]
     Invalid(Vec<PolicyProblem>),
     /// A policy file or directory could not be read.
@@ -52,7 +307,7 @@ pub enum PolicyError {
         /// Reason.
         reason: String,
     },
-    /// A `--set` override is wrong.
+    /// A `--set` override or a rule filter is wrong.
     #[error("{0}")]
     Param(String),
 }
@@ -67,6 +322,7 @@ impl PolicyError {
     }
 }
 
+/// Fields of a rule, for a did-you-mean when the parser names none.
 const RULE_FIELDS: &[&str] = &[
     "id",
     "title",
@@ -140,7 +396,7 @@ pub(super) fn problem_at(
     line: usize,
     column: usize,
     rule: Option<String>,
-    message: String,
+    problem: Problem,
 ) -> PolicyProblem {
     PolicyProblem {
         path: path.to_string(),
@@ -148,7 +404,8 @@ pub(super) fn problem_at(
         column,
         rule,
         snippet: snippet(text, line, column),
-        message,
+        code: problem.code(),
+        message: problem.to_string(),
     }
 }
 
@@ -174,24 +431,45 @@ pub(crate) fn yaml_error_parts(e: &serde_saphyr::Error) -> (usize, usize, String
     (line, column, clip(message))
 }
 
-/// Turn a serde-saphyr error into a problem, with a did-you-mean for unknown fields.
-pub(super) fn yaml_problem(path: &str, text: &str, e: &serde_saphyr::Error) -> PolicyProblem {
-    let (line, column, mut message) = yaml_error_parts(e);
-    if let Some(field) = message
-        .strip_prefix("unknown field `")
-        .and_then(|m| m.split('`').next())
+/// Turn a serde-saphyr error into a problem: its code from the error's
+/// kind (never from its text), a did-you-mean for unknown fields.
+pub(super) fn yaml_problem(
+    path: &str,
+    text: &str,
+    e: &serde_saphyr::Error,
+    syntax: bool,
+) -> PolicyProblem {
+    let (line, column, message) = yaml_error_parts(e);
+    let mut inner = e;
+    while let serde_saphyr::Error::AliasError { error, .. }
+    | serde_saphyr::Error::WithSnippet { error, .. } = inner
     {
-        let valid: Vec<&str> = match message.split_once("expected one of ") {
-            Some((_, list)) => list
-                .split(',')
-                .map(|s| s.trim().trim_matches('`'))
-                .collect(),
-            None => RULE_FIELDS.to_vec(),
-        };
-        let s = expr::suggest(field, &valid);
-        if !s.is_empty() {
-            message = format!("unknown field `{field}`{s}");
-        }
+        inner = error;
     }
-    problem_at(path, text, line, column, None, message)
+    let problem = match inner {
+        serde_saphyr::Error::SerdeUnknownField {
+            field, expected, ..
+        } => {
+            let valid: Vec<&str> = if expected.is_empty() {
+                RULE_FIELDS.to_vec()
+            } else {
+                expected.to_vec()
+            };
+            let s = expr::suggest(field, &valid);
+            Problem::UnknownField {
+                field: clip(field.clone()),
+                hint: if s.is_empty() {
+                    clip(format!(", expected one of {}", valid.join(", ")))
+                } else {
+                    s
+                },
+            }
+        }
+        serde_saphyr::Error::DuplicateMappingKey { key: Some(k), .. } => Problem::DuplicateKey {
+            key: clip(k.clone()),
+        },
+        _ if syntax => Problem::YamlSyntax { message },
+        _ => Problem::YamlShape { message },
+    };
+    problem_at(path, text, line, column, None, problem)
 }

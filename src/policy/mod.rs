@@ -12,6 +12,7 @@ pub mod spec;
 mod values;
 
 pub(crate) use diagnostics::{snippet, yaml_error_parts};
+pub use diagnostics::{Code, Problem};
 pub use diagnostics::{PolicyError, PolicyProblem};
 pub use model::{
     Applies, Breakdown, Check, DriftCheck, ExpectOp, Policy, Rule, RuleSource, Severity, Template,
@@ -22,4 +23,4 @@ pub use spec::{
     json_schema, BreakdownPartSpec, BreakdownSpec, CompareMode, Condition, DriftSpec, Expect,
     ParamValue, PolicyFile, RuleSpec,
 };
-pub use values::{param_value, parse_kernel_cond, resolve_path};
+pub use values::{param_value, parse_kernel_cond, resolve_path, ConstError, KernelCondError};

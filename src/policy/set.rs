@@ -5,10 +5,10 @@
 
 use std::path::{Path, PathBuf};
 
-use super::compile::compile;
+use super::compile::{compile, Compiled};
 use super::diagnostics::problem_at;
 use super::values::param_value;
-use super::{ParamValue, Policy, PolicyError, Rule};
+use super::{ParamValue, Policy, PolicyError, Problem, Rule};
 use crate::expr;
 
 /// The built-in policies, compiled into the binary.
@@ -72,30 +72,37 @@ impl PolicySet {
     /// # Ok::<(), driftaudit::PolicyError>(())
     /// ```
     pub fn add_str(&mut self, path: &str, text: &str) -> Result<(), PolicyError> {
-        let (policy, rules) = compile(path, text)?;
+        let Compiled {
+            policy,
+            rules,
+            policy_at,
+            rule_at,
+        } = compile(path, text)?;
         let mut problems = Vec::new();
         if self.policies.iter().any(|p| p.id == policy.id) {
             problems.push(problem_at(
                 path,
                 text,
-                1,
-                1,
+                policy_at.0,
+                policy_at.1,
                 None,
-                format!("policy id `{}` is already loaded", policy.id),
+                Problem::DuplicatePolicyId {
+                    id: policy.id.clone(),
+                },
             ));
         }
-        for r in &rules {
+        for (r, at) in rules.iter().zip(&rule_at) {
             if let Some(prev) = self.rules.iter().find(|x| x.id == r.id) {
                 problems.push(problem_at(
                     path,
                     text,
-                    r.source.line,
-                    1,
+                    at.0,
+                    at.1,
                     Some(r.id.clone()),
-                    format!(
-                        "duplicate rule id `{}`: already defined at {}:{}",
-                        r.id, prev.source.path, prev.source.line
-                    ),
+                    Problem::DuplicateRuleId {
+                        id: r.id.clone(),
+                        previous: format!("{}:{}", prev.source.path, prev.source.line),
+                    },
                 ));
             }
         }
@@ -113,33 +120,36 @@ impl PolicySet {
     /// is refused without a blocking open, and a file is read up to
     /// [`MAX_POLICY_BYTES`], never further. A directory is not descended into
     /// (a `*.yaml` entry that is a directory is an error, not a recursion).
+    ///
+    /// Every file of a directory is compiled, so the error lists the problems
+    /// of all broken files at once (in file order); the files without
+    /// problems are added. A file that cannot be read stops the load.
     pub fn add_path(&mut self, path: impl AsRef<Path>) -> Result<(), PolicyError> {
-        let path = path.as_ref();
-        let io = |e: std::io::Error| PolicyError::Io {
-            path: path.display().to_string(),
-            reason: e.to_string(),
-        };
-        if std::fs::metadata(path).map_err(io)?.is_dir() {
-            let mut files: Vec<PathBuf> = std::fs::read_dir(path)
-                .map_err(io)?
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")))
-                .collect();
-            files.sort();
-            if files.is_empty() {
-                return Err(PolicyError::Io {
-                    path: path.display().to_string(),
-                    reason: "the directory holds no .yaml or .yml policy files".into(),
-                });
-            }
-            for f in files {
+        self.add_paths([path])
+    }
+
+    /// Add several policy files or directories ([`PolicySet::add_path`] for
+    /// each), reporting the problems of every file in one error.
+    pub fn add_paths<P: AsRef<Path>>(
+        &mut self,
+        paths: impl IntoIterator<Item = P>,
+    ) -> Result<(), PolicyError> {
+        let mut problems = Vec::new();
+        for path in paths {
+            for f in policy_files(path.as_ref())? {
                 let text = read_policy_file(&f)?;
-                self.add_str(&f.display().to_string(), &text)?;
+                match self.add_str(&f.display().to_string(), &text) {
+                    Ok(()) => {}
+                    Err(PolicyError::Invalid(p)) => problems.extend(p),
+                    Err(e) => return Err(e),
+                }
             }
-            return Ok(());
         }
-        let text = read_policy_file(path)?;
-        self.add_str(&path.display().to_string(), &text)
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(PolicyError::Invalid(problems))
+        }
     }
 
     /// Override a parameter: `NAME=VALUE` or `POLICY.NAME=VALUE`.
@@ -202,6 +212,31 @@ impl PolicySet {
     pub fn rule(&self, id: &str) -> Option<&Rule> {
         self.rules.iter().find(|r| r.id == id)
     }
+}
+
+/// The policy files `path` names: itself, or a directory's `*.yaml` and
+/// `*.yml` entries, sorted.
+fn policy_files(path: &Path) -> Result<Vec<PathBuf>, PolicyError> {
+    let io = |e: std::io::Error| PolicyError::Io {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    };
+    if !std::fs::metadata(path).map_err(io)?.is_dir() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let mut files: Vec<PathBuf> = std::fs::read_dir(path)
+        .map_err(io)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")))
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(PolicyError::Io {
+            path: path.display().to_string(),
+            reason: "the directory holds no .yaml or .yml policy files".into(),
+        });
+    }
+    Ok(files)
 }
 
 /// Largest policy file read (a policy is a few kilobytes; the built-in ones

@@ -58,7 +58,8 @@ pub struct RuleSpec {
     #[schemars(with = "String")]
     pub id: Spanned<String>,
     /// One-line title.
-    pub title: String,
+    #[schemars(with = "String")]
+    pub title: Spanned<String>,
     /// Severity of a failure.
     pub severity: Severity,
     /// Conditions under which the rule applies; otherwise it is skipped with the reason.
@@ -133,11 +134,11 @@ pub struct BreakdownPartSpec {
 #[serde(rename_all = "lowercase", deny_unknown_fields)]
 pub enum Condition {
     /// Kernel release comparison, e.g. `< 4.12` or `>= 4.10, < 4.12`.
-    Kernel(String),
+    Kernel(#[schemars(with = "String")] Spanned<String>),
     /// A host path exists.
-    Exists(String),
+    Exists(#[schemars(with = "String")] Spanned<String>),
     /// A host path does not exist.
-    Missing(String),
+    Missing(#[schemars(with = "String")] Spanned<String>),
     /// An expression that must be true.
     When(#[schemars(with = "String")] Spanned<String>),
 }
@@ -147,19 +148,26 @@ pub enum Condition {
 #[serde(deny_unknown_fields)]
 pub struct Expect {
     /// Equal to.
-    pub equals: Option<ParamValue>,
+    #[schemars(with = "Option<ParamValue>")]
+    pub equals: Option<Spanned<ParamValue>>,
     /// Equal to one of.
-    pub one_of: Option<Vec<ParamValue>>,
+    #[schemars(with = "Option<Vec<ParamValue>>")]
+    pub one_of: Option<Vec<Spanned<ParamValue>>>,
     /// Different from.
-    pub not: Option<ParamValue>,
+    #[schemars(with = "Option<ParamValue>")]
+    pub not: Option<Spanned<ParamValue>>,
     /// At least.
-    pub min: Option<ParamValue>,
+    #[schemars(with = "Option<ParamValue>")]
+    pub min: Option<Spanned<ParamValue>>,
     /// At most.
-    pub max: Option<ParamValue>,
+    #[schemars(with = "Option<ParamValue>")]
+    pub max: Option<Spanned<ParamValue>>,
     /// Greater than.
-    pub gt: Option<ParamValue>,
+    #[schemars(with = "Option<ParamValue>")]
+    pub gt: Option<Spanned<ParamValue>>,
     /// Less than.
-    pub lt: Option<ParamValue>,
+    #[schemars(with = "Option<ParamValue>")]
+    pub lt: Option<Spanned<ParamValue>>,
     /// The setting must exist.
     pub present: Option<bool>,
     /// The setting must not exist.
@@ -171,15 +179,19 @@ pub struct Expect {
 #[serde(deny_unknown_fields)]
 pub struct DriftSpec {
     /// Namespace holding configured values (`sysctl_boot`).
-    pub configured: String,
+    #[schemars(with = "String")]
+    pub configured: Spanned<String>,
     /// Namespace holding running values (`sysctl`).
-    pub running: String,
+    #[schemars(with = "String")]
+    pub running: Spanned<String>,
     /// Only keys matching these globs.
     #[serde(default)]
-    pub keys: Vec<String>,
+    #[schemars(with = "Vec<String>")]
+    pub keys: Vec<Spanned<String>>,
     /// Keys never compared (volatile ones).
     #[serde(default)]
-    pub ignore: Vec<String>,
+    #[schemars(with = "Vec<String>")]
+    pub ignore: Vec<Spanned<String>>,
     /// For record namespaces (`fstab`, `mount`): the field compared (`kernel_options`).
     #[serde(default)]
     pub field: Option<String>,

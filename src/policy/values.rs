@@ -5,8 +5,59 @@ use super::{ParamValue, Policy};
 use crate::expr::{self, Expr};
 use crate::value::Value;
 
+/// Why a constant (a parameter value, an `applies` path) has no value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConstError {
+    /// The expression does not parse.
+    #[error("{0}")]
+    Syntax(String),
+    /// It does not evaluate to a constant (it names host data, or a type error).
+    #[error("{0}")]
+    Eval(String),
+}
+
+/// Why an `applies: kernel:` condition is not `OP VERSION[, OP VERSION]`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum KernelCondError {
+    /// A part without a version number.
+    #[error("expected an operator and a version such as `< 4.12`")]
+    NoVersion {
+        /// Byte offset of the part in the condition.
+        at: usize,
+    },
+    /// An operator that is not a comparison.
+    #[error("unknown operator `{op}`: expected <, <=, >, >=, == or !=")]
+    UnknownOperator {
+        /// The operator as written.
+        op: String,
+        /// Byte offset of the operator in the condition.
+        at: usize,
+    },
+    /// A version that is not dotted numbers.
+    #[error("`{version}` is not a version such as 4.12")]
+    BadVersion {
+        /// The version as written.
+        version: String,
+        /// Byte offset of the version in the condition.
+        at: usize,
+    },
+}
+
+impl KernelCondError {
+    /// Byte offset of the offending text in the condition.
+    pub fn offset(&self) -> usize {
+        match self {
+            KernelCondError::NoVersion { at }
+            | KernelCondError::UnknownOperator { at, .. }
+            | KernelCondError::BadVersion { at, .. } => *at,
+        }
+    }
+}
+
 /// Parse a parameter value (number, bool, or text holding a constant expression).
-pub fn param_value(v: &ParamValue) -> Result<Value, String> {
+pub fn param_value(v: &ParamValue) -> Result<Value, ConstError> {
     match v {
         ParamValue::Bool(b) => Ok(Value::Bool(*b)),
         ParamValue::Number(n) => Ok(Value::Number(*n)),
@@ -16,7 +67,7 @@ pub fn param_value(v: &ParamValue) -> Result<Value, String> {
             }
             match expr::parse(t) {
                 Ok(e @ Expr::Lit(_)) | Ok(e @ Expr::Binary(..)) | Ok(e @ Expr::Unary(..)) => {
-                    expr::eval(&e, &NoContext).map_err(|m| m.to_string())
+                    expr::eval(&e, &NoContext).map_err(|m| ConstError::Eval(m.to_string()))
                 }
                 _ => Ok(Value::Str(t.clone())),
             }
@@ -47,11 +98,11 @@ impl expr::Context for NoContext {
 
 /// The host path of an `applies: exists:`/`missing:` condition: literal, or
 /// `${expr}` over the policy's parameters (`${params.zimbra_db_dir}`).
-pub fn resolve_path(text: &str, policy: Option<&Policy>) -> Result<String, String> {
+pub fn resolve_path(text: &str, policy: Option<&Policy>) -> Result<String, ConstError> {
     let Some(inner) = text.strip_prefix("${").and_then(|x| x.strip_suffix('}')) else {
         return Ok(text.to_string());
     };
-    let e = expr::parse(inner).map_err(|e| e.message)?;
+    let e = expr::parse(inner).map_err(|e| ConstError::Syntax(e.message))?;
     struct Params<'a>(Option<&'a Policy>);
     impl expr::Context for Params<'_> {
         fn name(&self, n: &str) -> Result<Value, expr::Missing> {
@@ -77,25 +128,33 @@ pub fn resolve_path(text: &str, policy: Option<&Policy>) -> Result<String, Strin
     }
     expr::eval(&e, &Params(policy))
         .map(|v| v.to_plain())
-        .map_err(|m| m.to_string())
+        .map_err(|m| ConstError::Eval(m.to_string()))
 }
 
 /// Parse `< 4.12`, `>= 4.10, < 4.12`.
-pub fn parse_kernel_cond(s: &str) -> Result<Vec<(String, Vec<u64>)>, String> {
+pub fn parse_kernel_cond(s: &str) -> Result<Vec<(String, Vec<u64>)>, KernelCondError> {
     let mut out = Vec::new();
+    let mut start = 0;
     for part in s.split(',') {
+        let at = start + (part.len() - part.trim_start().len());
+        start += part.len() + 1;
         let p = part.trim();
         let op_len = p
             .find(|c: char| c.is_ascii_digit())
-            .ok_or("expected an operator and a version such as `< 4.12`")?;
+            .ok_or(KernelCondError::NoVersion { at })?;
         let op = p[..op_len].trim();
         if !matches!(op, "<" | "<=" | ">" | ">=" | "==" | "!=" | "=") {
-            return Err(format!(
-                "unknown operator `{op}`: expected <, <=, >, >=, == or !="
-            ));
+            return Err(KernelCondError::UnknownOperator {
+                op: op.to_string(),
+                at,
+            });
         }
-        let v: Result<Vec<u64>, _> = p[op_len..].trim().split('.').map(str::parse).collect();
-        let v = v.map_err(|_| format!("`{}` is not a version such as 4.12", p[op_len..].trim()))?;
+        let version = p[op_len..].trim();
+        let v: Result<Vec<u64>, _> = version.split('.').map(str::parse).collect();
+        let v = v.map_err(|_| KernelCondError::BadVersion {
+            version: version.to_string(),
+            at: at + op_len,
+        })?;
         out.push((
             if op == "=" {
                 "==".into()
