@@ -135,3 +135,123 @@ fn a_15_mib_line_is_cut_where_mariadb_cuts_it() {
     let bytes: usize = issues.iter().map(|i| i.message.len()).sum();
     assert!(bytes < 128 * 1024, "{bytes} bytes of messages");
 }
+
+const CANARY: &str = "CANARY-5d1c0e42-root-only";
+
+/// Whether `unshare -m` works here (root); off CI a skip is one line.
+fn can_unshare(what: &str) -> bool {
+    let ok = std::process::Command::new("unshare")
+        .args(["-m", "--propagation", "private", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        if std::env::var("CI").as_deref() == Ok("true") {
+            panic!("{what}: needs `unshare -m` (root) under CI");
+        }
+        eprintln!("skipped {what}: needs `unshare -m` (run as root)");
+    }
+    ok
+}
+
+/// Every file below `dir` whose text holds `needle`.
+fn files_containing(dir: &Path, needle: &str) -> Vec<std::path::PathBuf> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .filter(|e| std::fs::read_to_string(e.path()).is_ok_and(|t| t.contains(needle)))
+        .map(|e| e.into_path())
+        .collect()
+}
+
+/// On a Zimbra host /opt/zimbra/conf belongs to the `zimbra` user (here uid
+/// 65534), so `mysql_mycnf` in its localconfig.xml is that user's choice:
+/// pointed at a root-only file, root's `check` read and quoted it and
+/// `snapshot` copied it. It is read on the owner's behalf, like an
+/// `!include` from a my.cnf root does not own: not followed where that user
+/// could not read it, the finding says why, and the rules on Zimbra's
+/// my.cnf are unknown rather than judging an empty file. A my.cnf the user
+/// can read (its own) is still read.
+#[test]
+fn mysql_mycnf_named_in_a_zimbra_localconfig_is_read_for_its_owner() {
+    if !can_unshare("mysql_mycnf of a zimbra-owned localconfig") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let secret_dir = tmp.path().join("root-only");
+    let out = tmp.path().join("snap");
+    let localconfig = |mycnf: &str| {
+        format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<localconfig>\n  <key name=\"mysql_mycnf\">\n    <value>{mycnf}</value>\n  </key>\n</localconfig>\n"
+        )
+    };
+    let run = |mycnf: &str, snap: bool| {
+        let script = format!(
+            "mkdir -m 700 '{secret}'
+             printf '[mysqld]\\ninnodb_buffer_pool_size = {CANARY}\\n' > '{secret}/secret.cnf'
+             chmod 600 '{secret}/secret.cnf'
+             mount -t tmpfs none /opt
+             mkdir -p /opt/zimbra/conf
+             cat > /opt/zimbra/conf/localconfig.xml <<'EOF'
+{xml}EOF
+             printf '[mysqld]\\ninnodb_buffer_pool_size = 2G\\n' > /opt/zimbra/conf/my.cnf
+             chmod 640 /opt/zimbra/conf/localconfig.xml /opt/zimbra/conf/my.cnf
+             chown 65534:65534 /opt/zimbra/conf /opt/zimbra/conf/localconfig.xml /opt/zimbra/conf/my.cnf
+             \"$DRIFTAUDIT\" check --only 'zimbra.*' --format json || true
+             {snapshot}",
+            secret = secret_dir.display(),
+            xml = localconfig(mycnf),
+            snapshot = if snap {
+                format!("\"$DRIFTAUDIT\" snapshot --out '{}' >&2", out.display())
+            } else {
+                String::new()
+            }
+        );
+        let _ = std::fs::remove_dir_all(&secret_dir);
+        std::process::Command::new("unshare")
+            .args(["-m", "--propagation", "private", "sh", "-ec", &script])
+            .env("DRIFTAUDIT", env!("CARGO_BIN_EXE_driftaudit"))
+            .output()
+            .unwrap()
+    };
+    let secret_cnf = format!("{}/secret.cnf", secret_dir.display());
+    let o = run(&secret_cnf, true);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    assert!(
+        !stdout.contains(CANARY),
+        "check quoted a root-only file a zimbra-owned localconfig named: {stdout}"
+    );
+    assert!(
+        stdout.contains("which uid 65534 controls") && stdout.contains("not followed"),
+        "the finding must say why the file was not read: {stdout}"
+    );
+    let report: serde_json::Value = serde_json::from_str(&stdout).expect("json report");
+    let cap = report["hosts"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "zimbra.buffer-pool-cap")
+        .expect("zimbra.buffer-pool-cap finding");
+    assert_eq!(cap["status"], "unknown", "{cap:#}");
+    assert!(cap.to_string().contains("mysql_mycnf"), "{cap:#}");
+    assert!(
+        files_containing(&out, CANARY).is_empty(),
+        "snapshot copied the root-only file"
+    );
+
+    // Its own my.cnf (the default path) is read as before.
+    let o = run("/opt/zimbra/conf/my.cnf", false);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let report: serde_json::Value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("{e}: {stdout} {}", String::from_utf8_lossy(&o.stderr)));
+    let cap = report["hosts"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "zimbra.buffer-pool-cap")
+        .expect("zimbra.buffer-pool-cap finding");
+    assert_ne!(cap["status"], "unknown", "{cap:#}");
+    assert_eq!(cap["actual"], "2 GiB", "{cap:#}");
+}

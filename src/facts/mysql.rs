@@ -552,7 +552,35 @@ pub fn effective_options(
     groups: &[String],
     facts_issues: &mut Vec<FileIssue>,
 ) -> OptionSet {
-    effective_options_as(host, files, groups, &ReadAs::version(None), facts_issues)
+    effective_options_for(
+        host,
+        files,
+        groups,
+        crate::host::Trust::root(),
+        facts_issues,
+    )
+}
+
+/// [`effective_options`] for option files whose paths `trust` says who
+/// chose (a `mysql_mycnf` named in a localconfig.xml the `zimbra` user
+/// owns): on a live host each file, and everything it includes, is read
+/// with the rules of [`Host::read_to_string_for`] (only what that user
+/// could read; a file that is not is reported unreadable with the reason).
+pub fn effective_options_for(
+    host: &Host,
+    files: &[&str],
+    groups: &[String],
+    trust: crate::host::Trust,
+    facts_issues: &mut Vec<FileIssue>,
+) -> OptionSet {
+    resolve_options(
+        host,
+        files,
+        groups,
+        &ReadAs::version(None),
+        trust,
+        facts_issues,
+    )
 }
 
 /// [`effective_options`] with names and values read as `read` says (the
@@ -562,6 +590,24 @@ pub fn effective_options_as(
     files: &[&str],
     groups: &[String],
     read: &ReadAs,
+    facts_issues: &mut Vec<FileIssue>,
+) -> OptionSet {
+    resolve_options(
+        host,
+        files,
+        groups,
+        read,
+        crate::host::Trust::root(),
+        facts_issues,
+    )
+}
+
+fn resolve_options(
+    host: &Host,
+    files: &[&str],
+    groups: &[String],
+    read: &ReadAs,
+    trust: crate::host::Trust,
     facts_issues: &mut Vec<FileIssue>,
 ) -> OptionSet {
     let mut r = Resolver {
@@ -574,7 +620,7 @@ pub fn effective_options_as(
         fatal: None,
         reported: BTreeSet::new(),
         budget_exhausted: false,
-        trust: crate::host::Trust::root(),
+        trust,
         versioned: Vec::new(),
         read: *read,
         cache: BTreeMap::new(),

@@ -17,7 +17,7 @@
 use std::cell::Cell;
 use std::collections::BTreeMap;
 
-use crate::host::{Host, ReadError};
+use crate::host::{Host, ReadError, Trust};
 use crate::parse::localconfig::{expand, parse_xml, parse_zmlocalconfig, LcKey};
 use crate::value::Value;
 
@@ -60,7 +60,13 @@ enum Origin {
 /// localconfig its namespace is unavailable, so a rule that reads it on a
 /// host where Zimbra is present is `unknown`, naming what would decide it.
 pub fn gather(host: &Host, _needs: &Needs, facts: &mut Facts) {
-    let xml = host.read_to_string(LOCALCONFIG_XML);
+    // On a live host /opt/zimbra/conf belongs to the zimbra user: the paths
+    // localconfig.xml names (mysql_mycnf) are that user's choice, and read on
+    // its behalf (host::Trust), never as root.
+    let (xml, trust) = match host.read_to_string_for(LOCALCONFIG_XML, Trust::root()) {
+        Ok((text, trust)) => (Ok(text), trust),
+        Err(e) => (Err(e), Trust::root()),
+    };
     let capture = host.capture(ZMLOCALCONFIG_CAPTURE);
     let have_localconfig = !matches!(xml, Err(ReadError::NotFound)) || capture.is_ok();
     let lc = if have_localconfig {
@@ -80,7 +86,7 @@ pub fn gather(host: &Host, _needs: &Needs, facts: &mut Facts) {
         })) if p.starts_with('/') => p.clone(),
         _ => "/opt/zimbra/conf/my.cnf".to_string(),
     };
-    let mycnf = read_mycnf(host, &mycnf_path, &mut facts.issues);
+    let mycnf = read_mycnf(host, &mycnf_path, trust, &mut facts.issues);
     facts.namespaces.insert("localconfig".into(), lc);
     facts.namespaces.insert("zimbra_mycnf".into(), mycnf);
 }
@@ -216,11 +222,32 @@ pub fn typed(value: &str) -> Value {
 
 /// Zimbra's own my.cnf, read as mysqld reads it (Zimbra starts MariaDB with
 /// `--defaults-file`, so only this file and what it includes apply).
-fn read_mycnf(host: &Host, path: &str, issues: &mut Vec<FileIssue>) -> Namespace {
+fn read_mycnf(host: &Host, path: &str, trust: Trust, issues: &mut Vec<FileIssue>) -> Namespace {
     match host.kind_of(path) {
         Ok(_) => {
-            super::mysql::effective_options(host, &[path], &["mysqld".to_string()], issues)
-                .namespace
+            let mut mine = Vec::new();
+            let set = super::mysql::effective_options_for(
+                host,
+                &[path],
+                &["mysqld".to_string()],
+                trust,
+                &mut mine,
+            );
+            // Not read at all (not followed for the zimbra user, a directory,
+            // world-writable): unknown, never "nothing set".
+            let why = set.files_read.is_empty().then(|| {
+                mine.iter()
+                    .find(|i| i.path == path)
+                    .map(|i| i.message.trim_start_matches("cannot read: ").to_string())
+            });
+            issues.extend(mine);
+            match why {
+                Some(why) => Namespace::unavailable(format!(
+                    "{path} (`mysql_mycnf` in {LOCALCONFIG_XML}, or its default) was not read: {}",
+                    why.unwrap_or_else(|| "see the input finding".into())
+                )),
+                None => set.namespace,
+            }
         }
         Err(ReadError::NotFound) => Namespace::unavailable(match host.kind() {
             crate::host::SourceKind::Live => format!("{path} does not exist"),
