@@ -257,11 +257,75 @@ fn bench_storage_scaling(c: &mut Criterion) {
     g.finish();
 }
 
+/// Zimbra localconfig at 1k, 10k and 100k lines (issue 13: 20,000 distinct
+/// keys took 2.3 s, a scan of every earlier key per key): `zmlocalconfig -s`
+/// output and localconfig.xml (one key per line, 4 XML nodes a key, so 100k
+/// lines stay under the 200,000-node cap), one key repeated and distinct keys,
+/// the parsers alone and the whole `localconfig` namespace (defaults,
+/// layering, `${...}` expansion, redaction). Lines per second must stay flat
+/// as N grows.
+fn bench_localconfig_scaling(c: &mut Criterion) {
+    use driftaudit::facts::{Facts, Needs};
+    use driftaudit::host::Host;
+    let mut g = c.benchmark_group("localconfig_lines");
+    g.sample_size(10);
+    for n in [1_000usize, 10_000, 100_000] {
+        for case in ["repeated", "distinct"] {
+            let kv = |i: usize| match case {
+                "repeated" => (
+                    "mailboxd_java_heap_size".to_string(),
+                    (2000 + i % 7).to_string(),
+                ),
+                _ => (
+                    format!("zimbra_test_key_{i:06}"),
+                    format!("${{zimbra_home}}/v{i}"),
+                ),
+            };
+            let zm: String = (0..n)
+                .map(|i| {
+                    let (k, v) = kv(i);
+                    format!("{k} = {v}\n")
+                })
+                .collect();
+            let xml_lines = n.min(45_000);
+            let xml: String = std::iter::once("<localconfig>\n".to_string())
+                .chain((0..xml_lines).map(|i| {
+                    let (k, v) = kv(i);
+                    format!("<key name=\"{k}\"><value>{v}</value></key>\n")
+                }))
+                .chain(std::iter::once("</localconfig>\n".to_string()))
+                .collect();
+            g.throughput(Throughput::Elements(n as u64));
+            g.bench_function(format!("zmlocalconfig_parse_{case}/{n}"), |b| {
+                b.iter(|| localconfig::parse_zmlocalconfig(black_box(&zm)))
+            });
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::create_dir_all(dir.path().join("captures")).unwrap();
+            std::fs::create_dir_all(dir.path().join("etc")).unwrap();
+            std::fs::write(dir.path().join("captures/zmlocalconfig.txt"), &zm).unwrap();
+            let host = Host::snapshot(dir.path()).unwrap();
+            g.bench_function(format!("zmlocalconfig_gather_{case}/{n}"), |b| {
+                b.iter(|| {
+                    let mut f = Facts::new(&host);
+                    driftaudit::facts::zimbra::gather(&host, &Needs::default(), &mut f);
+                    black_box(f)
+                })
+            });
+            g.throughput(Throughput::Elements(xml_lines as u64));
+            g.bench_function(format!("xml_parse_{case}/{xml_lines}"), |b| {
+                b.iter(|| localconfig::parse_xml(black_box(&xml)))
+            });
+        }
+    }
+    g.finish();
+}
+
 criterion_group!(
     benches,
     bench,
     bench_sysctl_scaling,
     bench_mycnf_scaling,
-    bench_storage_scaling
+    bench_storage_scaling,
+    bench_localconfig_scaling
 );
 criterion_main!(benches);

@@ -682,7 +682,10 @@ fn hard_linked_snapshot_files_are_noted_once_in_the_coverage() {
     // the note's lines (wrapped), up to the first domain line
     let start = text.find("hard links:").unwrap();
     let end = start + text[start..].find("\n  sysctl:").unwrap();
-    let block = text[start..end].split_whitespace().collect::<Vec<_>>().join(" ");
+    let block = text[start..end]
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     assert!(
         block.contains("2 files read from the snapshot have more than one link"),
         "{text}"

@@ -93,44 +93,105 @@ pub fn parse_xml(text: &str) -> (Option<Vec<LcKey>>, Vec<Issue>) {
             continue;
         };
         let value = element_text(value_el);
-        if let Some(first) = keys.push(LcKey {
+        keys.push(LcKey {
             name: name.to_string(),
             value,
             line,
-        }) {
+        });
+    }
+    keys.repeat_issues(&mut issues, |name, times, first, last| {
+        format!(
+            "key `{}` is set {times} times (first at line {first}); Zimbra keeps the last value, at line {last}",
+            truncate(name, 80),
+        )
+    });
+    (Some(keys.into_vec()), issues)
+}
+
+/// Most keys named in "set N times" issues for one file; the rest are
+/// counted in one more issue.
+pub const MAX_REPEAT_ISSUES: usize = 20;
+
+/// Keys in file order where a repeated key moves to its last position and
+/// keeps its last value, in O(1) per key (a map from name to slot). Repeats
+/// are counted per key and reported once per key, not once per line.
+#[derive(Default)]
+struct KeyList {
+    slots: Vec<Option<LcKey>>,
+    /// name -> (current slot, first line, times seen)
+    index: HashMap<String, (usize, usize, usize)>,
+    /// Slots emptied by a later value of their key.
+    holes: usize,
+}
+
+impl KeyList {
+    /// Add a key; an earlier value of the same key is dropped. When more
+    /// than half the slots are holes left by repeats they are squeezed out,
+    /// so memory stays proportional to the distinct keys (amortised O(1)).
+    fn push(&mut self, key: LcKey) {
+        let slot = self.slots.len();
+        match self.index.get_mut(&key.name) {
+            Some((at, _, times)) => {
+                self.slots[*at] = None;
+                *at = slot;
+                *times += 1;
+                self.holes += 1;
+            }
+            None => {
+                self.index.insert(key.name.clone(), (slot, key.line, 1));
+            }
+        }
+        self.slots.push(Some(key));
+        if self.holes > 64 && self.holes * 2 > self.slots.len() {
+            self.squeeze();
+        }
+    }
+
+    /// Drop the holes, keeping order, and point the index at the new slots.
+    fn squeeze(&mut self) {
+        self.slots.retain(Option::is_some);
+        for (i, k) in self.slots.iter().enumerate() {
+            if let Some(k) = k {
+                if let Some(e) = self.index.get_mut(&k.name) {
+                    e.0 = i;
+                }
+            }
+        }
+        self.holes = 0;
+    }
+
+    /// One issue per repeated key (at its last line, in line order), at most
+    /// [`MAX_REPEAT_ISSUES`], then one issue counting the rest.
+    fn repeat_issues(
+        &self,
+        issues: &mut Vec<Issue>,
+        message: impl Fn(&str, usize, usize, usize) -> String,
+    ) {
+        let mut repeated: Vec<(usize, &str, usize, usize)> = self
+            .index
+            .iter()
+            .filter(|(_, (_, _, times))| *times > 1)
+            .filter_map(|(name, (slot, first, times))| {
+                let last = self.slots[*slot].as_ref()?.line;
+                Some((last, name.as_str(), *first, *times))
+            })
+            .collect();
+        repeated.sort_unstable();
+        for (last, name, first, times) in repeated.iter().take(MAX_REPEAT_ISSUES) {
+            issues.push(Issue::at(*last, message(name, *times, *first, *last)));
+        }
+        if repeated.len() > MAX_REPEAT_ISSUES {
+            let (last, ..) = repeated[MAX_REPEAT_ISSUES];
             issues.push(Issue::at(
-                line,
+                last,
                 format!(
-                    "key `{}` is set again (first at line {first}); Zimbra keeps this later value",
-                    truncate(name, 80),
+                    "{} more keys are set more than once (not listed one by one); the last value of each is used",
+                    repeated.len() - MAX_REPEAT_ISSUES
                 ),
             ));
         }
     }
-    (Some(keys.into_vec()), issues)
-}
 
-/// Keys in file order where a repeated key moves to its last position and
-/// keeps its last value, in O(1) per key (a map from name to slot).
-#[derive(Default)]
-struct KeyList {
-    slots: Vec<Option<LcKey>>,
-    index: HashMap<String, usize>,
-}
-
-impl KeyList {
-    /// Add a key; when it was already present, drop the earlier one and
-    /// return the line of its first occurrence.
-    fn push(&mut self, key: LcKey) -> Option<usize> {
-        let slot = self.slots.len();
-        let earlier = self
-            .index
-            .insert(key.name.clone(), slot)
-            .and_then(|i| self.slots[i].take())
-            .map(|k| k.line);
-        self.slots.push(Some(key));
-        earlier
-    }
     fn into_vec(self) -> Vec<LcKey> {
         self.slots.into_iter().flatten().collect()
     }
@@ -241,20 +302,18 @@ pub fn parse_zmlocalconfig(text: &str) -> (Vec<LcKey>, Vec<Issue>) {
             continue;
         }
         after_secret = secret::localconfig_key_is_secret(name);
-        if let Some(first) = keys.push(LcKey {
+        keys.push(LcKey {
             name: name.to_string(),
             value: v.to_string(),
             line: n,
-        }) {
-            issues.push(Issue::at(
-                n,
-                format!(
-                    "key `{}` appears again (first at line {first}); the later value is used",
-                    truncate(name, 80),
-                ),
-            ));
-        }
+        });
     }
+    keys.repeat_issues(&mut issues, |name, times, first, last| {
+        format!(
+            "key `{}` appears {times} times (first at line {first}); the last value, at line {last}, is used",
+            truncate(name, 80),
+        )
+    });
     (keys.into_vec(), issues)
 }
 
