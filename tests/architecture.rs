@@ -1,0 +1,427 @@
+//! The import graph of `src/` keeps the one-way flow of the developers' guide:
+//! policy model and loader -> host -> parse -> facts -> expr -> (report
+//! model) -> engine -> waivers -> render -> cli, with `secret`, `value` and
+//! `catalogue` as leaves
+//! every layer may use. Reads every `src/**/*.rs`, collects the `crate::X`
+//! (and, in the binary, `driftaudit::X`) references of each top-level module
+//! outside its test module, and fails on an import from a lower layer to a
+//! higher one or a cycle between top-level modules. Today's back-arrows are
+//! listed one by one in [`ALLOWED`]; a new one fails, and so does a listed
+//! one that is gone (delete its row).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// Layers, lowest first: a module may import its own layer and lower ones.
+const LAYERS: &[(&str, &[&str])] = &[
+    ("policy model and loader", &["policy"]),
+    ("host sources", &["host"]),
+    ("parsers", &["parse"]),
+    ("facts and namespaces", &["facts"]),
+    ("expression evaluator", &["expr"]),
+    // The report model is data (findings, statuses) like the policy model:
+    // the engine builds it, so it sits below the engine that imports it,
+    // although it comes after the engine in the flow of data.
+    ("report model", &["report"]),
+    // snapshot asks the engine which files the policies' readers read.
+    ("engine", &["engine", "snapshot"]),
+    ("waivers", &["waiver"]),
+    ("renderers", &["render"]),
+    // Commands built on reports that still print for themselves (issue 14
+    // item 5 moves their printers into render/).
+    ("report tools", &["diff", "fleet", "explain"]),
+    ("cli", &["cli"]),
+];
+
+/// Usable by every layer; import nothing of the crate.
+const LEAVES: &[&str] = &["secret", "value", "catalogue"];
+
+/// The crate root only re-exports.
+const ROOT: &str = "lib";
+
+/// Layers that must not be imported by `parse` and `host`, whatever their rank.
+const NEVER_BELOW: &[&str] = &["facts", "engine", "policy", "render"];
+
+/// Back-arrows in today's code, each with why it is there and what removes it.
+const ALLOWED: &[(&str, &str, &str)] = &[
+    (
+        "policy",
+        "expr",
+        "the loader parses `assert:`, `when:` and `let:` expressions when it \
+         compiles a rule; the syntax (lexer, parser, AST) belongs with the \
+         policy language and only the evaluator above facts: split expr into \
+         syntax and evaluation with the plan/eval split of issue 14 item 3",
+    ),
+    (
+        "policy",
+        "host",
+        "policy/set.rs reads policy files with the host's capped, FIFO-safe \
+         reader (Host::live().read_bytes_capped); that reader can become a \
+         leaf both use (issue 14 item 3)",
+    ),
+    (
+        "render",
+        "fleet",
+        "render/stream.rs prints fleet::FleetSummary, and fleet prints through \
+         render: a cycle until the fleet printer and its data move into \
+         render/ (issue 14 item 5)",
+    ),
+];
+
+type Graph = BTreeMap<String, BTreeMap<String, Vec<String>>>;
+
+/// The top-level module a file under `src/` belongs to.
+fn top_module(rel: &Path) -> String {
+    let first = rel
+        .components()
+        .next()
+        .unwrap()
+        .as_os_str()
+        .to_string_lossy()
+        .into_owned();
+    let name = first.strip_suffix(".rs").unwrap_or(&first).to_string();
+    if name == "main" {
+        "cli".into()
+    } else {
+        name
+    }
+}
+
+/// The code of a file without comments and without its `#[cfg(test)]`
+/// modules (test code may reach across layers to build fixtures).
+fn production_code(text: &str) -> Vec<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        if l.trim() == "#[cfg(test)]"
+            && lines
+                .get(i + 1)
+                .is_some_and(|n| n.trim_start().starts_with("mod "))
+        {
+            break;
+        }
+        let code = match l.find("//") {
+            Some(at) => &l[..at],
+            None => l,
+        };
+        out.push(code.to_string());
+    }
+    out
+}
+
+/// The first path segments named after `crate::` or `driftaudit::`, with
+/// groups (`crate::{facts::{A, B}, host}`) expanded to each member.
+fn references(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for prefix in ["crate::", "driftaudit::"] {
+        let mut rest = line;
+        while let Some(at) = rest.find(prefix) {
+            let before_ok = rest[..at]
+                .chars()
+                .last()
+                .is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
+            let after = &rest[at + prefix.len()..];
+            if before_ok {
+                if let Some(group) = after.strip_prefix('{') {
+                    out.extend(group_heads(group));
+                } else {
+                    let ident: String = after
+                        .chars()
+                        .take_while(|c| c.is_alphanumeric() || *c == '_')
+                        .collect();
+                    if !ident.is_empty() {
+                        out.push(ident);
+                    }
+                }
+            }
+            rest = after;
+        }
+    }
+    out
+}
+
+/// The first segment of each member of a `{...}` group (text after the `{`).
+fn group_heads(group: &str) -> Vec<String> {
+    let mut heads = Vec::new();
+    let mut depth = 0usize;
+    let mut member_start = true;
+    let mut ident = String::new();
+    for c in group.chars() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => break,
+            '}' => depth -= 1,
+            ',' if depth == 0 => member_start = true,
+            c if member_start && (c.is_alphanumeric() || c == '_') => ident.push(c),
+            _ if member_start && !ident.is_empty() => {
+                heads.push(std::mem::take(&mut ident));
+                member_start = false;
+            }
+            _ => {}
+        }
+    }
+    if !ident.is_empty() {
+        heads.push(ident);
+    }
+    heads
+}
+
+/// Every top-level module's references to other top-level modules, with the
+/// file and line of each.
+fn graph_of(src: &Path) -> (Graph, BTreeSet<String>) {
+    let mut files = Vec::new();
+    let mut stack = vec![src.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    let modules: BTreeSet<String> = files
+        .iter()
+        .map(|f| top_module(f.strip_prefix(src).unwrap()))
+        .collect();
+    let mut g = Graph::new();
+    for f in &files {
+        let rel = f.strip_prefix(src).unwrap();
+        let from = top_module(rel);
+        let text = std::fs::read_to_string(f).unwrap();
+        for (n, line) in production_code(&text).iter().enumerate() {
+            for to in references(line) {
+                if to != from && modules.contains(&to) {
+                    g.entry(from.clone())
+                        .or_default()
+                        .entry(to)
+                        .or_default()
+                        .push(format!("src/{}:{}", rel.display(), n + 1));
+                }
+            }
+        }
+    }
+    (g, modules)
+}
+
+fn rank(m: &str) -> Option<usize> {
+    LAYERS.iter().position(|(_, ms)| ms.contains(&m))
+}
+
+/// Every violation of the layer rules in `g` (over `modules`), given the
+/// allowed back-arrows.
+fn violations(
+    g: &Graph,
+    modules: &BTreeSet<String>,
+    allowed: &[(&str, &str, &str)],
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let is_allowed = |a: &str, b: &str| allowed.iter().any(|(x, y, _)| *x == a && *y == b);
+    for m in modules {
+        if m != ROOT && rank(m).is_none() && !LEAVES.contains(&m.as_str()) {
+            out.push(format!(
+                "module `{m}` has no layer: add it to LAYERS (or LEAVES) in tests/architecture.rs"
+            ));
+        }
+    }
+    for (from, tos) in g {
+        if from == ROOT {
+            continue;
+        }
+        for (to, at) in tos {
+            let at = at.join(", ");
+            if LEAVES.contains(&from.as_str()) {
+                out.push(format!("leaf `{from}` imports `{to}` at {at}"));
+                continue;
+            }
+            if LEAVES.contains(&to.as_str()) || is_allowed(from, to) {
+                continue;
+            }
+            if ["parse", "host"].contains(&from.as_str()) && NEVER_BELOW.contains(&to.as_str()) {
+                out.push(format!("`{from}` must import nothing of `{to}` (at {at})"));
+                continue;
+            }
+            if let (Some(a), Some(b)) = (rank(from), rank(to)) {
+                if b > a {
+                    out.push(format!(
+                        "back-arrow `{from}` ({}) -> `{to}` ({}) at {at}",
+                        LAYERS[a].0, LAYERS[b].0
+                    ));
+                }
+            }
+        }
+    }
+    for (a, b, _) in allowed {
+        if !g.get(*a).is_some_and(|t| t.contains_key(*b)) {
+            out.push(format!(
+                "allowed back-arrow `{a}` -> `{b}` is gone: delete its row from ALLOWED"
+            ));
+        }
+    }
+    // Cycles between top-level modules, over the edges not allowed above.
+    let edges: BTreeMap<&str, Vec<&str>> = g
+        .iter()
+        .map(|(a, tos)| {
+            (
+                a.as_str(),
+                tos.keys()
+                    .map(String::as_str)
+                    .filter(|b| !is_allowed(a, b))
+                    .collect(),
+            )
+        })
+        .collect();
+    if let Some(cycle) = find_cycle(&edges) {
+        out.push(format!("import cycle: {}", cycle.join(" -> ")));
+    }
+    out
+}
+
+/// One cycle of the directed graph, if there is one.
+fn find_cycle<'a>(edges: &BTreeMap<&'a str, Vec<&'a str>>) -> Option<Vec<&'a str>> {
+    fn visit<'a>(
+        n: &'a str,
+        edges: &BTreeMap<&'a str, Vec<&'a str>>,
+        done: &mut BTreeSet<&'a str>,
+        path: &mut Vec<&'a str>,
+    ) -> Option<Vec<&'a str>> {
+        if let Some(i) = path.iter().position(|p| *p == n) {
+            let mut c = path[i..].to_vec();
+            c.push(n);
+            return Some(c);
+        }
+        if !done.insert(n) {
+            return None;
+        }
+        path.push(n);
+        for m in edges.get(n).into_iter().flatten() {
+            if let Some(c) = visit(m, edges, done, path) {
+                return Some(c);
+            }
+        }
+        path.pop();
+        None
+    }
+    let mut done = BTreeSet::new();
+    for n in edges.keys() {
+        if let Some(c) = visit(n, edges, &mut done, &mut Vec::new()) {
+            return Some(c);
+        }
+    }
+    None
+}
+
+#[test]
+fn imports_follow_the_layers_and_have_no_cycle() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let (g, modules) = graph_of(&src);
+    // The reader works: the graph has the edges everyone knows are there.
+    assert!(g["engine"].contains_key("facts"), "{g:?}");
+    assert!(g["facts"].contains_key("parse"), "{g:?}");
+    assert!(g["cli"].contains_key("render"), "{g:?}");
+    let v = violations(&g, &modules, ALLOWED);
+    assert!(v.is_empty(), "import graph of src/:\n{}", v.join("\n"));
+}
+
+#[test]
+fn parsers_and_host_import_no_facts_engine_policy_or_render() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let (g, _) = graph_of(&src);
+    for low in ["parse", "host"] {
+        for high in NEVER_BELOW {
+            assert!(
+                !g.get(low).is_some_and(|t| t.contains_key(*high)),
+                "`{low}` imports `{high}` at {:?}",
+                g[low][*high]
+            );
+        }
+    }
+}
+
+fn synthetic(edges: &[(&str, &str)]) -> (Graph, BTreeSet<String>) {
+    let mut g = Graph::new();
+    let mut modules: BTreeSet<String> = LAYERS
+        .iter()
+        .flat_map(|(_, ms)| ms.iter())
+        .chain(LEAVES)
+        .map(|m| m.to_string())
+        .collect();
+    for (a, b) in edges {
+        modules.insert(a.to_string());
+        modules.insert(b.to_string());
+        g.entry(a.to_string())
+            .or_default()
+            .entry(b.to_string())
+            .or_default()
+            .push("src/x.rs:1".into());
+    }
+    (g, modules)
+}
+
+#[test]
+fn a_parser_importing_facts_is_a_back_arrow() {
+    let (g, m) = synthetic(&[("facts", "parse"), ("parse", "secret")]);
+    assert!(violations(&g, &m, &[]).is_empty());
+    let (g, m) = synthetic(&[("facts", "parse"), ("parse", "facts")]);
+    let v = violations(&g, &m, &[]);
+    assert!(
+        v.iter()
+            .any(|x| x.contains("`parse` must import nothing of `facts`")),
+        "{v:?}"
+    );
+    assert!(v.iter().any(|x| x.contains("import cycle")), "{v:?}");
+}
+
+#[test]
+fn an_evaluator_importing_the_engine_is_a_back_arrow() {
+    let (g, m) = synthetic(&[("engine", "expr"), ("expr", "engine")]);
+    let v = violations(&g, &m, &[]);
+    assert!(
+        v.iter().any(|x| x.starts_with("back-arrow `expr`")),
+        "{v:?}"
+    );
+}
+
+#[test]
+fn a_cycle_within_one_layer_is_caught() {
+    let (g, m) = synthetic(&[("engine", "snapshot"), ("snapshot", "engine")]);
+    let v = violations(&g, &m, &[]);
+    assert!(v.iter().any(|x| x.starts_with("import cycle")), "{v:?}");
+}
+
+#[test]
+fn leaves_import_nothing_and_new_modules_need_a_layer() {
+    let (g, m) = synthetic(&[("secret", "facts"), ("newthing", "value")]);
+    let v = violations(&g, &m, &[]);
+    assert!(v.iter().any(|x| x.starts_with("leaf `secret`")), "{v:?}");
+    assert!(
+        v.iter()
+            .any(|x| x.contains("module `newthing` has no layer")),
+        "{v:?}"
+    );
+}
+
+#[test]
+fn an_allowed_back_arrow_that_is_gone_must_be_deleted() {
+    let (g, m) = synthetic(&[("engine", "facts")]);
+    let v = violations(&g, &m, &[("parse", "facts", "why")]);
+    assert!(v.iter().any(|x| x.contains("is gone")), "{v:?}");
+}
+
+#[test]
+fn grouped_and_nested_imports_are_read() {
+    assert_eq!(
+        references("use crate::{facts::{Entry, Facts}, host::Host, value};"),
+        ["facts", "host", "value"]
+    );
+    assert_eq!(references("let x = crate::expr::eval(e);"), ["expr"]);
+    assert_eq!(references("use driftaudit::render::Format;"), ["render"]);
+    assert!(references("let s = \"notcrate::x\";").is_empty());
+    let code = production_code(
+        "use crate::host;\n// crate::engine in a comment\n#[cfg(test)]\nmod tests {\n    use crate::engine;\n}\n",
+    );
+    let refs: Vec<String> = code.iter().flat_map(|l| references(l)).collect();
+    assert_eq!(refs, ["host"]);
+}
