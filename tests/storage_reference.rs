@@ -423,6 +423,122 @@ fn bytes_per_inode_reproduces_mke2fs_for_any_ratio() {
     assert_eq!(exact, 18);
 }
 
+/// The `-i` the layout came from reaches the user as mkfs gave it or marked
+/// approximate: `mkfs.ext4 -i 10000` and `-i 16384` (exact: the only round
+/// value in the range) and `-i 12345` (several values give the layout), each
+/// read back with `dumpe2fs -h` into a snapshot's capture. The ext4 record
+/// carries the raw ratio and, where not exact, `bytes_per_inode_approximate`;
+/// a failing rule's explanation says "approximate (mke2fs rounds the inode
+/// count; the range X..Y gives this layout)" with the range from the layout.
+#[test]
+fn approximate_bytes_per_inode_is_said_in_the_record_and_the_finding() {
+    use driftaudit::{engine, host::Host, policy::PolicySet, report::Status, value::Value};
+    let Some(mkfs) = common::tool("mkfs.ext4", "e2fsprogs") else {
+        return;
+    };
+    let Some(dumpe2fs) = common::tool("dumpe2fs", "e2fsprogs") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("img");
+    let mut policy = PolicySet::new();
+    policy
+        .add_str(
+            "density.yaml",
+            "policy: density\ntitle: t\nrules:\n  - id: density.index\n    title: t\n    severity: low\n    let:\n      fs: ext4[\"/srv/index\"]\n    assert: fs.bytes_per_inode <= 4096\n    why: made with one inode per {fs.bytes_per_inode} bytes\n    fix: f\n",
+        )
+        .unwrap();
+    // (-i, exact)
+    for (ratio, exact) in [(10000u64, true), (16384, true), (12345, false)] {
+        let f = std::fs::File::create(&img).unwrap();
+        f.set_len(1024 * 1024 * 1024).unwrap();
+        drop(f);
+        let out = Command::new(&mkfs)
+            .args(["-q", "-F", "-b", "4096", "-i", &ratio.to_string()])
+            .arg(&img)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let dump = Command::new(&dumpe2fs)
+            .arg("-h")
+            .arg(&img)
+            .output()
+            .unwrap();
+        let dump = String::from_utf8_lossy(&dump.stdout).into_owned();
+        let inodes: f64 = dumpe2fs_field(&dump, "Inode count").parse().unwrap();
+        let blocks: f64 = dumpe2fs_field(&dump, "Block count").parse().unwrap();
+        let raw = blocks * 4096.0 / inodes;
+        let layout = parse_text(&dump).0.unwrap();
+        let (lo, hi) = layout.inode_ratio_range().unwrap();
+        assert!(lo <= ratio && ratio <= hi, "-i {ratio}: {lo}..={hi}");
+
+        let snap = dir.path().join(format!("snap-{ratio}"));
+        for (p, c) in [
+            (
+                "proc/self/mountinfo",
+                "30 1 7:7 / /srv/index rw,relatime shared:1 - ext4 /dev/loop7 rw\n".to_string(),
+            ),
+            ("captures/dumpe2fs/loop7.txt", dump.clone()),
+        ] {
+            let path = snap.join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, c).unwrap();
+        }
+        let host = Host::snapshot(&snap).unwrap();
+        let facts = driftaudit::facts::gather(&host, &Default::default());
+        let Some(driftaudit::facts::Entry::Set(s)) = facts.namespaces["ext4"].get("/srv/index")
+        else {
+            panic!("-i {ratio}: no ext4 record: {:?}", facts.namespaces["ext4"]);
+        };
+        let Value::Record(r) = &s.value else { panic!() };
+        let num = |k: &str| r[k].as_f64().unwrap();
+        // the raw ratio as laid out, to 0.1, beside the mkfs value
+        assert!(
+            (num("bytes_per_inode_raw") - raw).abs() < 0.06,
+            "-i {ratio}: {r:?}"
+        );
+        let phrase = format!(
+            "approximate (mke2fs rounds the inode count; the range {lo}..{hi} gives this layout)"
+        );
+        let report = engine::audit_host(&policy, &host);
+        let f = &report.findings[0];
+        assert_eq!(f.status, Status::Fail, "{f:?}");
+        if exact {
+            assert_eq!(num("bytes_per_inode") as u64, ratio);
+            assert!(
+                !r.contains_key("bytes_per_inode_approximate"),
+                "-i {ratio}: {r:?}"
+            );
+            assert!(s.note.is_none(), "-i {ratio}: {:?}", s.note);
+            assert!(!f.explanation.contains("approximate"), "{}", f.explanation);
+        } else {
+            let b = num("bytes_per_inode") as u64;
+            assert!(lo <= b && b <= hi);
+            assert_eq!(
+                r["bytes_per_inode_approximate"].to_plain(),
+                phrase,
+                "-i {ratio}"
+            );
+            assert!(
+                f.explanation
+                    .contains(&format!("bytes_per_inode {b} is {phrase}")),
+                "-i {ratio}: {}",
+                f.explanation
+            );
+            assert!(
+                f.explanation
+                    .contains(&format!("one inode per {raw:.1} bytes")),
+                "{}",
+                f.explanation
+            );
+        }
+    }
+}
+
 #[derive(serde::Serialize)]
 struct LayoutSnapshot {
     layout: Option<Ext4Layout>,

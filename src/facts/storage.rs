@@ -374,6 +374,7 @@ impl FstabModel {
         for (o, why) in &c.unchecked {
             out.push(format!("`{o}` is not compared: {why}"));
         }
+
         out.extend(c.assumptions.iter().cloned());
         out
     }
@@ -668,6 +669,17 @@ pub fn capture_name(device: &str) -> String {
         .replace('/', "_")
 }
 
+/// The note a finding that reads this layout carries when its
+/// `bytes_per_inode` is not the exact mkfs `-i`.
+fn approximation_note(l: &Ext4Layout) -> Option<String> {
+    let a = l.bytes_per_inode_approximation()?;
+    let raw = l.bytes_per_inode_raw()?;
+    Some(format!(
+        "bytes_per_inode {} is {a}; the layout holds one inode per {raw:.1} bytes",
+        l.bytes_per_inode()?
+    ))
+}
+
 fn layout_record(l: &Ext4Layout, device: &str, source: &str) -> BTreeMap<String, Value> {
     let mut r = BTreeMap::new();
     r.insert("features".into(), strs(&l.features));
@@ -679,6 +691,9 @@ fn layout_record(l: &Ext4Layout, device: &str, source: &str) -> BTreeMap<String,
             "bytes_per_inode_raw".into(),
             Value::Number((b * 10.0).round() / 10.0),
         );
+    }
+    if let Some(a) = l.bytes_per_inode_approximation() {
+        r.insert("bytes_per_inode_approximate".into(), Value::Str(a));
     }
     if let Some(p) = l.reserved_pct() {
         r.insert("reserved_pct".into(), Value::Number(p));
@@ -760,12 +775,13 @@ fn ext4_entry(
                 }
             };
             let found = |path: String, l: Ext4Layout| {
-                let entry = Entry::Set(Setting::new(
+                let mut s = Setting::new(
                     Value::Record(layout_record(&l, device, &path)),
                     l.features.join(" "),
                     Evidence::line(path, l.line),
-                ));
-                (entry, Some(l))
+                );
+                s.note = approximation_note(&l);
+                (Entry::Set(s), Some(l))
             };
             for path in &paths {
                 match host.read_to_string(path) {
@@ -854,14 +870,15 @@ fn ext4_entry(
                 .map_err(|e| e.to_string())
                 .and_then(|h| parse_device_head(&h))
             {
-                Ok(l) => (
-                    Entry::Set(Setting::new(
+                Ok(l) => {
+                    let mut s = Setting::new(
                         Value::Record(layout_record(&l, device, device)),
                         l.features.join(" "),
                         Evidence::file(device),
-                    )),
-                    Some(l),
-                ),
+                    );
+                    s.note = approximation_note(&l);
+                    (Entry::Set(s), Some(l))
+                }
                 Err(reason) => (
                     Entry::Unreadable {
                         reason: format!("cannot read the superblock of {device}: {reason}"),

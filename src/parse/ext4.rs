@@ -106,6 +106,33 @@ impl Ext4Layout {
         }
     }
 
+    /// Where [`Ext4Layout::bytes_per_inode`] is not exact, what a report says
+    /// about it: `approximate (...)` with the range of `-i` values that give
+    /// this layout, or why no range is known. `None` when it is exact.
+    pub fn bytes_per_inode_approximation(&self) -> Option<String> {
+        if self.inode_count == 0 || self.bytes_per_inode_is_exact() {
+            return None;
+        }
+        let why = match self.inode_ratio_range() {
+            Some((lo, hi)) => {
+                format!("mke2fs rounds the inode count; the range {lo}..{hi} gives this layout")
+            }
+            None if self.bigalloc => {
+                "bigalloc: mke2fs counts inodes per cluster group; snapped from the raw ratio"
+                    .to_string()
+            }
+            None if self.inode_size.is_none()
+                || self.blocks_per_group.is_none()
+                || self.inodes_per_group.is_none() =>
+            {
+                "the listing lacks the group geometry mke2fs rounds with; snapped from the raw ratio"
+                    .to_string()
+            }
+            None => "no mke2fs -i gives this layout exactly, as after resize2fs or mke2fs -N; snapped from the raw ratio".to_string(),
+        };
+        Some(format!("approximate ({why})"))
+    }
+
     /// `100 * reserved / blocks`, rounded to 2 decimals.
     pub fn reserved_pct(&self) -> Option<f64> {
         if self.block_count == 0 {
@@ -664,6 +691,26 @@ mod tests {
         assert_eq!(l.reserved_pct(), Some(2.0));
         assert!(l.has_feature("dir_index"));
         assert_eq!(l.line, 2);
+    }
+
+    #[test]
+    fn approximate_ratio_says_why() {
+        // no `Blocks per group` line: the range cannot be derived
+        let l = parse_text(SAMPLE).0.unwrap();
+        assert!(!l.bytes_per_inode_is_exact());
+        let a = l.bytes_per_inode_approximation().unwrap();
+        assert!(
+            a.starts_with("approximate (the listing lacks the group geometry"),
+            "{a}"
+        );
+        let g = Ext4Layout {
+            bigalloc: true,
+            ..l.clone()
+        };
+        assert!(g
+            .bytes_per_inode_approximation()
+            .unwrap()
+            .contains("bigalloc"));
     }
 
     #[test]
