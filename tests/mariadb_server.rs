@@ -194,6 +194,38 @@ fn starts(t: &(PathBuf, PathBuf, PathBuf, PathBuf), work: &Path, cnf: &str) -> (
     }
 }
 
+/// A fresh data directory in `work/data` (root without a password).
+fn install_db(t: &(PathBuf, PathBuf, PathBuf, PathBuf), work: &Path) {
+    // mariadb-install-db occasionally fails on a loaded machine (bootstrap
+    // timeout); one retry with a fresh datadir, and the error text on failure.
+    let mut last_err = String::new();
+    let mut ok = false;
+    for attempt in 0..2 {
+        let data = work.join("data");
+        let _ = std::fs::remove_dir_all(&data);
+        let out = Command::new(&t.1)
+            .args([
+                "--no-defaults",
+                "--auth-root-authentication-method=normal",
+                "--user=root",
+            ])
+            .arg(format!("--datadir={}", data.display()))
+            .stdin(Stdio::null())
+            .output()
+            .expect("mariadb-install-db");
+        if out.status.success() {
+            ok = true;
+            break;
+        }
+        last_err = format!(
+            "attempt {attempt}: {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert!(ok, "mariadb-install-db failed: {last_err}");
+}
+
 fn write(p: &Path, text: &str) {
     std::fs::create_dir_all(p.parent().unwrap()).unwrap();
     std::fs::write(p, text).unwrap();
@@ -289,34 +321,7 @@ fn predicted_values_equal_the_running_server() {
     let Some(t) = tools() else { return };
     let tmp = tempfile::tempdir().unwrap();
     let work = tmp.path();
-    // mariadb-install-db occasionally fails on a loaded machine (bootstrap
-    // timeout); one retry with a fresh datadir, and the error text on failure.
-    let mut last_err = String::new();
-    let mut ok = false;
-    for attempt in 0..2 {
-        let data = work.join("data");
-        let _ = std::fs::remove_dir_all(&data);
-        let out = Command::new(&t.1)
-            .args([
-                "--no-defaults",
-                "--auth-root-authentication-method=normal",
-                "--user=root",
-            ])
-            .arg(format!("--datadir={}", data.display()))
-            .stdin(Stdio::null())
-            .output()
-            .expect("mariadb-install-db");
-        if out.status.success() {
-            ok = true;
-            break;
-        }
-        last_err = format!(
-            "attempt {attempt}: {}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    assert!(ok, "mariadb-install-db failed: {last_err}");
+    install_db(&t, work);
     let keys = [
         "innodb_buffer_pool_size",
         "innodb_buffer_pool_dump_at_shutdown",
@@ -488,4 +493,185 @@ fn predicted_values_equal_the_running_server() {
             facts.issues
         );
     }
+}
+
+/// Run SQL as root on the test server (no option files); stdout.
+fn sql(client: &Path, sock: &Path, query: &str) -> String {
+    let out = Command::new(client)
+        .arg("--no-defaults")
+        .arg("-S")
+        .arg(sock)
+        .args(["--user=root", "-NB", "-e", query])
+        .output()
+        .expect("run mariadb client");
+    assert!(
+        out.status.success(),
+        "{query}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn unhex(h: &str) -> String {
+    let bytes: Vec<u8> = (0..h.len() / 2)
+        .map(|i| u8::from_str_radix(&h[2 * i..2 * i + 2], 16).unwrap())
+        .collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// `snapshot --mysql` runs the user's client, whose option files may set
+/// any display or behaviour option: `table`, `vertical`, `html`, `xml` and
+/// `column-names` change the format, `tee` appends everything to a file
+/// (opened as soon as the option is read, so a later `--skip-tee` is too
+/// late), `verbose` echoes the query and cannot be switched off again,
+/// `init-command` runs SQL, `pager` a program. The capture must still be
+/// exactly our TSV, parse back to the server's own values (compared
+/// through HEX() of information_schema.GLOBAL_VARIABLES, so a value with a
+/// tab, a newline and backslashes, init_connect here, is compared byte for
+/// byte), run nothing the user configured, write nothing but the snapshot,
+/// and still log in with the user's credentials (a password with a space,
+/// quotes, `#` and a backslash in [client]).
+#[test]
+fn snapshot_mysql_capture_is_our_tsv_whatever_the_client_defaults_say() {
+    let Some(t) = tools() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path();
+    install_db(&t, work);
+    let cnf = work.join("server.cnf");
+    write(&cnf, "[mysqld]\n");
+    let server = start(&t.0, &t.3, &cnf, work);
+    let sock = server.sock.clone();
+    let client = &t.2;
+    // The password as the server stores it: p a"ss#w'd\x
+    sql(
+        client,
+        &sock,
+        r#"CREATE USER auditor@localhost IDENTIFIED BY 'p a"ss#w''d\\x'; GRANT CREATE ON *.* TO auditor@localhost"#,
+    );
+    sql(
+        client,
+        &sock,
+        "SET GLOBAL init_connect = 'SET @a=''a\tb'',\n@b=''c\\\\\\\\d'''",
+    );
+    let home = work.join("home");
+    let tee = work.join("tee.out");
+    let pager_ran = work.join("pager-ran");
+    write(
+        &home.join(".my.cnf"),
+        &format!(
+            concat!(
+                "[client]\n",
+                "user = auditor\n",
+                "password = \"p a\\\"ss#w'd\\\\x\"\n",
+                "socket = {sock}\n",
+                "[mysql]\n",
+                "table\nvertical\nhtml\nxml\ncolumn-names\n",
+                "pager = touch {pager}\n",
+                "tee = {tee}\n",
+                "safe-updates\n",
+                "init-command = CREATE DATABASE hostile_marker\n",
+                "prompt = HOSTILE>\n",
+                "auto-vertical-output\nbinary-as-hex\nraw\ncolumn-type-info\nshow-warnings\n",
+                "verbose\nverbose\nline-numbers\n",
+                "delimiter = $$\n",
+                "[client-server]\n",
+                "loose-local-infile = 1\n",
+            ),
+            sock = sock.display(),
+            pager = pager_ran.display(),
+            tee = tee.display()
+        ),
+    );
+    // The user's own client, with these files, is hostile indeed.
+    let hostile = Command::new(client)
+        .args(["-e", "SELECT 1"])
+        .env("HOME", &home)
+        .output()
+        .unwrap();
+    assert!(
+        tee.exists() && String::from_utf8_lossy(&hostile.stdout).contains("Logging to file"),
+        "the hostile defaults did not take: {hostile:?}"
+    );
+    std::fs::remove_file(&tee).unwrap();
+    sql(client, &sock, "DROP DATABASE IF EXISTS hostile_marker");
+
+    let out = work.join("snap");
+    let o = Command::new(env!("CARGO_BIN_EXE_driftaudit"))
+        .args(["snapshot", "--mysql", "--out"])
+        .arg(&out)
+        .env("HOME", &home)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("snapshot.json")).unwrap()).unwrap();
+    assert!(
+        !meta["unreadable"].to_string().contains("mysql-variables"),
+        "capture failed: {meta:#}"
+    );
+    let capture = std::fs::read_to_string(out.join("captures/mysql-variables.tsv")).unwrap();
+    assert!(!tee.exists(), "the user's tee file was opened");
+    assert!(!pager_ran.exists(), "the user's pager ran");
+    assert_eq!(
+        sql(
+            client,
+            &sock,
+            "SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = 'hostile_marker'"
+        )
+        .trim(),
+        "0",
+        "the user's init-command ran"
+    );
+    // Exactly our format: `name<TAB>value` rows, sorted, nothing else.
+    let rows: Vec<&str> = capture.lines().collect();
+    assert!(rows.len() > 500, "{} rows", rows.len());
+    assert!(rows.windows(2).all(|w| w[0] < w[1]), "rows are sorted");
+    for r in &rows {
+        let (name, _) = r
+            .split_once('\t')
+            .unwrap_or_else(|| panic!("not TSV: {r:?}"));
+        assert!(
+            !name.is_empty()
+                && name
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'),
+            "not a variable row: {r:?}"
+        );
+    }
+    // It parses back to the server's own values, byte for byte.
+    let parsed = driftaudit::parse::mysqlvars::parse(&capture);
+    assert!(parsed.issues.is_empty(), "{:#?}", parsed.issues);
+    let mine: std::collections::BTreeMap<String, String> =
+        parsed.vars.into_iter().map(|v| (v.name, v.value)).collect();
+    let reference = sql(
+        client,
+        &sock,
+        "SELECT LOWER(VARIABLE_NAME), HEX(VARIABLE_VALUE) FROM information_schema.GLOBAL_VARIABLES",
+    );
+    let mut compared = 0;
+    let mut bad = Vec::new();
+    for row in reference.lines() {
+        let (name, hex) = row.split_once('\t').unwrap();
+        let want = if hex == "NULL" {
+            String::new()
+        } else {
+            unhex(hex)
+        };
+        let Some(got) = mine.get(name) else {
+            bad.push(format!("{name}: missing from the capture"));
+            continue;
+        };
+        if driftaudit::secret::server_variable_is_secret(name) {
+            assert_eq!(got, driftaudit::secret::REDACTED, "{name} not redacted");
+            continue;
+        }
+        compared += 1;
+        if *got != want {
+            bad.push(format!("{name}: capture {got:?}, server {want:?}"));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    assert!(compared > 500, "only {compared} variables compared");
+    assert_eq!(mine["init_connect"], "SET @a='a\tb',\n@b='c\\\\d'");
+    drop(server);
 }
