@@ -2,7 +2,8 @@
 //! or flat, key canonicalisation, what absence means, the captures that feed
 //! them), host facts, expression functions and the snapshot capture paths.
 //! Plain const data, a leaf: imports nothing of the crate. The expression
-//! parser, the policy loader, the snapshot writer and the docs test read it.
+//! parser, the policy loader, the snapshot writer, the host layout and the
+//! readers (capture paths) and the docs and facts tests read it.
 //!
 //! Adding a namespace is one parser (`src/parse/`), one facts file
 //! (`src/facts/`) and one row of [`NAMESPACES`]; see docs/architecture.md.
@@ -49,7 +50,11 @@ pub const TUNE2FS: Capture = capture!("tune2fs/", "tune2fs -l DEVICE");
 /// `dumpe2fs -h DEVICE` per ext2/3/4 volume, when there is no `tune2fs/` file.
 pub const DUMPE2FS: Capture = capture!("dumpe2fs/", "dumpe2fs -h DEVICE");
 
-/// Every capture a snapshot may hold, in snapshot-format.md order.
+/// `rpm -qa` lines of the installed MySQL/MariaDB server packages: the
+/// server version when there is no runtime capture.
+pub const INSTALLED_RPMS: Capture = capture!("installed-rpms", "rpm -qa");
+
+/// Every capture a snapshot of ours may hold (docs/snapshot-format.md).
 pub const CAPTURES: &[Capture] = &[
     SYSCTL_A,
     UNAME_A,
@@ -57,6 +62,7 @@ pub const CAPTURES: &[Capture] = &[
     TUNE2FS,
     DUMPE2FS,
     MYSQL_VARIABLES,
+    INSTALLED_RPMS,
     ZMLOCALCONFIG,
 ];
 
@@ -162,7 +168,7 @@ pub const NAMESPACES: &[NamespaceSpec] = &[
         shape: Shape::Flat,
         canon: Canon::OptionName,
         absent: "no option file the server reads sets this option: the compiled-in default applies",
-        captures: &[MYSQL_VARIABLES],
+        captures: &[MYSQL_VARIABLES, INSTALLED_RPMS],
         description: "what the MySQL/MariaDB option files configure for the server, with file and line",
     },
     NamespaceSpec {
@@ -170,7 +176,7 @@ pub const NAMESPACES: &[NamespaceSpec] = &[
         shape: Shape::Flat,
         canon: Canon::OptionName,
         absent: "not set in any option file: the server's compiled-in default applies",
-        captures: &[MYSQL_VARIABLES],
+        captures: &[MYSQL_VARIABLES, INSTALLED_RPMS],
         description: "`mycnf` as the server will run it: clamped and rounded by the version's option table",
     },
     NamespaceSpec {

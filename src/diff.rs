@@ -2,7 +2,9 @@
 //! live) gathered with the same policies: every setting of every namespace in
 //! [`Facts`], host facts, directory sizes and tested paths, with provenance on
 //! both sides; the rule verdicts that changed; and, on request, unified diffs
-//! of the captured files. Reads hosts only through [`Host`]; no rule logic
+//! of the captured files. Applies waivers to both sides' verdicts and prints
+//! its own text and JSON (`render_text`, `render_json`: they move to render/
+//! with issue 14 item 5). Reads hosts only through [`Host`]; no rule logic
 //! here (verdicts come from the engine), no terminal handling.
 
 use std::collections::{BTreeMap, BTreeSet};

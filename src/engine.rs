@@ -1,7 +1,8 @@
 //! The engine: works out what the policies need, gathers every fact from a
 //! host first, then evaluates each rule over the gathered facts without any
 //! I/O, producing findings. Owns rule semantics (applies, expect, assert,
-//! drift) and explanations; must not render.
+//! drift) and explanations: it renders the `why`/`fix` templates and prints
+//! expressions into finding text. Must not render reports (that is render/).
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};

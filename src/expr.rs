@@ -1,6 +1,8 @@
 //! The expression language of `assert:`, `when:`, `let:` and templates: a
-//! lexer, a parser to an AST, and a pure evaluator over a [`Context`].
-//! Must not do I/O: every value comes from the context (facts gathered earlier).
+//! lexer, a parser to an AST, and a pure evaluator over a [`Context`]. Which
+//! names are namespaces (and their shape), facts and functions (and their
+//! arity) comes from [`crate::catalogue`]. Must not do I/O: every value comes
+//! from the context (facts gathered earlier).
 
 use std::fmt;
 

@@ -2,8 +2,10 @@
 //! directory laid out like `/`. Owns path confinement (symlinks, `..` and
 //! absolute paths never leave the root, even while the tree changes: every
 //! lookup goes through directory descriptors or `openat2(RESOLVE_IN_ROOT)`),
-//! size caps, FIFO/device safety and file names as bytes. Must not parse file
-//! contents and must never write anything.
+//! size caps, FIFO/device safety, file names as bytes and the recording read
+//! log `snapshot` copies from. Parses no file contents except a snapshot's
+//! `snapshot.json` (the host name) and first lines of hostname files; must
+//! never write anything.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::ffi::{OsStr, OsString};

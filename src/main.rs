@@ -1,5 +1,7 @@
 //! The `driftaudit` command line: argument parsing, exit codes and output
-//! plumbing only; all logic lives in the library.
+//! plumbing; audit logic lives in the library. Still here until issue 14
+//! item 5 moves them: the JSON Lines writer and the `--only`/`--skip` glob
+//! check with its suggestions.
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;

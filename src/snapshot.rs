@@ -2,8 +2,9 @@
 //! layout (docs/snapshot-format.md). Owns what is copied (exactly the files the
 //! loaded policies' readers read, found with a recording [`Host`], plus the
 //! fixed captures), redaction of secrets in copied files, determinism and the
-//! atomic write. Reads the host only through [`Host`] (and runs `tune2fs -l`
-//! and, on request, the `mysql` client read-only); never changes the host.
+//! atomic write. Reads the host only through [`Host`] (and runs `tune2fs -l`,
+//! `rpm -qa` and, on request, the `mysql` client, read-only; capture paths
+//! from [`crate::catalogue`]); never changes the host.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -19,7 +20,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
-use crate::catalogue::{DU, MYSQL_VARIABLES, SYSCTL_A, TUNE2FS};
+use crate::catalogue::{DU, INSTALLED_RPMS, MYSQL_VARIABLES, SYSCTL_A, TUNE2FS};
 use crate::engine;
 use crate::host::{lexical, unescape_name, EntryKind, Host, ReadLog};
 use crate::parse::sysctl::swap_dot_slash;
@@ -474,12 +475,12 @@ pub fn take(
                     .collect();
                 if !servers.is_empty() {
                     w.files
-                        .insert("/captures/installed-rpms".into(), servers.into_bytes());
+                        .insert(INSTALLED_RPMS.path.into(), servers.into_bytes());
                 }
             }
             Err(e) => unreadable.push(Unreadable {
-                path: "captures/installed-rpms".into(),
-                reason: format!("rpm -qa: {e}"),
+                path: format!("captures/{}", INSTALLED_RPMS.name),
+                reason: format!("{}: {e}", INSTALLED_RPMS.command),
             }),
         }
     }

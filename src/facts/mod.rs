@@ -1,8 +1,9 @@
 //! Facts gathering: dispatches every reader (system, sysctl, option files,
 //! Zimbra, storage, presence) over a [`Host`] before any rule is evaluated,
-//! and points evidence at the files an admin edits. All I/O of an audit
-//! happens here and below; the data types live in [`model`] (re-exported
-//! here). What is secret is decided in [`crate::secret`], never here.
+//! and points evidence at the files an admin edits, and maps each catalogue
+//! key canonicalisation to its function ([`canonicalizer`]). All I/O of an
+//! audit happens here and below; the data types live in [`model`]
+//! (re-exported here). What is secret is decided in [`crate::secret`].
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -183,7 +183,7 @@ impl Layout {
                 "/installed-debs",
                 "/sos_commands/dpkg/dpkg_-l",
             ],
-            Layout::Driftaudit | Layout::Tree => &["/captures/installed-rpms"],
+            Layout::Driftaudit | Layout::Tree => &[catalogue::INSTALLED_RPMS.path],
         }
     }
 

@@ -1,5 +1,6 @@
 //! Renderers: one file per output format. Each sees only the [`Report`] it is
-//! handed and returns text; none evaluates rules or reads host data.
+//! handed (the stream printer also the fleet summary) and returns text; none
+//! evaluates rules or reads host data.
 
 use crate::report::Report;
 
