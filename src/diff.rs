@@ -140,6 +140,28 @@ pub struct FileChange {
     pub unified: String,
 }
 
+/// A captured file `diff --files` could not compare, and why: the
+/// comparison is incomplete, which the output and the exit status say.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FileNotCompared {
+    /// Host path (`*` for files left unlisted beyond the listing cap).
+    pub path: String,
+    /// The side that could not be read: `before`, `after` or `both`.
+    pub side: &'static str,
+    /// Why (the read error, such as the spent read budget of the host).
+    pub reason: String,
+}
+
+/// What `diff --files` found: the files that differ and the files it could
+/// not compare.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct FilesDiff {
+    /// Files that differ.
+    pub changes: Vec<FileChange>,
+    /// Files that could not be compared.
+    pub not_compared: Vec<FileNotCompared>,
+}
+
 /// The whole difference.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Diff {
@@ -166,12 +188,24 @@ pub struct Diff {
     /// File differences (only with `--files`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub files: Option<Vec<FileChange>>,
+    /// Files `--files` could not compare, with the reason (only with
+    /// `--files`; empty when every file was compared).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files_not_compared: Option<Vec<FileNotCompared>>,
 }
 
 impl Diff {
     /// Whether a regression at or above `sev` appeared.
     pub fn regresses_at(&self, sev: Severity) -> bool {
         self.regressions.iter().any(|r| r.finding.severity >= sev)
+    }
+
+    /// Whether `--files` left files uncompared (the CLI exits 1: the
+    /// comparison asked for is incomplete).
+    pub fn files_incomplete(&self) -> bool {
+        self.files_not_compared
+            .as_ref()
+            .is_some_and(|n| !n.is_empty())
     }
 }
 
@@ -194,6 +228,18 @@ pub fn diff(policies: &PolicySet, before: &Side, after: &Side, opts: &DiffOption
     let hb = hosts_only(rb.hosts.pop().unwrap_or_else(|| empty(&fb)));
     let ha = hosts_only(ra.hosts.pop().unwrap_or_else(|| empty(&fa)));
     let v = diff_verdicts(&hb, &ha);
+    let files = opts.files.then(|| {
+        diff_hosts_files_with(
+            &before.host,
+            &after.host,
+            &unreadable_files(&fb),
+            &unreadable_files(&fa),
+        )
+    });
+    let (files, files_not_compared) = match files {
+        Some(f) => (Some(f.changes), Some(f.not_compared)),
+        None => (None, None),
+    };
     Diff {
         schema: DIFF_SCHEMA,
         same_host: fb.host == fa.host,
@@ -211,10 +257,21 @@ pub fn diff(policies: &PolicySet, before: &Side, after: &Side, opts: &DiffOption
         new: v.new,
         vanished: v.vanished,
         other: v.other,
-        files: opts
-            .files
-            .then(|| diff_hosts_files(&before.host, &after.host)),
+        files,
+        files_not_compared,
     }
+}
+
+/// Host files the readers of a side could not read, with the reason (a
+/// live side lists only what it read, so these would otherwise look absent).
+fn unreadable_files(f: &Facts) -> BTreeMap<String, String> {
+    f.issues
+        .iter()
+        .filter_map(|i| {
+            let why = i.message.strip_prefix("cannot read: ")?;
+            Some((i.path.clone(), why.to_string()))
+        })
+        .collect()
 }
 
 fn entry_text(e: &Entry) -> String {
@@ -580,6 +637,11 @@ pub const MAX_DIFF_LINE: usize = 400;
 /// regular file of a snapshot (except `snapshot.json`), or the files a
 /// recording live host has read (except `/proc` and `/sys`).
 pub fn side_paths(host: &Host) -> BTreeSet<String> {
+    side_paths_counted(host).0
+}
+
+/// [`side_paths`], and whether the listing stopped at its cap.
+fn side_paths_counted(host: &Host) -> (BTreeSet<String>, bool) {
     let mut out = BTreeSet::new();
     match host.kind() {
         SourceKind::Live => {
@@ -597,7 +659,7 @@ pub fn side_paths(host: &Host) -> BTreeSet<String> {
                 };
                 for e in entries {
                     if out.len() >= MAX_FILES {
-                        return out;
+                        return (out, true);
                     }
                     let p = crate::host::join_host(&dir, &e.name);
                     if e.is_symlink || p == "/snapshot.json" {
@@ -614,7 +676,7 @@ pub fn side_paths(host: &Host) -> BTreeSet<String> {
             }
         }
     }
-    out
+    (out, false)
 }
 
 /// Where a side's files come from: a live host's read log (already in
@@ -631,11 +693,13 @@ impl FileSource<'_> {
             SourceKind::Snapshot => FileSource::Snapshot(host),
         }
     }
-    /// One file as read (`None` when it cannot be read).
-    fn get(&mut self, path: &str) -> Option<Vec<u8>> {
+    /// One file as read, or why it cannot be.
+    fn get(&mut self, path: &str) -> Result<Vec<u8>, String> {
         match self {
-            FileSource::Log(m) => m.remove(path),
-            FileSource::Snapshot(h) => h.read_bytes(path).ok(),
+            FileSource::Log(m) => m
+                .remove(path)
+                .ok_or_else(|| "not read by the audit".to_string()),
+            FileSource::Snapshot(h) => h.read_bytes(path).map_err(|e| e.to_string()),
         }
     }
 }
@@ -643,16 +707,66 @@ impl FileSource<'_> {
 /// `diff --files` between two hosts, one file at a time: at most one file
 /// of each side is held in memory, a changed file contributes at most
 /// [`MAX_UNIFIED_BYTES`] of diff with lines cut at [`MAX_DIFF_LINE`], and a
-/// file larger than [`MAX_DIFF_FILE_BYTES`] (or binary) is summarised.
-pub fn diff_hosts_files(before: &Host, after: &Host) -> Vec<FileChange> {
-    let (pb, pa) = (side_paths(before), side_paths(after));
+/// file larger than [`MAX_DIFF_FILE_BYTES`] (or binary) is summarised. A
+/// file that cannot be read on a side (over the 16 MiB file cap, the host's
+/// read budget spent, unreadable) is listed as not compared, with the
+/// reason, never skipped.
+pub fn diff_hosts_files(before: &Host, after: &Host) -> FilesDiff {
+    diff_hosts_files_with(before, after, &BTreeMap::new(), &BTreeMap::new())
+}
+
+/// [`diff_hosts_files`], where `unreadable_*` are the files the readers of a
+/// side could not read (a live side lists only the files it read: one it
+/// could not read is not compared rather than "only on the other side").
+fn diff_hosts_files_with(
+    before: &Host,
+    after: &Host,
+    unreadable_before: &BTreeMap<String, String>,
+    unreadable_after: &BTreeMap<String, String>,
+) -> FilesDiff {
+    let ((pb, cut_b), (pa, cut_a)) = (side_paths_counted(before), side_paths_counted(after));
     let (mut sb, mut sa) = (FileSource::of(before), FileSource::of(after));
-    let mut out = Vec::new();
+    let mut out = FilesDiff::default();
+    let not_compared = |path: &str, b: Option<String>, a: Option<String>| {
+        let (side, reason) = match (b, a) {
+            (Some(x), Some(y)) if x == y => ("both", x),
+            (Some(x), Some(y)) => ("both", format!("before: {x}; after: {y}")),
+            (Some(x), None) => ("before", x),
+            (None, Some(y)) => ("after", y),
+            (None, None) => ("both", "not read".to_string()),
+        };
+        FileNotCompared {
+            path: path.to_string(),
+            side,
+            reason,
+        }
+    };
+    let live_unreadable = |host: &Host, u: &BTreeMap<String, String>, p: &str| {
+        (host.kind() == SourceKind::Live)
+            .then(|| u.get(p).cloned())
+            .flatten()
+    };
     for p in pb.union(&pa) {
-        match (pb.contains(p), pa.contains(p)) {
+        let on_b = pb.contains(p) || live_unreadable(before, unreadable_before, p).is_some();
+        let on_a = pa.contains(p) || live_unreadable(after, unreadable_after, p).is_some();
+        match (on_b, on_a) {
             (true, true) => {
-                let (Some(x), Some(y)) = (sb.get(p), sa.get(p)) else {
-                    continue;
+                let x = if pb.contains(p) {
+                    sb.get(p)
+                } else {
+                    Err(unreadable_before[p].clone())
+                };
+                let y = if pa.contains(p) {
+                    sa.get(p)
+                } else {
+                    Err(unreadable_after[p].clone())
+                };
+                let (x, y) = match (x, y) {
+                    (Ok(x), Ok(y)) => (x, y),
+                    (x, y) => {
+                        out.not_compared.push(not_compared(p, x.err(), y.err()));
+                        continue;
+                    }
                 };
                 // Equal as read: nothing to redact or show. A binary file is
                 // only summarised (no content shown), so it is not redacted.
@@ -665,24 +779,33 @@ pub fn diff_hosts_files(before: &Host, after: &Host) -> Vec<FileChange> {
                     (redact_file(p, &x), redact_file(p, &y))
                 };
                 if x != y {
-                    out.push(FileChange {
+                    out.changes.push(FileChange {
                         path: p.clone(),
                         kind: ChangeKind::Changed,
                         unified: bounded_unified(p, &x, &y),
                     });
                 }
             }
-            (true, false) => out.push(FileChange {
+            (true, false) => out.changes.push(FileChange {
                 path: p.clone(),
                 kind: ChangeKind::Removed,
                 unified: String::new(),
             }),
-            _ => out.push(FileChange {
+            _ => out.changes.push(FileChange {
                 path: p.clone(),
                 kind: ChangeKind::Added,
                 unified: String::new(),
             }),
         }
+    }
+    let cut = format!("more than {MAX_FILES} files: the rest were not listed");
+    match (cut_b, cut_a) {
+        (true, true) => out
+            .not_compared
+            .push(not_compared("*", Some(cut.clone()), Some(cut))),
+        (true, false) => out.not_compared.push(not_compared("*", Some(cut), None)),
+        (false, true) => out.not_compared.push(not_compared("*", None, Some(cut))),
+        (false, false) => {}
     }
     out
 }
@@ -888,7 +1011,16 @@ pub fn render_text(d: &Diff) -> String {
         }
     }
     if let Some(files) = &d.files {
-        out.push_str(&format!("\nFiles: {} differ\n", files.len()));
+        let missed = d.files_not_compared.as_deref().unwrap_or_default();
+        if missed.is_empty() {
+            out.push_str(&format!("\nFiles: {} differ\n", files.len()));
+        } else {
+            out.push_str(&format!(
+                "\nFiles: {} differ, {} not compared (the comparison is incomplete)\n",
+                files.len(),
+                missed.len()
+            ));
+        }
         for f in files {
             match f.kind {
                 ChangeKind::Changed => out.push_str(&f.unified),
@@ -901,6 +1033,17 @@ pub fn render_text(d: &Diff) -> String {
                     crate::render::quoted_name(&f.path)
                 )),
             }
+        }
+        for n in missed {
+            let side = match n.side {
+                "both" => "either side".to_string(),
+                s => format!("the {s} side"),
+            };
+            out.push_str(&format!(
+                "not compared: {} (cannot read {side}: {})\n",
+                crate::render::quoted_name(&n.path),
+                n.reason
+            ));
         }
     }
     // host data (names, values, file contents) never drives the terminal

@@ -725,3 +725,109 @@ fn hard_linked_snapshot_files_are_noted_once_in_the_coverage() {
     let json: serde_json::Value = serde_json::from_str(&run("json")).unwrap();
     assert!(json["hosts"][0].get("hard_links").is_none());
 }
+
+/// `diff --files` read every file of both sides through the host's 256 MiB
+/// read budget and skipped what it could not read without a word: once the
+/// budget was spent, the rest of the files were "not different" and the
+/// exit status 0. Now each file not compared is named with the side and the
+/// reason (text and JSON `files_not_compared`) and the exit status is 1.
+#[test]
+fn diff_files_after_the_read_budget_is_spent_names_what_was_not_compared() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("before"), tmp.path().join("after"));
+    for d in [&a, &b] {
+        fs::create_dir_all(d.join("etc/sysctl.d")).unwrap();
+        fs::create_dir_all(d.join("var/big")).unwrap();
+        fs::write(d.join("etc/hostname"), "db1\n").unwrap();
+        // 18 sparse files of 15 MiB: 270 MiB, over the budget of one host
+        for i in 0..18 {
+            let f = fs::File::create(d.join(format!("var/big/f{i:02}"))).unwrap();
+            f.set_len(15 * 1024 * 1024).unwrap();
+        }
+    }
+    fs::write(a.join("etc/sysctl.d/50-a.conf"), "vm.swappiness = 10\n").unwrap();
+    fs::write(b.join("etc/sysctl.d/50-a.conf"), "vm.swappiness = 60\n").unwrap();
+    // sorted after /var/big: read once the budget is spent
+    fs::create_dir_all(a.join("var/zz")).unwrap();
+    fs::create_dir_all(b.join("var/zz")).unwrap();
+    fs::write(a.join("var/zz/late.conf"), "x = 1\n").unwrap();
+    fs::write(b.join("var/zz/late.conf"), "x = 2\n").unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["diff", a.to_str().unwrap(), b.to_str().unwrap(), "--files"];
+        args.extend_from_slice(extra);
+        std::process::Command::new(bin())
+            .args(&args)
+            .output()
+            .unwrap()
+    };
+
+    let o = run(&[]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{text}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        text.contains("not compared (the comparison is incomplete)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("not compared: /var/zz/late.conf (cannot read either side: the read budget of 268435456 bytes for this host is spent"),
+        "{text}"
+    );
+    // what was compared before the budget ran out is still shown
+    assert!(text.contains("+vm.swappiness = 60"), "{text}");
+
+    let o = run(&["--format", "json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let missed = v["files_not_compared"]
+        .as_array()
+        .expect("files_not_compared");
+    assert!(
+        missed.iter().any(|n| n["path"] == "/var/zz/late.conf"
+            && n["side"] == "both"
+            && n["reason"].as_str().unwrap().contains("read budget")),
+        "{missed:?}"
+    );
+    // each file once: compared, changed or not compared
+    let changed: Vec<&str> = v["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert!(changed.contains(&"/etc/sysctl.d/50-a.conf"), "{changed:?}");
+    for n in missed {
+        assert!(!changed.contains(&n["path"].as_str().unwrap()), "{n}");
+    }
+
+    // One side alone: a budget spent on the after side only names that side.
+    let d = driftaudit::diff::diff_hosts_files(
+        &Host::snapshot(&a).unwrap().with_read_budget(1 << 40),
+        &Host::snapshot(&b).unwrap().with_read_budget(4096),
+    );
+    assert!(!d.not_compared.is_empty());
+    assert!(
+        d.not_compared.iter().all(|n| n.side == "after"),
+        "{:?}",
+        d.not_compared
+    );
+
+    // Without a spent budget: everything compared, exit 0, an empty list.
+    fs::remove_dir_all(a.join("var/big")).unwrap();
+    fs::remove_dir_all(b.join("var/big")).unwrap();
+    fs::write(b.join("etc/sysctl.d/50-a.conf"), "vm.swappiness = 10\n").unwrap();
+    fs::write(b.join("var/zz/late.conf"), "x = 1\n").unwrap();
+    let o = run(&["--format", "json"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["files_not_compared"], serde_json::json!([]));
+}

@@ -640,7 +640,8 @@ fn diff_files_holds_one_file_at_a_time_and_bounds_its_output() {
     let d = driftaudit::diff::diff_hosts_files(
         &Host::snapshot(&ha).unwrap(),
         &Host::snapshot(&hb).unwrap(),
-    );
+    )
+    .changes;
     assert_eq!(d.len(), 1);
     assert!(d[0].unified.contains("-c\n+C\n"), "{}", d[0].unified);
     assert!(d[0].unified.len() < 2000, "{}", d[0].unified.len());
