@@ -964,3 +964,355 @@ fn fstab_live_drift_is_silent_on_real_mounts_made_from_that_fstab() {
     };
     assert_eq!(e4["uuid"].to_plain(), uuid);
 }
+
+// ---------------------------------------------------------------------------
+// xfs: real mounts of a sparse loop image in a private mount namespace
+
+/// Whether xfs images can be made and mounted here (the mount tools, root,
+/// mkfs.xfs); off CI one line and `false`, in CI a failure.
+fn can_mount_xfs() -> bool {
+    if !can_mount() {
+        return false;
+    }
+    common::tool("mkfs.xfs", "xfsprogs").is_some()
+}
+
+/// A sparse 320 MiB xfs image (mkfs.xfs wants at least 300 MB).
+fn xfs_image(dir: &Path, name: &str) -> PathBuf {
+    let img = dir.join(name);
+    let f = std::fs::File::create(&img).unwrap();
+    f.set_len(320 * 1024 * 1024).unwrap();
+    drop(f);
+    let out = Command::new(common::find_tool("mkfs.xfs").unwrap())
+        .args(["-q", "-f"])
+        .arg(&img)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    img
+}
+
+/// Run `script` in a private mount namespace with each image on a loop
+/// device (`$L0`, `$L1`, ...), detached after; returns stdout.
+fn with_loops(imgs: &[&Path], script: &str) -> String {
+    let mut full =
+        String::from("set -e\nLOOPS=\ntrap 'for l in $LOOPS; do losetup -d $l; done' EXIT\n");
+    let mut env = String::new();
+    for (i, img) in imgs.iter().enumerate() {
+        full += &format!(
+            "L{i}=$(losetup --find --show '{}')\nLOOPS=\"$LOOPS $L{i}\"\n",
+            img.display()
+        );
+        env += &format!("L{i}=\"$L{i}\" ");
+    }
+    full += &format!(
+        "env {env} unshare -m sh -e -c 'mount --make-rprivate / && {}'\n",
+        script.replace('\'', "'\\''")
+    );
+    let out = Command::new("sh").arg("-c").arg(&full).output().unwrap();
+    assert!(
+        out.status.success(),
+        "namespace script failed: {}\n{full}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Whether this kernel was built without xfs quota support (then every
+/// quota option makes the mount fail: "quota support not available").
+fn kernel_lacks_xfs_quota() -> Option<bool> {
+    let out = Command::new("sh")
+        .args([
+            "-c",
+            "zcat /proc/config.gz 2>/dev/null || cat /boot/config-$(uname -r) 2>/dev/null",
+        ])
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    if text.is_empty() {
+        return None;
+    }
+    Some(text.contains("# CONFIG_XFS_QUOTA is not set"))
+}
+
+/// Each option string mounted for real on an xfs image: the model's options
+/// plus what the kernel adds on its own (`kernel_defaults`) are exactly the
+/// mountinfo options; what the model calls refused makes the mount fail; a
+/// quota option fails only where the kernel has no xfs quota support.
+#[test]
+fn xfs_canonical_mount_options_equal_the_kernels_for_each_option() {
+    use driftaudit::parse::mountopts::{configured_str, running, FsContext};
+    if !can_mount_xfs() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let img = xfs_image(dir.path(), "xfs.img");
+    let cases: &[&str] = &[
+        "defaults",
+        "noatime",
+        "nodiratime",
+        "noatime,nodiratime",
+        "relatime",
+        "strictatime",
+        "lazytime",
+        "ro",
+        "inode64",
+        "inode32",
+        "inode32,inode64",
+        "noquota",
+        "attr2",
+        "noattr2",
+        "ikeep",
+        "noikeep",
+        "logbufs=8",
+        "logbufs=2",
+        "logbufs=010",
+        "logbufs=0x4",
+        "logbsize=256k",
+        "logbsize=32k",
+        "logbsize=262144",
+        "allocsize=64k",
+        "allocsize=1m",
+        "allocsize=65536",
+        "largeio",
+        "largeio,nolargeio",
+        "swalloc",
+        "discard",
+        "discard,nodiscard",
+        "nouuid",
+        "wsync",
+        "noalign",
+        "grpid",
+        "bsdgroups",
+        "grpid,nogrpid",
+        "sysvgroups",
+        "filestreams",
+        "dax=never",
+        "ro,norecovery",
+        "nosuid,nodev,noexec",
+        "defaults,noatime,nodiratime,inode64,noquota,attr2,logbufs=8,logbsize=256k,allocsize=64k,largeio,swalloc,discard,nouuid",
+        // refused by the kernel: the mount fails
+        "nobarrier",
+        "barrier",
+        "defaults,nobarrier,noatime",
+        "norecovery",
+        "logbufs=08",
+        "logbufs=9",
+        "logbufs=1",
+        "logbsize=100k",
+        "logbsize=512k",
+        // quota: refused only by a kernel without CONFIG_XFS_QUOTA
+        "uquota",
+        "usrquota",
+        "quota",
+        "prjquota",
+        "pquota",
+        "grpquota",
+        "gqnoenforce",
+        "usrquota,prjquota",
+        "uquota,noquota",
+    ];
+    let mnt = dir.path().join("m");
+    std::fs::create_dir(&mnt).unwrap();
+    let mut script = String::new();
+    for (i, o) in cases.iter().enumerate() {
+        script.push_str(&format!(
+            "if mount -t xfs -o '{o}' $L0 {m} 2>/dev/null; then awk -v p={m} '$5==p {{print \"{i} \" $0}}' /proc/self/mountinfo; umount {m}; else echo \"{i} FAILED\"; fi\n",
+            m = mnt.display()
+        ));
+    }
+    let out = with_loops(&[&img], &script);
+    let no_quota = kernel_lacks_xfs_quota();
+    let cx = FsContext {
+        fstype: "xfs".into(),
+        ..FsContext::default()
+    };
+    let (mut compared, mut refused, mut quota_refused) = (0, 0, Vec::new());
+    let mut mismatches = Vec::new();
+    for line in out.lines() {
+        let (i, rest) = line.split_once(' ').unwrap();
+        let opts = cases[i.parse::<usize>().unwrap()];
+        let c = configured_str(opts, &cx);
+        let is_quota = opts
+            .split(',')
+            .any(|o| o.contains("quota") && o != "noquota" || o.ends_with("qnoenforce"));
+        if rest == "FAILED" {
+            if !c.refused.is_empty() {
+                refused += 1;
+            } else if is_quota && no_quota != Some(false) {
+                quota_refused.push(opts);
+            } else {
+                mismatches.push(format!(
+                    "{opts}: the kernel refused it, the model did not say so"
+                ));
+            }
+            continue;
+        }
+        if !c.refused.is_empty() {
+            mismatches.push(format!(
+                "{opts}: mounted, but the model says refused: {:?}",
+                c.refused
+            ));
+            continue;
+        }
+        let (m, issues) = mountinfo::parse_mountinfo(rest);
+        assert!(issues.is_empty(), "{rest}: {issues:?}");
+        let kernel: BTreeSet<String> = running(&m[0].options, "xfs").into_iter().collect();
+        assert!(c.unknown.is_empty(), "{opts}: {c:?}");
+        let ours: BTreeSet<String> = c
+            .options
+            .iter()
+            .chain(c.kernel_defaults.iter())
+            .cloned()
+            .collect();
+        if ours != kernel {
+            mismatches.push(format!(
+                "-o {opts}: ours {ours:?}, the kernel's {kernel:?} ({rest})"
+            ));
+        }
+        compared += 1;
+    }
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+    assert_eq!(
+        refused, 9,
+        "nobarrier, barrier, ...,nobarrier,..., norecovery without ro, logbufs=08, 9 and 1, logbsize=100k and 512k"
+    );
+    if !quota_refused.is_empty() {
+        eprintln!(
+            "this kernel has no xfs quota support (CONFIG_XFS_QUOTA): the quota cases {} could not be compared",
+            quota_refused.join("; ")
+        );
+    }
+    assert!(
+        compared >= 42,
+        "only {compared} of {} cases compared",
+        cases.len()
+    );
+}
+
+/// `storage.fstab-live-drift` on real xfs mounts made from an fstab with the
+/// common options: silent where the mounts are the fstab's; a real
+/// difference (one volume remounted by hand with other options) fires; a
+/// line the kernel refuses (`nobarrier`) fails to mount, and we say so as an
+/// fstab finding instead of calling it drift.
+#[test]
+fn xfs_fstab_live_drift_is_silent_on_real_mounts_and_names_refused_lines() {
+    use driftaudit::{engine, host::Host, policy::PolicySet, report::Status};
+    if !can_mount_xfs() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let a = xfs_image(dir.path(), "a.img");
+    let b = xfs_image(dir.path(), "b.img");
+    let c = xfs_image(dir.path(), "c.img");
+    let t = dir.path().join("mnt");
+    for d in ["a", "b", "c"] {
+        std::fs::create_dir_all(t.join(d)).unwrap();
+    }
+    let t = t.display().to_string();
+    // the devices are named by the loop devices the script gets
+    let fstab_for = |l0: &str, l1: &str, l2: &str| {
+        format!(
+            "# xfs volumes\n\
+             {l0} {t}/a xfs defaults,noatime,nodiratime,inode64,noquota,attr2,logbufs=8,logbsize=256k,allocsize=64k,largeio,swalloc 0 2\n\
+             {l1} {t}/b xfs rw,relatime,discard,nouuid,logbsize=262144,ikeep 0 2\n\
+             {l2} {t}/c xfs defaults,nobarrier,noatime 0 2\n"
+        )
+    };
+    let template = fstab_for("$L0", "$L1", "$L2");
+    let fstab_path = dir.path().join("fstab");
+    let f = fstab_path.display();
+    let script = format!(
+        "cat > {f} <<EOF\n{template}EOF\n\
+         mount -T {f} {t}/a && mount -T {f} {t}/b && \
+         if mount -T {f} {t}/c 2>/dev/null; then echo C-MOUNTED; fi && \
+         echo DEVICES $L0 $L1 $L2 && cat /proc/self/mountinfo && \
+         mount -o remount,logbsize=32k,atime {t}/a 2>/dev/null || mount -o remount,atime,relatime {t}/a; \
+         echo AFTER && cat /proc/self/mountinfo"
+    );
+    let out = with_loops(&[&a, &b, &c], &script);
+    assert!(
+        !out.contains("C-MOUNTED"),
+        "the kernel mounted xfs with nobarrier:\n{out}"
+    );
+    let devices: Vec<&str> = out
+        .lines()
+        .find_map(|l| l.strip_prefix("DEVICES "))
+        .unwrap()
+        .split(' ')
+        .collect();
+    let fstab = fstab_for(devices[0], devices[1], devices[2]);
+    let (before, after) = out.split_once("\nAFTER\n").unwrap();
+    let before = before.split_once('\n').map(|(_, r)| r).unwrap_or(before);
+    let before: String = before
+        .lines()
+        .filter(|l| !l.starts_with("DEVICES"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert!(before.contains(&format!(" {t}/a ")), "{before}");
+
+    let audit = |mountinfo: &str, name: &str| {
+        let snap = dir.path().join(name);
+        for (p, c) in [
+            ("etc/fstab", fstab.clone()),
+            ("proc/self/mountinfo", mountinfo.to_string()),
+        ] {
+            let path = snap.join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, c).unwrap();
+        }
+        let host = Host::snapshot(&snap).unwrap();
+        let mut p = PolicySet::builtin().unwrap();
+        p.filter(&["storage.fstab-live-drift".to_string()], &[])
+            .unwrap();
+        engine::audit_host(&p, &host).findings
+    };
+    let findings = audit(&before, "snap-before");
+    let drift: Vec<_> = findings
+        .iter()
+        .filter(|f| f.rule == "storage.fstab-live-drift")
+        .collect();
+    assert!(
+        drift.iter().all(|f| f.status == Status::Pass),
+        "{:#?}",
+        drift
+    );
+    let all = format!("{findings:#?}");
+    // the refused line: an fstab finding that says the mount fails
+    let refused: Vec<_> = findings
+        .iter()
+        .filter(|f| f.explanation.contains("`nobarrier`") && f.explanation.contains("mount fails"))
+        .collect();
+    assert!(
+        !refused.is_empty(),
+        "no finding says the nobarrier line cannot mount: {all}"
+    );
+    assert!(
+        refused
+            .iter()
+            .all(|f| f.status == Status::Fail && f.rule != "storage.fstab-live-drift"),
+        "{refused:#?}"
+    );
+
+    // a real difference: /a remounted by hand without noatime and logbsize=256k
+    let findings = audit(after, "snap-after");
+    let fails: Vec<_> = findings
+        .iter()
+        .filter(|f| f.rule == "storage.fstab-live-drift" && f.status == Status::Fail)
+        .collect();
+    assert_eq!(fails.len(), 1, "{findings:#?}");
+    assert!(
+        fails[0].explanation.contains(&format!("{t}/a")),
+        "{}",
+        fails[0].explanation
+    );
+    assert!(
+        fails[0].explanation.contains("noatime"),
+        "{}",
+        fails[0].explanation
+    );
+}

@@ -106,6 +106,14 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
                     None
                 };
                 let model = FstabModel::new(e, &key, entries, live, &layouts, facts);
+                for (o, why) in &model.canonical.refused {
+                    facts.issues.push(FileIssue::problem(
+                        "fstab",
+                        FSTAB,
+                        Some(e.line),
+                        format!("`{o}` for {key} ({}): {why}", e.vfstype),
+                    ));
+                }
                 let mut s = Setting::new(
                     Value::Record(fstab_record(e, mounted, &model)),
                     e.options.clone().unwrap_or_default(),
@@ -373,6 +381,11 @@ impl FstabModel {
         }
         for (o, why) in &c.unchecked {
             out.push(format!("`{o}` is not compared: {why}"));
+        }
+        for (o, why) in &c.refused {
+            out.push(format!(
+                "`{o}` is not compared: {why}; this line does not mount as written"
+            ));
         }
 
         out.extend(c.assumptions.iter().cloned());

@@ -2,7 +2,8 @@
 //! /proc/self/mountinfo shows for a mount made from given fstab options
 //! (tmpfs/devtmpfs sizes as numbers of KiB, modes in octal without the
 //! default, ext4 options hidden where they are the superblock's default,
-//! proc `hidepid` by name, xfs, vfat and nfs spellings), and the same
+//! proc `hidepid` by name, xfs spellings and what it shows unasked or refuses,
+//! vfat and nfs spellings), and the same
 //! normalisation of what an older kernel printed. Each rule cites the kernel
 //! function it models. Pure: takes the facts it needs (MemTotal, the ext4
 //! superblock defaults) as arguments, never touches the filesystem.
@@ -48,6 +49,14 @@ pub struct Canonical {
     pub unchecked: Vec<(String, String)>,
     /// Assumptions made (`ext4 superblock defaults unknown: ...`).
     pub assumptions: Vec<String>,
+    /// Options the kernel refuses for this filesystem type, with the reason:
+    /// `mount` fails for the line (xfs `nobarrier` since Linux 4.19).
+    pub refused: Vec<(String, String)>,
+    /// What the kernel shows without being asked (xfs `inode64`,
+    /// `logbufs=8`, `logbsize=32k`, `noquota` on current kernels): with
+    /// `options` it is the whole mountinfo field; not compared, since older
+    /// kernels show fewer of them.
+    pub kernel_defaults: Vec<String>,
 }
 
 /// Generic (VFS) flags after left-to-right processing.
@@ -180,7 +189,7 @@ pub fn configured(opts: &[String], cx: &FsContext) -> Canonical {
         "tmpfs" | "devtmpfs" => tmpfs(&fs_opts, cx, &mut c),
         "ext4" | "ext3" | "ext2" => ext4(&fs_opts, cx, &mut c),
         "proc" => proc_fs(&fs_opts, &mut c),
-        "xfs" => xfs(&fs_opts, &mut c),
+        "xfs" => xfs(&fs_opts, f.ro, &mut c),
         "vfat" | "msdos" => vfat(&fs_opts, &mut c),
         "nfs" | "nfs4" => nfs(&fs_opts, &mut c),
         _ => {
@@ -702,8 +711,11 @@ fn hidepid_name(v: &str) -> Option<&'static str> {
 }
 
 /// XFS (`fs/xfs/xfs_super.c`: `xfs_fs_parse_param`, `xfs_showargs`).
-fn xfs(opts: &[&str], c: &mut Canonical) {
+/// `xfs_showargs` prints the inode allocator, the log buffers and the quota
+/// state even when they are the defaults (in [`Canonical::kernel_defaults`]).
+fn xfs(opts: &[&str], ro: bool, c: &mut Canonical) {
     let mut quota: Vec<&str> = Vec::new();
+    let mut noquota = false;
     for o in opts {
         let (k, v) = o.split_once('=').unwrap_or((o, ""));
         let word = match (k, v) {
@@ -739,25 +751,98 @@ fn xfs(opts: &[&str], c: &mut Canonical) {
             }
             ("noquota", "") => {
                 quota.clear();
+                noquota = true;
+                continue;
+            }
+            // removed in Linux 4.19: "xfs: Unknown parameter 'nobarrier'"
+            ("barrier" | "nobarrier", "") => {
+                c.refused.push((
+                    o.to_string(),
+                    "xfs dropped `barrier`/`nobarrier` in Linux 4.19 (write barriers are always on): the kernel refuses the option (`Unknown parameter`) and the mount fails".into(),
+                ));
+                continue;
+            }
+            ("norecovery" | "norecover", "") if !ro => {
+                c.refused.push((
+                    o.to_string(),
+                    "xfs mounts with `norecovery` only read-only (`no-recovery mounts must be read-only`): the mount fails without `ro`".into(),
+                ));
+                continue;
+            }
+            // deprecated: accepted and ignored by current kernels, shown by older ones
+            ("attr2" | "noattr2" | "ikeep" | "noikeep", "") => {
+                c.unchecked.push((
+                    o.to_string(),
+                    "deprecated xfs option: current kernels accept it and do not show it, older ones show it".into(),
+                ));
                 continue;
             }
             ("bsdgroups" | "grpid", "") => "grpid".to_string(),
-            ("sysvgroups" | "nogrpid", "") | ("nodiscard", "") | ("noikeep", "") => continue,
+            ("sysvgroups" | "nogrpid", "") | ("nodiscard", "") | ("nolargeio", "") => {
+                let cleared = match k {
+                    "nodiscard" => "discard",
+                    "nolargeio" => "largeio",
+                    _ => "grpid",
+                };
+                c.options.retain(|x| x != cleared);
+                continue;
+            }
+            ("inode64" | "inode32", "") => {
+                c.options.retain(|x| x != "inode64" && x != "inode32");
+                k.to_string()
+            }
+            ("norecovery" | "norecover", "") => "norecovery".to_string(),
             (
-                "ikeep" | "wsync" | "noalign" | "swalloc" | "nouuid" | "norecovery" | "attr2"
-                | "filestreams" | "discard" | "largeio" | "inode64" | "inode32",
+                "wsync" | "noalign" | "swalloc" | "nouuid" | "filestreams" | "discard" | "largeio",
                 "",
             ) => k.to_string(),
             ("dax", "") => "dax=always".to_string(),
-            ("dax", "always" | "never") => o.to_string(),
-            ("allocsize" | "logbsize", v) => match memparse(v) {
+            ("dax", "always" | "never" | "inode") => o.to_string(),
+            // `xfs_fs_validate_params`: a power of two from 16 KiB to 256 KiB
+            ("logbsize", v) => match memparse(v) {
+                Some((0, "")) => continue,
+                Some((n, "")) if n.is_power_of_two() && (16 << 10..=256 << 10).contains(&n) => {
+                    format!("logbsize={}k", n >> 10)
+                }
+                Some((_, "")) => {
+                    c.refused.push((
+                        o.to_string(),
+                        "xfs takes a `logbsize` that is a power of two from 16k to 256k (`invalid logbufsize`): the mount fails".into(),
+                    ));
+                    continue;
+                }
+                _ => {
+                    unknown(c, o);
+                    continue;
+                }
+            },
+            ("allocsize", v) => match memparse(v) {
                 Some((n, "")) => format!("{k}={}k", n >> 10),
                 _ => {
                     unknown(c, o);
                     continue;
                 }
             },
-            ("logbufs" | "sunit" | "swidth", v) if v.parse::<u64>().is_ok() => o.to_string(),
+            // `fsparam_u32`: the number is read as C reads it (base 0)
+            ("logbufs" | "sunit" | "swidth", v) => match c_uint(v) {
+                Some(0) if k == "logbufs" => continue,
+                Some(n) if k == "logbufs" && !(2..=8).contains(&n) => {
+                    c.refused.push((
+                        o.to_string(),
+                        "xfs takes 2 to 8 log buffers (`invalid logbufs value`): the mount fails"
+                            .into(),
+                    ));
+                    continue;
+                }
+                Some(n) => format!("{k}={n}"),
+                None => {
+                    c.refused.push((
+                        o.to_string(),
+                        format!("the kernel reads `{k}` as a C number (0x hex, a leading 0 octal) and `{v}` is none: the mount fails"),
+                    ));
+                    continue;
+                }
+            },
             ("logdev" | "rtdev", _) => o.to_string(),
             _ => {
                 unknown(c, o);
@@ -766,7 +851,45 @@ fn xfs(opts: &[&str], c: &mut Canonical) {
         };
         set_keyed(&mut c.options, word);
     }
+    let has = |c: &Canonical, k: &str| {
+        c.options
+            .iter()
+            .any(|x| x == k || x.split_once('=').is_some_and(|(xk, _)| xk == k))
+    };
+    if !has(c, "inode32") && !has(c, "inode64") {
+        c.kernel_defaults.push("inode64".into());
+    }
+    if !has(c, "logbufs") {
+        c.kernel_defaults.push("logbufs=8".into());
+    }
+    if !has(c, "logbsize") {
+        c.kernel_defaults.push("logbsize=32k".into());
+    }
+    if quota.is_empty() {
+        if noquota {
+            c.options.push("noquota".into());
+        } else {
+            c.kernel_defaults.push("noquota".into());
+        }
+    }
     c.options.extend(quota.into_iter().map(str::to_string));
+}
+
+/// `kstrtouint(s, 0)`: decimal, `0x` hex, a leading `0` octal; an optional
+/// trailing newline is not accepted here (mount options have none).
+fn c_uint(s: &str) -> Option<u64> {
+    let s = s.strip_prefix('+').unwrap_or(s);
+    let (digits, radix) = if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        (h, 16)
+    } else if s.len() > 1 && s.starts_with('0') {
+        (&s[1..], 8)
+    } else {
+        (s, 10)
+    };
+    if digits.is_empty() {
+        return None;
+    }
+    u32::from_str_radix(digits, radix).ok().map(u64::from)
 }
 
 /// FAT (`fs/fat/inode.c`: `fat_show_options` prints masks as `%04o`).
@@ -969,6 +1092,15 @@ mod tests {
             opts("logbsize=256k,uquota,nodiscard", "xfs"),
             ["rw", "relatime", "logbsize=256k", "usrquota"]
         );
+        let c = configured_str("nobarrier,ikeep,inode32,noquota", &cx("xfs"));
+        assert_eq!(c.options, ["rw", "relatime", "inode32", "noquota"]);
+        assert_eq!(c.refused.len(), 1);
+        assert_eq!(c.unchecked.len(), 1);
+        assert_eq!(c.kernel_defaults, ["logbufs=8", "logbsize=32k"]);
+        let c = configured_str("norecovery", &cx("xfs"));
+        assert_eq!(c.refused.len(), 1);
+        let c = configured_str("ro,norecovery,discard,nodiscard", &cx("xfs"));
+        assert_eq!(c.options, ["ro", "relatime", "norecovery"]);
         let c = configured_str("nfsvers=4,tcp,bg,hard", &cx("nfs"));
         assert_eq!(c.options, ["rw", "relatime", "proto=tcp", "hard"]);
         assert_eq!(c.unknown, ["hard"]);
