@@ -6,6 +6,7 @@
 
 mod compile;
 mod diagnostics;
+mod frozen;
 mod model;
 mod set;
 pub mod spec;

@@ -50,8 +50,18 @@ impl PolicySet {
         PolicySet::default()
     }
 
-    /// The built-in policies.
+    /// The built-in policies (`policies/*.yaml`), from their pre-compiled
+    /// form when it is current (no YAML parsed; see `frozen.rs`), otherwise
+    /// compiled from the YAML.
     pub fn builtin() -> Result<PolicySet, PolicyError> {
+        if let Some((policies, rules)) = super::frozen::builtin() {
+            return Ok(PolicySet { policies, rules });
+        }
+        PolicySet::builtin_from_yaml()
+    }
+
+    /// The built-in policies compiled from their YAML.
+    pub(crate) fn builtin_from_yaml() -> Result<PolicySet, PolicyError> {
         let mut set = PolicySet::new();
         for (path, text) in BUILTIN {
             set.add_str(path, text)?;
