@@ -1009,7 +1009,21 @@ fn check_drift(rule: &Rule, cx: &RuleCx, d: &DriftCheck) -> Vec<Finding> {
         {
             continue;
         }
-        let Entry::Set(want) = entry else { continue };
+        let want = match entry {
+            Entry::Set(want) => want,
+            // The configured value cannot be told (the server's adjustment
+            // is not modelled, a value it refuses): unknown where the server
+            // has the key, never silently left out of the comparison.
+            Entry::Unreadable { reason, evidence } if run.entries.contains_key(key) => {
+                let mut f = base_finding(rule, Status::Unknown);
+                f.subject = vec![key.clone()];
+                f.evidence = evidence.clone();
+                f.explanation = format!("{key}: {reason}");
+                out.push(f);
+                continue;
+            }
+            _ => continue,
+        };
         match run.entries.get(key) {
             None => continue, // absent on the running side: other rules judge stale settings
             Some(Entry::Unreadable { reason, evidence }) => {

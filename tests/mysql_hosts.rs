@@ -484,10 +484,19 @@ fn server_rounding_and_clamping_is_not_runtime_drift() {
     let vars = "version\t8.0.36\nmax_allowed_packet\t999424\nmax_binlog_size\t1073741824\nsort_buffer_size\t32768\nkey_buffer_size\t9998336\n";
     let dir = server(cnf, Some(vars), "1\t/var/lib/mysql\n", MEM_16G);
     let (drift, inputs) = drift_and_inputs(&audit(dir.path()));
-    assert_eq!(drift, [(String::new(), Status::Pass)], "{drift:?}");
+    // MariaDB 10.11's limits give the same 999424, 1 GiB and 9998336; its
+    // minimum for sort_buffer_size (1024) does not give 32768: unknown.
+    assert_eq!(
+        drift,
+        [
+            (String::new(), Status::Pass),
+            ("sort_buffer_size".to_string(), Status::Unknown)
+        ],
+        "{drift:?}"
+    );
     assert!(
         inputs.iter().any(|i| i.contains("`max_binlog_size`")
-            && i.contains("the server adjusted it")
+            && i.contains("the server may have adjusted it")
             && i.contains("MySQL 8.0.36")),
         "{inputs:#?}"
     );
@@ -908,4 +917,93 @@ fn snapshot_records_the_rpm_server_package() {
         number(&mycnf_effective(dir.path(), "wait_timeout")),
         Some(200.0)
     );
+}
+
+/// A runtime capture of a version driftaudit has no limits table for (MySQL
+/// 8.0, MariaDB 10.6, MariaDB 11.4): a running value a block size, minimum
+/// or maximum could explain is never "SET GLOBAL or not restarted" drift.
+/// Where the one modelled table (MariaDB 10.11) gives exactly the running
+/// value it passes with a note naming the missing table; where only some
+/// limit of that version could explain it, the drift rule is unknown and
+/// says what would decide it; a value raised above a configured value no
+/// minimum explains is still drift.
+#[test]
+fn runtime_values_of_versions_without_a_limits_table_are_not_set_global_drift() {
+    let cnf = "[mysqld]\ndatadir = /var/lib/mysql\nmax_allowed_packet = 1000000\nsort_buffer_size = 100\nmax_binlog_size = 2G\nmax_connections = 500\nthread_cache_size = 1000\n";
+    for (version, label) in [
+        ("8.0.36", "MySQL 8.0.36"),
+        ("10.6.16-MariaDB-0ubuntu0.22.04.1", "MariaDB 10.6.16"),
+        ("11.4.2-MariaDB-ubu2404", "MariaDB 11.4.2"),
+    ] {
+        let vars = format!("version\t{version}\nmax_allowed_packet\t999424\nsort_buffer_size\t32768\nmax_binlog_size\t1073741824\nmax_connections\t1000\nthread_cache_size\t256\n");
+        let dir = server(cnf, Some(&vars), "1\t/var/lib/mysql\n", MEM_16G);
+        let f = audit(dir.path());
+        let (drift, inputs) = drift_and_inputs(&f);
+        assert_eq!(
+            drift,
+            [
+                ("max_connections".to_string(), Status::Fail),
+                ("sort_buffer_size".to_string(), Status::Unknown),
+                ("thread_cache_size".to_string(), Status::Unknown),
+            ],
+            "{version}: {f:#?}"
+        );
+        for key in ["max_allowed_packet", "max_binlog_size"] {
+            assert!(
+                inputs.iter().any(|i| i.contains(&format!("`{key}`"))
+                    && i.contains("the server may have adjusted it")
+                    && i.contains(&format!("no limits table for {label}"))
+                    && i.contains("MariaDB 10.11's limits")),
+                "{version} {key}: {inputs:#?}"
+            );
+        }
+        for (key, could) in [
+            ("sort_buffer_size", "a minimum could raise it"),
+            (
+                "thread_cache_size",
+                "a maximum or block size could lower it",
+            ),
+        ] {
+            let u = f
+                .iter()
+                .find(|x| x.rule == "mysql.config-runtime-drift" && x.subject == [key])
+                .unwrap();
+            for want in [
+                "the server may have adjusted it",
+                &format!("no limits table for {label}"),
+                could,
+                "SET GLOBAL",
+                "information_schema.SYSTEM_VARIABLES",
+            ] {
+                assert!(u.explanation.contains(want), "{want}: {}", u.explanation);
+            }
+            assert_eq!(
+                u.evidence[0].to_string().split(':').next(),
+                Some("/etc/my.cnf")
+            );
+        }
+        // Nothing the server may have adjusted is called drift.
+        for x in f
+            .iter()
+            .filter(|x| x.rule == "mysql.config-runtime-drift" && x.status == Status::Fail)
+        {
+            assert_eq!(x.subject, ["max_connections"], "{x:#?}");
+        }
+    }
+}
+
+/// `datadir = /` is the root directory: the data directory fact was an empty
+/// path, and unknown findings about its volume read "holds: : no mount table".
+#[test]
+fn datadir_root_is_the_root_not_an_empty_path() {
+    let dir = snapshot(&[("/etc/my.cnf", "[mysqld]\ndatadir = /\n")]);
+    let h = Host::snapshot(dir.path()).unwrap();
+    let facts = driftaudit::facts::gather(&h, &driftaudit::facts::Needs::default());
+    assert_eq!(
+        facts.facts["mysql_datadir"],
+        Ok(driftaudit::value::Value::Str("/".into()))
+    );
+    for f in audit(dir.path()) {
+        assert!(!f.explanation.contains(": :"), "{}", f.explanation);
+    }
 }

@@ -1224,7 +1224,11 @@ fn build_namespaces(
 /// [`DEFAULT_DATADIR`]. Call after [`gather`].
 pub fn datadir(facts: &Facts) -> String {
     match facts.namespaces.get("mycnf").and_then(|n| n.get("datadir")) {
-        Some(Entry::Set(s)) if !s.raw.is_empty() => s.raw.trim_end_matches('/').to_string(),
+        // `datadir = /` is the root directory, not an empty path.
+        Some(Entry::Set(s)) if !s.raw.is_empty() => match s.raw.trim_end_matches('/') {
+            "" => "/".to_string(),
+            d => d.to_string(),
+        },
         _ => DEFAULT_DATADIR.to_string(),
     }
 }
@@ -1587,6 +1591,16 @@ pub fn server_package(line: &str) -> Option<(usize, ServerVersion, String)> {
     Some((rank, v, crate::parse::truncate(nvra, 120)))
 }
 
+/// ` (N)` after a configured value written otherwise (`2G`), else nothing.
+fn number_if_other(raw: &str, n: f64) -> String {
+    let num = crate::value::format_number(n);
+    if raw.trim() == num {
+        String::new()
+    } else {
+        format!(" ({num})")
+    }
+}
+
 /// What was looked for when the server version stays unknown.
 const UNKNOWN_VERSION_WHY: &str = "no runtime capture, no server package in a package list (dpkg status, installed-rpms, /var/log/rpmpkgs), no upgrade-info file in the data directory";
 
@@ -1946,27 +1960,85 @@ pub fn gather(host: &Host, _needs: &Needs, facts: &mut Facts) {
             if modeled && h > w {
                 continue;
             }
+            let ev = want.evidence[0].clone();
+            let server = files_version
+                .as_ref()
+                .map(|v| {
+                    format!(
+                        "{} {}.{}.{}",
+                        if v.mariadb { "MariaDB" } else { "MySQL" },
+                        v.parts[0],
+                        v.parts[1],
+                        v.parts[2]
+                    )
+                })
+                .unwrap_or_else(|| "this server".into());
+            let verb = if startup.is_some() {
+                "adjusted it"
+            } else {
+                "may have adjusted it"
+            };
             let why = match startup {
                 Some(s) => s,
-                None => format!(
-                    "driftaudit has no limits (minimum, maximum, block size) for `{key}` on {}, so it cannot predict the server's rounding; a `SET GLOBAL` since the start cannot be told apart from it",
-                    files_version
-                        .as_ref()
-                        .map(|v| format!(
-                            "{} {}.{}.{}",
-                            if v.mariadb { "MariaDB" } else { "MySQL" },
-                            v.parts[0],
-                            v.parts[1],
-                            v.parts[2]
-                        ))
-                        .unwrap_or_else(|| "this server".into())
-                ),
+                None => {
+                    // No limits for this version (or variable): the one
+                    // modelled table is a reference for what a limit would
+                    // do, never a prediction for another version.
+                    let reference = limits::table_for(&ServerVersion {
+                        parts: [10, 11, 0],
+                        mariadb: true,
+                    });
+                    let spec = reference.and_then(|t| t.get(&key).map(|s| (t.label, s)));
+                    let missing = match read.table {
+                        Some(t) if read.limits => {
+                            format!("the {} table has no limits for `{key}`", t.label)
+                        }
+                        _ => format!("no limits table for {server}"),
+                    };
+                    let limited = spec.map(|(label, s)| (label, s, s.limit(w)));
+                    match &limited {
+                        Some((label, _, l)) if l.value == h => format!(
+                            "{missing}; {label}'s limits for `{key}` give the same: {}",
+                            l.how.as_deref().unwrap_or("unchanged")
+                        ),
+                        // Raised above the configured value, which is at
+                        // least the reference minimum: no limit explains it.
+                        Some((_, s, _)) if h > w && s.min.is_some_and(|m| w >= m) => continue,
+                        _ => {
+                            let could = if h < w {
+                                "a maximum or block size could lower it"
+                            } else {
+                                "a minimum could raise it"
+                            };
+                            let reference = match &limited {
+                                Some((label, _, l)) => format!(
+                                    "; {label}'s limits would give {}",
+                                    crate::value::format_number(l.value)
+                                ),
+                                None => String::new(),
+                            };
+                            let reason = format!(
+                                "configured {}{} at {ev}, the server runs {}: the server may have adjusted it ({missing}: {could}{reference}), or it was changed since the start (`SET GLOBAL`); driftaudit cannot tell which: compare with the limits of this server (`mysqld --verbose --help`, or NUMERIC_MIN_VALUE, NUMERIC_MAX_VALUE and NUMERIC_BLOCK_SIZE in information_schema.SYSTEM_VARIABLES)",
+                                want.raw,
+                                number_if_other(&want.raw, w),
+                                have.raw
+                            );
+                            effective.entries.insert(
+                                key.clone(),
+                                Entry::Unreadable {
+                                    reason,
+                                    evidence: vec![ev],
+                                },
+                            );
+                            continue;
+                        }
+                    }
+                }
             };
-            let ev = want.evidence[0].clone();
             let text = format!(
-                "configured {} ({}) at {ev}, the server runs {}: the server adjusted it ({why})",
+                "configured {}{} at {ev}, the server runs {}: the server {verb} ({why})",
                 want.raw,
-                crate::value::format_number(w),
+                number_if_other(&want.raw, w),
                 have.raw
             );
             facts.issues.push(FileIssue {
