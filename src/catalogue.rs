@@ -133,6 +133,9 @@ pub struct NamespaceSpec {
     pub absent: &'static str,
     /// Captures that feed it in a snapshot (besides the host's own files).
     pub captures: &'static [Capture],
+    /// The domain its rules count towards in coverage (`sysctl`, `mysql`,
+    /// `zimbra`, `storage`), as `facts::presence::Domain::as_str` spells it.
+    pub domain: &'static str,
     /// One line: where the values come from.
     pub description: &'static str,
 }
@@ -145,6 +148,7 @@ pub const NAMESPACES: &[NamespaceSpec] = &[
         canon: Canon::SysctlKey,
         absent: "the running kernel has no such key (removed, not yet added, or its module is not loaded)",
         captures: &[SYSCTL_A],
+        domain: "sysctl",
         description: "live kernel values (`/proc/sys`, or `sysctl -a` in a snapshot)",
     },
     NamespaceSpec {
@@ -153,6 +157,7 @@ pub const NAMESPACES: &[NamespaceSpec] = &[
         canon: Canon::SysctlKey,
         absent: "no sysctl configuration file sets this key",
         captures: &[],
+        domain: "sysctl",
         description: "what the next boot applies (systemd-sysctl, then ufw and TuneD), with file and line",
     },
     NamespaceSpec {
@@ -161,6 +166,7 @@ pub const NAMESPACES: &[NamespaceSpec] = &[
         canon: Canon::SysctlKey,
         absent: "no sysctl configuration file sets this key",
         captures: &[],
+        domain: "sysctl",
         description: "what procps `sysctl --system` would apply, with file and line",
     },
     NamespaceSpec {
@@ -169,6 +175,7 @@ pub const NAMESPACES: &[NamespaceSpec] = &[
         canon: Canon::OptionName,
         absent: "no option file the server reads sets this option: the compiled-in default applies",
         captures: &[MYSQL_VARIABLES, INSTALLED_RPMS],
+        domain: "mysql",
         description: "what the MySQL/MariaDB option files configure for the server, with file and line",
     },
     NamespaceSpec {
@@ -177,6 +184,7 @@ pub const NAMESPACES: &[NamespaceSpec] = &[
         canon: Canon::OptionName,
         absent: "not set in any option file: the server's compiled-in default applies",
         captures: &[MYSQL_VARIABLES, INSTALLED_RPMS],
+        domain: "mysql",
         description: "`mycnf` as the server will run it: clamped and rounded by the version's option table",
     },
     NamespaceSpec {
@@ -185,6 +193,7 @@ pub const NAMESPACES: &[NamespaceSpec] = &[
         canon: Canon::VariableName,
         absent: "the running server has no such variable (another version, or a plugin that is not loaded)",
         captures: &[MYSQL_VARIABLES],
+        domain: "mysql",
         description: "the running server's global variables; unknown without the capture",
     },
     NamespaceSpec {
@@ -193,6 +202,7 @@ pub const NAMESPACES: &[NamespaceSpec] = &[
         canon: Canon::MountPoint,
         absent: "/etc/fstab has no entry for this mount point",
         captures: &[],
+        domain: "storage",
         description: "/etc/fstab entries by mount point, with file and line",
     },
     NamespaceSpec {
@@ -201,6 +211,7 @@ pub const NAMESPACES: &[NamespaceSpec] = &[
         canon: Canon::MountPoint,
         absent: "nothing is mounted on this mount point now",
         captures: &[],
+        domain: "storage",
         description: "live mounts from /proc/self/mountinfo (or /proc/mounts), with line",
     },
     NamespaceSpec {
@@ -209,6 +220,7 @@ pub const NAMESPACES: &[NamespaceSpec] = &[
         canon: Canon::MountPoint,
         absent: "no ext2/3/4 filesystem is mounted or listed in /etc/fstab on this mount point",
         captures: &[TUNE2FS, DUMPE2FS],
+        domain: "storage",
         description: "ext2/3/4 superblock layout per mount point (`tune2fs -l`, `dumpe2fs -h` or the live device)",
     },
     NamespaceSpec {
@@ -217,6 +229,7 @@ pub const NAMESPACES: &[NamespaceSpec] = &[
         canon: Canon::Exact,
         absent: "not set in /opt/zimbra/conf/localconfig.xml and no compiled default known to driftaudit (Zimbra treats it as null)",
         captures: &[ZMLOCALCONFIG],
+        domain: "zimbra",
         description: "Zimbra localconfig.xml over the compiled defaults, `${key}` expanded, secrets redacted",
     },
     NamespaceSpec {
@@ -225,6 +238,7 @@ pub const NAMESPACES: &[NamespaceSpec] = &[
         canon: Canon::OptionName,
         absent: "no option file the server reads sets this option: the compiled-in default applies",
         captures: &[],
+        domain: "zimbra",
         description: "Zimbra's own MariaDB option file (`${mysql_mycnf}`), read as its server reads it",
     },
 ];
@@ -238,6 +252,8 @@ pub struct FactSpec {
     pub kind: &'static str,
     /// Captures that can decide it in a snapshot.
     pub captures: &'static [Capture],
+    /// The domain it belongs to, if any (`mysql` for `mysql_version`).
+    pub domain: Option<&'static str>,
     /// One line: what it is and where it comes from.
     pub description: &'static str,
 }
@@ -248,18 +264,21 @@ pub const FACTS: &[FactSpec] = &[
         name: "mem_total",
         kind: "size",
         captures: &[],
+        domain: None,
         description: "MemTotal of /proc/meminfo, in bytes",
     },
     FactSpec {
         name: "cpu_count",
         kind: "number",
         captures: &[],
+        domain: None,
         description: "`processor` lines of /proc/cpuinfo (live: available parallelism)",
     },
     FactSpec {
         name: "kernel_release",
         kind: "string",
         captures: &[SYSCTL_A, UNAME_A],
+        domain: None,
         description:
             "/proc/sys/kernel/osrelease, else `kernel.osrelease` of `sysctl -a`, else `uname -a`",
     },
@@ -267,60 +286,70 @@ pub const FACTS: &[FactSpec] = &[
         name: "os_id",
         kind: "string",
         captures: &[],
+        domain: None,
         description: "`ID` of /etc/os-release (else /usr/lib/os-release): `debian`, `rhel`",
     },
     FactSpec {
         name: "os_version",
         kind: "string",
         captures: &[],
+        domain: None,
         description: "`VERSION_ID` of /etc/os-release",
     },
     FactSpec {
         name: "os_name",
         kind: "string",
         captures: &[],
+        domain: None,
         description: "`PRETTY_NAME` of /etc/os-release",
     },
     FactSpec {
         name: "os_like",
         kind: "string",
         captures: &[],
+        domain: None,
         description: "`ID_LIKE` of /etc/os-release (`rhel fedora`); absent when the file has none",
     },
     FactSpec {
         name: "hostname",
         kind: "string",
         captures: &[],
+        domain: None,
         description: "the host's name, as the report shows it",
     },
     FactSpec {
         name: "mysql_version",
         kind: "string",
         captures: &[MYSQL_VARIABLES],
+        domain: Some("mysql"),
         description: "the running server's `version`; unknown without the capture",
     },
     FactSpec {
         name: "mysql_datadir",
         kind: "string",
         captures: &[],
+        domain: Some("mysql"),
         description: "`datadir` from the option files, else /var/lib/mysql",
     },
     FactSpec {
         name: "zimbra_installed",
         kind: "boolean",
         captures: &[ZMLOCALCONFIG, DU],
+        domain: Some("zimbra"),
         description: "Zimbra is present (see the presence table below)",
     },
     FactSpec {
         name: "mysql_installed",
         kind: "boolean",
         captures: &[MYSQL_VARIABLES, DU],
+        domain: Some("mysql"),
         description: "a MySQL/MariaDB server is present (see the presence table below)",
     },
     FactSpec {
         name: "storage_detected",
         kind: "boolean",
         captures: &[],
+        domain: Some("storage"),
         description: "a readable, non-empty /etc/fstab or mount table",
     },
 ];
@@ -487,6 +516,15 @@ pub fn fact(name: &str) -> Option<&'static FactSpec> {
     FACTS.iter().find(|f| f.name == name)
 }
 
+/// The domain of a namespace or fact (`mysql` for `mycnf` and
+/// `mysql_version`), if it has one.
+pub fn domain_of(name: &str) -> Option<&'static str> {
+    match namespace(name) {
+        Some(n) => Some(n.domain),
+        None => fact(name).and_then(|f| f.domain),
+    }
+}
+
 /// The function called `name`, if there is one.
 pub fn function(name: &str) -> Option<&'static FunctionSpec> {
     FUNCTIONS.iter().find(|f| f.name == name)
@@ -555,12 +593,13 @@ fn capture_list(c: &[Capture]) -> String {
 /// The namespace table of docs/policy-language.md, as Markdown.
 pub fn namespaces_markdown() -> String {
     let mut s = String::from(
-        "| namespace | shape | keys canonicalised | a missing key means | captures | values |\n|---|---|---|---|---|---|\n",
+        "| namespace | domain | shape | keys canonicalised | a missing key means | captures | values |\n|---|---|---|---|---|---|---|\n",
     );
     for n in NAMESPACES {
         s.push_str(&format!(
-            "| `{}` | {} | {} | {} | {} | {} |\n",
+            "| `{}` | {} | {} | {} | {} | {} | {} |\n",
             n.name,
+            n.domain,
             n.shape.as_str(),
             cell(n.canon.describe()),
             cell(n.absent),

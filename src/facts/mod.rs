@@ -179,4 +179,26 @@ mod tests {
             );
         }
     }
+
+    /// Coverage counts a rule towards the domain of what it reads: the
+    /// catalogue's domain of every namespace and fact is the one presence uses.
+    #[test]
+    fn catalogue_domains_are_the_domains_presence_uses() {
+        for n in catalogue::NAMESPACES {
+            assert_eq!(
+                presence::Domain::of_namespace(n.name).map(|d| d.as_str()),
+                Some(n.domain),
+                "namespace `{}`",
+                n.name
+            );
+        }
+        for f in catalogue::FACTS {
+            assert_eq!(
+                presence::Domain::of_namespace(f.name).map(|d| d.as_str()),
+                f.domain,
+                "fact `{}`",
+                f.name
+            );
+        }
+    }
 }

@@ -76,13 +76,14 @@ impl Domain {
     }
 
     /// The domain of a settings namespace or a reader (`mycnf`, `localconfig`, `fstab`).
+    /// Namespaces and facts take theirs from their catalogue row.
     pub fn of_namespace(ns: &str) -> Option<Domain> {
+        if let Some(d) = crate::catalogue::domain_of(ns) {
+            return Domain::ALL.into_iter().find(|x| x.as_str() == d);
+        }
         match ns {
             n if n.starts_with("sysctl") => Some(Domain::Sysctl),
-            "mycnf" | "mycnf_effective" | "mysql" | "mysql_version" | "mysql_datadir"
-            | "mysql_installed" => Some(Domain::Mysql),
-            "localconfig" | "zimbra_mycnf" | "zimbra_installed" => Some(Domain::Zimbra),
-            "fstab" | "mount" | "mounts" | "ext4" | "storage_detected" => Some(Domain::Storage),
+            "mounts" => Some(Domain::Storage),
             _ => None,
         }
     }
