@@ -1316,3 +1316,220 @@ fn xfs_fstab_live_drift_is_silent_on_real_mounts_and_names_refused_lines() {
         fails[0].explanation
     );
 }
+
+// ---------------------------------------------------------------------------
+// btrfs: real mounts of a sparse loop image in a private mount namespace
+
+/// A sparse 320 MiB btrfs image, or `None` after a skip line (btrfs-progs).
+fn btrfs_image(dir: &Path, name: &str) -> Option<PathBuf> {
+    let mkfs = common::tool("mkfs.btrfs", "btrfs-progs")?;
+    let img = dir.join(name);
+    let f = std::fs::File::create(&img).unwrap();
+    f.set_len(320 * 1024 * 1024).unwrap();
+    drop(f);
+    let out = Command::new(mkfs)
+        .args(["-q", "-f"])
+        .arg(&img)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(img)
+}
+
+/// Each option string mounted for real on a btrfs image: the model's
+/// options plus what btrfs shows unasked on a fresh mkfs.btrfs loop image
+/// are exactly the mountinfo options, and what the model calls refused
+/// makes the mount fail.
+#[test]
+fn btrfs_canonical_mount_options_equal_the_kernels_for_each_option() {
+    use driftaudit::parse::mountopts::{configured_str, running, FsContext};
+    if !can_mount() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let Some(img) = btrfs_image(dir.path(), "btrfs.img") else {
+        return;
+    };
+    let cases: &[&str] = &[
+        "defaults",
+        "noatime",
+        "ro",
+        "compress=zstd",
+        "compress=zstd:1",
+        "compress=lzo",
+        "compress=zlib",
+        "compress",
+        "compress-force=zstd",
+        "compress=no",
+        "compress=zstd,compress=lzo",
+        "ssd",
+        "nossd",
+        "ssd_spread",
+        "discard",
+        "discard=async",
+        "discard=sync",
+        "nodiscard",
+        "autodefrag",
+        "noautodefrag",
+        "space_cache=v2",
+        "clear_cache",
+        "commit=30",
+        "commit=60",
+        "commit=0",
+        "subvol=/",
+        "subvolid=5",
+        "nodatacow",
+        "nodatasum",
+        "nodatacow,datacow",
+        "flushoncommit",
+        "max_inline=2048",
+        "max_inline=0",
+        "max_inline=4k",
+        "user_subvol_rm_allowed",
+        "usebackuproot",
+        "rescue=usebackuproot",
+        "skip_balance",
+        "fatal_errors=bug",
+        "fatal_errors=panic",
+        "barrier",
+        "nobarrier",
+        "notreelog",
+        "acl",
+        "noacl",
+        "enospc_debug",
+        "ro,norecovery",
+        "compress=zstd:3,noatime,space_cache=v2,autodefrag,ssd,discard=async,commit=120",
+        // refused: the mount fails
+        "space_cache",
+        "nospace_cache",
+        "norecovery",
+        "check_int",
+        "inode_cache",
+    ];
+    let mnt = dir.path().join("m");
+    std::fs::create_dir(&mnt).unwrap();
+    let mut script = String::new();
+    for (i, o) in cases.iter().enumerate() {
+        script.push_str(&format!(
+            "if mount -t btrfs -o '{o}' $L0 {m} 2>/dev/null; then awk -v p={m} '$5==p {{print \"{i} \" $0}}' /proc/self/mountinfo; umount {m}; else echo \"{i} FAILED\"; fi\n",
+            m = mnt.display()
+        ));
+    }
+    let out = with_loops(&[&img], &script);
+    let cx = FsContext {
+        fstype: "btrfs".into(),
+        ..FsContext::default()
+    };
+    let (mut compared, mut refused) = (0, 0);
+    let mut mismatches = Vec::new();
+    for line in out.lines() {
+        let (i, rest) = line.split_once(' ').unwrap();
+        let opts = cases[i.parse::<usize>().unwrap()];
+        let c = configured_str(opts, &cx);
+        if rest == "FAILED" {
+            if c.refused.is_empty() {
+                mismatches.push(format!(
+                    "{opts}: the kernel refused it, the model did not say so"
+                ));
+            } else {
+                refused += 1;
+            }
+            continue;
+        }
+        if !c.refused.is_empty() {
+            mismatches.push(format!(
+                "{opts}: mounted, but the model says refused: {:?}",
+                c.refused
+            ));
+            continue;
+        }
+        let (m, issues) = mountinfo::parse_mountinfo(rest);
+        assert!(issues.is_empty(), "{rest}: {issues:?}");
+        assert!(c.unknown.is_empty(), "{opts}: {c:?}");
+        let kernel: BTreeSet<String> = running(&m[0].options, "btrfs").into_iter().collect();
+        let ours: BTreeSet<String> = c
+            .options
+            .iter()
+            .chain(c.kernel_defaults.iter())
+            .cloned()
+            .collect();
+        if ours != kernel {
+            mismatches.push(format!("-o {opts}: ours {ours:?}, the kernel's {kernel:?}"));
+        }
+        compared += 1;
+    }
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+    assert_eq!(refused, 5);
+    assert_eq!(compared, cases.len() - 5);
+}
+
+/// `storage.fstab-live-drift` is silent on a real btrfs mounted from an
+/// fstab with common options, and fires when it is remounted by hand with
+/// another compression.
+#[test]
+fn btrfs_fstab_live_drift_is_silent_on_a_real_mount_and_fires_on_a_difference() {
+    use driftaudit::{engine, host::Host, policy::PolicySet, report::Status};
+    if !can_mount() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let Some(img) = btrfs_image(dir.path(), "b.img") else {
+        return;
+    };
+    let t = dir.path().join("mnt");
+    std::fs::create_dir_all(&t).unwrap();
+    let t = t.display().to_string();
+    let fstab_path = dir.path().join("fstab");
+    let f = fstab_path.display();
+    let line = "defaults,noatime,compress=zstd,space_cache=v2,autodefrag,commit=120,subvol=/";
+    let script = format!(
+        "echo \"$L0 {t} btrfs {line} 0 0\" > {f} && echo DEVICE $L0 && mount -T {f} {t} && cat /proc/self/mountinfo && \
+         mount -o remount,compress=lzo,commit=30 {t} && echo AFTER && cat /proc/self/mountinfo"
+    );
+    let out = with_loops(&[&img], &script);
+    let dev = out.lines().find_map(|l| l.strip_prefix("DEVICE ")).unwrap();
+    let fstab = format!("{dev} {t} btrfs {line} 0 0\n");
+    let (before, after) = out.split_once("\nAFTER\n").unwrap();
+    let before: String = before.lines().skip(1).map(|l| format!("{l}\n")).collect();
+    let audit = |mountinfo: &str, name: &str| {
+        let snap = dir.path().join(name);
+        for (p, c) in [
+            ("etc/fstab", fstab.clone()),
+            ("proc/self/mountinfo", mountinfo.to_string()),
+        ] {
+            let path = snap.join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, c).unwrap();
+        }
+        let mut p = PolicySet::builtin().unwrap();
+        p.filter(&["storage.fstab-live-drift".to_string()], &[])
+            .unwrap();
+        engine::audit_host(&p, &Host::snapshot(&snap).unwrap())
+            .findings
+            .into_iter()
+            .filter(|f| f.rule == "storage.fstab-live-drift")
+            .collect::<Vec<_>>()
+    };
+    let drift = audit(&before, "snap-before");
+    assert!(
+        !drift.is_empty() && drift.iter().all(|f| f.status == Status::Pass),
+        "{drift:#?}"
+    );
+    assert!(
+        drift[0].explanation.starts_with("1 configured value(s)"),
+        "{}",
+        drift[0].explanation
+    );
+    let drift = audit(after, "snap-after");
+    let fails: Vec<_> = drift.iter().filter(|f| f.status == Status::Fail).collect();
+    assert_eq!(fails.len(), 1, "{drift:#?}");
+    assert!(
+        fails[0].explanation.contains("compress=zstd:3"),
+        "{}",
+        fails[0].explanation
+    );
+}
