@@ -352,12 +352,7 @@ pub fn detect(host: &Host, facts: &mut Facts) {
             sources.push(p.to_string());
         }
     }
-    if host.kind() == SourceKind::Snapshot
-        && exists(&format!(
-            "/captures/{}",
-            super::zimbra::ZMLOCALCONFIG_CAPTURE
-        ))
-    {
+    if host.kind() == SourceKind::Snapshot && exists(crate::catalogue::ZMLOCALCONFIG.path) {
         sources.insert(
             0,
             format!("captures/{}", super::zimbra::ZMLOCALCONFIG_CAPTURE),
