@@ -594,6 +594,16 @@ fn snapshot_mysql_capture_is_our_tsv_whatever_the_client_defaults_say() {
     );
     std::fs::remove_file(&tee).unwrap();
     sql(client, &sock, "DROP DATABASE IF EXISTS hostile_marker");
+    // The server's general log shows who connected and what ran.
+    let general = work.join("general.log");
+    sql(
+        client,
+        &sock,
+        &format!(
+            "SET GLOBAL general_log_file = '{}'; SET GLOBAL general_log = ON",
+            general.display()
+        ),
+    );
 
     let out = work.join("snap");
     let o = Command::new(env!("CARGO_BIN_EXE_driftaudit"))
@@ -622,6 +632,18 @@ fn snapshot_mysql_capture_is_our_tsv_whatever_the_client_defaults_say() {
         "0",
         "the user's init-command ran"
     );
+    // With the user's credentials (not root over the socket), one statement.
+    let log = std::fs::read_to_string(&general).unwrap();
+    assert!(
+        log.contains("Connect\tauditor@localhost"),
+        "the capture did not log in as the user's [client] user: {log}"
+    );
+    assert!(
+        log.lines()
+            .any(|l| l.ends_with("Query\tSHOW GLOBAL VARIABLES")),
+        "{log}"
+    );
+    assert!(!log.contains("CREATE DATABASE"), "{log}");
     // Exactly our format: `name<TAB>value` rows, sorted, nothing else.
     let rows: Vec<&str> = capture.lines().collect();
     assert!(rows.len() > 500, "{} rows", rows.len());
