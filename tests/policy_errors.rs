@@ -178,6 +178,19 @@ fn a_bad_kernel_condition_underlines_the_condition_not_the_rule_id() {
 }
 
 #[test]
+fn a_kernel_condition_without_an_operator_says_so() {
+    let p = load_problems(&rule(
+        "    applies:\n      - kernel: \"4.12\"\n    assert: \"true\"\n",
+    ));
+    assert_eq!(codes(&p), [Code::InvalidKernelCondition]);
+    // was "unknown operator ``"
+    assert_eq!(
+        p[0].message,
+        "applies.kernel `4.12`: no operator before `4.12`: expected <, <=, >, >=, == or != (`>= 4.12`)"
+    );
+}
+
+#[test]
 fn an_applies_path_using_host_data_underlines_the_name() {
     let p = load_problems(&rule(
         "    applies:\n      - missing: ${params.dir}\n      - exists: \"${mysql_datadir}\"\n    assert: \"true\"\n",

@@ -360,7 +360,8 @@ mod tests {
             }
             panic!(
                 "src/policy/builtin_frozen.rs is stale (policies/*.yaml or the compiler changed): \
-                 run `DRIFTAUDIT_FREEZE=1 cargo test --lib policy::frozen` and rebuild"
+                 run `DRIFTAUDIT_FREEZE=1 cargo test --lib policy::frozen` and commit the file \
+                 (after a rebase conflict in it, take either side and run the same command)"
             );
         }
         let (policies, rules) = builtin().expect("the frozen form matches the YAML's hash");

@@ -27,6 +27,14 @@ pub enum KernelCondError {
         /// Byte offset of the part in the condition.
         at: usize,
     },
+    /// A version without an operator before it (`4.12`).
+    #[error("no operator before `{version}`: expected <, <=, >, >=, == or != (`>= {version}`)")]
+    MissingOperator {
+        /// The version as written.
+        version: String,
+        /// Byte offset of the version in the condition.
+        at: usize,
+    },
     /// An operator that is not a comparison.
     #[error("unknown operator `{op}`: expected <, <=, >, >=, == or !=")]
     UnknownOperator {
@@ -50,6 +58,7 @@ impl KernelCondError {
     pub fn offset(&self) -> usize {
         match self {
             KernelCondError::NoVersion { at }
+            | KernelCondError::MissingOperator { at, .. }
             | KernelCondError::UnknownOperator { at, .. }
             | KernelCondError::BadVersion { at, .. } => *at,
         }
@@ -143,6 +152,12 @@ pub fn parse_kernel_cond(s: &str) -> Result<Vec<(String, Vec<u64>)>, KernelCondE
             .find(|c: char| c.is_ascii_digit())
             .ok_or(KernelCondError::NoVersion { at })?;
         let op = p[..op_len].trim();
+        if op.is_empty() {
+            return Err(KernelCondError::MissingOperator {
+                version: p.to_string(),
+                at,
+            });
+        }
         if !matches!(op, "<" | "<=" | ">" | ">=" | "==" | "!=" | "=") {
             return Err(KernelCondError::UnknownOperator {
                 op: op.to_string(),
