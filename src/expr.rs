@@ -21,6 +21,20 @@ pub const RECORD_NAMESPACES: &[&str] = catalogue::RECORD_NAMESPACES;
 /// Host facts usable by name ([`catalogue::FACTS`]).
 pub const FACTS: &[&str] = catalogue::FACT_NAMES;
 
+/// Functions and their arity (name, min, max), from [`catalogue::FUNCTIONS`].
+pub const FUNCTIONS: &[(&str, usize, usize)] = &FUNCTION_ARITIES;
+
+const FUNCTION_ARITIES: [(&str, usize, usize); catalogue::FUNCTIONS.len()] = {
+    let mut out = [("", 0, 0); catalogue::FUNCTIONS.len()];
+    let mut i = 0;
+    while i < out.len() {
+        let f = &catalogue::FUNCTIONS[i];
+        out[i] = (f.name, f.min_args, f.max_args);
+        i += 1;
+    }
+    out
+};
+
 /// A parsed expression.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -1000,6 +1014,13 @@ mod tests {
         fn mount_of(&self, _p: &str) -> Result<Value, Missing> {
             Ok(Value::Str("/".into()))
         }
+    }
+
+    #[test]
+    fn the_function_arity_list_follows_the_catalogue() {
+        assert_eq!(FUNCTIONS.len(), crate::catalogue::FUNCTIONS.len());
+        assert!(FUNCTIONS.contains(&("join", 1, 2)));
+        assert!(FUNCTIONS.contains(&("min", 1, usize::MAX)));
     }
 
     #[test]
