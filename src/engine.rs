@@ -413,10 +413,12 @@ impl Context for RuleCx<'_> {
                 ),
             }
         })?;
-        Ok(Value::Str(longest_mount_prefix(
-            space.entries.keys().map(String::as_str),
-            path,
-        )))
+        crate::facts::storage::mount_of(space.entries.keys().map(String::as_str), path)
+            .map(Value::Str)
+            .map_err(|reason| Missing::Unknown {
+                subject: path.into(),
+                reason: reason.into(),
+            })
     }
 }
 
@@ -428,25 +430,6 @@ fn dir_size_evidence(facts: &Facts, path: &str) -> Evidence {
         crate::host::SourceKind::Snapshot => Evidence::file(crate::catalogue::DU.path),
         crate::host::SourceKind::Live => Evidence::file(path.to_string()),
     }
-}
-
-/// The mount point that holds `path`: longest mount point that is a prefix on
-/// path-component boundaries; `/` when nothing else matches.
-pub fn longest_mount_prefix<'a>(mount_points: impl Iterator<Item = &'a str>, path: &str) -> String {
-    let path = path.trim_end_matches('/');
-    let mut best = "/".to_string();
-    for mp in mount_points {
-        let m = mp.trim_end_matches('/');
-        let hit = m.is_empty() || path == m || path.starts_with(&format!("{m}/"));
-        if hit && m.len() + 1 > best.len() && mp.starts_with('/') {
-            best = if m.is_empty() {
-                "/".into()
-            } else {
-                m.to_string()
-            };
-        }
-    }
-    best
 }
 
 fn base_finding(rule: &Rule, status: Status) -> Finding {
@@ -1140,29 +1123,6 @@ fn show_items(v: &Value) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn mount_prefix_respects_component_boundaries() {
-        let mps = ["/", "/opt/zimbra/db", "/opt/zimbra/dbx", "/var"];
-        assert_eq!(
-            longest_mount_prefix(mps.iter().copied(), "/opt/zimbra/db/data"),
-            "/opt/zimbra/db"
-        );
-        assert_eq!(
-            longest_mount_prefix(mps.iter().copied(), "/opt/zimbra/dbz"),
-            "/"
-        );
-        assert_eq!(longest_mount_prefix(mps.iter().copied(), "/var"), "/var");
-        assert_eq!(
-            longest_mount_prefix(["/"].iter().copied(), "/opt/zimbra/index"),
-            "/"
-        );
-    }
-}
-
-#[cfg(test)]
 mod rule_tests {
     use super::*;
     use crate::facts::{Namespace, Setting};
@@ -1226,5 +1186,32 @@ mod rule_tests {
             "{}",
             out[0].explanation
         );
+    }
+
+    #[test]
+    fn mount_of_normalises_paths_and_a_relative_one_is_unknown() {
+        let mut f = facts_with("mycnf", "x", Value::Number(1.0));
+        let mut m = Namespace::new("not mounted");
+        for p in ["/", "/srv/data"] {
+            m.set(
+                p,
+                Setting::new(
+                    Value::Str(p.into()),
+                    "x",
+                    Evidence::line("/proc/self/mountinfo", 1),
+                ),
+            );
+        }
+        f.namespaces.insert("mount".into(), m);
+        let run = |arg: &str| {
+            let set = rules(&format!("policy: t\ntitle: t\nrules:\n  - id: t.x\n    title: t\n    severity: low\n    assert: \"mount_of('{arg}') == '/srv/data'\"\n    why: w\n    fix: f\n"));
+            let out = evaluate_rule(&set.rules[0], set.policies.first(), &f);
+            (out[0].status, out[0].explanation.clone())
+        };
+        assert_eq!(run("/srv//data/./mysql/").0, Status::Pass);
+        assert_eq!(run("/srv/database").0, Status::Fail);
+        let (status, why) = run("srv/data");
+        assert_eq!(status, Status::Unknown, "{why}");
+        assert!(why.contains("not an absolute path"), "{why}");
     }
 }
