@@ -131,31 +131,27 @@ fn input_finding(i: &FileIssue) -> Finding {
         (Some(l), None) => format!("{}:{l}", i.path),
         _ => i.path.clone(),
     };
-    Finding {
-        rule: INPUT_RULE.into(),
-        policy: meta.policy,
-        title: meta.title,
-        severity: Severity::Low,
+    Finding::new(
+        INPUT_RULE,
+        meta.policy,
+        meta.title,
+        Severity::Low,
         status,
-        subject: vec![i.path.clone()],
-        expected: None,
-        actual: None,
-        evidence: vec![Evidence {
-            path: i.path.clone(),
-            line: i.line,
-            via: None,
-        }],
-        explanation: format!("{loc}: {} ({} reader)", i.message, i.source),
-        fix: if status == Status::Fail {
-            meta.fix
-        } else {
-            String::new()
-        },
-        rule_source: meta.source,
-        waiver: None,
-        breakdown: None,
-        domain: Domain::of_namespace(&i.source),
-    }
+        meta.source,
+    )
+    .with_subject(vec![i.path.clone()])
+    .with_evidence(vec![Evidence {
+        path: i.path.clone(),
+        line: i.line,
+        via: None,
+    }])
+    .with_explanation(format!("{loc}: {} ({} reader)", i.message, i.source))
+    .with_fix(if status == Status::Fail {
+        meta.fix
+    } else {
+        String::new()
+    })
+    .with_domain(Domain::of_namespace(&i.source))
 }
 
 /// Evaluation context for one rule over one host's facts.
@@ -433,23 +429,15 @@ fn dir_size_evidence(facts: &Facts, path: &str) -> Evidence {
 }
 
 fn base_finding(rule: &Rule, status: Status) -> Finding {
-    Finding {
-        rule: rule.id.clone(),
-        policy: rule.policy.clone(),
-        title: rule.title.clone(),
-        severity: rule.severity,
+    Finding::new(
+        rule.id.clone(),
+        rule.policy.clone(),
+        rule.title.clone(),
+        rule.severity,
         status,
-        subject: Vec::new(),
-        expected: None,
-        actual: None,
-        evidence: Vec::new(),
-        explanation: String::new(),
-        fix: String::new(),
-        rule_source: rule.source.clone(),
-        waiver: None,
-        breakdown: None,
-        domain: rule_domain(rule),
-    }
+        rule.source.clone(),
+    )
+    .with_domain(rule_domain(rule))
 }
 
 /// The domain a rule belongs to, from what it reads: storage (fstab, mounts,

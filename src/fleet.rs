@@ -114,23 +114,17 @@ pub fn audit_dir(policies: &PolicySet, dir: &Path) -> HostReport {
             HostReport::new(
                 name,
                 crate::host::SourceKind::Snapshot,
-                vec![Finding {
-                    rule: INPUT_RULE.into(),
-                    policy: meta.policy,
-                    title: meta.title,
-                    severity: Severity::Low,
-                    status: Status::Error,
-                    subject: vec![path.clone()],
-                    expected: None,
-                    actual: None,
-                    evidence: vec![Evidence::file(path.clone())],
-                    explanation: format!("{path}: cannot open snapshot: {e}"),
-                    fix: String::new(),
-                    rule_source: meta.source,
-                    waiver: None,
-                    breakdown: None,
-                    domain: None,
-                }],
+                vec![Finding::new(
+                    INPUT_RULE,
+                    meta.policy,
+                    meta.title,
+                    Severity::Low,
+                    Status::Error,
+                    meta.source,
+                )
+                .with_subject(vec![path.clone()])
+                .with_evidence(vec![Evidence::file(path.clone())])
+                .with_explanation(format!("{path}: cannot open snapshot: {e}"))],
             )
         }
     }

@@ -99,6 +99,79 @@ pub struct Finding {
     pub domain: Option<Domain>,
 }
 
+impl Finding {
+    /// The one way to start a finding: the rule's identity and the outcome;
+    /// everything else empty until a `with_*` setter fills it.
+    pub fn new(
+        rule: impl Into<String>,
+        policy: impl Into<String>,
+        title: impl Into<String>,
+        severity: Severity,
+        status: Status,
+        rule_source: RuleSource,
+    ) -> Finding {
+        Finding {
+            rule: rule.into(),
+            policy: policy.into(),
+            title: title.into(),
+            severity,
+            status,
+            subject: Vec::new(),
+            expected: None,
+            actual: None,
+            evidence: Vec::new(),
+            explanation: String::new(),
+            fix: String::new(),
+            rule_source,
+            waiver: None,
+            breakdown: None,
+            domain: None,
+        }
+    }
+
+    /// Canonical names of the settings (or paths) involved.
+    pub fn with_subject(mut self, subject: Vec<String>) -> Finding {
+        self.subject = subject;
+        self
+    }
+
+    /// What the rule expects, in words.
+    pub fn with_expected(mut self, expected: impl Into<String>) -> Finding {
+        self.expected = Some(expected.into());
+        self
+    }
+
+    /// What the host has.
+    pub fn with_actual(mut self, actual: impl Into<String>) -> Finding {
+        self.actual = Some(actual.into());
+        self
+    }
+
+    /// Host files and lines that set the values (winning first).
+    pub fn with_evidence(mut self, evidence: Vec<Evidence>) -> Finding {
+        self.evidence = evidence;
+        self
+    }
+
+    /// The explanation with the host's numbers.
+    pub fn with_explanation(mut self, explanation: impl Into<String>) -> Finding {
+        self.explanation = explanation.into();
+        self
+    }
+
+    /// What to change.
+    pub fn with_fix(mut self, fix: impl Into<String>) -> Finding {
+        self.fix = fix.into();
+        self
+    }
+
+    /// The domain the rule belongs to.
+    pub fn with_domain(mut self, domain: Option<Domain>) -> Finding {
+        self.domain = domain;
+        self
+    }
+}
+
 /// Evaluated breakdown: a total in bytes and the parts taken out of it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BreakdownData {
@@ -482,5 +555,35 @@ pub fn input_rule_meta() -> RuleMeta {
         fix: "Correct or remove the line named in the finding, or make the file readable to the auditing user.".into(),
         references: vec![],
         source: RuleSource { path: "(built-in)".into(), line: 0 },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finding_new_starts_empty_and_setters_fill_only_their_field() {
+        let src = RuleSource {
+            path: "p.yaml".into(),
+            line: 3,
+        };
+        let f = Finding::new("a.b", "a", "t", Severity::High, Status::Fail, src.clone());
+        assert!(f.subject.is_empty() && f.evidence.is_empty());
+        assert!(f.expected.is_none() && f.actual.is_none() && f.domain.is_none());
+        assert!(f.explanation.is_empty() && f.fix.is_empty());
+        let json = serde_json::to_value(&f).unwrap();
+        for absent in ["expected", "actual", "fix", "waiver", "breakdown", "domain"] {
+            assert!(json.get(absent).is_none(), "{absent} in {json}");
+        }
+        let g = f
+            .with_expected("x <= 1")
+            .with_actual("x = 2")
+            .with_fix("lower x")
+            .with_subject(vec!["x".into()]);
+        assert_eq!(g.expected.as_deref(), Some("x <= 1"));
+        assert_eq!(g.actual.as_deref(), Some("x = 2"));
+        assert_eq!((g.fix.as_str(), g.subject.len()), ("lower x", 1));
+        assert_eq!((g.rule.as_str(), g.rule_source), ("a.b", src));
     }
 }

@@ -308,31 +308,31 @@ impl WaiverSet {
                 });
             let Some(t) = target else { continue };
             let meta = waiver_rule_meta();
-            let finding = Finding {
-                rule: WAIVER_RULE.into(),
-                policy: meta.policy,
-                title: meta.title,
-                severity: meta.severity,
-                status: Status::Fail,
-                subject: vec![at.clone()],
-                expected: Some(if expired {
-                    format!("expires on or after {today}")
-                } else {
-                    "matches at least one finding".into()
-                }),
-                actual: Some(if expired {
-                    format!("expired on {}", w.expires)
-                } else {
-                    "matched nothing".into()
-                }),
-                evidence: vec![crate::facts::Evidence::line(self.path.clone(), w.line)],
-                explanation,
-                fix,
-                rule_source: meta.source,
-                waiver: None,
-                breakdown: None,
-                domain: None,
-            };
+            let finding = Finding::new(
+                WAIVER_RULE,
+                meta.policy,
+                meta.title,
+                meta.severity,
+                Status::Fail,
+                meta.source,
+            )
+            .with_subject(vec![at.clone()])
+            .with_expected(if expired {
+                format!("expires on or after {today}")
+            } else {
+                "matches at least one finding".into()
+            })
+            .with_actual(if expired {
+                format!("expired on {}", w.expires)
+            } else {
+                "matched nothing".into()
+            })
+            .with_evidence(vec![crate::facts::Evidence::line(
+                self.path.clone(),
+                w.line,
+            )])
+            .with_explanation(explanation)
+            .with_fix(fix);
             if let Some(h) = report.hosts.get_mut(t) {
                 h.findings.push(finding);
             }
