@@ -629,8 +629,12 @@ fn compile_drift(c: &mut Compiler, scope: &RuleScope, d: &DriftSpec) -> DriftChe
         running: d.running.value.clone(),
         keys,
         ignore,
-        field: d.field.clone(),
-        running_field: d.running_field.clone().or_else(|| d.field.clone()),
+        field: d.field.as_ref().map(|x| x.value.clone()),
+        running_field: d
+            .running_field
+            .as_ref()
+            .or(d.field.as_ref())
+            .map(|x| x.value.clone()),
         compare: d.compare.unwrap_or_default(),
     }
 }

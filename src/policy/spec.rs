@@ -194,10 +194,12 @@ pub struct DriftSpec {
     pub ignore: Vec<Spanned<String>>,
     /// For record namespaces (`fstab`, `mount`): the field compared (`kernel_options`).
     #[serde(default)]
-    pub field: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub field: Option<Spanned<String>>,
     /// Field on the running side when it has another name (`options`); defaults to `field`.
     #[serde(default)]
-    pub running_field: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub running_field: Option<Spanned<String>>,
     /// `equal` (default) or `subset`: every configured item appears in the running list.
     #[serde(default)]
     pub compare: Option<CompareMode>,
