@@ -1,8 +1,10 @@
 //! /etc/fstab (and the fstab-format /proc/mounts) exactly as util-linux
 //! libmount reads it, plus mount-option semantics: quote-aware splitting,
-//! `defaults` expansion, the option set the kernel would show, atime mode.
+//! `defaults` expansion, the option set the kernel would show, atime mode
+//! (the generic flag table itself is `mountopts`'s).
 //! Pure: never touches the filesystem.
 
+use super::mountopts::{apply_flag, flag_words, is_propagation, Flags};
 use super::{numbered_lines, Issue};
 
 /// One entry of an fstab-format table.
@@ -357,72 +359,6 @@ impl Atime {
     }
 }
 
-/// Generic mount flags after left-to-right processing of an option list.
-#[derive(Debug, Clone, Default)]
-struct Flags {
-    ro: bool,
-    nosuid: bool,
-    nodev: bool,
-    noexec: bool,
-    sync: bool,
-    dirsync: bool,
-    mand: bool,
-    lazytime: bool,
-    noatime: bool,
-    strictatime: bool,
-    nodiratime: bool,
-    nosymfollow: bool,
-}
-
-fn apply_flag(f: &mut Flags, opt: &str) -> bool {
-    match opt {
-        "ro" => f.ro = true,
-        "rw" => f.ro = false,
-        "suid" => f.nosuid = false,
-        "nosuid" => f.nosuid = true,
-        "dev" => f.nodev = false,
-        "nodev" => f.nodev = true,
-        "exec" => f.noexec = false,
-        "noexec" => f.noexec = true,
-        "sync" => f.sync = true,
-        "async" => f.sync = false,
-        "dirsync" => f.dirsync = true,
-        "mand" => f.mand = true,
-        "nomand" => f.mand = false,
-        "lazytime" => f.lazytime = true,
-        "nolazytime" => f.lazytime = false,
-        "atime" => f.noatime = false,
-        "noatime" => f.noatime = true,
-        "strictatime" => f.strictatime = true,
-        "nostrictatime" => f.strictatime = false,
-        // MS_RELATIME is the kernel default either way (since 2.6.30).
-        "relatime" | "norelatime" => {}
-        "diratime" => f.nodiratime = false,
-        "nodiratime" => f.nodiratime = true,
-        "symfollow" => f.nosymfollow = false,
-        "nosymfollow" => f.nosymfollow = true,
-        "user" | "users" => {
-            f.noexec = true;
-            f.nosuid = true;
-            f.nodev = true;
-        }
-        "owner" | "group" => {
-            f.nosuid = true;
-            f.nodev = true;
-        }
-        "defaults" => {
-            f.ro = false;
-            f.nosuid = false;
-            f.nodev = false;
-            f.noexec = false;
-            f.sync = false;
-        }
-        "silent" | "loud" | "iversion" | "noiversion" | "rec" => {}
-        _ => return false,
-    }
-    true
-}
-
 fn flags_of(opts: &[String]) -> (Flags, Vec<String>) {
     let mut f = Flags::default();
     // filesystem-specific options: a later `key=value` replaces an earlier one
@@ -430,7 +366,10 @@ fn flags_of(opts: &[String]) -> (Flags, Vec<String>) {
     let mut last: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     let mut rest: Vec<Option<String>> = Vec::new();
     for o in opts {
-        if apply_flag(&mut f, o) || is_userspace_only(o) || is_propagation(o) {
+        // `i_version` is ext4's own word: without a filesystem model it is
+        // kept as written (mountopts' ext4 model knows it)
+        if (o != "i_version" && apply_flag(&mut f, o)) || is_userspace_only(o) || is_propagation(o)
+        {
             continue;
         }
         let key = o.split('=').next().unwrap_or(o);
@@ -440,20 +379,6 @@ fn flags_of(opts: &[String]) -> (Flags, Vec<String>) {
         rest.push(Some(o.clone()));
     }
     (f, rest.into_iter().flatten().collect())
-}
-
-fn is_propagation(o: &str) -> bool {
-    matches!(
-        o,
-        "shared"
-            | "rshared"
-            | "slave"
-            | "rslave"
-            | "private"
-            | "rprivate"
-            | "unbindable"
-            | "runbindable"
-    )
 }
 
 /// The effective atime mode of an option list, fstab or kernel: processed left
@@ -493,23 +418,7 @@ pub fn kernel_atime(opts: &[String]) -> Atime {
 /// defaults the kernel hides (`data=ordered`, ...) are not known here.
 pub fn kernel_options(opts: &[String]) -> Vec<String> {
     let (f, rest) = flags_of(opts);
-    let mut out = vec![if f.ro { "ro" } else { "rw" }.to_string()];
-    let mut push = |cond: bool, s: &str| {
-        if cond {
-            out.push(s.to_string())
-        }
-    };
-    push(f.sync, "sync");
-    push(f.dirsync, "dirsync");
-    push(f.mand, "mand");
-    push(f.lazytime, "lazytime");
-    push(f.nosuid, "nosuid");
-    push(f.nodev, "nodev");
-    push(f.noexec, "noexec");
-    push(!f.strictatime && f.noatime, "noatime");
-    push(f.nodiratime, "nodiratime");
-    push(!f.strictatime && !f.noatime, "relatime");
-    push(f.nosymfollow, "nosymfollow");
+    let mut out = flag_words(&f);
     out.extend(rest);
     out
 }
@@ -627,5 +536,73 @@ mod tests {
         assert_eq!(unmangle("a\\040b\\134"), "a b\\");
         assert_eq!(unmangle("\\04"), "\\04");
         assert_eq!(unmangle("\\501"), "A");
+    }
+
+    #[test]
+    fn fstab_and_the_per_filesystem_model_read_flags_from_one_table() {
+        use super::super::mountopts::{configured, FsContext};
+        let words = [
+            "ro",
+            "rw",
+            "suid",
+            "nosuid",
+            "dev",
+            "nodev",
+            "exec",
+            "noexec",
+            "sync",
+            "async",
+            "dirsync",
+            "mand",
+            "nomand",
+            "lazytime",
+            "nolazytime",
+            "atime",
+            "noatime",
+            "strictatime",
+            "nostrictatime",
+            "relatime",
+            "norelatime",
+            "diratime",
+            "nodiratime",
+            "symfollow",
+            "nosymfollow",
+            "user",
+            "users",
+            "owner",
+            "group",
+            "defaults",
+            "silent",
+            "loud",
+            "iversion",
+            "noiversion",
+            "rec",
+        ];
+        let cx = FsContext {
+            fstype: "somefs".into(),
+            ..FsContext::default()
+        };
+        for w in words {
+            for list in [
+                v(&[w]),
+                v(&["ro", "nosuid", "noatime", w]),
+                v(&[w, "noexec"]),
+            ] {
+                assert_eq!(
+                    kernel_options(&list),
+                    configured(&list, &cx).options,
+                    "{list:?}"
+                );
+            }
+        }
+        // `i_version` is kept as written without a filesystem model
+        assert_eq!(
+            kernel_options(&v(&["i_version"])),
+            v(&["rw", "relatime", "i_version"])
+        );
+        assert_eq!(
+            configured(&v(&["i_version"]), &cx).options,
+            v(&["rw", "relatime"])
+        );
     }
 }

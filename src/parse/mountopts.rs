@@ -4,7 +4,8 @@
 //! default, ext4 options hidden where they are the superblock's default,
 //! proc `hidepid` by name, xfs and btrfs spellings and what they show unasked
 //! or refuse, vfat and nfs spellings), and the same normalisation of what an
-//! older kernel printed. Each rule cites the kernel
+//! older kernel printed; it owns the one table of generic (VFS) mount flags,
+//! which `fstab` uses too. Each rule cites the kernel
 //! function it models. Pure: takes the facts it needs (MemTotal, the ext4
 //! superblock defaults) as arguments, never touches the filesystem.
 
@@ -59,26 +60,29 @@ pub struct Canonical {
     pub kernel_defaults: Vec<String>,
 }
 
-/// Generic (VFS) flags after left-to-right processing.
+/// Generic (VFS) flags after left-to-right processing: the one table of
+/// mount flags, used here and by `fstab::kernel_options` and `atime_mode`.
 #[derive(Debug, Clone, Default)]
-struct Flags {
-    ro: bool,
-    nosuid: bool,
-    nodev: bool,
-    noexec: bool,
-    sync: bool,
-    dirsync: bool,
-    mand: bool,
-    lazytime: bool,
-    noatime: bool,
-    strictatime: bool,
-    nodiratime: bool,
-    nosymfollow: bool,
+pub(crate) struct Flags {
+    pub(crate) ro: bool,
+    pub(crate) nosuid: bool,
+    pub(crate) nodev: bool,
+    pub(crate) noexec: bool,
+    pub(crate) sync: bool,
+    pub(crate) dirsync: bool,
+    pub(crate) mand: bool,
+    pub(crate) lazytime: bool,
+    pub(crate) noatime: bool,
+    pub(crate) strictatime: bool,
+    pub(crate) nodiratime: bool,
+    pub(crate) nosymfollow: bool,
 }
 
 /// Apply a generic flag (mount(8) and `path_mount`); false when `opt` is
-/// not one.
-fn apply_flag(f: &mut Flags, opt: &str) -> bool {
+/// not one. `defaults` resets what it stands for (lists given to
+/// [`configured`] have it expanded first, so only unexpanded lists reach
+/// that arm).
+pub(crate) fn apply_flag(f: &mut Flags, opt: &str) -> bool {
     match opt {
         "ro" => f.ro = true,
         "rw" => f.ro = false,
@@ -99,6 +103,7 @@ fn apply_flag(f: &mut Flags, opt: &str) -> bool {
         "noatime" => f.noatime = true,
         "strictatime" => f.strictatime = true,
         "nostrictatime" => f.strictatime = false,
+        // MS_RELATIME is the kernel default either way (since 2.6.30).
         "relatime" | "norelatime" => {}
         "diratime" => f.nodiratime = false,
         "nodiratime" => f.nodiratime = true,
@@ -113,13 +118,21 @@ fn apply_flag(f: &mut Flags, opt: &str) -> bool {
             f.nosuid = true;
             f.nodev = true;
         }
+        "defaults" => {
+            f.ro = false;
+            f.nosuid = false;
+            f.nodev = false;
+            f.noexec = false;
+            f.sync = false;
+        }
         "silent" | "loud" | "iversion" | "noiversion" | "i_version" | "rec" => {}
         _ => return false,
     }
     true
 }
 
-fn is_propagation(o: &str) -> bool {
+/// Propagation flags (`shared`, `rslave`, ...): never in the option field.
+pub(crate) fn is_propagation(o: &str) -> bool {
     matches!(
         o,
         "shared"
@@ -147,7 +160,9 @@ pub const PER_MOUNT_FLAGS: [&str; 9] = [
     "nosymfollow",
 ];
 
-fn flag_words(f: &Flags) -> Vec<String> {
+/// The generic flags as the kernel shows them: `ro|rw`, superblock flags,
+/// per-mount flags (the implied `relatime`; `strictatime` shows no word).
+pub(crate) fn flag_words(f: &Flags) -> Vec<String> {
     let mut out = vec![if f.ro { "ro" } else { "rw" }.to_string()];
     let mut push = |cond: bool, s: &str| {
         if cond {
