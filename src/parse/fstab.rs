@@ -1,10 +1,13 @@
 //! /etc/fstab (and the fstab-format /proc/mounts) exactly as util-linux
-//! libmount reads it, plus mount-option semantics: quote-aware splitting,
-//! `defaults` expansion, the option set the kernel would show, atime mode
-//! (the generic flag table itself is `mountopts`'s).
+//! libmount reads it, plus the option set the kernel would show and the
+//! atime mode (the flag table, quote-aware splitting and `defaults` expansion
+//! are `mountopts`'s, re-exported here).
 //! Pure: never touches the filesystem.
 
 use super::mountopts::{apply_flag, flag_words, is_propagation, Flags};
+/// Option-string syntax and the words mount(8) keeps to itself live with the
+/// flag table in `mountopts` (one owner, no import back to fstab).
+pub use super::mountopts::{expand_defaults, is_userspace_only, split_options, DEFAULTS};
 use super::{numbered_lines, Issue};
 
 /// One entry of an fstab-format table.
@@ -254,86 +257,6 @@ pub(crate) fn parse_lines<T>(
         }
     }
     (out, issues)
-}
-
-/// Split an option string on commas outside double quotes
-/// (`context="a,b",ro` -> [`context="a,b"`, `ro`]); empty items are dropped.
-pub fn split_options(s: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut quoted = false;
-    for c in s.chars() {
-        match c {
-            '"' => {
-                quoted = !quoted;
-                cur.push(c);
-            }
-            ',' if !quoted => {
-                if !cur.is_empty() {
-                    out.push(std::mem::take(&mut cur));
-                }
-            }
-            _ => cur.push(c),
-        }
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out
-}
-
-/// What `defaults` stands for (mount(8)).
-pub const DEFAULTS: [&str; 7] = ["rw", "suid", "dev", "exec", "auto", "nouser", "async"];
-
-/// Replace each `defaults` by `rw,suid,dev,exec,auto,nouser,async` in place.
-pub fn expand_defaults(opts: &[String]) -> Vec<String> {
-    let mut out = Vec::with_capacity(opts.len() + 6);
-    for o in opts {
-        if o == "defaults" {
-            out.extend(DEFAULTS.iter().map(|s| s.to_string()));
-        } else {
-            out.push(o.clone());
-        }
-    }
-    out
-}
-
-/// Options that only mount(8), systemd or swapon read: never passed to the
-/// kernel, never in /proc/mounts.
-pub fn is_userspace_only(opt: &str) -> bool {
-    let name = opt.split('=').next().unwrap_or(opt);
-    matches!(
-        opt,
-        "defaults"
-            | "auto"
-            | "noauto"
-            | "user"
-            | "users"
-            | "nouser"
-            | "owner"
-            | "group"
-            | "nofail"
-            | "_netdev"
-            | "sw"
-            | "bind"
-            | "rbind"
-            | "move"
-            | "remount"
-            | "loop"
-            | "nocanonicalize"
-    ) || matches!(
-        name,
-        "comment"
-            | "pri"
-            | "loop"
-            | "offset"
-            | "sizelimit"
-            | "encryption"
-            | "helper"
-            | "uhelper"
-            | "verity.hashdevice"
-    ) || name.starts_with("x-")
-        || name.starts_with("X-")
 }
 
 /// Effective atime behaviour of a mount.

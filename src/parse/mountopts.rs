@@ -5,11 +5,10 @@
 //! proc `hidepid` by name, xfs and btrfs spellings and what they show unasked
 //! or refuse, vfat and nfs spellings), and the same normalisation of what an
 //! older kernel printed; it owns the one table of generic (VFS) mount flags,
-//! which `fstab` uses too. Each rule cites the kernel
+//! option-string splitting, `defaults` and the userspace-only words, which
+//! `fstab` uses too (never the other way). Each rule cites the kernel
 //! function it models. Pure: takes the facts it needs (MemTotal, the ext4
 //! superblock defaults) as arguments, never touches the filesystem.
-
-use super::fstab::{expand_defaults, is_userspace_only, split_options};
 
 /// Page size assumed for tmpfs sizes (x86_64, most arm64 kernels).
 pub const PAGE_SIZE: u64 = 4096;
@@ -58,6 +57,86 @@ pub struct Canonical {
     /// `options` it is the whole mountinfo field; not compared, since older
     /// kernels show fewer of them.
     pub kernel_defaults: Vec<String>,
+}
+
+/// Split an option string on commas outside double quotes
+/// (`context="a,b",ro` -> [`context="a,b"`, `ro`]); empty items are dropped.
+pub fn split_options(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    for c in s.chars() {
+        match c {
+            '"' => {
+                quoted = !quoted;
+                cur.push(c);
+            }
+            ',' if !quoted => {
+                if !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                }
+            }
+            _ => cur.push(c),
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// What `defaults` stands for (mount(8)).
+pub const DEFAULTS: [&str; 7] = ["rw", "suid", "dev", "exec", "auto", "nouser", "async"];
+
+/// Replace each `defaults` by `rw,suid,dev,exec,auto,nouser,async` in place.
+pub fn expand_defaults(opts: &[String]) -> Vec<String> {
+    let mut out = Vec::with_capacity(opts.len() + 6);
+    for o in opts {
+        if o == "defaults" {
+            out.extend(DEFAULTS.iter().map(|s| s.to_string()));
+        } else {
+            out.push(o.clone());
+        }
+    }
+    out
+}
+
+/// Options that only mount(8), systemd or swapon read: never passed to the
+/// kernel, never in /proc/mounts.
+pub fn is_userspace_only(opt: &str) -> bool {
+    let name = opt.split('=').next().unwrap_or(opt);
+    matches!(
+        opt,
+        "defaults"
+            | "auto"
+            | "noauto"
+            | "user"
+            | "users"
+            | "nouser"
+            | "owner"
+            | "group"
+            | "nofail"
+            | "_netdev"
+            | "sw"
+            | "bind"
+            | "rbind"
+            | "move"
+            | "remount"
+            | "loop"
+            | "nocanonicalize"
+    ) || matches!(
+        name,
+        "comment"
+            | "pri"
+            | "loop"
+            | "offset"
+            | "sizelimit"
+            | "encryption"
+            | "helper"
+            | "uhelper"
+            | "verity.hashdevice"
+    ) || name.starts_with("x-")
+        || name.starts_with("X-")
 }
 
 /// Generic (VFS) flags after left-to-right processing: the one table of
