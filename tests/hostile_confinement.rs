@@ -201,6 +201,47 @@ fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_driftaudit")
 }
 
+/// A `driftaudit` command whose live capture is long: run in a private
+/// mount namespace where /etc/sysctl.d holds 20,000 small files (a bind
+/// mount of a directory made once per test run), so the capture and the
+/// write phase each take long enough for the racing thread of a test to
+/// act inside them on any machine, not only when the scheduler happens to
+/// let it. Without `unshare` (not root, off CI) the plain command.
+fn long_capture(args: &[&OsStr]) -> std::process::Command {
+    static BIG: std::sync::OnceLock<Option<tempfile::TempDir>> = std::sync::OnceLock::new();
+    let big = BIG.get_or_init(|| {
+        if !can_unshare("a long live capture") {
+            return None;
+        }
+        let d = tempfile::tempdir().unwrap();
+        for i in 0..20_000 {
+            fs::write(
+                d.path().join(format!("{i:05}-race.conf")),
+                format!("# file {i}\nnet.core.somaxconn = {}\n", 1024 + i % 7),
+            )
+            .unwrap();
+        }
+        Some(d)
+    });
+    match big {
+        Some(d) => {
+            let mut c = std::process::Command::new("unshare");
+            c.args(["-m", "--propagation", "private", "sh", "-ec"])
+                .arg("mount --bind \"$BIG\" /etc/sysctl.d; exec \"$DRIFTAUDIT\" \"$@\"")
+                .arg("sh")
+                .args(args)
+                .env("BIG", d.path())
+                .env("DRIFTAUDIT", bin());
+            c
+        }
+        None => {
+            let mut c = std::process::Command::new(bin());
+            c.args(args);
+            c
+        }
+    }
+}
+
 /// Every path below `dir` (for "nothing was written here").
 fn tree(dir: &Path) -> Vec<PathBuf> {
     walkdir::WalkDir::new(dir)
@@ -254,9 +295,7 @@ fn snapshot_temp_dir_swapped_for_a_symlink_writes_nothing_outside_out() {
                 }
             })
         };
-        let o = std::process::Command::new(bin())
-            .args(["snapshot", "--out"])
-            .arg(&out)
+        let o = long_capture(&["snapshot".as_ref(), "--out".as_ref(), out.as_os_str()])
             .output()
             .unwrap();
         stop.store(true, Ordering::Relaxed);
@@ -324,8 +363,8 @@ fn snapshot_never_deletes_what_appeared_at_out_during_the_capture() {
             let checked_ino = fs::metadata(&out).map(|m| m.ino()).ok();
             let done = Arc::new(AtomicBool::new(false));
             let planted = Arc::new(AtomicBool::new(false));
-            let child = std::process::Command::new(bin())
-                .args(&args)
+            let argv: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+            let child = long_capture(&argv)
                 .stdout(std::process::Stdio::piped())
                 .stderr(std::process::Stdio::piped())
                 .spawn()
