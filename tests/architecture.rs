@@ -59,13 +59,6 @@ const ALLOWED: &[(&str, &str, &str)] = &[
          reader (Host::live().read_bytes_capped); that reader can become a \
          leaf both use (issue 14 item 3)",
     ),
-    (
-        "render",
-        "fleet",
-        "render/stream.rs prints fleet::FleetSummary, and fleet prints through \
-         render: a cycle until the fleet printer and its data move into \
-         render/ (issue 14 item 5)",
-    ),
 ];
 
 type Graph = BTreeMap<String, BTreeMap<String, Vec<String>>>;

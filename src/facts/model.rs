@@ -1,6 +1,7 @@
 //! The facts data model: settings namespaces with provenance ([`Evidence`],
 //! [`Setting`], [`Entry`], [`Namespace`]), host facts ([`Facts`]), file
-//! issues and what the policies [`Needs`] gathered. Plain data: no I/O and
+//! issues, the rule domains a host was found to have ([`Domain`], [`Detection`])
+//! and what the policies [`Needs`] gathered. Plain data: no I/O and
 //! no gathering (that is `facts/mod.rs` and its readers).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -10,8 +11,6 @@ use serde::Serialize;
 use crate::host::{Host, ReadError, SourceKind};
 use crate::parse::Issue;
 use crate::value::Value;
-
-use super::presence;
 
 /// Where a value was set on the host: a host path and, for files, a line.
 /// `path` is the file an admin edits; when it was read through a symlink
@@ -323,8 +322,8 @@ pub struct Facts {
     pub dir_size_evidence: BTreeMap<String, Evidence>,
     /// Problems in files read from the host.
     pub issues: Vec<FileIssue>,
-    /// Which domains the host has, and from what ([`presence::detect`]).
-    pub detections: Vec<presence::Detection>,
+    /// Which domains the host has, and from what ([`super::presence::detect`]).
+    pub detections: Vec<Detection>,
     /// Host paths known to exist from other evidence than the path itself (a
     /// mount point, an fstab entry, a du line, a configured `datadir`), with
     /// that evidence; a path at or above one of them exists too.
@@ -371,6 +370,111 @@ pub struct Needs {
     pub sysctl_keys: BTreeSet<String>,
     /// Namespaces referenced by any rule (others need not be gathered).
     pub namespaces: BTreeSet<String>,
+}
+
+/// A domain of rules, for presence and coverage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum Domain {
+    /// Kernel parameters.
+    Sysctl,
+    /// MySQL/MariaDB servers.
+    Mysql,
+    /// Zimbra Collaboration.
+    Zimbra,
+    /// Mounts, /etc/fstab, ext4 layout, disks.
+    Storage,
+}
+
+impl Domain {
+    /// Every domain, in report order.
+    pub const ALL: [Domain; 4] = [
+        Domain::Sysctl,
+        Domain::Mysql,
+        Domain::Zimbra,
+        Domain::Storage,
+    ];
+
+    /// The name people use (`MySQL`, `Zimbra`).
+    pub fn label(self) -> &'static str {
+        match self {
+            Domain::Sysctl => "sysctl",
+            Domain::Mysql => "MySQL",
+            Domain::Zimbra => "Zimbra",
+            Domain::Storage => "storage",
+        }
+    }
+
+    /// Lower-case id (as in JSON).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Domain::Sysctl => "sysctl",
+            Domain::Mysql => "mysql",
+            Domain::Zimbra => "zimbra",
+            Domain::Storage => "storage",
+        }
+    }
+
+    /// The fact that says whether the domain is present, if policies can use one.
+    pub fn fact(self) -> Option<&'static str> {
+        match self {
+            Domain::Sysctl => None,
+            Domain::Mysql => Some("mysql_installed"),
+            Domain::Zimbra => Some("zimbra_installed"),
+            Domain::Storage => Some("storage_detected"),
+        }
+    }
+
+    /// The domain of a settings namespace or a reader (`mycnf`, `localconfig`, `fstab`).
+    /// Namespaces and facts take theirs from their catalogue row.
+    pub fn of_namespace(ns: &str) -> Option<Domain> {
+        if let Some(d) = crate::catalogue::domain_of(ns) {
+            return Domain::ALL.into_iter().find(|x| x.as_str() == d);
+        }
+        match ns {
+            n if n.starts_with("sysctl") => Some(Domain::Sysctl),
+            "mounts" => Some(Domain::Storage),
+            _ => None,
+        }
+    }
+}
+
+/// Whether a domain was found on the host, and from what.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Detection {
+    /// The domain.
+    pub domain: Domain,
+    /// Found from at least one source.
+    pub detected: bool,
+    /// What showed it (host paths, with a line where one line is the proof), in
+    /// the order they were looked at.
+    pub sources: Vec<String>,
+    /// What was looked for, when nothing was found.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub looked_for: String,
+}
+
+impl Detection {
+    pub(super) fn new(domain: Domain, sources: Vec<String>, looked_for: &str) -> Detection {
+        let mut uniq: Vec<String> = Vec::new();
+        for s in sources {
+            if !uniq.contains(&s) {
+                uniq.push(s);
+            }
+        }
+        let detected = !uniq.is_empty();
+        Detection {
+            domain,
+            detected,
+            sources: uniq,
+            looked_for: if detected {
+                String::new()
+            } else {
+                looked_for.to_string()
+            },
+        }
+    }
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 
 use crate::report::Report;
 
+mod fleet;
 pub mod json;
 pub mod junit;
 pub mod markdown;

@@ -5,7 +5,7 @@
 
 use std::io::{self, Write};
 
-use crate::fleet::FleetSummary;
+use crate::report::fleet::FleetSummary;
 use crate::report::{HostReport, Report, REPORT_SCHEMA};
 
 use super::RenderOptions;

@@ -4,6 +4,8 @@
 //! the catalogue of rules that ran. Pure data; no rendering and no evaluation
 //! here.
 
+pub mod fleet;
+
 use serde::Serialize;
 
 use crate::facts::presence::{Detection, Domain};

@@ -1,0 +1,85 @@
+//! The fleet summary as text ([`FleetSummary::render_text`]): one line per
+//! rule that any host failed, errored or could not check, with its worst
+//! examples, then the host totals. Sees only the summary.
+
+use std::fmt::Write as _;
+
+use crate::policy::Severity;
+use crate::report::fleet::FleetSummary;
+
+impl FleetSummary {
+    /// The summary as text: one line per rule that any host failed, errored or
+    /// could not check, with its worst examples; then the host totals.
+    pub fn render_text(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "==> fleet summary ({} hosts)", self.hosts);
+        let width = self.rules.keys().map(String::len).max().unwrap_or(0);
+        let mut quiet = 0usize;
+        for (id, st) in &self.rules {
+            if st.hosts_failing + st.hosts_error + st.hosts_unknown + st.hosts_waived == 0 {
+                quiet += 1;
+                continue;
+            }
+            let sev = st.severity.map(Severity::as_str).unwrap_or("");
+            let _ = write!(
+                out,
+                "  {id:<width$}  {sev:<8}  {} failing, {} passing",
+                st.hosts_failing, st.hosts_passing
+            );
+            for (n, what) in [
+                (st.hosts_unknown, "unknown"),
+                (st.hosts_error, "error"),
+                (st.hosts_waived, "waived"),
+                (st.hosts_skipped, "skipped"),
+            ] {
+                if n > 0 {
+                    let _ = write!(out, ", {n} {what}");
+                }
+            }
+            out.push('\n');
+            if !st.worst.is_empty() {
+                let ex: Vec<String> = st
+                    .worst
+                    .iter()
+                    .map(|e| {
+                        let actual = e
+                            .actual
+                            .as_deref()
+                            .map(|a| format!(" = {}", truncate(a, 40)))
+                            .unwrap_or_default();
+                        format!(
+                            "{} ({}, {} failing{actual})",
+                            crate::render::quoted_name(&e.host),
+                            crate::render::quoted_name(&e.path),
+                            e.failing
+                        )
+                    })
+                    .collect();
+                let _ = writeln!(out, "  {:<width$}  worst: {}", "", ex.join("; "));
+            }
+        }
+        if quiet > 0 {
+            let _ = writeln!(
+                out,
+                "  ({quiet} rules passed or did not apply on every host)"
+            );
+        }
+        let _ = writeln!(
+            out,
+            "fleet: {} hosts, {} with failures, {} at or above the --fail-on severity",
+            self.hosts, self.hosts_failing, self.hosts_failing_at_threshold
+        );
+        // host names come from directory names: never terminal control
+        crate::render::printable(&out, true).into_owned()
+    }
+}
+
+fn truncate(s: &str, max: usize) -> String {
+    let one_line = s.replace(['\n', '\t'], " ");
+    if one_line.chars().count() <= max {
+        one_line
+    } else {
+        let t: String = one_line.chars().take(max).collect();
+        format!("{t}…")
+    }
+}

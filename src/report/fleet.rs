@@ -1,0 +1,271 @@
+//! The fleet summary as data: per rule counts and worst examples over many
+//! host reports, and the small per-host digest it is folded from. Prints
+//! nothing (the text form is in `render/fleet.rs`) and reads no host.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::policy::{PolicySet, Severity};
+use crate::report::{input_rule_meta, HostReport, Status};
+
+/// Hosts kept as worst examples per rule in the summary.
+pub const WORST_EXAMPLES: usize = 3;
+
+/// Schema id of the fleet summary (JSON `fleet` member, last `--format jsonl` line).
+pub const FLEET_SCHEMA: &str = "driftaudit.fleet/1";
+
+/// One host among the worst examples of a rule.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Example {
+    /// Host name.
+    pub host: String,
+    /// Snapshot folder relative to the fleet directory.
+    pub path: String,
+    /// Failing subjects of the rule on this host (what the ranking uses).
+    pub failing: usize,
+    /// Worst severity among the failures (rules have one severity; kept for clarity).
+    pub severity: Severity,
+    /// The host's value (`actual`) of its first failing finding.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub actual: Option<String>,
+}
+
+/// Per-rule fleet counts: each host counts once per rule, under the worst
+/// status among that rule's findings (fail > error > unknown > waived > pass > skip).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct RuleStats {
+    /// Rule title.
+    pub title: String,
+    /// Rule severity.
+    pub severity: Option<Severity>,
+    /// Hosts where the rule failed.
+    pub hosts_failing: usize,
+    /// Hosts where it passed.
+    pub hosts_passing: usize,
+    /// Hosts where it did not apply.
+    pub hosts_skipped: usize,
+    /// Hosts where data was missing.
+    pub hosts_unknown: usize,
+    /// Hosts where the rule could not be evaluated.
+    pub hosts_error: usize,
+    /// Hosts where a waiver covered it.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub hosts_waived: usize,
+    /// Up to [`WORST_EXAMPLES`] hosts with the most failing subjects (ties: path order).
+    pub worst: Vec<Example>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// The fleet summary: per rule counts and worst examples, and host totals.
+/// Small (one entry per rule), whatever the number of hosts.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct FleetSummary {
+    /// Always [`FLEET_SCHEMA`].
+    pub schema: &'static str,
+    /// Hosts audited.
+    pub hosts: usize,
+    /// Hosts with at least one failing finding.
+    pub hosts_failing: usize,
+    /// Hosts whose worst failure is at or above the `--fail-on` severity.
+    pub hosts_failing_at_threshold: usize,
+    /// Per rule, by rule id.
+    pub rules: BTreeMap<String, RuleStats>,
+}
+
+/// What the fleet summary keeps of one host: per rule, the worst status, the
+/// number of failing subjects and the first failing value. Much smaller than
+/// the report it comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostDigest {
+    /// Host name.
+    pub host: String,
+    /// Snapshot folder relative to the fleet directory.
+    pub path: String,
+    /// Any failing finding.
+    pub failing: bool,
+    /// A failure at or above the threshold.
+    pub failing_at_threshold: bool,
+    /// One entry per rule that produced findings.
+    pub rules: Vec<RuleDigest>,
+}
+
+/// One rule's outcome on one host, inside a [`HostDigest`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleDigest {
+    /// Rule id.
+    pub rule: String,
+    /// Rule title (used only if the summary has not seen the rule).
+    pub title: String,
+    /// Rule severity.
+    pub severity: Severity,
+    /// Worst status among the rule's findings.
+    pub worst: Status,
+    /// Failing findings (subjects).
+    pub failing: usize,
+    /// `actual` of the first failing finding.
+    pub actual: Option<String>,
+}
+
+impl HostDigest {
+    /// Reduce a host report.
+    pub fn of(report: &HostReport, path: &str, fail_on: Severity) -> HostDigest {
+        let mut rules: Vec<RuleDigest> = Vec::new();
+        for f in &report.findings {
+            let same = rules.last().is_some_and(|r| r.rule == f.rule);
+            if !same {
+                rules.push(RuleDigest {
+                    rule: f.rule.clone(),
+                    title: f.title.clone(),
+                    severity: f.severity,
+                    worst: f.status,
+                    failing: 0,
+                    actual: None,
+                });
+            }
+            let Some(r) = rules.last_mut() else { continue };
+            if rank(f.status) > rank(r.worst) {
+                r.worst = f.status;
+            }
+            if f.status == Status::Fail {
+                r.failing += 1;
+                if r.actual.is_none() {
+                    r.actual = f.actual.clone();
+                }
+            }
+        }
+        HostDigest {
+            host: report.host.clone(),
+            path: path.to_string(),
+            failing: report.summary.fail > 0,
+            failing_at_threshold: report.worst_failure().is_some_and(|s| s >= fail_on),
+            rules,
+        }
+    }
+}
+
+fn rank(s: Status) -> u8 {
+    match s {
+        Status::Fail => 5,
+        Status::Error => 4,
+        Status::Unknown => 3,
+        Status::Waived => 2,
+        Status::Pass => 1,
+        _ => 0,
+    }
+}
+
+impl FleetSummary {
+    /// An empty summary listing every rule of `policies` (so a rule no host
+    /// failed still shows its passing count) plus `driftaudit.input`.
+    pub fn new(policies: &PolicySet) -> FleetSummary {
+        let mut rules = BTreeMap::new();
+        for r in &policies.rules {
+            rules.insert(
+                r.id.clone(),
+                RuleStats {
+                    title: r.title.clone(),
+                    severity: Some(r.severity),
+                    ..Default::default()
+                },
+            );
+        }
+        let input = input_rule_meta();
+        rules.insert(
+            input.id,
+            RuleStats {
+                title: input.title,
+                severity: Some(input.severity),
+                ..Default::default()
+            },
+        );
+        FleetSummary {
+            schema: FLEET_SCHEMA,
+            rules,
+            ..Default::default()
+        }
+    }
+
+    /// Fold one host's report in. `path` is the snapshot folder relative to the
+    /// fleet directory; `fail_on` is the exit-code threshold.
+    pub fn add(&mut self, report: &HostReport, path: &str, fail_on: Severity) {
+        self.add_digest(HostDigest::of(report, path, fail_on));
+    }
+
+    /// Fold in a host already reduced to its [`HostDigest`] (made on a worker
+    /// thread, so the full report can be dropped there).
+    pub fn add_digest(&mut self, d: HostDigest) {
+        self.hosts += 1;
+        if d.failing {
+            self.hosts_failing += 1;
+        }
+        if d.failing_at_threshold {
+            self.hosts_failing_at_threshold += 1;
+        }
+        for r in d.rules {
+            let st = self.rules.entry(r.rule).or_insert_with(|| RuleStats {
+                title: r.title,
+                severity: Some(r.severity),
+                ..Default::default()
+            });
+            match r.worst {
+                Status::Fail => st.hosts_failing += 1,
+                Status::Error => st.hosts_error += 1,
+                Status::Unknown => st.hosts_unknown += 1,
+                Status::Waived => st.hosts_waived += 1,
+                Status::Pass => st.hosts_passing += 1,
+                _ => st.hosts_skipped += 1,
+            }
+            if r.failing > 0 {
+                push_worst(
+                    &mut st.worst,
+                    Example {
+                        host: d.host.clone(),
+                        path: d.path.clone(),
+                        failing: r.failing,
+                        severity: r.severity,
+                        actual: r.actual,
+                    },
+                );
+            }
+        }
+    }
+
+    /// Merge another summary (from another thread) into this one.
+    pub fn merge(&mut self, other: FleetSummary) {
+        self.hosts += other.hosts;
+        self.hosts_failing += other.hosts_failing;
+        self.hosts_failing_at_threshold += other.hosts_failing_at_threshold;
+        for (id, o) in other.rules {
+            let st = self.rules.entry(id).or_insert_with(|| RuleStats {
+                title: o.title.clone(),
+                severity: o.severity,
+                ..Default::default()
+            });
+            st.hosts_failing += o.hosts_failing;
+            st.hosts_passing += o.hosts_passing;
+            st.hosts_skipped += o.hosts_skipped;
+            st.hosts_unknown += o.hosts_unknown;
+            st.hosts_error += o.hosts_error;
+            st.hosts_waived += o.hosts_waived;
+            for ex in o.worst {
+                push_worst(&mut st.worst, ex);
+            }
+        }
+    }
+}
+
+/// Keep the [`WORST_EXAMPLES`] examples with the most failing subjects; ties go
+/// to the smaller path, so the result does not depend on completion order.
+fn push_worst(list: &mut Vec<Example>, ex: Example) {
+    list.push(ex);
+    list.sort_by(|a, b| {
+        (b.severity, b.failing)
+            .cmp(&(a.severity, a.failing))
+            .then_with(|| a.path.cmp(&b.path))
+    });
+    list.truncate(WORST_EXAMPLES);
+}
