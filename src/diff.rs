@@ -593,31 +593,11 @@ pub fn side_files(host: &Host) -> BTreeMap<String, String> {
             }
         }
         SourceKind::Snapshot => {
-            let mut stack = vec![("/".to_string(), 0usize)];
-            while let Some((dir, depth)) = stack.pop() {
-                let Ok(entries) = host.read_dir(&dir) else {
-                    continue;
-                };
-                for e in entries {
-                    if out.len() >= MAX_FILES {
-                        return out;
-                    }
-                    let p = crate::host::join_host(&dir, &e.name);
-                    if e.is_symlink || p == "/snapshot.json" {
-                        continue;
-                    }
-                    match e.kind {
-                        Some(EntryKind::Dir) if depth < MAX_DEPTH => stack.push((p, depth + 1)),
-                        Some(EntryKind::File) => {
-                            if let Ok(bytes) = host.read_bytes(&p) {
-                                out.insert(
-                                    p.clone(),
-                                    String::from_utf8_lossy(&redact_file(&p, &bytes)).into_owned(),
-                                );
-                            }
-                        }
-                        _ => {}
-                    }
+            // The same listing `diff --files` compares, read one file at a time.
+            for p in side_paths(host) {
+                if let Ok(bytes) = host.read_bytes(&p) {
+                    let text = String::from_utf8_lossy(&redact_file(&p, &bytes)).into_owned();
+                    out.insert(p, text);
                 }
             }
         }
