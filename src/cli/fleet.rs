@@ -9,11 +9,11 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use driftaudit::fleet::{self as lib, FleetSummary, HostDigest};
-use driftaudit::policy::{PolicySet, Severity};
 use driftaudit::render::stream::{render_host, FleetWriter, StreamFormat};
-use driftaudit::render::RenderOptions;
+use driftaudit::{PolicySet, RenderOptions, Severity};
 
-use super::{CheckArgs, Exit, FormatArg};
+use super::check::{CheckArgs, FormatArg};
+use super::common::{color, Exit};
 
 /// Hosts audited per parallel batch: enough to keep every core busy, few
 /// enough that the batch's rendered output stays small.
@@ -44,8 +44,7 @@ pub(crate) fn check_fleet(a: &CheckArgs, set: &PolicySet, dir: &Path) -> Exit {
         return Exit::Error("--waivers is not supported with --fleet yet".into());
     }
     let opts = RenderOptions {
-        color: io::stdout().is_terminal()
-            && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        color: color(),
         verbose: a.verbose,
     };
     let fail_on: Severity = a.fail_on.into();

@@ -1,0 +1,194 @@
+//! `driftaudit check`: audit the live host, snapshots or (with `--fleet`,
+//! in `fleet.rs`) a tree of snapshot folders, and render the report. Also
+//! the `--only`/`--skip` check that every glob matches a rule.
+
+use clap::{Args, ValueEnum};
+
+use driftaudit::{audit, render, Format, Host, PolicySet, RenderOptions};
+
+use super::common::{color, load_policies, write_out, Exit, FailOnArg, PolicyArgs};
+use super::fleet;
+
+#[derive(Args, Debug)]
+pub(crate) struct CheckArgs {
+    /// Snapshot directory to audit (repeatable); without it the live host is audited.
+    #[arg(long = "snapshot", value_name = "DIR")]
+    pub(crate) snapshot: Vec<std::path::PathBuf>,
+    /// Audit every snapshot folder under DIR in parallel, streaming each host
+    /// and ending with a fleet summary.
+    #[arg(long, value_name = "DIR", conflicts_with = "snapshot")]
+    pub(crate) fleet: Option<std::path::PathBuf>,
+    /// With --fleet: how many levels below DIR to look for snapshot folders.
+    #[arg(long, value_name = "N", default_value_t = driftaudit::fleet::DEFAULT_MAX_DEPTH)]
+    pub(crate) max_depth: usize,
+    #[command(flatten)]
+    pub(crate) policies: PolicyArgs,
+    /// Only rules whose id matches this glob (repeatable).
+    #[arg(long = "only", value_name = "GLOB")]
+    pub(crate) only: Vec<String>,
+    /// Skip rules whose id matches this glob (repeatable).
+    #[arg(long = "skip", value_name = "GLOB")]
+    pub(crate) skip: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = FormatArg::Text)]
+    pub(crate) format: FormatArg,
+    /// Exit 1 when a finding at or above this severity fails; `unknown`: also
+    /// when any finding is unknown or an error (what could not be verified
+    /// fails CI too), and failures of every severity.
+    #[arg(long, value_enum, default_value_t = FailOnArg::Low)]
+    pub(crate) fail_on: FailOnArg,
+    /// Also list passing and skipped rules (text format).
+    #[arg(long, short)]
+    pub(crate) verbose: bool,
+    /// Waiver file (YAML): matching fail/unknown/error findings become waived.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) waivers: Option<std::path::PathBuf>,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy)]
+pub(crate) enum FormatArg {
+    Text,
+    Json,
+    Sarif,
+    Junit,
+    #[value(alias = "md")]
+    Markdown,
+    /// One host report per line (with --fleet, then one fleet summary line).
+    Jsonl,
+}
+
+pub(crate) fn run(a: CheckArgs) -> Exit {
+    let mut set = match load_policies(&a.policies) {
+        Ok(s) => s,
+        Err(e) => return Exit::Error(e),
+    };
+    if let Err(e) = rule_globs_match(&set, &a.only, &a.skip) {
+        return Exit::Error(e);
+    }
+    if let Err(e) = set.filter(&a.only, &a.skip) {
+        return Exit::Error(e.to_string());
+    }
+    if let Some(dir) = &a.fleet {
+        return fleet::check_fleet(&a, &set, dir);
+    }
+    let hosts: Vec<Host> = if a.snapshot.is_empty() {
+        vec![Host::live()]
+    } else {
+        let mut hs = Vec::new();
+        for d in &a.snapshot {
+            match Host::snapshot(d) {
+                Ok(h) => hs.push(h),
+                Err(e) => return Exit::Error(format!("snapshot `{}`: {e}", d.display())),
+            }
+        }
+        hs
+    };
+    let waivers = match &a.waivers {
+        Some(p) => match driftaudit::waiver::WaiverSet::load(p) {
+            Ok(w) => Some(w),
+            Err(e) => return Exit::Error(e.to_string()),
+        },
+        None => None,
+    };
+    let mut report = audit(&set, &hosts);
+    if let Some(w) = &waivers {
+        w.apply(&mut report, &driftaudit::waiver::today());
+    }
+    let format = match a.format {
+        FormatArg::Text => Format::Text,
+        FormatArg::Json => Format::Json,
+        FormatArg::Sarif => Format::Sarif,
+        FormatArg::Junit => Format::Junit,
+        FormatArg::Markdown => Format::Markdown,
+        FormatArg::Jsonl => {
+            let mut out = String::new();
+            for h in &report.hosts {
+                out.push_str(&serde_json::to_string(h).unwrap_or_default());
+                out.push('\n');
+            }
+            if let Err(e) = write_out(&out) {
+                return Exit::Error(e);
+            }
+            return if report.fails_at(a.fail_on.into())
+                || (a.fail_on.unknown() && report.has_unknown())
+            {
+                Exit::Findings
+            } else {
+                Exit::Clean
+            };
+        }
+    };
+    let text = render(
+        &report,
+        format,
+        RenderOptions {
+            color: color(),
+            verbose: a.verbose,
+        },
+    );
+    if let Err(e) = write_out(&text) {
+        return Exit::Error(e);
+    }
+    if report.fails_at(a.fail_on.into()) || (a.fail_on.unknown() && report.has_unknown()) {
+        Exit::Findings
+    } else {
+        Exit::Clean
+    }
+}
+
+/// Every `--only`/`--skip` glob must match a loaded rule id: a typo would
+/// otherwise audit nothing (or skip nothing) and still exit 0. The message
+/// lists the ids closest to the glob.
+fn rule_globs_match(set: &PolicySet, only: &[String], skip: &[String]) -> Result<(), String> {
+    let ids: Vec<&str> = set.rules.iter().map(|r| r.id.as_str()).collect();
+    let mut errors = Vec::new();
+    for (flag, globs) in [("--only", only), ("--skip", skip)] {
+        for g in globs {
+            // a malformed glob is reported by PolicySet::filter
+            let Ok(pattern) = glob::Pattern::new(g) else {
+                continue;
+            };
+            if !ids.iter().any(|id| pattern.matches(id)) {
+                errors.push(format!(
+                    "`{flag} {g}` matches no rule{}",
+                    close_ids(g, &ids)
+                ));
+            }
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors.join("\ndriftaudit: "))
+    }
+}
+
+/// `; close ids: `a`, `b`` for the (at most 5) rule ids nearest a glob, by
+/// edit distance to the glob's literal text (to the id's prefix of the same
+/// length when the glob has a wildcard), else a pointer to `driftaudit list`.
+fn close_ids(glob: &str, ids: &[&str]) -> String {
+    let literal: String = glob.chars().filter(|c| !"*?[]!".contains(*c)).collect();
+    let wild = literal.len() != glob.len();
+    let budget = 3.max(literal.chars().count() / 4);
+    let mut near: Vec<(usize, &str)> = ids
+        .iter()
+        .map(|id| {
+            let whole = driftaudit::expr::levenshtein(&literal, id);
+            let prefix: String = id.chars().take(literal.chars().count()).collect();
+            let d = if wild {
+                whole.min(driftaudit::expr::levenshtein(&literal, &prefix))
+            } else {
+                whole
+            };
+            (d, *id)
+        })
+        .filter(|(d, _)| *d <= budget)
+        .collect();
+    near.sort();
+    near.truncate(5);
+    if near.is_empty() {
+        return "; `driftaudit list` shows every rule id".into();
+    }
+    let list: Vec<String> = near.iter().map(|(_, id)| format!("`{id}`")).collect();
+    format!("; close ids: {}", list.join(", "))
+}

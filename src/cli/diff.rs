@@ -1,0 +1,80 @@
+//! `driftaudit diff`: compare two snapshots (or one and `live`), settings
+//! and verdicts, and write the comparison.
+
+use clap::{Args, ValueEnum};
+
+use super::common::{load_policies, write_out, Exit, PolicyArgs, SeverityArg};
+
+#[derive(Args, Debug)]
+pub(crate) struct DiffArgs {
+    /// Snapshot directory, or `live`.
+    pub(crate) before: String,
+    /// Snapshot directory, or `live`.
+    pub(crate) after: String,
+    #[command(flatten)]
+    pub(crate) policies: PolicyArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = DiffFormatArg::Text)]
+    pub(crate) format: DiffFormatArg,
+    /// Also show a unified diff of each captured file that changed.
+    #[arg(long)]
+    pub(crate) files: bool,
+    /// Exit 1 when a regression at or above this severity appears.
+    #[arg(long, value_enum, default_value_t = SeverityArg::Low)]
+    pub(crate) fail_on: SeverityArg,
+    /// Waiver file applied to both sides before comparing verdicts.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) waivers: Option<std::path::PathBuf>,
+}
+
+/// `diff` renders a comparison, not a report: text and JSON only.
+#[derive(ValueEnum, Debug, Clone, Copy)]
+pub(crate) enum DiffFormatArg {
+    Text,
+    Json,
+}
+
+pub(crate) fn run(a: DiffArgs) -> Exit {
+    let set = match load_policies(&a.policies) {
+        Ok(s) => s,
+        Err(e) => return Exit::Error(e),
+    };
+    let waivers = match &a.waivers {
+        Some(p) => match driftaudit::waiver::WaiverSet::load(p) {
+            Ok(w) => Some(w),
+            Err(e) => return Exit::Error(e.to_string()),
+        },
+        None => None,
+    };
+    let side = |s: &str| -> Result<driftaudit::diff::Side, String> {
+        driftaudit::diff::Side::open(s).map_err(|e| format!("`{s}`: {e}"))
+    };
+    let (before, after) = match (side(&a.before), side(&a.after)) {
+        (Ok(b), Ok(a)) => (b, a),
+        (Err(e), _) | (_, Err(e)) => return Exit::Error(e),
+    };
+    let today = driftaudit::waiver::today();
+    let d = driftaudit::diff::diff(
+        &set,
+        &before,
+        &after,
+        &driftaudit::diff::DiffOptions {
+            files: a.files,
+            waivers: waivers.as_ref(),
+            today: &today,
+        },
+    );
+    let text = match a.format {
+        DiffFormatArg::Text => driftaudit::diff::render_text(&d),
+        DiffFormatArg::Json => driftaudit::diff::render_json(&d),
+    };
+    if let Err(e) = write_out(&text) {
+        return Exit::Error(e);
+    }
+    // An incomplete `--files` comparison never reads as a clean one.
+    if d.regresses_at(a.fail_on.into()) || d.files_incomplete() {
+        Exit::Findings
+    } else {
+        Exit::Clean
+    }
+}

@@ -1,0 +1,84 @@
+//! The `driftaudit` command line: one file per subcommand, plus `common` for
+//! what they share (policy flags, exit codes, output writing). Parses flags,
+//! calls the library and writes what its renderers return; audit logic and
+//! printers live in the library. Help, man page and completions all come
+//! from the one clap definition below.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod check;
+mod common;
+mod diff;
+mod explain;
+mod fleet;
+mod generated;
+mod list;
+mod snapshot;
+
+use check::CheckArgs;
+use common::PolicyArgs;
+use diff::DiffArgs;
+use generated::Generated;
+use snapshot::SnapshotArgs;
+
+/// Audit Linux hosts for configuration drift.
+#[derive(Parser, Debug)]
+#[command(name = "driftaudit", version, about, long_about = None, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Audit the live host or snapshots against the policies.
+    Check(CheckArgs),
+    /// List the loaded rules (id, severity, title).
+    List(PolicyArgs),
+    /// Capture the live host into a snapshot directory (what the policies read).
+    Snapshot(SnapshotArgs),
+    /// Compare two snapshots (or a snapshot and `live`): settings and verdicts.
+    Diff(DiffArgs),
+    /// Explain one rule: rationale, fix, references, parameters, what it reads.
+    Explain {
+        /// Rule id, e.g. linux.tcp-tw-recycle.
+        rule: String,
+        #[command(flatten)]
+        policies: PolicyArgs,
+    },
+    /// Print the JSON Schema of a policy file (policies/schema.json).
+    Schema,
+    /// Print a shell completion script, e.g. `driftaudit completions bash > /etc/bash_completion.d/driftaudit`.
+    Completions {
+        /// Shell to generate for.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), e.g. `driftaudit man > driftaudit.1`.
+    Man,
+}
+
+/// Parse the command line, run the subcommand, and map its [`Exit`] to the
+/// process exit code via [`common::Exit`] (0 clean, 1 findings, 2 usage, policy or input error).
+pub(crate) fn run() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let result = match cli.command {
+        Command::Check(a) => check::run(a),
+        Command::List(p) => list::run(&p),
+        Command::Snapshot(a) => snapshot::run(a),
+        Command::Diff(a) => diff::run(a),
+        Command::Explain { rule, policies } => explain::run(&rule, &policies),
+        Command::Schema => generated::run(Generated::Schema),
+        Command::Completions { shell } => generated::run(Generated::Completions(shell)),
+        Command::Man => generated::run(Generated::Man),
+    };
+    result.into()
+}
