@@ -865,56 +865,8 @@ fn assert_text(rule: &Rule) -> String {
     // The source of an assert is not kept verbatim in the compiled rule; the
     // template of `expected` is the assert itself when one is needed.
     match &rule.check {
-        Check::Assert(e) => expr_text(e),
+        Check::Assert(e) => e.to_string(),
         _ => String::new(),
-    }
-}
-
-/// Re-print an expression (for `expected` of assert findings).
-pub fn expr_text(e: &Expr) -> String {
-    match e {
-        Expr::Lit(v) => match v {
-            Value::Str(s) => format!("\"{s}\""),
-            other => expr::show(other),
-        },
-        Expr::List(items) => format!(
-            "[{}]",
-            items.iter().map(expr_text).collect::<Vec<_>>().join(", ")
-        ),
-        Expr::Name(n) => n.clone(),
-        Expr::Param(p) => format!("params.{p}"),
-        Expr::Setting(ns, k) => match k.as_ref() {
-            Expr::Lit(Value::Str(s)) if !s.contains(['/', '-', ' ']) => format!("{ns}.{s}"),
-            other => format!("{ns}[{}]", expr_text(other)),
-        },
-        Expr::Field(b, f) => format!("{}.{f}", expr_text(b)),
-        Expr::Unary(expr::UnOp::Neg, x) => format!("-{}", expr_text(x)),
-        Expr::Unary(expr::UnOp::Not, x) => format!("not {}", expr_text(x)),
-        Expr::Binary(op, a, b) => {
-            let sym = match op {
-                expr::BinOp::Add => "+",
-                expr::BinOp::Sub => "-",
-                expr::BinOp::Mul => "*",
-                expr::BinOp::Div => "/",
-                expr::BinOp::Eq => "==",
-                expr::BinOp::Ne => "!=",
-                expr::BinOp::Lt => "<",
-                expr::BinOp::Le => "<=",
-                expr::BinOp::Gt => ">",
-                expr::BinOp::Ge => ">=",
-                expr::BinOp::And => "and",
-                expr::BinOp::Or => "or",
-            };
-            let wrap = |x: &Expr| match x {
-                Expr::Binary(..) => format!("({})", expr_text(x)),
-                _ => expr_text(x),
-            };
-            format!("{} {sym} {}", wrap(a), wrap(b))
-        }
-        Expr::Call(f, args) => format!(
-            "{f}({})",
-            args.iter().map(expr_text).collect::<Vec<_>>().join(", ")
-        ),
     }
 }
 

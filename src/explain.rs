@@ -53,14 +53,14 @@ pub fn explain(set: &PolicySet, rule: &Rule) -> String {
                     "{} {}",
                     op.words(),
                     es.iter()
-                        .map(crate::engine::expr_text)
+                        .map(ToString::to_string)
                         .collect::<Vec<_>>()
                         .join(", ")
                 ))
                 .collect::<Vec<_>>()
                 .join(" and ")
         ),
-        Check::Assert(e) => writeln!(o, "  {}", crate::engine::expr_text(e)),
+        Check::Assert(e) => writeln!(o, "  {e}"),
         Check::Drift(d) => {
             let (configured, running) = (&d.configured, &d.running);
             writeln!(

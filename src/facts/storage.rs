@@ -1073,6 +1073,8 @@ mod tests {
         assert_eq!(m("/opt/zimbra/db").as_deref(), Ok("/opt/zimbra/db"));
         assert_eq!(m("/opt/zimbra/db2/x").as_deref(), Ok("/opt/zimbra"));
         assert_eq!(m("/opt/zimbra/dbz").as_deref(), Ok("/opt/zimbra"));
+        // a prefix that is not a whole component does not hold the path
+        assert_eq!(m("/opt/zimbrax/store").as_deref(), Ok("/"));
         assert_eq!(m("/var//lib/").as_deref(), Ok("/"));
         assert_eq!(mount_of(["/srv"].into_iter(), "/etc").as_deref(), Ok("/"));
         assert!(m("relative").is_err());
