@@ -35,6 +35,10 @@
 //! ```
 //!
 //! `examples/embed.rs` shows a tool with its own policy given as a string.
+//!
+//! A [`Resolver`] answers "what is the effective value of X on this host, and
+//! every place that set it" for sysctl keys, MySQL/MariaDB options and mount
+//! points, as data a tool can edit by (docs/library.md).
 #![warn(missing_docs)]
 
 pub mod catalogue;
@@ -49,6 +53,7 @@ pub mod parse;
 pub mod policy;
 pub mod render;
 pub mod report;
+pub mod resolve;
 pub mod secret;
 pub mod snapshot;
 pub mod value;
@@ -56,7 +61,12 @@ pub mod waiver;
 
 // Convenience re-exports: the names an embedder needs, at the crate root.
 pub use engine::audit;
+pub use facts::Evidence;
 pub use host::Host;
 pub use policy::{PolicyError, PolicySet, Severity};
 pub use render::{render, Format, RenderOptions};
 pub use report::{Finding, HostReport, Report, Status};
+pub use resolve::{
+    Assignment, FstabLine, Lookup, MountResolution, MountedFs, OptionLine, OptionResolution,
+    Resolver, SysctlResolution,
+};

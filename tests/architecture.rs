@@ -18,6 +18,8 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("host sources", &["host"]),
     ("parsers", &["parse"]),
     ("facts and namespaces", &["facts"]),
+    // "the effective value of X and every place that set it", read from facts.
+    ("resolver", &["resolve"]),
     ("expression evaluator", &["expr"]),
     // The report model is data (findings, statuses) like the policy model:
     // the engine builds it, so it sits below the engine that imports it,

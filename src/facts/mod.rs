@@ -61,6 +61,9 @@ pub fn resolve_evidence_links(host: &Host, facts: &mut Facts) {
     for e in facts.dir_size_evidence.values_mut() {
         fix(e);
     }
+    if let Some(o) = facts.option_files.as_mut() {
+        o.options.iter_mut().for_each(|o| fix(&mut o.evidence));
+    }
 }
 
 /// Gather every fact the policies need from a host. All I/O happens here.

@@ -328,6 +328,44 @@ pub struct Facts {
     /// mount point, an fstab entry, a du line, a configured `datadir`), with
     /// that evidence; a path at or above one of them exists too.
     pub known_paths: BTreeMap<String, Evidence>,
+    /// How the server read its option files (groups, files, every option
+    /// line), for the resolver; `None` until the option-file reader ran.
+    #[serde(skip)]
+    pub option_files: Option<OptionFilesRead>,
+}
+
+/// How the MySQL/MariaDB server reads its option files: the groups it reads,
+/// the files in the order it read them, and every option line of those
+/// groups with the namespace key it sets (after `loose-`, unique prefixes,
+/// `skip-`/`enable-` and `-`/`_` are resolved). Kept by the option-file
+/// reader so the resolver answers "every line that set X" without parsing
+/// again.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OptionFilesRead {
+    /// Groups the server reads, lowercase, in its order (`mysqld`, `server`, ...).
+    pub groups: Vec<String>,
+    /// Host paths read, in order (a file included twice appears twice).
+    pub files_read: Vec<String>,
+    /// Every option of those groups in the order the server receives them.
+    pub options: Vec<OptionRead>,
+    /// Why the server would refuse to start because of the files; options
+    /// after that point are not in `options`.
+    pub fatal: Option<String>,
+}
+
+/// One option line the server reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OptionRead {
+    /// Namespace key it sets (`innodb_buffer_pool_size`).
+    pub key: String,
+    /// Option name as written (`loose-innodb-buffer-pool-size`).
+    pub name: String,
+    /// Value as written (`None` for a bare option; redacted for secrets).
+    pub value: Option<String>,
+    /// Group the line is in, as written.
+    pub group: String,
+    /// File and line.
+    pub evidence: Evidence,
 }
 
 impl Facts {
@@ -346,6 +384,7 @@ impl Facts {
             issues: Vec::new(),
             detections: Vec::new(),
             known_paths: BTreeMap::new(),
+            option_files: None,
         }
     }
 
