@@ -53,7 +53,10 @@ pub fn audit_host(policies: &PolicySet, host: &Host) -> HostReport {
         SourceKind::Snapshot => host.hard_linked(),
         SourceKind::Live => Vec::new(),
     };
-    evaluate(policies, &facts).with_hard_links(hard_links)
+    let root = (host.kind() == SourceKind::Snapshot).then(|| host.root().to_path_buf());
+    evaluate(policies, &facts)
+        .with_hard_links(hard_links)
+        .with_root(root)
 }
 
 /// Audit several hosts into one report.

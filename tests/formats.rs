@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use driftaudit::render::sarif;
 use driftaudit::report::{Finding, Report, WaiverNote};
 use driftaudit::{audit, render, Format, Host, PolicySet, RenderOptions, Status};
 use serde_json::Value as Json;
@@ -76,7 +77,9 @@ fn waived_report() -> (Report, Finding) {
     f.status = Status::Waived;
     let waived = f.clone();
     let findings = std::mem::take(&mut r.hosts[0].findings);
-    r.hosts[0] = driftaudit::HostReport::new(r.hosts[0].host.clone(), r.hosts[0].source, findings);
+    let root = r.hosts[0].root.clone();
+    r.hosts[0] = driftaudit::HostReport::new(r.hosts[0].host.clone(), r.hosts[0].source, findings)
+        .with_root(root);
     (r, waived)
 }
 
@@ -137,7 +140,7 @@ fn assert_valid_sarif(v: &jsonschema::Validator, doc: &Json, what: &str) {
     );
 }
 
-fn reported(r: &Report) -> Vec<(&str, &Finding)> {
+fn reported(r: &Report) -> Vec<(&driftaudit::HostReport, &Finding)> {
     r.hosts
         .iter()
         .flat_map(|h| {
@@ -149,28 +152,166 @@ fn reported(r: &Report) -> Vec<(&str, &Finding)> {
                         Status::Fail | Status::Unknown | Status::Error | Status::Waived
                     )
                 })
-                .map(move |f| (h.host.as_str(), f))
+                .map(move |f| (h, f))
         })
         .collect()
 }
 
+/// The repository root the tests anchor SARIF at: this checkout.
+fn repo_root() -> PathBuf {
+    std::fs::canonicalize(env!("CARGO_MANIFEST_DIR")).expect("checkout")
+}
+
+/// SARIF as the CLI writes it from the checkout's root.
+fn sarif_out(r: &Report) -> String {
+    sarif::render_with(r, &sarif::SarifOptions::with_root(repo_root()))
+}
+
+/// The repository-relative path a host path must be placed at, computed from
+/// the snapshot directory without the renderer's code.
+fn expected_uri(h: &driftaudit::HostReport, host_path: &str) -> String {
+    let root = h.root.as_ref().expect("a snapshot host has its directory");
+    let rel = root
+        .strip_prefix(repo_root())
+        .expect("test hosts are in the checkout");
+    format!(
+        "{}/{}",
+        rel.to_str().unwrap(),
+        host_path.trim_start_matches('/')
+    )
+}
+
+/// GitHub code scanning's documented requirements ("SARIF support for code
+/// scanning": the properties marked required, no empty string for them, and
+/// the upload limits of "SARIF results exceed one or more limits"), checked
+/// on the document as parsed JSON, independent of the renderer's types.
+fn check_github_requirements(doc: &Json) {
+    let nonempty = |v: &Json, what: &str| {
+        let s = v.as_str().unwrap_or_else(|| panic!("{what} missing: {v}"));
+        assert!(!s.is_empty(), "{what} is empty");
+        s.to_string()
+    };
+    nonempty(&doc["$schema"], "$schema");
+    assert_eq!(doc["version"], "2.1.0");
+    let runs = doc["runs"].as_array().expect("runs[]");
+    assert!(
+        !runs.is_empty() && runs.len() <= 20,
+        "1 to 20 runs per file"
+    );
+    let mut categories = BTreeSet::new();
+    for run in runs {
+        let driver = &run["tool"]["driver"];
+        nonempty(&driver["name"], "tool.driver.name");
+        // one run per (tool, category) in a file (github/codeql-action#3051)
+        let cat = run["automationDetails"]["id"].as_str().unwrap_or("");
+        assert!(
+            categories.insert(cat.to_string()),
+            "two runs share category `{cat}`"
+        );
+        let rules = driver["rules"].as_array().expect("tool.driver.rules[]");
+        assert!(rules.len() <= 25_000, "rules per run");
+        let mut ids = BTreeSet::new();
+        for d in rules {
+            let id = nonempty(&d["id"], "rule id");
+            assert!(ids.insert(id.clone()), "rule id {id} twice");
+            if let Some(n) = d["name"].as_str() {
+                assert!(n.chars().count() <= 255, "{id}: name over 255");
+            }
+            for key in ["shortDescription", "fullDescription"] {
+                let t = nonempty(&d[key]["text"], key);
+                assert!(t.chars().count() <= 1024, "{id}: {key} over 1024");
+            }
+            nonempty(&d["help"]["text"], "help.text");
+            nonempty(&d["help"]["markdown"], "help.markdown");
+            if let Some(l) = d["defaultConfiguration"]["level"].as_str() {
+                assert!(["note", "warning", "error"].contains(&l), "{id}: level {l}");
+            }
+            if let Some(tags) = d["properties"]["tags"].as_array() {
+                assert!(tags.len() <= 20, "{id}: tags per rule");
+            }
+            if let Some(ss) = d["properties"]["security-severity"].as_str() {
+                let score: f64 = ss.parse().expect("security-severity is a number");
+                assert!(score > 0.0 && score <= 10.0, "{id}: security-severity {ss}");
+            }
+        }
+        let results = run["results"].as_array().expect("results[]");
+        assert!(results.len() <= 25_000, "results per run");
+        let mut fingerprints = BTreeSet::new();
+        for res in results {
+            let rule = nonempty(&res["ruleId"], "ruleId");
+            assert!(ids.contains(&rule), "result of unknown rule {rule}");
+            nonempty(&res["message"]["text"], "message.text");
+            let locs = res["locations"].as_array().expect("locations[]");
+            assert!(
+                !locs.is_empty() && locs.len() <= 10,
+                "{rule}: 1 to 10 locations"
+            );
+            for l in locs {
+                let p = &l["physicalLocation"];
+                let uri = nonempty(&p["artifactLocation"]["uri"], "artifactLocation.uri");
+                if uri.ends_with('/') {
+                    continue; // a host directory: nothing to put a line on
+                }
+                assert!(
+                    p["region"]["startLine"].as_u64().unwrap_or(0) >= 1,
+                    "{rule}: startLine"
+                );
+            }
+            let fp = nonempty(
+                &res["partialFingerprints"]["primaryLocationLineHash"],
+                "partialFingerprints.primaryLocationLineHash",
+            );
+            assert!(
+                fingerprints.insert(fp.clone()),
+                "{rule}: fingerprint {fp} twice in a run"
+            );
+        }
+    }
+}
+
 /// Results match the report one to one: rule, level, location, host.
 fn check_sarif_semantics(r: &Report, doc: &Json) {
-    assert_eq!(doc["version"], "2.1.0");
+    check_github_requirements(doc);
     let runs = doc["runs"].as_array().expect("runs");
     assert_eq!(runs.len(), 1, "one run");
     let run = &runs[0];
+    assert!(
+        run.get("originalUriBaseIds").is_none(),
+        "code scanning ignores originalUriBaseIds (github/codeql-action#2215)"
+    );
     let rules = run["tool"]["driver"]["rules"].as_array().expect("rules");
     assert_eq!(rules.len(), r.rules.len());
     for (d, m) in rules.iter().zip(&r.rules) {
         assert_eq!(d["id"], m.id.as_str());
         assert_eq!(d["shortDescription"]["text"], m.title.as_str());
-        assert_eq!(d["fullDescription"]["text"], m.why.as_str());
+        let full = d["fullDescription"]["text"].as_str().unwrap();
+        assert!(
+            full == m.why || (full.ends_with('…') && m.why.starts_with(full.trim_end_matches('…')))
+        );
         let help = d["help"]["text"].as_str().unwrap();
         assert!(help.starts_with(&m.why) && help.contains(&m.fix), "{help}");
+        let md = d["help"]["markdown"].as_str().unwrap();
+        for u in &m.references {
+            assert!(
+                help.contains(u.as_str()) && md.contains(u.as_str()),
+                "{}: {u}",
+                m.id
+            );
+        }
         match m.references.first() {
             Some(u) => assert_eq!(d["helpUri"], u.as_str()),
             None => assert!(d.get("helpUri").is_none()),
+        }
+        let score = d["properties"]["security-severity"]
+            .as_str()
+            .map(|s| s.parse::<f64>().unwrap());
+        // GitHub's bands: >= 9.0 critical, 7.0-8.9 high, 4.0-6.9 medium, 0.1-3.9 low
+        match m.severity {
+            driftaudit::Severity::Critical => assert!(score.unwrap() >= 9.0),
+            driftaudit::Severity::High => assert!((7.0..9.0).contains(&score.unwrap())),
+            driftaudit::Severity::Medium => assert!((4.0..7.0).contains(&score.unwrap())),
+            driftaudit::Severity::Low => assert!((0.1..4.0).contains(&score.unwrap())),
+            _ => assert!(score.is_none(), "{}: info has no security severity", m.id),
         }
     }
     let results = run["results"].as_array().expect("results");
@@ -180,7 +321,7 @@ fn check_sarif_semantics(r: &Report, doc: &Json) {
         expected.len(),
         "one result per reported finding"
     );
-    for (res, (host, f)) in results.iter().zip(expected) {
+    for (res, (h, f)) in results.iter().zip(expected) {
         assert_eq!(res["ruleId"], f.rule.as_str());
         let idx = res["ruleIndex"].as_u64().expect("ruleIndex") as usize;
         assert_eq!(rules[idx]["id"], f.rule.as_str());
@@ -190,27 +331,24 @@ fn check_sarif_semantics(r: &Report, doc: &Json) {
             _ => "note",
         };
         assert_eq!(res["level"], level, "{}", f.rule);
-        assert_eq!(res["properties"]["host"], host);
+        assert_eq!(res["properties"]["host"], h.host.as_str());
         assert_eq!(res["properties"]["status"], f.status.as_str());
         assert!(res["message"]["text"]
             .as_str()
             .unwrap()
             .starts_with(f.explanation.trim()));
+        let loc = &res["locations"][0]["physicalLocation"];
+        let uri = loc["artifactLocation"]["uri"].as_str().unwrap();
+        assert!(!uri.starts_with('/'), "{uri}");
+        assert_eq!(loc["artifactLocation"]["uriBaseId"], "%SRCROOT%", "{uri}");
         match f.evidence.first() {
             Some(e) => {
-                let loc = &res["locations"][0]["physicalLocation"];
-                let uri = loc["artifactLocation"]["uri"].as_str().unwrap();
-                assert!(!uri.starts_with('/'), "{uri}");
-                assert_eq!(loc["artifactLocation"]["uriBaseId"], "HOSTROOT");
                 if !e.path.contains(['%', ' ', '#', '?']) {
-                    assert_eq!(uri, e.path.trim_start_matches('/'));
+                    assert_eq!(uri, expected_uri(h, &e.path));
                 }
-                match e.line {
-                    Some(l) => assert_eq!(loc["region"]["startLine"], l as u64),
-                    None => assert!(loc.get("region").is_none()),
-                }
+                assert_eq!(loc["region"]["startLine"], e.line.unwrap_or(1) as u64);
             }
-            None => assert!(res.get("locations").is_none()),
+            None => assert_eq!(uri, expected_uri(h, "/")),
         }
         if f.status == Status::Waived {
             let s = &res["suppressions"][0];
@@ -231,7 +369,7 @@ fn sarif_is_valid_and_matches_the_report_on_every_test_host() {
     let v = sarif_validator();
     for name in host_names() {
         let r = report_of(&[&name]);
-        let text = out(&r, Format::Sarif);
+        let text = sarif_out(&r);
         let doc: Json = serde_json::from_str(&text).expect("SARIF is JSON");
         assert_valid_sarif(&v, &doc, &name);
         check_sarif_semantics(&r, &doc);
@@ -242,9 +380,9 @@ fn sarif_is_valid_and_matches_the_report_on_every_test_host() {
 }
 
 #[test]
-fn sarif_locates_the_nat_story_failure_at_the_sysctl_line() {
+fn sarif_locates_the_nat_story_failure_at_the_sysctl_line_in_the_repository() {
     let r = report_of(&["nat-story"]);
-    let doc: Json = serde_json::from_str(&out(&r, Format::Sarif)).unwrap();
+    let doc: Json = serde_json::from_str(&sarif_out(&r)).unwrap();
     let res = doc["runs"][0]["results"]
         .as_array()
         .unwrap()
@@ -253,8 +391,179 @@ fn sarif_locates_the_nat_story_failure_at_the_sysctl_line() {
         .expect("tcp_tw_recycle result");
     assert_eq!(res["level"], "error");
     let loc = &res["locations"][0]["physicalLocation"];
-    assert_eq!(loc["artifactLocation"]["uri"], "etc/sysctl.d/60-perf.conf");
+    assert_eq!(
+        loc["artifactLocation"]["uri"],
+        "testdata/hosts/nat-story/etc/sysctl.d/60-perf.conf"
+    );
     assert_eq!(loc["region"]["startLine"], 3);
+    // Without a repository root (the library's plain `render`) the location
+    // is an absolute file URI, never a path relative to nothing.
+    let doc: Json = serde_json::from_str(&out(&r, Format::Sarif)).unwrap();
+    let uri = doc["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["ruleId"] == "linux.tcp-tw-recycle")
+        .unwrap()["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let abs = format!(
+        "file://{}/testdata/hosts/nat-story/etc/sysctl.d/60-perf.conf",
+        repo_root().display()
+    );
+    assert_eq!(uri, abs);
+}
+
+/// A repository holding snapshots the way users keep them, `snapshots/HOST`,
+/// with two hosts copied from testdata (their host names differ).
+fn snapshot_repo(hosts: &[(&str, &str)]) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    for (from, to) in hosts {
+        let dst = tmp.path().join("snapshots").join(to);
+        copy_tree(&hosts_dir().join(from), &dst);
+    }
+    tmp
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let ty = e.file_type().unwrap();
+        let dst = to.join(e.file_name());
+        if ty.is_dir() {
+            copy_tree(&e.path(), &dst);
+        } else if ty.is_symlink() {
+            std::os::unix::fs::symlink(std::fs::read_link(e.path()).unwrap(), &dst).unwrap();
+        } else {
+            std::fs::copy(e.path(), &dst).unwrap();
+        }
+    }
+}
+
+fn results_by_fingerprint(doc: &Json) -> BTreeMap<String, (String, String, u64)> {
+    doc["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| {
+            let l = &x["locations"][0]["physicalLocation"];
+            (
+                x["partialFingerprints"]["primaryLocationLineHash"]
+                    .as_str()
+                    .unwrap()
+                    .to_string(),
+                (
+                    x["ruleId"].as_str().unwrap().to_string(),
+                    l["artifactLocation"]["uri"].as_str().unwrap().to_string(),
+                    l["region"]["startLine"].as_u64().unwrap_or(0),
+                ),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn sarif_fingerprints_survive_a_moved_and_rewritten_line() {
+    let set = PolicySet::builtin().unwrap();
+    let repo = snapshot_repo(&[("nat-story", "web1")]);
+    let root = std::fs::canonicalize(repo.path()).unwrap();
+    let render_now = || {
+        let host = Host::snapshot(root.join("snapshots/web1")).unwrap();
+        let r = audit(&set, &[host]);
+        let doc: Json = serde_json::from_str(&sarif::render_with(
+            &r,
+            &sarif::SarifOptions::with_root(&root),
+        ))
+        .unwrap();
+        results_by_fingerprint(&doc)
+    };
+    let before = render_now();
+    let (rule, uri, line) = before
+        .values()
+        .find(|(r, _, _)| r == "linux.tcp-tw-recycle")
+        .cloned()
+        .expect("tcp_tw_recycle fails");
+    assert_eq!(uri, "snapshots/web1/etc/sysctl.d/60-perf.conf");
+    assert_eq!(line, 3);
+    // Two comment lines above it, and the line itself rewritten (GitHub's own
+    // line hash, used when a result has none, would change with it).
+    let conf = root.join("snapshots/web1/etc/sysctl.d/60-perf.conf");
+    let text = std::fs::read_to_string(&conf).unwrap();
+    assert!(text.contains("tcp_tw_recycle"), "{text}");
+    let edited: String = text
+        .lines()
+        .map(|l| {
+            if l.contains("tcp_tw_recycle") && l.contains('=') {
+                "net.ipv4.tcp_tw_recycle=1".to_string()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(&conf, format!("# moved\n# down\n{edited}\n")).unwrap();
+    let after = render_now();
+    let fp = before.iter().find(|(_, v)| v.0 == rule).unwrap().0;
+    let moved = after.get(fp).expect("the same alert after the edit");
+    assert_eq!((moved.0.as_str(), moved.2), (rule.as_str(), line + 2));
+    assert_eq!(
+        before.keys().collect::<Vec<_>>(),
+        after.keys().collect::<Vec<_>>(),
+        "every alert keeps its identity"
+    );
+}
+
+#[test]
+fn sarif_places_each_host_under_its_own_snapshot_directory() {
+    // Two hosts whose findings sit at the same host paths (etc/sysctl.d/...):
+    // one run, repository-relative, host-qualified paths that never collide,
+    // and fingerprints that differ by host.
+    let set = PolicySet::builtin().unwrap();
+    let repo = snapshot_repo(&[("nat-story", "web1"), ("clean", "web2")]);
+    let root = std::fs::canonicalize(repo.path()).unwrap();
+    // Same snapshot, second copy: same host paths, and a different host name.
+    copy_tree(&root.join("snapshots/web1"), &root.join("snapshots/web3"));
+    let meta = root.join("snapshots/web3/snapshot.json");
+    let mut m: Json = serde_json::from_str(&std::fs::read_to_string(&meta).unwrap()).unwrap();
+    m["host"] = Json::from("web3.example.com");
+    std::fs::write(&meta, m.to_string()).unwrap();
+    let hosts: Vec<Host> = ["web1", "web2", "web3"]
+        .iter()
+        .map(|h| Host::snapshot(root.join("snapshots").join(h)).unwrap())
+        .collect();
+    let r = audit(&set, &hosts);
+    assert_ne!(r.hosts[0].host, r.hosts[2].host, "{}", r.hosts[0].host);
+    let doc: Json = serde_json::from_str(&sarif::render_with(
+        &r,
+        &sarif::SarifOptions::with_root(&root),
+    ))
+    .unwrap();
+    assert_valid_sarif(&sarif_validator(), &doc, "three hosts");
+    check_github_requirements(&doc);
+    assert_eq!(doc["runs"].as_array().unwrap().len(), 1);
+    let by_fp = results_by_fingerprint(&doc);
+    assert_eq!(
+        by_fp.len(),
+        reported(&r).len(),
+        "no two results share a fingerprint"
+    );
+    let tw: Vec<&String> = by_fp
+        .values()
+        .filter(|(rule, _, _)| rule == "linux.tcp-tw-recycle")
+        .map(|(_, uri, _)| uri)
+        .collect();
+    assert_eq!(
+        tw,
+        [
+            "snapshots/web1/etc/sysctl.d/60-perf.conf",
+            "snapshots/web3/etc/sysctl.d/60-perf.conf"
+        ]
+    );
+    for (_, uri, _) in by_fp.values() {
+        assert!(uri.starts_with("snapshots/web"), "{uri}");
+    }
 }
 
 #[test]
@@ -270,12 +579,12 @@ fn sarif_fleet_waived_and_hostile_reports_are_valid() {
         ("waived", &waived),
         ("hostile", &hostile),
     ] {
-        let doc: Json = serde_json::from_str(&out(r, Format::Sarif)).unwrap();
+        let doc: Json = serde_json::from_str(&sarif_out(r)).unwrap();
         assert_valid_sarif(&v, &doc, what);
         check_sarif_semantics(r, &doc);
     }
     // The waived finding is still there, suppressed, with its reason.
-    let doc: Json = serde_json::from_str(&out(&waived, Format::Sarif)).unwrap();
+    let doc: Json = serde_json::from_str(&sarif_out(&waived)).unwrap();
     let res: Vec<&Json> = doc["runs"][0]["results"]
         .as_array()
         .unwrap()
@@ -288,7 +597,7 @@ fn sarif_fleet_waived_and_hostile_reports_are_valid() {
         "2099-01-31"
     );
     // Odd paths are percent-encoded, never raw.
-    let doc: Json = serde_json::from_str(&out(&hostile, Format::Sarif)).unwrap();
+    let doc: Json = serde_json::from_str(&sarif_out(&hostile)).unwrap();
     let text = doc.to_string();
     assert!(text.contains("dir/a%23b%3Fc%25.conf"), "{text}");
 }

@@ -245,6 +245,12 @@ pub struct HostReport {
     /// Empty for a live host. Part of the coverage section in every format.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hard_links: Vec<String>,
+    /// The directory the host's files were read from: the snapshot
+    /// directory (canonical) for a snapshot, `None` for the live host. SARIF
+    /// places findings with it (`snapshots/db1/etc/sysctl.conf`); not part of
+    /// the JSON report, which must not name the auditing machine's paths.
+    #[serde(skip)]
+    pub root: Option<std::path::PathBuf>,
     /// Findings, sorted by rule id then subject.
     pub findings: Vec<Finding>,
 }
@@ -261,6 +267,7 @@ impl HostReport {
             summary: Summary::of(&findings),
             coverage: Vec::new(),
             hard_links: Vec::new(),
+            root: None,
             findings,
         };
         h.coverage = coverage(&[], &h.findings);
@@ -273,6 +280,13 @@ impl HostReport {
         paths.sort();
         paths.dedup();
         self.hard_links = paths;
+        self
+    }
+
+    /// The same report noting the directory its files were read from (the
+    /// snapshot directory; the engine passes none for a live host).
+    pub fn with_root(mut self, root: Option<std::path::PathBuf>) -> HostReport {
+        self.root = root;
         self
     }
 
