@@ -77,6 +77,14 @@ pub fn explain(set: &PolicySet, rule: &Rule) -> String {
     for l in wrap(&rule.fix.source, 76) {
         let _ = writeln!(o, "  {l}");
     }
+    let _ = writeln!(o, "\nremedy (driftaudit fix):");
+    let remedy = match &rule.remedy {
+        Some(r) => r.describe(),
+        None => "not declared: `driftaudit fix` reports a failure of this rule as unfixable".into(),
+    };
+    for l in wrap(&remedy, 76) {
+        let _ = writeln!(o, "  {l}");
+    }
     if let Some(p) = set.policy_of(rule) {
         let used: Vec<(&String, &String)> = p
             .param_defaults

@@ -66,6 +66,14 @@ pub enum Code {
     EmptyTitle,
     /// A rule whose `why` or `fix` is empty.
     EmptyText,
+    /// A `remedy` that is not exactly one of `set` (with `to`), `remove`, `options`, `none`.
+    InvalidRemedy,
+    /// A `remedy: { none: ... }` without a reason.
+    RemedyWithoutReason,
+    /// A `remedy: { options: ... }` that adds and removes nothing.
+    EmptyRemedyOptions,
+    /// A `remedy` setting in a namespace `fix` cannot write.
+    RemedyNotWritable,
 }
 
 impl Code {
@@ -95,6 +103,10 @@ impl Code {
         Code::UnclosedPlaceholder,
         Code::EmptyTitle,
         Code::EmptyText,
+        Code::InvalidRemedy,
+        Code::RemedyWithoutReason,
+        Code::EmptyRemedyOptions,
+        Code::RemedyNotWritable,
     ];
 
     /// The stable code (`unknown-name`).
@@ -124,6 +136,10 @@ impl Code {
             Code::UnclosedPlaceholder => "unclosed-placeholder",
             Code::EmptyTitle => "empty-title",
             Code::EmptyText => "empty-text",
+            Code::InvalidRemedy => "invalid-remedy",
+            Code::RemedyWithoutReason => "remedy-without-reason",
+            Code::EmptyRemedyOptions => "empty-remedy-options",
+            Code::RemedyNotWritable => "remedy-not-writable",
         }
     }
 
@@ -162,6 +178,12 @@ impl Code {
             Code::UnclosedPlaceholder => "a `{` in a template without its `}`",
             Code::EmptyTitle => "a rule whose `title` is empty",
             Code::EmptyText => "a rule whose `why` or `fix` is empty",
+            Code::InvalidRemedy => {
+                "a `remedy` that is not exactly one of `set` (with `to`), `remove`, `options`, `none`"
+            }
+            Code::RemedyWithoutReason => "a `remedy: { none: ... }` without a reason",
+            Code::EmptyRemedyOptions => "a `remedy: { options: ... }` that adds and removes nothing",
+            Code::RemedyNotWritable => "a `remedy` setting in a namespace `fix` cannot write",
         }
     }
 }
@@ -236,6 +258,16 @@ pub enum Problem {
     EmptyTitle,
     #[error("`why` and `fix` must say something")]
     EmptyText,
+    #[error(
+        "`remedy` needs exactly one of `set` (with `to`), `remove`, `options` or `none`{detail}"
+    )]
+    InvalidRemedy { detail: String },
+    #[error("`remedy: none` needs the reason nothing is changed: `remedy: {{ none: REASON }}`")]
+    RemedyWithoutReason,
+    #[error("`remedy: options` must add or remove at least one mount option")]
+    EmptyRemedyOptions,
+    #[error("remedy setting `{found}`: `fix` writes only {namespaces}; use `options` for mounts or `none` with a reason")]
+    RemedyNotWritable { found: String, namespaces: String },
 }
 
 impl Problem {
@@ -266,6 +298,10 @@ impl Problem {
             Problem::UnclosedPlaceholder { .. } => Code::UnclosedPlaceholder,
             Problem::EmptyTitle => Code::EmptyTitle,
             Problem::EmptyText => Code::EmptyText,
+            Problem::InvalidRemedy { .. } => Code::InvalidRemedy,
+            Problem::RemedyWithoutReason => Code::RemedyWithoutReason,
+            Problem::EmptyRemedyOptions => Code::EmptyRemedyOptions,
+            Problem::RemedyNotWritable { .. } => Code::RemedyNotWritable,
         }
     }
 }
@@ -336,6 +372,7 @@ const RULE_FIELDS: &[&str] = &[
     "why",
     "fix",
     "references",
+    "remedy",
 ];
 
 /// Widest part of a source line a snippet shows (in characters): a

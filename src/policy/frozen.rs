@@ -12,8 +12,8 @@ use std::collections::BTreeMap;
 
 use super::set::BUILTIN;
 use super::{
-    Applies, Breakdown, Check, CompareMode, DriftCheck, ExpectOp, Policy, Rule, RuleSource,
-    Severity, Template, TemplatePart,
+    Applies, Bound, Breakdown, Check, CompareMode, DriftCheck, ExpectOp, Policy, Remedy, Rule,
+    RuleSource, Severity, Template, TemplatePart,
 };
 use crate::expr::{BinOp, Expr, UnOp};
 use crate::value::Value;
@@ -296,6 +296,44 @@ mod generate {
                     o.push_str("),");
                 }
                 write!(o, "],rest:s({:?})}})", bd.rest).unwrap();
+            }
+        }
+        o.push_str(",\nremedy:");
+        match &r.remedy {
+            None => o.push_str("None"),
+            Some(Remedy::Set {
+                ns,
+                key,
+                to,
+                text,
+                bound,
+                derived,
+            }) => {
+                write!(o, "Some(Remedy::Set{{ns:s({ns:?}),key:s({key:?}),to:").unwrap();
+                expr(o, to);
+                write!(
+                    o,
+                    ",text:s({text:?}),bound:Bound::{bound:?},derived:{derived}}})"
+                )
+                .unwrap();
+            }
+            Some(Remedy::Remove { ns, key }) => {
+                write!(o, "Some(Remedy::Remove{{ns:s({ns:?}),key:s({key:?})}})").unwrap()
+            }
+            Some(Remedy::Options { add, remove }) => {
+                let list =
+                    |v: &[String]| v.iter().map(|x| format!("s({x:?}),")).collect::<String>();
+                write!(
+                    o,
+                    "Some(Remedy::Options{{add:vec![{}],remove:vec![{}]}})",
+                    list(add),
+                    list(remove)
+                )
+                .unwrap();
+            }
+            Some(Remedy::Drift) => o.push_str("Some(Remedy::Drift)"),
+            Some(Remedy::None { reason }) => {
+                write!(o, "Some(Remedy::None{{reason:s({reason:?})}})").unwrap()
             }
         }
         o.push_str("},\n");

@@ -16,12 +16,12 @@ pub(crate) use diagnostics::{snippet, yaml_error_parts};
 pub use diagnostics::{Code, Problem};
 pub use diagnostics::{PolicyError, PolicyProblem};
 pub use model::{
-    Applies, Breakdown, Check, DriftCheck, ExpectOp, Policy, Rule, RuleSource, Severity, Template,
-    TemplatePart,
+    Applies, Bound, Breakdown, Check, DriftCheck, ExpectOp, Policy, Remedy, Rule, RuleSource,
+    Severity, Template, TemplatePart,
 };
 pub use set::{PolicySet, BUILTIN, MAX_POLICY_BYTES};
 pub use spec::{
     json_schema, BreakdownPartSpec, BreakdownSpec, CompareMode, Condition, DriftSpec, Expect,
-    ParamValue, PolicyFile, RuleSpec,
+    ParamValue, PolicyFile, RemedyOptionsSpec, RemedySpec, RuleSpec,
 };
 pub use values::{param_value, parse_kernel_cond, resolve_path, ConstError, KernelCondError};

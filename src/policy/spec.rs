@@ -96,6 +96,50 @@ pub struct RuleSpec {
     /// drawn as a one-line bar in the text report.
     #[serde(default)]
     pub breakdown: Option<BreakdownSpec>,
+    /// What `driftaudit fix` changes when the rule fails: exactly one of
+    /// `set` (with `to`), `remove`, `options` or `none` (with the reason).
+    /// Without it, a `setting:` check with one `equals`, `min` or `max`
+    /// (or `absent: true`) and a `drift:` check get a derived remedy.
+    #[serde(default)]
+    #[schemars(with = "Option<RemedySpec>")]
+    pub remedy: Option<Spanned<RemedySpec>>,
+}
+
+/// `remedy:` as written.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RemedySpec {
+    /// The setting to write, `NAMESPACE.KEY` (`sysctl.net.ipv4.tcp_tw_recycle`).
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub set: Option<Spanned<String>>,
+    /// The value for `set`: a constant or `${EXPR}` over the rule's `let` names.
+    #[serde(default)]
+    #[schemars(with = "Option<ParamValue>")]
+    pub to: Option<Spanned<ParamValue>>,
+    /// The setting whose lines are deleted, `NAMESPACE.KEY`.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub remove: Option<Spanned<String>>,
+    /// Mount options to add and remove on the finding's mount point.
+    #[serde(default)]
+    pub options: Option<RemedyOptionsSpec>,
+    /// No automatic change: the reason (shown by `explain` and `fix`).
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub none: Option<Spanned<String>>,
+}
+
+/// `remedy: { options: { add: [...], remove: [...] } }`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RemedyOptionsSpec {
+    /// Options added to the fstab entry and the live mount (`noatime`).
+    #[serde(default)]
+    pub add: Vec<String>,
+    /// Options removed (`relatime`, `strictatime`).
+    #[serde(default)]
+    pub remove: Vec<String>,
 }
 
 /// `breakdown:` — a total and the parts taken out of it, as expressions.

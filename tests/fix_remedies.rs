@@ -1,0 +1,154 @@
+//! Remedies are data: every shipped rule says what `driftaudit fix` changes
+//! (or `none` with the reason), `explain` shows it, and a wrong `remedy:`
+//! is a policy problem with its code and its place.
+
+use driftaudit::policy::{Code, PolicyProblem, PolicySet, Remedy};
+
+const HEAD: &str = "policy: mine\ntitle: Mine\nrules:\n";
+
+fn rule(body: &str) -> String {
+    format!("{HEAD}  - id: my.rule\n    title: A rule\n    severity: low\n{body}    why: because\n    fix: change it\n")
+}
+
+fn problems(text: &str) -> Vec<PolicyProblem> {
+    let mut set = PolicySet::builtin().unwrap();
+    match set.add_str("my-policy.yaml", text) {
+        Ok(()) => panic!("policy should not load:\n{text}"),
+        Err(e) => e.problems().to_vec(),
+    }
+}
+
+fn loaded(text: &str) -> PolicySet {
+    let mut set = PolicySet::builtin().unwrap();
+    set.add_str("my-policy.yaml", text).unwrap();
+    set
+}
+
+#[test]
+fn every_shipped_rule_has_a_remedy_or_none_with_a_reason() {
+    let set = PolicySet::builtin().unwrap();
+    assert!(set.rules.len() > 30);
+    for r in &set.rules {
+        match &r.remedy {
+            None => panic!("{}: no remedy (add `remedy:` to its policy)", r.id),
+            Some(Remedy::None { reason }) => {
+                assert!(reason.len() > 20, "{}: say why there is no remedy", r.id)
+            }
+            Some(_) => {}
+        }
+    }
+}
+
+#[test]
+fn explain_shows_the_remedy() {
+    let set = PolicySet::builtin().unwrap();
+    let r = set
+        .rules
+        .iter()
+        .find(|r| r.id == "linux.tcp-tw-recycle")
+        .unwrap();
+    let text = driftaudit::explain::explain(&set, r);
+    assert!(
+        text.contains(
+            "remedy (driftaudit fix):\n  set sysctl.net.ipv4.tcp_tw_recycle to 0 (derived"
+        ),
+        "{text}"
+    );
+    let r = set
+        .rules
+        .iter()
+        .find(|r| r.id == "storage.db-on-rotational")
+        .unwrap();
+    let text = driftaudit::explain::explain(&set, r);
+    assert!(
+        text.contains("remedy (driftaudit fix):\n  none: moving data"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_setting_check_with_one_bound_derives_its_remedy_and_others_do_not() {
+    let set = loaded(&format!(
+        "{HEAD}  - id: a.min\n    title: t\n    severity: low\n    setting: sysctl.net.core.somaxconn\n    expect: {{ min: 1024 }}\n    why: w\n    fix: f\n\
+         \x20 - id: a.two\n    title: t\n    severity: low\n    setting: sysctl.net.core.somaxconn\n    expect: {{ min: 1024, max: 4096 }}\n    why: w\n    fix: f\n\
+         \x20 - id: a.assert\n    title: t\n    severity: low\n    assert: \"sysctl.net.core.somaxconn > 1\"\n    why: w\n    fix: f\n"
+    ));
+    let get = |id: &str| {
+        set.rules
+            .iter()
+            .find(|r| r.id == id)
+            .unwrap()
+            .remedy
+            .clone()
+    };
+    assert!(matches!(
+        get("a.min"),
+        Some(Remedy::Set { ref key, bound: driftaudit::policy::Bound::AtLeast, derived: true, .. }) if key == "net.core.somaxconn"
+    ));
+    assert_eq!(get("a.two"), None, "two bounds: no single value to write");
+    assert_eq!(get("a.assert"), None);
+}
+
+#[test]
+fn remedy_with_two_kinds_is_invalid_remedy_at_the_remedy() {
+    let p = problems(&rule(
+        "    assert: \"true\"\n    remedy: { remove: sysctl.net.core.somaxconn, none: \"x\" }\n",
+    ));
+    assert_eq!(
+        p.iter().map(|p| p.code).collect::<Vec<_>>(),
+        [Code::InvalidRemedy]
+    );
+    assert_eq!(p[0].line, 8, "{p:?}");
+    assert!(p[0].message.contains("found several"), "{}", p[0].message);
+}
+
+#[test]
+fn set_without_to_is_invalid_remedy() {
+    let p = problems(&rule(
+        "    assert: \"true\"\n    remedy: { set: sysctl.net.core.somaxconn }\n",
+    ));
+    assert_eq!(p[0].code, Code::InvalidRemedy);
+    assert!(
+        p[0].message.contains("`set` needs `to`"),
+        "{}",
+        p[0].message
+    );
+}
+
+#[test]
+fn remedy_none_needs_a_reason() {
+    let p = problems(&rule(
+        "    assert: \"true\"\n    remedy: { none: \"  \" }\n",
+    ));
+    assert_eq!(p[0].code, Code::RemedyWithoutReason);
+}
+
+#[test]
+fn remedy_options_must_change_something() {
+    let p = problems(&rule(
+        "    assert: \"true\"\n    remedy: { options: { add: [] } }\n",
+    ));
+    assert_eq!(p[0].code, Code::EmptyRemedyOptions);
+}
+
+#[test]
+fn remedy_on_a_namespace_fix_cannot_write_points_at_the_setting() {
+    let p = problems(&rule(
+        "    assert: \"true\"\n    remedy: { set: mysql.max_connections, to: 200 }\n",
+    ));
+    assert_eq!(p[0].code, Code::RemedyNotWritable);
+    assert_eq!((p[0].line, p[0].column), (8, 20), "{}", p[0]);
+}
+
+#[test]
+fn remedy_value_expression_names_are_checked() {
+    let p = problems(&rule(
+        "    assert: \"true\"\n    remedy: { set: sysctl.net.core.somaxconn, to: \"${mem_totl}\" }\n",
+    ));
+    assert_eq!(p[0].code, Code::UnknownName, "{}", p[0]);
+    assert!(
+        p[0].message.contains("did you mean `mem_total`"),
+        "{}",
+        p[0]
+    );
+}
