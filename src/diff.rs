@@ -2,27 +2,29 @@
 //! live) gathered with the same policies: every setting of every namespace in
 //! [`Facts`], host facts, directory sizes and tested paths, with provenance on
 //! both sides; the rule verdicts that changed; and, on request, unified diffs
-//! of the captured files. Applies waivers to both sides' verdicts and prints
-//! its own text and JSON (`render_text`, `render_json`: they move to render/
-//! with issue 14 item 5). Reads hosts only through [`Host`]; no rule logic
-//! here (verdicts come from the engine), no terminal handling.
+//! of the captured files. Applies waivers to both sides' verdicts. The
+//! result is report data (`report/diff.rs`, re-exported here) and its text
+//! and JSON forms are in `render/diff.rs`. Reads hosts only through
+//! [`Host`]; no rule logic here (verdicts come from the engine), prints
+//! nothing.
 
 use std::collections::{BTreeMap, BTreeSet};
-
-use serde::Serialize;
 
 use crate::engine;
 use crate::expr;
 use crate::facts::{Entry, Evidence, Facts, Namespace};
 use crate::host::{EntryKind, Host, SourceKind};
-use crate::policy::{PolicySet, Severity};
+use crate::policy::PolicySet;
 use crate::report::{Finding, HostReport, Report, Status};
 use crate::snapshot::redact_file;
 use crate::value::Value;
 use crate::waiver::WaiverSet;
 
-/// Schema id of the JSON diff.
-pub const DIFF_SCHEMA: &str = "driftaudit.diff/1";
+pub use crate::render::diff::{render_json, render_text};
+pub use crate::report::diff::{
+    Change, ChangeKind, Diff, FileChange, FileNotCompared, FilesDiff, SideMeta, VerdictChange,
+    DIFF_SCHEMA,
+};
 
 /// Most files compared per side with `--files`.
 const MAX_FILES: usize = 20_000;
@@ -62,151 +64,6 @@ pub struct DiffOptions<'a> {
     pub waivers: Option<&'a WaiverSet>,
     /// Today's date for waiver expiry (`YYYY-MM-DD`).
     pub today: &'a str,
-}
-
-/// Header data of one side.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SideMeta {
-    /// Host name.
-    pub host: String,
-    /// `live` or the snapshot directory as given.
-    pub source: String,
-}
-
-/// Kind of a setting change.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ChangeKind {
-    /// Present on both sides with different values.
-    Changed,
-    /// Only on the after side.
-    Added,
-    /// Only on the before side.
-    Removed,
-}
-
-impl ChangeKind {
-    /// Lower-case name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ChangeKind::Changed => "changed",
-            ChangeKind::Added => "added",
-            ChangeKind::Removed => "removed",
-        }
-    }
-}
-
-/// One setting or fact that differs.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Change {
-    /// Canonical key (sysctl key, option name, mount point, fact name, path).
-    pub subject: String,
-    /// Namespace (`sysctl`, `sysctl_boot`, `mycnf`, ..., `facts`, `du`, `paths`).
-    pub namespace: String,
-    /// Changed, added or removed.
-    pub kind: ChangeKind,
-    /// Value before (absent when added).
-    pub before: Option<String>,
-    /// Value after (absent when removed).
-    pub after: Option<String>,
-    /// Where the before value was set.
-    pub evidence_before: Vec<Evidence>,
-    /// Where the after value was set.
-    pub evidence_after: Vec<Evidence>,
-}
-
-/// A finding whose verdict changed, with the status on both sides
-/// (`null` when the finding does not exist on that side).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct VerdictChange {
-    /// Status before.
-    pub before_status: Option<Status>,
-    /// Status after.
-    pub after_status: Option<Status>,
-    /// The finding (after side, or before side when it vanished).
-    #[serde(flatten)]
-    pub finding: Finding,
-}
-
-/// A captured file that differs.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct FileChange {
-    /// Host path.
-    pub path: String,
-    /// Changed, added or removed.
-    pub kind: ChangeKind,
-    /// Unified diff (changed files only).
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub unified: String,
-}
-
-/// A captured file `diff --files` could not compare, and why: the
-/// comparison is incomplete, which the output and the exit status say.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct FileNotCompared {
-    /// Host path (`*` for files left unlisted beyond the listing cap).
-    pub path: String,
-    /// The side that could not be read: `before`, `after` or `both`.
-    pub side: &'static str,
-    /// Why (the read error, such as the spent read budget of the host).
-    pub reason: String,
-}
-
-/// What `diff --files` found: the files that differ and the files it could
-/// not compare.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct FilesDiff {
-    /// Files that differ.
-    pub changes: Vec<FileChange>,
-    /// Files that could not be compared.
-    pub not_compared: Vec<FileNotCompared>,
-}
-
-/// The whole difference.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Diff {
-    /// Always [`DIFF_SCHEMA`].
-    pub schema: &'static str,
-    /// Whether both sides are the same host (by name).
-    pub same_host: bool,
-    /// Before side.
-    pub before: SideMeta,
-    /// After side.
-    pub after: SideMeta,
-    /// Settings and facts that differ.
-    pub changes: Vec<Change>,
-    /// Findings that fail after but did not before.
-    pub regressions: Vec<VerdictChange>,
-    /// Findings that failed before and pass, are skipped or are gone after.
-    pub fixes: Vec<VerdictChange>,
-    /// Findings only on the after side (not failing).
-    pub new: Vec<VerdictChange>,
-    /// Findings only on the before side (not failing).
-    pub vanished: Vec<VerdictChange>,
-    /// Other verdict changes (e.g. pass -> unknown, fail -> waived).
-    pub other: Vec<VerdictChange>,
-    /// File differences (only with `--files`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub files: Option<Vec<FileChange>>,
-    /// Files `--files` could not compare, with the reason (only with
-    /// `--files`; empty when every file was compared).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub files_not_compared: Option<Vec<FileNotCompared>>,
-}
-
-impl Diff {
-    /// Whether a regression at or above `sev` appeared.
-    pub fn regresses_at(&self, sev: Severity) -> bool {
-        self.regressions.iter().any(|r| r.finding.severity >= sev)
-    }
-
-    /// Whether `--files` left files uncompared (the CLI exits 1: the
-    /// comparison asked for is incomplete).
-    pub fn files_incomplete(&self) -> bool {
-        self.files_not_compared
-            .as_ref()
-            .is_some_and(|n| !n.is_empty())
-    }
 }
 
 /// Gather both sides with the same policies, evaluate, and compare.
@@ -882,152 +739,6 @@ pub fn diff_files(b: &BTreeMap<String, String>, a: &BTreeMap<String, String>) ->
         }
     }
     out
-}
-
-/// JSON form (`driftaudit.diff/1`), pretty-printed with a final newline.
-pub fn render_json(d: &Diff) -> String {
-    let mut s =
-        serde_json::to_string_pretty(d).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
-    s.push('\n');
-    s
-}
-
-fn evidence_list(e: &[Evidence]) -> String {
-    e.iter()
-        .map(|x| x.to_string())
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-fn verdict_line(out: &mut String, c: &VerdictChange) {
-    let st = |s: Option<Status>| s.map(|s| s.as_str()).unwrap_or("absent");
-    let f = &c.finding;
-    let subject = if f.subject.is_empty() {
-        String::new()
-    } else {
-        format!(" {}", f.subject.join(", "))
-    };
-    out.push_str(&format!(
-        "  [{}] {}{}: {} -> {}\n",
-        f.severity.as_str(),
-        f.rule,
-        subject,
-        st(c.before_status),
-        st(c.after_status)
-    ));
-    if let Some(a) = &f.actual {
-        out.push_str(&format!("      actual: {a}"));
-        if let Some(e) = &f.expected {
-            out.push_str(&format!("; expected: {e}"));
-        }
-        out.push('\n');
-    }
-    if !f.explanation.is_empty() && c.after_status != Some(Status::Pass) {
-        out.push_str(&format!("      {}\n", f.explanation));
-    }
-}
-
-/// Plain-text form: header, settings changes, verdict changes, file diffs.
-pub fn render_text(d: &Diff) -> String {
-    let mut out = String::new();
-    if d.same_host {
-        out.push_str(&format!(
-            "driftaudit diff: same host {} ({} -> {})\n",
-            d.before.host, d.before.source, d.after.source
-        ));
-    } else {
-        out.push_str(&format!(
-            "driftaudit diff: two different hosts: {} ({}) -> {} ({})\n",
-            d.before.host, d.before.source, d.after.host, d.after.source
-        ));
-    }
-    let count = |k: ChangeKind| d.changes.iter().filter(|c| c.kind == k).count();
-    out.push_str(&format!(
-        "\nSettings: {} changed, {} added, {} removed\n",
-        count(ChangeKind::Changed),
-        count(ChangeKind::Added),
-        count(ChangeKind::Removed)
-    ));
-    for c in &d.changes {
-        let subject = format!("{}.{}", c.namespace, c.subject);
-        match c.kind {
-            ChangeKind::Changed => out.push_str(&format!(
-                "  changed  {subject}: {} -> {}\n",
-                c.before.as_deref().unwrap_or(""),
-                c.after.as_deref().unwrap_or("")
-            )),
-            ChangeKind::Added => out.push_str(&format!(
-                "  added    {subject} = {}\n",
-                c.after.as_deref().unwrap_or("")
-            )),
-            ChangeKind::Removed => out.push_str(&format!(
-                "  removed  {subject} (was {})\n",
-                c.before.as_deref().unwrap_or("")
-            )),
-        }
-        if !c.evidence_before.is_empty() {
-            out.push_str(&format!(
-                "           before: {}\n",
-                evidence_list(&c.evidence_before)
-            ));
-        }
-        if !c.evidence_after.is_empty() {
-            out.push_str(&format!(
-                "           after:  {}\n",
-                evidence_list(&c.evidence_after)
-            ));
-        }
-    }
-    for (title, list) in [
-        ("Regressions", &d.regressions),
-        ("Fixes", &d.fixes),
-        ("New findings", &d.new),
-        ("Vanished findings", &d.vanished),
-        ("Other verdict changes", &d.other),
-    ] {
-        out.push_str(&format!("\n{title}: {}\n", list.len()));
-        for c in list {
-            verdict_line(&mut out, c);
-        }
-    }
-    if let Some(files) = &d.files {
-        let missed = d.files_not_compared.as_deref().unwrap_or_default();
-        if missed.is_empty() {
-            out.push_str(&format!("\nFiles: {} differ\n", files.len()));
-        } else {
-            out.push_str(&format!(
-                "\nFiles: {} differ, {} not compared (the comparison is incomplete)\n",
-                files.len(),
-                missed.len()
-            ));
-        }
-        for f in files {
-            match f.kind {
-                ChangeKind::Changed => out.push_str(&f.unified),
-                ChangeKind::Added => out.push_str(&format!(
-                    "only after: {}\n",
-                    crate::render::quoted_name(&f.path)
-                )),
-                ChangeKind::Removed => out.push_str(&format!(
-                    "only before: {}\n",
-                    crate::render::quoted_name(&f.path)
-                )),
-            }
-        }
-        for n in missed {
-            let side = match n.side {
-                "both" => "either side".to_string(),
-                s => format!("the {s} side"),
-            };
-            out.push_str(&format!(
-                "not compared: {} (cannot read {side}: {})\n",
-                crate::render::quoted_name(&n.path),
-                n.reason
-            ));
-        }
-    }
-    // host data (names, values, file contents) never drives the terminal
-    crate::render::printable(&out, true).into_owned()
 }
 
 #[cfg(test)]

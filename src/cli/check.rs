@@ -2,11 +2,11 @@
 //! in `fleet.rs`) a tree of snapshot folders, and render the report. Also
 //! the `--only`/`--skip` check that every glob matches a rule.
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
 use driftaudit::{audit, render, Format, Host, PolicySet, RenderOptions};
 
-use super::common::{color, load_policies, write_out, Exit, FailOnArg, PolicyArgs};
+use super::common::{color, load_policies, write_out, Exit, FailOnArg, PolicyArgs, ReportFormat};
 use super::fleet;
 
 #[derive(Args, Debug)]
@@ -30,8 +30,8 @@ pub(crate) struct CheckArgs {
     #[arg(long = "skip", value_name = "GLOB")]
     pub(crate) skip: Vec<String>,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = FormatArg::Text)]
-    pub(crate) format: FormatArg,
+    #[arg(long, value_enum, default_value_t = ReportFormat(Format::Text))]
+    pub(crate) format: ReportFormat,
     /// Exit 1 when a finding at or above this severity fails; `unknown`: also
     /// when any finding is unknown or an error (what could not be verified
     /// fails CI too), and failures of every severity.
@@ -43,18 +43,6 @@ pub(crate) struct CheckArgs {
     /// Waiver file (YAML): matching fail/unknown/error findings become waived.
     #[arg(long, value_name = "FILE")]
     pub(crate) waivers: Option<std::path::PathBuf>,
-}
-
-#[derive(ValueEnum, Debug, Clone, Copy)]
-pub(crate) enum FormatArg {
-    Text,
-    Json,
-    Sarif,
-    Junit,
-    #[value(alias = "md")]
-    Markdown,
-    /// One host report per line (with --fleet, then one fleet summary line).
-    Jsonl,
 }
 
 pub(crate) fn run(a: CheckArgs) -> Exit {
@@ -94,33 +82,9 @@ pub(crate) fn run(a: CheckArgs) -> Exit {
     if let Some(w) = &waivers {
         w.apply(&mut report, &driftaudit::waiver::today());
     }
-    let format = match a.format {
-        FormatArg::Text => Format::Text,
-        FormatArg::Json => Format::Json,
-        FormatArg::Sarif => Format::Sarif,
-        FormatArg::Junit => Format::Junit,
-        FormatArg::Markdown => Format::Markdown,
-        FormatArg::Jsonl => {
-            let mut out = String::new();
-            for h in &report.hosts {
-                out.push_str(&serde_json::to_string(h).unwrap_or_default());
-                out.push('\n');
-            }
-            if let Err(e) = write_out(&out) {
-                return Exit::Error(e);
-            }
-            return if report.fails_at(a.fail_on.into())
-                || (a.fail_on.unknown() && report.has_unknown())
-            {
-                Exit::Findings
-            } else {
-                Exit::Clean
-            };
-        }
-    };
     let text = render(
         &report,
-        format,
+        a.format.0,
         RenderOptions {
             color: color(),
             verbose: a.verbose,

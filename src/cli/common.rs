@@ -1,13 +1,15 @@
-//! What the subcommands share: the policy flags and loading, severity
-//! flags, the exit-code enum, and writing output to stdout (a closed pipe
-//! is not an error). Nothing here audits or formats a report.
+//! What the subcommands share: the policy flags and loading, severity and
+//! format flags, the exit-code enum, and writing output to stdout (a closed
+//! pipe is not an error). Nothing here audits or formats a report.
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
+use std::sync::LazyLock;
 
+use clap::builder::PossibleValue;
 use clap::{Args, ValueEnum};
 
-use driftaudit::{PolicySet, Severity};
+use driftaudit::{Format, PolicySet, Severity};
 
 #[derive(Args, Debug, Clone)]
 pub(crate) struct PolicyArgs {
@@ -20,6 +22,64 @@ pub(crate) struct PolicyArgs {
     /// Override a policy parameter: NAME=VALUE or POLICY.NAME=VALUE. Repeatable.
     #[arg(long = "set", value_name = "PARAM=VALUE")]
     pub(crate) set: Vec<String>,
+}
+
+/// A `--format` flag whose choices are the library's [`Format::ALL`] narrowed
+/// by `$keep`: names, aliases and help come from [`Format`], so a format
+/// added there appears in every subcommand that can write it.
+macro_rules! format_arg {
+    ($(#[$doc:meta])* $name:ident, $keep:expr) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub(crate) struct $name(pub(crate) Format);
+
+        impl ValueEnum for $name {
+            fn value_variants<'a>() -> &'a [Self] {
+                static CHOICES: LazyLock<Vec<$name>> = LazyLock::new(|| {
+                    let keep: fn(Format) -> bool = $keep;
+                    Format::ALL.iter().copied().filter(|f| keep(*f)).map($name).collect()
+                });
+                &CHOICES
+            }
+
+            fn to_possible_value(&self) -> Option<PossibleValue> {
+                let f = self.0;
+                let value = PossibleValue::new(f.name()).aliases(f.aliases().iter().copied());
+                // no empty help: it would turn clap's short list into a long one
+                Some(match f.help() {
+                    Some(h) => value.help(h),
+                    None => value,
+                })
+            }
+        }
+    };
+}
+
+format_arg!(
+    /// `check --format`: every format (`--fleet` narrows it at run time to
+    /// those that stream).
+    ReportFormat,
+    |_| true
+);
+
+format_arg!(
+    /// `diff --format`: the formats a diff has a form in.
+    DiffFormat,
+    Format::renders_diff
+);
+
+/// `a, b or c`: the names of the formats `keep` admits, for messages.
+pub(crate) fn format_names(keep: fn(Format) -> bool) -> String {
+    let names: Vec<&str> = Format::ALL
+        .iter()
+        .copied()
+        .filter(|f| keep(*f))
+        .map(Format::name)
+        .collect();
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => names.join(""),
+    }
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy)]
@@ -123,4 +183,27 @@ pub(crate) fn write_out(text: &str) -> Result<(), String> {
 /// ANSI colour only on a terminal, and never with a non-empty `NO_COLOR`.
 pub(crate) fn color() -> bool {
     std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names<T: ValueEnum>() -> Vec<String> {
+        T::value_variants()
+            .iter()
+            .filter_map(|v| v.to_possible_value())
+            .map(|p| p.get_name().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn format_flags_offer_the_library_formats_they_can_write() {
+        let all: Vec<String> = Format::ALL.iter().map(|f| f.name().to_string()).collect();
+        assert_eq!(names::<ReportFormat>(), all);
+        assert_eq!(names::<DiffFormat>(), ["text", "json"]);
+        assert_eq!(format_names(Format::streams), "text, json or jsonl");
+        let md = ReportFormat(Format::Markdown).to_possible_value().unwrap();
+        assert!(md.matches("md", false), "the `md` alias comes from Format::aliases");
+    }
 }

@@ -1,9 +1,11 @@
 //! `driftaudit diff`: compare two snapshots (or one and `live`), settings
 //! and verdicts, and write the comparison.
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
-use super::common::{load_policies, write_out, Exit, PolicyArgs, SeverityArg};
+use driftaudit::Format;
+
+use super::common::{load_policies, write_out, DiffFormat, Exit, PolicyArgs, SeverityArg};
 
 #[derive(Args, Debug)]
 pub(crate) struct DiffArgs {
@@ -14,8 +16,8 @@ pub(crate) struct DiffArgs {
     #[command(flatten)]
     pub(crate) policies: PolicyArgs,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = DiffFormatArg::Text)]
-    pub(crate) format: DiffFormatArg,
+    #[arg(long, value_enum, default_value_t = DiffFormat(Format::Text))]
+    pub(crate) format: DiffFormat,
     /// Also show a unified diff of each captured file that changed.
     #[arg(long)]
     pub(crate) files: bool,
@@ -25,13 +27,6 @@ pub(crate) struct DiffArgs {
     /// Waiver file applied to both sides before comparing verdicts.
     #[arg(long, value_name = "FILE")]
     pub(crate) waivers: Option<std::path::PathBuf>,
-}
-
-/// `diff` renders a comparison, not a report: text and JSON only.
-#[derive(ValueEnum, Debug, Clone, Copy)]
-pub(crate) enum DiffFormatArg {
-    Text,
-    Json,
 }
 
 pub(crate) fn run(a: DiffArgs) -> Exit {
@@ -64,9 +59,9 @@ pub(crate) fn run(a: DiffArgs) -> Exit {
             today: &today,
         },
     );
-    let text = match a.format {
-        DiffFormatArg::Text => driftaudit::diff::render_text(&d),
-        DiffFormatArg::Json => driftaudit::diff::render_json(&d),
+    // DiffFormat offers only the formats a diff renders in
+    let Some(text) = driftaudit::render::diff::render(&d, a.format.0) else {
+        return Exit::Error(format!("a diff has no `{}` form", a.format.0.name()));
     };
     if let Err(e) = write_out(&text) {
         return Exit::Error(e);

@@ -9,11 +9,11 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use driftaudit::fleet::{self as lib, FleetSummary, HostDigest};
-use driftaudit::render::stream::{render_host, FleetWriter, StreamFormat};
-use driftaudit::{PolicySet, RenderOptions, Severity};
+use driftaudit::render::stream::{render_host, FleetWriter};
+use driftaudit::{Format, PolicySet, RenderOptions, Severity};
 
-use super::check::{CheckArgs, FormatArg};
-use super::common::{color, Exit};
+use super::check::CheckArgs;
+use super::common::{color, format_names, Exit};
 
 /// Hosts audited per parallel batch: enough to keep every core busy, few
 /// enough that the batch's rendered output stays small.
@@ -27,17 +27,14 @@ pub(crate) fn check_fleet(a: &CheckArgs, set: &PolicySet, dir: &Path) -> Exit {
         Ok(_) => return Exit::Error(format!("--fleet `{}`: not a directory", dir.display())),
         Err(e) => return Exit::Error(format!("--fleet `{}`: {e}", dir.display())),
     }
-    let format = match a.format {
-        FormatArg::Text => StreamFormat::Text,
-        FormatArg::Json => StreamFormat::Json,
-        FormatArg::Jsonl => StreamFormat::Jsonl,
-        other => {
-            return Exit::Error(format!(
-                "--format {other:?} cannot be streamed over a fleet; use text, json or jsonl with --fleet"
-            )
-            .to_lowercase())
-        }
-    };
+    let format = a.format.0;
+    if !format.streams() {
+        return Exit::Error(format!(
+            "--format {} cannot be streamed over a fleet; use {} with --fleet",
+            format.name(),
+            format_names(Format::streams)
+        ));
+    }
     if a.waivers.is_some() {
         // WaiverSet::apply works on a whole report (stale-waiver detection
         // needs every host); a streaming variant is still to come.

@@ -1,9 +1,12 @@
-//! Renderers: one file per output format. Each sees only the [`Report`] it is
-//! handed (the stream printer also the fleet summary) and returns text; none
-//! evaluates rules or reads host data.
+//! Renderers: one file per output format, and the one [`Format`] enum every
+//! command's `--format` choices come from. Each printer sees only what it is
+//! handed (a [`Report`], a host report and the fleet summary for the stream
+//! printer, a diff for the diff printer) and returns text; none evaluates
+//! rules or reads host data.
 
 use crate::report::Report;
 
+pub mod diff;
 mod fleet;
 pub mod json;
 pub mod junit;
@@ -12,7 +15,10 @@ pub mod sarif;
 pub mod stream;
 pub mod text;
 
-/// Output formats.
+/// Output formats: the one list every command's `--format` is drawn from
+/// (`check` takes all of them, `check --fleet` those that
+/// [stream](Format::streams), `diff` those that
+/// [render a diff](Format::renders_diff)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Format {
@@ -26,6 +32,61 @@ pub enum Format {
     Junit,
     /// Markdown for merge-request comments (docs/formats.md).
     Markdown,
+    /// JSON Lines: one compact host report per line.
+    Jsonl,
+}
+
+impl Format {
+    /// Every format, in the order `--format` lists them.
+    pub const ALL: &'static [Format] = &[
+        Format::Text,
+        Format::Json,
+        Format::Sarif,
+        Format::Junit,
+        Format::Markdown,
+        Format::Jsonl,
+    ];
+
+    /// The name `--format` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Text => "text",
+            Format::Json => "json",
+            Format::Sarif => "sarif",
+            Format::Junit => "junit",
+            Format::Markdown => "markdown",
+            Format::Jsonl => "jsonl",
+        }
+    }
+
+    /// Other names `--format` accepts for it.
+    pub fn aliases(self) -> &'static [&'static str] {
+        match self {
+            Format::Markdown => &["md"],
+            _ => &[],
+        }
+    }
+
+    /// A line of help for `--format`, where the name does not say enough.
+    pub fn help(self) -> Option<&'static str> {
+        match self {
+            Format::Jsonl => {
+                Some("One host report per line (with --fleet, then one fleet summary line)")
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether a fleet audit can stream it host by host
+    /// ([`stream::FleetWriter`]).
+    pub fn streams(self) -> bool {
+        matches!(self, Format::Text | Format::Json | Format::Jsonl)
+    }
+
+    /// Whether [`diff::render`] has a form for it.
+    pub fn renders_diff(self) -> bool {
+        matches!(self, Format::Text | Format::Json)
+    }
 }
 
 /// Options for rendering.
@@ -55,6 +116,7 @@ pub fn render(report: &Report, format: Format, opts: RenderOptions) -> String {
         Format::Sarif => sarif::render(report),
         Format::Junit => junit::render(report),
         Format::Markdown => markdown::render(report),
+        Format::Jsonl => stream::jsonl(report),
     }
 }
 

@@ -1,41 +1,51 @@
 //! Streaming output for fleet audits: writes one host report at a time to a
 //! writer (text, a JSON document whose `hosts` array is streamed, or JSON
-//! Lines) and the fleet summary at the end. Holds no host after writing it;
-//! must not evaluate rules or read host data.
+//! Lines) and the fleet summary at the end; and the JSON Lines form of a
+//! whole report. Holds no host after writing it; must not evaluate rules or
+//! read host data.
 
 use std::io::{self, Write};
 
 use crate::report::fleet::FleetSummary;
 use crate::report::{HostReport, Report, REPORT_SCHEMA};
 
-use super::RenderOptions;
+use super::{Format, RenderOptions};
 
-/// Formats a fleet audit can stream.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum StreamFormat {
-    /// Each host as the text renderer prints it, then the fleet summary.
-    Text,
-    /// One `driftaudit.report/1` document: `hosts` streamed, then a `fleet`
-    /// member with the summary.
-    Json,
-    /// One compact host report per line, then one `driftaudit.fleet/1` summary line.
-    Jsonl,
+/// The error for a format that cannot be streamed (see [`Format::streams`]).
+fn not_streamed(format: Format) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::Unsupported,
+        format!("format `{}` cannot be streamed host by host", format.name()),
+    )
+}
+
+/// A whole report as JSON Lines: one compact host report per line.
+pub(crate) fn jsonl(report: &Report) -> String {
+    let mut out = String::new();
+    for h in &report.hosts {
+        out.push_str(&serde_json::to_string(h).unwrap_or_default());
+        out.push('\n');
+    }
+    out
 }
 
 /// Writes hosts as they finish. Call [`FleetWriter::host`] per host and
 /// [`FleetWriter::finish`] once.
 pub struct FleetWriter<W: Write> {
     out: W,
-    format: StreamFormat,
+    format: Format,
     opts: RenderOptions,
     written: usize,
 }
 
 impl<W: Write> FleetWriter<W> {
-    /// Start the output (writes the JSON document's opening).
-    pub fn new(mut out: W, format: StreamFormat, opts: RenderOptions) -> io::Result<Self> {
-        if format == StreamFormat::Json {
+    /// Start the output (writes the JSON document's opening). A format that
+    /// does not [stream](Format::streams) is an `Unsupported` error.
+    pub fn new(mut out: W, format: Format, opts: RenderOptions) -> io::Result<Self> {
+        if !format.streams() {
+            return Err(not_streamed(format));
+        }
+        if format == Format::Json {
             write!(
                 out,
                 "{{\n  \"schema\": \"{REPORT_SCHEMA}\",\n  \"hosts\": ["
@@ -59,11 +69,10 @@ impl<W: Write> FleetWriter<W> {
     /// worker threads and only the writing is serial).
     pub fn rendered(&mut self, text: &str) -> io::Result<()> {
         match self.format {
-            StreamFormat::Text if self.written > 0 => self.out.write_all(b"\n")?,
-            StreamFormat::Json => {
-                self.out
-                    .write_all(if self.written > 0 { b",\n" } else { b"\n" })?
-            }
+            Format::Text if self.written > 0 => self.out.write_all(b"\n")?,
+            Format::Json => self
+                .out
+                .write_all(if self.written > 0 { b",\n" } else { b"\n" })?,
             _ => {}
         }
         self.out.write_all(text.as_bytes())?;
@@ -74,13 +83,13 @@ impl<W: Write> FleetWriter<W> {
     /// Write the fleet summary and close the document; returns the writer.
     pub fn finish(mut self, summary: &FleetSummary) -> io::Result<W> {
         match self.format {
-            StreamFormat::Text => {
+            Format::Text => {
                 if self.written > 0 {
                     self.out.write_all(b"\n")?;
                 }
                 self.out.write_all(summary.render_text().as_bytes())?;
             }
-            StreamFormat::Json => {
+            Format::Json => {
                 if self.written > 0 {
                     self.out.write_all(b"\n  ")?;
                 }
@@ -95,10 +104,12 @@ impl<W: Write> FleetWriter<W> {
                 }
                 self.out.write_all(b"\n}\n")?;
             }
-            StreamFormat::Jsonl => {
+            Format::Jsonl => {
                 serde_json::to_writer(&mut self.out, summary).map_err(io::Error::other)?;
                 self.out.write_all(b"\n")?;
             }
+            // `new` admits only the formats that stream
+            other => return Err(not_streamed(other)),
         }
         self.out.flush()?;
         Ok(self.out)
@@ -107,14 +118,11 @@ impl<W: Write> FleetWriter<W> {
 
 /// Render one host for a stream: text as the text renderer prints it; for
 /// JSON the pretty host object indented to sit in the `hosts` array (no
-/// separator); for JSON Lines one compact line with its newline.
-pub fn render_host(
-    format: StreamFormat,
-    opts: RenderOptions,
-    report: HostReport,
-) -> io::Result<String> {
+/// separator); for JSON Lines one compact line with its newline. A format
+/// that does not [stream](Format::streams) is an `Unsupported` error.
+pub fn render_host(format: Format, opts: RenderOptions, report: HostReport) -> io::Result<String> {
     Ok(match format {
-        StreamFormat::Text => {
+        Format::Text => {
             let one = Report {
                 schema: REPORT_SCHEMA,
                 hosts: vec![report],
@@ -122,7 +130,7 @@ pub fn render_host(
             };
             super::text::render(&one, opts)
         }
-        StreamFormat::Json => {
+        Format::Json => {
             let text = serde_json::to_string_pretty(&report).map_err(io::Error::other)?;
             let mut out = String::with_capacity(text.len() + text.len() / 8);
             for (i, l) in text.lines().enumerate() {
@@ -134,10 +142,30 @@ pub fn render_host(
             }
             out
         }
-        StreamFormat::Jsonl => {
+        Format::Jsonl => {
             let mut s = serde_json::to_string(&report).map_err(io::Error::other)?;
             s.push('\n');
             s
         }
+        other => return Err(not_streamed(other)),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_that_do_not_stream_are_refused_not_half_written() {
+        for f in Format::ALL.iter().copied().filter(|f| !f.streams()) {
+            let e = FleetWriter::new(Vec::new(), f, RenderOptions::default())
+                .err()
+                .expect("refused");
+            assert_eq!(e.kind(), io::ErrorKind::Unsupported, "{f:?}");
+            assert!(e.to_string().contains(&format!("`{}`", f.name())));
+        }
+        for f in Format::ALL.iter().copied().filter(|f| f.streams()) {
+            assert!(FleetWriter::new(Vec::new(), f, RenderOptions::default()).is_ok());
+        }
+    }
 }

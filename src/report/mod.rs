@@ -4,6 +4,7 @@
 //! the catalogue of rules that ran. Pure data; no rendering and no evaluation
 //! here.
 
+pub mod diff;
 pub mod fleet;
 
 use serde::Serialize;

@@ -1,0 +1,164 @@
+//! The diff printers: a [`Diff`] as plain text (header, settings changes,
+//! verdict changes, file diffs) or as JSON (`driftaudit.diff/1`). Sees only
+//! the diff it is handed; computes nothing.
+
+use crate::facts::Evidence;
+use crate::report::diff::{ChangeKind, Diff, VerdictChange};
+use crate::report::Status;
+
+use super::Format;
+
+/// Render a diff in `format`; `None` for a format that has no diff form
+/// (only [`Format::Text`] and [`Format::Json`] have one, see
+/// [`Format::renders_diff`]).
+pub fn render(d: &Diff, format: Format) -> Option<String> {
+    match format {
+        Format::Text => Some(render_text(d)),
+        Format::Json => Some(render_json(d)),
+        _ => None,
+    }
+}
+
+/// JSON form (`driftaudit.diff/1`), pretty-printed with a final newline.
+pub fn render_json(d: &Diff) -> String {
+    let mut s =
+        serde_json::to_string_pretty(d).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    s.push('\n');
+    s
+}
+
+fn evidence_list(e: &[Evidence]) -> String {
+    e.iter()
+        .map(|x| x.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn verdict_line(out: &mut String, c: &VerdictChange) {
+    let st = |s: Option<Status>| s.map(|s| s.as_str()).unwrap_or("absent");
+    let f = &c.finding;
+    let subject = if f.subject.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", f.subject.join(", "))
+    };
+    out.push_str(&format!(
+        "  [{}] {}{}: {} -> {}\n",
+        f.severity.as_str(),
+        f.rule,
+        subject,
+        st(c.before_status),
+        st(c.after_status)
+    ));
+    if let Some(a) = &f.actual {
+        out.push_str(&format!("      actual: {a}"));
+        if let Some(e) = &f.expected {
+            out.push_str(&format!("; expected: {e}"));
+        }
+        out.push('\n');
+    }
+    if !f.explanation.is_empty() && c.after_status != Some(Status::Pass) {
+        out.push_str(&format!("      {}\n", f.explanation));
+    }
+}
+
+/// Plain-text form: header, settings changes, verdict changes, file diffs.
+pub fn render_text(d: &Diff) -> String {
+    let mut out = String::new();
+    if d.same_host {
+        out.push_str(&format!(
+            "driftaudit diff: same host {} ({} -> {})\n",
+            d.before.host, d.before.source, d.after.source
+        ));
+    } else {
+        out.push_str(&format!(
+            "driftaudit diff: two different hosts: {} ({}) -> {} ({})\n",
+            d.before.host, d.before.source, d.after.host, d.after.source
+        ));
+    }
+    let count = |k: ChangeKind| d.changes.iter().filter(|c| c.kind == k).count();
+    out.push_str(&format!(
+        "\nSettings: {} changed, {} added, {} removed\n",
+        count(ChangeKind::Changed),
+        count(ChangeKind::Added),
+        count(ChangeKind::Removed)
+    ));
+    for c in &d.changes {
+        let subject = format!("{}.{}", c.namespace, c.subject);
+        match c.kind {
+            ChangeKind::Changed => out.push_str(&format!(
+                "  changed  {subject}: {} -> {}\n",
+                c.before.as_deref().unwrap_or(""),
+                c.after.as_deref().unwrap_or("")
+            )),
+            ChangeKind::Added => out.push_str(&format!(
+                "  added    {subject} = {}\n",
+                c.after.as_deref().unwrap_or("")
+            )),
+            ChangeKind::Removed => out.push_str(&format!(
+                "  removed  {subject} (was {})\n",
+                c.before.as_deref().unwrap_or("")
+            )),
+        }
+        if !c.evidence_before.is_empty() {
+            out.push_str(&format!(
+                "           before: {}\n",
+                evidence_list(&c.evidence_before)
+            ));
+        }
+        if !c.evidence_after.is_empty() {
+            out.push_str(&format!(
+                "           after:  {}\n",
+                evidence_list(&c.evidence_after)
+            ));
+        }
+    }
+    for (title, list) in [
+        ("Regressions", &d.regressions),
+        ("Fixes", &d.fixes),
+        ("New findings", &d.new),
+        ("Vanished findings", &d.vanished),
+        ("Other verdict changes", &d.other),
+    ] {
+        out.push_str(&format!("\n{title}: {}\n", list.len()));
+        for c in list {
+            verdict_line(&mut out, c);
+        }
+    }
+    if let Some(files) = &d.files {
+        let missed = d.files_not_compared.as_deref().unwrap_or_default();
+        if missed.is_empty() {
+            out.push_str(&format!("\nFiles: {} differ\n", files.len()));
+        } else {
+            out.push_str(&format!(
+                "\nFiles: {} differ, {} not compared (the comparison is incomplete)\n",
+                files.len(),
+                missed.len()
+            ));
+        }
+        for f in files {
+            match f.kind {
+                ChangeKind::Changed => out.push_str(&f.unified),
+                ChangeKind::Added => {
+                    out.push_str(&format!("only after: {}\n", super::quoted_name(&f.path)))
+                }
+                ChangeKind::Removed => {
+                    out.push_str(&format!("only before: {}\n", super::quoted_name(&f.path)))
+                }
+            }
+        }
+        for n in missed {
+            let side = match n.side {
+                "both" => "either side".to_string(),
+                s => format!("the {s} side"),
+            };
+            out.push_str(&format!(
+                "not compared: {} (cannot read {side}: {})\n",
+                super::quoted_name(&n.path),
+                n.reason
+            ));
+        }
+    }
+    // host data (names, values, file contents) never drives the terminal
+    super::printable(&out, true).into_owned()
+}
