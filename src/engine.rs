@@ -7,7 +7,8 @@
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::expr::{self, Context, Expr, Missing};
+use crate::eval::{eval, truthy, Context, Missing};
+use crate::expr::{self, Expr};
 use crate::facts::presence::Domain;
 use crate::facts::{self, Entry, Evidence, Facts, FileIssue, IssueLevel, Needs, Setting};
 use crate::host::{Host, SourceKind};
@@ -100,7 +101,7 @@ fn du_paths(policies: &PolicySet, f: &Facts) -> BTreeSet<String> {
             expr::walk(e, &mut |x| {
                 if let Expr::Call(name, args) = x {
                     if name == "du" {
-                        if let Ok(v) = expr::eval(&args[0], &cx) {
+                        if let Ok(v) = eval(&args[0], &cx) {
                             out.insert(v.to_plain());
                         }
                     }
@@ -227,7 +228,7 @@ impl<'a> RuleCx<'a> {
                     out.push_str(s)
                 }
                 TemplatePart::Expr(e) => {
-                    let shown = match expr::eval(e, self) {
+                    let shown = match eval(e, self) {
                         Ok(v) => expr::show(&v),
                         Err(Missing::Absent { subject, .. }) => format!("(no {subject})"),
                         Err(Missing::Unknown { subject, .. }) => format!("(unknown {subject})"),
@@ -284,7 +285,7 @@ impl Context for RuleCx<'_> {
             if !self.in_progress.borrow_mut().insert(name.to_string()) {
                 return Err(Missing::Error(format!("`let {name}` refers to itself")));
             }
-            let v = expr::eval(e, self);
+            let v = eval(e, self);
             self.in_progress.borrow_mut().remove(name);
             self.lets.borrow_mut().insert(name.to_string(), v.clone());
             return v;
@@ -516,7 +517,7 @@ pub fn evaluate_rule(rule: &Rule, policy: Option<&Policy>, facts: &Facts) -> Vec
                     Ok(path) => path_condition(facts, &path, want),
                 }
             }
-            Applies::When(e, text) => match expr::eval(e, &cx).and_then(|v| expr::truthy(&v)) {
+            Applies::When(e, text) => match eval(e, &cx).and_then(|v| truthy(&v)) {
                 Ok(true) => None,
                 Ok(false) => Some((
                     Status::Skip,
@@ -643,11 +644,11 @@ fn expected_text(expect: &[(ExpectOp, Vec<Value>)]) -> String {
 
 fn breakdown(rule: &Rule, cx: &RuleCx) -> Option<BreakdownData> {
     let b = rule.breakdown.as_ref()?;
-    let total = expr::eval(&b.total, cx).ok()?.as_f64()?;
+    let total = eval(&b.total, cx).ok()?.as_f64()?;
     let parts = b
         .parts
         .iter()
-        .map(|(l, e)| Some((l.clone(), expr::eval(e, cx).ok()?.as_f64()?)))
+        .map(|(l, e)| Some((l.clone(), eval(e, cx).ok()?.as_f64()?)))
         .collect::<Option<Vec<_>>>()?;
     Some(BreakdownData {
         label: b.label.clone(),
@@ -779,7 +780,7 @@ fn check_setting(
     for (op, es) in expect {
         let mut vals = Vec::new();
         for e in es {
-            match expr::eval(e, cx) {
+            match eval(e, cx) {
                 Ok(v) => vals.push(v),
                 Err(m) => return missing_finding(rule, cx, m),
             }
@@ -836,7 +837,7 @@ fn check_setting(
 }
 
 fn check_assert(rule: &Rule, cx: &RuleCx, e: &Expr) -> Finding {
-    let result = expr::eval(e, cx).and_then(|v| expr::truthy(&v));
+    let result = eval(e, cx).and_then(|v| truthy(&v));
     let status = match result {
         Ok(true) => Status::Pass,
         Ok(false) => Status::Fail,

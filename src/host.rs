@@ -14,7 +14,7 @@ use std::fs::{self, File};
 use std::io::Read;
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
@@ -34,7 +34,7 @@ pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
 pub const MAX_DEVICE_HEAD: u64 = 64 * 1024;
 
 /// Most symlinks followed while resolving one path (as the kernel's ELOOP limit).
-pub const MAX_SYMLINKS: usize = 40;
+pub const MAX_SYMLINKS: usize = crate::reader::MAX_SYMLINKS;
 
 /// Most bytes all readers together read from one host (256 MiB): a budget
 /// shared by every clone of a [`Host`]; once spent, reads fail with
@@ -119,16 +119,21 @@ impl std::error::Error for ReadError {}
 
 impl From<std::io::Error> for ReadError {
     fn from(e: std::io::Error) -> Self {
-        use std::io::ErrorKind;
-        match e.kind() {
-            ErrorKind::NotFound => ReadError::NotFound,
-            ErrorKind::PermissionDenied => ReadError::PermissionDenied,
-            _ => match e.raw_os_error() {
-                Some(libc::ELOOP) => ReadError::SymlinkLoop,
-                Some(libc::ENOTDIR) => ReadError::NotFound,
-                Some(libc::EIO) => ReadError::Io("input/output error (EIO)".into()),
-                _ => ReadError::Io(e.to_string()),
-            },
+        ReadError::from(crate::reader::Failure::from(e))
+    }
+}
+
+impl From<crate::reader::Failure> for ReadError {
+    fn from(e: crate::reader::Failure) -> Self {
+        use crate::reader::Failure;
+        match e {
+            Failure::NotFound => ReadError::NotFound,
+            Failure::PermissionDenied => ReadError::PermissionDenied,
+            Failure::NotRegular(kind) => ReadError::NotRegular(kind),
+            Failure::Directory => ReadError::WrongKind(crate::reader::DIRECTORY),
+            Failure::TooLarge(n) => ReadError::TooLarge(n),
+            Failure::SymlinkLoop => ReadError::SymlinkLoop,
+            Failure::Io(e) => ReadError::Io(e),
         }
     }
 }
@@ -663,14 +668,8 @@ impl Host {
             // as the confined walk, whose root is `/`), in one stat instead
             // of one per component.
             SourceKind::Live => {
-                let real = live_path(host_path)?;
-                let meta = fs::metadata(&real)?;
-                check_file(&Meta::from_std(&meta))?;
-                let file = fs::OpenOptions::new()
-                    .read(true)
-                    .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-                    .open(&real)?;
-                OwnedFd::from(file)
+                let o = crate::reader::open_regular(&live_path(host_path)?)?;
+                return Ok((o.file, o.nlink, o.mode));
             }
             SourceKind::Snapshot => self.open_snapshot_file(host_path)?,
         };
@@ -1195,18 +1194,7 @@ fn special_kind(t: RType) -> &'static str {
 }
 
 fn read_capped(file: File, cap: u64) -> Result<Vec<u8>, ReadError> {
-    let mut buf = Vec::new();
-    let mut limited = file.take(cap + 1);
-    limited.read_to_end(&mut buf)?;
-    if buf.len() as u64 > cap {
-        let len = limited
-            .into_inner()
-            .metadata()
-            .map(|m| m.len())
-            .unwrap_or(0);
-        return Err(ReadError::TooLarge(len.max(cap + 1)));
-    }
-    Ok(buf)
+    Ok(crate::reader::read_capped(file, cap)?)
 }
 
 /// A host path on the live root, as an absolute path of this machine.

@@ -44,6 +44,7 @@
 pub mod catalogue;
 pub mod diff;
 pub mod engine;
+pub mod eval;
 pub mod explain;
 pub mod expr;
 pub mod facts;
@@ -51,6 +52,7 @@ pub mod fleet;
 pub mod host;
 pub mod parse;
 pub mod policy;
+pub mod reader;
 pub mod render;
 pub mod report;
 pub mod resolve;

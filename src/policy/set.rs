@@ -266,10 +266,9 @@ fn read_policy_file(path: &Path) -> Result<String, PolicyError> {
     let abs = abs
         .to_str()
         .ok_or_else(|| err("the path is not valid UTF-8".into()))?;
-    let bytes = crate::host::Host::live()
-        .read_bytes_capped(abs, MAX_POLICY_BYTES)
-        .map_err(|e| match e {
-            crate::host::ReadError::TooLarge(_) => err(format!(
+    let bytes =
+        crate::reader::read_file(Path::new(abs), MAX_POLICY_BYTES).map_err(|e| match e {
+            crate::reader::Failure::TooLarge(_) => err(format!(
                 "larger than the {MAX_POLICY_BYTES}-byte policy cap"
             )),
             e => err(e.to_string()),

@@ -76,32 +76,12 @@ pub fn param_value(v: &ParamValue) -> Result<Value, ConstError> {
             }
             match expr::parse(t) {
                 Ok(e @ Expr::Lit(_)) | Ok(e @ Expr::Binary(..)) | Ok(e @ Expr::Unary(..)) => {
-                    expr::eval(&e, &NoContext).map_err(|m| ConstError::Eval(m.to_string()))
+                    let param = |n: &str| Err(format!("`{n}` cannot be used in a constant"));
+                    expr::ops::constant(&e, "a constant", &param).map_err(ConstError::Eval)
                 }
                 _ => Ok(Value::Str(t.clone())),
             }
         }
-    }
-}
-
-struct NoContext;
-impl expr::Context for NoContext {
-    fn name(&self, n: &str) -> Result<Value, expr::Missing> {
-        Err(expr::Missing::Error(format!(
-            "`{n}` cannot be used in a constant"
-        )))
-    }
-    fn param(&self, n: &str) -> Result<Value, expr::Missing> {
-        self.name(n)
-    }
-    fn setting(&self, ns: &str, _k: &str) -> Result<Value, expr::Missing> {
-        self.name(ns)
-    }
-    fn dir_size(&self, _p: &str) -> Result<Value, expr::Missing> {
-        self.name("du")
-    }
-    fn mount_of(&self, _p: &str) -> Result<Value, expr::Missing> {
-        self.name("mount_of")
     }
 }
 
@@ -112,32 +92,15 @@ pub fn resolve_path(text: &str, policy: Option<&Policy>) -> Result<String, Const
         return Ok(text.to_string());
     };
     let e = expr::parse(inner).map_err(|e| ConstError::Syntax(e.message))?;
-    struct Params<'a>(Option<&'a Policy>);
-    impl expr::Context for Params<'_> {
-        fn name(&self, n: &str) -> Result<Value, expr::Missing> {
-            Err(expr::Missing::Error(format!(
-                "`{n}` cannot be used in a path"
-            )))
-        }
-        fn param(&self, n: &str) -> Result<Value, expr::Missing> {
-            self.0
-                .and_then(|p| p.params.get(n))
-                .cloned()
-                .ok_or_else(|| expr::Missing::Error(format!("unknown parameter `{n}`")))
-        }
-        fn setting(&self, ns: &str, _k: &str) -> Result<Value, expr::Missing> {
-            self.name(ns)
-        }
-        fn dir_size(&self, _p: &str) -> Result<Value, expr::Missing> {
-            self.name("du")
-        }
-        fn mount_of(&self, _p: &str) -> Result<Value, expr::Missing> {
-            self.name("mount_of")
-        }
-    }
-    expr::eval(&e, &Params(policy))
+    let param = |n: &str| {
+        policy
+            .and_then(|p| p.params.get(n))
+            .cloned()
+            .ok_or_else(|| format!("unknown parameter `{n}`"))
+    };
+    expr::ops::constant(&e, "a path", &param)
         .map(|v| v.to_plain())
-        .map_err(|m| ConstError::Eval(m.to_string()))
+        .map_err(ConstError::Eval)
 }
 
 /// Parse `< 4.12`, `>= 4.10, < 4.12`.

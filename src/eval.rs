@@ -1,0 +1,371 @@
+//! The evaluator of the expression language over a [`Context`]: names,
+//! parameters, settings and the host functions (`du`, `mount_of`) come from
+//! the context (the engine's, over gathered facts); what operators and
+//! functions do to values comes from [`crate::expr::ops`]. Decides how a
+//! missing value travels (`absent`, `unknown`, `error`), which `and`/`or`,
+//! `present` and `default` absorb. Pure: must not do I/O or read facts
+//! itself; sits above facts, below the engine.
+
+use std::fmt;
+
+use crate::expr::{ops, BinOp, Expr};
+use crate::value::Value;
+
+/// Why an expression has no value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Missing {
+    /// A setting does not exist: rules skip (or `absent` passes).
+    Absent {
+        /// Canonical subject (`net.ipv4.tcp_tw_recycle`).
+        subject: String,
+        /// Why it is absent, in words.
+        reason: String,
+    },
+    /// Data could not be read: rules are `unknown`.
+    Unknown {
+        /// Subject.
+        subject: String,
+        /// Reason.
+        reason: String,
+    },
+    /// The expression itself is wrong for this data (type error): rules are `error`.
+    Error(String),
+}
+
+impl fmt::Display for Missing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Missing::Absent { subject, reason } => write!(f, "{subject}: {reason}"),
+            Missing::Unknown { subject, reason } => write!(f, "{subject}: {reason}"),
+            Missing::Error(e) => f.write_str(e),
+        }
+    }
+}
+
+/// What the evaluator needs from the outside world. Implemented by the
+/// engine over gathered facts (`engine::eval`); must not do I/O.
+pub trait Context {
+    /// A fact or `let` name.
+    fn name(&self, name: &str) -> Result<Value, Missing>;
+    /// A policy parameter.
+    fn param(&self, name: &str) -> Result<Value, Missing>;
+    /// A setting in a namespace.
+    fn setting(&self, ns: &str, key: &str) -> Result<Value, Missing>;
+    /// Size of a directory in bytes.
+    fn dir_size(&self, path: &str) -> Result<Value, Missing>;
+    /// The mount point that holds a path.
+    fn mount_of(&self, path: &str) -> Result<Value, Missing>;
+}
+
+fn err<T>(msg: String) -> Result<T, Missing> {
+    Err(Missing::Error(msg))
+}
+
+/// Truth of a value (booleans, ON/OFF, numbers != 0).
+pub fn truthy(v: &Value) -> Result<bool, Missing> {
+    ops::truthy(v).map_err(Missing::Error)
+}
+
+/// Evaluate an expression.
+pub fn eval(e: &Expr, cx: &dyn Context) -> Result<Value, Missing> {
+    match e {
+        Expr::Lit(v) => Ok(v.clone()),
+        Expr::List(items) => Ok(Value::List(
+            items
+                .iter()
+                .map(|i| eval(i, cx))
+                .collect::<Result<_, _>>()?,
+        )),
+        Expr::Name(n) => cx.name(n),
+        Expr::Param(p) => cx.param(p),
+        Expr::Setting(ns, key) => {
+            let k = eval(key, cx)?;
+            cx.setting(ns, &k.to_plain())
+        }
+        Expr::Field(base, field) => match eval(base, cx)? {
+            Value::Record(map) => map.get(field).cloned().ok_or_else(|| Missing::Absent {
+                subject: field.clone(),
+                reason: format!("has no field `{field}`"),
+            }),
+            other => err(format!(
+                "`.{field}` needs a record, got {}",
+                other.type_name()
+            )),
+        },
+        Expr::Unary(op, x) => ops::unary(*op, &eval(x, cx)?).map_err(Missing::Error),
+        Expr::Binary(op @ (BinOp::And | BinOp::Or), a, b) => {
+            // the side that decides: false for `and` (false and <missing>
+            // is false), true for `or`
+            let decides = *op == BinOp::Or;
+            match eval(a, cx) {
+                Ok(v) if truthy(&v)? == decides => Ok(Value::Bool(decides)),
+                Ok(_) => Ok(Value::Bool(truthy(&eval(b, cx)?)?)),
+                Err(m) => match eval(b, cx) {
+                    Ok(v) if truthy(&v)? == decides => Ok(Value::Bool(decides)),
+                    _ => Err(m),
+                },
+            }
+        }
+        Expr::Binary(op, a, b) => {
+            ops::binary(*op, &eval(a, cx)?, &eval(b, cx)?).map_err(Missing::Error)
+        }
+        Expr::Call(f, args) => call(f, args, cx),
+    }
+}
+
+fn call(f: &str, args: &[Expr], cx: &dyn Context) -> Result<Value, Missing> {
+    match f {
+        "present" => match eval(&args[0], cx) {
+            Ok(_) => Ok(Value::Bool(true)),
+            Err(Missing::Absent { .. }) => Ok(Value::Bool(false)),
+            Err(m) => Err(m),
+        },
+        "default" => match eval(&args[0], cx) {
+            Err(Missing::Absent { .. }) => eval(&args[1], cx),
+            other => other,
+        },
+        _ => {
+            let vals: Vec<Value> = args.iter().map(|a| eval(a, cx)).collect::<Result<_, _>>()?;
+            match f {
+                "du" => cx.dir_size(&vals[0].to_plain()),
+                "mount_of" => cx.mount_of(&vals[0].to_plain()),
+                _ => ops::function(f, &vals).map_err(Missing::Error),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::expr::{parse, walk, MAX_TOKENS, MAX_TREE_DEPTH};
+    use std::collections::BTreeMap;
+
+    struct Cx(BTreeMap<String, Value>);
+    impl Context for Cx {
+        fn name(&self, n: &str) -> Result<Value, Missing> {
+            self.0.get(n).cloned().ok_or(Missing::Absent {
+                subject: n.into(),
+                reason: "unset".into(),
+            })
+        }
+        fn param(&self, n: &str) -> Result<Value, Missing> {
+            self.name(&format!("params.{n}"))
+        }
+        fn setting(&self, ns: &str, k: &str) -> Result<Value, Missing> {
+            self.name(&format!("{ns}:{k}"))
+        }
+        fn dir_size(&self, p: &str) -> Result<Value, Missing> {
+            self.name(&format!("du:{p}"))
+        }
+        fn mount_of(&self, _p: &str) -> Result<Value, Missing> {
+            Ok(Value::Str("/".into()))
+        }
+    }
+
+    #[test]
+    fn every_catalogue_function_is_implemented_and_parses_at_its_arity() {
+        for f in crate::catalogue::FUNCTIONS {
+            let args: Vec<&str> = (0..f.min_args).map(|_| "\"10.11.5\"").collect();
+            let src = format!("{}({})", f.name, args.join(", "));
+            let e = parse(&src).unwrap_or_else(|e| panic!("{src}: {e}"));
+            if let Err(Missing::Error(m)) = eval(&e, &cx()) {
+                assert!(!m.starts_with("unknown function"), "{src}: {m}");
+            }
+            if f.max_args != usize::MAX {
+                let too_many = format!("{}({})", f.name, vec!["1"; f.max_args + 1].join(", "));
+                assert!(parse(&too_many).is_err(), "{too_many} parsed");
+            }
+        }
+    }
+
+    fn cx() -> Cx {
+        let mut m = BTreeMap::new();
+        m.insert("mem_total".into(), Value::Size(24.0 * 1073741824.0));
+        m.insert("params.share".into(), Value::Number(0.8));
+        m.insert(
+            "mycnf:innodb_buffer_pool_size".into(),
+            Value::Size(12.0 * 1073741824.0),
+        );
+        m.insert(
+            "sysctl:net.ipv4.conf.eth0/100.rp_filter".into(),
+            Value::Number(1.0),
+        );
+        m.insert("sysctl:net.ipv4.tcp_timestamps".into(), Value::Number(1.0));
+        Cx(m)
+    }
+
+    fn ev(s: &str) -> Result<Value, Missing> {
+        eval(&parse(s).unwrap(), &cx())
+    }
+
+    #[test]
+    fn arithmetic_with_units() {
+        assert_eq!(ev("1G + 512M").unwrap(), Value::Size(1610612736.0));
+        assert_eq!(ev("10 GiB / 2").unwrap(), Value::Size(5.0 * 1073741824.0));
+        assert_eq!(ev("15%").unwrap(), Value::Number(0.15));
+        assert_eq!(ev("2 * 3 + 1").unwrap(), Value::Number(7.0));
+        assert_eq!(ev("1G / 512M").unwrap(), Value::Number(2.0));
+    }
+
+    #[test]
+    fn settings_params_and_facts() {
+        assert_eq!(
+            ev("mycnf.innodb_buffer_pool_size <= params.share * mem_total").unwrap(),
+            Value::Bool(true)
+        );
+        assert_eq!(
+            ev("mycnf.innodb_buffer_pool_size / mem_total").unwrap(),
+            Value::Number(0.5)
+        );
+        assert_eq!(
+            ev("sysctl[\"net.ipv4.conf.eth0/100.rp_filter\"] == 1").unwrap(),
+            Value::Bool(true)
+        );
+        assert_eq!(
+            ev("sysctl.net.ipv4.tcp_timestamps == 1").unwrap(),
+            Value::Bool(true)
+        );
+    }
+
+    #[test]
+    fn missing_values_propagate_and_present_default_handle_them() {
+        assert!(matches!(
+            ev("sysctl.net.ipv4.tcp_tw_recycle == 0"),
+            Err(Missing::Absent { .. })
+        ));
+        assert_eq!(
+            ev("present(sysctl.net.ipv4.tcp_tw_recycle)").unwrap(),
+            Value::Bool(false)
+        );
+        assert_eq!(
+            ev("default(sysctl.net.ipv4.tcp_tw_recycle, 0) == 0").unwrap(),
+            Value::Bool(true)
+        );
+        assert_eq!(ev("false and sysctl.x.y == 1").unwrap(), Value::Bool(false));
+        assert_eq!(ev("min(1G, 2G, 512M)").unwrap(), Value::Size(536870912.0));
+    }
+
+    #[test]
+    fn versions_compare_as_numbers() {
+        assert_eq!(
+            ev("version(\"10.11.19-MariaDB-0+deb12u1\")").unwrap(),
+            Value::Number(10011019.0)
+        );
+        assert_eq!(
+            ev("version(\"5.6.51-91.0-log\") >= version(\"5.7.7\")").unwrap(),
+            Value::Bool(false)
+        );
+        assert_eq!(
+            ev("version(\"8.0\") >= version(\"5.7.7\")").unwrap(),
+            Value::Bool(true)
+        );
+        assert!(matches!(ev("version(\"MariaDB\")"), Err(Missing::Error(_))));
+        assert!(matches!(
+            ev("version(\"1.1000.1\")"),
+            Err(Missing::Error(_))
+        ));
+    }
+
+    #[test]
+    fn a_flat_chain_is_capped_at_parse_time_and_the_largest_allowed_one_evaluates() {
+        // 20,000 terms: an error at the first token past the cap, not a stack overflow
+        let long = vec!["1"; 20_000].join("+");
+        let e = parse(&long).unwrap_err();
+        assert_eq!(e.offset, MAX_TOKENS); // one character per token: `1`, `+`, `1`, ...
+        assert!(e.message.contains("expression too long"), "{}", e.message);
+        // within the token cap but too deep: 200 terms are 200 levels
+        let e = parse(&vec!["1"; 200].join("+")).unwrap_err();
+        assert!(e.message.contains("expression too deep"), "{}", e.message);
+        // the deepest accepted chain (64 levels: 64 terms) parses, evaluates,
+        // walks and drops on a thread with a quarter of the 2 MiB a spawned
+        // thread gets (debug build)
+        let ok = vec!["1"; MAX_TREE_DEPTH].join("+");
+        let n = std::thread::Builder::new()
+            .stack_size(512 * 1024)
+            .spawn(move || {
+                let e = parse(&ok).unwrap();
+                let v = eval(&e, &cx()).unwrap();
+                let mut nodes = 0;
+                walk(&e, &mut |_| nodes += 1);
+                (v, nodes)
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        assert_eq!(n, (Value::Number(64.0), 127));
+        assert!(parse(&vec!["1"; MAX_TREE_DEPTH + 1].join("+")).is_err());
+    }
+
+    /// A context that knows only parameters, as the policy loader's
+    /// constants did before they were folded without the evaluator.
+    struct OnlyParams;
+    impl Context for OnlyParams {
+        fn name(&self, n: &str) -> Result<Value, Missing> {
+            Err(Missing::Error(format!(
+                "`{n}` cannot be used in a constant"
+            )))
+        }
+        fn param(&self, n: &str) -> Result<Value, Missing> {
+            match n {
+                "share" => Ok(Value::Number(0.4)),
+                _ => Err(Missing::Error(format!("unknown parameter `{n}`"))),
+            }
+        }
+        fn setting(&self, ns: &str, _k: &str) -> Result<Value, Missing> {
+            self.name(ns)
+        }
+        fn dir_size(&self, _p: &str) -> Result<Value, Missing> {
+            self.name("du")
+        }
+        fn mount_of(&self, _p: &str) -> Result<Value, Missing> {
+            self.name("mount_of")
+        }
+    }
+
+    #[test]
+    fn constant_folding_reads_every_constant_as_the_evaluator_does() {
+        let param = |n: &str| match n {
+            "share" => Ok(Value::Number(0.4)),
+            _ => Err(format!("unknown parameter `{n}`")),
+        };
+        for src in [
+            "0.4 * 2G",
+            "params.share * 10G",
+            "params.nope + 1",
+            "-(1G - 2G)",
+            "not 0",
+            "min(1G, 2G, 512M)",
+            "max([3, 1])",
+            "round(2.25, 1) + floor(1.5) + ceil(1.5) + abs(-2)",
+            "version(\"10.11.19\") >= version(\"10.6\")",
+            "join([\"a\", \"b\"], \"-\") == \"a-b\"",
+            "len(\"abc\") + number(\"2\")",
+            "pct(0.25) + \"\"",
+            "gib(1G) == \"1 GiB\"",
+            "mib(3M)",
+            "size(1024)",
+            "contains([1, 2], 2)",
+            "present(1) and default(2, 3) == 2",
+            "false and mem_total > 1",
+            "mem_total > 1 and false",
+            "true or sysctl.vm.swappiness",
+            "mem_total or true",
+            "mem_total and true",
+            "du(\"/srv\")",
+            "mount_of(\"/srv\")",
+            "mycnf.x + 1",
+            "1 / 0",
+            "\"a\" * 2",
+            "[1, 2].x",
+        ] {
+            let e = parse(src).unwrap_or_else(|e| panic!("{src}: {e}"));
+            let by_eval = eval(&e, &OnlyParams).map_err(|m| m.to_string());
+            assert_eq!(
+                crate::expr::ops::constant(&e, "a constant", &param),
+                by_eval,
+                "{src}"
+            );
+        }
+    }
+}

@@ -1,0 +1,270 @@
+//! What the expression language's operators and built-in functions do to
+//! values (`1G + 512M`, `min(...)`, `version(...)`), and constant folding
+//! over them for policy parameters and `${...}` paths ([`constant`]). Pure:
+//! no context, no host data, no I/O; the evaluator over host data
+//! (`crate::eval`) applies the same functions, so each operator means one
+//! thing wherever it is evaluated.
+
+use super::{BinOp, Expr, UnOp};
+use crate::value::{format_number, Value};
+
+fn err<T>(msg: String) -> Result<T, String> {
+    Err(msg)
+}
+
+/// A value as a number, or why not (`what` names the operator or function).
+pub fn num(v: &Value, what: &str) -> Result<f64, String> {
+    v.as_f64().map_or_else(
+        || {
+            err(format!(
+                "{what} needs a number, got {} `{}`",
+                v.type_name(),
+                v.to_plain()
+            ))
+        },
+        Ok,
+    )
+}
+
+/// Truth of a value (booleans, ON/OFF, numbers != 0).
+pub fn truthy(v: &Value) -> Result<bool, String> {
+    v.as_bool().map_or_else(
+        || {
+            err(format!(
+                "expected a boolean, got {} `{}`",
+                v.type_name(),
+                v.to_plain()
+            ))
+        },
+        Ok,
+    )
+}
+
+/// Apply a unary operator to a value.
+pub fn unary(op: UnOp, v: &Value) -> Result<Value, String> {
+    match (op, v) {
+        (UnOp::Neg, Value::Size(n)) => Ok(Value::Size(-n)),
+        (UnOp::Neg, v) => Ok(Value::Number(-num(v, "`-`")?)),
+        (UnOp::Not, v) => Ok(Value::Bool(!truthy(v)?)),
+    }
+}
+
+/// Apply an arithmetic or comparison operator to two values (`and`/`or`
+/// decide from their left side first: see [`constant`] and `crate::eval`).
+pub fn binary(op: BinOp, a: &Value, b: &Value) -> Result<Value, String> {
+    let is_size = |v: &Value| matches!(v, Value::Size(_));
+    match op {
+        BinOp::Eq => Ok(Value::Bool(a.loosely_equals(b))),
+        BinOp::Ne => Ok(Value::Bool(!a.loosely_equals(b))),
+        BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
+            let (x, y) = (num(a, op.symbol())?, num(b, op.symbol())?);
+            Ok(Value::Bool(match op {
+                BinOp::Lt => x < y,
+                BinOp::Le => x <= y,
+                BinOp::Gt => x > y,
+                _ => x >= y,
+            }))
+        }
+        BinOp::Add | BinOp::Sub => {
+            let (x, y) = (num(a, op.symbol())?, num(b, op.symbol())?);
+            let r = if op == BinOp::Add { x + y } else { x - y };
+            Ok(if is_size(a) || is_size(b) {
+                Value::Size(r)
+            } else {
+                Value::Number(r)
+            })
+        }
+        BinOp::Mul => {
+            let (x, y) = (num(a, "*")?, num(b, "*")?);
+            Ok(if is_size(a) != is_size(b) {
+                Value::Size(x * y)
+            } else {
+                Value::Number(x * y)
+            })
+        }
+        BinOp::Div => {
+            let (x, y) = (num(a, "/")?, num(b, "/")?);
+            if y == 0.0 {
+                return err("division by zero".into());
+            }
+            Ok(if is_size(a) && !is_size(b) {
+                Value::Size(x / y)
+            } else {
+                Value::Number(x / y)
+            })
+        }
+        BinOp::And | BinOp::Or => err("internal: logic operator outside eval".into()),
+    }
+}
+
+/// Apply a built-in function of values (every function but the lazy
+/// `present`/`default` and the host's `du`/`mount_of`, which need a
+/// context) to its evaluated arguments.
+pub fn function(f: &str, vals: &[Value]) -> Result<Value, String> {
+    let first = &vals[0];
+    match f {
+        "min" | "max" => {
+            let flat: Vec<&Value> = match (vals.len(), first) {
+                (1, Value::List(items)) => items.iter().collect(),
+                _ => vals.iter().collect(),
+            };
+            let mut best: Option<(f64, &Value)> = None;
+            for v in flat {
+                let n = num(v, f)?;
+                let better = match best {
+                    None => true,
+                    Some((b, _)) => (f == "min" && n < b) || (f == "max" && n > b),
+                };
+                if better {
+                    best = Some((n, v));
+                }
+            }
+            best.map(|(_, v)| v.clone())
+                .ok_or_else(|| format!("`{f}` of an empty list"))
+        }
+        "round" | "floor" | "ceil" | "abs" => {
+            let n = num(first, f)?;
+            let places = vals.get(1).map(|v| num(v, f)).transpose()?.unwrap_or(0.0);
+            let m = 10f64.powi(places as i32);
+            let r = match f {
+                "round" => (n * m).round() / m,
+                "floor" => n.floor(),
+                "ceil" => n.ceil(),
+                _ => n.abs(),
+            };
+            Ok(match first {
+                Value::Size(_) => Value::Size(r),
+                _ => Value::Number(r),
+            })
+        }
+        "contains" => Ok(Value::Bool(match first {
+            Value::List(items) => items.iter().any(|i| i.loosely_equals(&vals[1])),
+            Value::Str(s) => s.contains(&vals[1].to_plain()),
+            other => {
+                return err(format!(
+                    "`contains` needs a list or string, got {}",
+                    other.type_name()
+                ))
+            }
+        })),
+        "pct" => Ok(Value::Str(format!(
+            "{} %",
+            format_number((num(first, f)? * 1000.0).round() / 10.0)
+        ))),
+        "mib" => Ok(Value::Str(format!(
+            "{} MiB",
+            format_number((num(first, f)? / 1048576.0).round())
+        ))),
+        "gib" => Ok(Value::Str(format!(
+            "{} GiB",
+            format_number((num(first, f)? / 1073741824.0 * 10.0).round() / 10.0)
+        ))),
+        "size" => Ok(Value::Size(num(first, f)?)),
+        "version" => version_number(&first.to_plain()),
+        "number" => Ok(Value::Number(num(first, f)?)),
+        "len" => Ok(Value::Number(match first {
+            Value::List(i) => i.len() as f64,
+            v => v.to_plain().chars().count() as f64,
+        })),
+        "join" => {
+            let sep = vals
+                .get(1)
+                .map(Value::to_plain)
+                .unwrap_or_else(|| ",".into());
+            Ok(Value::Str(match first {
+                Value::List(items) => items
+                    .iter()
+                    .map(Value::to_plain)
+                    .collect::<Vec<_>>()
+                    .join(&sep),
+                v => v.to_plain(),
+            }))
+        }
+        _ => err(format!("unknown function `{f}`")),
+    }
+}
+
+/// `version("10.11.19-MariaDB-0+deb12u1")` = 10011019: the leading
+/// `major.minor[.patch]` as major * 1e6 + minor * 1e3 + patch, so versions
+/// compare as numbers (each part must stay below 1000).
+fn version_number(s: &str) -> Result<Value, String> {
+    let head: String = s
+        .trim()
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    let parts: Vec<u64> = head
+        .split('.')
+        .take(3)
+        .map_while(|p| p.parse().ok())
+        .collect();
+    if parts.len() < 2 || parts.iter().any(|p| *p >= 1000) {
+        return err(format!(
+            "`version` needs a version like 10.11.19, got `{s}`"
+        ));
+    }
+    let n = parts[0] * 1_000_000 + parts[1] * 1000 + parts.get(2).copied().unwrap_or(0);
+    Ok(Value::Number(n as f64))
+}
+
+/// Evaluate a constant: an expression over literals and the policy's
+/// parameters only (`0.4 * 2G`, `${params.zimbra_db_dir}`). `what` names
+/// where it stands (`a constant`, `a path`) in the error for a name, a
+/// setting or a host function; `param` gives a parameter's value. Reads the
+/// same as `crate::eval::eval` with a context that knows only parameters,
+/// `and`/`or` included (a false side decides even when the other fails).
+pub fn constant(
+    e: &Expr,
+    what: &str,
+    param: &dyn Fn(&str) -> Result<Value, String>,
+) -> Result<Value, String> {
+    let fold = |x: &Expr| constant(x, what, param);
+    let not_here = |name: &str| err(format!("`{name}` cannot be used in {what}"));
+    match e {
+        Expr::Lit(v) => Ok(v.clone()),
+        Expr::List(items) => Ok(Value::List(
+            items.iter().map(fold).collect::<Result<_, _>>()?,
+        )),
+        Expr::Name(n) => not_here(n),
+        Expr::Param(p) => param(p),
+        Expr::Setting(ns, key) => {
+            fold(key)?;
+            not_here(ns)
+        }
+        Expr::Field(base, field) => match fold(base)? {
+            Value::Record(map) => map
+                .get(field)
+                .cloned()
+                .ok_or_else(|| format!("{field}: has no field `{field}`")),
+            other => err(format!(
+                "`.{field}` needs a record, got {}",
+                other.type_name()
+            )),
+        },
+        Expr::Unary(op, x) => unary(*op, &fold(x)?),
+        Expr::Binary(op @ (BinOp::And | BinOp::Or), a, b) => {
+            // the side that decides: false for `and`, true for `or`
+            let decides = *op == BinOp::Or;
+            match fold(a) {
+                Ok(v) if truthy(&v)? == decides => Ok(Value::Bool(decides)),
+                Ok(_) => Ok(Value::Bool(truthy(&fold(b)?)?)),
+                Err(m) => match fold(b) {
+                    Ok(v) if truthy(&v)? == decides => Ok(Value::Bool(decides)),
+                    _ => Err(m),
+                },
+            }
+        }
+        Expr::Binary(op, a, b) => binary(*op, &fold(a)?, &fold(b)?),
+        Expr::Call(f, args) => match f.as_str() {
+            "present" => fold(&args[0]).map(|_| Value::Bool(true)),
+            "default" => fold(&args[0]),
+            _ => {
+                let vals: Vec<Value> = args.iter().map(fold).collect::<Result<_, _>>()?;
+                match f.as_str() {
+                    "du" | "mount_of" => not_here(f),
+                    _ => function(f, &vals),
+                }
+            }
+        },
+    }
+}

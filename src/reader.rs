@@ -1,0 +1,176 @@
+//! The one capped, FIFO-safe way to read a file of this machine: the type is
+//! checked before a non-blocking open and again on the descriptor, so a
+//! FIFO, socket or device is never read, and no more than the cap is ever
+//! read, so `/dev/zero` or a growing file cannot fill memory. Used by the
+//! host's readers (`host`) and by the policy loader (`policy::set`). A leaf:
+//! imports nothing of the crate; must not confine paths to a root, keep a
+//! read log or a budget (that is `host`).
+
+use std::fmt;
+use std::fs::{self, File};
+use std::io::Read;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::Path;
+
+/// Most symbolic links the kernel follows on one path (`ELOOP` beyond).
+pub const MAX_SYMLINKS: usize = 40;
+
+/// Why a file could not be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Failure {
+    /// No such file or directory.
+    NotFound,
+    /// Permission denied (EACCES/EPERM).
+    PermissionDenied,
+    /// A FIFO, socket or device where a file was expected.
+    NotRegular(&'static str),
+    /// A directory where a file was expected.
+    Directory,
+    /// The file is larger than the cap (its size, at least cap + 1).
+    TooLarge(u64),
+    /// Too many symbolic links (a loop).
+    SymlinkLoop,
+    /// Any other I/O error.
+    Io(String),
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Failure::NotFound => f.write_str("no such file or directory"),
+            Failure::PermissionDenied => f.write_str("permission denied"),
+            Failure::NotRegular(kind) => write!(f, "is a {kind}, not a regular file"),
+            Failure::Directory => f.write_str(DIRECTORY),
+            Failure::TooLarge(n) => write!(f, "file is {n} bytes, larger than the cap"),
+            Failure::SymlinkLoop => write!(
+                f,
+                "too many levels of symbolic links (more than {MAX_SYMLINKS})"
+            ),
+            Failure::Io(e) => f.write_str(e),
+        }
+    }
+}
+
+impl std::error::Error for Failure {}
+
+/// The text of [`Failure::Directory`].
+pub const DIRECTORY: &str = "is a directory, not a file";
+
+impl From<std::io::Error> for Failure {
+    fn from(e: std::io::Error) -> Self {
+        use std::io::ErrorKind;
+        match e.kind() {
+            ErrorKind::NotFound => Failure::NotFound,
+            ErrorKind::PermissionDenied => Failure::PermissionDenied,
+            _ => match e.raw_os_error() {
+                Some(libc::ELOOP) => Failure::SymlinkLoop,
+                Some(libc::ENOTDIR) => Failure::NotFound,
+                Some(libc::EIO) => Failure::Io("input/output error (EIO)".into()),
+                _ => Failure::Io(e.to_string()),
+            },
+        }
+    }
+}
+
+/// What a file mode says the file is: `Ok(true)` a regular file,
+/// `Ok(false)` a directory, `Err(kind)` anything else (`"FIFO"`, ...).
+pub fn kind_of_mode(mode: u32) -> Result<bool, &'static str> {
+    match mode & libc::S_IFMT {
+        libc::S_IFREG => Ok(true),
+        libc::S_IFDIR => Ok(false),
+        libc::S_IFIFO => Err("FIFO"),
+        libc::S_IFSOCK => Err("socket"),
+        libc::S_IFBLK => Err("block device"),
+        libc::S_IFCHR => Err("character device"),
+        libc::S_IFLNK => Err("symbolic link"),
+        _ => Err("special file"),
+    }
+}
+
+/// `Ok` for a regular file's mode, else why it is not read.
+pub fn check_regular(mode: u32) -> Result<(), Failure> {
+    match kind_of_mode(mode) {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(Failure::Directory),
+        Err(kind) => Err(Failure::NotRegular(kind)),
+    }
+}
+
+/// An opened regular file with its link count and permission bits.
+#[derive(Debug)]
+pub struct Opened {
+    /// The file, opened read-only and non-blocking.
+    pub file: File,
+    /// `st_nlink` of the descriptor.
+    pub nlink: u64,
+    /// Permission bits (`st_mode & 0o7777`) of the descriptor.
+    pub mode: u32,
+}
+
+/// Open an absolute path of this machine for reading, following links as
+/// the kernel does: its type is checked by `stat` before the open (a FIFO
+/// or device is never opened for reading), the open is `O_NONBLOCK |
+/// O_NOCTTY`, and the descriptor is checked again (a file swapped for a
+/// FIFO between the two is refused).
+pub fn open_regular(path: &Path) -> Result<Opened, Failure> {
+    let meta = fs::metadata(path)?;
+    check_regular(meta.mode())?;
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)?;
+    let now = file.metadata()?;
+    check_regular(now.mode())?;
+    Ok(Opened {
+        file,
+        nlink: now.nlink(),
+        mode: now.mode() & 0o7777,
+    })
+}
+
+/// Read an opened file to its end, at most `cap` bytes: one byte more is a
+/// [`Failure::TooLarge`] with the file's size.
+pub fn read_capped(file: File, cap: u64) -> Result<Vec<u8>, Failure> {
+    let mut buf = Vec::new();
+    let mut limited = file.take(cap + 1);
+    limited.read_to_end(&mut buf)?;
+    if buf.len() as u64 > cap {
+        let len = limited
+            .into_inner()
+            .metadata()
+            .map(|m| m.len())
+            .unwrap_or(0);
+        return Err(Failure::TooLarge(len.max(cap + 1)));
+    }
+    Ok(buf)
+}
+
+/// [`open_regular`] then [`read_capped`].
+pub fn read_file(path: &Path, cap: u64) -> Result<Vec<u8>, Failure> {
+    read_capped(open_regular(path)?.file, cap)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fifo_is_refused_without_blocking_and_a_big_file_is_capped() {
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert_eq!(read_file(&fifo, 10), Err(Failure::NotRegular("FIFO")));
+        let big = d.path().join("big");
+        fs::write(&big, vec![b'x'; 100]).unwrap();
+        assert_eq!(read_file(&big, 99), Err(Failure::TooLarge(100)));
+        assert_eq!(read_file(&big, 100).unwrap().len(), 100);
+        assert_eq!(read_file(d.path(), 100), Err(Failure::Directory));
+        assert_eq!(read_file(&d.path().join("none"), 1), Err(Failure::NotFound));
+        assert_eq!(
+            read_file(Path::new("/dev/zero"), 1),
+            Err(Failure::NotRegular("character device"))
+        );
+    }
+}
