@@ -58,6 +58,7 @@ pub mod report;
 pub mod resolve;
 pub mod secret;
 pub mod snapshot;
+pub mod upgrade;
 pub mod value;
 pub mod waiver;
 

@@ -31,6 +31,9 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("report model", &["report"]),
     // snapshot asks the engine which files the policies' readers read.
     ("engine", &["engine", "snapshot"]),
+    // upgrade readiness reads hosts through the facts and makes findings
+    // (report model); the CLI adds them to the report before waivers.
+    ("upgrade checks", &["upgrade"]),
     ("waivers", &["waiver"]),
     ("renderers", &["render"]),
     // Commands built on reports that still print for themselves (issue 14

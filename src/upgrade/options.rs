@@ -1,0 +1,321 @@
+//! MySQL/MariaDB upgrade findings: the option files resolved with the groups
+//! the *target* server reads (`[mariadb-10.11]`, `[mysqld-8.0]`, ...), each
+//! option line compared with the knowledge (removed, ignored, `loose-`,
+//! deprecated, refused values), and the defaults the host relies on compared
+//! between the running version and the target. No policy rules here.
+
+use crate::facts::mysql::{self, ServerVersion, DEFAULT_FILES};
+use crate::facts::Facts;
+use crate::host::Host;
+use crate::parse::mycnf::canonical_option;
+use crate::policy::Severity;
+use crate::report::{Finding, Status};
+use crate::value::Value;
+
+use super::data::{Effect, Knowledge, Product, Version};
+use super::{finding, Kind, Target};
+
+/// The running (or installed) server version and where it was read.
+struct Source {
+    version: ServerVersion,
+    from: String,
+}
+
+impl Source {
+    fn label(&self) -> String {
+        let p = &self.version.parts;
+        format!(
+            "{} {}.{}.{}",
+            if self.version.mariadb {
+                "MariaDB"
+            } else {
+                "MySQL"
+            },
+            p[0],
+            p[1],
+            p[2]
+        )
+    }
+
+    fn product(&self) -> Product {
+        if self.version.mariadb {
+            Product::Mariadb
+        } else {
+            Product::Mysql
+        }
+    }
+
+    fn before(&self, v: &Version) -> bool {
+        v.cmp_to(&self.version.parts) == std::cmp::Ordering::Greater
+    }
+}
+
+fn source_version(host: &Host, facts: &Facts) -> Option<Source> {
+    if let Some(Ok(Value::Str(s))) = facts.facts.get("mysql_version") {
+        if let Some(v) = ServerVersion::parse(s) {
+            return Some(Source {
+                version: v,
+                from: format!("runtime capture `version` = {s}"),
+            });
+        }
+    }
+    let dd = mysql::datadir(facts);
+    mysql::installed_version(host, &dd).map(|(version, from)| Source { version, from })
+}
+
+/// The groups the target server reads.
+fn target_groups(t: &Target) -> Vec<String> {
+    let (maj, min) = t.version.series();
+    let v = match t.product {
+        Product::Mariadb => format!("{maj}.{min}.0-MariaDB"),
+        _ => format!("{maj}.{min}.0"),
+    };
+    mysql::server_groups(Some(&v))
+}
+
+pub(super) fn findings(host: &Host, facts: &Facts, t: &Target, k: &Knowledge) -> Vec<Finding> {
+    let target = t.label();
+    let groups = target_groups(t);
+    let mut scratch = Vec::new();
+    let set = mysql::effective_options(host, &DEFAULT_FILES, &groups, &mut scratch);
+    let mut out: Vec<Finding> = Vec::new();
+    if set.files_read.is_empty() {
+        let mut f = finding(k, Kind::Removed, Status::Skip, Severity::High, 1);
+        f.explanation = format!(
+            "no option file ({}) on the host: nothing for {target} to read",
+            DEFAULT_FILES.join(", ")
+        );
+        return vec![f];
+    }
+    let source = source_version(host, facts);
+    if let Some(fatal) = &set.fatal {
+        // The files stop the server before their end: what follows that
+        // point was not checked, so nothing here may read as a pass.
+        let mut f = finding(k, Kind::Removed, Status::Unknown, Severity::High, 1);
+        f.explanation =
+            format!("{fatal}; options after that point were not checked against {target}");
+        f.fix =
+            "correct the line named (see the driftaudit.input finding), then check again".into();
+        out.push(f);
+    }
+    let running = match &source {
+        Some(s) => format!("the host runs {} ({})", s.label(), s.from),
+        None => "the running version is unknown".to_string(),
+    };
+    let group_list = format!("[{}]", groups.join("], ["));
+
+    for o in &set.argv {
+        let name = canonical_option(&o.name);
+        let Some(e) = k.entry(&name.name) else {
+            continue;
+        };
+        let at = o.evidence.clone();
+        let written = match &o.value {
+            Some(v) => format!("{} = {v}", o.name),
+            None => o.name.clone(),
+        };
+        let replacement = e
+            .replacement
+            .as_ref()
+            .map(|r| format!(" (replacement: `{r}`)"))
+            .unwrap_or_default();
+        if let Some(r) = e.removed.as_ref().filter(|r| t.includes(&r.version)) {
+            let when = if r.at_latest {
+                format!("gone by {}", r.version)
+            } else {
+                format!("removed in {}", r.version)
+            };
+            let (kind, status_text, fix) = match (r.effect, name.loose) {
+                (Effect::Refused, false) => (
+                    Kind::Removed,
+                    format!("{target} refuses it (\"unknown variable '{}'\") and does not start", o.arg.trim_start_matches("--")),
+                    format!("{}{replacement}; or write it as `loose-{}` while older servers still read the file", e.action, name.name),
+                ),
+                (Effect::Refused, true) => (
+                    Kind::LooseRemoved,
+                    format!("{target} no longer knows it; thanks to `loose-` it starts with a warning, and the line does nothing"),
+                    format!("{}{replacement}", e.action),
+                ),
+                (_, _) => (
+                    Kind::Ignored,
+                    format!("{target} accepts the line with a warning (\"was removed. It does nothing now\") and ignores it"),
+                    format!("{}{replacement}", e.action),
+                ),
+            };
+            let sev = e.severity.unwrap_or(kind.severity());
+            out.push(
+                finding(k, kind, Status::Fail, sev, e.line)
+                    .with_subject(vec![e.name.clone()])
+                    .with_expected(format!("no `{}` in the groups {target} reads", e.name))
+                    .with_actual(format!("`{written}` in [{}] at {at}", o.group))
+                    .with_evidence(vec![at.clone()])
+                    .with_explanation(format!(
+                        "`{written}` at {at} ([{}]): {} {when}; {status_text}; {running}",
+                        o.group, e.name
+                    ))
+                    .with_fix(fix),
+            );
+            continue;
+        }
+        // values the target refuses (`sql_mode = ...,NO_AUTO_CREATE_USER`)
+        if let Some(value) = &o.value {
+            let refused: Vec<&super::data::ValueRemoval> = e
+                .removed_values
+                .iter()
+                .filter(|rv| t.includes(&rv.version))
+                .filter(|rv| {
+                    value
+                        .split(',')
+                        .any(|p| p.trim().eq_ignore_ascii_case(&rv.value))
+                })
+                .collect();
+            if !refused.is_empty() {
+                let names: Vec<String> = refused
+                    .iter()
+                    .map(|rv| format!("{} (refused from {})", rv.value, rv.version))
+                    .collect();
+                let kind = if name.loose {
+                    Kind::LooseRemoved
+                } else {
+                    Kind::RemovedValue
+                };
+                let effect = if name.loose {
+                    format!("{target} refuses the value; thanks to `loose-` it starts with a warning, and the line does nothing")
+                } else {
+                    format!("{target} refuses the value and does not start")
+                };
+                let kept: Vec<&str> = value
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|p| !refused.iter().any(|rv| rv.value.eq_ignore_ascii_case(p)))
+                    .collect();
+                out.push(
+                    finding(k, kind, Status::Fail, kind.severity(), e.line)
+                        .with_subject(vec![e.name.clone()])
+                        .with_expected(format!(
+                            "`{}` without {}",
+                            e.name,
+                            refused
+                                .iter()
+                                .map(|rv| rv.value.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ))
+                        .with_actual(format!("`{written}` in [{}] at {at}", o.group))
+                        .with_evidence(vec![at.clone()])
+                        .with_explanation(format!(
+                            "`{}` at {at} ([{}]) names {}: {effect}; {running}",
+                            e.name,
+                            o.group,
+                            names.join(", ")
+                        ))
+                        .with_fix(format!("{}: `{} = {}`", e.action, o.name, kept.join(","))),
+                );
+                continue;
+            }
+        }
+        if let Some(d) = e.deprecated.as_ref().filter(|d| t.includes(d)) {
+            out.push(
+                finding(k, Kind::Deprecated, Status::Fail, Severity::Info, e.line)
+                    .with_subject(vec![e.name.clone()])
+                    .with_actual(format!("`{written}` in [{}] at {at}", o.group))
+                    .with_evidence(vec![at.clone()])
+                    .with_explanation(format!(
+                        "`{written}` at {at} ([{}]): {} is deprecated since {d}; {target} still accepts it, a later release removes it",
+                        o.group, e.name
+                    ))
+                    .with_fix(format!("{}{replacement}", e.action)),
+            );
+        }
+    }
+
+    // Defaults the host relies on.
+    let changes: Vec<_> = k
+        .entries
+        .iter()
+        .filter(|e| !e.defaults.is_empty())
+        .filter(|e| !set.namespace.entries.contains_key(&e.name))
+        .collect();
+    match &source {
+        Some(s) if s.product() == t.product => {
+            for e in changes {
+                let inside: Vec<_> = e
+                    .defaults
+                    .iter()
+                    .filter(|d| s.before(&d.version) && t.includes(&d.version))
+                    .collect();
+                let (Some(first), Some(last)) = (inside.first(), inside.last()) else {
+                    continue;
+                };
+                if first.old == last.new {
+                    continue;
+                }
+                let files = set.files_read.first().cloned().unwrap_or_default();
+                out.push(
+                    finding(k, Kind::DefaultChanged, Status::Fail, e.severity.unwrap_or(Severity::Medium), e.line)
+                        .with_subject(vec![e.name.clone()])
+                        .with_expected(format!("{} = {} (the default {} runs with)", e.name, first.old, s.label()))
+                        .with_actual(format!("{} = {} on {target} (default from {})", e.name, last.new, last.version))
+                        .with_evidence(vec![crate::facts::Evidence::file(files)])
+                        .with_explanation(format!(
+                            "`{}` is set in no option group {target} reads, so the server runs with its compiled-in default: {} on {} ({}), {} from {} on: the host behaves differently after the upgrade",
+                            e.name, first.old, s.label(), s.from, last.new, last.version
+                        ))
+                        .with_fix(e.action.clone()),
+                );
+            }
+        }
+        _ => {
+            let names: Vec<&str> = changes
+                .iter()
+                .filter(|e| e.defaults.iter().any(|d| t.includes(&d.version)))
+                .map(|e| e.name.as_str())
+                .collect();
+            if !names.is_empty() {
+                let why = match &source {
+                    Some(s) => format!(
+                        "the host runs {} ({}), not {}: the data compares defaults within one product",
+                        s.label(),
+                        s.from,
+                        t.product.label()
+                    ),
+                    None => "the running server version is unknown (no runtime capture with a `version` row, no dpkg or RPM package list naming a server package, no mysql_upgrade_info in the data directory)".to_string(),
+                };
+                let mut f = finding(k, Kind::DefaultChanged, Status::Unknown, Severity::Medium, 1)
+                    .with_subject(names.iter().map(|n| n.to_string()).collect())
+                    .with_explanation(format!(
+                        "{why}, so which of these defaults change on the way to {target} cannot be told: {}",
+                        names.join(", ")
+                    ))
+                    .with_fix("capture the running server's variables with `driftaudit snapshot --mysql` (or check a snapshot taken with it)");
+                f.evidence = set
+                    .files_read
+                    .first()
+                    .map(|p| vec![crate::facts::Evidence::file(p.clone())])
+                    .unwrap_or_default();
+                out.push(f);
+            }
+        }
+    }
+
+    // Never a silent all-clear: one passing finding per kind that found nothing.
+    let checked = set.argv.len();
+    for kind in [
+        Kind::Removed,
+        Kind::Ignored,
+        Kind::RemovedValue,
+        Kind::DefaultChanged,
+    ] {
+        let id = super::rule_id(k.product, kind);
+        if out.iter().any(|f| f.rule == id) {
+            continue;
+        }
+        let mut f = finding(k, kind, Status::Pass, kind.severity(), 1);
+        f.explanation = format!(
+            "{checked} options in {group_list} of {} checked against {target}: none affected; {running}",
+            set.files_read.join(", ")
+        );
+        out.push(f);
+    }
+    out
+}

@@ -1,0 +1,373 @@
+//! Pre-upgrade readiness on the two upgrade test hosts: a Debian 10 host
+//! running MariaDB 10.3 with options of that era, checked against MariaDB
+//! 10.11 (and 11.4); a CentOS 7 host running MySQL 5.7 with the options
+//! MySQL Shell's upgrade checker names, checked against MySQL 8.0 and 8.4
+//! and its persisted sysctl keys against Linux 6.1. The verdicts, file:line
+//! evidence and versions are asserted one by one; the text report is pinned
+//! with insta.
+
+use std::path::Path;
+
+use driftaudit::engine;
+use driftaudit::host::Host;
+use driftaudit::policy::{PolicySet, Severity};
+use driftaudit::render::{render, Format, RenderOptions};
+use driftaudit::report::{Finding, Status};
+use driftaudit::upgrade::{self, Target};
+
+const HOSTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/hosts");
+
+fn host(name: &str) -> Host {
+    Host::snapshot(Path::new(&format!("{HOSTS}/{name}"))).unwrap()
+}
+
+fn targets(t: &[&str]) -> Vec<Target> {
+    t.iter().map(|s| Target::parse(s).unwrap()).collect()
+}
+
+fn failing<'a>(f: &'a [Finding], rule: &str) -> Vec<&'a Finding> {
+    f.iter()
+        .filter(|x| x.rule == rule && x.status == Status::Fail)
+        .collect()
+}
+
+/// (subject, first evidence) of the failing findings of a rule.
+fn at(f: &[Finding], rule: &str) -> Vec<(String, String)> {
+    let mut v: Vec<(String, String)> = failing(f, rule)
+        .iter()
+        .map(|x| {
+            (
+                x.subject.join(","),
+                x.evidence
+                    .first()
+                    .map(|e| e.to_string())
+                    .unwrap_or_default(),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+fn pairs(v: &[(&str, &str)]) -> Vec<(String, String)> {
+    let mut v: Vec<(String, String)> = v
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_mariadb_10_3_option_file_checked_for_10_11_names_what_will_not_start_and_what_is_ignored() {
+    let f = upgrade::check(&host("upgrade-mariadb-10.3"), &targets(&["mariadb=10.11"]));
+    const TUNING: &str = "/etc/mysql/mariadb.conf.d/60-tuning.cnf";
+    const GALERA: &str = "/etc/mysql/mariadb.conf.d/60-galera.cnf";
+    // Refused by 10.11 (the installed 10.11.19 says "unknown variable" to
+    // both; tests/upgrade_server.rs checks the data against it).
+    assert_eq!(
+        at(&f, "upgrade.mariadb.removed-option"),
+        pairs(&[
+            ("innodb_checksums", &format!("{TUNING}:11")),
+            ("wsrep_replicate_myisam", &format!("{GALERA}:6")),
+        ])
+    );
+    for x in failing(&f, "upgrade.mariadb.removed-option") {
+        assert_eq!(x.severity, Severity::High);
+        assert!(
+            x.explanation.contains("does not start"),
+            "{}",
+            x.explanation
+        );
+        assert!(
+            x.explanation.contains("the host runs MariaDB 10.3.39"),
+            "{}",
+            x.explanation
+        );
+    }
+    let checksums = failing(&f, "upgrade.mariadb.removed-option")
+        .into_iter()
+        .find(|x| x.subject == ["innodb_checksums"])
+        .unwrap();
+    assert!(
+        checksums.explanation.contains("removed in 10.5.0"),
+        "{}",
+        checksums.explanation
+    );
+    assert!(
+        checksums.fix.contains("innodb_checksum_algorithm"),
+        "{}",
+        checksums.fix
+    );
+    // Accepted and ignored: low.
+    assert_eq!(
+        at(&f, "upgrade.mariadb.ignored-option"),
+        pairs(&[
+            ("innodb_buffer_pool_instances", &format!("{TUNING}:5")),
+            ("innodb_file_format", &format!("{TUNING}:8")),
+            ("innodb_large_prefix", &format!("{TUNING}:9")),
+            ("innodb_locks_unsafe_for_binlog", &format!("{TUNING}:13")),
+            ("innodb_log_files_in_group", &format!("{TUNING}:7")),
+            ("innodb_thread_concurrency", &format!("{TUNING}:12")),
+        ])
+    );
+    assert!(failing(&f, "upgrade.mariadb.ignored-option")
+        .iter()
+        .all(|x| x.severity == Severity::Low));
+    // `loose-`: a note that the line does nothing.
+    assert_eq!(
+        at(&f, "upgrade.mariadb.loose-removed-option"),
+        pairs(&[("innodb_support_xa", &format!("{TUNING}:14"))])
+    );
+    assert_eq!(
+        failing(&f, "upgrade.mariadb.loose-removed-option")[0].severity,
+        Severity::Info
+    );
+    // [mariadb-10.3] is not read by 10.11: innodb_page_cleaners there is not a finding.
+    assert!(!f
+        .iter()
+        .any(|x| x.subject == ["innodb_page_cleaners"] && x.status == Status::Fail));
+    // Defaults the host leaves alone that differ between 10.3.39 and 10.11.
+    let defaults: Vec<String> = failing(&f, "upgrade.mariadb.default-changed")
+        .iter()
+        .map(|x| x.subject.join(","))
+        .collect();
+    for name in [
+        "explicit_defaults_for_timestamp",
+        "innodb_flush_method",
+        "innodb_adaptive_hash_index",
+        "innodb_checksum_algorithm",
+    ] {
+        assert!(defaults.iter().any(|d| d == name), "{name} in {defaults:?}");
+    }
+    // set in 50-server.cnf, so not relying on a default; changed only in 11.x
+    assert!(!defaults.iter().any(|d| d == "innodb_undo_tablespaces"));
+    let edft = failing(&f, "upgrade.mariadb.default-changed")
+        .into_iter()
+        .find(|x| x.subject == ["explicit_defaults_for_timestamp"])
+        .unwrap();
+    assert_eq!(edft.severity, Severity::Medium);
+    assert!(
+        edft.fix.contains("explicit_defaults_for_timestamp = OFF"),
+        "{}",
+        edft.fix
+    );
+    assert!(
+        edft.explanation.contains("OFF on MariaDB 10.3.39"),
+        "{}",
+        edft.explanation
+    );
+    assert!(
+        edft.explanation.contains("ON from 10.10.1"),
+        "{}",
+        edft.explanation
+    );
+}
+
+#[test]
+fn the_same_host_checked_for_11_4_adds_what_11_x_removed_and_changed() {
+    let f = upgrade::check(&host("upgrade-mariadb-10.3"), &targets(&["mariadb=11.4"]));
+    let defaults: Vec<String> = failing(&f, "upgrade.mariadb.default-changed")
+        .iter()
+        .map(|x| x.subject.join(","))
+        .collect();
+    for name in [
+        "innodb_undo_tablespaces",
+        "histogram_type",
+        "innodb_purge_batch_size",
+    ] {
+        assert!(defaults.iter().any(|d| d == name), "{name} in {defaults:?}");
+    }
+    // and for 10.6 none of the 10.10/11.x changes
+    let f = upgrade::check(&host("upgrade-mariadb-10.3"), &targets(&["mariadb=10.6"]));
+    let defaults: Vec<String> = failing(&f, "upgrade.mariadb.default-changed")
+        .iter()
+        .map(|x| x.subject.join(","))
+        .collect();
+    assert!(
+        !defaults
+            .iter()
+            .any(|d| d == "explicit_defaults_for_timestamp"),
+        "{defaults:?}"
+    );
+    assert!(
+        defaults.iter().any(|d| d == "innodb_flush_method"),
+        "{defaults:?}"
+    );
+}
+
+#[test]
+fn a_mysql_5_7_option_file_checked_for_8_0_names_the_cases_mysql_shell_checks() {
+    let f = upgrade::check(&host("upgrade-mysql-5.7"), &targets(&["mysql=8.0"]));
+    assert_eq!(
+        at(&f, "upgrade.mysql.removed-option"),
+        pairs(&[
+            ("innodb_file_format", "/etc/my.cnf:17"),
+            ("log_warnings", "/etc/my.cnf:20"),
+            ("query_cache_size", "/etc/my.cnf:16"),
+            ("query_cache_type", "/etc/my.cnf:15"),
+        ])
+    );
+    // expire_logs_days is deprecated in 8.0 (removed in 8.2)
+    assert_eq!(
+        at(&f, "upgrade.mysql.deprecated-option"),
+        pairs(&[("expire_logs_days", "/etc/my.cnf:19")])
+    );
+    // the refused sql_mode value, with the line to write instead
+    let v = failing(&f, "upgrade.mysql.removed-value");
+    assert_eq!(v.len(), 1, "{f:#?}");
+    assert_eq!(v[0].severity, Severity::High);
+    assert_eq!(v[0].evidence[0].to_string(), "/etc/my.cnf:14");
+    assert!(
+        v[0].explanation
+            .contains("NO_AUTO_CREATE_USER (refused from 8.0.11)"),
+        "{}",
+        v[0].explanation
+    );
+    assert!(
+        v[0].fix
+            .ends_with("`sql_mode = STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION`"),
+        "{}",
+        v[0].fix
+    );
+    // [mysqld-5.7] is not read by 8.0
+    assert!(!f
+        .iter()
+        .any(|x| x.subject == ["innodb_large_prefix"] && x.status == Status::Fail));
+    // the defaults MySQL 8.0 changed that this host relies on
+    let defaults: Vec<String> = failing(&f, "upgrade.mysql.default-changed")
+        .iter()
+        .map(|x| x.subject.join(","))
+        .collect();
+    for name in [
+        "character_set_server",
+        "collation_server",
+        "default_authentication_plugin",
+        "explicit_defaults_for_timestamp",
+        "log_bin",
+    ] {
+        assert!(defaults.iter().any(|d| d == name), "{name} in {defaults:?}");
+    }
+    // sql_mode is set on the host: no default finding for it
+    assert!(!defaults.iter().any(|d| d == "sql_mode"));
+}
+
+#[test]
+fn mysql_8_4_also_refuses_expire_logs_days_and_kernel_6_1_lacks_tcp_tw_recycle() {
+    let f = upgrade::check(
+        &host("upgrade-mysql-5.7"),
+        &targets(&["mysql=8.4", "kernel=6.1"]),
+    );
+    let removed: Vec<String> = failing(&f, "upgrade.mysql.removed-option")
+        .iter()
+        .map(|x| x.subject.join(","))
+        .collect();
+    assert!(
+        removed.iter().any(|r| r == "expire_logs_days"),
+        "{removed:?}"
+    );
+    assert_eq!(
+        at(&f, "upgrade.kernel.removed-key"),
+        pairs(&[
+            (
+                "kernel.sched_migration_cost_ns",
+                "/etc/sysctl.d/99-tuning.conf:5"
+            ),
+            ("net.ipv4.tcp_tw_recycle", "/etc/sysctl.d/99-tuning.conf:2"),
+        ])
+    );
+    let tw = failing(&f, "upgrade.kernel.removed-key")
+        .into_iter()
+        .find(|x| x.subject == ["net.ipv4.tcp_tw_recycle"])
+        .unwrap();
+    assert!(
+        tw.explanation.contains("removed in Linux 4.12"),
+        "{}",
+        tw.explanation
+    );
+    assert!(
+        tw.explanation.contains("Linux 3.10.0-1160.el7.x86_64"),
+        "{}",
+        tw.explanation
+    );
+    assert_eq!(
+        at(&f, "upgrade.kernel.meaning-changed"),
+        pairs(&[("net.core.somaxconn", "/etc/sysctl.d/99-tuning.conf:4")])
+    );
+    // on a 4.19 host somaxconn's change is still ahead, tcp_tw_recycle is not set
+    let f = upgrade::check(&host("upgrade-mariadb-10.3"), &targets(&["kernel=6.1"]));
+    assert!(
+        f.iter()
+            .filter(|x| x.rule.starts_with("upgrade.kernel."))
+            .all(|x| x.status == Status::Pass),
+        "{f:#?}"
+    );
+}
+
+#[test]
+fn a_host_without_option_files_is_skipped_with_the_reason_never_passed() {
+    let f = upgrade::check(&host("clean"), &targets(&["mariadb=10.11"]));
+    assert_eq!(f.len(), 1, "{f:#?}");
+    assert_eq!(f[0].status, Status::Skip);
+    assert!(
+        f[0].explanation.starts_with("no option file"),
+        "{}",
+        f[0].explanation
+    );
+}
+
+#[test]
+fn without_a_known_server_version_the_defaults_are_unknown_not_passed() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("etc")).unwrap();
+    std::fs::write(
+        dir.path().join("etc/my.cnf"),
+        "[mysqld]\ninnodb_file_format = Barracuda\n",
+    )
+    .unwrap();
+    let f = upgrade::check(
+        &Host::snapshot(dir.path()).unwrap(),
+        &targets(&["mariadb=10.11"]),
+    );
+    let d: Vec<&Finding> = f
+        .iter()
+        .filter(|x| x.rule == "upgrade.mariadb.default-changed")
+        .collect();
+    assert_eq!(d.len(), 1, "{f:#?}");
+    assert_eq!(d[0].status, Status::Unknown);
+    assert!(
+        d[0].explanation.contains("explicit_defaults_for_timestamp"),
+        "{}",
+        d[0].explanation
+    );
+    assert!(d[0].fix.contains("snapshot --mysql"), "{}", d[0].fix);
+    // the removal verdict does not depend on the running version
+    assert_eq!(failing(&f, "upgrade.mariadb.ignored-option").len(), 1);
+}
+
+fn report_text(name: &str, t: &[&str]) -> String {
+    let hosts = vec![host(name)];
+    let mut report = engine::audit(&PolicySet::new(), &hosts);
+    upgrade::extend_report(&mut report, &hosts, &targets(t));
+    render(
+        &report,
+        Format::Text,
+        RenderOptions {
+            color: false,
+            verbose: false,
+        },
+    )
+}
+
+#[test]
+fn upgrade_report_of_the_mariadb_10_3_host_for_10_11() {
+    insta::assert_snapshot!(report_text("upgrade-mariadb-10.3", &["mariadb=10.11"]));
+}
+
+#[test]
+fn upgrade_report_of_the_mysql_5_7_host_for_8_0_and_kernel_6_1() {
+    insta::assert_snapshot!(report_text(
+        "upgrade-mysql-5.7",
+        &["mysql=8.0", "kernel=6.1"]
+    ));
+}
