@@ -371,3 +371,106 @@ fn upgrade_report_of_the_mysql_5_7_host_for_8_0_and_kernel_6_1() {
         &["mysql=8.0", "kernel=6.1"]
     ));
 }
+
+fn bin(args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_driftaudit"))
+        .env("NO_COLOR", "1")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_bad_target_is_a_usage_error_naming_the_accepted_forms() {
+    let (code, out, err) = bin(&[
+        "check",
+        "--snapshot",
+        "testdata/hosts/clean",
+        "--target",
+        "mariadb=10.9",
+    ]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert_eq!(
+        err.trim(),
+        "driftaudit: --target: no upgrade data for `mariadb=10.9`: expected mariadb=10.3|10.4|10.5|10.6|10.11|11.4, mysql=5.7|8.0|8.4, kernel=X.Y (e.g. kernel=6.1)"
+    );
+    let (code, _, err) = bin(&["check", "--target", "oracle"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown target `oracle`"), "{err}");
+}
+
+#[test]
+fn upgrade_findings_go_through_fail_on_waivers_and_every_format() {
+    let snap = "testdata/hosts/upgrade-mysql-5.7";
+    // --fail-on high: the refused options and the sql_mode value decide it
+    let (code, out, _) = bin(&[
+        "check",
+        "--snapshot",
+        snap,
+        "--target",
+        "mysql=8.0",
+        "--format",
+        "json",
+        "--fail-on",
+        "high",
+        "--only",
+        "mysql.*",
+    ]);
+    assert_eq!(code, 1, "{out}");
+    let r: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let f = r["hosts"][0]["findings"].as_array().unwrap();
+    assert!(f
+        .iter()
+        .any(|x| x["rule"] == "upgrade.mysql.removed-value" && x["status"] == "fail"));
+    // SARIF carries the rule descriptors of the upgrade rules
+    let (_, sarif, _) = bin(&[
+        "check",
+        "--snapshot",
+        snap,
+        "--target",
+        "mysql=8.0",
+        "--format",
+        "sarif",
+        "--only",
+        "mysql.*",
+    ]);
+    assert!(
+        sarif.contains("\"upgrade.mysql.removed-option\""),
+        "{sarif}"
+    );
+    // a waiver covers an upgrade finding like any other
+    let dir = tempfile::tempdir().unwrap();
+    let w = dir.path().join("w.yaml");
+    std::fs::write(
+        &w,
+        "- rule: upgrade.mysql.removed-value\n  reason: sql_mode is rewritten by the upgrade playbook (OPS-1)\n  expires: 2099-01-01\n",
+    )
+    .unwrap();
+    let (_, out, err) = bin(&[
+        "check",
+        "--snapshot",
+        snap,
+        "--target",
+        "mysql=8.0",
+        "--format",
+        "json",
+        "--only",
+        "mysql.*",
+        "--waivers",
+        w.to_str().unwrap(),
+    ]);
+    let r: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {err}"));
+    let f = r["hosts"][0]["findings"].as_array().unwrap();
+    let v: Vec<&serde_json::Value> = f
+        .iter()
+        .filter(|x| x["rule"] == "upgrade.mysql.removed-value")
+        .collect();
+    assert_eq!(v.len(), 1);
+    assert_eq!(v[0]["status"], "waived", "{:#}", v[0]);
+}

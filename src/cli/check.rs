@@ -43,6 +43,19 @@ pub(crate) struct CheckArgs {
     /// Waiver file (YAML): matching fail/unknown/error findings become waived.
     #[arg(long, value_name = "FILE")]
     pub(crate) waivers: Option<std::path::PathBuf>,
+    /// Also check readiness for an upgrade to PRODUCT=VERSION (repeatable):
+    /// mariadb=10.3|10.4|10.5|10.6|10.11|11.4, mysql=5.7|8.0|8.4 or
+    /// kernel=X.Y; adds upgrade.* findings (docs/upgrade.md).
+    #[arg(long = "target", value_name = "PRODUCT=VERSION")]
+    pub(crate) target: Vec<String>,
+}
+
+/// The `--target` values, or the usage error naming the accepted forms.
+pub(crate) fn targets(a: &CheckArgs) -> Result<Vec<driftaudit::upgrade::Target>, String> {
+    a.target
+        .iter()
+        .map(|t| driftaudit::upgrade::Target::parse(t).map_err(|e| format!("--target: {e}")))
+        .collect()
 }
 
 pub(crate) fn run(a: CheckArgs) -> Exit {
@@ -56,6 +69,10 @@ pub(crate) fn run(a: CheckArgs) -> Exit {
     if let Err(e) = set.filter(&a.only, &a.skip) {
         return Exit::Error(e.to_string());
     }
+    let targets = match targets(&a) {
+        Ok(t) => t,
+        Err(e) => return Exit::Error(e),
+    };
     if let Some(dir) = &a.fleet {
         return fleet::check_fleet(&a, &set, dir);
     }
@@ -79,6 +96,8 @@ pub(crate) fn run(a: CheckArgs) -> Exit {
         None => None,
     };
     let mut report = audit(&set, &hosts);
+    // before waivers, so they cover upgrade findings too
+    driftaudit::upgrade::extend_report(&mut report, &hosts, &targets);
     if let Some(w) = &waivers {
         w.apply(&mut report, &driftaudit::waiver::today());
     }

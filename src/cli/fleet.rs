@@ -35,6 +35,8 @@ pub(crate) fn check_fleet(a: &CheckArgs, set: &PolicySet, dir: &Path) -> Exit {
             format_names(Format::streams)
         ));
     }
+    // parsed (and refused with exit 2) by `check` before it calls us
+    let targets = super::check::targets(a).unwrap_or_default();
     if a.waivers.is_some() {
         // WaiverSet::apply works on a whole report (stale-waiver detection
         // needs every host); a streaming variant is still to come.
@@ -95,7 +97,10 @@ pub(crate) fn check_fleet(a: &CheckArgs, set: &PolicySet, dir: &Path) -> Exit {
         let done: Vec<io::Result<(String, HostDigest, bool)>> = batch
             .par_iter()
             .map(|d| {
-                let report = lib::audit_dir(set, d);
+                let mut report = lib::audit_dir(set, d);
+                if let Ok(host) = driftaudit::Host::snapshot(d) {
+                    driftaudit::upgrade::extend_host(&mut report, &host, &targets);
+                }
                 let digest = HostDigest::of(&report, &lib::relative_path(dir, d), fail_on);
                 let unknown = a.fail_on.unknown() && report.has_unknown();
                 let text = render_host(format, opts, report);

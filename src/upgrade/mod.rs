@@ -322,6 +322,17 @@ pub fn check_with_facts(host: &Host, facts: &Facts, targets: &[Target]) -> Vec<F
     out
 }
 
+/// Add upgrade findings to one host's report (recounting its summary and
+/// coverage), for callers that audit host by host (`check --fleet`).
+pub fn extend_host(report: &mut crate::report::HostReport, host: &Host, targets: &[Target]) {
+    if targets.is_empty() {
+        return;
+    }
+    let mut findings = std::mem::take(&mut report.findings);
+    findings.extend(check(host, targets));
+    report.set_findings(findings);
+}
+
 /// Add upgrade findings (and their rule catalogue entries) to a report made
 /// by [`crate::engine::audit`] over the same hosts, in the same order. Run
 /// it before waivers are applied so they cover upgrade findings too.
@@ -330,9 +341,7 @@ pub fn extend_report(report: &mut crate::report::Report, hosts: &[Host], targets
         return;
     }
     for (h, host) in report.hosts.iter_mut().zip(hosts) {
-        let mut findings = std::mem::take(&mut h.findings);
-        findings.extend(check(host, targets));
-        h.set_findings(findings);
+        extend_host(h, host, targets);
     }
     for m in rule_metas(targets) {
         if !report.rules.iter().any(|r| r.id == m.id) {
