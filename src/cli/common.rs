@@ -204,6 +204,9 @@ mod tests {
         assert_eq!(names::<DiffFormat>(), ["text", "json"]);
         assert_eq!(format_names(Format::streams), "text, json or jsonl");
         let md = ReportFormat(Format::Markdown).to_possible_value().unwrap();
-        assert!(md.matches("md", false), "the `md` alias comes from Format::aliases");
+        assert!(
+            md.matches("md", false),
+            "the `md` alias comes from Format::aliases"
+        );
     }
 }
