@@ -13,6 +13,8 @@ use crate::host::Host;
 use crate::policy::{PolicySet, Severity};
 use crate::report::{input_rule_meta, Finding, HostReport, Status, INPUT_RULE};
 
+pub mod select;
+
 pub use crate::report::fleet::{
     Example, FleetSummary, HostDigest, RuleDigest, RuleStats, FLEET_SCHEMA, WORST_EXAMPLES,
 };

@@ -51,7 +51,7 @@ pub const MAX_WALK_DEPTH: usize = 256;
 pub const MAX_DIR_SIZE_ENTRIES: u64 = 200_000;
 
 /// Where a host's data comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SourceKind {
     /// The machine driftaudit runs on.

@@ -17,7 +17,7 @@ use crate::value::Value;
 /// (`/etc/sysctl.d/99-sysctl.conf -> ../sysctl.conf`), `via` names the path
 /// the reader opened, and the evidence reads `/etc/sysctl.conf:2 (via
 /// /etc/sysctl.d/99-sysctl.conf)`.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
 pub struct Evidence {
     /// Host path of the real file, e.g. `/etc/sysctl.d/99-tune.conf` or `/proc/sys/net/ipv4/tcp_tw_reuse`.
     pub path: String,
@@ -412,7 +412,9 @@ pub struct Needs {
 }
 
 /// A domain of rules, for presence and coverage.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 #[non_exhaustive]
 pub enum Domain {

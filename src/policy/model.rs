@@ -81,7 +81,7 @@ pub struct Breakdown {
 // ----------------------------------------------------------- compiled model
 
 /// Where a rule lives in its policy file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RuleSource {
     /// Policy file path as given (`policies/linux-network.yaml` for built-ins).
     pub path: String,

@@ -7,7 +7,8 @@
 use std::io::{self, Write};
 
 use crate::report::fleet::FleetSummary;
-use crate::report::{HostReport, Report, REPORT_SCHEMA};
+use crate::report::merge::{Merged, RunMeta};
+use crate::report::{HostReport, Report, RuleMeta, REPORT_SCHEMA};
 
 use super::{Format, RenderOptions};
 
@@ -36,6 +37,8 @@ pub struct FleetWriter<W: Write> {
     format: Format,
     opts: RenderOptions,
     written: usize,
+    /// JSON only: the `rules` and `run` members, rendered.
+    trailer: Option<String>,
 }
 
 impl<W: Write> FleetWriter<W> {
@@ -56,7 +59,28 @@ impl<W: Write> FleetWriter<W> {
             format,
             opts,
             written: 0,
+            trailer: None,
         })
+    }
+
+    /// End the JSON document with the rule catalogue (`rules`) and the run
+    /// metadata (`run`, one line) after the summary: what `driftaudit merge`
+    /// needs to combine shard reports and render them in any format. Other
+    /// formats ignore it.
+    pub fn with_run(mut self, rules: &[RuleMeta], run: &RunMeta) -> io::Result<Self> {
+        let catalogue = serde_json::to_string_pretty(rules).map_err(io::Error::other)?;
+        let run = serde_json::to_string(run).map_err(io::Error::other)?;
+        let mut t = String::from(",\n  \"rules\": ");
+        for (i, l) in catalogue.lines().enumerate() {
+            if i > 0 {
+                t.push_str("\n  ");
+            }
+            t.push_str(l);
+        }
+        t.push_str(",\n  \"run\": ");
+        t.push_str(&run);
+        self.trailer = Some(t);
+        Ok(self)
     }
 
     /// Write one host's report.
@@ -101,6 +125,9 @@ impl<W: Write> FleetWriter<W> {
                 }
                 for l in lines {
                     write!(self.out, "\n  {l}")?;
+                }
+                if let Some(t) = &self.trailer {
+                    self.out.write_all(t.as_bytes())?;
                 }
                 self.out.write_all(b"\n}\n")?;
             }
@@ -149,6 +176,29 @@ pub fn render_host(format: Format, opts: RenderOptions, report: HostReport) -> i
         }
         other => return Err(not_streamed(other)),
     })
+}
+
+/// Write a merged fleet report (`driftaudit merge`) the way `check --fleet`
+/// writes a whole fleet: JSON (hosts in the same order, the summary, the
+/// rule catalogue and `run`), JSON Lines and text (each host, then the
+/// fleet summary) byte for byte as an unsharded run apart from `run`; every
+/// other format through [`super::render`] over the merged report.
+pub fn write_merged<W: Write>(
+    mut out: W,
+    merged: &Merged,
+    format: Format,
+    opts: RenderOptions,
+) -> io::Result<W> {
+    if !format.streams() {
+        out.write_all(super::render(&merged.report, format, opts).as_bytes())?;
+        out.flush()?;
+        return Ok(out);
+    }
+    let mut w = FleetWriter::new(out, format, opts)?.with_run(&merged.report.rules, &merged.run)?;
+    for h in &merged.report.hosts {
+        w.host(h.clone())?;
+    }
+    w.finish(&merged.summary)
 }
 
 #[cfg(test)]

@@ -6,6 +6,8 @@
 
 pub mod diff;
 pub mod fleet;
+pub mod merge;
+pub mod shard;
 
 use serde::Serialize;
 
@@ -18,7 +20,9 @@ use crate::policy::{PolicySet, RuleSource, Severity};
 pub const REPORT_SCHEMA: &str = "driftaudit.report/1";
 
 /// Outcome of one rule for one subject.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 #[non_exhaustive]
 pub enum Status {
@@ -51,7 +55,7 @@ impl Status {
 }
 
 /// A waiver that covered a finding.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct WaiverNote {
     /// Reason given in the waiver file.
     pub reason: String,
@@ -62,7 +66,7 @@ pub struct WaiverNote {
 }
 
 /// One finding.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Finding {
     /// Rule id.
     pub rule: String,
@@ -87,7 +91,7 @@ pub struct Finding {
     /// Plain-words explanation with the host's numbers.
     pub explanation: String,
     /// What to change (empty for passing findings).
-    #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub fix: String,
     /// Where the rule is defined.
     pub rule_source: RuleSource,
@@ -176,7 +180,7 @@ impl Finding {
 }
 
 /// Evaluated breakdown: a total in bytes and the parts taken out of it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct BreakdownData {
     /// Name of the whole (`RAM`).
     pub label: String,
@@ -189,7 +193,7 @@ pub struct BreakdownData {
 }
 
 /// Counts per status.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Summary {
     /// Passed.
     pub pass: usize,
@@ -202,7 +206,7 @@ pub struct Summary {
     /// Errors.
     pub error: usize,
     /// Waived.
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub waived: usize,
 }
 
@@ -229,12 +233,17 @@ impl Summary {
 }
 
 /// Findings for one host.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct HostReport {
     /// Host name.
     pub host: String,
     /// Live or snapshot.
     pub source: SourceKind,
+    /// With `check --fleet`: the snapshot folder relative to the fleet
+    /// directory (`.` when it is the snapshot itself); what `merge` orders
+    /// hosts by and the fleet summary's examples cite.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
     /// Counts.
     pub summary: Summary,
     /// Per domain (sysctl, MySQL, Zimbra, storage): detected or not, from
@@ -244,7 +253,7 @@ pub struct HostReport {
     /// 1`), once per host: a hard link cannot be told by its path from a
     /// file outside the snapshot (docs/snapshot-format.md, Confinement).
     /// Empty for a live host. Part of the coverage section in every format.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hard_links: Vec<String>,
     /// The directory the host's files were read from: the snapshot
     /// directory (canonical) for a snapshot, `None` for the live host. SARIF
@@ -265,6 +274,7 @@ impl HostReport {
         let mut h = HostReport {
             host,
             source,
+            path: None,
             summary: Summary::of(&findings),
             coverage: Vec::new(),
             hard_links: Vec::new(),
@@ -343,7 +353,7 @@ impl HostReport {
 }
 
 /// Coverage of one domain on one host.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct DomainCoverage {
     /// The domain.
     pub domain: Domain,
@@ -352,7 +362,7 @@ pub struct DomainCoverage {
     /// What showed it (host paths, a line where one line is the proof).
     pub sources: Vec<String>,
     /// What was looked for, when not detected.
-    #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub looked_for: String,
     /// Rules of the domain that ran on the host.
     pub rules: usize,
@@ -370,14 +380,14 @@ pub struct DomainCoverage {
     /// Rules that did not apply.
     pub skip: usize,
     /// Rules whose failures are all waived.
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub waived: usize,
     /// The leading reasons of unknown, error and skipped rules, most rules first.
     pub reasons: Vec<CoverageReason>,
 }
 
 /// One reason shared by rules that did not reach a verdict.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct CoverageReason {
     /// `unknown`, `error` or `skip`.
     pub status: Status,
@@ -488,7 +498,7 @@ pub fn sort_findings(findings: &mut [Finding]) {
 }
 
 /// Metadata of a rule that ran (for SARIF rule descriptors, JUnit, `explain`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct RuleMeta {
     /// Rule id.
     pub id: String,

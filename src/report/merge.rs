@@ -1,0 +1,457 @@
+//! Combining fleet JSON reports (the shards of one `check --fleet`) into one
+//! report: the run metadata and rule catalogue a fleet JSON report carries
+//! for this, the checks that the inputs come from one schema, one
+//! driftaudit version, one policy set and one threshold and cover the fleet
+//! once, the host order of an unsharded run, and the fleet summary
+//! recomputed from the hosts. Data in, data out: reads no file and renders nothing.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::fleet::{FleetSummary, RuleStats, FLEET_SCHEMA};
+use super::{HostReport, Report, RuleMeta, REPORT_SCHEMA};
+use crate::policy::{PolicySet, Severity};
+
+/// How a fleet report was made: the JSON report's `run` member (one line).
+/// Everything a merge must agree on, and what differs between a merged
+/// report and an unsharded one (`shard`, `merged`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunMeta {
+    /// driftaudit version that wrote the report.
+    pub driftaudit: String,
+    /// Fingerprint of the policy set ([`policy_digest`]).
+    pub policies: String,
+    /// `check --fail-on` (`info` ... `critical`, or `unknown`): the summary's
+    /// `hosts_failing_at_threshold` depends on it.
+    pub fail_on: String,
+    /// `--changed-since` revision, as given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changed_since: Option<String>,
+    /// `--shard K/N`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<String>,
+    /// In a merged report: the reports merged (their `shard`, or `all`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged: Vec<String>,
+}
+
+impl RunMeta {
+    /// The metadata of a fleet run of this driftaudit over `policies`.
+    pub fn new(policies: &PolicySet, fail_on: &str) -> RunMeta {
+        RunMeta {
+            driftaudit: env!("CARGO_PKG_VERSION").to_string(),
+            policies: policy_digest(policies),
+            fail_on: fail_on.to_string(),
+            changed_since: None,
+            shard: None,
+            merged: Vec::new(),
+        }
+    }
+
+    /// The severity threshold of `fail_on` and whether unknown findings
+    /// fail too (`unknown`), as `check --fail-on` reads it.
+    pub fn threshold(&self) -> Option<(Severity, bool)> {
+        fail_on_threshold(&self.fail_on)
+    }
+}
+
+/// `check --fail-on` as text: the severity threshold, and whether unknown
+/// and error findings fail too.
+pub fn fail_on_threshold(s: &str) -> Option<(Severity, bool)> {
+    Some(match s {
+        "unknown" => (Severity::Info, true),
+        "info" => (Severity::Info, false),
+        "low" => (Severity::Low, false),
+        "medium" => (Severity::Medium, false),
+        "high" => (Severity::High, false),
+        "critical" => (Severity::Critical, false),
+        _ => return None,
+    })
+}
+
+/// A fingerprint of a loaded policy set: every policy with its parameter
+/// values (after `--set`) and every rule after `--only`/`--skip`, with its
+/// compiled checks and where it was loaded from (`fnv1a64:` and 16 hex
+/// digits). Equal for the same policy files given the same way to the same
+/// driftaudit; not a security hash.
+pub fn policy_digest(set: &PolicySet) -> String {
+    let text = format!("{:?}\n{:?}", set.policies, set.rules);
+    format!("fnv1a64:{:016x}", super::shard::fnv1a64(text.as_bytes()))
+}
+
+/// A fleet JSON report as `merge` reads it.
+#[derive(Debug, Clone, Deserialize)]
+pub struct FleetDocument {
+    /// `driftaudit.report/1`.
+    pub schema: String,
+    /// Host reports, in the order written.
+    pub hosts: Vec<HostReport>,
+    /// The fleet summary as written (checked against the hosts).
+    pub fleet: serde_json::Value,
+    /// Rule catalogue of the run.
+    pub rules: Vec<RuleMeta>,
+    /// Run metadata.
+    pub run: RunMeta,
+}
+
+/// The head of a report, read before the hosts so a foreign or older
+/// document gets a plain error rather than a missing-field one.
+#[derive(Deserialize)]
+struct Probe {
+    schema: Option<serde_json::Value>,
+    fleet: Option<serde::de::IgnoredAny>,
+    run: Option<RunMeta>,
+    rules: Option<serde::de::IgnoredAny>,
+}
+
+/// Why reports cannot be merged.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum MergeError {
+    /// Not JSON, or not a report's shape.
+    #[error("`{name}`: not a driftaudit JSON report: {message}")]
+    Json {
+        /// The input.
+        name: String,
+        /// serde's message with line and column.
+        message: String,
+    },
+    /// Another schema (or none).
+    #[error("`{name}` is a `{found}` document; merge reads `{REPORT_SCHEMA}` reports of `check --fleet --format json`")]
+    Schema {
+        /// The input.
+        name: String,
+        /// Its `schema`.
+        found: String,
+    },
+    /// A report without the fleet members merge needs.
+    #[error("`{name}` has no `{member}` member: merge reads reports of `check --fleet DIR --format json` (a report of `check --snapshot` lacks the fleet summary, rule catalogue and run metadata)")]
+    NotFleet {
+        /// The input.
+        name: String,
+        /// The missing member.
+        member: &'static str,
+    },
+    /// Run metadata that differs where it must not.
+    #[error(transparent)]
+    Mismatch(Box<Mismatch>),
+    /// Shards of different runs, a shard twice, or a shard missing.
+    #[error("{0}")]
+    Shards(String),
+    /// A host folder in two inputs.
+    #[error("host folder `{path}` is in both `{first}` and `{other}`")]
+    DuplicateHost {
+        /// Folder relative to the fleet directory.
+        path: String,
+        /// One input.
+        first: String,
+        /// The other.
+        other: String,
+    },
+    /// A host without its folder path.
+    #[error("`{name}`: host `{host}` has no `path`; merge reads reports of `check --fleet`")]
+    NoPath {
+        /// The input.
+        name: String,
+        /// The host.
+        host: String,
+    },
+    /// The summary written does not follow from the hosts written.
+    #[error("`{name}`: its `fleet` summary does not match its hosts (was the report edited or cut short?)")]
+    Summary {
+        /// The input.
+        name: String,
+    },
+    /// Unknown `fail_on`.
+    #[error("`{name}`: unknown `fail_on` `{value}` in `run`")]
+    FailOn {
+        /// The input.
+        name: String,
+        /// As written.
+        value: String,
+    },
+}
+
+/// Two inputs that differ in what a merge needs them to share.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{first}` and `{other}` differ in {what} (`{a}` and `{b}`): {hint}")]
+pub struct Mismatch {
+    /// The first input.
+    pub first: String,
+    /// The disagreeing input.
+    pub other: String,
+    /// What differs.
+    pub what: &'static str,
+    /// First value.
+    pub a: String,
+    /// Other value.
+    pub b: String,
+    /// What to do.
+    pub hint: &'static str,
+}
+
+/// Read one fleet JSON report; `name` names it in errors.
+pub fn parse(name: &str, text: &str) -> Result<FleetDocument, MergeError> {
+    let json = |e: serde_json::Error| MergeError::Json {
+        name: name.to_string(),
+        message: e.to_string(),
+    };
+    let probe: Probe = serde_json::from_str(text).map_err(json)?;
+    let schema = match &probe.schema {
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+        None => "schema-less".into(),
+    };
+    if schema != REPORT_SCHEMA {
+        return Err(MergeError::Schema {
+            name: name.to_string(),
+            found: schema,
+        });
+    }
+    let missing = |member| MergeError::NotFleet {
+        name: name.to_string(),
+        member,
+    };
+    if probe.fleet.is_none() {
+        return Err(missing("fleet"));
+    }
+    if probe.rules.is_none() {
+        return Err(missing("rules"));
+    }
+    let Some(run) = probe.run else {
+        return Err(missing("run"));
+    };
+    if run.threshold().is_none() {
+        return Err(MergeError::FailOn {
+            name: name.to_string(),
+            value: run.fail_on,
+        });
+    }
+    let doc: FleetDocument = serde_json::from_str(text).map_err(json)?;
+    let found = doc.fleet.get("schema").and_then(|s| s.as_str());
+    if found != Some(FLEET_SCHEMA) {
+        return Err(MergeError::Schema {
+            name: name.to_string(),
+            found: format!("fleet {}", found.unwrap_or("schema-less")),
+        });
+    }
+    Ok(doc)
+}
+
+/// The result of a merge: the report (hosts in the order of one unsharded
+/// run, with the rule catalogue), its fleet summary and run metadata.
+#[derive(Debug, Clone)]
+pub struct Merged {
+    /// Hosts and rule catalogue.
+    pub report: Report,
+    /// Recomputed from the hosts.
+    pub summary: FleetSummary,
+    /// The common run metadata, `shard` cleared, `merged` listing the inputs.
+    pub run: RunMeta,
+}
+
+impl Merged {
+    /// Whether the merged fleet fails its `fail_on` threshold (what `check
+    /// --fleet` over the whole fleet would have exited 1 for).
+    pub fn fails(&self) -> bool {
+        let (_, unknown) = self.run.threshold().unwrap_or((Severity::Low, false));
+        self.summary.hosts_failing_at_threshold > 0
+            || (unknown && self.report.hosts.iter().any(HostReport::has_unknown))
+    }
+}
+
+/// The fleet summary of `hosts` (each with its `path`) over the rule
+/// catalogue `rules`: what `check --fleet` folds as it goes.
+pub fn summarize(rules: &[RuleMeta], hosts: &[HostReport], fail_on: Severity) -> FleetSummary {
+    let mut summary = FleetSummary {
+        schema: FLEET_SCHEMA,
+        rules: rules
+            .iter()
+            .map(|r| {
+                (
+                    r.id.clone(),
+                    RuleStats {
+                        title: r.title.clone(),
+                        severity: Some(r.severity),
+                        ..Default::default()
+                    },
+                )
+            })
+            .collect::<BTreeMap<_, _>>(),
+        ..Default::default()
+    };
+    for h in hosts {
+        summary.add(h, h.path.as_deref().unwrap_or("."), fail_on);
+    }
+    summary
+}
+
+/// Merge fleet reports, `(name, document)` in any order. Refuses inputs of
+/// different driftaudit versions, policy sets, `--fail-on` or
+/// `--changed-since`; shards of different N, a shard twice or a shard
+/// missing; a mix of shards and whole reports; a host folder in two
+/// inputs; and an input whose summary does not follow from its hosts.
+pub fn merge(inputs: Vec<(String, FleetDocument)>) -> Result<Merged, MergeError> {
+    let Some((first_name, first)) = inputs.first() else {
+        return Err(MergeError::Shards("no reports to merge".into()));
+    };
+    let (first_name, base_run, rules) =
+        (first_name.clone(), first.run.clone(), first.rules.clone());
+    let (fail_on, _) = base_run.threshold().unwrap_or((Severity::Low, false));
+    let mut shards: Vec<(u32, u32, String)> = Vec::new();
+    let mut whole = 0usize;
+    for (name, doc) in &inputs {
+        let r = &doc.run;
+        let mismatch = |what, a: &str, b: &str, hint| {
+            MergeError::Mismatch(Box::new(Mismatch {
+                first: first_name.clone(),
+                other: name.clone(),
+                what,
+                a: a.to_string(),
+                b: b.to_string(),
+                hint,
+            }))
+        };
+        if r.driftaudit != base_run.driftaudit {
+            return Err(mismatch(
+                "driftaudit version",
+                &base_run.driftaudit,
+                &r.driftaudit,
+                "run every shard with the same driftaudit",
+            ));
+        }
+        if r.policies != base_run.policies || doc.rules != rules {
+            return Err(mismatch(
+                "policy set",
+                &base_run.policies,
+                &r.policies,
+                "run every shard with the same --policy, --no-builtin, --set, --only and --skip",
+            ));
+        }
+        if r.fail_on != base_run.fail_on {
+            return Err(mismatch(
+                "--fail-on",
+                &base_run.fail_on,
+                &r.fail_on,
+                "run every shard with the same --fail-on",
+            ));
+        }
+        if r.changed_since != base_run.changed_since {
+            return Err(mismatch(
+                "--changed-since",
+                base_run.changed_since.as_deref().unwrap_or("(none)"),
+                r.changed_since.as_deref().unwrap_or("(none)"),
+                "run every shard with the same --changed-since",
+            ));
+        }
+        match r.shard.as_deref() {
+            Some(s) => {
+                let shard: super::shard::Shard = s
+                    .parse()
+                    .map_err(|e| MergeError::Shards(format!("`{name}`: {e}")))?;
+                shards.push((shard.index(), shard.count(), name.clone()));
+            }
+            None => whole += 1,
+        }
+        let recomputed = summarize(&doc.rules, &doc.hosts, fail_on);
+        if serde_json::to_value(&recomputed).ok().as_ref() != Some(&doc.fleet) {
+            return Err(MergeError::Summary { name: name.clone() });
+        }
+        if let Some(h) = doc.hosts.iter().find(|h| h.path.is_none()) {
+            return Err(MergeError::NoPath {
+                name: name.clone(),
+                host: h.host.clone(),
+            });
+        }
+    }
+    let merged_names = check_shards(&mut shards, whole)?;
+
+    let mut hosts: Vec<(String, HostReport)> = Vec::new();
+    for (name, doc) in inputs {
+        hosts.extend(doc.hosts.into_iter().map(|h| (name.clone(), h)));
+    }
+    // Discovery order: by path component (walkdir sorts each folder's
+    // entries by name), which is how `Path` orders.
+    hosts.sort_by(|(_, a), (_, b)| {
+        Path::new(a.path.as_deref().unwrap_or(".")).cmp(Path::new(b.path.as_deref().unwrap_or(".")))
+    });
+    for pair in hosts.windows(2) {
+        let (a, b) = (&pair[0], &pair[1]);
+        if Path::new(a.1.path.as_deref().unwrap_or("."))
+            == Path::new(b.1.path.as_deref().unwrap_or("."))
+        {
+            return Err(MergeError::DuplicateHost {
+                path: b.1.path.clone().unwrap_or_default(),
+                first: a.0.clone(),
+                other: b.0.clone(),
+            });
+        }
+    }
+    let hosts: Vec<HostReport> = hosts.into_iter().map(|(_, h)| h).collect();
+    let summary = summarize(&rules, &hosts, fail_on);
+    let run = RunMeta {
+        shard: None,
+        merged: merged_names,
+        ..base_run
+    };
+    Ok(Merged {
+        report: Report {
+            schema: REPORT_SCHEMA,
+            hosts,
+            rules,
+        },
+        summary,
+        run,
+    })
+}
+
+/// Shards must be all of one N, each once; whole reports must not be mixed
+/// in. Returns the `merged` list.
+fn check_shards(
+    shards: &mut [(u32, u32, String)],
+    whole: usize,
+) -> Result<Vec<String>, MergeError> {
+    if shards.is_empty() {
+        return Ok(vec!["all".to_string(); whole]);
+    }
+    if whole > 0 {
+        return Err(MergeError::Shards(format!(
+            "{whole} whole-fleet report(s) given with shard reports: merge either the shards of one run or whole reports"
+        )));
+    }
+    let n = shards[0].1;
+    if let Some((k, m, name)) = shards.iter().find(|s| s.1 != n) {
+        return Err(MergeError::Shards(format!(
+            "`{name}` is shard {k}/{m} but `{}` is shard {}/{n}: merge the shards of one run",
+            shards[0].2, shards[0].0
+        )));
+    }
+    shards.sort();
+    for pair in shards.windows(2) {
+        if pair[0].0 == pair[1].0 {
+            return Err(MergeError::Shards(format!(
+                "shard {}/{n} given twice (`{}` and `{}`)",
+                pair[0].0, pair[0].2, pair[1].2
+            )));
+        }
+    }
+    let missing: Vec<String> = (1..=n)
+        .filter(|k| !shards.iter().any(|s| s.0 == *k))
+        .map(|k| format!("{k}/{n}"))
+        .collect();
+    if !missing.is_empty() {
+        return Err(MergeError::Shards(format!(
+            "shard{} {} missing: a merged report covers the whole fleet (given {})",
+            if missing.len() > 1 { "s" } else { "" },
+            missing.join(", "),
+            shards
+                .iter()
+                .map(|s| format!("{}/{n}", s.0))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    Ok(shards.iter().map(|s| format!("{}/{n}", s.0)).collect())
+}

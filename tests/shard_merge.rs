@@ -1,0 +1,277 @@
+//! Shards of a fleet merged back equal the whole fleet: the partition puts
+//! every snapshot folder in exactly one shard, `merge` restores the host
+//! order of an unsharded run and recomputes the summary, and the merged
+//! JSON is the unsharded JSON byte for byte apart from its `run` line.
+//! Reports that cannot be merged (another schema, policy set, version,
+//! threshold, a shard missing or twice, an edited summary) are refused
+//! with a message naming both files. Library level; tests/shard_cli.rs
+//! runs the same through the binary on a generated fleet.
+
+use std::path::Path;
+
+use driftaudit::fleet::select::{Selection, Shard};
+use driftaudit::fleet::{self, FleetSummary};
+use driftaudit::policy::{PolicySet, Severity};
+use driftaudit::render::stream::{write_merged, FleetWriter};
+use driftaudit::render::{Format, RenderOptions};
+use driftaudit::report::merge::{self, MergeError, RunMeta};
+use driftaudit::report::Report;
+
+fn testdata() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/testdata"))
+}
+
+/// What `check --fleet DIR --format json` writes, over the selected folders.
+fn fleet_json(set: &PolicySet, root: &Path, sel: &Selection, run: &RunMeta) -> String {
+    let rules = Report::new(vec![], set).rules;
+    let mut w = FleetWriter::new(Vec::new(), Format::Json, RenderOptions::default())
+        .unwrap()
+        .with_run(&rules, run)
+        .unwrap();
+    let mut summary = FleetSummary::new(set);
+    for d in fleet::discover(root, fleet::DEFAULT_MAX_DEPTH) {
+        let d = d.unwrap();
+        let rel = fleet::relative_path(root, &d);
+        if !sel.selects(Path::new(&rel)) {
+            continue;
+        }
+        let mut r = fleet::audit_dir(set, &d);
+        r.path = Some(rel.clone());
+        summary.add(&r, &rel, Severity::Low);
+        w.host(r).unwrap();
+    }
+    String::from_utf8(w.finish(&summary).unwrap()).unwrap()
+}
+
+fn shard_run(set: &PolicySet, shard: Option<Shard>) -> RunMeta {
+    RunMeta {
+        shard: shard.map(|s| s.to_string()),
+        ..RunMeta::new(set, "low")
+    }
+}
+
+fn without_run(json: &str) -> String {
+    let lines: Vec<&str> = json.lines().collect();
+    let runs = lines
+        .iter()
+        .filter(|l| l.starts_with("  \"run\": "))
+        .count();
+    assert_eq!(runs, 1, "one `run` line in\n{json}");
+    lines
+        .iter()
+        .filter(|l| !l.starts_with("  \"run\": "))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+fn merged(docs: &[(String, String)]) -> Result<merge::Merged, MergeError> {
+    let parsed = docs
+        .iter()
+        .map(|(n, t)| merge::parse(n, t).map(|d| (n.clone(), d)))
+        .collect::<Result<Vec<_>, _>>()?;
+    merge::merge(parsed)
+}
+
+fn write(m: &merge::Merged, f: Format) -> String {
+    String::from_utf8(write_merged(Vec::new(), m, f, RenderOptions::default()).unwrap()).unwrap()
+}
+
+#[test]
+fn shards_of_the_testdata_fleet_merged_equal_the_unsharded_report() {
+    let set = PolicySet::builtin().unwrap();
+    // testdata/: hosts/* and pairs/*/{before,after}, two and three levels deep
+    let root = testdata();
+    let whole = fleet_json(&set, root, &Selection::default(), &shard_run(&set, None));
+    let whole_doc: serde_json::Value = serde_json::from_str(&whole).unwrap();
+    let hosts = whole_doc["hosts"].as_array().unwrap().len();
+    assert!(hosts >= 15, "{hosts} hosts");
+    for n in [1u32, 3, 8] {
+        let docs: Vec<(String, String)> = (1..=n)
+            .map(|k| {
+                let shard = Shard::new(k, n).unwrap();
+                let sel = Selection {
+                    shard: Some(shard),
+                    changed: None,
+                };
+                (
+                    format!("shard-{k}.json"),
+                    fleet_json(&set, root, &sel, &shard_run(&set, Some(shard))),
+                )
+            })
+            .collect();
+        // each host in exactly one shard
+        let per_shard: usize = docs
+            .iter()
+            .map(|(_, t)| {
+                let v: serde_json::Value = serde_json::from_str(t).unwrap();
+                v["hosts"].as_array().unwrap().len()
+            })
+            .sum();
+        assert_eq!(per_shard, hosts, "N={n}");
+        // given in any order
+        let mut shuffled = docs.clone();
+        shuffled.reverse();
+        let m = merged(&shuffled).unwrap();
+        let json = write(&m, Format::Json);
+        assert_eq!(without_run(&json), without_run(&whole), "N={n}");
+        let run: serde_json::Value =
+            serde_json::from_str::<serde_json::Value>(&json).unwrap()["run"].clone();
+        let want: Vec<String> = (1..=n).map(|k| format!("{k}/{n}")).collect();
+        assert_eq!(run["merged"], serde_json::json!(want));
+        assert!(run.get("shard").is_none(), "{run}");
+        assert_eq!(run["policies"], whole_doc["run"]["policies"]);
+        // and every other format is what the renderers make of the whole fleet
+        let mut report = Report::new(vec![], &set);
+        report.hosts = merged(&[("whole.json".into(), whole.clone())])
+            .unwrap()
+            .report
+            .hosts;
+        for f in [Format::Sarif, Format::Junit, Format::Markdown] {
+            assert_eq!(
+                write(&m, f),
+                driftaudit::render(&report, f, RenderOptions::default()),
+                "{f:?}, N={n}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_merged_report_merges_again_and_converts_to_every_format() {
+    let set = PolicySet::builtin().unwrap();
+    let whole = fleet_json(
+        &set,
+        testdata(),
+        &Selection::default(),
+        &shard_run(&set, None),
+    );
+    let once = merged(&[("whole.json".into(), whole.clone())]).unwrap();
+    let again = write(&once, Format::Json);
+    assert_eq!(without_run(&again), without_run(&whole));
+    let twice = merged(&[("merged.json".into(), again)]).unwrap();
+    assert_eq!(twice.summary, once.summary);
+    assert!(twice.fails(), "the testdata fleet has failures at low");
+    let text = write(&twice, Format::Text);
+    assert!(
+        text.contains("fleet summary") || text.contains("hosts"),
+        "{text}"
+    );
+}
+
+fn two_shards(set: &PolicySet) -> Vec<(String, String)> {
+    (1..=2)
+        .map(|k| {
+            let shard = Shard::new(k, 2).unwrap();
+            let sel = Selection {
+                shard: Some(shard),
+                changed: None,
+            };
+            (
+                format!("shard-{k}.json"),
+                fleet_json(set, testdata(), &sel, &shard_run(set, Some(shard))),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn reports_that_do_not_belong_together_are_refused_naming_both_files() {
+    let set = PolicySet::builtin().unwrap();
+    let docs = two_shards(&set);
+    let err = |docs: &[(String, String)]| merged(docs).unwrap_err().to_string();
+
+    // a shard missing, or given twice
+    let e = err(&docs[..1]);
+    assert!(e.contains("shard 2/2 missing"), "{e}");
+    let e = err(&[docs[0].clone(), docs[0].clone()]);
+    assert!(e.contains("shard 1/2 given twice"), "{e}");
+
+    // another policy set: the same files with one parameter changed
+    let mut other = PolicySet::builtin().unwrap();
+    let param = other
+        .policies
+        .iter()
+        .find_map(|p| p.params.keys().next().map(|k| format!("{}.{k}", p.id)))
+        .expect("a built-in policy with a parameter");
+    let value = if param.contains("ratio") { "0.5" } else { "7" };
+    other.set_param(&format!("{param}={value}")).unwrap();
+    let mixed = vec![docs[0].clone(), two_shards(&other)[1].clone()];
+    let e = err(&mixed);
+    assert!(
+        e.contains("`shard-1.json` and `shard-2.json` differ in policy set"),
+        "{e}"
+    );
+
+    // another threshold, another version
+    for (key, value, what) in [
+        ("\"fail_on\":\"low\"", "\"fail_on\":\"high\"", "--fail-on"),
+        (
+            &format!("\"driftaudit\":\"{}\"", env!("CARGO_PKG_VERSION")) as &str,
+            "\"driftaudit\":\"0.0.1\"",
+            "driftaudit version",
+        ),
+    ] {
+        let mut d = docs.clone();
+        assert!(d[1].1.contains(key), "{key}");
+        d[1].1 = d[1].1.replace(key, value);
+        let e = err(&d);
+        assert!(e.contains(&format!("differ in {what}")), "{e}");
+    }
+
+    // an edited summary
+    let mut d = docs.clone();
+    d[1].1 = d[1]
+        .1
+        .replacen("\"hosts_failing\": ", "\"hosts_failing\": 1", 1);
+    let e = err(&d);
+    assert!(
+        e.contains("`shard-2.json`: its `fleet` summary does not match its hosts"),
+        "{e}"
+    );
+
+    // whole reports mixed with shards; the same host twice
+    let whole = fleet_json(
+        &set,
+        testdata(),
+        &Selection::default(),
+        &shard_run(&set, None),
+    );
+    let e = err(&[docs[0].clone(), ("whole.json".into(), whole.clone())]);
+    assert!(
+        e.contains("whole-fleet report(s) given with shard reports"),
+        "{e}"
+    );
+    let e = err(&[("a.json".into(), whole.clone()), ("b.json".into(), whole)]);
+    assert!(e.contains("is in both `a.json` and `b.json`"), "{e}");
+}
+
+#[test]
+fn what_is_not_a_fleet_report_gets_a_plain_error() {
+    let set = PolicySet::builtin().unwrap();
+    let host = driftaudit::fleet::audit_dir(&set, &testdata().join("hosts/clean"));
+    let single = driftaudit::render(
+        &Report::new(vec![host], &set),
+        Format::Json,
+        RenderOptions::default(),
+    );
+    let cases = [
+        (
+            single.as_str(),
+            "has no `fleet` member: merge reads reports of `check --fleet DIR --format json`",
+        ),
+        (
+            "{\"schema\": \"driftaudit.diff/1\"}",
+            "is a `driftaudit.diff/1` document",
+        ),
+        ("[1, 2]", "not a driftaudit JSON report"),
+        (
+            "{\"schema\": \"driftaudit.report/1\", \"hosts\": [",
+            "not a driftaudit JSON report",
+        ),
+    ];
+    for (text, want) in cases {
+        let e = merge::parse("in.json", text).unwrap_err().to_string();
+        assert!(e.starts_with("`in.json`"), "{e}");
+        assert!(e.contains(want), "{e}");
+    }
+}
