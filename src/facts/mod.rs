@@ -76,6 +76,15 @@ pub fn gather(host: &Host, needs: &Needs) -> Facts {
     resolve_evidence_links(host, &mut facts);
     facts.issues.sort();
     facts.issues.dedup();
+    // Last: a directory may be the value of a setting or fact read above.
+    let paths: BTreeSet<String> = needs
+        .dir_sizes
+        .iter()
+        .filter_map(|n| facts.resolve_need(n))
+        .collect();
+    if !paths.is_empty() {
+        gather_dir_sizes(host, &paths, &mut facts);
+    }
     facts
 }
 

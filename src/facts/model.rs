@@ -398,8 +398,9 @@ impl Facts {
 }
 
 /// What the loaded policies need beyond the always-gathered facts: paths whose
-/// existence is tested, sysctl keys and namespaces read. (Directory sizes are
-/// resolved after the first gathering pass: `engine::gather`.)
+/// existence is tested, sysctl keys and namespaces read, and directories
+/// whose size is read. Plain data, planned from the compiled rules
+/// (`engine::needs`) before any gathering.
 #[derive(Debug, Clone, Default)]
 pub struct Needs {
     /// Host paths tested with `applies: exists:` or `exists(...)`.
@@ -409,6 +410,53 @@ pub struct Needs {
     pub sysctl_keys: BTreeSet<String>,
     /// Namespaces referenced by any rule (others need not be gathered).
     pub namespaces: BTreeSet<String>,
+    /// Directories whose size `du(...)` reads. A path that is the value of
+    /// a setting or fact is resolved by [`crate::facts::gather`] once that
+    /// value is gathered.
+    pub dir_sizes: BTreeSet<Need>,
+}
+
+/// A path the policies need, as the plan knows it before gathering.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum Need {
+    /// A path known from the policy (a literal or its parameters).
+    Path(String),
+    /// The path a setting holds (`localconfig.mysql_data_directory`):
+    /// namespace and key as written.
+    Setting {
+        /// Namespace.
+        ns: String,
+        /// Key as the policy writes it (canonicalised when resolved).
+        key: String,
+    },
+    /// The path a host fact holds (`mysql_datadir`).
+    Fact(String),
+}
+
+impl Facts {
+    /// The host path a [`Need`] names over the facts gathered so far: a
+    /// setting or fact that is unset, unreadable or unknown names none
+    /// (its rule is then `unknown` or skipped for that reason).
+    pub fn resolve_need(&self, need: &Need) -> Option<String> {
+        match need {
+            Need::Path(p) => Some(p.clone()),
+            Need::Setting { ns, key } => {
+                let space = self.namespaces.get(ns)?;
+                if space.unavailable.is_some() {
+                    return None;
+                }
+                match space.entries.get(&space.canonical(key))? {
+                    Entry::Set(s) => Some(s.value.to_plain()),
+                    Entry::Unreadable { .. } => None,
+                }
+            }
+            Need::Fact(name) => match self.facts.get(name)? {
+                Ok(v) => Some(v.to_plain()),
+                Err(_) => None,
+            },
+        }
+    }
 }
 
 /// A domain of rules, for presence and coverage.

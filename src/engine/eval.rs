@@ -1,0 +1,290 @@
+//! The context one rule is evaluated in over one host's gathered facts
+//! ([`RuleCx`]): name resolution (the rule's `let`s, then host facts, then
+//! the finding's own `actual`/`expected`/`setting`), parameters, settings
+//! with their canonical keys, directory sizes and mount points, the record
+//! of what was read (subjects, evidence, notes), and `why`/`fix` templates
+//! rendered with the values read. Must not do I/O: every value was gathered
+//! before evaluation starts.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::eval::{eval, Context, Missing};
+use crate::expr;
+use crate::facts::{Entry, Evidence, Facts, Setting};
+use crate::policy::{Policy, Rule, Template, TemplatePart};
+use crate::value::Value;
+
+/// Evaluation context for one rule over one host's facts.
+pub(super) struct RuleCx<'a> {
+    pub(super) facts: &'a Facts,
+    pub(super) rule: &'a Rule,
+    pub(super) policy: Option<&'a Policy>,
+    pub(super) special: RefCell<BTreeMap<String, Value>>,
+    pub(super) lets: RefCell<BTreeMap<String, Result<Value, Missing>>>,
+    pub(super) in_progress: RefCell<BTreeSet<String>>,
+    pub(super) touched: RefCell<Vec<(String, String, Setting)>>,
+}
+
+impl<'a> RuleCx<'a> {
+    pub(super) fn new(facts: &'a Facts, rule: &'a Rule, policy: Option<&'a Policy>) -> RuleCx<'a> {
+        RuleCx {
+            facts,
+            rule,
+            policy,
+            special: RefCell::new(BTreeMap::new()),
+            lets: RefCell::new(BTreeMap::new()),
+            in_progress: RefCell::new(BTreeSet::new()),
+            touched: RefCell::new(Vec::new()),
+        }
+    }
+
+    pub(super) fn evidence(&self) -> Vec<Evidence> {
+        let mut out: Vec<Evidence> = Vec::new();
+        for (_, _, s) in self.touched.borrow().iter() {
+            for e in &s.evidence {
+                if !out.contains(e) {
+                    out.push(e.clone());
+                }
+            }
+        }
+        out
+    }
+
+    pub(super) fn subjects(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for (_, k, _) in self.touched.borrow().iter() {
+            if !out.contains(k) {
+                out.push(k.clone());
+            }
+        }
+        out
+    }
+
+    pub(super) fn notes(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (_, _, s) in self.touched.borrow().iter() {
+            if let Some(n) = &s.note {
+                if !out.contains(n) {
+                    out.push(n.clone());
+                }
+            }
+        }
+        out
+    }
+
+    pub(super) fn render(&self, t: &Template) -> String {
+        let mut out = String::new();
+        // inside a `code span` the text is a command (sh, SQL, an option
+        // line): values interpolated there go through `command_word`
+        let mut in_code = false;
+        for p in &t.parts {
+            match p {
+                TemplatePart::Text(s) => {
+                    in_code ^= s.matches('`').count() % 2 == 1;
+                    out.push_str(s)
+                }
+                TemplatePart::Expr(e) => {
+                    let shown = match eval(e, self) {
+                        Ok(v) => expr::show(&v),
+                        Err(Missing::Absent { subject, .. }) => format!("(no {subject})"),
+                        Err(Missing::Unknown { subject, .. }) => format!("(unknown {subject})"),
+                        Err(Missing::Error(e)) => format!("(error: {e})"),
+                    };
+                    if in_code {
+                        out.push_str(&command_word(&shown));
+                    } else {
+                        out.push_str(&shown);
+                    }
+                }
+            }
+        }
+        collapse_ws(&out)
+    }
+}
+
+/// A value pasted into a command shown in a `fix`/`why` code span. A plain
+/// token (letters, digits, `. _ - / : + , @ % = ^`) is used as it is; other
+/// printable text is single-quoted, which sh, bash and SQL all read as one
+/// literal word; a value holding a quote, a backtick, a newline or a
+/// control character is never put into a command (the finding's actual
+/// and expected fields still show it, escaped by each renderer).
+fn command_word(v: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "._-/:+,@%=^".contains(c);
+    if !v.is_empty() && v.chars().all(plain) {
+        return v.to_string();
+    }
+    if !v.is_empty() && !v.chars().any(|c| c == '\'' || c == '`' || c.is_control()) {
+        return format!("'{v}'");
+    }
+    "<value withheld: not a plain token>".into()
+}
+
+fn collapse_ws(s: &str) -> String {
+    // keep paragraph breaks, fold the rest (YAML `>` scalars end with "\n")
+    s.split("\n\n")
+        .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect::<Vec<_>>()
+        .join("\n\n")
+        .trim()
+        .to_string()
+}
+
+impl Context for RuleCx<'_> {
+    fn name(&self, name: &str) -> Result<Value, Missing> {
+        if let Some(v) = self.special.borrow().get(name) {
+            return Ok(v.clone());
+        }
+        if let Some(e) = self.rule.lets.get(name) {
+            if let Some(v) = self.lets.borrow().get(name) {
+                return v.clone();
+            }
+            if !self.in_progress.borrow_mut().insert(name.to_string()) {
+                return Err(Missing::Error(format!("`let {name}` refers to itself")));
+            }
+            let v = eval(e, self);
+            self.in_progress.borrow_mut().remove(name);
+            self.lets.borrow_mut().insert(name.to_string(), v.clone());
+            return v;
+        }
+        match self.facts.facts.get(name) {
+            Some(Ok(v)) => Ok(v.clone()),
+            Some(Err(reason)) => Err(Missing::Unknown {
+                subject: name.into(),
+                reason: reason.clone(),
+            }),
+            None => match name {
+                // in assert rules, `source` is where the first setting read was set
+                "source" => Ok(Value::Str(
+                    self.touched
+                        .borrow()
+                        .iter()
+                        .find_map(|(_, _, s)| s.evidence.first().map(|e| e.to_string()))
+                        .unwrap_or_default(),
+                )),
+                "actual" | "expected" | "setting" | "missing" | "extra" => {
+                    Ok(Value::Str(String::new()))
+                }
+                _ => Err(Missing::Unknown {
+                    subject: name.into(),
+                    reason: "not known for this host".into(),
+                }),
+            },
+        }
+    }
+
+    fn param(&self, name: &str) -> Result<Value, Missing> {
+        self.policy
+            .and_then(|p| p.params.get(name))
+            .cloned()
+            .ok_or_else(|| Missing::Error(format!("unknown parameter `{name}`")))
+    }
+
+    fn setting(&self, ns: &str, key: &str) -> Result<Value, Missing> {
+        let Some(space) = self.facts.namespaces.get(ns) else {
+            return Err(Missing::Unknown {
+                subject: key.into(),
+                reason: format!("no `{ns}` values were gathered for this host"),
+            });
+        };
+        let canon = space.canonical(key);
+        if let Some(reason) = &space.unavailable {
+            return Err(Missing::Unknown {
+                subject: canon,
+                reason: reason.clone(),
+            });
+        }
+        match space.entries.get(&canon) {
+            Some(Entry::Set(s)) => {
+                self.touched
+                    .borrow_mut()
+                    .push((ns.to_string(), canon, s.clone()));
+                Ok(s.value.clone())
+            }
+            Some(Entry::Unreadable { reason, evidence }) => {
+                self.touched.borrow_mut().push((
+                    ns.to_string(),
+                    canon.clone(),
+                    Setting {
+                        value: Value::Str(String::new()),
+                        raw: String::new(),
+                        evidence: evidence.clone(),
+                        note: None,
+                    },
+                ));
+                Err(Missing::Unknown {
+                    subject: canon,
+                    reason: reason.clone(),
+                })
+            }
+            None => Err(Missing::Absent {
+                subject: canon,
+                reason: space.absent_means.clone(),
+            }),
+        }
+    }
+
+    fn dir_size(&self, path: &str) -> Result<Value, Missing> {
+        match self.facts.dir_sizes.get(path) {
+            Some(Ok(b)) => {
+                self.touched.borrow_mut().push((
+                    "du".into(),
+                    path.to_string(),
+                    Setting::new(
+                        Value::Size(*b as f64),
+                        b.to_string(),
+                        dir_size_evidence(self.facts, path),
+                    ),
+                ));
+                Ok(Value::Size(*b as f64))
+            }
+            Some(Err(r)) => Err(Missing::Unknown {
+                subject: path.into(),
+                reason: r.clone(),
+            }),
+            None => Err(Missing::Unknown {
+                subject: path.into(),
+                reason: "directory size was not gathered".into(),
+            }),
+        }
+    }
+
+    fn mount_of(&self, path: &str) -> Result<Value, Missing> {
+        let usable = |name: &str| {
+            self.facts
+                .namespaces
+                .get(name)
+                .filter(|n| n.unavailable.is_none() && !n.entries.is_empty())
+        };
+        let space = usable("mount").or_else(|| usable("fstab")).ok_or_else(|| {
+            let why = |name: &str| match self.facts.namespaces.get(name) {
+                Some(n) => n.unavailable.clone().unwrap_or_else(|| "empty".into()),
+                None => "not gathered".into(),
+            };
+            Missing::Unknown {
+                subject: path.into(),
+                reason: format!(
+                    "no mount table to find the volume holding it (mounts: {}; fstab: {})",
+                    why("mount"),
+                    why("fstab")
+                ),
+            }
+        })?;
+        crate::facts::storage::mount_of(space.entries.keys().map(String::as_str), path)
+            .map(Value::Str)
+            .map_err(|reason| Missing::Unknown {
+                subject: path.into(),
+                reason: reason.into(),
+            })
+    }
+}
+
+fn dir_size_evidence(facts: &Facts, path: &str) -> Evidence {
+    if let Some(e) = facts.dir_size_evidence.get(path) {
+        return e.clone();
+    }
+    match facts.source {
+        crate::host::SourceKind::Snapshot => Evidence::file(crate::catalogue::DU.path),
+        crate::host::SourceKind::Live => Evidence::file(path.to_string()),
+    }
+}

@@ -1,0 +1,154 @@
+//! How a rule's findings are shaped, whatever its check kind: the base
+//! finding of a rule, the explanation and fix of a failure (templates
+//! rendered over the rule's context), the pass summary, a value that could
+//! not be known, the breakdown bar, and input problems as findings. Must
+//! not decide a status (the check kinds do) or do I/O.
+
+use std::collections::BTreeSet;
+
+use super::eval::RuleCx;
+use super::rule_domain;
+use crate::eval::{eval, Missing};
+use crate::expr;
+use crate::facts::presence::Domain;
+use crate::facts::{Evidence, FileIssue, IssueLevel};
+use crate::policy::{Rule, Severity};
+use crate::report::{input_rule_meta, BreakdownData, Finding, Status, INPUT_RULE};
+use crate::value::Value;
+
+pub(super) fn input_finding(i: &FileIssue) -> Finding {
+    let meta = input_rule_meta();
+    let status = match i.level {
+        IssueLevel::Problem => Status::Fail,
+        IssueLevel::Unknown => Status::Unknown,
+        IssueLevel::Note => Status::Skip,
+    };
+    let loc = match (i.line, i.column) {
+        (Some(l), Some(c)) => format!("{}:{l}:{c}", i.path),
+        (Some(l), None) => format!("{}:{l}", i.path),
+        _ => i.path.clone(),
+    };
+    Finding::new(
+        INPUT_RULE,
+        meta.policy,
+        meta.title,
+        Severity::Low,
+        status,
+        meta.source,
+    )
+    .with_subject(vec![i.path.clone()])
+    .with_evidence(vec![Evidence {
+        path: i.path.clone(),
+        line: i.line,
+        via: None,
+    }])
+    .with_explanation(format!("{loc}: {} ({} reader)", i.message, i.source))
+    .with_fix(if status == Status::Fail {
+        meta.fix
+    } else {
+        String::new()
+    })
+    .with_domain(Domain::of_namespace(&i.source))
+}
+
+pub(super) fn base_finding(rule: &Rule, status: Status) -> Finding {
+    Finding::new(
+        rule.id.clone(),
+        rule.policy.clone(),
+        rule.title.clone(),
+        rule.severity,
+        status,
+        rule.source.clone(),
+    )
+    .with_domain(rule_domain(rule))
+}
+
+fn breakdown(rule: &Rule, cx: &RuleCx) -> Option<BreakdownData> {
+    let b = rule.breakdown.as_ref()?;
+    let total = eval(&b.total, cx).ok()?.as_f64()?;
+    let parts = b
+        .parts
+        .iter()
+        .map(|(l, e)| Some((l.clone(), eval(e, cx).ok()?.as_f64()?)))
+        .collect::<Option<Vec<_>>>()?;
+    Some(BreakdownData {
+        label: b.label.clone(),
+        total,
+        parts,
+        rest: b.rest.clone(),
+    })
+}
+
+pub(super) fn finish(rule: &Rule, cx: &RuleCx, status: Status, f: &mut Finding) {
+    if matches!(status, Status::Fail | Status::Pass) {
+        f.breakdown = breakdown(rule, cx);
+    }
+    // Render first: settings a template reads are evidence too.
+    match status {
+        Status::Fail => {
+            let mut text = cx.render(&rule.why);
+            for n in cx.notes() {
+                text.push_str(&format!(" Note: {n}."));
+            }
+            f.explanation = text;
+            f.fix = cx.render(&rule.fix);
+        }
+        Status::Pass if f.explanation.is_empty() => {
+            let mut seen = BTreeSet::new();
+            let parts: Vec<String> = cx
+                .touched
+                .borrow()
+                .iter()
+                .filter(|(_, k, _)| seen.insert(k.clone()))
+                .map(|(_, k, s)| format!("{k} = {}", brief(&s.value)))
+                .collect();
+            f.explanation = if parts.is_empty() {
+                "passes".into()
+            } else {
+                format!("passes: {}", parts.join(", "))
+            };
+        }
+        _ => {}
+    }
+    f.subject = cx.subjects();
+    f.evidence = cx.evidence();
+}
+
+pub(super) fn missing_finding(rule: &Rule, cx: &RuleCx, m: Missing) -> Finding {
+    let (status, text) = match m {
+        Missing::Absent { subject, reason } => (Status::Skip, format!("{subject}: {reason}")),
+        Missing::Unknown { subject, reason } => (Status::Unknown, format!("{subject}: {reason}")),
+        Missing::Error(e) => (
+            Status::Error,
+            format!("the rule could not be evaluated: {e}"),
+        ),
+    };
+    let mut f = base_finding(rule, status);
+    f.subject = cx.subjects();
+    f.evidence = cx.evidence();
+    f.explanation = text;
+    if status == Status::Unknown {
+        f.fix = "Make the data readable to driftaudit (run as root, or capture it into the snapshot) and audit again.".into();
+    }
+    f
+}
+
+/// A value for one-line summaries: records list their fields (`{k: v, ...}`),
+/// other long text is cut.
+pub(super) fn brief(v: &Value) -> String {
+    let text = match v {
+        Value::Record(map) => format!(
+            "{{{}}}",
+            map.iter()
+                .map(|(k, v)| format!("{k}: {}", v.to_plain()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        other => expr::show(other),
+    };
+    if !matches!(v, Value::Record(_)) && text.chars().count() > 100 {
+        format!("{}…", text.chars().take(99).collect::<String>())
+    } else {
+        text
+    }
+}

@@ -1,0 +1,298 @@
+//! The engine: plans what the policies need ([`plan`]), has facts gather
+//! it from a host (all I/O), then evaluates each rule over the gathered
+//! facts without any I/O (`eval` is the rule's context; `applies`,
+//! `setting`, `assert` and `drift` judge one part each; `finding` shapes
+//! the findings), producing the host's report. The entry points here keep
+//! that order. Must not read the host outside [`gather`], evaluate an
+//! expression before gathering is done, or render reports (that is
+//! render/).
+
+use std::collections::BTreeSet;
+
+use crate::expr::{self, Expr};
+use crate::facts::presence::Domain;
+use crate::facts::{self, Facts, Needs};
+use crate::host::{Host, SourceKind};
+use crate::policy::{Check, Policy, PolicySet, Rule};
+use crate::report::{Finding, HostReport, Report};
+
+mod applies;
+mod assert;
+mod drift;
+mod eval;
+mod finding;
+pub mod plan;
+mod setting;
+
+use eval::RuleCx;
+
+/// Work out what the rules need gathered (sysctl keys, paths, namespaces,
+/// directory sizes), from the compiled rules alone: see [`plan`].
+pub fn needs(policies: &PolicySet) -> Needs {
+    plan::needs(policies)
+}
+
+/// Audit one host: gather, then evaluate.
+pub fn audit_host(policies: &PolicySet, host: &Host) -> HostReport {
+    let facts = gather(policies, host);
+    // Hard links matter where a root confines the reads (a snapshot).
+    let hard_links = match host.kind() {
+        SourceKind::Snapshot => host.hard_linked(),
+        SourceKind::Live => Vec::new(),
+    };
+    let root = (host.kind() == SourceKind::Snapshot).then(|| host.root().to_path_buf());
+    evaluate(policies, &facts)
+        .with_hard_links(hard_links)
+        .with_root(root)
+}
+
+/// Audit several hosts into one report.
+///
+/// ```
+/// use driftaudit::{audit, Host, PolicySet, Status};
+///
+/// let policies = PolicySet::builtin()?;
+/// let clean = Host::snapshot(concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/hosts/clean"))?;
+/// let report = audit(&policies, &[clean]);
+/// assert!(report.hosts[0].findings.iter().all(|f| f.status != Status::Fail));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn audit(policies: &PolicySet, hosts: &[Host]) -> Report {
+    Report::new(
+        hosts.iter().map(|h| audit_host(policies, h)).collect(),
+        policies,
+    )
+}
+
+/// Gather every fact the policies need (all I/O of an audit happens here):
+/// the plan first ([`needs`], from the compiled rules alone), then facts
+/// gathers it, directory sizes last because their paths may be the value
+/// of a setting (`du(localconfig.mysql_data_directory)`), which facts
+/// resolves itself once it has read it. No expression is evaluated here.
+pub fn gather(policies: &PolicySet, host: &Host) -> Facts {
+    facts::gather(host, &needs(policies))
+}
+
+/// Evaluate every rule over gathered facts. Pure: no I/O.
+pub fn evaluate(policies: &PolicySet, facts: &Facts) -> HostReport {
+    let mut findings = Vec::new();
+    for rule in &policies.rules {
+        let policy = policies.policy_of(rule);
+        findings.extend(evaluate_rule(rule, policy, facts));
+    }
+    findings.extend(facts.issues.iter().map(finding::input_finding));
+    HostReport::new(facts.host.clone(), facts.source, findings).with_detections(&facts.detections)
+}
+
+/// The domain a rule belongs to, from what it reads: storage (fstab, mounts,
+/// ext4, `mount_of`) before the products (Zimbra, then MySQL) before sysctl,
+/// so `storage.noatime-mysql` is storage and `zimbra.buffer-pool-fits-db`
+/// (Zimbra's my.cnf, localconfig, du) is Zimbra.
+pub fn rule_domain(rule: &Rule) -> Option<Domain> {
+    let mut found = BTreeSet::new();
+    for (ns, _) in rule.settings_read() {
+        found.extend(Domain::of_namespace(&ns));
+    }
+    for e in rule.expressions() {
+        expr::walk(e, &mut |x| match x {
+            Expr::Call(name, _) if name == "mount_of" => {
+                found.insert(Domain::Storage);
+            }
+            Expr::Name(n) => found.extend(Domain::of_namespace(n)),
+            _ => {}
+        });
+    }
+    [
+        Domain::Storage,
+        Domain::Zimbra,
+        Domain::Mysql,
+        Domain::Sysctl,
+    ]
+    .into_iter()
+    .find(|d| found.contains(d))
+}
+
+/// Evaluate one rule: zero or more findings (drift rules give one per key).
+pub fn evaluate_rule(rule: &Rule, policy: Option<&Policy>, facts: &Facts) -> Vec<Finding> {
+    let cx = RuleCx::new(facts, rule, policy);
+    // applies
+    if let Some(f) = applies::first_unmet(rule, policy, &cx) {
+        return vec![f];
+    }
+    match &rule.check {
+        Check::Setting {
+            ns,
+            key,
+            expect,
+            presence,
+        } => vec![setting::check(rule, &cx, ns, key, expect, *presence)],
+        Check::Assert(e) => vec![assert::check(rule, &cx, e)],
+        Check::Drift(d) => drift::check(rule, &cx, d),
+    }
+}
+
+#[cfg(test)]
+mod rule_tests {
+    use super::*;
+    use crate::facts::{Evidence, Namespace, Need, Setting};
+    use crate::host::Host;
+    use crate::report::Status;
+    use crate::value::Value;
+
+    fn facts_with(ns: &str, key: &str, v: Value) -> Facts {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/hosts/clean");
+        let host = Host::snapshot(dir).unwrap();
+        let mut f = Facts::new(&host);
+        f.facts
+            .insert("mem_total".into(), Ok(Value::Size(24.0 * 1073741824.0)));
+        let mut n = Namespace::new("not set");
+        n.set(key, Setting::new(v, "x", Evidence::line("/etc/my.cnf", 7)));
+        f.namespaces.insert(ns.into(), n);
+        f
+    }
+
+    fn rules(yaml: &str) -> PolicySet {
+        let mut s = PolicySet::new();
+        s.add_str("t.yaml", yaml).unwrap();
+        s
+    }
+
+    #[test]
+    fn assert_failure_cites_values_and_evidence() {
+        let set = rules("policy: t\ntitle: t\nparams:\n  share: 0.4\nrules:\n  - id: t.pool\n    title: t\n    severity: high\n    assert: \"mycnf.innodb_buffer_pool_size <= params.share * mem_total\"\n    why: \"pool {mycnf.innodb_buffer_pool_size} is {pct(mycnf.innodb_buffer_pool_size / mem_total)} of {mem_total}\"\n    fix: \"set it below {params.share * mem_total}\"\n");
+        let f = facts_with(
+            "mycnf",
+            "innodb_buffer_pool_size",
+            Value::Size(12.0 * 1073741824.0),
+        );
+        let out = evaluate_rule(&set.rules[0], set.policies.first(), &f);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].status, Status::Fail);
+        assert_eq!(out[0].explanation, "pool 12 GiB is 50 % of 24 GiB");
+        assert_eq!(out[0].fix, "set it below 9.6 GiB");
+        assert_eq!(out[0].subject, ["innodb_buffer_pool_size"]);
+        assert_eq!(out[0].evidence[0].to_string(), "/etc/my.cnf:7");
+        assert_eq!(
+            out[0].actual.as_deref(),
+            Some("innodb_buffer_pool_size = 12 GiB")
+        );
+    }
+
+    #[test]
+    fn missing_namespace_is_unknown_not_pass() {
+        let set = rules("policy: t\ntitle: t\nrules:\n  - id: t.x\n    title: t\n    severity: high\n    setting: mysql.version\n    expect: {present: true}\n    why: w\n    fix: f\n");
+        let f = facts_with("mycnf", "x", Value::Number(1.0));
+        let out = evaluate_rule(&set.rules[0], set.policies.first(), &f);
+        assert_eq!(out[0].status, Status::Unknown);
+    }
+
+    #[test]
+    fn let_bindings_and_cycles() {
+        let set = rules("policy: t\ntitle: t\nrules:\n  - id: t.x\n    title: t\n    severity: low\n    let:\n      a: \"b + 1\"\n      b: \"a + 1\"\n    assert: \"a > 0\"\n    why: w\n    fix: f\n");
+        let f = facts_with("mycnf", "x", Value::Number(1.0));
+        let out = evaluate_rule(&set.rules[0], set.policies.first(), &f);
+        assert_eq!(out[0].status, Status::Error);
+        assert!(
+            out[0].explanation.contains("refers to itself"),
+            "{}",
+            out[0].explanation
+        );
+    }
+
+    #[test]
+    fn mount_of_normalises_paths_and_a_relative_one_is_unknown() {
+        let mut f = facts_with("mycnf", "x", Value::Number(1.0));
+        let mut m = Namespace::new("not mounted");
+        for p in ["/", "/srv/data"] {
+            m.set(
+                p,
+                Setting::new(
+                    Value::Str(p.into()),
+                    "x",
+                    Evidence::line("/proc/self/mountinfo", 1),
+                ),
+            );
+        }
+        f.namespaces.insert("mount".into(), m);
+        let run = |arg: &str| {
+            let set = rules(&format!("policy: t\ntitle: t\nrules:\n  - id: t.x\n    title: t\n    severity: low\n    assert: \"mount_of('{arg}') == '/srv/data'\"\n    why: w\n    fix: f\n"));
+            let out = evaluate_rule(&set.rules[0], set.policies.first(), &f);
+            (out[0].status, out[0].explanation.clone())
+        };
+        assert_eq!(run("/srv//data/./mysql/").0, Status::Pass);
+        assert_eq!(run("/srv/database").0, Status::Fail);
+        let (status, why) = run("srv/data");
+        assert_eq!(status, Status::Unknown, "{why}");
+        assert!(why.contains("not an absolute path"), "{why}");
+    }
+
+    #[test]
+    fn the_plan_names_du_directories_as_data_before_anything_is_gathered() {
+        let shipped = needs(&PolicySet::builtin().unwrap()).dir_sizes;
+        assert!(
+            shipped.contains(&Need::Fact("mysql_datadir".into())),
+            "{shipped:?}"
+        );
+        assert!(
+            shipped.contains(&Need::Setting {
+                ns: "localconfig".into(),
+                key: "mysql_data_directory".into()
+            }),
+            "{shipped:?}"
+        );
+        let set = rules("policy: t\ntitle: t\nparams:\n  dir: /srv\nrules:\n  - id: t.x\n    title: t\n    severity: low\n    let:\n      d: \"du(params.dir) + du(mycnf[params.dir]) + du(here) + du('/a' + 'b')\"\n      here: \"mount_of('/x')\"\n      a: \"du(b)\"\n      b: \"a\"\n    assert: \"d > 0 and a > 0\"\n    why: w\n    fix: f\n");
+        let planned: Vec<Need> = needs(&set).dir_sizes.into_iter().collect();
+        assert_eq!(
+            planned,
+            [
+                Need::Path("/srv".into()),
+                Need::Setting {
+                    ns: "mycnf".into(),
+                    key: "/srv".into()
+                }
+            ],
+            "a host function or a `let` cycle is not planned; a string sum is not a path"
+        );
+    }
+
+    #[test]
+    fn facts_resolve_a_setting_need_once_the_setting_is_gathered() {
+        let f = facts_with(
+            "localconfig",
+            "mysql_data_directory",
+            Value::Str("/opt/zimbra/db/data".into()),
+        );
+        let need = Need::Setting {
+            ns: "localconfig".into(),
+            key: "mysql_data_directory".into(),
+        };
+        assert_eq!(
+            f.resolve_need(&need).as_deref(),
+            Some("/opt/zimbra/db/data")
+        );
+        let unset = Need::Setting {
+            ns: "localconfig".into(),
+            key: "nothing_here".into(),
+        };
+        assert_eq!(f.resolve_need(&unset), None);
+        assert_eq!(
+            f.resolve_need(&Need::Fact("mem_total".into())).as_deref(),
+            Some("25769803776")
+        );
+        // on a real snapshot: the localconfig value is the directory sized
+        let host = Host::snapshot(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/testdata/hosts/zimbra-khimki-12g"
+        ))
+        .unwrap();
+        let facts = gather(&PolicySet::builtin().unwrap(), &host);
+        let dir = facts
+            .resolve_need(&need)
+            .expect("localconfig names the data directory");
+        assert!(
+            facts.dir_sizes.contains_key(&dir),
+            "{dir}: {:?}",
+            facts.dir_sizes
+        );
+    }
+}
