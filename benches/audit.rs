@@ -6,9 +6,9 @@ use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 
-use driftaudit::engine;
-use driftaudit::host::Host;
-use driftaudit::policy::PolicySet;
+use driftaudit::unstable::engine;
+use driftaudit::unstable::host::Host;
+use driftaudit::unstable::policy::PolicySet;
 
 fn bench(c: &mut Criterion) {
     let set = PolicySet::builtin().expect("built-in policies");

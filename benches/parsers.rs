@@ -7,7 +7,9 @@ use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
-use driftaudit::parse::{ext4, fstab, localconfig, meminfo, mountinfo, mycnf, mysqlvars, sysctl};
+use driftaudit::unstable::parse::{
+    ext4, fstab, localconfig, meminfo, mountinfo, mycnf, mysqlvars, sysctl,
+};
 
 const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus");
 
@@ -111,8 +113,8 @@ fn bench(c: &mut Criterion) {
 /// repeated, and the resolution of a sysctl.d holding N files. Lines per
 /// second must stay flat as N grows.
 fn bench_sysctl_scaling(c: &mut Criterion) {
-    use driftaudit::facts::{Facts, Needs};
-    use driftaudit::host::Host;
+    use driftaudit::unstable::facts::{Facts, Needs};
+    use driftaudit::unstable::host::Host;
     let mut g = c.benchmark_group("sysctl_lines");
     g.sample_size(10);
     for n in [1_000usize, 10_000, 100_000] {
@@ -131,7 +133,7 @@ fn bench_sysctl_scaling(c: &mut Criterion) {
         g.bench_function(format!("resolve_repeated_key/{n}"), |b| {
             b.iter(|| {
                 let mut f = Facts::new(&host);
-                driftaudit::facts::sysctl::gather(&host, &Needs::default(), &mut f);
+                driftaudit::unstable::facts::sysctl::gather(&host, &Needs::default(), &mut f);
                 black_box(f)
             })
         });
@@ -149,7 +151,7 @@ fn bench_sysctl_scaling(c: &mut Criterion) {
         g.bench_function(format!("resolve_files/{n}"), |b| {
             b.iter(|| {
                 let mut f = Facts::new(&host);
-                driftaudit::facts::sysctl::gather(&host, &Needs::default(), &mut f);
+                driftaudit::unstable::facts::sysctl::gather(&host, &Needs::default(), &mut f);
                 black_box(f)
             })
         });
@@ -163,8 +165,8 @@ fn bench_sysctl_scaling(c: &mut Criterion) {
 /// limits) for one option repeated and for distinct options. Lines per
 /// second must stay flat as N grows.
 fn bench_mycnf_scaling(c: &mut Criterion) {
-    use driftaudit::facts::{Facts, Needs};
-    use driftaudit::host::Host;
+    use driftaudit::unstable::facts::{Facts, Needs};
+    use driftaudit::unstable::host::Host;
     let mut g = c.benchmark_group("mycnf_lines");
     g.sample_size(10);
     for n in [1_000usize, 10_000, 100_000] {
@@ -197,7 +199,7 @@ fn bench_mycnf_scaling(c: &mut Criterion) {
             g.bench_function(format!("resolve_{case}/{n}"), |b| {
                 b.iter(|| {
                     let mut f = Facts::new(&host);
-                    driftaudit::facts::mysql::gather(&host, &Needs::default(), &mut f);
+                    driftaudit::unstable::facts::mysql::gather(&host, &Needs::default(), &mut f);
                     black_box(f)
                 })
             });
@@ -211,8 +213,8 @@ fn bench_mycnf_scaling(c: &mut Criterion) {
 /// ext4 lookups) on a snapshot with that many mounts. Lines per second must
 /// stay flat as N grows.
 fn bench_storage_scaling(c: &mut Criterion) {
-    use driftaudit::facts::{Facts, Needs};
-    use driftaudit::host::Host;
+    use driftaudit::unstable::facts::{Facts, Needs};
+    use driftaudit::unstable::host::Host;
     let mut g = c.benchmark_group("storage_lines");
     g.sample_size(10);
     for n in [1_000usize, 10_000, 100_000] {
@@ -249,7 +251,7 @@ fn bench_storage_scaling(c: &mut Criterion) {
         g.bench_function(format!("storage_gather/{n}"), |b| {
             b.iter(|| {
                 let mut f = Facts::new(&host);
-                driftaudit::facts::storage::gather(&host, &Needs::default(), &mut f);
+                driftaudit::unstable::facts::storage::gather(&host, &Needs::default(), &mut f);
                 black_box(f)
             })
         });
@@ -265,8 +267,8 @@ fn bench_storage_scaling(c: &mut Criterion) {
 /// layering, `${...}` expansion, redaction). Lines per second must stay flat
 /// as N grows.
 fn bench_localconfig_scaling(c: &mut Criterion) {
-    use driftaudit::facts::{Facts, Needs};
-    use driftaudit::host::Host;
+    use driftaudit::unstable::facts::{Facts, Needs};
+    use driftaudit::unstable::host::Host;
     let mut g = c.benchmark_group("localconfig_lines");
     g.sample_size(10);
     for n in [1_000usize, 10_000, 100_000] {
@@ -310,7 +312,7 @@ fn bench_localconfig_scaling(c: &mut Criterion) {
                 b.iter(|| {
                     let host = Host::snapshot(dir.path()).unwrap();
                     let mut f = Facts::new(&host);
-                    driftaudit::facts::zimbra::gather(&host, &Needs::default(), &mut f);
+                    driftaudit::unstable::facts::zimbra::gather(&host, &Needs::default(), &mut f);
                     black_box(f)
                 })
             });

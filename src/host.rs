@@ -312,7 +312,7 @@ impl Host {
     /// assert_eq!(host.name(), "web-backend-02");
     /// // Host paths are absolute and stay inside the snapshot.
     /// assert!(host.read_to_string("/etc/sysctl.d/60-perf.conf")?.contains("tcp_tw_recycle"));
-    /// # Ok::<(), driftaudit::host::ReadError>(())
+    /// # Ok::<(), driftaudit::ReadError>(())
     /// ```
     pub fn snapshot(dir: impl AsRef<Path>) -> Result<Host, ReadError> {
         let dir = dir.as_ref();

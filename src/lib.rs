@@ -39,37 +39,139 @@
 //! A [`Resolver`] answers "what is the effective value of X on this host, and
 //! every place that set it" for sysctl keys, MySQL/MariaDB options and mount
 //! points, as data a tool can edit by (docs/library.md).
+//!
+//! The crate-root items are the whole stable API (listed in
+//! `tests/public-api.txt`); every module is internal. driftaudit's own CLI,
+//! tests, benches and fuzz targets reach the internals through a hidden
+//! `unstable` module that carries no semver promise.
 #![warn(missing_docs)]
 
-pub mod catalogue;
-pub mod diff;
-pub mod engine;
-pub mod eval;
-pub mod explain;
-pub mod expr;
-pub mod facts;
-pub mod fleet;
-pub mod host;
-pub mod parse;
-pub mod policy;
-pub mod reader;
-pub mod render;
-pub mod report;
-pub mod resolve;
-pub mod secret;
-pub mod snapshot;
-pub mod upgrade;
-pub mod value;
-pub mod waiver;
+// Every module is internal: the stable surface is the re-exports below, and
+// `unstable` reaches the rest for the CLI, tests, benches and fuzz targets.
+pub(crate) mod catalogue;
+pub(crate) mod diff;
+pub(crate) mod engine;
+pub(crate) mod eval;
+pub(crate) mod explain;
+pub(crate) mod expr;
+pub(crate) mod facts;
+pub(crate) mod fleet;
+pub(crate) mod host;
+pub(crate) mod parse;
+pub(crate) mod policy;
+pub(crate) mod reader;
+pub(crate) mod render;
+pub(crate) mod report;
+pub(crate) mod resolve;
+pub(crate) mod secret;
+pub(crate) mod snapshot;
+pub(crate) mod upgrade;
+pub(crate) mod value;
+pub(crate) mod waiver;
 
-// Convenience re-exports: the names an embedder needs, at the crate root.
+// The stable public API: entry points and the types their signatures and
+// fields need. tests/library_api.rs pins this list (tests/public-api.txt).
+pub use diff::{
+    diff, Change, ChangeKind, Diff, DiffOptions, FileChange, FileNotCompared, Side, SideMeta,
+    VerdictChange,
+};
 pub use engine::audit;
-pub use facts::Evidence;
-pub use host::Host;
-pub use policy::{PolicyError, PolicySet, Severity};
+pub use facts::{Detection, Domain, Evidence};
+pub use host::{Host, ReadError, SourceKind};
+pub use policy::{Code as PolicyCode, PolicyError, PolicyProblem, PolicySet, RuleSource, Severity};
+pub use render::diff::render as render_diff;
 pub use render::{render, Format, RenderOptions};
-pub use report::{Finding, HostReport, Report, Status};
+pub use report::{
+    BreakdownData, CoverageReason, DomainCoverage, Finding, HostReport, Report, RuleMeta, Status,
+    Summary, WaiverNote,
+};
 pub use resolve::{
     Assignment, FstabLine, Lookup, MountResolution, MountedFs, OptionLine, OptionResolution,
     Resolver, SysctlResolution,
 };
+pub use snapshot::{take as snapshot, SnapshotMeta, SnapshotOptions, Unreadable};
+pub use value::Value;
+pub use waiver::{Waiver, WaiverError, WaiverSet};
+
+/// driftaudit's internals, for its own command-line tool, tests, benches and
+/// fuzz targets. **No semver promise**: anything here may change or vanish
+/// in any release. Embedders use the crate-root items.
+#[doc(hidden)]
+pub mod unstable {
+    /// Internal: no semver promise.
+    pub mod catalogue {
+        pub use crate::catalogue::*;
+    }
+    /// Internal: no semver promise.
+    pub mod diff {
+        pub use crate::diff::*;
+    }
+    /// Internal: no semver promise.
+    pub mod engine {
+        pub use crate::engine::*;
+    }
+    /// Internal: no semver promise.
+    pub mod eval {
+        pub use crate::eval::*;
+    }
+    /// Internal: no semver promise.
+    pub mod explain {
+        pub use crate::explain::*;
+    }
+    /// Internal: no semver promise.
+    pub mod expr {
+        pub use crate::expr::*;
+    }
+    /// Internal: no semver promise.
+    pub mod facts {
+        pub use crate::facts::*;
+    }
+    /// Internal: no semver promise.
+    pub mod fleet {
+        pub use crate::fleet::*;
+    }
+    /// Internal: no semver promise.
+    pub mod host {
+        pub use crate::host::*;
+    }
+    /// Internal: no semver promise.
+    pub mod parse {
+        pub use crate::parse::*;
+    }
+    /// Internal: no semver promise.
+    pub mod policy {
+        pub use crate::policy::*;
+    }
+    /// Internal: no semver promise.
+    pub mod reader {
+        pub use crate::reader::*;
+    }
+    /// Internal: no semver promise.
+    pub mod render {
+        pub use crate::render::*;
+    }
+    /// Internal: no semver promise.
+    pub mod report {
+        pub use crate::report::*;
+    }
+    /// Internal: no semver promise.
+    pub mod secret {
+        pub use crate::secret::*;
+    }
+    /// Internal: no semver promise.
+    pub mod snapshot {
+        pub use crate::snapshot::*;
+    }
+    /// Internal: no semver promise.
+    pub mod upgrade {
+        pub use crate::upgrade::*;
+    }
+    /// Internal: no semver promise.
+    pub mod value {
+        pub use crate::value::*;
+    }
+    /// Internal: no semver promise.
+    pub mod waiver {
+        pub use crate::waiver::*;
+    }
+}

@@ -240,6 +240,7 @@ impl<'h> Resolver<'h> {
 
     /// A resolver over facts already gathered from `host` (an audit's:
     /// `engine::gather`), so the answers are the ones the findings used.
+    #[doc(hidden)]
     pub fn from_facts(host: &'h Host, facts: &'h Facts) -> Resolver<'h> {
         Resolver {
             host,

@@ -9,11 +9,11 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use driftaudit::engine;
-use driftaudit::host::Host;
-use driftaudit::policy::PolicySet;
-use driftaudit::render::{self, Format, RenderOptions};
-use driftaudit::report::{Finding, HostReport, Status};
+use driftaudit::unstable::engine;
+use driftaudit::unstable::host::Host;
+use driftaudit::unstable::policy::PolicySet;
+use driftaudit::unstable::render::{self, Format, RenderOptions};
+use driftaudit::unstable::report::{Finding, HostReport, Status};
 
 const HOSTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/hosts");
 

@@ -4,7 +4,7 @@
 //! `DRIFTAUDIT_UPDATE_DOCS=1 cargo test --test docs_catalogue`), and the
 //! detailed namespace table must list the catalogue's namespaces in order.
 
-use driftaudit::catalogue;
+use driftaudit::unstable::catalogue;
 
 const DOC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/policy-language.md");
 

@@ -2,7 +2,7 @@
 //! (or `none` with the reason), `explain` shows it, and a wrong `remedy:`
 //! is a policy problem with its code and its place.
 
-use driftaudit::policy::{Code, PolicyProblem, PolicySet, Remedy};
+use driftaudit::unstable::policy::{Code, PolicyProblem, PolicySet, Remedy};
 
 const HEAD: &str = "policy: mine\ntitle: Mine\nrules:\n";
 
@@ -47,7 +47,7 @@ fn explain_shows_the_remedy() {
         .iter()
         .find(|r| r.id == "linux.tcp-tw-recycle")
         .unwrap();
-    let text = driftaudit::explain::explain(&set, r);
+    let text = driftaudit::unstable::explain::explain(&set, r);
     assert!(
         text.contains(
             "remedy (driftaudit fix):\n  set sysctl.net.ipv4.tcp_tw_recycle to 0 (derived"
@@ -59,7 +59,7 @@ fn explain_shows_the_remedy() {
         .iter()
         .find(|r| r.id == "storage.db-on-rotational")
         .unwrap();
-    let text = driftaudit::explain::explain(&set, r);
+    let text = driftaudit::unstable::explain::explain(&set, r);
     assert!(
         text.contains("remedy (driftaudit fix):\n  none: moving data"),
         "{text}"
@@ -83,7 +83,7 @@ fn a_setting_check_with_one_bound_derives_its_remedy_and_others_do_not() {
     };
     assert!(matches!(
         get("a.min"),
-        Some(Remedy::Set { ref key, bound: driftaudit::policy::Bound::AtLeast, derived: true, .. }) if key == "net.core.somaxconn"
+        Some(Remedy::Set { ref key, bound: driftaudit::unstable::policy::Bound::AtLeast, derived: true, .. }) if key == "net.core.somaxconn"
     ));
     assert_eq!(get("a.two"), None, "two bounds: no single value to write");
     assert_eq!(get("a.assert"), None);

@@ -8,7 +8,7 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use driftaudit::fleet;
+use driftaudit::unstable::fleet;
 
 fn mk(p: &Path) {
     fs::create_dir_all(p).unwrap();

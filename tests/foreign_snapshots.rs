@@ -56,7 +56,7 @@ fn an_empty_directory_is_not_a_snapshot_for_check_diff_or_fleet() {
     assert!(err.contains("no snapshot folders found"), "{err}");
     for dir in [empty.path().to_path_buf(), empty.path().join("notes")] {
         assert!(
-            !driftaudit::fleet::is_snapshot_dir(&dir),
+            !driftaudit::unstable::fleet::is_snapshot_dir(&dir),
             "{}",
             dir.display()
         );
@@ -73,7 +73,7 @@ fn a_hand_made_tree_with_only_etc_is_still_a_snapshot() {
     );
     let (code, _, err) = run(&["check", "--snapshot", d.path().to_str().unwrap()]);
     assert!(code == 0 || code == 1, "exit {code}: {err}");
-    assert!(driftaudit::fleet::is_snapshot_dir(d.path()));
+    assert!(driftaudit::unstable::fleet::is_snapshot_dir(d.path()));
 }
 
 fn json(args: &[&str]) -> serde_json::Value {
@@ -122,12 +122,12 @@ fn sosreport_layout_is_the_one_sos_plugins_write() {
         let p = root
             .join("sos_commands")
             .join(plugin)
-            .join(driftaudit::host::layout::sos_mangle(command));
+            .join(driftaudit::unstable::host::layout::sos_mangle(command));
         assert!(p.is_file(), "{} (from `{command}`)", p.display());
     }
     assert_eq!(
-        driftaudit::host::layout::detect(&root),
-        Some(driftaudit::host::Layout::Sosreport)
+        driftaudit::unstable::host::layout::detect(&root),
+        Some(driftaudit::unstable::host::Layout::Sosreport)
     );
     // sos keeps /proc/mounts and /proc/self as the links they are
     assert!(fs::symlink_metadata(root.join("proc/mounts"))
@@ -145,17 +145,17 @@ fn sosreport_of_a_centos7_mariadb_host_gets_an_admins_verdicts() {
         "from sos_commands/host/hostname"
     );
     let policies = driftaudit::PolicySet::builtin().unwrap();
-    let facts = driftaudit::engine::gather(&policies, &host);
+    let facts = driftaudit::unstable::engine::gather(&policies, &host);
     assert_eq!(
         facts.facts["kernel_release"],
-        Ok(driftaudit::value::Value::Str(
+        Ok(driftaudit::unstable::value::Value::Str(
             "3.10.0-1160.88.1.el7.x86_64".into()
         )),
         "from kernel.osrelease in sos_commands/kernel/sysctl_-a"
     );
     assert_eq!(
         facts.facts["os_id"],
-        Ok(driftaudit::value::Value::Str("centos".into()))
+        Ok(driftaudit::unstable::value::Value::Str("centos".into()))
     );
 
     let r = json(&["check", "--snapshot", SOS, "--format", "json"]);
@@ -248,7 +248,8 @@ fn sosreport_masked_passwords_are_redacted_not_values() {
         assert!(!err.contains("*********"), "{format}: {err}");
     }
     let host = driftaudit::Host::snapshot(Path::new(env!("CARGO_MANIFEST_DIR")).join(SOS)).unwrap();
-    let facts = driftaudit::engine::gather(&driftaudit::PolicySet::builtin().unwrap(), &host);
+    let facts =
+        driftaudit::unstable::engine::gather(&driftaudit::PolicySet::builtin().unwrap(), &host);
     let text = serde_json::to_string(&facts.namespaces).unwrap();
     assert!(!text.contains("*********"));
 }
@@ -256,7 +257,7 @@ fn sosreport_masked_passwords_are_redacted_not_values() {
 #[test]
 fn sosreport_is_found_by_fleet_and_diffs_clean_against_itself() {
     let hosts = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/hosts");
-    let found: Vec<_> = driftaudit::fleet::discover(&hosts, 2)
+    let found: Vec<_> = driftaudit::unstable::fleet::discover(&hosts, 2)
         .filter_map(Result::ok)
         .collect();
     assert!(

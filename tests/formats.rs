@@ -9,8 +9,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use driftaudit::render::sarif;
-use driftaudit::report::{Finding, Report, WaiverNote};
+use driftaudit::unstable::render::sarif;
+use driftaudit::unstable::report::{Finding, Report, WaiverNote};
 use driftaudit::{audit, render, Format, Host, PolicySet, RenderOptions, Status};
 use serde_json::Value as Json;
 

@@ -12,13 +12,13 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use driftaudit::engine;
-use driftaudit::facts::{Entry, Facts};
-use driftaudit::host::{Host, MAX_FILE_BYTES};
-use driftaudit::policy::PolicySet;
-use driftaudit::render::{self, Format, RenderOptions};
-use driftaudit::report::{HostReport, Report, Status, INPUT_RULE};
-use driftaudit::value::Value;
+use driftaudit::unstable::engine;
+use driftaudit::unstable::facts::{Entry, Facts};
+use driftaudit::unstable::host::{Host, MAX_FILE_BYTES};
+use driftaudit::unstable::policy::PolicySet;
+use driftaudit::unstable::render::{self, Format, RenderOptions};
+use driftaudit::unstable::report::{HostReport, Report, Status, INPUT_RULE};
+use driftaudit::unstable::value::Value;
 
 mod common;
 
@@ -172,7 +172,7 @@ impl Audited {
         );
     }
 
-    fn setting(&self, ns: &str, key: &str) -> Option<&driftaudit::facts::Setting> {
+    fn setting(&self, ns: &str, key: &str) -> Option<&driftaudit::unstable::facts::Setting> {
         match self.facts.namespaces.get(ns)?.get(key)? {
             Entry::Set(s) => Some(s),
             _ => None,
@@ -376,7 +376,7 @@ fn deep_include_chain_stops_at_the_depth_cap() {
         );
     }
     let a = c.audit();
-    let depth = driftaudit::facts::mysql::MAX_INCLUDE_DEPTH.to_string();
+    let depth = driftaudit::unstable::facts::mysql::MAX_INCLUDE_DEPTH.to_string();
     assert!(
         a.report.findings.iter().any(|f| f.rule == INPUT_RULE
             && f.explanation.contains("include depth")

@@ -14,11 +14,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
-use driftaudit::engine;
-use driftaudit::host::Host;
-use driftaudit::policy::PolicySet;
-use driftaudit::render::{self, Format, RenderOptions};
-use driftaudit::report::Report;
+use driftaudit::unstable::engine;
+use driftaudit::unstable::host::Host;
+use driftaudit::unstable::policy::PolicySet;
+use driftaudit::unstable::render::{self, Format, RenderOptions};
+use driftaudit::unstable::report::Report;
 
 /// Text that exists only in files outside the snapshot root.
 const CANARY: &str = "CANARY-9b3e77a1-outside-the-root";
@@ -566,7 +566,9 @@ fn non_utf8_file_names_are_read_as_bytes_and_shown_escaped() {
     let facts = engine::gather(&set, &host);
     let ns = &facts.namespaces["sysctl_boot"];
     let get = |k: &str| match ns.get(k) {
-        Some(driftaudit::facts::Entry::Set(s)) => Some(format!("{}@{}", s.raw, s.evidence[0])),
+        Some(driftaudit::unstable::facts::Entry::Set(s)) => {
+            Some(format!("{}@{}", s.raw, s.evidence[0]))
+        }
         _ => None,
     };
     assert_eq!(
@@ -844,7 +846,7 @@ fn diff_files_after_the_read_budget_is_spent_names_what_was_not_compared() {
     }
 
     // One side alone: a budget spent on the after side only names that side.
-    let d = driftaudit::diff::diff_hosts_files(
+    let d = driftaudit::unstable::diff::diff_hosts_files(
         &Host::snapshot(&a).unwrap().with_read_budget(1 << 40),
         &Host::snapshot(&b).unwrap().with_read_budget(4096),
     );

@@ -17,14 +17,14 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use driftaudit::engine;
-use driftaudit::host::Host;
-use driftaudit::parse::localconfig::{
+use driftaudit::unstable::engine;
+use driftaudit::unstable::host::Host;
+use driftaudit::unstable::parse::localconfig::{
     parse_xml, parse_zmlocalconfig, MAX_REPEAT_ISSUES, MAX_XML_NODES,
 };
-use driftaudit::policy::PolicySet;
-use driftaudit::render::{self, Format, RenderOptions};
-use driftaudit::report::{Report, Status};
+use driftaudit::unstable::policy::PolicySet;
+use driftaudit::unstable::render::{self, Format, RenderOptions};
+use driftaudit::unstable::report::{Report, Status};
 
 struct Counting;
 

@@ -5,11 +5,11 @@
 
 use std::path::Path;
 
-use driftaudit::facts::mysql::{
+use driftaudit::unstable::facts::mysql::{
     effective_options, server_groups, OptionSet, MAX_BYTES_PROCESSED, MAX_FILES_READ,
 };
-use driftaudit::facts::{Entry, FileIssue};
-use driftaudit::host::Host;
+use driftaudit::unstable::facts::{Entry, FileIssue};
+use driftaudit::unstable::host::Host;
 
 fn resolve(main: &Path) -> (OptionSet, Vec<FileIssue>) {
     let mut issues = Vec::new();

@@ -11,10 +11,10 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use driftaudit::facts::storage::rotational_counted;
-use driftaudit::host::Host;
-use driftaudit::parse::fstab::{self, MAX_LINE_BYTES, MAX_OPTIONS};
-use driftaudit::parse::mountinfo;
+use driftaudit::unstable::facts::storage::rotational_counted;
+use driftaudit::unstable::host::Host;
+use driftaudit::unstable::parse::fstab::{self, MAX_LINE_BYTES, MAX_OPTIONS};
+use driftaudit::unstable::parse::mountinfo;
 
 struct Counting;
 
@@ -229,7 +229,7 @@ fn a_15_mib_fstab_line_is_capped_at_parse_time_with_an_issue() {
     );
     drop(text);
     let host = Host::snapshot(dir.path()).unwrap();
-    let (facts, peak) = peak_of(|| driftaudit::facts::gather(&host, &Default::default()));
+    let (facts, peak) = peak_of(|| driftaudit::unstable::facts::gather(&host, &Default::default()));
     assert!(facts
         .issues
         .iter()

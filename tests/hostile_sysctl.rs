@@ -12,10 +12,10 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use driftaudit::engine;
-use driftaudit::facts::Entry;
-use driftaudit::host::Host;
-use driftaudit::policy::PolicySet;
+use driftaudit::unstable::engine;
+use driftaudit::unstable::facts::Entry;
+use driftaudit::unstable::host::Host;
+use driftaudit::unstable::policy::PolicySet;
 
 struct Counting;
 
@@ -107,7 +107,7 @@ fn one_key_repeated_40000_times_costs_linear_work_and_bounded_evidence() {
     // every finding carries a bounded list of locations
     for f in &report.findings {
         assert!(
-            f.evidence.len() <= driftaudit::facts::sysctl::MAX_EVIDENCE + 2,
+            f.evidence.len() <= driftaudit::unstable::facts::sysctl::MAX_EVIDENCE + 2,
             "{}: {} locations",
             f.rule,
             f.evidence.len()
@@ -118,7 +118,10 @@ fn one_key_repeated_40000_times_costs_linear_work_and_bounded_evidence() {
     match facts.namespaces["sysctl_boot"].get("net.core.somaxconn") {
         Some(Entry::Set(s)) => {
             assert_eq!(s.evidence[0].line, Some(40_000));
-            assert_eq!(s.evidence.len(), driftaudit::facts::sysctl::MAX_EVIDENCE);
+            assert_eq!(
+                s.evidence.len(),
+                driftaudit::unstable::facts::sysctl::MAX_EVIDENCE
+            );
         }
         other => panic!("{other:?}"),
     }
@@ -194,7 +197,10 @@ fn a_megabyte_value_is_capped_at_parse_time_and_said_so() {
     let facts = engine::gather(&set, &Host::snapshot(d.path()).unwrap());
     let boot = &facts.namespaces["sysctl_boot"];
     match boot.get("kernel.core_pattern") {
-        Some(Entry::Set(s)) => assert_eq!(s.raw.len(), driftaudit::parse::sysctl::MAX_VALUE_BYTES),
+        Some(Entry::Set(s)) => assert_eq!(
+            s.raw.len(),
+            driftaudit::unstable::parse::sysctl::MAX_VALUE_BYTES
+        ),
         other => panic!("{other:?}"),
     }
     assert!(matches!(boot.get("vm.swappiness"), Some(Entry::Set(s)) if s.raw == "10"));
@@ -231,7 +237,7 @@ fn a_megabyte_value_in_a_sysctl_a_capture_is_capped() {
     write(d.path(), "/captures/sysctl-a.txt", &cap);
     let (_, peak, facts) = measure(|| engine::gather(&set, &Host::snapshot(d.path()).unwrap()));
     assert!(peak < 80 * MIB, "peak heap {peak} bytes");
-    let cap_max = driftaudit::parse::sysctl::MAX_CAPTURE_VALUE_BYTES;
+    let cap_max = driftaudit::unstable::parse::sysctl::MAX_CAPTURE_VALUE_BYTES;
     // the rules may not ask for it; the capture's issue is there either way
     if let Some(Entry::Set(s)) = facts.namespaces["sysctl"].get("kernel.core_pattern") {
         assert_eq!(s.raw.len(), cap_max);

@@ -90,3 +90,113 @@ fn crate_root_names_read_like_the_domain() {
         assert!(out.contains("inline.recycle"), "{format:?}");
     }
 }
+
+/// The stable public surface: every `pub use` of the crate root, as
+/// `module::Item` (or `module::item as name`), sorted. Parsed from
+/// src/lib.rs, where every module is internal (`pub(crate)`) and only these
+/// re-exports and the hidden `unstable` module are public.
+fn root_reexports(lib: &str) -> Vec<String> {
+    let code: String = lib
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut out = Vec::new();
+    // only the crate root: stop at the unstable module's body
+    let root = code.split("pub mod unstable").next().unwrap();
+    for stmt in root.split(';') {
+        let Some(at) = stmt.find("pub use ") else {
+            continue;
+        };
+        let path = stmt[at + "pub use ".len()..].trim();
+        let (base, items) = match path.split_once('{') {
+            Some((base, rest)) => (base.trim_end_matches("::"), rest.trim_end_matches('}')),
+            None => match path.rsplit_once("::") {
+                Some((base, item)) => (base, item),
+                None => ("", path),
+            },
+        };
+        for item in items.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+            let item = item.split_whitespace().collect::<Vec<_>>().join(" ");
+            out.push(format!("{base}::{item}"));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// An accidental `pub` at the crate root shows up here, and in review as a
+/// change to tests/public-api.txt.
+#[test]
+fn stable_public_surface_is_the_checked_in_list() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let lib = std::fs::read_to_string(format!("{root}/src/lib.rs")).unwrap();
+    let listed: Vec<String> = std::fs::read_to_string(format!("{root}/tests/public-api.txt"))
+        .unwrap()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(str::to_string)
+        .collect();
+    let mut sorted = listed.clone();
+    sorted.sort();
+    assert_eq!(listed, sorted, "tests/public-api.txt is kept sorted");
+    let actual = root_reexports(&lib);
+    assert!(actual.len() >= 40, "parsed only {actual:?}");
+    let added: Vec<&String> = actual.iter().filter(|a| !listed.contains(a)).collect();
+    let removed: Vec<&String> = listed.iter().filter(|l| !actual.contains(l)).collect();
+    assert!(
+        added.is_empty() && removed.is_empty(),
+        "the stable API changed: new {added:?}, gone {removed:?}; if intended, update tests/public-api.txt (and docs/library.md)"
+    );
+    // Every module is internal except the one unstable door, which is hidden.
+    let mut doors = Vec::new();
+    let lines: Vec<&str> = lib.lines().collect();
+    for (i, l) in lines.iter().enumerate() {
+        let t = l.trim_start();
+        if t.starts_with("pub mod ") && !l.starts_with(' ') {
+            doors.push(t.to_string());
+            assert!(
+                lines[..i]
+                    .iter()
+                    .rev()
+                    .take(3)
+                    .any(|p| p.trim() == "#[doc(hidden)]"),
+                "`{t}` is public without #[doc(hidden)]"
+            );
+        }
+        assert!(
+            !(t.starts_with("pub mod ") && t.ends_with(';')),
+            "`{t}`: modules are `pub(crate)`; reach internals through `unstable`"
+        );
+    }
+    assert_eq!(doors, ["pub mod unstable {"], "one unstable module");
+}
+
+/// The stable names, used the way an embedder does: removing or renaming one
+/// fails to compile.
+#[test]
+fn stable_names_compile_from_the_crate_root() {
+    #[allow(unused_imports)]
+    use driftaudit::{
+        audit, diff, render, render_diff, snapshot, Assignment, BreakdownData, Change, ChangeKind,
+        CoverageReason, Detection, Diff, DiffOptions, Domain, DomainCoverage, Evidence, FileChange,
+        FileNotCompared, Finding, Format, FstabLine, Host, HostReport, Lookup, MountResolution,
+        MountedFs, OptionLine, OptionResolution, PolicyCode, PolicyError, PolicyProblem, PolicySet,
+        ReadError, RenderOptions, Report, Resolver, RuleMeta, RuleSource, Severity, Side, SideMeta,
+        SnapshotMeta, SnapshotOptions, SourceKind, Status, Summary, SysctlResolution, Unreadable,
+        Value, VerdictChange, Waiver, WaiverError, WaiverNote, WaiverSet,
+    };
+    let host = Host::snapshot(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/testdata/hosts/mysql-includedir-override"
+    ))
+    .unwrap();
+    let r = Resolver::new(&host);
+    let o: OptionResolution = r.option("max_connections");
+    let a: &Assignment = o.effective.set().expect("set in the option files");
+    let e: &Evidence = &a.at;
+    assert!(e.path.starts_with("/etc/mysql/"), "{e}");
+    assert!(matches!(a.value, Value::Number(_)), "{:?}", a.value);
+    let _: fn(&PolicySet, &[Host]) -> Report = audit;
+}

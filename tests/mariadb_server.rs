@@ -8,11 +8,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use driftaudit::engine;
-use driftaudit::facts::{gather, Entry, Needs};
-use driftaudit::host::Host;
-use driftaudit::policy::PolicySet;
-use driftaudit::report::Status;
+use driftaudit::unstable::engine;
+use driftaudit::unstable::facts::{gather, Entry, Needs};
+use driftaudit::unstable::host::Host;
+use driftaudit::unstable::policy::PolicySet;
+use driftaudit::unstable::report::Status;
 
 mod common;
 
@@ -99,8 +99,8 @@ fn start(mariadbd: &Path, admin: &Path, cnf: &Path, work: &Path) -> Server {
 /// server's information_schema.SYSTEM_VARIABLES: every numeric limit and
 /// whether an option needs a value.
 fn table_matches_system_variables(work: &Path) -> Vec<String> {
-    use driftaudit::facts::mysql::limits::{table_for, Arg};
-    use driftaudit::facts::mysql::ServerVersion;
+    use driftaudit::unstable::facts::mysql::limits::{table_for, Arg};
+    use driftaudit::unstable::facts::mysql::ServerVersion;
     let text = std::fs::read_to_string(work.join("system-variables.tsv")).unwrap();
     let version = Command::new(common::find_tool("mariadbd").unwrap())
         .arg("--version")
@@ -661,7 +661,7 @@ fn snapshot_mysql_capture_is_our_tsv_whatever_the_client_defaults_say() {
         );
     }
     // It parses back to the server's own values, byte for byte.
-    let parsed = driftaudit::parse::mysqlvars::parse(&capture);
+    let parsed = driftaudit::unstable::parse::mysqlvars::parse(&capture);
     assert!(parsed.issues.is_empty(), "{:#?}", parsed.issues);
     let mine: std::collections::BTreeMap<String, String> =
         parsed.vars.into_iter().map(|v| (v.name, v.value)).collect();
@@ -683,8 +683,12 @@ fn snapshot_mysql_capture_is_our_tsv_whatever_the_client_defaults_say() {
             bad.push(format!("{name}: missing from the capture"));
             continue;
         };
-        if driftaudit::secret::server_variable_is_secret(name) {
-            assert_eq!(got, driftaudit::secret::REDACTED, "{name} not redacted");
+        if driftaudit::unstable::secret::server_variable_is_secret(name) {
+            assert_eq!(
+                got,
+                driftaudit::unstable::secret::REDACTED,
+                "{name} not redacted"
+            );
             continue;
         }
         compared += 1;

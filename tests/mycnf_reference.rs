@@ -7,10 +7,10 @@
 use std::path::Path;
 use std::process::Command;
 
-use driftaudit::facts::mysql::{effective_options, server_groups, OptionSet};
-use driftaudit::facts::FileIssue;
-use driftaudit::host::Host;
-use driftaudit::secret::{option_is_secret, REDACTED};
+use driftaudit::unstable::facts::mysql::{effective_options, server_groups, OptionSet};
+use driftaudit::unstable::facts::FileIssue;
+use driftaudit::unstable::host::Host;
+use driftaudit::unstable::secret::{option_is_secret, REDACTED};
 
 const VERSION: &str = "10.11.19-MariaDB";
 
@@ -313,8 +313,8 @@ fn namespace_folds_prefixes_and_keeps_provenance() {
     );
     write(tmp.path(), "conf.d/99.cnf", "[mysqld]\ninnodb_buffer_pool_size=2G\nmax_connections = 500\ninnodb_buffer_pool_load_at_startup = yes\n");
     let (set, issues) = ours(&main);
-    use driftaudit::facts::Entry;
-    use driftaudit::value::Value;
+    use driftaudit::unstable::facts::Entry;
+    use driftaudit::unstable::value::Value;
     let get = |k: &str| match set.namespace.get(k) {
         Some(Entry::Set(s)) => s.clone(),
         other => panic!("{k}: {other:?}"),
@@ -384,7 +384,7 @@ fn mariadbd_available() -> Option<(std::path::PathBuf, String)> {
 
 /// driftaudit's `mycnf_effective` for `cnf` as /etc/my.cnf on a snapshot
 /// whose dpkg database names the installed server (no runtime capture).
-fn predicted(cnf: &str, version: &str) -> (driftaudit::facts::Facts, tempfile::TempDir) {
+fn predicted(cnf: &str, version: &str) -> (driftaudit::unstable::facts::Facts, tempfile::TempDir) {
     let snap = tempfile::tempdir().unwrap();
     write(snap.path(), "etc/my.cnf", cnf);
     write(
@@ -397,7 +397,7 @@ fn predicted(cnf: &str, version: &str) -> (driftaudit::facts::Facts, tempfile::T
     );
     let host = Host::snapshot(snap.path()).unwrap();
     (
-        driftaudit::facts::gather(&host, &driftaudit::facts::Needs::default()),
+        driftaudit::unstable::facts::gather(&host, &driftaudit::unstable::facts::Needs::default()),
         snap,
     )
 }
@@ -407,7 +407,7 @@ fn compare_values(
     cnf: &str,
     version: &str,
     keys: &[String],
-) -> (usize, Vec<String>, driftaudit::facts::Facts) {
+) -> (usize, Vec<String>, driftaudit::unstable::facts::Facts) {
     let tmp = tempfile::tempdir().unwrap();
     let file = write(tmp.path(), "my.cnf", cnf);
     let server = mariadbd_values(bin, &file).expect("mariadbd refused the generated file");
@@ -420,8 +420,8 @@ fn compare_values(
             bad.push(format!("{k}: not in mariadbd's table"));
             continue;
         };
-        use driftaudit::facts::Entry;
-        use driftaudit::value::Value;
+        use driftaudit::unstable::facts::Entry;
+        use driftaudit::unstable::value::Value;
         let got = match eff.get(k) {
             Some(Entry::Set(s)) => s.value.clone(),
             other => {
@@ -447,11 +447,11 @@ fn prefixes_enable_disable_and_limits_match_mariadbd() {
     let Some((bin, version)) = mariadbd_available() else {
         return;
     };
-    let v = driftaudit::facts::mysql::ServerVersion::parse(&version).unwrap();
-    let Some(table) = driftaudit::facts::mysql::limits::table_for(&v) else {
+    let v = driftaudit::unstable::facts::mysql::ServerVersion::parse(&version).unwrap();
+    let Some(table) = driftaudit::unstable::facts::mysql::limits::table_for(&v) else {
         panic!("no option table for the installed {version}: run scripts/mysql-limits");
     };
-    use driftaudit::facts::mysql::limits::{Kind, Lookup};
+    use driftaudit::unstable::facts::mysql::limits::{Kind, Lookup};
     // Every integer option of the main and plugin passes, written as its
     // longest unique prefix where it has one, with a value that is not a
     // multiple of its block size or lies outside its range.

@@ -2,8 +2,8 @@
 //! panic, and its parse result (entries or issues) is pinned by one insta
 //! snapshot per file. Secret values are redacted before snapshotting.
 
-use driftaudit::parse::{mycnf, mysqlvars};
-use driftaudit::secret::{option_is_secret, server_variable_is_secret, REDACTED};
+use driftaudit::unstable::parse::{mycnf, mysqlvars};
+use driftaudit::unstable::secret::{option_is_secret, server_variable_is_secret, REDACTED};
 
 mod common;
 

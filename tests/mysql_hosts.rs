@@ -8,10 +8,10 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use driftaudit::engine;
-use driftaudit::host::Host;
-use driftaudit::policy::PolicySet;
-use driftaudit::report::{Finding, Status};
+use driftaudit::unstable::engine;
+use driftaudit::unstable::host::Host;
+use driftaudit::unstable::policy::PolicySet;
+use driftaudit::unstable::report::{Finding, Status};
 
 const HOSTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/hosts");
 
@@ -534,18 +534,19 @@ fn connections_lowered_for_the_open_files_limit_are_not_drift() {
     assert_eq!(drift, [("max_connections".to_string(), Status::Fail)]);
 }
 
-fn mycnf_effective(dir: &Path, key: &str) -> driftaudit::facts::Entry {
+fn mycnf_effective(dir: &Path, key: &str) -> driftaudit::unstable::facts::Entry {
     let h = Host::snapshot(dir).unwrap();
-    let facts = driftaudit::facts::gather(&h, &driftaudit::facts::Needs::default());
+    let facts =
+        driftaudit::unstable::facts::gather(&h, &driftaudit::unstable::facts::Needs::default());
     facts.namespaces["mycnf_effective"]
         .get(key)
         .cloned()
         .unwrap_or_else(|| panic!("{key} not in mycnf_effective"))
 }
 
-fn number(e: &driftaudit::facts::Entry) -> Option<f64> {
+fn number(e: &driftaudit::unstable::facts::Entry) -> Option<f64> {
     match e {
-        driftaudit::facts::Entry::Set(s) => s.value.as_f64(),
+        driftaudit::unstable::facts::Entry::Set(s) => s.value.as_f64(),
         _ => None,
     }
 }
@@ -581,7 +582,7 @@ fn versioned_groups_without_a_capture_use_the_installed_version_or_are_unknown()
     // ignores the versioned groups.
     let dir = snapshot(&[("/etc/my.cnf", cnf)]);
     match mycnf_effective(dir.path(), "wait_timeout") {
-        driftaudit::facts::Entry::Unreadable { reason, evidence } => {
+        driftaudit::unstable::facts::Entry::Unreadable { reason, evidence } => {
             assert!(reason.contains("[mysqld-8.0]"), "{reason}");
             assert!(reason.contains("version is unknown"), "{reason}");
             assert_eq!(evidence[0].to_string(), "/etc/my.cnf:6");
@@ -617,7 +618,8 @@ fn unique_prefixes_are_the_options_they_abbreviate() {
         Some(8.0)
     );
     let h = Host::snapshot(dir.path()).unwrap();
-    let facts = driftaudit::facts::gather(&h, &driftaudit::facts::Needs::default());
+    let facts =
+        driftaudit::unstable::facts::gather(&h, &driftaudit::unstable::facts::Needs::default());
     let notes: Vec<&str> = facts.issues.iter().map(|i| i.message.as_str()).collect();
     assert!(
         notes.iter().any(
@@ -632,7 +634,7 @@ fn unique_prefixes_are_the_options_they_abbreviate() {
         .find(|i| i.message.contains("`read` is ambiguous"))
         .expect("ambiguous prefix reported");
     assert_eq!(amb.line, Some(5));
-    assert_eq!(amb.level, driftaudit::facts::IssueLevel::Problem);
+    assert_eq!(amb.level, driftaudit::unstable::facts::IssueLevel::Problem);
     assert!(amb.message.contains("refuses to start"), "{}", amb.message);
 }
 
@@ -641,12 +643,13 @@ fn skip_and_enable_with_zero_invert_like_the_server() {
     let cnf = "[mysqld]\nskip-local-infile = 0\nenable-innodb-file-per-table = 0\ndisable-innodb-stats-on-metadata = 1\nskip-symbolic-links = OFF\n";
     let dir = snapshot(&[("/etc/my.cnf", cnf)]);
     let h = Host::snapshot(dir.path()).unwrap();
-    let facts = driftaudit::facts::gather(&h, &driftaudit::facts::Needs::default());
+    let facts =
+        driftaudit::unstable::facts::gather(&h, &driftaudit::unstable::facts::Needs::default());
     let get = |k: &str| match facts.namespaces["mycnf"].get(k) {
-        Some(driftaudit::facts::Entry::Set(s)) => s.value.clone(),
+        Some(driftaudit::unstable::facts::Entry::Set(s)) => s.value.clone(),
         other => panic!("{k}: {other:?}"),
     };
-    use driftaudit::value::Value;
+    use driftaudit::unstable::value::Value;
     assert_eq!(get("local_infile"), Value::Bool(true));
     assert_eq!(get("innodb_file_per_table"), Value::Bool(false));
     assert_eq!(get("innodb_stats_on_metadata"), Value::Bool(false));
@@ -671,14 +674,15 @@ fn values_the_server_refuses_say_it_will_not_start() {
         MEM_16G,
     );
     let h = Host::snapshot(dir.path()).unwrap();
-    let facts = driftaudit::facts::gather(&h, &driftaudit::facts::Needs::default());
+    let facts =
+        driftaudit::unstable::facts::gather(&h, &driftaudit::unstable::facts::Needs::default());
     let problem = |line: usize| {
         facts
             .issues
             .iter()
             .find(|i| {
                 i.line == Some(line)
-                    && i.level == driftaudit::facts::IssueLevel::Problem
+                    && i.level == driftaudit::unstable::facts::IssueLevel::Problem
                     && i.message.contains("refuses to start")
             })
             .unwrap_or_else(|| panic!("line {line}: {:#?}", facts.issues))
@@ -694,7 +698,7 @@ fn values_the_server_refuses_say_it_will_not_start() {
         assert!(
             matches!(
                 mycnf_effective(dir.path(), k),
-                driftaudit::facts::Entry::Unreadable { .. }
+                driftaudit::unstable::facts::Entry::Unreadable { .. }
             ),
             "{k}"
         );
@@ -761,7 +765,8 @@ fn versioned_groups_on_rpm_hosts_and_sosreports_follow_the_installed_package() {
     let dir = sosreport(cnf, SOS4_RPMQ, &rows, true);
     assert_eq!(wait(dir.path()), Some(200.0));
     let h = Host::snapshot(dir.path()).unwrap();
-    let facts = driftaudit::facts::gather(&h, &driftaudit::facts::Needs::default());
+    let facts =
+        driftaudit::unstable::facts::gather(&h, &driftaudit::unstable::facts::Needs::default());
     assert!(
         facts.issues.iter().any(|i| i.message.contains(
             "MariaDB 10.11.6 reads them, the version of the installed package MariaDB-server-10.11.6-1.el9.x86_64 (/installed-rpms:3)"
@@ -998,10 +1003,11 @@ fn runtime_values_of_versions_without_a_limits_table_are_not_set_global_drift() 
 fn datadir_root_is_the_root_not_an_empty_path() {
     let dir = snapshot(&[("/etc/my.cnf", "[mysqld]\ndatadir = /\n")]);
     let h = Host::snapshot(dir.path()).unwrap();
-    let facts = driftaudit::facts::gather(&h, &driftaudit::facts::Needs::default());
+    let facts =
+        driftaudit::unstable::facts::gather(&h, &driftaudit::unstable::facts::Needs::default());
     assert_eq!(
         facts.facts["mysql_datadir"],
-        Ok(driftaudit::value::Value::Str("/".into()))
+        Ok(driftaudit::unstable::value::Value::Str("/".into()))
     );
     for f in audit(dir.path()) {
         assert!(!f.explanation.contains(": :"), "{}", f.explanation);

@@ -1,7 +1,7 @@
 //! Policy loading errors are for people: file, line, column, the rule, a caret
 //! under the offending text, and a suggestion for typos. Snapshotted.
 
-use driftaudit::policy::{Code, PolicyError, PolicyProblem, PolicySet};
+use driftaudit::unstable::policy::{Code, PolicyError, PolicyProblem, PolicySet};
 
 fn load_err(text: &str) -> String {
     let mut set = PolicySet::builtin().unwrap();
@@ -126,7 +126,7 @@ fn builtin_policies_load_and_every_rule_is_complete() {
             "{}",
             r.id
         );
-        let builtin_drift = matches!(r.check, driftaudit::policy::Check::Drift { .. });
+        let builtin_drift = matches!(r.check, driftaudit::unstable::policy::Check::Drift { .. });
         assert!(
             builtin_drift || !r.references.is_empty(),
             "{} has no references",

@@ -45,7 +45,7 @@ fn errors(v: &jsonschema::Validator, doc: &Json) -> Vec<String> {
 #[test]
 fn committed_schema_is_not_stale() {
     assert!(
-        committed() == driftaudit::policy::json_schema(),
+        committed() == driftaudit::unstable::policy::json_schema(),
         "policies/schema.json is stale: regenerate it with\n  cargo run -- schema > policies/schema.json"
     );
 }

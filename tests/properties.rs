@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
 
-use driftaudit::parse::{
+use driftaudit::unstable::parse::{
     self, ext4, fstab, localconfig, meminfo, mountinfo, mycnf, mysqlvars, sysctl,
 };
 
@@ -207,7 +207,7 @@ proptest! {
 
     #[test]
     fn expressions_never_panic(s in prop_oneof![any_text(), "[a-z_.()0-9 +*/<>=!&|\"',\\[\\]-]{0,80}"]) {
-        let _ = bounded("expr", || driftaudit::expr::parse(&s));
+        let _ = bounded("expr", || driftaudit::unstable::expr::parse(&s));
     }
 
     #[test]
@@ -215,7 +215,7 @@ proptest! {
         any_text(),
         "(policy: [a-z]{1,5}\n)?(rules:\n)?(  - id: [a-z.]{1,8}\n    (setting|expect|assert|applies|severity|title): [a-z0-9 ._<>=]{0,20}\n){0,4}",
     ]) {
-        let mut set = driftaudit::policy::PolicySet::new();
+        let mut set = driftaudit::unstable::policy::PolicySet::new();
         let _ = bounded("policy yaml", || set.add_str("p.yaml", &s));
     }
 
@@ -260,7 +260,7 @@ proptest! {
 
     #[test]
     fn sizes_never_panic(s in any_text()) {
-        let _ = driftaudit::value::parse_size(&s);
+        let _ = driftaudit::unstable::value::parse_size(&s);
     }
 }
 

@@ -302,8 +302,8 @@ fn print_defaults_in(dir: &Path, groups: &[String]) -> Option<Vec<String>> {
 /// `--name=value` with the value redacted when the resolver would.
 fn redacted(arg: &str) -> String {
     match arg.strip_prefix("--").and_then(|r| r.split_once('=')) {
-        Some((name, _)) if driftaudit::secret::option_is_secret(name) => {
-            format!("--{name}={}", driftaudit::secret::REDACTED)
+        Some((name, _)) if driftaudit::unstable::secret::option_is_secret(name) => {
+            format!("--{name}={}", driftaudit::unstable::secret::REDACTED)
         }
         _ => arg.to_string(),
     }

@@ -6,9 +6,9 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use driftaudit::facts::Entry;
-use driftaudit::secret::{self, REDACTED};
-use driftaudit::value::Value;
+use driftaudit::unstable::facts::Entry;
+use driftaudit::unstable::secret::{self, REDACTED};
+use driftaudit::unstable::value::Value;
 use driftaudit::{Host, PolicySet};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
@@ -93,12 +93,12 @@ fn assert_no_marker(out: &str, markers: &[&str]) {
     }
 }
 
-fn facts_of(dir: &Path) -> driftaudit::facts::Facts {
+fn facts_of(dir: &Path) -> driftaudit::unstable::facts::Facts {
     let host = Host::snapshot(dir).unwrap();
-    driftaudit::engine::gather(&PolicySet::builtin().unwrap(), &host)
+    driftaudit::unstable::engine::gather(&PolicySet::builtin().unwrap(), &host)
 }
 
-fn value_of(facts: &driftaudit::facts::Facts, ns: &str, key: &str) -> Value {
+fn value_of(facts: &driftaudit::unstable::facts::Facts, ns: &str, key: &str) -> Value {
     match facts.namespaces.get(ns).and_then(|n| n.get(key)) {
         Some(Entry::Set(s)) => s.value.clone(),
         other => panic!("{ns}.{key}: {other:?}"),
@@ -350,7 +350,7 @@ fn cifs_passwords_never_leave_fstab() {
     // The credentials file is named, never read into a finding or a diff
     // of settings; its path stays visible.
     assert!(!out.contains("CREDFILEPW") || out.contains("/root/.smbcred"));
-    let copied = String::from_utf8(driftaudit::snapshot::redact_file(
+    let copied = String::from_utf8(driftaudit::unstable::snapshot::redact_file(
         "/etc/fstab",
         fstab.as_bytes(),
     ))
@@ -358,8 +358,8 @@ fn cifs_passwords_never_leave_fstab() {
     assert_no_marker(&copied, &["CIFSPW1", "tail2", "CIFSPW3", "CIFSPW4"]);
     assert!(copied.contains("credentials=/root/.smbcred"));
     // The redacted fstab parses to the same entries.
-    let (before, _) = driftaudit::parse::fstab::parse(fstab);
-    let (after, _) = driftaudit::parse::fstab::parse(&copied);
+    let (before, _) = driftaudit::unstable::parse::fstab::parse(fstab);
+    let (after, _) = driftaudit::unstable::parse::fstab::parse(&copied);
     assert_eq!(before.len(), after.len());
     for (x, y) in before.iter().zip(&after) {
         assert_eq!(
@@ -452,7 +452,7 @@ fn error_messages_name_file_line_and_key_never_the_value() {
 
     // zmlocalconfig output with a secret in another shape.
     let zm = "zimbra_mysql_password=ZMPW1\nldap_root_password: ZMPW2\nmysql_port = 7306\n";
-    let (keys, issues) = driftaudit::parse::localconfig::parse_zmlocalconfig(zm);
+    let (keys, issues) = driftaudit::unstable::parse::localconfig::parse_zmlocalconfig(zm);
     assert_eq!(keys.len(), 1);
     let msgs: String = issues.iter().map(|i| i.message.clone()).collect();
     assert_no_marker(&msgs, &["ZMPW1", "ZMPW2"]);
@@ -463,7 +463,7 @@ fn error_messages_name_file_line_and_key_never_the_value() {
 /// still parses, every key keeps its line, secrets read as the placeholder.
 #[test]
 fn redacted_files_parse_back_with_the_same_reader() {
-    use driftaudit::parse::{localconfig, mycnf, mysqlvars, sysctl};
+    use driftaudit::unstable::parse::{localconfig, mycnf, mysqlvars, sysctl};
     let red = |path: &str, text: &str| {
         String::from_utf8(secret::redact_file(path, text.as_bytes())).unwrap()
     };
@@ -637,7 +637,7 @@ fn diff_files_holds_one_file_at_a_time_and_bounds_its_output() {
     let (ha, hb) = (tmp.path().join("s1"), tmp.path().join("s2"));
     snapshot(&ha, &[("/etc/my.conf", &x)]);
     snapshot(&hb, &[("/etc/my.conf", &y)]);
-    let d = driftaudit::diff::diff_hosts_files(
+    let d = driftaudit::unstable::diff::diff_hosts_files(
         &Host::snapshot(&ha).unwrap(),
         &Host::snapshot(&hb).unwrap(),
     )

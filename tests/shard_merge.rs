@@ -9,13 +9,13 @@
 
 use std::path::Path;
 
-use driftaudit::fleet::select::{Selection, Shard};
-use driftaudit::fleet::{self, FleetSummary};
-use driftaudit::policy::{PolicySet, Severity};
-use driftaudit::render::stream::{write_merged, FleetWriter};
-use driftaudit::render::{Format, RenderOptions};
-use driftaudit::report::merge::{self, MergeError, RunMeta};
-use driftaudit::report::Report;
+use driftaudit::unstable::fleet::select::{Selection, Shard};
+use driftaudit::unstable::fleet::{self, FleetSummary};
+use driftaudit::unstable::policy::{PolicySet, Severity};
+use driftaudit::unstable::render::stream::{write_merged, FleetWriter};
+use driftaudit::unstable::render::{Format, RenderOptions};
+use driftaudit::unstable::report::merge::{self, MergeError, RunMeta};
+use driftaudit::unstable::report::Report;
 
 fn testdata() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/testdata"))
@@ -248,7 +248,7 @@ fn reports_that_do_not_belong_together_are_refused_naming_both_files() {
 #[test]
 fn what_is_not_a_fleet_report_gets_a_plain_error() {
     let set = PolicySet::builtin().unwrap();
-    let host = driftaudit::fleet::audit_dir(&set, &testdata().join("hosts/clean"));
+    let host = driftaudit::unstable::fleet::audit_dir(&set, &testdata().join("hosts/clean"));
     let single = driftaudit::render(
         &Report::new(vec![host], &set),
         Format::Json,

@@ -9,10 +9,10 @@
 use std::collections::BTreeMap;
 use std::fs;
 
-use driftaudit::engine;
-use driftaudit::host::Host;
-use driftaudit::policy::PolicySet;
-use driftaudit::report::{Finding, Status};
+use driftaudit::unstable::engine;
+use driftaudit::unstable::host::Host;
+use driftaudit::unstable::policy::PolicySet;
+use driftaudit::unstable::report::{Finding, Status};
 
 const HOSTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/hosts");
 
@@ -88,7 +88,7 @@ fn before_the_ssd_move_fails_spindles_sharing_and_atime() {
     assert_eq!(statuses(&f), want);
 
     let rot = finding(&f, "storage.db-on-rotational");
-    assert_eq!(rot.severity, driftaudit::policy::Severity::Medium);
+    assert_eq!(rot.severity, driftaudit::unstable::policy::Severity::Medium);
     assert_names(
         &rot.explanation,
         &[
@@ -197,7 +197,7 @@ fn fstab_edited_but_not_remounted_fails_drift_naming_both_option_sets() {
     assert_eq!(drift.len(), 1, "only /var/lib/mysql drifts: {drift:?}");
     let d = drift[0];
     assert_eq!(d.status, Status::Fail);
-    assert_eq!(d.severity, driftaudit::policy::Severity::Medium);
+    assert_eq!(d.severity, driftaudit::unstable::policy::Severity::Medium);
     assert_eq!(d.subject, ["/var/lib/mysql"]);
     assert_eq!(d.expected.as_deref(), Some("rw,noatime"));
     assert_eq!(d.actual.as_deref(), Some("rw,relatime"));
@@ -228,7 +228,7 @@ fn fstab_edited_but_not_remounted_fails_drift_naming_both_option_sets() {
     assert_eq!(got["storage.reserved-blocks-mysql"], Status::Fail);
     assert_eq!(
         finding(&f, "storage.reserved-blocks-mysql").severity,
-        driftaudit::policy::Severity::Info
+        driftaudit::unstable::policy::Severity::Info
     );
     assert_eq!(got["storage.mysql-on-rotational"], Status::Pass);
     assert_eq!(got["storage.mysql-shares-volume"], Status::Pass);

@@ -7,9 +7,9 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use driftaudit::parse::ext4::{parse_device_head, parse_text, Ext4Layout};
-use driftaudit::parse::fstab;
-use driftaudit::parse::mountinfo;
+use driftaudit::unstable::parse::ext4::{parse_device_head, parse_text, Ext4Layout};
+use driftaudit::unstable::parse::fstab;
+use driftaudit::unstable::parse::mountinfo;
 
 mod common;
 
@@ -432,7 +432,9 @@ fn bytes_per_inode_reproduces_mke2fs_for_any_ratio() {
 /// count; the range X..Y gives this layout)" with the range from the layout.
 #[test]
 fn approximate_bytes_per_inode_is_said_in_the_record_and_the_finding() {
-    use driftaudit::{engine, host::Host, policy::PolicySet, report::Status, value::Value};
+    use driftaudit::unstable::{
+        engine, host::Host, policy::PolicySet, report::Status, value::Value,
+    };
     let Some(mkfs) = common::tool("mkfs.ext4", "e2fsprogs") else {
         return;
     };
@@ -489,8 +491,9 @@ fn approximate_bytes_per_inode_is_said_in_the_record_and_the_finding() {
             std::fs::write(path, c).unwrap();
         }
         let host = Host::snapshot(&snap).unwrap();
-        let facts = driftaudit::facts::gather(&host, &Default::default());
-        let Some(driftaudit::facts::Entry::Set(s)) = facts.namespaces["ext4"].get("/srv/index")
+        let facts = driftaudit::unstable::facts::gather(&host, &Default::default());
+        let Some(driftaudit::unstable::facts::Entry::Set(s)) =
+            facts.namespaces["ext4"].get("/srv/index")
         else {
             panic!("-i {ratio}: no ext4 record: {:?}", facts.namespaces["ext4"]);
         };
@@ -545,7 +548,7 @@ struct LayoutSnapshot {
     bytes_per_inode: Option<u64>,
     bytes_per_inode_raw: Option<String>,
     reserved_pct: Option<f64>,
-    issues: Vec<driftaudit::parse::Issue>,
+    issues: Vec<driftaudit::unstable::parse::Issue>,
 }
 
 #[test]
@@ -682,9 +685,9 @@ fn mem_total() -> u64 {
     kb * 1024
 }
 
-fn ext4_defaults(tune2fs: &str) -> driftaudit::parse::mountopts::Ext4Defaults {
+fn ext4_defaults(tune2fs: &str) -> driftaudit::unstable::parse::mountopts::Ext4Defaults {
     let l = parse_text(tune2fs).0.unwrap();
-    driftaudit::parse::mountopts::Ext4Defaults {
+    driftaudit::unstable::parse::mountopts::Ext4Defaults {
         default_mount_options: l.default_mount_options,
         errors_behavior: l.errors_behavior,
         features: l.features,
@@ -696,7 +699,7 @@ fn ext4_defaults(tune2fs: &str) -> driftaudit::parse::mountopts::Ext4Defaults {
 /// form of the option, as a set.
 #[test]
 fn canonical_mount_options_equal_the_kernels_for_each_option() {
-    use driftaudit::parse::mountopts::{configured_str, running, FsContext};
+    use driftaudit::unstable::parse::mountopts::{configured_str, running, FsContext};
     if !can_mount() {
         return;
     }
@@ -857,7 +860,7 @@ fn canonical_mount_options_equal_the_kernels_for_each_option() {
 /// fstab, /proc/meminfo and the tune2fs listing (found by UUID, not by name).
 #[test]
 fn fstab_live_drift_is_silent_on_real_mounts_made_from_that_fstab() {
-    use driftaudit::{engine, host::Host, policy::PolicySet, report::Status};
+    use driftaudit::unstable::{engine, host::Host, policy::PolicySet, report::Status};
     if !can_mount() {
         return;
     }
@@ -928,19 +931,21 @@ fn fstab_live_drift_is_silent_on_real_mounts_made_from_that_fstab() {
     );
 
     // the same facts, option by option: the model's form is the kernel's
-    let facts = driftaudit::facts::gather(&host, &Default::default());
+    let facts = driftaudit::unstable::facts::gather(&host, &Default::default());
     let rec = |ns: &str, k: &str| match facts.namespaces[ns].get(k) {
-        Some(driftaudit::facts::Entry::Set(s)) => (s.value.clone(), s.note.clone()),
+        Some(driftaudit::unstable::facts::Entry::Set(s)) => (s.value.clone(), s.note.clone()),
         e => panic!("{ns} {k}: {e:?}"),
     };
     for point in ["t1", "t2", "t3", "e", "b", "p"] {
         let key = format!("{t}/{point}");
         let (want, note) = rec("fstab", &key);
         let (have, _) = rec("mount", &key);
-        let set = |v: &driftaudit::value::Value, f: &str| -> BTreeSet<String> {
+        let set = |v: &driftaudit::unstable::value::Value, f: &str| -> BTreeSet<String> {
             match v {
-                driftaudit::value::Value::Record(r) => match &r[f] {
-                    driftaudit::value::Value::List(l) => l.iter().map(|x| x.to_plain()).collect(),
+                driftaudit::unstable::value::Value::Record(r) => match &r[f] {
+                    driftaudit::unstable::value::Value::List(l) => {
+                        l.iter().map(|x| x.to_plain()).collect()
+                    }
                     x => panic!("{x:?}"),
                 },
                 x => panic!("{x:?}"),
@@ -959,7 +964,7 @@ fn fstab_live_drift_is_silent_on_real_mounts_made_from_that_fstab() {
         }
     }
     let (e4, _) = rec("ext4", &format!("{t}/e"));
-    let driftaudit::value::Value::Record(e4) = e4 else {
+    let driftaudit::unstable::value::Value::Record(e4) = e4 else {
         panic!()
     };
     assert_eq!(e4["uuid"].to_plain(), uuid);
@@ -1045,7 +1050,7 @@ fn kernel_lacks_xfs_quota() -> Option<bool> {
 /// quota option fails only where the kernel has no xfs quota support.
 #[test]
 fn xfs_canonical_mount_options_equal_the_kernels_for_each_option() {
-    use driftaudit::parse::mountopts::{configured_str, running, FsContext};
+    use driftaudit::unstable::parse::mountopts::{configured_str, running, FsContext};
     if !can_mount_xfs() {
         return;
     }
@@ -1201,7 +1206,7 @@ fn xfs_canonical_mount_options_equal_the_kernels_for_each_option() {
 /// fstab finding instead of calling it drift.
 #[test]
 fn xfs_fstab_live_drift_is_silent_on_real_mounts_and_names_refused_lines() {
-    use driftaudit::{engine, host::Host, policy::PolicySet, report::Status};
+    use driftaudit::unstable::{engine, host::Host, policy::PolicySet, report::Status};
     if !can_mount_xfs() {
         return;
     }
@@ -1346,7 +1351,7 @@ fn btrfs_image(dir: &Path, name: &str) -> Option<PathBuf> {
 /// makes the mount fail.
 #[test]
 fn btrfs_canonical_mount_options_equal_the_kernels_for_each_option() {
-    use driftaudit::parse::mountopts::{configured_str, running, FsContext};
+    use driftaudit::unstable::parse::mountopts::{configured_str, running, FsContext};
     if !can_mount() {
         return;
     }
@@ -1472,7 +1477,7 @@ fn btrfs_canonical_mount_options_equal_the_kernels_for_each_option() {
 /// another compression.
 #[test]
 fn btrfs_fstab_live_drift_is_silent_on_a_real_mount_and_fires_on_a_difference() {
-    use driftaudit::{engine, host::Host, policy::PolicySet, report::Status};
+    use driftaudit::unstable::{engine, host::Host, policy::PolicySet, report::Status};
     if !can_mount() {
         return;
     }

@@ -8,8 +8,8 @@
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-use driftaudit::parse::{meminfo, sysctl, Issue};
-use driftaudit::secret::{sysctl_key_is_secret, REDACTED};
+use driftaudit::unstable::parse::{meminfo, sysctl, Issue};
+use driftaudit::unstable::secret::{sysctl_key_is_secret, REDACTED};
 
 mod common;
 

@@ -18,11 +18,11 @@ use std::os::unix::fs::symlink;
 use std::path::Path;
 use std::process::Command;
 
-use driftaudit::engine;
-use driftaudit::facts::Entry;
-use driftaudit::host::Host;
-use driftaudit::parse::sysctl::swap_dot_slash;
-use driftaudit::policy::PolicySet;
+use driftaudit::unstable::engine;
+use driftaudit::unstable::facts::Entry;
+use driftaudit::unstable::host::Host;
+use driftaudit::unstable::parse::sysctl::swap_dot_slash;
+use driftaudit::unstable::policy::PolicySet;
 
 mod common;
 
@@ -479,8 +479,9 @@ fn file_order_matches_systemd_analyze_cat_config_on_the_snapshot_root() {
                 theirs.push(f.clone());
             }
         }
-        let ours =
-            driftaudit::facts::sysctl::systemd_conf_entries(&Host::snapshot(d.path()).unwrap());
+        let ours = driftaudit::unstable::facts::sysctl::systemd_conf_entries(
+            &Host::snapshot(d.path()).unwrap(),
+        );
         if out.status.success() {
             assert_eq!(ours, theirs, "{}: file list differs", l.name);
         } else {

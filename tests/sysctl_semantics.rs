@@ -7,11 +7,11 @@ use std::fs;
 use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::Path;
 
-use driftaudit::engine;
-use driftaudit::facts::Entry;
-use driftaudit::host::Host;
-use driftaudit::policy::PolicySet;
-use driftaudit::report::Status;
+use driftaudit::unstable::engine;
+use driftaudit::unstable::facts::Entry;
+use driftaudit::unstable::host::Host;
+use driftaudit::unstable::policy::PolicySet;
+use driftaudit::unstable::report::Status;
 
 mod common;
 
@@ -24,12 +24,12 @@ fn write(root: &Path, path: &str, text: &str) {
 fn live(root: &Path, key: &str, value: &str) {
     let path = format!(
         "/proc/sys/{}",
-        driftaudit::parse::sysctl::swap_dot_slash(key)
+        driftaudit::unstable::parse::sysctl::swap_dot_slash(key)
     );
     write(root, &path, &format!("{value}\n"));
 }
 
-fn audit(root: &Path, policy: &str) -> driftaudit::report::HostReport {
+fn audit(root: &Path, policy: &str) -> driftaudit::unstable::report::HostReport {
     let mut set = PolicySet::new();
     set.add_str("test.yaml", policy).unwrap();
     engine::audit_host(&set, &Host::snapshot(root).unwrap())
@@ -304,8 +304,8 @@ fn every_sysctl_corpus_file_parses_without_panic() {
     for e in fs::read_dir(&dir).expect("corpus dir") {
         let bytes = fs::read(e.unwrap().path()).unwrap();
         let text = String::from_utf8_lossy(&bytes);
-        let (lines, issues) = driftaudit::parse::sysctl::parse_conf(&text);
-        let (vals, issues2) = driftaudit::parse::sysctl::parse_capture(&text);
+        let (lines, issues) = driftaudit::unstable::parse::sysctl::parse_conf(&text);
+        let (vals, issues2) = driftaudit::unstable::parse::sysctl::parse_capture(&text);
         assert!(lines.len() + issues.len() + vals.len() + issues2.len() > 0);
         n += 1;
     }
@@ -378,7 +378,7 @@ fn stale_line_on_a_new_kernel_is_reported_with_its_line() {
         .find(|f| f.rule == "linux.tcp-tw-recycle-stale-line")
         .unwrap();
     assert_eq!(f.status, Status::Fail);
-    assert_eq!(f.severity, driftaudit::policy::Severity::Low);
+    assert_eq!(f.severity, driftaudit::unstable::policy::Severity::Low);
     assert_eq!(f.evidence[0].to_string(), "/etc/sysctl.d/60-perf.conf:2");
     assert!(
         f.explanation.contains("5.15.0-105-generic"),

@@ -22,11 +22,11 @@ use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use driftaudit::engine;
-use driftaudit::facts::{Entry, Facts};
-use driftaudit::host::Host;
-use driftaudit::parse::sysctl::swap_dot_slash;
-use driftaudit::policy::PolicySet;
+use driftaudit::unstable::engine;
+use driftaudit::unstable::facts::{Entry, Facts};
+use driftaudit::unstable::host::Host;
+use driftaudit::unstable::parse::sysctl::swap_dot_slash;
+use driftaudit::unstable::policy::PolicySet;
 
 mod common;
 
@@ -476,7 +476,7 @@ fn ours(root: &Path) -> Facts {
 /// Whether our provenance for a set key is the reference's: `systemd` (no
 /// tuned write: ours must not be tuned's), `profile:PATH` (ours is that
 /// tuned.conf) or `PATH:LINE` (tuned re-applied that line: ours is it).
-fn source_agrees(reference: &str, s: &driftaudit::facts::Setting) -> bool {
+fn source_agrees(reference: &str, s: &driftaudit::unstable::facts::Setting) -> bool {
     let ev = &s.evidence[0];
     let tuned_note = s.note.as_deref().is_some_and(|n| n.contains("tuned"));
     match reference.strip_prefix("profile:") {

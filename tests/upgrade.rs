@@ -8,12 +8,12 @@
 
 use std::path::Path;
 
-use driftaudit::engine;
-use driftaudit::host::Host;
-use driftaudit::policy::{PolicySet, Severity};
-use driftaudit::render::{render, Format, RenderOptions};
-use driftaudit::report::{Finding, Status};
-use driftaudit::upgrade::{self, Target};
+use driftaudit::unstable::engine;
+use driftaudit::unstable::host::Host;
+use driftaudit::unstable::policy::{PolicySet, Severity};
+use driftaudit::unstable::render::{render, Format, RenderOptions};
+use driftaudit::unstable::report::{Finding, Status};
+use driftaudit::unstable::upgrade::{self, Target};
 
 const HOSTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/hosts");
 

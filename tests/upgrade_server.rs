@@ -10,7 +10,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use driftaudit::upgrade::data::{builtin_for, Effect, Product, Version};
+use driftaudit::unstable::upgrade::data::{builtin_for, Effect, Product, Version};
 
 mod common;
 

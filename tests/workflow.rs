@@ -5,10 +5,10 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use driftaudit::diff::{self, ChangeKind, DiffOptions, Side};
-use driftaudit::policy::PolicySet;
-use driftaudit::report::Status;
-use driftaudit::waiver::WaiverSet;
+use driftaudit::unstable::diff::{self, ChangeKind, DiffOptions, Side};
+use driftaudit::unstable::policy::PolicySet;
+use driftaudit::unstable::report::Status;
+use driftaudit::unstable::waiver::WaiverSet;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
@@ -104,7 +104,7 @@ fn snapshot_audits_like_the_live_host() {
     let snap2 = tmp.path().join("again");
     let o = bin(&["snapshot", "--out", snap2.to_str().unwrap()], None);
     assert!(o.status.success(), "{}", stderr(&o));
-    let d = driftaudit::diff::diff_files(
+    let d = driftaudit::unstable::diff::diff_files(
         &files_of(&snap, &["/snapshot.json"]),
         &files_of(&snap2, &["/snapshot.json"]),
     );
@@ -142,8 +142,8 @@ fn snapshot_audits_like_the_live_host() {
 }
 
 fn files_of(dir: &Path, skip: &[&str]) -> std::collections::BTreeMap<String, String> {
-    let host = driftaudit::host::Host::snapshot(dir).unwrap();
-    let mut m = driftaudit::diff::side_files(&host);
+    let host = driftaudit::unstable::host::Host::snapshot(dir).unwrap();
+    let mut m = driftaudit::unstable::diff::side_files(&host);
     for s in skip {
         m.remove(*s);
     }
@@ -307,10 +307,11 @@ fn waivers_applied_expired_and_stale() {
 #[test]
 fn waiver_applies_to_unknown_findings_through_the_library() {
     let set = PolicySet::builtin().unwrap();
-    let host =
-        driftaudit::host::Host::snapshot(format!("{ROOT}/testdata/pairs/kernel-upgrade/after"))
-            .unwrap();
-    let mut report = driftaudit::engine::audit(&set, &[host]);
+    let host = driftaudit::unstable::host::Host::snapshot(format!(
+        "{ROOT}/testdata/pairs/kernel-upgrade/after"
+    ))
+    .unwrap();
+    let mut report = driftaudit::unstable::engine::audit(&set, &[host]);
     // Make one finding unknown, as a missing capture would.
     let i = report.hosts[0]
         .findings
@@ -332,12 +333,12 @@ fn waiver_applies_to_unknown_findings_through_the_library() {
     assert_eq!(f.status, Status::Waived);
     assert_eq!(f.waiver.as_ref().unwrap().original_status, Status::Unknown);
     // Host glob that does not match: not waived, and reported stale.
-    let mut report2 = driftaudit::engine::audit(
+    let mut report2 = driftaudit::unstable::engine::audit(
         &set,
-        &[
-            driftaudit::host::Host::snapshot(format!("{ROOT}/testdata/pairs/kernel-upgrade/after"))
-                .unwrap(),
-        ],
+        &[driftaudit::unstable::host::Host::snapshot(format!(
+            "{ROOT}/testdata/pairs/kernel-upgrade/after"
+        ))
+        .unwrap()],
     );
     let w = WaiverSet::parse(
         "w.yaml",

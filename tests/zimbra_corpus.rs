@@ -2,8 +2,8 @@
 //! the keys it yields (secret values redacted) are pinned by an insta snapshot
 //! per file. The corpus is read in place (tests/common, never copied here).
 
-use driftaudit::parse::localconfig::parse_xml;
-use driftaudit::secret::{localconfig_key_is_secret, REDACTED};
+use driftaudit::unstable::parse::localconfig::parse_xml;
+use driftaudit::unstable::secret::{localconfig_key_is_secret, REDACTED};
 
 mod common;
 

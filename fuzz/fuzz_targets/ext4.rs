@@ -5,6 +5,6 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let s = String::from_utf8_lossy(data);
-    let _ = driftaudit::parse::ext4::parse_text(&s);
-    let _ = driftaudit::parse::ext4::parse_device_head(data);
+    let _ = driftaudit::unstable::parse::ext4::parse_text(&s);
+    let _ = driftaudit::unstable::parse::ext4::parse_device_head(data);
 });

@@ -5,6 +5,6 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let s = String::from_utf8_lossy(data);
-    let _ = driftaudit::parse::mountinfo::parse_mountinfo(&s);
-    let _ = driftaudit::parse::mountinfo::parse_mounts(&s);
+    let _ = driftaudit::unstable::parse::mountinfo::parse_mountinfo(&s);
+    let _ = driftaudit::unstable::parse::mountinfo::parse_mounts(&s);
 });

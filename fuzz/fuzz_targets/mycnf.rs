@@ -5,7 +5,7 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let s = String::from_utf8_lossy(data);
-    let _ = driftaudit::parse::mycnf::parse(&s);
-    let _ = driftaudit::parse::mycnf::unquote_unescape(data);
-    let _ = driftaudit::parse::mycnf::parse_int(&s);
+    let _ = driftaudit::unstable::parse::mycnf::parse(&s);
+    let _ = driftaudit::unstable::parse::mycnf::unquote_unescape(data);
+    let _ = driftaudit::unstable::parse::mycnf::parse_int(&s);
 });

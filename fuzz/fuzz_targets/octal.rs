@@ -5,5 +5,5 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let s = String::from_utf8_lossy(data);
-    let _ = driftaudit::parse::unescape_octal(&s);
+    let _ = driftaudit::unstable::parse::unescape_octal(&s);
 });

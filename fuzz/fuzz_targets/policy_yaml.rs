@@ -5,6 +5,6 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let s = String::from_utf8_lossy(data);
-    let mut set = driftaudit::policy::PolicySet::new();
+    let mut set = driftaudit::unstable::policy::PolicySet::new();
     let _ = set.add_str("fuzz.yaml", &s);
 });

@@ -19,7 +19,7 @@ pub(crate) struct CheckArgs {
     #[arg(long, value_name = "DIR", conflicts_with = "snapshot")]
     pub(crate) fleet: Option<std::path::PathBuf>,
     /// With --fleet: how many levels below DIR to look for snapshot folders.
-    #[arg(long, value_name = "N", default_value_t = driftaudit::fleet::DEFAULT_MAX_DEPTH)]
+    #[arg(long, value_name = "N", default_value_t = driftaudit::unstable::fleet::DEFAULT_MAX_DEPTH)]
     pub(crate) max_depth: usize,
     #[command(flatten)]
     pub(crate) policies: PolicyArgs,
@@ -51,10 +51,12 @@ pub(crate) struct CheckArgs {
 }
 
 /// The `--target` values, or the usage error naming the accepted forms.
-pub(crate) fn targets(a: &CheckArgs) -> Result<Vec<driftaudit::upgrade::Target>, String> {
+pub(crate) fn targets(a: &CheckArgs) -> Result<Vec<driftaudit::unstable::upgrade::Target>, String> {
     a.target
         .iter()
-        .map(|t| driftaudit::upgrade::Target::parse(t).map_err(|e| format!("--target: {e}")))
+        .map(|t| {
+            driftaudit::unstable::upgrade::Target::parse(t).map_err(|e| format!("--target: {e}"))
+        })
         .collect()
 }
 
@@ -89,7 +91,7 @@ pub(crate) fn run(a: CheckArgs) -> Exit {
         hs
     };
     let waivers = match &a.waivers {
-        Some(p) => match driftaudit::waiver::WaiverSet::load(p) {
+        Some(p) => match driftaudit::WaiverSet::load(p) {
             Ok(w) => Some(w),
             Err(e) => return Exit::Error(e.to_string()),
         },
@@ -97,9 +99,9 @@ pub(crate) fn run(a: CheckArgs) -> Exit {
     };
     let mut report = audit(&set, &hosts);
     // before waivers, so they cover upgrade findings too
-    driftaudit::upgrade::extend_report(&mut report, &hosts, &targets);
+    driftaudit::unstable::upgrade::extend_report(&mut report, &hosts, &targets);
     if let Some(w) = &waivers {
-        w.apply(&mut report, &driftaudit::waiver::today());
+        w.apply(&mut report, &driftaudit::unstable::waiver::today());
     }
     let text = render(
         &report,
@@ -156,10 +158,10 @@ fn close_ids(glob: &str, ids: &[&str]) -> String {
     let mut near: Vec<(usize, &str)> = ids
         .iter()
         .map(|id| {
-            let whole = driftaudit::expr::levenshtein(&literal, id);
+            let whole = driftaudit::unstable::expr::levenshtein(&literal, id);
             let prefix: String = id.chars().take(literal.chars().count()).collect();
             let d = if wild {
-                whole.min(driftaudit::expr::levenshtein(&literal, &prefix))
+                whole.min(driftaudit::unstable::expr::levenshtein(&literal, &prefix))
             } else {
                 whole
             };

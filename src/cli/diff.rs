@@ -35,32 +35,32 @@ pub(crate) fn run(a: DiffArgs) -> Exit {
         Err(e) => return Exit::Error(e),
     };
     let waivers = match &a.waivers {
-        Some(p) => match driftaudit::waiver::WaiverSet::load(p) {
+        Some(p) => match driftaudit::WaiverSet::load(p) {
             Ok(w) => Some(w),
             Err(e) => return Exit::Error(e.to_string()),
         },
         None => None,
     };
-    let side = |s: &str| -> Result<driftaudit::diff::Side, String> {
-        driftaudit::diff::Side::open(s).map_err(|e| format!("`{s}`: {e}"))
+    let side = |s: &str| -> Result<driftaudit::Side, String> {
+        driftaudit::Side::open(s).map_err(|e| format!("`{s}`: {e}"))
     };
     let (before, after) = match (side(&a.before), side(&a.after)) {
         (Ok(b), Ok(a)) => (b, a),
         (Err(e), _) | (_, Err(e)) => return Exit::Error(e),
     };
-    let today = driftaudit::waiver::today();
-    let d = driftaudit::diff::diff(
+    let today = driftaudit::unstable::waiver::today();
+    let d = driftaudit::diff(
         &set,
         &before,
         &after,
-        &driftaudit::diff::DiffOptions {
+        &driftaudit::DiffOptions {
             files: a.files,
             waivers: waivers.as_ref(),
             today: &today,
         },
     );
     // DiffFormat offers only the formats a diff renders in
-    let Some(text) = driftaudit::render::diff::render(&d, a.format.0) else {
+    let Some(text) = driftaudit::render_diff(&d, a.format.0) else {
         return Exit::Error(format!("a diff has no `{}` form", a.format.0.name()));
     };
     if let Err(e) = write_out(&text) {

@@ -13,10 +13,10 @@ pub(crate) fn run(id: &str, p: &PolicyArgs) -> Exit {
         let ids: Vec<&str> = set.rules.iter().map(|r| r.id.as_str()).collect();
         return Exit::Error(format!(
             "no rule `{id}`{}",
-            driftaudit::expr::suggest(id, &ids)
+            driftaudit::unstable::expr::suggest(id, &ids)
         ));
     };
-    let text = driftaudit::explain::explain(&set, rule);
+    let text = driftaudit::unstable::explain::explain(&set, rule);
     match write_out(&text) {
         Ok(()) => Exit::Clean,
         Err(e) => Exit::Error(e),

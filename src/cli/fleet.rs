@@ -1,15 +1,15 @@
 //! `check --fleet DIR` plumbing: drives rayon over chunks of discovered
 //! snapshot folders, renders each host on a worker thread, writes hosts in
 //! discovery order and drops them, and shows a progress bar only on a terminal.
-//! All audit logic lives in the library (`driftaudit::fleet`).
+//! All audit logic lives in the library (`fleet`).
 
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use driftaudit::fleet::{self as lib, FleetSummary, HostDigest};
-use driftaudit::render::stream::{render_host, FleetWriter};
+use driftaudit::unstable::fleet::{self as lib, FleetSummary, HostDigest};
+use driftaudit::unstable::render::stream::{render_host, FleetWriter};
 use driftaudit::{Format, PolicySet, RenderOptions, Severity};
 
 use super::check::CheckArgs;
@@ -99,7 +99,7 @@ pub(crate) fn check_fleet(a: &CheckArgs, set: &PolicySet, dir: &Path) -> Exit {
             .map(|d| {
                 let mut report = lib::audit_dir(set, d);
                 if let Ok(host) = driftaudit::Host::snapshot(d) {
-                    driftaudit::upgrade::extend_host(&mut report, &host, &targets);
+                    driftaudit::unstable::upgrade::extend_host(&mut report, &host, &targets);
                 }
                 let digest = HostDigest::of(&report, &lib::relative_path(dir, d), fail_on);
                 let unknown = a.fail_on.unknown() && report.has_unknown();
@@ -132,7 +132,7 @@ pub(crate) fn check_fleet(a: &CheckArgs, set: &PolicySet, dir: &Path) -> Exit {
         return Exit::Error(format!(
             "--fleet `{}`: no snapshot folders found (a folder with {}), searched {} levels deep{}",
             dir.display(),
-            driftaudit::host::layout::SNAPSHOT_MARKERS,
+            driftaudit::unstable::host::layout::SNAPSHOT_MARKERS,
             a.max_depth,
             if walk_errors > 0 {
                 ", some folders could not be read"

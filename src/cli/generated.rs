@@ -16,7 +16,7 @@ pub(crate) fn run(what: Generated) -> Exit {
     use clap::CommandFactory;
     let text = match what {
         Generated::Schema => {
-            let mut s = serde_json::to_string_pretty(&driftaudit::policy::json_schema())
+            let mut s = serde_json::to_string_pretty(&driftaudit::unstable::policy::json_schema())
                 .unwrap_or_default();
             s.push('\n');
             s.into_bytes()

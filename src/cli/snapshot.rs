@@ -25,11 +25,11 @@ pub(crate) fn run(a: SnapshotArgs) -> Exit {
         Ok(s) => s,
         Err(e) => return Exit::Error(e),
     };
-    let opts = driftaudit::snapshot::SnapshotOptions {
+    let opts = driftaudit::SnapshotOptions {
         force: a.force,
         mysql: a.mysql,
     };
-    match driftaudit::snapshot::take(&set, &a.out, &opts) {
+    match driftaudit::snapshot(&set, &a.out, &opts) {
         Ok(meta) => {
             eprintln!(
                 "driftaudit: snapshot of {} written to {} ({} files, {} unreadable listed in snapshot.json)",

@@ -3,7 +3,7 @@
 //! and points evidence at the files an admin edits, and maps each catalogue
 //! key canonicalisation to its function ([`canonicalizer`]). All I/O of an
 //! audit happens here and below; the data types live in [`model`]
-//! (re-exported here). What is secret is decided in [`crate::secret`].
+//! (re-exported here). What is secret is decided in [`crate::unstable::secret`].
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -20,7 +20,7 @@ pub mod zimbra;
 
 pub use model::*;
 
-/// The text shown instead of a secret value (decided in [`crate::secret`]).
+/// The text shown instead of a secret value (decided in [`crate::unstable::secret`]).
 pub use crate::secret::REDACTED;
 
 /// Host trees whose paths are kernel objects, not files an admin edits:

@@ -77,7 +77,7 @@ pub fn detect(dir: &Path) -> Option<Layout> {
 /// `.`, leading and trailing ` ._-` stripped, cut at 255 characters.
 ///
 /// ```
-/// use driftaudit::host::layout::sos_mangle;
+/// use driftaudit::unstable::host::layout::sos_mangle;
 /// assert_eq!(sos_mangle("dumpe2fs -h /dev/mapper/centos-root"), "dumpe2fs_-h_.dev.mapper.centos-root");
 /// assert_eq!(sos_mangle("du -s /var/lib/mysql/*"), "du_-s_.var.lib.mysql");
 /// ```

@@ -4,7 +4,7 @@
 //! errors), with depth, work and length caps. Pure: no filesystem, no policy
 //! knowledge, and no secret values in any issue message (messages name keys
 //! and positions, never quote values; which keys are secret is
-//! [`crate::secret`]'s decision). Linear in the input: repeated keys are
+//! [`crate::unstable::secret`]'s decision). Linear in the input: repeated keys are
 //! found through an index, not by scanning.
 
 use roxmltree::{Document, Node, ParsingOptions};

@@ -131,7 +131,7 @@ pub fn render(report: &Report, format: Format, opts: RenderOptions) -> String {
 /// keep values exact and rely on their own escaping.
 ///
 /// ```
-/// use driftaudit::render::printable;
+/// use driftaudit::unstable::render::printable;
 /// assert_eq!(printable("web\x1b]0;pwned\x07", false), "web\\x1b]0;pwned\\x07");
 /// assert_eq!(printable("a\nb", false), "a\\nb");
 /// assert_eq!(printable("a\nb", true), "a\nb");
@@ -171,7 +171,7 @@ pub fn printable(s: &str, keep_newlines: bool) -> std::borrow::Cow<'_, str> {
 /// print a second, fake report line.
 ///
 /// ```
-/// use driftaudit::render::quoted_name;
+/// use driftaudit::unstable::render::quoted_name;
 /// assert_eq!(quoted_name("/etc/sysctl.conf:2"), "/etc/sysctl.conf:2");
 /// assert_eq!(quoted_name("/etc/a\nFAIL b.conf"), "\"/etc/a\\nFAIL b.conf\"");
 /// ```
