@@ -474,3 +474,60 @@ fn upgrade_findings_go_through_fail_on_waivers_and_every_format() {
     assert_eq!(v.len(), 1);
     assert_eq!(v[0]["status"], "waived", "{:#}", v[0]);
 }
+
+#[test]
+fn a_diff_after_the_upgrade_puts_the_versions_first_and_names_values_changed_only_by_a_default() {
+    let (code, out, err) = bin(&[
+        "diff",
+        "testdata/pairs/mariadb-upgrade/before",
+        "testdata/pairs/mariadb-upgrade/after",
+    ]);
+    assert!(code == 0 || code == 1, "{code}: {err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[1],
+        "upgrade: server version 10.3.39-MariaDB-0+deb10u2 -> 10.11.6-MariaDB-0+deb12u1"
+    );
+    assert_eq!(
+        lines[2],
+        "upgrade: kernel 4.19.0-27-amd64 -> 6.1.0-27-amd64"
+    );
+    assert_eq!(lines[4], "Changed only because a default changed: 4");
+    assert!(out.contains(
+        "  explicit_defaults_for_timestamp: OFF -> ON (default changed in 10.10.1; runtime values; set in no option file)"
+    ), "{out}");
+    // innodb_flush_method was pinned in an option file after the upgrade:
+    // its (unchanged) value is not put down to a default
+    let section: String = lines[4..10].join("\n");
+    assert!(!section.contains("innodb_flush_method"), "{section}");
+    // the JSON carries the same
+    let (_, json, _) = bin(&[
+        "diff",
+        "testdata/pairs/mariadb-upgrade/before",
+        "testdata/pairs/mariadb-upgrade/after",
+        "--format",
+        "json",
+    ]);
+    let d: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(d["versions"][0]["fact"], "mysql_version");
+    let subjects: Vec<&str> = d["default_driven"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["subject"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        subjects,
+        [
+            "innodb_adaptive_hash_index",
+            "innodb_checksum_algorithm",
+            "slave_parallel_mode",
+            "explicit_defaults_for_timestamp"
+        ]
+    );
+    assert!(d["default_driven"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|c| c["from"] == "runtime"));
+}

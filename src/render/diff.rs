@@ -76,6 +76,36 @@ pub fn render_text(d: &Diff) -> String {
             d.before.host, d.before.source, d.after.host, d.after.source
         ));
     }
+    // an upgrade first: what changed version, then what changed with it
+    for v in &d.versions {
+        let what = match v.fact.as_str() {
+            "mysql_version" => "server version",
+            "kernel_release" => "kernel",
+            other => other,
+        };
+        out.push_str(&format!(
+            "upgrade: {what} {} -> {}\n",
+            v.before.as_deref().unwrap_or("unknown"),
+            v.after.as_deref().unwrap_or("unknown")
+        ));
+    }
+    if !d.default_driven.is_empty() {
+        out.push_str(&format!(
+            "\nChanged only because a default changed: {}\n",
+            d.default_driven.len()
+        ));
+        for c in &d.default_driven {
+            let from = if c.from == "runtime" {
+                "runtime values; set in no option file"
+            } else {
+                "defaults from the upgrade data, no runtime capture; set in no option file"
+            };
+            out.push_str(&format!(
+                "  {}: {} -> {} (default changed in {}; {from})\n",
+                c.subject, c.before, c.after, c.changed_in
+            ));
+        }
+    }
     let count = |k: ChangeKind| d.changes.iter().filter(|c| c.kind == k).count();
     out.push_str(&format!(
         "\nSettings: {} changed, {} added, {} removed\n",

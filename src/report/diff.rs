@@ -110,6 +110,36 @@ pub struct FilesDiff {
     pub not_compared: Vec<FileNotCompared>,
 }
 
+/// A server or kernel version that differs between the sides: an upgrade.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct VersionChange {
+    /// What changed: `mysql_version` or `kernel_release`.
+    pub fact: String,
+    /// Version before (absent when unknown on that side).
+    pub before: Option<String>,
+    /// Version after.
+    pub after: Option<String>,
+}
+
+/// An effective value that changed only because the release changed its
+/// default: no option file sets it on either side.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DefaultDrivenChange {
+    /// The variable.
+    pub subject: String,
+    /// Value before: the runtime value, else the default the data gives.
+    pub before: String,
+    /// Value after.
+    pub after: String,
+    /// `runtime` when both values come from the runtime captures, `data`
+    /// when they are the defaults of policies/upgrade (no capture).
+    pub from: &'static str,
+    /// The release that changed the default.
+    pub changed_in: String,
+    /// The vendor page the change is cited from.
+    pub reference: String,
+}
+
 /// The whole difference.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Diff {
@@ -117,6 +147,12 @@ pub struct Diff {
     pub schema: &'static str,
     /// Whether both sides are the same host (by name).
     pub same_host: bool,
+    /// Server and kernel versions that differ (an upgrade), first in the text form.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub versions: Vec<VersionChange>,
+    /// Effective values that changed only because a default changed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub default_driven: Vec<DefaultDrivenChange>,
     /// Before side.
     pub before: SideMeta,
     /// After side.
