@@ -295,4 +295,72 @@ mod rule_tests {
             facts.dir_sizes
         );
     }
+
+    #[test]
+    fn actual_keeps_the_raw_value_and_each_conversion_as_goss_records_them() {
+        let run = |raw: &str, v: Value, expect: &str| {
+            let host = Host::snapshot(concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/hosts/clean"))
+                .unwrap();
+            let mut f = Facts::new(&host);
+            let mut n = Namespace::new("not set");
+            n.set("x", Setting::new(v, raw, Evidence::line("/etc/my.cnf", 3)));
+            f.namespaces.insert("mycnf".into(), n);
+            let set = rules(&format!("policy: t\ntitle: t\nrules:\n  - id: t.x\n    title: t\n    severity: low\n    setting: mycnf.x\n    expect: {expect}\n    why: w\n    fix: f\n"));
+            let out = evaluate_rule(&set.rules[0], set.policies.first(), &f);
+            let steps: Vec<(String, String)> = out[0]
+                .conversions
+                .iter()
+                .map(|c| (c.step.clone(), c.value.clone()))
+                .collect();
+            (out[0].status, out[0].actual_raw.clone(), steps)
+        };
+        let s = |a: &str, b: &str| (a.to_string(), b.to_string());
+        // goss's own example: expected > 200, got `128` after to-numeric
+        assert_eq!(
+            run("128", Value::Str("128".into()), "{gt: 200}"),
+            (
+                Status::Fail,
+                Some("128".into()),
+                vec![s("to-numeric", "128")]
+            )
+        );
+        assert_eq!(
+            run("16G", Value::Size(16.0 * 1073741824.0), "{max: 8G}"),
+            (
+                Status::Fail,
+                Some("16G".into()),
+                vec![s("to-bytes", "17179869184")]
+            )
+        );
+        // a server's rounding is a step of its own
+        assert_eq!(
+            run("1000000", Value::Size(1048576.0), "{max: 8G}"),
+            (
+                Status::Pass,
+                Some("1000000".into()),
+                vec![s("adjusted", "1048576")]
+            )
+        );
+        assert_eq!(
+            run("0", Value::Bool(false), "{equals: true}"),
+            (
+                Status::Fail,
+                Some("0".into()),
+                vec![s("to-boolean", "false")]
+            )
+        );
+        // no conversion, nothing kept: the value is the text as read
+        assert_eq!(
+            run("200", Value::Number(200.0), "{min: 100}"),
+            (Status::Pass, None, vec![])
+        );
+        assert_eq!(
+            run("OFF", Value::Bool(false), "{equals: false}"),
+            (Status::Pass, None, vec![])
+        );
+        assert_eq!(
+            run("17179869184", Value::Size(16.0 * 1073741824.0), "{max: 8G}"),
+            (Status::Fail, None, vec![])
+        );
+    }
 }

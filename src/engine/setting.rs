@@ -7,8 +7,55 @@ use super::finding::{base_finding, finish, missing_finding};
 use crate::eval::{eval, Context, Missing};
 use crate::expr::{self, Expr};
 use crate::policy::{ExpectOp, Rule};
-use crate::report::{Finding, Status};
-use crate::value::Value;
+use crate::report::{Conversion, Finding, Status};
+use crate::value::{format_number, normalize_ws, parse_size, Value};
+
+/// The steps that turned the text read on the host (`raw`) into the value
+/// compared, as goss records them: a size written with a unit is
+/// `to-bytes`, a boolean spelt `0`, `off` or `yes` is `to-boolean`, a value
+/// the reader changed from what the text says (a server's rounding, whose
+/// note the finding carries) is `adjusted`, and text or a boolean that a
+/// `min`/`max`/`gt`/`lt` compares as a number is `to-numeric`. Empty when
+/// the value is the text as read.
+fn conversions(raw: &str, v: &Value, numeric: bool) -> Vec<Conversion> {
+    let raw = raw.trim();
+    let step = |s: &str, v: String| Conversion {
+        step: s.into(),
+        value: v,
+    };
+    let mut out = Vec::new();
+    if raw.is_empty() {
+        return out;
+    }
+    match v {
+        Value::Size(n) => match parse_size(raw) {
+            Ok(b) => {
+                if normalize_ws(raw) != format_number(b) {
+                    out.push(step("to-bytes", format_number(b)));
+                }
+                if b != *n {
+                    out.push(step("adjusted", format_number(*n)));
+                }
+            }
+            Err(_) => out.push(step("to-bytes", format_number(*n))),
+        },
+        Value::Number(n) => match raw.parse::<f64>() {
+            Ok(x) if x == *n => {}
+            Ok(_) => out.push(step("adjusted", format_number(*n))),
+            Err(_) => out.push(step("to-numeric", format_number(*n))),
+        },
+        Value::Bool(b) if !raw.eq_ignore_ascii_case(if *b { "ON" } else { "OFF" }) => {
+            out.push(step("to-boolean", b.to_string()))
+        }
+        _ => {}
+    }
+    if numeric && matches!(v, Value::Str(_) | Value::Bool(_)) {
+        if let Some(n) = v.as_f64() {
+            out.push(step("to-numeric", format_number(n)));
+        }
+    }
+    out
+}
 
 fn expected_text(expect: &[(ExpectOp, Vec<Value>)]) -> String {
     expect
@@ -31,6 +78,11 @@ pub(super) fn check(
     presence: Option<bool>,
 ) -> Finding {
     let got = cx.setting(ns, key);
+    // the text read on the host, before templates read more settings
+    let raw = match &got {
+        Ok(_) => cx.touched.borrow().last().map(|(_, _, s)| s.raw.clone()),
+        Err(_) => None,
+    };
     let canon = cx
         .facts
         .namespaces
@@ -136,6 +188,15 @@ pub(super) fn check(
     let mut f = base_finding(rule, status);
     f.expected = Some(expected.clone());
     f.actual = Some(expr::show(&actual));
+    if let Some(raw) = &raw {
+        let numeric = evaluated.iter().any(|(op, _)| {
+            matches!(
+                op,
+                ExpectOp::Min | ExpectOp::Max | ExpectOp::Gt | ExpectOp::Lt
+            )
+        });
+        f = f.with_conversions(raw.trim(), conversions(raw, &actual, numeric));
+    }
     if status == Status::Pass {
         f.explanation = format!(
             "{canon} is {}, as expected ({expected})",

@@ -338,7 +338,24 @@ fn finding(out: &mut String, f: &Finding, p: &Paint, label: &str, color: &str) {
         one(&f.title)
     );
     if let (Some(a), Some(e)) = (&f.actual, &f.expected) {
-        let _ = writeln!(out, "      actual: {}    expected: {}", one(a), one(e));
+        // the text read and each conversion, only where one was applied
+        let read = match (&f.actual_raw, f.conversions.as_slice()) {
+            (Some(raw), [_, ..]) => {
+                let steps: Vec<String> = f
+                    .conversions
+                    .iter()
+                    .map(|c| format!("{} after {}", one(&c.value), c.step))
+                    .collect();
+                format!(" (`{}` -> {})", one(raw), steps.join(" -> "))
+            }
+            _ => String::new(),
+        };
+        let _ = writeln!(
+            out,
+            "      actual: {}{read}    expected: {}",
+            one(a),
+            one(e)
+        );
     }
     for e in &f.evidence {
         let _ = writeln!(out, "      at {}", quoted_name(&e.to_string()));

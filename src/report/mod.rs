@@ -65,6 +65,17 @@ pub struct WaiverNote {
     pub original_status: Status,
 }
 
+/// One step that turned the text read on the host into the value a rule
+/// compared, as goss records them ("got `128` after to-numeric").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Conversion {
+    /// The step: `to-bytes` (a size with a unit), `to-numeric` (text or a
+    /// boolean compared as a number), `to-boolean` (`0`, `off`, `yes`...).
+    pub step: String,
+    /// The value after the step (bytes for `to-bytes`).
+    pub value: String,
+}
+
 /// One finding.
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Finding {
@@ -86,6 +97,13 @@ pub struct Finding {
     /// What the host has.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub actual: Option<String>,
+    /// The host's value as read, before the conversions (only when one was
+    /// applied).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actual_raw: Option<String>,
+    /// The conversions applied to `actual_raw` to compare it, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conversions: Vec<Conversion>,
     /// Host files and lines that set the values (winning first).
     pub evidence: Vec<Evidence>,
     /// Plain-words explanation with the host's numbers.
@@ -126,6 +144,8 @@ impl Finding {
             subject: Vec::new(),
             expected: None,
             actual: None,
+            actual_raw: None,
+            conversions: Vec::new(),
             evidence: Vec::new(),
             explanation: String::new(),
             fix: String::new(),
@@ -151,6 +171,16 @@ impl Finding {
     /// What the host has.
     pub fn with_actual(mut self, actual: impl Into<String>) -> Finding {
         self.actual = Some(actual.into());
+        self
+    }
+
+    /// The host's value as read and the conversions that made `actual` of
+    /// it (nothing is kept when there were none).
+    pub fn with_conversions(mut self, raw: impl Into<String>, steps: Vec<Conversion>) -> Finding {
+        if !steps.is_empty() {
+            self.actual_raw = Some(raw.into());
+        }
+        self.conversions = steps;
         self
     }
 
