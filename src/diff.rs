@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::engine;
 use crate::expr;
 use crate::facts::{Entry, Evidence, Facts, Namespace};
-use crate::host::{EntryKind, Host, SourceKind};
+use crate::host::{EntryKind, Host, ReadError, SourceKind};
 use crate::policy::PolicySet;
 use crate::report::{Finding, HostReport, Report, Status};
 use crate::snapshot::redact_file;
@@ -40,13 +40,30 @@ pub struct Side {
     pub host: Host,
 }
 
+/// Why a diff could not be made.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DiffError {
+    /// A side is neither `live` nor a snapshot that can be opened.
+    #[error("`{side}`: {source}")]
+    Open {
+        /// The side as given.
+        side: String,
+        /// Why it cannot be opened.
+        source: ReadError,
+    },
+}
+
 impl Side {
     /// `live` or a snapshot directory.
-    pub fn open(spec: &str) -> Result<Side, String> {
+    pub fn open(spec: &str) -> Result<Side, DiffError> {
         let host = if spec == "live" {
             Host::recording()
         } else {
-            Host::snapshot(spec).map_err(|e| e.to_string())?
+            Host::snapshot(spec).map_err(|source| DiffError::Open {
+                side: spec.to_string(),
+                source,
+            })?
         };
         Ok(Side {
             label: spec.to_string(),
@@ -214,10 +231,7 @@ pub fn default_driven(b: &Facts, a: &Facts) -> Vec<DefaultDrivenChange> {
 fn unreadable_files(f: &Facts) -> BTreeMap<String, String> {
     f.issues
         .iter()
-        .filter_map(|i| {
-            let why = i.message.strip_prefix("cannot read: ")?;
-            Some((i.path.clone(), why.to_string()))
-        })
+        .filter_map(|i| Some((i.path.clone(), i.read_error.clone()?)))
         .collect()
 }
 

@@ -81,18 +81,13 @@ pub fn discover(
 }
 
 /// A folder under the fleet directory that could not be listed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("cannot search `{}`: {message}", .path.display())]
 pub struct DiscoverError {
     /// The folder.
     pub path: PathBuf,
     /// Why.
     pub message: String,
-}
-
-impl std::fmt::Display for DiscoverError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.path.display(), self.message)
-    }
 }
 
 /// Audit one snapshot folder. A folder that cannot be opened as a snapshot

@@ -22,7 +22,8 @@ use serde::Serialize;
 
 use crate::catalogue::{DU, INSTALLED_RPMS, MYSQL_VARIABLES, SYSCTL_A, TUNE2FS};
 use crate::engine;
-use crate::host::{lexical, unescape_name, EntryKind, Host, ReadLog};
+use crate::facts::FileIssue;
+use crate::host::{io_message, lexical, unescape_name, EntryKind, Host, ReadLog};
 use crate::parse::sysctl::swap_dot_slash;
 use crate::policy::PolicySet;
 use crate::secret::{self, REDACTED};
@@ -190,10 +191,10 @@ pub fn client_defaults_file(print_defaults: &str) -> String {
 /// password is on a command line or in the environment, and nothing of the
 /// user's `[mysql]` display settings applies), then the capture format is
 /// fixed by [`MYSQL_CAPTURE_ARGS`].
-pub fn mysql_capture() -> Result<String, String> {
+pub fn mysql_capture() -> Result<String, CommandError> {
     let client = find_program("mysql")
         .or_else(|| find_program("mariadb"))
-        .ok_or_else(|| "no `mysql` or `mariadb` client on PATH".to_string())?;
+        .ok_or(CommandError::NoClient)?;
     let mut cmd = Command::new(client);
     let input = match mysql_client_defaults() {
         Some(d) => {
@@ -225,6 +226,121 @@ fn find_program(name: &str) -> Option<std::path::PathBuf> {
         .find(|p| {
             std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
         })
+}
+
+/// Why a snapshot could not be written. Nothing is left half-written: the
+/// capture goes into a temporary directory that replaces `--out` only at
+/// the end (see [`take`]).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SnapshotError {
+    /// `--out` (or a directory above it) could not be inspected.
+    #[error("`{}`: {}", .path.display(), io_message(.source))]
+    Inspect {
+        /// The path.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// `--out` is a file, a symlink or a device.
+    #[error("`{}` exists and is not a directory", .out.display())]
+    NotADirectory {
+        /// `--out`.
+        out: PathBuf,
+    },
+    /// `--out` holds something and `--force` was not given.
+    #[error("`{}` is not empty; give --force to replace a previous snapshot", .out.display())]
+    NotEmpty {
+        /// `--out`.
+        out: PathBuf,
+    },
+    /// `--force`, but `--out` holds something that is not a snapshot.
+    #[error(
+        "`{}` is not empty and has no snapshot.json: --force only replaces a previous snapshot",
+        .out.display()
+    )]
+    NotASnapshot {
+        /// `--out`.
+        out: PathBuf,
+    },
+    /// `--out` has no last component (`/`, `..`).
+    #[error("`{}`: --out must name a directory", .out.display())]
+    NoName {
+        /// `--out`.
+        out: PathBuf,
+    },
+    /// A step of the write failed.
+    #[error("`{}`: {step}: {}", .out.display(), io_message(.source))]
+    Write {
+        /// `--out`.
+        out: PathBuf,
+        /// What was being done, or the file of the snapshot being written.
+        step: String,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// Something else changed `--out` or the temporary directory while the
+    /// snapshot was taken; what was found is left alone.
+    #[error("`{}`: {race}", .out.display())]
+    Race {
+        /// `--out`.
+        out: PathBuf,
+        /// What changed.
+        race: Race,
+    },
+}
+
+/// What changed under the snapshot writer (see [`SnapshotError::Race`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Race {
+    /// The temporary directory is no longer the one created.
+    #[error("the temporary directory was moved or replaced while it was written; nothing placed")]
+    TemporaryReplaced,
+    /// `--out` was absent at the start and is there now.
+    #[error("appeared while the snapshot was taken; left alone, nothing written")]
+    Appeared,
+    /// `--out` was there at the start and is gone now.
+    #[error("was removed while the snapshot was taken; nothing written")]
+    Removed,
+    /// `--out` is no longer the previous snapshot checked at the start.
+    #[error("changed while the snapshot was taken (not the snapshot checked at the start); left alone, nothing written")]
+    SnapshotChanged,
+    /// `--out` is no longer the empty directory checked at the start.
+    #[error("changed while the snapshot was taken (no longer the empty directory checked at the start); left alone, nothing written")]
+    EmptyChanged,
+    /// What is at `--out` right after the rename is not the snapshot.
+    #[error(
+        "replaced by something else right after the snapshot was renamed into place; check it"
+    )]
+    ReplacedAfter,
+}
+
+/// Why an external command (`tune2fs -l`, `rpm -qa`, the `mysql` client)
+/// gave no capture; the text is the capture's `unreadable` reason.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CommandError {
+    /// Neither client is installed.
+    #[error("no `mysql` or `mariadb` client on PATH")]
+    NoClient,
+    /// The command could not be started.
+    #[error("cannot run: {}", io_message(.0))]
+    Spawn(std::io::Error),
+    /// It ran longer than the timeout and was killed.
+    #[error("timed out after {0}s")]
+    Timeout(u64),
+    /// Waiting for it failed.
+    #[error("{}", io_message(.0))]
+    Wait(std::io::Error),
+    /// It exited unsuccessfully; the first line it wrote to stderr.
+    #[error("{status}: {stderr}")]
+    Failed {
+        /// Exit status.
+        status: std::process::ExitStatus,
+        /// First non-empty line of stderr.
+        stderr: String,
+    },
 }
 
 /// Schema id written to `snapshot.json`.
@@ -314,6 +430,21 @@ pub struct SnapshotOptions {
     pub mysql: bool,
 }
 
+/// The files the readers could not read, with the reason: the issues that
+/// carry a [`FileIssue::read_error`] (not the ones whose message happens to
+/// start like one).
+fn unreadable_files(issues: &[FileIssue]) -> Vec<Unreadable> {
+    issues
+        .iter()
+        .filter_map(|i| {
+            Some(Unreadable {
+                path: i.path.clone(),
+                reason: i.read_error.clone()?,
+            })
+        })
+        .collect()
+}
+
 /// A path that could not be captured, with the reason (listed in `snapshot.json`).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct Unreadable {
@@ -362,19 +493,11 @@ pub fn take(
     policies: &PolicySet,
     out: &Path,
     opts: &SnapshotOptions,
-) -> Result<SnapshotMeta, String> {
+) -> Result<SnapshotMeta, SnapshotError> {
     let checked = check_out_dir(out, opts.force)?;
     let host = Host::recording();
     let facts = engine::gather(policies, &host);
-    let mut unreadable: Vec<Unreadable> = facts
-        .issues
-        .iter()
-        .filter(|i| i.message.starts_with("cannot read"))
-        .map(|i| Unreadable {
-            path: i.path.clone(),
-            reason: i.message.trim_start_matches("cannot read: ").to_string(),
-        })
-        .collect();
+    let mut unreadable = unreadable_files(&facts.issues);
 
     // Fixed files every snapshot has, read through the same recording host.
     for p in [
@@ -526,34 +649,30 @@ enum OutState {
 }
 
 /// Refuse a non-empty `out` unless `force` and it is a previous snapshot.
-fn check_out_dir(out: &Path, force: bool) -> Result<OutState, String> {
+fn check_out_dir(out: &Path, force: bool) -> Result<OutState, SnapshotError> {
+    let inspect = |source| SnapshotError::Inspect {
+        path: out.to_path_buf(),
+        source,
+    };
     let meta = match fs::symlink_metadata(out) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(OutState::Absent),
-        Err(e) => return Err(format!("{}: {e}", out.display())),
+        Err(e) => return Err(inspect(e)),
     };
+    let out = out.to_path_buf();
     if !meta.is_dir() {
-        return Err(format!("{} exists and is not a directory", out.display()));
+        return Err(SnapshotError::NotADirectory { out });
     }
     let id = (meta.dev(), meta.ino());
-    let empty = fs::read_dir(out)
-        .map_err(|e| format!("{}: {e}", out.display()))?
-        .next()
-        .is_none();
+    let empty = fs::read_dir(&out).map_err(inspect)?.next().is_none();
     if empty {
         return Ok(OutState::Empty(id.0, id.1));
     }
     if !force {
-        return Err(format!(
-            "{} is not empty; give --force to replace a previous snapshot",
-            out.display()
-        ));
+        return Err(SnapshotError::NotEmpty { out });
     }
     if !out.join("snapshot.json").is_file() {
-        return Err(format!(
-            "{} is not empty and has no snapshot.json: --force only replaces a previous snapshot",
-            out.display()
-        ));
+        return Err(SnapshotError::NotASnapshot { out });
     }
     Ok(OutState::Snapshot(id.0, id.1))
 }
@@ -702,18 +821,29 @@ impl Writer {
         out: &Path,
         meta: &SnapshotMeta,
         checked: OutState,
-    ) -> Result<(), String> {
+    ) -> Result<(), SnapshotError> {
         let parent = match out.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
         };
         let Some(name) = out.file_name() else {
-            return Err(format!("{}: --out must name a directory", out.display()));
+            return Err(SnapshotError::NoName {
+                out: out.to_path_buf(),
+            });
         };
         let name = name.as_bytes();
-        fs::create_dir_all(&parent).map_err(|e| format!("{}: {e}", parent.display()))?;
-        let io = |what: &str, e: rustix::io::Errno| {
-            format!("{}: {what}: {}", out.display(), std::io::Error::from(e))
+        fs::create_dir_all(&parent).map_err(|source| SnapshotError::Inspect {
+            path: parent.clone(),
+            source,
+        })?;
+        let io = |what: &str, e: rustix::io::Errno| SnapshotError::Write {
+            out: out.to_path_buf(),
+            step: what.to_string(),
+            source: e.into(),
+        };
+        let race = |race: Race| SnapshotError::Race {
+            out: out.to_path_buf(),
+            race,
         };
         let pfd = rfs::open(
             &parent,
@@ -725,26 +855,30 @@ impl Writer {
         let tst = rfs::fstat(&tfd).map_err(|e| io("temporary directory", e))?;
         let result = self
             .write_into(&tfd, meta)
-            .map_err(|e| format!("{}: {e}", out.display()))
+            .map_err(|(file, e)| SnapshotError::Write {
+                out: out.to_path_buf(),
+                step: file,
+                source: e,
+            })
             .and_then(|()| {
                 let ours = |n: &[u8]| {
                     rfs::statat(&pfd, n, AtFlags::SYMLINK_NOFOLLOW)
                         .is_ok_and(|st| (st.st_dev, st.st_ino) == (tst.st_dev, tst.st_ino))
                 };
                 if !ours(&tmp) {
-                    return Err(format!(
-                        "{}: the temporary directory was moved or replaced while it was written; nothing placed",
-                        out.display()
-                    ));
+                    return Err(race(Race::TemporaryReplaced));
                 }
                 rfs::fchmod(&tfd, Mode::from_raw_mode(0o755))
                     .map_err(|e| io("temporary directory", e))?;
-                place(&pfd, &tmp, name, checked).map_err(|e| format!("{}: {e}", out.display()))?;
+                place(&pfd, &tmp, name, checked).map_err(|e| match e {
+                    Placed::Race(r) => race(r),
+                    Placed::Errno(e) => SnapshotError::Inspect {
+                        path: out.to_path_buf(),
+                        source: e.into(),
+                    },
+                })?;
                 if !ours(name) {
-                    return Err(format!(
-                        "{}: replaced by something else right after the snapshot was renamed into place; check it",
-                        out.display()
-                    ));
+                    return Err(race(Race::ReplacedAfter));
                 }
                 Ok(())
             });
@@ -759,8 +893,14 @@ impl Writer {
         result
     }
 
-    fn write_into(&self, root: &OwnedFd, meta: &SnapshotMeta) -> Result<(), String> {
-        let io = |p: &str, e: rustix::io::Errno| format!("{p}: {}", std::io::Error::from(e));
+    /// Fill the temporary directory; an error names the file of the
+    /// snapshot it stopped at.
+    fn write_into(
+        &self,
+        root: &OwnedFd,
+        meta: &SnapshotMeta,
+    ) -> Result<(), (String, std::io::Error)> {
+        let io = |p: &str, e: rustix::io::Errno| (format!("`{p}`"), std::io::Error::from(e));
         for d in &self.dirs {
             open_dirs(root, &path_parts(d)).map_err(|e| io(d, e))?;
         }
@@ -780,7 +920,8 @@ impl Writer {
                 Err(e) => return Err(io(path, e)),
             }
         }
-        let mut json = serde_json::to_string_pretty(meta).map_err(|e| e.to_string())?;
+        let mut json = serde_json::to_string_pretty(meta)
+            .map_err(|e| ("`/snapshot.json`".to_string(), std::io::Error::other(e)))?;
         json.push('\n');
         write_new(root, b"snapshot.json", json.as_bytes(), 0o644)
             .map_err(|e| io("/snapshot.json", e))
@@ -874,26 +1015,23 @@ fn make_temp_dir(parent: &OwnedFd, name: &[u8]) -> rustix::io::Result<(Vec<u8>, 
 
 /// Move the finished temporary directory `tmp` to `name` (see
 /// [`Writer::write_atomically`]).
-fn place(parent: &OwnedFd, tmp: &[u8], name: &[u8], checked: OutState) -> Result<(), String> {
-    let errno = |e: rustix::io::Errno| std::io::Error::from(e).to_string();
+fn place(parent: &OwnedFd, tmp: &[u8], name: &[u8], checked: OutState) -> Result<(), Placed> {
     let (dev, ino, snapshot) = match checked {
         OutState::Absent => {
             return match rfs::renameat_with(parent, tmp, parent, name, RenameFlags::NOREPLACE) {
                 Ok(()) => Ok(()),
                 Err(rustix::io::Errno::EXIST) | Err(rustix::io::Errno::NOTEMPTY) => {
-                    Err("appeared while the snapshot was taken; left alone, nothing written".into())
+                    Err(Placed::Race(Race::Appeared))
                 }
-                Err(e) => Err(errno(e)),
+                Err(e) => Err(Placed::Errno(e)),
             };
         }
         OutState::Empty(d, i) => (d, i, false),
         OutState::Snapshot(d, i) => (d, i, true),
     };
     rfs::renameat_with(parent, tmp, parent, name, RenameFlags::EXCHANGE).map_err(|e| match e {
-        rustix::io::Errno::NOENT => {
-            "was removed while the snapshot was taken; nothing written".into()
-        }
-        e => errno(e),
+        rustix::io::Errno::NOENT => Placed::Race(Race::Removed),
+        e => Placed::Errno(e),
     })?;
     // `tmp` now names what was at `out`: remove it only if it is what was checked.
     let same = rfs::statat(parent, tmp, AtFlags::SYMLINK_NOFOLLOW)
@@ -917,11 +1055,17 @@ fn place(parent: &OwnedFd, tmp: &[u8], name: &[u8], checked: OutState) -> Result
     }
     // Not what was checked (replaced, or filled meanwhile): put it back.
     let _ = rfs::renameat_with(parent, tmp, parent, name, RenameFlags::EXCHANGE);
-    Err(if snapshot {
-        "changed while the snapshot was taken (not the snapshot checked at the start); left alone, nothing written".into()
+    Err(Placed::Race(if snapshot {
+        Race::SnapshotChanged
     } else {
-        "changed while the snapshot was taken (no longer the empty directory checked at the start); left alone, nothing written".into()
-    })
+        Race::EmptyChanged
+    }))
+}
+
+/// Why [`place`] did not place the snapshot.
+enum Placed {
+    Race(Race),
+    Errno(rustix::io::Errno),
 }
 
 /// Remove the tree `name` in `dir` without following symlinks.
@@ -1101,12 +1245,12 @@ pub fn mysql_tsv(text: &str) -> String {
 }
 
 /// Run a command with no stdin, a timeout and an output cap; stdout on success.
-fn run_capped(cmd: &mut Command) -> Result<String, String> {
+fn run_capped(cmd: &mut Command) -> Result<String, CommandError> {
     run_capped_input(cmd, None)
 }
 
 /// [`run_capped`] with `input` (if any) on stdin, then end of file.
-fn run_capped_input(cmd: &mut Command, input: Option<&[u8]>) -> Result<String, String> {
+fn run_capped_input(cmd: &mut Command, input: Option<&[u8]>) -> Result<String, CommandError> {
     let mut child = cmd
         .stdin(if input.is_some() {
             Stdio::piped()
@@ -1116,7 +1260,7 @@ fn run_capped_input(cmd: &mut Command, input: Option<&[u8]>) -> Result<String, S
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| format!("cannot run: {e}"))?;
+        .map_err(CommandError::Spawn)?;
     if let (Some(mut stdin), Some(bytes)) = (child.stdin.take(), input) {
         let bytes = bytes.to_vec();
         // A thread, so a child that does not read cannot block us; the pipe
@@ -1148,10 +1292,10 @@ fn run_capped_input(cmd: &mut Command, input: Option<&[u8]>) -> Result<String, S
             Ok(None) if start.elapsed() > COMMAND_TIMEOUT => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!("timed out after {}s", COMMAND_TIMEOUT.as_secs()));
+                return Err(CommandError::Timeout(COMMAND_TIMEOUT.as_secs()));
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(e) => return Err(e.to_string()),
+            Err(e) => return Err(CommandError::Wait(e)),
         }
     };
     let out = out_t.join().unwrap_or_default();
@@ -1159,7 +1303,10 @@ fn run_capped_input(cmd: &mut Command, input: Option<&[u8]>) -> Result<String, S
     if !status.success() {
         let msg = String::from_utf8_lossy(&err);
         let first = msg.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-        return Err(format!("{status}: {}", first.trim()));
+        return Err(CommandError::Failed {
+            status,
+            stderr: first.trim().to_string(),
+        });
     }
     Ok(String::from_utf8_lossy(&out).into_owned())
 }
@@ -1197,6 +1344,74 @@ pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unreadable_files_are_picked_by_their_read_error_not_their_wording() {
+        let host =
+            Host::snapshot(concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/hosts/clean")).unwrap();
+        let err = host.read_bytes("/etc/no-such-file").unwrap_err();
+        let issues = vec![
+            FileIssue::unreadable("sysctl", "/etc/sysctl.d/a.conf", &err),
+            // a content problem worded like a read error is not an unreadable file
+            FileIssue::problem("mycnf", "/etc/my.cnf", Some(3), "cannot read the directory"),
+            FileIssue::problem("mycnf", "/etc/my.cnf", Some(4), "cannot read: x"),
+        ];
+        assert_eq!(
+            unreadable_files(&issues),
+            [Unreadable {
+                path: "/etc/sysctl.d/a.conf".into(),
+                reason: err.to_string(),
+            }]
+        );
+    }
+
+    #[test]
+    fn snapshot_errors_read_as_one_lowercase_line_with_the_path_in_backticks() {
+        let out = PathBuf::from("/srv/snap");
+        let io = || std::io::Error::from_raw_os_error(2);
+        let all = [
+            SnapshotError::Inspect {
+                path: out.clone(),
+                source: io(),
+            },
+            SnapshotError::NotADirectory { out: out.clone() },
+            SnapshotError::NotEmpty { out: out.clone() },
+            SnapshotError::NotASnapshot { out: out.clone() },
+            SnapshotError::NoName { out: out.clone() },
+            SnapshotError::Write {
+                out: out.clone(),
+                step: "temporary directory".into(),
+                source: io(),
+            },
+            SnapshotError::Race {
+                out: out.clone(),
+                race: Race::Appeared,
+            },
+        ];
+        for e in &all {
+            let m = e.to_string();
+            assert!(m.starts_with("`/srv/snap`"), "{m}");
+            assert!(
+                !m.contains('\n') && !m.ends_with('.') && !m.contains("os error"),
+                "{m}"
+            );
+        }
+        assert_eq!(
+            all[5].to_string(),
+            "`/srv/snap`: temporary directory: no such file or directory"
+        );
+        for e in [
+            CommandError::NoClient,
+            CommandError::Spawn(io()),
+            CommandError::Timeout(20),
+        ] {
+            let m = e.to_string();
+            assert!(
+                m.chars().next().is_some_and(|c| !c.is_uppercase()) && !m.ends_with('.'),
+                "{m}"
+            );
+        }
+    }
 
     #[test]
     fn option_file_secrets_are_redacted_in_place() {

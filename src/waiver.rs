@@ -4,12 +4,12 @@
 //! expiry and the built-in `driftaudit.waiver` findings (expired and stale
 //! waivers); must not evaluate rules or read host data.
 
-use std::fmt;
 use std::path::Path;
 
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 
+use crate::host::io_message;
 use crate::policy::{RuleSource, Severity};
 use crate::report::{Finding, Report, RuleMeta, Status, WaiverNote};
 
@@ -69,7 +69,13 @@ pub struct WaiverSet {
 }
 
 /// A problem in a waiver file, with position and the offending line.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{}{}",
+    if *.line == 0 { format!("`{}`: {}", .path, .message) }
+    else { format!("{}:{}:{}: {}", .path, .line, .column, .message) },
+    if *.line == 0 || .snippet.is_empty() { String::new() } else { format!("\n{}", .snippet) }
+)]
 pub struct WaiverError {
     /// File.
     pub path: String,
@@ -82,25 +88,6 @@ pub struct WaiverError {
     /// The source line with a caret under the column.
     pub snippet: String,
 }
-
-impl fmt::Display for WaiverError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.line == 0 {
-            return write!(f, "{}: {}", self.path, self.message);
-        }
-        write!(
-            f,
-            "{}:{}:{}: {}",
-            self.path, self.line, self.column, self.message
-        )?;
-        if !self.snippet.is_empty() {
-            write!(f, "\n{}", self.snippet)?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for WaiverError {}
 
 fn err_at(path: &str, text: &str, line: usize, column: usize, message: String) -> WaiverError {
     let (line, column) = (line.max(1), column.max(1));
@@ -165,7 +152,8 @@ impl WaiverSet {
             message: m,
             snippet: String::new(),
         };
-        let meta = std::fs::metadata(path).map_err(|e| read_err(format!("cannot read: {e}")))?;
+        let io = |e: std::io::Error| read_err(format!("cannot read: {}", io_message(&e)));
+        let meta = std::fs::metadata(path).map_err(io)?;
         if !meta.is_file() {
             return Err(read_err("cannot read: not a regular file".into()));
         }
@@ -174,8 +162,7 @@ impl WaiverSet {
                 "cannot read: larger than {MAX_WAIVER_FILE} bytes"
             )));
         }
-        let text =
-            std::fs::read_to_string(path).map_err(|e| read_err(format!("cannot read: {e}")))?;
+        let text = std::fs::read_to_string(path).map_err(io)?;
         WaiverSet::parse(&shown, &text)
     }
 

@@ -63,13 +63,13 @@ pub(crate) fn targets(a: &CheckArgs) -> Result<Vec<driftaudit::unstable::upgrade
 pub(crate) fn run(a: CheckArgs) -> Exit {
     let mut set = match load_policies(&a.policies) {
         Ok(s) => s,
-        Err(e) => return Exit::Error(e),
+        Err(e) => return e.into(),
     };
     if let Err(e) = rule_globs_match(&set, &a.only, &a.skip) {
-        return Exit::Error(e);
+        return e.into();
     }
     if let Err(e) = set.filter(&a.only, &a.skip) {
-        return Exit::Error(e.to_string());
+        return e.into();
     }
     let targets = match targets(&a) {
         Ok(t) => t,
@@ -85,7 +85,13 @@ pub(crate) fn run(a: CheckArgs) -> Exit {
         for d in &a.snapshot {
             match Host::snapshot(d) {
                 Ok(h) => hs.push(h),
-                Err(e) => return Exit::Error(format!("snapshot `{}`: {e}", d.display())),
+                Err(source) => {
+                    return OpenError {
+                        dir: d.clone(),
+                        source,
+                    }
+                    .into()
+                }
             }
         }
         hs
@@ -93,7 +99,7 @@ pub(crate) fn run(a: CheckArgs) -> Exit {
     let waivers = match &a.waivers {
         Some(p) => match driftaudit::WaiverSet::load(p) {
             Ok(w) => Some(w),
-            Err(e) => return Exit::Error(e.to_string()),
+            Err(e) => return e.into(),
         },
         None => None,
     };
@@ -112,7 +118,7 @@ pub(crate) fn run(a: CheckArgs) -> Exit {
         },
     );
     if let Err(e) = write_out(&text) {
-        return Exit::Error(e);
+        return e.into();
     }
     if report.fails_at(a.fail_on.into()) || (a.fail_on.unknown() && report.has_unknown()) {
         Exit::Findings
@@ -121,10 +127,38 @@ pub(crate) fn run(a: CheckArgs) -> Exit {
     }
 }
 
+/// A `--snapshot` directory that cannot be opened as a snapshot.
+#[derive(Debug, thiserror::Error)]
+#[error("snapshot `{}`: {source}", .dir.display())]
+struct OpenError {
+    dir: std::path::PathBuf,
+    source: driftaudit::ReadError,
+}
+
+/// `--only`/`--skip` globs that match no loaded rule, one message line each
+/// (the first after `driftaudit: `, the others with it).
+#[derive(Debug, thiserror::Error)]
+#[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\ndriftaudit: "))]
+struct UnmatchedGlobs(Vec<UnmatchedGlob>);
+
+/// One glob that matches no rule, with the ids closest to it.
+#[derive(Debug, thiserror::Error)]
+#[error("`{flag} {glob}` matches no rule{close}")]
+struct UnmatchedGlob {
+    flag: &'static str,
+    glob: String,
+    /// `; close ids: ...` or the pointer to `driftaudit list`.
+    close: String,
+}
+
 /// Every `--only`/`--skip` glob must match a loaded rule id: a typo would
 /// otherwise audit nothing (or skip nothing) and still exit 0. The message
 /// lists the ids closest to the glob.
-fn rule_globs_match(set: &PolicySet, only: &[String], skip: &[String]) -> Result<(), String> {
+fn rule_globs_match(
+    set: &PolicySet,
+    only: &[String],
+    skip: &[String],
+) -> Result<(), UnmatchedGlobs> {
     let ids: Vec<&str> = set.rules.iter().map(|r| r.id.as_str()).collect();
     let mut errors = Vec::new();
     for (flag, globs) in [("--only", only), ("--skip", skip)] {
@@ -134,17 +168,18 @@ fn rule_globs_match(set: &PolicySet, only: &[String], skip: &[String]) -> Result
                 continue;
             };
             if !ids.iter().any(|id| pattern.matches(id)) {
-                errors.push(format!(
-                    "`{flag} {g}` matches no rule{}",
-                    close_ids(g, &ids)
-                ));
+                errors.push(UnmatchedGlob {
+                    flag,
+                    glob: g.clone(),
+                    close: close_ids(g, &ids),
+                });
             }
         }
     }
     if errors.is_empty() {
         Ok(())
     } else {
-        Err(errors.join("\ndriftaudit: "))
+        Err(UnmatchedGlobs(errors))
     }
 }
 

@@ -9,7 +9,8 @@ use std::sync::LazyLock;
 use clap::builder::PossibleValue;
 use clap::{Args, ValueEnum};
 
-use driftaudit::{Format, PolicySet, Severity};
+use driftaudit::unstable::policy::ParamError;
+use driftaudit::{Format, PolicyError, PolicySet, Severity};
 
 #[derive(Args, Debug, Clone)]
 pub(crate) struct PolicyArgs {
@@ -138,7 +139,15 @@ impl From<SeverityArg> for Severity {
 pub(crate) enum Exit {
     Clean,
     Findings,
+    /// Could not run: the message is printed after `driftaudit: `.
     Error(String),
+}
+
+/// Any error ends the subcommand with exit code 2 and its message.
+impl<E: std::error::Error> From<E> for Exit {
+    fn from(e: E) -> Exit {
+        Exit::Error(e.to_string())
+    }
 }
 
 impl From<Exit> for ExitCode {
@@ -154,29 +163,49 @@ impl From<Exit> for ExitCode {
     }
 }
 
-pub(crate) fn load_policies(p: &PolicyArgs) -> Result<PolicySet, String> {
+/// Why the policies of a subcommand could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum LoadError {
+    /// A policy file is invalid or unreadable (every file's problems).
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
+    /// A `--set` override was refused.
+    #[error(transparent)]
+    Param(#[from] ParamError),
+    /// Nothing to audit.
+    #[error("no rules loaded: give --policy PATH or drop --no-builtin")]
+    NoRules,
+}
+
+pub(crate) fn load_policies(p: &PolicyArgs) -> Result<PolicySet, LoadError> {
     let mut set = if p.no_builtin {
         PolicySet::new()
     } else {
-        PolicySet::builtin().map_err(|e| e.to_string())?
+        PolicySet::builtin()?
     };
     // every file's problems in one error, not just the first file's
-    set.add_paths(&p.policy).map_err(|e| e.to_string())?;
+    set.add_paths(&p.policy)?;
     for s in &p.set {
-        set.set_param(s).map_err(|e| e.to_string())?;
+        set.set_param(s)?;
     }
     if set.rules.is_empty() {
-        return Err("no rules loaded: give --policy PATH or drop --no-builtin".into());
+        return Err(LoadError::NoRules);
     }
     Ok(set)
 }
 
-pub(crate) fn write_out(text: &str) -> Result<(), String> {
+/// Output could not be written (a closed pipe is not this: the reader has
+/// all it wanted).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write output: {}", driftaudit::unstable::host::io_message(.0))]
+pub(crate) struct WriteError(#[from] pub(crate) std::io::Error);
+
+pub(crate) fn write_out(text: &str) -> Result<(), WriteError> {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        Err(e) => Err(format!("cannot write output: {e}")),
+        Err(e) => Err(WriteError(e)),
     }
 }
 

@@ -32,21 +32,19 @@ pub(crate) struct DiffArgs {
 pub(crate) fn run(a: DiffArgs) -> Exit {
     let set = match load_policies(&a.policies) {
         Ok(s) => s,
-        Err(e) => return Exit::Error(e),
+        Err(e) => return e.into(),
     };
     let waivers = match &a.waivers {
         Some(p) => match driftaudit::WaiverSet::load(p) {
             Ok(w) => Some(w),
-            Err(e) => return Exit::Error(e.to_string()),
+            Err(e) => return e.into(),
         },
         None => None,
     };
-    let side = |s: &str| -> Result<driftaudit::Side, String> {
-        driftaudit::Side::open(s).map_err(|e| format!("`{s}`: {e}"))
-    };
+    let side = driftaudit::Side::open;
     let (before, after) = match (side(&a.before), side(&a.after)) {
         (Ok(b), Ok(a)) => (b, a),
-        (Err(e), _) | (_, Err(e)) => return Exit::Error(e),
+        (Err(e), _) | (_, Err(e)) => return e.into(),
     };
     let today = driftaudit::unstable::waiver::today();
     let d = driftaudit::diff(
@@ -64,7 +62,7 @@ pub(crate) fn run(a: DiffArgs) -> Exit {
         return Exit::Error(format!("a diff has no `{}` form", a.format.0.name()));
     };
     if let Err(e) = write_out(&text) {
-        return Exit::Error(e);
+        return e.into();
     }
     // An incomplete `--files` comparison never reads as a clean one.
     if d.regresses_at(a.fail_on.into()) || d.files_incomplete() {

@@ -4,21 +4,31 @@
 
 use super::common::{load_policies, write_out, Exit, PolicyArgs};
 
+/// The rule asked for is not loaded.
+#[derive(Debug, thiserror::Error)]
+#[error("no rule `{id}`{suggestion}")]
+struct NoSuchRule {
+    id: String,
+    /// Empty or `, did you mean `x`?`.
+    suggestion: String,
+}
+
 pub(crate) fn run(id: &str, p: &PolicyArgs) -> Exit {
     let set = match load_policies(p) {
         Ok(s) => s,
-        Err(e) => return Exit::Error(e),
+        Err(e) => return e.into(),
     };
     let Some(rule) = set.rule(id) else {
         let ids: Vec<&str> = set.rules.iter().map(|r| r.id.as_str()).collect();
-        return Exit::Error(format!(
-            "no rule `{id}`{}",
-            driftaudit::unstable::expr::suggest(id, &ids)
-        ));
+        return NoSuchRule {
+            id: id.to_string(),
+            suggestion: driftaudit::unstable::expr::suggest(id, &ids),
+        }
+        .into();
     };
     let text = driftaudit::unstable::explain::explain(&set, rule);
     match write_out(&text) {
         Ok(()) => Exit::Clean,
-        Err(e) => Exit::Error(e),
+        Err(e) => e.into(),
     }
 }

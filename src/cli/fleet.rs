@@ -9,11 +9,44 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use driftaudit::unstable::fleet::{self as lib, FleetSummary, HostDigest};
+use driftaudit::unstable::host::io_message;
 use driftaudit::unstable::render::stream::{render_host, FleetWriter};
 use driftaudit::{Format, PolicySet, RenderOptions, Severity};
 
 use super::check::CheckArgs;
-use super::common::{color, format_names, Exit};
+use super::common::{color, format_names, Exit, WriteError};
+
+/// Why `check --fleet` could not run, or ran but could not search everything.
+#[derive(Debug, thiserror::Error)]
+enum FleetError {
+    #[error("--fleet `{}`: not a directory", .0.display())]
+    NotADirectory(PathBuf),
+    #[error("--fleet `{}`: {}", .dir.display(), io_message(.source))]
+    Inspect { dir: PathBuf, source: io::Error },
+    #[error(
+        "--format {} cannot be streamed over a fleet; use {} with --fleet",
+        .0.name(),
+        format_names(Format::streams)
+    )]
+    NotStreamed(Format),
+    /// `WaiverSet::apply` works on a whole report (stale-waiver detection
+    /// needs every host); a streaming variant is still to come.
+    #[error("--waivers is not supported with --fleet yet")]
+    Waivers,
+    #[error(
+        "--fleet `{}`: no snapshot folders found (a folder with {}), searched {depth} levels deep{}",
+        .dir.display(),
+        driftaudit::unstable::host::layout::SNAPSHOT_MARKERS,
+        if *.unsearched { ", some folders could not be read" } else { "" }
+    )]
+    NoSnapshots {
+        dir: PathBuf,
+        depth: usize,
+        unsearched: bool,
+    },
+    #[error("{0} folder(s) under the fleet could not be searched")]
+    Unsearched(usize),
+}
 
 /// Hosts audited per parallel batch: enough to keep every core busy, few
 /// enough that the batch's rendered output stays small.
@@ -24,23 +57,23 @@ fn chunk_size() -> usize {
 pub(crate) fn check_fleet(a: &CheckArgs, set: &PolicySet, dir: &Path) -> Exit {
     match std::fs::metadata(dir) {
         Ok(m) if m.is_dir() => {}
-        Ok(_) => return Exit::Error(format!("--fleet `{}`: not a directory", dir.display())),
-        Err(e) => return Exit::Error(format!("--fleet `{}`: {e}", dir.display())),
+        Ok(_) => return FleetError::NotADirectory(dir.to_path_buf()).into(),
+        Err(source) => {
+            return FleetError::Inspect {
+                dir: dir.to_path_buf(),
+                source,
+            }
+            .into()
+        }
     }
     let format = a.format.0;
     if !format.streams() {
-        return Exit::Error(format!(
-            "--format {} cannot be streamed over a fleet; use {} with --fleet",
-            format.name(),
-            format_names(Format::streams)
-        ));
+        return FleetError::NotStreamed(format).into();
     }
     // parsed (and refused with exit 2) by `check` before it calls us
     let targets = super::check::targets(a).unwrap_or_default();
     if a.waivers.is_some() {
-        // WaiverSet::apply works on a whole report (stale-waiver detection
-        // needs every host); a streaming variant is still to come.
-        return Exit::Error("--waivers is not supported with --fleet yet".into());
+        return FleetError::Waivers.into();
     }
     let opts = RenderOptions {
         color: color(),
@@ -80,7 +113,7 @@ pub(crate) fn check_fleet(a: &CheckArgs, set: &PolicySet, dir: &Path) -> Exit {
                 }
                 Err(e) => {
                     walk_errors += 1;
-                    let msg = format!("driftaudit: cannot search {e}");
+                    let msg = format!("driftaudit: {e}");
                     match &progress {
                         Some(pb) => pb.println(msg),
                         None => eprintln!("{msg}"),
@@ -129,24 +162,17 @@ pub(crate) fn check_fleet(a: &CheckArgs, set: &PolicySet, dir: &Path) -> Exit {
         return write_error(e);
     }
     if summary.hosts == 0 {
-        return Exit::Error(format!(
-            "--fleet `{}`: no snapshot folders found (a folder with {}), searched {} levels deep{}",
-            dir.display(),
-            driftaudit::unstable::host::layout::SNAPSHOT_MARKERS,
-            a.max_depth,
-            if walk_errors > 0 {
-                ", some folders could not be read"
-            } else {
-                ""
-            }
-        ));
+        return FleetError::NoSnapshots {
+            dir: dir.to_path_buf(),
+            depth: a.max_depth,
+            unsearched: walk_errors > 0,
+        }
+        .into();
     }
     if summary.hosts_failing_at_threshold > 0 || hosts_unknown > 0 {
         Exit::Findings
     } else if walk_errors > 0 {
-        Exit::Error(format!(
-            "{walk_errors} folder(s) under the fleet could not be searched"
-        ))
+        FleetError::Unsearched(walk_errors).into()
     } else {
         Exit::Clean
     }
@@ -156,6 +182,6 @@ fn write_error(e: io::Error) -> Exit {
     if e.kind() == io::ErrorKind::BrokenPipe {
         Exit::Clean
     } else {
-        Exit::Error(format!("cannot write output: {e}"))
+        WriteError(e).into()
     }
 }

@@ -36,6 +36,6 @@ pub(crate) fn run(what: Generated) -> Exit {
     };
     match write_out(&String::from_utf8_lossy(&text)) {
         Ok(()) => Exit::Clean,
-        Err(e) => Exit::Error(e),
+        Err(e) => e.into(),
     }
 }

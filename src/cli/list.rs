@@ -5,7 +5,7 @@ use super::common::{load_policies, write_out, Exit, PolicyArgs};
 pub(crate) fn run(p: &PolicyArgs) -> Exit {
     let set = match load_policies(p) {
         Ok(s) => s,
-        Err(e) => return Exit::Error(e),
+        Err(e) => return e.into(),
     };
     let width = set.rules.iter().map(|r| r.id.len()).max().unwrap_or(0);
     let mut out = String::new();
@@ -19,6 +19,6 @@ pub(crate) fn run(p: &PolicyArgs) -> Exit {
     }
     match write_out(&out) {
         Ok(()) => Exit::Clean,
-        Err(e) => Exit::Error(e),
+        Err(e) => e.into(),
     }
 }

@@ -23,7 +23,7 @@ pub(crate) struct SnapshotArgs {
 pub(crate) fn run(a: SnapshotArgs) -> Exit {
     let set = match load_policies(&a.policies) {
         Ok(s) => s,
-        Err(e) => return Exit::Error(e),
+        Err(e) => return e.into(),
     };
     let opts = driftaudit::SnapshotOptions {
         force: a.force,

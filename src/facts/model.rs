@@ -181,6 +181,12 @@ pub struct FileIssue {
     /// How serious it is; decides the finding's status.
     #[serde(skip_serializing_if = "IssueLevel::is_problem")]
     pub level: IssueLevel,
+    /// Why the file could not be read, when that is the issue (set by
+    /// [`FileIssue::unreadable`]; `None` for a problem with what it holds).
+    /// `snapshot` lists these files as unreadable and `diff` as not
+    /// compared, by this field rather than by the message's wording.
+    #[serde(skip)]
+    pub read_error: Option<String>,
 }
 
 /// How a [`FileIssue`] is reported.
@@ -212,6 +218,7 @@ impl FileIssue {
             message: issue.message.clone(),
             source: source.to_string(),
             level: IssueLevel::Problem,
+            read_error: None,
         }
     }
 
@@ -224,6 +231,7 @@ impl FileIssue {
             message: format!("cannot read: {err}"),
             source: source.to_string(),
             level: IssueLevel::Unknown,
+            read_error: Some(err.to_string()),
         }
     }
 
@@ -241,6 +249,7 @@ impl FileIssue {
             message: message.into(),
             source: source.to_string(),
             level: IssueLevel::Problem,
+            read_error: None,
         }
     }
 

@@ -228,6 +228,7 @@ impl Resolver<'_> {
             message,
             source: SOURCE.into(),
             level: crate::facts::IssueLevel::Problem,
+            read_error: None,
         });
     }
 
@@ -1012,6 +1013,7 @@ fn build_namespaces(
                 message: crate::parse::truncate(&m, 800),
                 source: SOURCE.into(),
                 level,
+                read_error: None,
             })
         };
         if let Some(m) = &name.ambiguous {
@@ -1709,6 +1711,7 @@ pub fn gather(host: &Host, _needs: &Needs, facts: &mut Facts) {
             ),
             source: SOURCE.into(),
             level: crate::facts::IssueLevel::Note,
+            read_error: None,
         });
     }
     // Versioned groups with no version at all: every option they set is
@@ -1744,6 +1747,7 @@ pub fn gather(host: &Host, _needs: &Needs, facts: &mut Facts) {
                     message: format!("group [{g}] is read only by that server version; the version is unknown ({UNKNOWN_VERSION_WHY}), so the options it sets are unknown: {UNKNOWN_VERSION_FIX}"),
                     source: SOURCE.into(),
                     level: crate::facts::IssueLevel::Unknown,
+                    read_error: None,
                 });
             }
         }
@@ -1756,6 +1760,7 @@ pub fn gather(host: &Host, _needs: &Needs, facts: &mut Facts) {
             message: f.clone(),
             source: SOURCE.into(),
             level: crate::facts::IssueLevel::Problem,
+            read_error: None,
         });
     }
 
@@ -1805,6 +1810,7 @@ pub fn gather(host: &Host, _needs: &Needs, facts: &mut Facts) {
                             message: format!("`{key}`: {text} (the server logs \"adjusted to\")"),
                             source: SOURCE.into(),
                             level: crate::facts::IssueLevel::Note,
+                            read_error: None,
                         });
                     }
                 }
@@ -1891,6 +1897,7 @@ pub fn gather(host: &Host, _needs: &Needs, facts: &mut Facts) {
                     message: why.clone(),
                     source: SOURCE.into(),
                     level: crate::facts::IssueLevel::Problem,
+                    read_error: None,
                 });
                 effective.entries.insert(
                     "innodb_buffer_pool_size".into(),
@@ -2048,6 +2055,7 @@ pub fn gather(host: &Host, _needs: &Needs, facts: &mut Facts) {
                 message: format!("`{key}`: {text}"),
                 source: SOURCE.into(),
                 level: crate::facts::IssueLevel::Note,
+                read_error: None,
             });
             if let Some(Entry::Set(s)) = effective.entries.get_mut(&key) {
                 s.note = Some(text);

@@ -360,6 +360,7 @@ fn parse_du(text: &str, facts: &mut Facts) -> Vec<(String, u64, usize)> {
                 message: "expected `BYTES<TAB>/path` as `du -sb` prints it".into(),
                 source: "du".into(),
                 level: crate::facts::IssueLevel::Problem,
+                read_error: None,
             }),
         }
     }

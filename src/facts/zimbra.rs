@@ -187,6 +187,7 @@ fn localconfig_namespace(
                     ),
                     source: "localconfig".into(),
                     level: crate::facts::IssueLevel::Problem,
+                    read_error: None,
                 });
                 ns.entries.insert(
                     key.clone(),
@@ -238,7 +239,7 @@ fn read_mycnf(host: &Host, path: &str, trust: Trust, issues: &mut Vec<FileIssue>
             let why = set.files_read.is_empty().then(|| {
                 mine.iter()
                     .find(|i| i.path == path)
-                    .map(|i| i.message.trim_start_matches("cannot read: ").to_string())
+                    .map(|i| i.read_error.clone().unwrap_or_else(|| i.message.clone()))
             });
             issues.extend(mine);
             match why {

@@ -343,9 +343,54 @@ pub enum PolicyError {
         /// Reason.
         reason: String,
     },
-    /// A `--set` override or a rule filter is wrong.
-    #[error("{0}")]
-    Param(String),
+}
+
+/// Why a parameter override (`--set NAME=VALUE`,
+/// [`PolicySet::set_param`](super::PolicySet::set_param)) was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ParamError {
+    /// No `=` in the assignment.
+    #[error("`--set {assignment}`: expected NAME=VALUE")]
+    NoValue {
+        /// The assignment as given.
+        assignment: String,
+    },
+    /// The value is not a constant.
+    #[error("`--set {assignment}`: {reason}")]
+    BadValue {
+        /// The assignment as given.
+        assignment: String,
+        /// Why the value has none.
+        reason: ConstError,
+    },
+    /// No loaded policy (or not the one named) has the parameter.
+    #[error("`--set {assignment}`: no loaded policy has a parameter `{name}`{suggestion}")]
+    UnknownParam {
+        /// The assignment as given.
+        assignment: String,
+        /// The parameter name.
+        name: String,
+        /// Empty or `, did you mean `x`?`.
+        suggestion: String,
+    },
+}
+
+/// Why a rule filter ([`PolicySet::filter`](super::PolicySet::filter),
+/// `--only`/`--skip`) was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum FilterError {
+    /// A glob that does not parse.
+    #[error("rule pattern `{pattern}`: {reason} near position {position}")]
+    BadPattern {
+        /// The glob as given.
+        pattern: String,
+        /// The glob parser's reason.
+        reason: String,
+        /// 0-based character position of the problem in the glob.
+        position: usize,
+    },
 }
 
 impl PolicyError {

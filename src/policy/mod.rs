@@ -14,7 +14,7 @@ mod values;
 
 pub(crate) use diagnostics::{snippet, yaml_error_parts};
 pub use diagnostics::{Code, Problem};
-pub use diagnostics::{PolicyError, PolicyProblem};
+pub use diagnostics::{FilterError, ParamError, PolicyError, PolicyProblem};
 pub use model::{
     Applies, Bound, Breakdown, Check, DriftCheck, ExpectOp, Policy, Remedy, Rule, RuleSource,
     Severity, Template, TemplatePart,

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use super::compile::{compile, Compiled};
 use super::diagnostics::problem_at;
 use super::values::param_value;
-use super::{ParamValue, Policy, PolicyError, Problem, Rule};
+use super::{FilterError, ParamError, ParamValue, Policy, PolicyError, Problem, Rule};
 use crate::expr;
 
 /// The built-in policies, compiled into the binary.
@@ -163,16 +163,22 @@ impl PolicySet {
     }
 
     /// Override a parameter: `NAME=VALUE` or `POLICY.NAME=VALUE`.
-    pub fn set_param(&mut self, assignment: &str) -> Result<(), PolicyError> {
-        let (name, value) = assignment.split_once('=').ok_or_else(|| {
-            PolicyError::Param(format!("`--set {assignment}`: expected NAME=VALUE"))
-        })?;
+    pub fn set_param(&mut self, assignment: &str) -> Result<(), ParamError> {
+        let (name, value) = assignment
+            .split_once('=')
+            .ok_or_else(|| ParamError::NoValue {
+                assignment: assignment.to_string(),
+            })?;
         let (pol, name) = match name.split_once('.') {
             Some((p, n)) => (Some(p.trim()), n.trim()),
             None => (None, name.trim()),
         };
-        let v = param_value(&ParamValue::Text(value.trim().to_string()))
-            .map_err(|e| PolicyError::Param(format!("`--set {assignment}`: {e}")))?;
+        let v = param_value(&ParamValue::Text(value.trim().to_string())).map_err(|reason| {
+            ParamError::BadValue {
+                assignment: assignment.to_string(),
+                reason,
+            }
+        })?;
         let mut hit = 0;
         for p in &mut self.policies {
             if pol.is_some_and(|x| x != p.id) {
@@ -190,19 +196,23 @@ impl PolicySet {
                 .flat_map(|p| p.params.keys().cloned())
                 .collect();
             let refs: Vec<&str> = all.iter().map(String::as_str).collect();
-            return Err(PolicyError::Param(format!(
-                "`--set {assignment}`: no loaded policy has a parameter `{name}`{}",
-                expr::suggest(name, &refs)
-            )));
+            return Err(ParamError::UnknownParam {
+                assignment: assignment.to_string(),
+                name: name.to_string(),
+                suggestion: expr::suggest(name, &refs),
+            });
         }
         Ok(())
     }
 
     /// Keep only rules whose id matches one of `only` (if any) and none of `skip`.
-    pub fn filter(&mut self, only: &[String], skip: &[String]) -> Result<(), PolicyError> {
+    pub fn filter(&mut self, only: &[String], skip: &[String]) -> Result<(), FilterError> {
         let compile = |g: &String| {
-            glob::Pattern::new(g)
-                .map_err(|e| PolicyError::Param(format!("rule pattern `{g}`: {e}")))
+            glob::Pattern::new(g).map_err(|e| FilterError::BadPattern {
+                pattern: g.clone(),
+                reason: e.msg.to_string(),
+                position: e.pos,
+            })
         };
         let only: Vec<glob::Pattern> = only.iter().map(compile).collect::<Result<_, _>>()?;
         let skip: Vec<glob::Pattern> = skip.iter().map(compile).collect::<Result<_, _>>()?;
@@ -229,7 +239,7 @@ impl PolicySet {
 fn policy_files(path: &Path) -> Result<Vec<PathBuf>, PolicyError> {
     let io = |e: std::io::Error| PolicyError::Io {
         path: path.display().to_string(),
-        reason: e.to_string(),
+        reason: crate::host::io_message(&e),
     };
     if !std::fs::metadata(path).map_err(io)?.is_dir() {
         return Ok(vec![path.to_path_buf()]);
