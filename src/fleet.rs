@@ -72,7 +72,7 @@ pub fn discover(
                     path,
                     message: err
                         .io_error()
-                        .map(|e| e.to_string())
+                        .map(crate::reader::io_message)
                         .unwrap_or_else(|| err.to_string()),
                 }));
             }

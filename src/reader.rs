@@ -54,6 +54,27 @@ impl fmt::Display for Failure {
 
 impl std::error::Error for Failure {}
 
+/// An I/O error as part of a message in the house style: lowercase and
+/// without the `(os error N)` suffix (`No such file or directory (os error
+/// 2)` reads `no such file or directory`).
+///
+/// ```
+/// let e = std::io::Error::from_raw_os_error(2);
+/// assert_eq!(driftaudit::unstable::host::io_message(&e), "no such file or directory");
+/// ```
+pub fn io_message(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    let text = match text.rfind(" (os error ") {
+        Some(at) if text.ends_with(')') => &text[..at],
+        _ => &text,
+    };
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_lowercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
 /// The text of [`Failure::Directory`].
 pub const DIRECTORY: &str = "is a directory, not a file";
 

@@ -239,7 +239,7 @@ impl PolicySet {
 fn policy_files(path: &Path) -> Result<Vec<PathBuf>, PolicyError> {
     let io = |e: std::io::Error| PolicyError::Io {
         path: path.display().to_string(),
-        reason: crate::host::io_message(&e),
+        reason: crate::reader::io_message(&e),
     };
     if !std::fs::metadata(path).map_err(io)?.is_dir() {
         return Ok(vec![path.to_path_buf()]);
