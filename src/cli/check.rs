@@ -21,6 +21,25 @@ pub(crate) struct CheckArgs {
     /// With --fleet: how many levels below DIR to look for snapshot folders.
     #[arg(long, value_name = "N", default_value_t = driftaudit::unstable::fleet::DEFAULT_MAX_DEPTH)]
     pub(crate) max_depth: usize,
+    /// With --fleet: audit only shard K of N (a CI matrix job), a stable
+    /// partition by each folder's path below DIR; `driftaudit merge` joins
+    /// the shards' JSON reports (docs/git-workflow.md).
+    #[arg(
+        long,
+        value_name = "K/N",
+        requires = "fleet",
+        conflicts_with = "snapshot"
+    )]
+    pub(crate) shard: Option<driftaudit::unstable::fleet::select::Shard>,
+    /// With --fleet: audit only the snapshot folders with changes since this
+    /// git commit (`git diff` in DIR's repository, plus untracked files).
+    #[arg(
+        long,
+        value_name = "GITREV",
+        requires = "fleet",
+        conflicts_with = "snapshot"
+    )]
+    pub(crate) changed_since: Option<String>,
     #[command(flatten)]
     pub(crate) policies: PolicyArgs,
     /// Only rules whose id matches this glob (repeatable).

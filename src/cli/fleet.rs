@@ -8,9 +8,11 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
+use driftaudit::unstable::fleet::select::{ChangedSince, Selection};
 use driftaudit::unstable::fleet::{self as lib, FleetSummary, HostDigest};
 use driftaudit::unstable::host::io_message;
 use driftaudit::unstable::render::stream::{render_host, FleetWriter};
+use driftaudit::unstable::report::merge::RunMeta;
 use driftaudit::{Format, PolicySet, RenderOptions, Severity};
 
 use super::check::CheckArgs;
@@ -80,6 +82,17 @@ pub(crate) fn check_fleet(a: &CheckArgs, set: &PolicySet, dir: &Path) -> Exit {
         verbose: a.verbose,
     };
     let fail_on: Severity = a.fail_on.into();
+    let selection = Selection {
+        shard: a.shard,
+        changed: match &a.changed_since {
+            Some(rev) => match ChangedSince::query(dir, rev) {
+                Ok(c) => Some(c),
+                Err(e) => return Exit::Error(e.to_string()),
+            },
+            None => None,
+        },
+    };
+    let mut left_out = 0usize; // discovered, not selected
     let mut hosts_unknown = 0usize; // with --fail-on unknown
     let progress = io::stderr().is_terminal().then(|| {
         let pb = indicatif::ProgressBar::new(0);
@@ -94,6 +107,19 @@ pub(crate) fn check_fleet(a: &CheckArgs, set: &PolicySet, dir: &Path) -> Exit {
 
     let out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
     let mut writer = match FleetWriter::new(out, format, opts) {
+        Ok(w) if format == Format::Json => {
+            // what `driftaudit merge` needs: the rule catalogue and the run
+            let run = RunMeta {
+                fleet: Some(dir.display().to_string()),
+                shard: a.shard.map(|s| s.to_string()),
+                changed_since: a.changed_since.clone(),
+                ..RunMeta::new(set, &fail_on_name(a))
+            };
+            match w.with_run(&driftaudit::Report::new(vec![], set).rules, &run) {
+                Ok(w) => w,
+                Err(e) => return write_error(e),
+            }
+        }
         Ok(w) => w,
         Err(e) => return write_error(e),
     };
@@ -105,6 +131,9 @@ pub(crate) fn check_fleet(a: &CheckArgs, set: &PolicySet, dir: &Path) -> Exit {
         let mut batch: Vec<PathBuf> = Vec::with_capacity(chunk);
         for item in walk.by_ref() {
             match item {
+                Ok(p) if !selection.selects(Path::new(&lib::relative_path(dir, &p))) => {
+                    left_out += 1;
+                }
                 Ok(p) => {
                     batch.push(p);
                     if batch.len() == chunk {
@@ -134,7 +163,9 @@ pub(crate) fn check_fleet(a: &CheckArgs, set: &PolicySet, dir: &Path) -> Exit {
                 if let Ok(host) = driftaudit::Host::snapshot(d) {
                     driftaudit::unstable::upgrade::extend_host(&mut report, &host, &targets);
                 }
-                let digest = HostDigest::of(&report, &lib::relative_path(dir, d), fail_on);
+                let rel = lib::relative_path(dir, d);
+                let digest = HostDigest::of(&report, &rel, fail_on);
+                report.path = Some(rel);
                 let unknown = a.fail_on.unknown() && report.has_unknown();
                 let text = render_host(format, opts, report);
                 if let Some(pb) = &progress {
@@ -161,6 +192,31 @@ pub(crate) fn check_fleet(a: &CheckArgs, set: &PolicySet, dir: &Path) -> Exit {
     if let Err(e) = writer.finish(&summary).map(|mut w| w.flush()) {
         return write_error(e);
     }
+    if !selection.is_all() {
+        let mut what = Vec::new();
+        if let Some(s) = a.shard {
+            what.push(format!("shard {s}"));
+        }
+        if let Some(rev) = &a.changed_since {
+            what.push(format!("changed since `{rev}`"));
+        }
+        eprintln!(
+            "driftaudit: {}: {} of {} snapshot folders audited",
+            what.join(", "),
+            summary.hosts,
+            summary.hosts + left_out
+        );
+    }
+    if summary.hosts == 0 && left_out > 0 {
+        // an empty shard, or nothing changed: a valid, empty report
+        return if walk_errors > 0 {
+            Exit::Error(format!(
+                "{walk_errors} folder(s) under the fleet could not be searched"
+            ))
+        } else {
+            Exit::Clean
+        };
+    }
     if summary.hosts == 0 {
         return FleetError::NoSnapshots {
             dir: dir.to_path_buf(),
@@ -176,6 +232,13 @@ pub(crate) fn check_fleet(a: &CheckArgs, set: &PolicySet, dir: &Path) -> Exit {
     } else {
         Exit::Clean
     }
+}
+
+/// `--fail-on` as written (`high`, `unknown`), for the report's `run`.
+fn fail_on_name(a: &CheckArgs) -> String {
+    clap::ValueEnum::to_possible_value(&a.fail_on)
+        .map(|v| v.get_name().to_string())
+        .unwrap_or_default()
 }
 
 fn write_error(e: io::Error) -> Exit {

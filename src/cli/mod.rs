@@ -15,6 +15,7 @@ mod explain;
 mod fleet;
 mod generated;
 mod list;
+mod merge;
 mod snapshot;
 
 use check::CheckArgs;
@@ -41,6 +42,9 @@ enum Command {
     Snapshot(SnapshotArgs),
     /// Compare two snapshots (or a snapshot and `live`): settings and verdicts.
     Diff(DiffArgs),
+    /// Combine fleet JSON reports (the shards of `check --fleet --shard K/N`)
+    /// into one report in any format, the fleet summary recomputed.
+    Merge(merge::MergeArgs),
     /// Explain one rule: rationale, fix, references, parameters, what it reads.
     Explain {
         /// Rule id, e.g. linux.tcp-tw-recycle.
@@ -75,6 +79,7 @@ pub(crate) fn run() -> ExitCode {
         Command::List(p) => list::run(&p),
         Command::Snapshot(a) => snapshot::run(a),
         Command::Diff(a) => diff::run(a),
+        Command::Merge(a) => merge::run(a),
         Command::Explain { rule, policies } => explain::run(&rule, &policies),
         Command::Schema => generated::run(Generated::Schema),
         Command::Completions { shell } => generated::run(Generated::Completions(shell)),

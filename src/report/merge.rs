@@ -26,6 +26,12 @@ pub struct RunMeta {
     /// `check --fail-on` (`info` ... `critical`, or `unknown`): the summary's
     /// `hosts_failing_at_threshold` depends on it.
     pub fail_on: String,
+    /// The `--fleet` directory as given (relative to where `check` ran):
+    /// with each host's `path`, where its snapshot is, so `merge` run in the
+    /// same place (the repository root in CI) renders SARIF locations
+    /// relative to the repository as `check` does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fleet: Option<String>,
     /// `--changed-since` revision, as given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub changed_since: Option<String>,
@@ -44,6 +50,7 @@ impl RunMeta {
             driftaudit: env!("CARGO_PKG_VERSION").to_string(),
             policies: policy_digest(policies),
             fail_on: fail_on.to_string(),
+            fleet: None,
             changed_since: None,
             shard: None,
             merged: Vec::new(),
@@ -336,6 +343,14 @@ pub fn merge(inputs: Vec<(String, FleetDocument)>) -> Result<Merged, MergeError>
                 &base_run.fail_on,
                 &r.fail_on,
                 "run every shard with the same --fail-on",
+            ));
+        }
+        if r.fleet != base_run.fleet {
+            return Err(mismatch(
+                "fleet directory",
+                base_run.fleet.as_deref().unwrap_or("(none)"),
+                r.fleet.as_deref().unwrap_or("(none)"),
+                "run every shard from the same directory with the same --fleet DIR",
             ));
         }
         if r.changed_since != base_run.changed_since {

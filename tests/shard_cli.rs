@@ -1,0 +1,353 @@
+//! `check --fleet --shard K/N`, `driftaudit merge` and `--changed-since`
+//! through the binary, on a fleet from scripts/gen-fleet: the shards merged
+//! equal the unsharded report byte for byte apart from the documented `run`
+//! line, in every format `merge` writes; an empty shard is a valid empty
+//! report; `--changed-since` audits exactly the folders git says changed
+//! and refuses a directory outside git or a revision that names no commit.
+//! These are the command sequences docs/git-workflow.md shows for a GitHub
+//! Actions matrix and GitLab `parallel:`.
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+mod common;
+
+fn run(args: &[&str], cwd: &Path) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_driftaudit"))
+        .args(args)
+        .current_dir(cwd)
+        .env("NO_COLOR", "1")
+        .env("RAYON_NUM_THREADS", "3")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).expect("UTF-8 output"),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// `DIR/snapshots` from scripts/gen-fleet (hosts under dc1..dc4/), or `None`
+/// after a skip line.
+fn fleet(dir: &Path, hosts: usize) -> Option<()> {
+    let py = common::program("python3", "python3")?;
+    let st = Command::new(py)
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/gen-fleet"))
+        .args(["--seed", "11", "--builtin-keys"])
+        .arg(dir.join("snapshots"))
+        .arg(hosts.to_string())
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "gen-fleet: {}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    fs::remove_file(dir.join("snapshots/planted.tsv")).unwrap();
+    Some(())
+}
+
+fn without_run(json: &str) -> String {
+    let kept: Vec<&str> = json
+        .lines()
+        .filter(|l| !l.starts_with("  \"run\": "))
+        .collect();
+    assert_eq!(kept.len() + 1, json.lines().count(), "one `run` line");
+    kept.join("\n")
+}
+
+#[test]
+fn shards_of_a_generated_fleet_merged_equal_the_unsharded_report_in_every_format() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    if fleet(d, 60).is_none() {
+        return;
+    }
+    // the unsharded run, as one job would
+    let (code, whole, err) = run(&["check", "--fleet", "snapshots", "--format", "json"], d);
+    assert_eq!(code, 1, "planted findings: {err}");
+    let v: serde_json::Value = serde_json::from_str(&whole).unwrap();
+    assert_eq!(v["hosts"].as_array().unwrap().len(), 60);
+    assert_eq!(v["run"]["fleet"], "snapshots");
+    assert_eq!(v["run"]["fail_on"], "low");
+    assert!(v["run"]["policies"]
+        .as_str()
+        .unwrap()
+        .starts_with("fnv1a64:"));
+    assert!(v["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["id"] == "linux.tcp-tw-recycle"));
+    let first = v["hosts"][0]["path"]
+        .as_str()
+        .expect("hosts carry their folder");
+    assert!(first.starts_with("dc1/"), "{first}");
+
+    // a matrix of 4 jobs, then the merge job
+    let mut names = Vec::new();
+    let mut total = 0;
+    for k in 1..=4 {
+        let shard = format!("{k}/4");
+        let (code, json, err) = run(
+            &[
+                "check",
+                "--fleet",
+                "snapshots",
+                "--format",
+                "json",
+                "--shard",
+                &shard,
+            ],
+            d,
+        );
+        assert!(code <= 1, "shard {shard}: {err}");
+        assert!(
+            err.contains(&format!("shard {shard}: "))
+                && err.contains(" of 60 snapshot folders audited"),
+            "{err}"
+        );
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let n = v["hosts"].as_array().unwrap().len();
+        assert!((5..=25).contains(&n), "shard {shard} has {n} of 60 hosts");
+        assert_eq!(v["run"]["shard"], shard.as_str());
+        total += n;
+        let name = format!("shard-{k}.json");
+        fs::write(d.join(&name), json).unwrap();
+        names.push(name);
+    }
+    assert_eq!(total, 60, "every host in exactly one shard");
+    let mut merge_args = vec!["merge"];
+    merge_args.extend(names.iter().rev().map(String::as_str));
+    let (code, merged, err) = run(&merge_args, d);
+    assert_eq!(code, 1, "merge exits as the whole fleet's check: {err}");
+    assert_eq!(without_run(&merged), without_run(&whole));
+    let m: serde_json::Value = serde_json::from_str(&merged).unwrap();
+    assert_eq!(
+        m["run"]["merged"],
+        serde_json::json!(["1/4", "2/4", "3/4", "4/4"])
+    );
+
+    // each format from the shards equals the same format from the whole report
+    fs::write(d.join("whole.json"), &whole).unwrap();
+    for f in ["sarif", "junit", "markdown", "text", "jsonl"] {
+        let mut a = merge_args.clone();
+        a.extend(["--format", f]);
+        let (c1, from_shards, e1) = run(&a, d);
+        let (c2, from_whole, e2) = run(&["merge", "whole.json", "--format", f], d);
+        assert_eq!((c1, c2), (1, 1), "{f}: {e1} {e2}");
+        assert_eq!(from_shards, from_whole, "{f}");
+        assert!(!from_shards.is_empty());
+    }
+    // text equals what check --fleet prints itself
+    let (_, text, _) = run(&["check", "--fleet", "snapshots"], d);
+    let (_, merged_text, _) = run(&["merge", "whole.json", "--format", "text"], d);
+    assert_eq!(merged_text, text);
+    // SARIF from a merge places findings in the repository, like check does
+    let (_, sarif, _) = run(&["merge", "whole.json", "--format", "sarif"], d);
+    assert!(
+        sarif.contains(&format!("\"snapshots/{first}/")),
+        "repository-relative URIs"
+    );
+
+    // refusals are usage errors, naming the files
+    let (code, _, err) = run(&["merge", "shard-1.json", "shard-2.json"], d);
+    assert_eq!(code, 2);
+    assert!(err.contains("shards 3/4, 4/4 missing"), "{err}");
+    let (code, _, err) = run(&["merge", "shard-1.json", "nope.json"], d);
+    assert_eq!(code, 2);
+    assert!(err.contains("cannot read `nope.json`"), "{err}");
+}
+
+#[test]
+fn an_empty_shard_is_a_valid_empty_report_and_bad_shards_are_usage_errors() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    if fleet(d, 2).is_none() {
+        return;
+    }
+    // 2 hosts over 9 shards: most shards are empty
+    let mut empty = 0;
+    let mut docs = Vec::new();
+    for k in 1..=9 {
+        let shard = format!("{k}/9");
+        let (code, json, err) = run(
+            &[
+                "check",
+                "--fleet",
+                "snapshots",
+                "--format",
+                "json",
+                "--shard",
+                &shard,
+            ],
+            d,
+        );
+        assert!(code <= 1, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&json).expect("a valid document");
+        if v["hosts"].as_array().unwrap().is_empty() {
+            empty += 1;
+            assert_eq!(code, 0);
+            assert!(err.contains("0 of 2 snapshot folders audited"), "{err}");
+            assert_eq!(v["fleet"]["hosts"], 0);
+        }
+        let name = format!("s{k}.json");
+        fs::write(d.join(&name), json).unwrap();
+        docs.push(name);
+    }
+    assert!(empty >= 7, "{empty}");
+    let mut a = vec!["merge"];
+    a.extend(docs.iter().map(String::as_str));
+    let (_, merged, _) = run(&a, d);
+    let v: serde_json::Value = serde_json::from_str(&merged).unwrap();
+    assert_eq!(v["fleet"]["hosts"], 2);
+
+    for bad in ["0/4", "5/4", "x"] {
+        let (code, _, err) = run(&["check", "--fleet", "snapshots", "--shard", bad], d);
+        assert_eq!(code, 2, "{bad}");
+        assert!(err.contains(&format!("`{bad}` is not a shard")), "{err}");
+    }
+    let (code, _, err) = run(&["check", "--snapshot", "snapshots", "--shard", "1/2"], d);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("--shard") && err.contains("--snapshot"),
+        "{err}"
+    );
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn changed_since_audits_exactly_the_folders_git_says_changed() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    if common::program("git", "git").is_none() || fleet(d, 8).is_none() {
+        return;
+    }
+    // not a repository yet
+    let (code, _, err) = run(
+        &["check", "--fleet", "snapshots", "--changed-since", "HEAD"],
+        d,
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("is not in a git repository"), "{err}");
+
+    git(d, &["init", "-q"]);
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-q", "-m", "fleet"]);
+    let hosts = |json: &str| -> Vec<String> {
+        let v: serde_json::Value = serde_json::from_str(json).unwrap();
+        v["hosts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["path"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let changed = |rev: &str| {
+        let (code, json, err) = run(
+            &[
+                "check",
+                "--fleet",
+                "snapshots",
+                "--format",
+                "json",
+                "--changed-since",
+                rev,
+            ],
+            d,
+        );
+        assert!(code <= 1, "{err}");
+        (hosts(&json), err)
+    };
+    let (none, err) = changed("HEAD");
+    assert!(none.is_empty(), "{none:?}");
+    assert!(
+        err.contains("changed since `HEAD`: 0 of 8 snapshot folders audited"),
+        "{err}"
+    );
+
+    // an edit (unstaged), a staged deletion, a new untracked host, a file
+    // outside every snapshot
+    let list = |p: &str| -> Vec<String> {
+        let mut v: Vec<String> = fs::read_dir(d.join("snapshots").join(p))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    let dc1 = list("dc1");
+    let dc2 = list("dc2");
+    fs::write(
+        d.join(format!("snapshots/dc1/{}/etc/sysctl.conf", dc1[0])),
+        "kernel.pid_max = 9\n",
+    )
+    .unwrap();
+    git(
+        d,
+        &[
+            "rm",
+            "-q",
+            &format!("snapshots/dc2/{}/etc/hostname", dc2[0]),
+        ],
+    );
+    let src = d.join(format!("snapshots/dc1/{}", dc1[1]));
+    let copy = d.join("snapshots/dc3/new-host");
+    fs::create_dir_all(&copy).unwrap();
+    assert!(Command::new("cp")
+        .arg("-a")
+        .arg(format!("{}/.", src.display()))
+        .arg(&copy)
+        .status()
+        .unwrap()
+        .success());
+    fs::write(d.join("README.md"), "fleet\n").unwrap();
+    let (got, err) = changed("HEAD");
+    assert_eq!(
+        got,
+        [
+            format!("dc1/{}", dc1[0]),
+            format!("dc2/{}", dc2[0]),
+            "dc3/new-host".to_string()
+        ],
+        "{err}"
+    );
+    assert!(err.contains("3 of 9 snapshot folders audited"), "{err}");
+
+    // the same from a subdirectory of the repository, and after a commit
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-q", "-m", "changes"]);
+    let (got, _) = changed("HEAD~1");
+    assert_eq!(got.len(), 3);
+    let (got, _) = changed("HEAD");
+    assert!(got.is_empty());
+
+    for bad in ["no-such-branch", "--output=/tmp/x"] {
+        let (code, _, err) = run(
+            &[
+                "check",
+                "--fleet",
+                "snapshots",
+                &format!("--changed-since={bad}"),
+            ],
+            d,
+        );
+        assert_eq!(code, 2, "{bad}");
+        assert!(err.contains(&format!("`{bad}` is not a commit")), "{err}");
+    }
+}
