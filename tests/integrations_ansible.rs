@@ -1,0 +1,201 @@
+//! The Ansible role (integrations/ansible) against localhost with
+//! `connection: local` and ansible-core from PyPI (the `.ci/run`
+//! virtualenv, `$DRIFTAUDIT_CI_VENV`): it installs the binary, snapshots the
+//! host as root, commits the snapshot into a git repository on the
+//! controller (one directory per inventory host), audits the fleet there and
+//! fails the play on findings at or above the threshold. A second run
+//! reports no change and makes no commit; a run whose snapshot differs
+//! commits it. Everything it writes is under a temporary directory.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+mod common;
+
+/// `ansible-playbook` from the CI virtualenv, else from `PATH`; `None`
+/// after a skip line (a failure under CI=true).
+fn ansible_playbook() -> Option<PathBuf> {
+    let venv = std::env::var_os("DRIFTAUDIT_CI_VENV")
+        .map(|v| PathBuf::from(v).join("bin/ansible-playbook"))
+        .filter(|p| p.is_file());
+    let found = venv.or_else(|| common::find_tool("ansible-playbook"));
+    if found.is_none() {
+        common::skip(
+            "needs `ansible-playbook`",
+            "not installed; `bash .ci/run` puts ansible-core in its virtualenv (DRIFTAUDIT_CI_VENV), or `pip install ansible-core`",
+        );
+    }
+    found
+}
+
+struct Run {
+    code: i32,
+    out: String,
+    changed: usize,
+    failed: usize,
+}
+
+fn play(ansible: &Path, t: &Path, extra: &[&str]) -> Run {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("integrations/ansible");
+    let out = Command::new(ansible)
+        .arg("-i")
+        .arg(t.join("inventory.yml"))
+        .arg(root.join("playbook.yml"))
+        .args(extra)
+        .env("ANSIBLE_ROLES_PATH", root.join("roles"))
+        .env("ANSIBLE_HOME", t.join("ansible-home"))
+        .env("ANSIBLE_LOCAL_TEMP", t.join("ansible-tmp"))
+        .env("ANSIBLE_NOCOLOR", "1")
+        .env("ANSIBLE_FORCE_COLOR", "0")
+        .env("ANSIBLE_RETRY_FILES_ENABLED", "0")
+        .env("ANSIBLE_CONFIG", t.join("no-ansible.cfg"))
+        .env_remove("ANSIBLE_STDOUT_CALLBACK")
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let recap = text
+        .lines()
+        .find(|l| l.starts_with("localhost") && l.contains(" changed="))
+        .unwrap_or_else(|| panic!("no PLAY RECAP line for localhost in:\n{text}"))
+        .to_string();
+    let count = |key: &str| -> usize {
+        recap
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix(key))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no {key} in `{recap}`"))
+    };
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        changed: count("changed="),
+        failed: count("failed="),
+        out: text,
+    }
+}
+
+fn commits(repo: &Path) -> Vec<String> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args(["log", "--format=%s", "--name-only"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git log in {}", repo.display());
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.starts_with("driftaudit snapshot of "))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn ansible_role_snapshots_localhost_into_git_audits_it_and_a_second_run_changes_nothing() {
+    let Some(ansible) = ansible_playbook() else {
+        return;
+    };
+    if common::program("git", "git").is_none() {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let t = t.path();
+    // a rule that fails on every Linux host, at `high`
+    fs::write(
+        t.join("always-fails.yaml"),
+        "policy: ansible-test\ntitle: Ansible role test\nrules:\n  - id: test.pid-max-tiny\n    title: kernel.pid_max is below 2\n    severity: high\n    setting: sysctl.kernel.pid_max\n    expect: { max: 1 }\n    why: kernel.pid_max is {actual} ({source}).\n    fix: Nothing; this rule exists to fail.\n",
+    )
+    .unwrap();
+    // become root through su when root already (no sudo needed, nothing asked);
+    // a user's run without root snapshots without become
+    let root = rustix::process::geteuid().is_root();
+    let python = std::env::var_os("DRIFTAUDIT_CI_VENV")
+        .map(|v| PathBuf::from(v).join("bin/python"))
+        .filter(|p| p.is_file())
+        .map(|p| format!("      ansible_python_interpreter: {}\n", p.display()))
+        .unwrap_or_default();
+    let d = t.display();
+    fs::write(
+        t.join("inventory.yml"),
+        format!(
+            "all:\n  hosts:\n    localhost:\n      ansible_connection: local\n      ansible_become_method: su\n{python}  vars:\n    driftaudit_binary_src: {bin}\n    driftaudit_bin: {d}/host/bin/driftaudit\n    driftaudit_remote_dir: {d}/host/scratch\n    driftaudit_fetch_dir: {d}/fetch\n    driftaudit_repo: {d}/repo\n    driftaudit_become: {root}\n    driftaudit_mysql: false\n    driftaudit_builtin_policies: false\n    driftaudit_policies: [{d}/always-fails.yaml]\n    driftaudit_fail_on: critical\n",
+            bin = env!("CARGO_BIN_EXE_driftaudit"),
+        ),
+    )
+    .unwrap();
+    fs::create_dir_all(t.join("host/bin")).unwrap();
+    let repo = t.join("repo");
+
+    // 1: installs, snapshots, commits; the high failure is below `critical`
+    let first = play(&ansible, t, &[]);
+    assert_eq!(first.code, 0, "{}", first.out);
+    assert!(first.changed >= 2, "install and commit: {}", first.out);
+    assert!(t.join("host/bin/driftaudit").is_file());
+    assert_eq!(commits(&repo), ["driftaudit snapshot of localhost"]);
+    let snap = repo.join("localhost");
+    assert!(snap.join("snapshot.json").is_file() && snap.join("captures/sysctl-a.txt").is_file());
+    let meta = fs::read_to_string(snap.join("snapshot.json")).unwrap();
+    // what was committed is a snapshot `check` reads like any other
+    let check = Command::new(env!("CARGO_BIN_EXE_driftaudit"))
+        .args(["check", "--no-builtin", "--policy"])
+        .arg(t.join("always-fails.yaml"))
+        .arg("--snapshot")
+        .arg(&snap)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert_eq!(check.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&check.stdout).contains("FAIL test.pid-max-tiny"));
+
+    // 2: the same host again: nothing changed, no commit, and the capture
+    // time of the committed snapshot.json is kept
+    let second = play(&ansible, t, &[]);
+    assert_eq!(second.code, 0, "{}", second.out);
+    assert_eq!(
+        second.changed, 0,
+        "second run must change nothing:\n{}",
+        second.out
+    );
+    assert_eq!(commits(&repo).len(), 1);
+    assert_eq!(
+        fs::read_to_string(snap.join("snapshot.json")).unwrap(),
+        meta
+    );
+    let status = Command::new("git")
+        .arg("-C")
+        .arg(&repo)
+        .args(["status", "--porcelain"])
+        .output()
+        .unwrap();
+    assert!(
+        status.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&status.stdout)
+    );
+
+    // 3: the built-in policies read more files, so the snapshot changes and
+    // is committed; the audit then fails the play at `high`
+    let third = play(
+        &ansible,
+        t,
+        &[
+            "-e",
+            r#"{"driftaudit_builtin_policies": true, "driftaudit_fail_on": "high"}"#,
+        ],
+    );
+    assert_ne!(third.code, 0, "{}", third.out);
+    assert_eq!(third.failed, 1, "{}", third.out);
+    assert!(third.changed >= 1, "{}", third.out);
+    assert!(
+        third.out.contains("findings at or above `high`")
+            && third.out.contains("test.pid-max-tiny"),
+        "{}",
+        third.out
+    );
+    assert_eq!(commits(&repo).len(), 2);
+    let meta = fs::read_to_string(snap.join("snapshot.json")).unwrap();
+    assert!(meta.contains("\"linux-network\""), "{meta}");
+}
