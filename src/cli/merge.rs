@@ -74,7 +74,7 @@ pub(crate) fn run(a: MergeArgs) -> Exit {
         };
         let text = sarif::render_with(&merged.report, &sarif::SarifOptions::with_root(root));
         if let Err(e) = write_out(&text) {
-            return Exit::Error(e);
+            return e.into();
         }
         return if merged.fails() {
             Exit::Findings
