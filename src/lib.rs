@@ -55,6 +55,7 @@ pub(crate) mod eval;
 pub(crate) mod explain;
 pub(crate) mod expr;
 pub(crate) mod facts;
+pub(crate) mod fix;
 pub(crate) mod fleet;
 pub(crate) mod host;
 pub(crate) mod parse;
@@ -125,6 +126,10 @@ pub mod unstable {
     /// Internal: no semver promise.
     pub mod facts {
         pub use crate::facts::*;
+    }
+    /// Internal: no semver promise.
+    pub mod fix {
+        pub use crate::fix::*;
     }
     /// Internal: no semver promise.
     pub mod fleet {

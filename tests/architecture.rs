@@ -35,6 +35,9 @@ const LAYERS: &[(&str, &[&str])] = &[
     // (report model); the CLI adds them to the report before waivers.
     ("upgrade checks", &["upgrade"]),
     ("waivers", &["waiver"]),
+    // `driftaudit fix`: plans on the resolver's answers and re-audits a
+    // patched copy through the engine (and the snapshot writer for a live host).
+    ("fix planner", &["fix"]),
     ("renderers", &["render"]),
     // Commands built on reports that still print for themselves (issue 14
     // item 5 moves their printers into render/).

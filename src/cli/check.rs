@@ -158,7 +158,7 @@ struct OpenError {
 /// (the first after `driftaudit: `, the others with it).
 #[derive(Debug, thiserror::Error)]
 #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\ndriftaudit: "))]
-struct UnmatchedGlobs(Vec<UnmatchedGlob>);
+pub(crate) struct UnmatchedGlobs(Vec<UnmatchedGlob>);
 
 /// One glob that matches no rule, with the ids closest to it.
 #[derive(Debug, thiserror::Error)]
@@ -173,7 +173,7 @@ struct UnmatchedGlob {
 /// Every `--only`/`--skip` glob must match a loaded rule id: a typo would
 /// otherwise audit nothing (or skip nothing) and still exit 0. The message
 /// lists the ids closest to the glob.
-fn rule_globs_match(
+pub(crate) fn rule_globs_match(
     set: &PolicySet,
     only: &[String],
     skip: &[String],

@@ -12,6 +12,7 @@ mod check;
 mod common;
 mod diff;
 mod explain;
+mod fix;
 mod fleet;
 mod generated;
 mod list;
@@ -52,6 +53,9 @@ enum Command {
         #[command(flatten)]
         policies: PolicyArgs,
     },
+    /// Plan the fix of every failing finding with a remedy: a patch on
+    /// stdout, runtime steps with --runtime, proven by re-auditing a copy.
+    Fix(fix::FixArgs),
     /// Print the JSON Schema of a policy file (policies/schema.json).
     Schema,
     /// Print a shell completion script, e.g. `driftaudit completions bash > /etc/bash_completion.d/driftaudit`.
@@ -81,6 +85,7 @@ pub(crate) fn run() -> ExitCode {
         Command::Diff(a) => diff::run(a),
         Command::Merge(a) => merge::run(a),
         Command::Explain { rule, policies } => explain::run(&rule, &policies),
+        Command::Fix(a) => fix::run(a),
         Command::Schema => generated::run(Generated::Schema),
         Command::Completions { shell } => generated::run(Generated::Completions(shell)),
         Command::Man => generated::run(Generated::Man),

@@ -112,6 +112,18 @@ pub fn rule_domain(rule: &Rule) -> Option<Domain> {
     .find(|d| found.contains(d))
 }
 
+/// Evaluate `e` in `rule`'s scope (its `let` names, parameters, settings
+/// and facts) exactly as the rule's own check would see it: `driftaudit
+/// fix` computes a remedy's value this way.
+pub fn eval_in_rule(
+    rule: &Rule,
+    policy: Option<&Policy>,
+    facts: &Facts,
+    e: &Expr,
+) -> Result<crate::value::Value, crate::eval::Missing> {
+    crate::eval::eval(e, &RuleCx::new(facts, rule, policy))
+}
+
 /// Evaluate one rule: zero or more findings (drift rules give one per key).
 pub fn evaluate_rule(rule: &Rule, policy: Option<&Policy>, facts: &Facts) -> Vec<Finding> {
     let cx = RuleCx::new(facts, rule, policy);

@@ -1,0 +1,1061 @@
+//! `driftaudit fix`, library side: plan the change for every failing finding
+//! that has a remedy, where the resolver says the value is decided (one file
+//! per kind of edit: [`sysctl`], [`mycnf`], [`zimbra`], [`mounts`]), as a
+//! unified diff plus POSIX sh runtime steps, and prove it by re-auditing a
+//! private copy of the host with the patch applied and the runtime steps
+//! simulated on the captured live values. Never changes the audited host:
+//! every write goes to the copy ([`tree`]); the caller writes the outputs.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::facts::Facts;
+use crate::host::Host;
+use crate::policy::{Bound, Check, PolicySet, Remedy, Rule, Severity};
+use crate::report::{Finding, HostReport, Report, Status};
+use crate::resolve::Resolver;
+use crate::value::Value;
+
+mod mounts;
+mod mycnf;
+pub mod shell;
+mod sysctl;
+mod tree;
+mod zimbra;
+
+pub use tree::{unified, EditKind, Tree};
+
+/// Schema id of `fix --format json`.
+pub const FIX_SCHEMA: &str = "driftaudit.fix/1";
+
+/// Most planning rounds: a change whose rule reads a value another change
+/// writes waits for the next round, computed on the changed copy.
+const MAX_ROUNDS: usize = 4;
+
+/// Which side of a drift rule wins.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Prefer {
+    /// The persisted value is applied to the running system (default).
+    #[default]
+    Configured,
+    /// The running value is written into the file that wins.
+    Running,
+}
+
+/// What to plan.
+#[derive(Debug, Default)]
+pub struct FixOptions {
+    /// Drift rules: which side wins.
+    pub prefer: Prefer,
+    /// Skip the proof (`--no-verify`): one planning round, no re-audit.
+    pub no_verify: bool,
+    /// Only rules whose id matches one of these (empty: all).
+    pub only: Vec<glob::Pattern>,
+    /// Never rules whose id matches one of these.
+    pub skip: Vec<glob::Pattern>,
+    /// Waivers: a waived finding is not fixed.
+    pub waivers: Option<crate::waiver::WaiverSet>,
+}
+
+/// One runtime step of the script.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Step {
+    /// The command, shell-quoted.
+    pub command: String,
+    /// The findings it fixes (`RULE SUBJECT`).
+    pub fixes: Vec<String>,
+    /// A restart (or regeneration) step: listed commented out.
+    pub needs_restart: bool,
+    /// Extra words for the script's comment.
+    #[serde(skip)]
+    pub note: String,
+}
+
+/// A finding the plan fixes, before -> after (after from the proof).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Fixed {
+    /// Rule id.
+    pub rule: String,
+    /// Subject (setting names, mount point).
+    pub subject: String,
+    /// The host's value now.
+    pub before: String,
+    /// The value after the plan (as the re-audit sees it).
+    pub after: String,
+}
+
+/// A finding the plan does not fix, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Unfixable {
+    /// Rule id.
+    pub rule: String,
+    /// Subject.
+    pub subject: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// The proof: the re-audit of the fixed copy.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Proof {
+    /// Rules that passed (or did not apply) before and fail after the plan.
+    pub new_failures: Vec<Unfixable>,
+    /// Targeted findings that still fail after the plan.
+    pub still_failing: Vec<Unfixable>,
+    /// Restart steps the proof assumes were run.
+    pub assumes_restarts: usize,
+}
+
+impl Proof {
+    /// Whether the plan fixes what it targets and breaks nothing.
+    pub fn passed(&self) -> bool {
+        self.new_failures.is_empty() && self.still_failing.is_empty()
+    }
+}
+
+/// A plan: the patch, the runtime steps, and what it fixes.
+#[derive(Debug, Clone, Serialize)]
+pub struct Plan {
+    /// Schema id ([`FIX_SCHEMA`]).
+    pub schema: &'static str,
+    /// Unified diff relative to the host root (empty: no file changes).
+    pub patch: String,
+    /// Runtime steps, in order.
+    pub runtime: Vec<Step>,
+    /// Findings fixed.
+    pub fixes: Vec<Fixed>,
+    /// Findings not fixed.
+    pub unfixable: Vec<Unfixable>,
+    /// The proof (`None` with `--no-verify`).
+    pub proof: Option<Proof>,
+    /// What the admin should know (conflicts, generated files).
+    pub notes: Vec<String>,
+}
+
+impl Plan {
+    /// 0: fixes everything it targets (or nothing to fix); 1: something
+    /// unfixable, or the proof failed.
+    pub fn exit_code(&self) -> u8 {
+        let proof_ok = self.proof.as_ref().is_none_or(Proof::passed);
+        if self.unfixable.is_empty() && proof_ok {
+            0
+        } else {
+            1
+        }
+    }
+
+    /// The runtime steps as a POSIX sh script: each step under a comment
+    /// naming the findings it fixes; restart steps commented out.
+    pub fn script(&self) -> String {
+        let mut o = String::from(
+            "#!/bin/sh\n# driftaudit fix: runtime steps. Review before running; run as root.\n\
+             # Steps that need a restart are commented out: uncomment them in a\n\
+             # maintenance window.\nset -eu\n",
+        );
+        for s in &self.runtime {
+            o.push('\n');
+            for f in &s.fixes {
+                let _ = writeln!(o, "# fixes {f}");
+            }
+            if !s.note.is_empty() {
+                let _ = writeln!(o, "# {}", s.note);
+            }
+            if s.needs_restart {
+                let _ = writeln!(o, "# needs a restart:\n# {}", s.command);
+            } else {
+                let _ = writeln!(o, "{}", s.command);
+            }
+        }
+        o
+    }
+
+    /// The stderr summary: what the plan fixes, what it cannot and why, and
+    /// the proof.
+    pub fn summary(&self) -> String {
+        let mut o = String::new();
+        if self.fixes.is_empty() && self.unfixable.is_empty() {
+            o.push_str("nothing to fix: no failing finding with a remedy\n");
+        }
+        for f in &self.fixes {
+            let _ = writeln!(
+                o,
+                "fixes {} {}: {} -> {}",
+                f.rule, f.subject, f.before, f.after
+            );
+        }
+        for u in &self.unfixable {
+            let _ = writeln!(o, "cannot fix {} {}: {}", u.rule, u.subject, u.reason);
+        }
+        for n in &self.notes {
+            let _ = writeln!(o, "note: {n}");
+        }
+        match &self.proof {
+            None => o.push_str("proof: skipped (--no-verify)\n"),
+            Some(p) => {
+                for u in &p.new_failures {
+                    let _ = writeln!(
+                        o,
+                        "proof: the plan makes {} {} fail: {}",
+                        u.rule, u.subject, u.reason
+                    );
+                }
+                if p.passed() {
+                    let _ = write!(
+                        o,
+                        "proof: re-audit of the patched copy passes every targeted finding, no new failure"
+                    );
+                    if p.assumes_restarts > 0 {
+                        let _ = write!(
+                            o,
+                            " (assuming the {} commented restart step(s) are run)",
+                            p.assumes_restarts
+                        );
+                    }
+                    o.push('\n');
+                } else {
+                    o.push_str("proof: FAILED\n");
+                }
+            }
+        }
+        o
+    }
+
+    /// `--format json`.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_default() + "\n"
+    }
+}
+
+/// Where a change goes.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Target {
+    Sysctl(String),
+    Option(String),
+    ZimbraPool,
+    Localconfig(String),
+    Mount(String),
+}
+
+/// What a change does.
+#[derive(Debug, Clone, PartialEq)]
+enum Op {
+    /// Write this value (persist and/or apply now).
+    Set(Value, Bound),
+    /// Delete the lines that set it.
+    Remove,
+    /// Mount flags: add, remove; `plain_remount`: `mount -o remount POINT`
+    /// (the fstab options) rather than naming the added flags.
+    Mount {
+        add: Vec<String>,
+        remove: Vec<String>,
+        plain_remount: bool,
+    },
+}
+
+/// One planned change, for one finding.
+#[derive(Debug, Clone)]
+struct Change {
+    target: Target,
+    op: Op,
+    /// Change the persisted configuration (the patch).
+    persist: bool,
+    /// Change the running system (the runtime script).
+    apply_now: bool,
+    /// `RULE SUBJECT` of the finding.
+    why: String,
+    severity: Severity,
+    /// Targets the finding's rule reads.
+    reads: BTreeSet<Target>,
+}
+
+/// Findings are matched across audits by rule and subject.
+fn key_of(f: &Finding) -> (String, String) {
+    (f.rule.clone(), f.subject.join(", "))
+}
+
+fn label(f: &Finding) -> String {
+    format!("{} {}", f.rule, f.subject.join(", "))
+}
+
+/// The target a namespace key is written through.
+fn target_of(ns: &str, key: &str) -> Option<Target> {
+    match ns {
+        "sysctl" | "sysctl_boot" | "sysctl_procps" => {
+            Some(Target::Sysctl(crate::facts::sysctl::canonical_key(key)))
+        }
+        "mycnf" | "mycnf_effective" | "mysql" => {
+            Some(Target::Option(crate::facts::mysql::canonical_name(key)))
+        }
+        "zimbra_mycnf" if crate::facts::mysql::canonical_name(key) == "innodb_buffer_pool_size" => {
+            Some(Target::ZimbraPool)
+        }
+        "localconfig" => Some(Target::Localconfig(key.to_string())),
+        "fstab" | "mount" if key != "*" => Some(Target::Mount(key.to_string())),
+        _ => None,
+    }
+}
+
+/// What the plan-in-progress holds while writers run.
+struct Ctx<'a> {
+    tree: &'a mut Tree,
+    host: &'a Host,
+    facts: &'a Facts,
+    steps: &'a mut Vec<Step>,
+    notes: &'a mut Vec<String>,
+    /// Pending line edits of this round, per file.
+    pending: BTreeMap<String, Lines>,
+}
+
+/// A file's lines while a round edits it: each slot is one original line
+/// (`None`: deleted; a slot may hold inserted lines after its own).
+#[derive(Debug, Clone)]
+struct Lines {
+    kind: EditKind,
+    slots: Vec<Option<String>>,
+    trailing_newline: bool,
+    existed: bool,
+}
+
+impl Ctx<'_> {
+    /// A host path as the file it names in the copy (links resolved
+    /// inside the copy's root, as the readers resolved them).
+    fn real(&self, path: &str) -> String {
+        self.host.resolve(path).unwrap_or_else(|_| path.to_string())
+    }
+
+    /// Write a whole simulated file (a `proc/sys` value).
+    fn write_sim(&mut self, path: &str, text: &str) -> Result<(), String> {
+        let path = self.real(path);
+        self.tree
+            .write(&path, text, EditKind::Simulated)
+            .map_err(|e| format!("cannot simulate the runtime step on `{path}`: {e}"))
+    }
+
+    fn lines(&mut self, path: &str, kind: EditKind) -> Result<&mut Lines, String> {
+        let path = &self.real(path);
+        if !self.pending.contains_key(path) {
+            let text = self
+                .tree
+                .read(path)
+                .map_err(|e| format!("cannot read `{path}` in the copy: {e}"))?;
+            let existed = text.is_some();
+            let text = text.unwrap_or_default();
+            let trailing_newline = text.is_empty() || text.ends_with('\n');
+            let slots = text.lines().map(|l| Some(l.to_string())).collect();
+            self.pending.insert(
+                path.to_string(),
+                Lines {
+                    kind,
+                    slots,
+                    trailing_newline,
+                    existed,
+                },
+            );
+        }
+        let l = self.pending.get_mut(path).expect("inserted above");
+        if kind == EditKind::Config {
+            l.kind = EditKind::Config;
+        }
+        Ok(l)
+    }
+
+    /// The current text of line `n` (1-based) of `path`.
+    fn line(&mut self, path: &str, n: usize, kind: EditKind) -> Result<String, String> {
+        let l = self.lines(path, kind)?;
+        l.slots
+            .get(n.wrapping_sub(1))
+            .cloned()
+            .flatten()
+            .ok_or_else(|| format!("`{path}` has no line {n}"))
+    }
+
+    fn replace(
+        &mut self,
+        path: &str,
+        n: usize,
+        text: String,
+        kind: EditKind,
+    ) -> Result<(), String> {
+        let l = self.lines(path, kind)?;
+        match l.slots.get_mut(n.wrapping_sub(1)) {
+            Some(slot) => {
+                *slot = Some(text);
+                Ok(())
+            }
+            None => Err(format!("`{path}` has no line {n}")),
+        }
+    }
+
+    fn delete(&mut self, path: &str, n: usize, kind: EditKind) -> Result<(), String> {
+        let l = self.lines(path, kind)?;
+        match l.slots.get_mut(n.wrapping_sub(1)) {
+            Some(slot) => {
+                *slot = None;
+                Ok(())
+            }
+            None => Err(format!("`{path}` has no line {n}")),
+        }
+    }
+
+    /// Append lines at the end of `path` (created when missing).
+    fn append(&mut self, path: &str, text: &str, kind: EditKind) -> Result<(), String> {
+        let l = self.lines(path, kind)?;
+        if !l.trailing_newline {
+            l.trailing_newline = true;
+        }
+        for t in text.lines() {
+            l.slots.push(Some(t.to_string()));
+        }
+        Ok(())
+    }
+
+    /// Write every pending file to the copy.
+    fn commit(&mut self) -> Result<(), String> {
+        for (path, l) in std::mem::take(&mut self.pending) {
+            let kept: Vec<&str> = l.slots.iter().flatten().map(String::as_str).collect();
+            let mut text = kept.join("\n");
+            if l.trailing_newline && !kept.is_empty() {
+                text.push('\n');
+            }
+            if !l.existed && kept.is_empty() {
+                continue;
+            }
+            self.tree
+                .write(&path, &text, l.kind)
+                .map_err(|e| format!("cannot write `{path}` in the copy: {e}"))?;
+        }
+        Ok(())
+    }
+
+    fn step(&mut self, command: String, why: &str, needs_restart: bool, note: &str) {
+        if let Some(s) = self
+            .steps
+            .iter_mut()
+            .find(|s| s.command == command && s.needs_restart == needs_restart)
+        {
+            if !s.fixes.iter().any(|f| f == why) {
+                s.fixes.push(why.to_string());
+            }
+            return;
+        }
+        self.steps.push(Step {
+            command,
+            fixes: vec![why.to_string()],
+            needs_restart,
+            note: note.to_string(),
+        });
+    }
+
+    fn note(&mut self, n: String) {
+        if !self.notes.contains(&n) {
+            self.notes.push(n);
+        }
+    }
+}
+
+/// One audit of the copy: its facts and findings (waivers applied).
+fn audit_copy(policies: &PolicySet, host: &Host, opts: &FixOptions) -> (Facts, HostReport) {
+    let facts = crate::engine::gather(policies, host);
+    let mut report = crate::engine::evaluate(policies, &facts);
+    if let Some(w) = &opts.waivers {
+        let mut r = Report::new(vec![report], policies);
+        w.apply(&mut r, &crate::waiver::today());
+        report = r.hosts.pop().expect("one host in, one out");
+    }
+    (facts, report)
+}
+
+fn targeted(f: &Finding, opts: &FixOptions) -> bool {
+    f.status == Status::Fail
+        && (opts.only.is_empty() || opts.only.iter().any(|g| g.matches(&f.rule)))
+        && !opts.skip.iter().any(|g| g.matches(&f.rule))
+}
+
+/// Plan a fix for the snapshot at `dir` (`None`: the live host, captured
+/// first into a private snapshot).
+pub fn plan(
+    policies: &PolicySet,
+    snapshot: Option<&Path>,
+    opts: &FixOptions,
+) -> Result<Plan, String> {
+    let mut tree = match snapshot {
+        Some(dir) => Tree::copy_of(dir)
+            .map_err(|e| format!("cannot copy snapshot `{}`: {e}", dir.display()))?,
+        None => {
+            let t = Tree::empty().map_err(|e| format!("cannot make a temporary directory: {e}"))?;
+            crate::snapshot::take(
+                policies,
+                t.root(),
+                &crate::snapshot::SnapshotOptions {
+                    force: false,
+                    mysql: true,
+                },
+            )
+            .map_err(|e| format!("cannot capture the live host: {e}"))?;
+            t
+        }
+    };
+    plan_on(policies, &mut tree, opts)
+}
+
+/// Plan on a working copy (see [`plan`]).
+pub fn plan_on(policies: &PolicySet, tree: &mut Tree, opts: &FixOptions) -> Result<Plan, String> {
+    let host0 = tree
+        .host()
+        .map_err(|e| format!("cannot read the copy: {e}"))?;
+    let (facts0, before) = audit_copy(policies, &host0, opts);
+    // what each finding's changes write, to show them before -> after
+    let mut touched: BTreeMap<(String, String), BTreeSet<Target>> = BTreeMap::new();
+    let targets: Vec<Finding> = before
+        .findings
+        .iter()
+        .filter(|f| targeted(f, opts))
+        .cloned()
+        .collect();
+    let target_keys: BTreeSet<(String, String)> = targets.iter().map(key_of).collect();
+    let mut steps = Vec::new();
+    let mut notes = Vec::new();
+    // findings already given a change, and why one could not be planned
+    let mut planned: BTreeSet<(String, String)> = BTreeSet::new();
+    let mut reasons: BTreeMap<(String, String), String> = BTreeMap::new();
+    let rounds = if opts.no_verify { 1 } else { MAX_ROUNDS };
+    for _ in 0..rounds {
+        let host = tree
+            .host()
+            .map_err(|e| format!("cannot read the copy: {e}"))?;
+        let (facts, report) = audit_copy(policies, &host, opts);
+        let failing: Vec<&Finding> = report
+            .findings
+            .iter()
+            .filter(|f| target_keys.contains(&key_of(f)) && f.status == Status::Fail)
+            .filter(|f| !planned.contains(&key_of(f)))
+            .collect();
+        let mut changes = Vec::new();
+        for f in failing {
+            let Some(rule) = policies.rules.iter().find(|r| r.id == f.rule) else {
+                continue;
+            };
+            match changes_for(policies, rule, f, &facts, &host, opts) {
+                Ok(cs) => changes.extend(cs),
+                Err(reason) => {
+                    reasons.insert(key_of(f), reason);
+                }
+            }
+        }
+        if changes.is_empty() {
+            break;
+        }
+        let (now, later) = schedule(changes, &mut notes, opts.no_verify);
+        for c in &later {
+            reasons.insert(
+                split_why(&c.why),
+                "its value depends on another change of this plan; run without --no-verify".into(),
+            );
+        }
+        if now.is_empty() {
+            break;
+        }
+        let mut cx = Ctx {
+            tree,
+            host: &host,
+            facts: &facts,
+            steps: &mut steps,
+            notes: &mut notes,
+            pending: BTreeMap::new(),
+        };
+        for c in &now {
+            let res = match &c.target {
+                Target::Sysctl(k) => sysctl::apply(&mut cx, k, c),
+                Target::Option(n) => mycnf::apply(&mut cx, n, c),
+                Target::ZimbraPool => zimbra::apply_pool(&mut cx, c),
+                Target::Localconfig(k) => zimbra::apply_localconfig(&mut cx, k, c),
+                Target::Mount(p) => mounts::apply(&mut cx, p, c),
+            };
+            match res {
+                Ok(()) => {
+                    planned.insert(split_why(&c.why));
+                    touched
+                        .entry(split_why(&c.why))
+                        .or_default()
+                        .insert(c.target.clone());
+                }
+                Err(reason) => {
+                    reasons.insert(split_why(&c.why), reason);
+                }
+            }
+        }
+        cx.commit()?;
+        if opts.no_verify {
+            break;
+        }
+    }
+    let patch = tree
+        .patch()
+        .map_err(|e| format!("cannot write the patch: {e}"))?;
+    // the proof: re-audit the copy as the plan leaves it
+    let host = tree
+        .host()
+        .map_err(|e| format!("cannot read the copy: {e}"))?;
+    let (facts1, after) = audit_copy(policies, &host, opts);
+    let show = |facts: &Facts, h: &Host, k: &(String, String)| -> Option<String> {
+        let ts = touched.get(k)?;
+        Some(
+            ts.iter()
+                .map(|t| describe(facts, h, t))
+                .collect::<Vec<_>>()
+                .join("; "),
+        )
+    };
+    let after_of: BTreeMap<(String, String), &Finding> =
+        after.findings.iter().map(|f| (key_of(f), f)).collect();
+    let mut fixes = Vec::new();
+    let mut unfixable = Vec::new();
+    let mut still_failing = Vec::new();
+    for f in &targets {
+        let k = key_of(f);
+        // the subject of an assert finding may change with the values (a
+        // setting no longer involved): a rule with one finding is that finding
+        let only_one = || {
+            let mut of_rule = after.findings.iter().filter(|a| a.rule == f.rule);
+            match (of_rule.next(), of_rule.next()) {
+                (Some(a), None) => Some(a),
+                _ => None,
+            }
+        };
+        let now = after_of.get(&k).copied().or_else(only_one);
+        // a drift rule reports only the keys that differ: no finding for the
+        // subject any more is a pass
+        let passes = now.is_none_or(|a| a.status != Status::Fail);
+        let before_v =
+            show(&facts0, &host0, &k).unwrap_or_else(|| f.actual.clone().unwrap_or_default());
+        if opts.no_verify {
+            if planned.contains(&k) {
+                fixes.push(Fixed {
+                    rule: f.rule.clone(),
+                    subject: k.1.clone(),
+                    before: before_v,
+                    after: "(not verified)".into(),
+                });
+            } else {
+                unfixable.push(Unfixable {
+                    rule: f.rule.clone(),
+                    subject: k.1.clone(),
+                    reason: reasons
+                        .get(&k)
+                        .cloned()
+                        .unwrap_or_else(|| "no change planned".into()),
+                });
+            }
+            continue;
+        }
+        if passes {
+            let after = match (show(&facts1, &host, &k), now) {
+                (Some(v), _) => v,
+                (None, Some(a)) => {
+                    format!("{} (by the other changes of this plan)", a.status.as_str())
+                }
+                (None, None) if opts.prefer == Prefer::Running => before_v.clone(),
+                (None, None) => f.expected.clone().unwrap_or_default(),
+            };
+            fixes.push(Fixed {
+                rule: f.rule.clone(),
+                subject: k.1.clone(),
+                before: before_v,
+                after,
+            });
+        } else {
+            let reason = match (reasons.get(&k), planned.contains(&k)) {
+                (Some(r), _) => r.clone(),
+                (None, true) => format!(
+                    "the planned change does not make it pass: {}",
+                    now.and_then(|a| a.actual.clone()).unwrap_or_default()
+                ),
+                (None, false) => "no change planned".into(),
+            };
+            let u = Unfixable {
+                rule: f.rule.clone(),
+                subject: k.1.clone(),
+                reason,
+            };
+            if planned.contains(&k) {
+                still_failing.push(u.clone());
+            }
+            unfixable.push(u);
+        }
+    }
+    let before_status: BTreeMap<(String, String), Status> = before
+        .findings
+        .iter()
+        .map(|f| (key_of(f), f.status))
+        .collect();
+    let new_failures: Vec<Unfixable> = after
+        .findings
+        .iter()
+        .filter(|f| f.status == Status::Fail)
+        .filter(|f| before_status.get(&key_of(f)) != Some(&Status::Fail))
+        .map(|f| Unfixable {
+            rule: f.rule.clone(),
+            subject: f.subject.join(", "),
+            reason: f.explanation.clone(),
+        })
+        .collect();
+    let proof = (!opts.no_verify).then(|| Proof {
+        new_failures,
+        still_failing,
+        assumes_restarts: steps.iter().filter(|s| s.needs_restart).count(),
+    });
+    Ok(Plan {
+        schema: FIX_SCHEMA,
+        patch,
+        runtime: steps,
+        fixes,
+        unfixable,
+        proof,
+        notes,
+    })
+}
+
+fn split_why(why: &str) -> (String, String) {
+    match why.split_once(' ') {
+        Some((r, s)) => (r.to_string(), s.to_string()),
+        None => (why.to_string(), String::new()),
+    }
+}
+
+/// Decide conflicts (one value per target: the more severe rule's, with
+/// both reasons in a note) and defer a change whose rule reads a target
+/// another change of this round writes (it is computed again next round).
+fn schedule(
+    changes: Vec<Change>,
+    notes: &mut Vec<String>,
+    single_round: bool,
+) -> (Vec<Change>, Vec<Change>) {
+    let mut by_target: BTreeMap<Target, Vec<Change>> = BTreeMap::new();
+    for c in changes {
+        by_target.entry(c.target.clone()).or_default().push(c);
+    }
+    let mut chosen = Vec::new();
+    for (_, mut cs) in by_target {
+        cs.sort_by_key(|c| std::cmp::Reverse(c.severity));
+        let first = cs[0].clone();
+        for other in &cs[1..] {
+            match (&first.op, &other.op) {
+                (Op::Set(a, _), Op::Set(b, _)) if !same_value(a, b) => notes.push(format!(
+                    "conflict: {} wants {} and {} wants {}; the plan writes {} ({} is the more severe rule)",
+                    first.why,
+                    crate::expr::show(a),
+                    other.why,
+                    crate::expr::show(b),
+                    crate::expr::show(a),
+                    first.why
+                )),
+                _ => {}
+            }
+        }
+        // every change of the target is kept (each writer is idempotent), but
+        // a conflicting value is replaced by the chosen one
+        for mut c in cs {
+            if let (Op::Set(a, ab), Op::Set(_, _)) = (&first.op, &c.op) {
+                c.op = Op::Set(a.clone(), *ab);
+            }
+            chosen.push(c);
+        }
+    }
+    if single_round {
+        return (chosen, Vec::new());
+    }
+    let written: BTreeSet<Target> = chosen
+        .iter()
+        .flat_map(|c| {
+            let mut w = vec![c.target.clone()];
+            if c.target == Target::ZimbraPool {
+                w.push(Target::Localconfig("mysql_memory_percent".into()));
+            }
+            w
+        })
+        .collect();
+    let (mut now, mut later) = (Vec::new(), Vec::new());
+    for c in chosen {
+        let waits = c
+            .reads
+            .iter()
+            .any(|t| *t != c.target && written.contains(t) && !implied_by(&c.target, t));
+        if waits {
+            later.push(c);
+        } else {
+            now.push(c);
+        }
+    }
+    if now.is_empty() {
+        return (later, Vec::new());
+    }
+    (now, later)
+}
+
+/// A Zimbra pool change also writes `mysql_memory_percent`.
+fn implied_by(target: &Target, read: &Target) -> bool {
+    *target == Target::ZimbraPool && *read == Target::Localconfig("mysql_memory_percent".into())
+}
+
+fn same_value(a: &Value, b: &Value) -> bool {
+    match (a.as_f64(), b.as_f64()) {
+        (Some(x), Some(y)) => (x - y).abs() < 0.5,
+        _ => a.to_plain() == b.to_plain(),
+    }
+}
+
+/// The changes one failing finding's remedy asks for.
+fn changes_for(
+    policies: &PolicySet,
+    rule: &Rule,
+    f: &Finding,
+    facts: &Facts,
+    host: &Host,
+    opts: &FixOptions,
+) -> Result<Vec<Change>, String> {
+    let why = label(f);
+    let reads: BTreeSet<Target> = rule
+        .settings_read()
+        .iter()
+        .filter_map(|(ns, k)| target_of(ns, k))
+        .collect();
+    let mk = |target: Target, op: Op, persist: bool, apply_now: bool| Change {
+        target,
+        op,
+        persist,
+        apply_now,
+        why: why.clone(),
+        severity: rule.severity,
+        reads: reads.clone(),
+    };
+    let Some(remedy) = &rule.remedy else {
+        return Err("the rule declares no remedy".into());
+    };
+    match remedy {
+        Remedy::None { reason } => Err(format!("no automatic remedy: {reason}")),
+        Remedy::Set {
+            ns, key, to, bound, ..
+        } => {
+            let policy = policies.policy_of(rule);
+            let v = crate::engine::eval_in_rule(rule, policy, facts, to)
+                .map_err(|m| format!("cannot compute the remedy's value: {}", missing_text(&m)))?;
+            let target =
+                target_of(ns, key).ok_or_else(|| format!("`fix` cannot write `{ns}.{key}`"))?;
+            Ok(vec![mk(target, Op::Set(v, *bound), true, true)])
+        }
+        Remedy::Remove { ns, key } => {
+            let target =
+                target_of(ns, key).ok_or_else(|| format!("`fix` cannot write `{ns}.{key}`"))?;
+            Ok(vec![mk(target, Op::Remove, true, false)])
+        }
+        Remedy::Options { add, remove } => {
+            let point = f
+                .subject
+                .first()
+                .ok_or("the finding names no mount point")?
+                .clone();
+            Ok(vec![mk(
+                Target::Mount(point),
+                Op::Mount {
+                    add: add.clone(),
+                    remove: remove.clone(),
+                    plain_remount: false,
+                },
+                true,
+                true,
+            )])
+        }
+        Remedy::Drift => drift_changes(rule, f, host, facts, opts, &mk),
+    }
+}
+
+fn missing_text(m: &crate::eval::Missing) -> String {
+    match m {
+        crate::eval::Missing::Absent { subject, reason }
+        | crate::eval::Missing::Unknown { subject, reason } => format!("{subject}: {reason}"),
+        crate::eval::Missing::Error(e) => e.to_string(),
+    }
+}
+
+/// A drift finding: the configured value applied now, or the running value
+/// written where the configured one wins.
+fn drift_changes(
+    rule: &Rule,
+    f: &Finding,
+    host: &Host,
+    facts: &Facts,
+    opts: &FixOptions,
+    mk: &dyn Fn(Target, Op, bool, bool) -> Change,
+) -> Result<Vec<Change>, String> {
+    let Check::Drift(d) = &rule.check else {
+        return Err("a drift remedy on a rule without a drift check".into());
+    };
+    let key = f
+        .subject
+        .first()
+        .ok_or("the finding names no setting")?
+        .clone();
+    let running = opts.prefer == Prefer::Running;
+    let r = Resolver::from_facts(host, facts);
+    let value_of = |ns: &str| -> Option<Value> {
+        facts.namespaces.get(ns)?.get(&key).and_then(|e| match e {
+            crate::facts::Entry::Set(s) => Some(s.value.clone()),
+            _ => None,
+        })
+    };
+    match (d.configured.as_str(), d.running.as_str()) {
+        ("sysctl_boot", "sysctl") => {
+            let t = Target::Sysctl(crate::facts::sysctl::canonical_key(&key));
+            if running {
+                let v = value_of("sysctl").ok_or("the running value is not known")?;
+                Ok(vec![mk(t, Op::Set(v, Bound::Exact), true, false)])
+            } else {
+                let v = value_of("sysctl_boot").ok_or("the configured value is not known")?;
+                Ok(vec![mk(t, Op::Set(v, Bound::Exact), false, true)])
+            }
+        }
+        ("sysctl_boot", "sysctl_procps") => {
+            let t = Target::Sysctl(crate::facts::sysctl::canonical_key(&key));
+            let ns = if running {
+                "sysctl_procps"
+            } else {
+                "sysctl_boot"
+            };
+            let v = value_of(ns).ok_or("the value to keep is not known")?;
+            Ok(vec![mk(t, Op::Set(v, Bound::Exact), true, false)])
+        }
+        ("mycnf_effective" | "mycnf", "mysql") => {
+            let t = Target::Option(crate::facts::mysql::canonical_name(&key));
+            if running {
+                let v = value_of("mysql").ok_or("the running value is not known")?;
+                Ok(vec![mk(t, Op::Set(v, Bound::Exact), true, false)])
+            } else {
+                let v = value_of(&d.configured).ok_or("the configured value is not known")?;
+                Ok(vec![mk(t, Op::Set(v, Bound::Exact), false, true)])
+            }
+        }
+        ("fstab", "mount") => {
+            let m = r.mount(&key);
+            let (Some(fs), Some(mounted)) = (m.fstab.set(), m.mounted.set()) else {
+                return Err("the fstab entry or the mount is not known".into());
+            };
+            let conf: Vec<String> = fs.effective_options.clone();
+            let run: Vec<String> = mounted.options.clone();
+            if running {
+                // the running flags go into the fstab entry
+                let add: Vec<String> = run
+                    .iter()
+                    .filter(|o| mounts::is_flag(o) && !conf.contains(o))
+                    .cloned()
+                    .collect();
+                Ok(vec![mk(
+                    Target::Mount(key),
+                    Op::Mount {
+                        add,
+                        remove: Vec::new(),
+                        plain_remount: true,
+                    },
+                    true,
+                    false,
+                )])
+            } else {
+                let add: Vec<String> = conf.iter().filter(|o| !run.contains(o)).cloned().collect();
+                Ok(vec![mk(
+                    Target::Mount(key),
+                    Op::Mount {
+                        add,
+                        remove: Vec::new(),
+                        plain_remount: true,
+                    },
+                    false,
+                    true,
+                )])
+            }
+        }
+        (c, rn) => Err(format!(
+            "`fix` has no drift remedy for `{c}` against `{rn}`"
+        )),
+    }
+}
+
+/// A target's value on a host, in words (`net.ipv4.tcp_tw_recycle = 0`,
+/// `/ fstab defaults,noatime, mounted rw,noatime`).
+fn describe(facts: &Facts, host: &Host, t: &Target) -> String {
+    let r = Resolver::from_facts(host, facts);
+    let raw = |l: &crate::resolve::Lookup<crate::resolve::Assignment>| match l {
+        crate::resolve::Lookup::Set(a) => a.raw.clone(),
+        crate::resolve::Lookup::Absent { .. } => "not set".into(),
+        crate::resolve::Lookup::Unknown { .. } => "unknown".into(),
+    };
+    let ns_raw = |ns: &str, k: &str| -> String {
+        match facts.namespaces.get(ns).and_then(|n| n.get(k)) {
+            Some(crate::facts::Entry::Set(s)) => s.raw.clone(),
+            Some(_) => "unknown".into(),
+            None => "not set".into(),
+        }
+    };
+    match t {
+        Target::Sysctl(k) => {
+            let s = r.sysctl(k);
+            let (boot, run) = (raw(&s.boot), raw(&s.running));
+            if boot == run {
+                format!("{k} = {boot}")
+            } else {
+                format!("{k} = {boot} (running {run})")
+            }
+        }
+        Target::Option(n) => {
+            let o = r.option(n);
+            let (file, run) = (raw(&o.effective), raw(&o.running));
+            if run == "not set" || file == run {
+                format!("{n} = {file}")
+            } else {
+                format!("{n} = {file} (running {run})")
+            }
+        }
+        Target::ZimbraPool => format!(
+            "innodb_buffer_pool_size = {}",
+            ns_raw("zimbra_mycnf", "innodb_buffer_pool_size")
+        ),
+        Target::Localconfig(k) => format!("{k} = {}", ns_raw("localconfig", k)),
+        Target::Mount(p) => {
+            let m = r.mount(p);
+            let fstab = m
+                .fstab
+                .set()
+                .map(|f| f.options.clone())
+                .unwrap_or_else(|| "no fstab entry".into());
+            let mounted = m
+                .mounted
+                .set()
+                .map(|x| x.options.join(","))
+                .unwrap_or_else(|| "not mounted".into());
+            format!("{p} fstab {fstab}, mounted {mounted}")
+        }
+    }
+}
+
+/// A number written in whole units of `unit` bytes, rounded the way the
+/// bound allows.
+fn round_to(v: f64, unit: f64, bound: Bound) -> f64 {
+    let q = v / unit;
+    let q = match bound {
+        Bound::AtLeast => (q - 1e-9).ceil(),
+        Bound::AtMost => (q + 1e-9).floor(),
+        Bound::Exact => q.round(),
+    };
+    q * unit
+}
+
+/// A value as a plain word for a file or a command (numbers without a
+/// fraction, booleans as written by the value).
+fn plain(v: &Value) -> String {
+    match v {
+        Value::Number(n) | Value::Size(n) => crate::value::format_number(n.round()),
+        other => other.to_plain(),
+    }
+}

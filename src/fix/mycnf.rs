@@ -1,0 +1,388 @@
+//! Option-file edits: the line that sets the winning value (in whatever file
+//! or versioned group the server read it from), with the file's spelling of
+//! the name and of sizes and booleans kept; a missing option added to the
+//! last server group of the file the server reads last; `SET GLOBAL` for
+//! dynamic variables and a commented restart otherwise; the proof's
+//! simulation on the `SHOW GLOBAL VARIABLES` capture.
+
+use super::{plain, round_to, shell, Change, Ctx, EditKind, Op};
+use crate::policy::Bound;
+use crate::resolve::{Lookup, Resolver};
+use crate::value::Value;
+
+/// Variables `SET GLOBAL` changes without a restart (MySQL 5.7+/8.0 and
+/// MariaDB 10.2+ reference manuals: "Dynamic: Yes"). Anything else is
+/// treated as needing a restart.
+const DYNAMIC: &[&str] = &[
+    "binlog_format",
+    "expire_logs_days",
+    "innodb_adaptive_hash_index",
+    "innodb_buffer_pool_dump_at_shutdown",
+    "innodb_buffer_pool_dump_pct",
+    "innodb_buffer_pool_size",
+    "innodb_file_per_table",
+    "innodb_flush_log_at_trx_commit",
+    "innodb_io_capacity",
+    "innodb_io_capacity_max",
+    "innodb_lock_wait_timeout",
+    "innodb_max_dirty_pages_pct",
+    "interactive_timeout",
+    "join_buffer_size",
+    "key_buffer_size",
+    "long_query_time",
+    "max_allowed_packet",
+    "max_connections",
+    "max_heap_table_size",
+    "query_cache_size",
+    "query_cache_type",
+    "read_buffer_size",
+    "slow_query_log",
+    "sort_buffer_size",
+    "sync_binlog",
+    "table_definition_cache",
+    "table_open_cache",
+    "thread_cache_size",
+    "tmp_table_size",
+    "wait_timeout",
+];
+
+/// Groups a server option may be added to, in order of preference.
+const SERVER_GROUPS: &[&str] = &["mysqld", "mariadb", "server"];
+
+fn unit_of(c: char) -> Option<f64> {
+    match c.to_ascii_uppercase() {
+        'K' => Some(1024.0),
+        'M' => Some(1048576.0),
+        'G' => Some(1073741824.0),
+        'T' => Some(1099511627776.0),
+        _ => None,
+    }
+}
+
+/// A size written in the style of `existing` (`25G` -> whole G when exact
+/// or allowed by the bound, else a smaller unit; plain bytes stay bytes).
+pub(super) fn size_text(bytes: f64, bound: Bound, existing: Option<&str>) -> String {
+    let style = match existing {
+        Some(e) => e.trim().chars().last().filter(|c| unit_of(*c).is_some()),
+        None if bytes >= 1073741824.0 => Some('G'),
+        None => Some('M'),
+    };
+    let Some(s) = style else {
+        let b = if bound == Bound::Exact {
+            bytes.round()
+        } else {
+            round_to(bytes, 1048576.0, bound)
+        };
+        return crate::value::format_number(b);
+    };
+    let upper = s.is_ascii_uppercase();
+    let mut units = vec!['T', 'G', 'M', 'K'];
+    units.retain(|u| unit_of(*u) <= unit_of(s));
+    for (i, u) in units.iter().enumerate() {
+        let size = unit_of(*u).unwrap_or(1.0);
+        let r = round_to(bytes, size, bound);
+        let exact = (r - bytes).abs() < 0.5;
+        // the file's own unit is kept when the bound lets us round to it
+        let own_unit = *u == s.to_ascii_uppercase() || i == 0;
+        if (exact || (own_unit && bound != Bound::Exact)) && r / size >= 1.0 {
+            let c = if upper { *u } else { u.to_ascii_lowercase() };
+            return format!("{}{c}", crate::value::format_number(r / size));
+        }
+    }
+    crate::value::format_number(bytes.round())
+}
+
+/// A boolean in the file's style (`1`/`0`, `on`/`off`, `ON`/`OFF`).
+fn bool_text(on: bool, existing: Option<&str>) -> String {
+    match existing.map(str::trim) {
+        Some("1") | Some("0") => (if on { "1" } else { "0" }).into(),
+        Some(e) if e.chars().all(|c| c.is_ascii_lowercase()) && !e.is_empty() => {
+            (if on { "on" } else { "off" }).into()
+        }
+        _ => (if on { "ON" } else { "OFF" }).into(),
+    }
+}
+
+fn as_bool(v: &Value) -> Option<bool> {
+    match v {
+        Value::Bool(b) => Some(*b),
+        Value::Str(s) => crate::parse::mycnf::parse_bool(s).ok(),
+        _ => None,
+    }
+}
+
+/// The value as the file should spell it.
+pub(super) fn file_text(name: &str, v: &Value, bound: Bound, existing: Option<&str>) -> String {
+    if let Some(b) = as_bool(v).filter(|_| matches!(v, Value::Bool(_)) || v.as_f64().is_none()) {
+        return bool_text(b, existing);
+    }
+    match v.as_f64() {
+        Some(n) if matches!(v, Value::Size(_)) || crate::facts::mysql::is_size_option(name) => {
+            size_text(n, bound, existing)
+        }
+        Some(n) => crate::value::format_number(round_to(n, 1.0, bound)),
+        None => v.to_plain(),
+    }
+}
+
+/// The value as the server reports it (`SHOW GLOBAL VARIABLES`; `SET GLOBAL`).
+fn server_text(name: &str, v: &Value, bound: Bound) -> String {
+    if let Some(b) = as_bool(v).filter(|_| matches!(v, Value::Bool(_)) || v.as_f64().is_none()) {
+        return (if b { "ON" } else { "OFF" }).into();
+    }
+    match v.as_f64() {
+        Some(n) if matches!(v, Value::Size(_)) || crate::facts::mysql::is_size_option(name) => {
+            crate::value::format_number(round_to(n, 1048576.0, bound))
+        }
+        Some(n) => crate::value::format_number(round_to(n, 1.0, bound)),
+        None => plain(v),
+    }
+}
+
+/// An option line with its value replaced, keeping the name as written,
+/// the blanks around `=`, quotes and a trailing comment; a bare option
+/// (`innodb_file_per_table`) gains ` = VALUE`.
+pub(super) fn with_value(line: &str, value: &str) -> String {
+    let Some(eq) = line.find('=') else {
+        let end = line.find('#').unwrap_or(line.len());
+        let (name, rest) = line.split_at(end);
+        let name = name.trim_end();
+        return if rest.is_empty() {
+            format!("{name} = {value}")
+        } else {
+            format!("{name} = {value} {rest}")
+        };
+    };
+    let (head, rest) = line.split_at(eq + 1);
+    let lead_len = rest.len() - rest.trim_start_matches([' ', '\t']).len();
+    let (lead, body) = rest.split_at(lead_len);
+    let quote = body.chars().next().filter(|c| *c == '"' || *c == '\'');
+    let (end, q) = match quote {
+        Some(q) => (
+            body[1..].find(q).map(|i| i + 2).unwrap_or(body.len()),
+            Some(q),
+        ),
+        None => {
+            // an unquoted value ends at ` #` (a comment) or the line's end
+            let e = body
+                .char_indices()
+                .find(|&(i, c)| c == '#' && (i == 0 || body[..i].ends_with([' ', '\t'])))
+                .map(|(i, _)| i)
+                .unwrap_or(body.len());
+            let v = body[..e].trim_end();
+            (v.len(), None)
+        }
+    };
+    let tail = &body[end..];
+    match q {
+        Some(q) => format!("{head}{lead}{q}{value}{q}{tail}"),
+        None => format!("{head}{lead}{value}{tail}"),
+    }
+}
+
+/// The current value text of an option line (`None`: bare).
+fn value_of_line(line: &str) -> Option<String> {
+    let eq = line.find('=')?;
+    let body = line[eq + 1..].trim();
+    let body = body.split(" #").next().unwrap_or(body).trim();
+    Some(body.trim_matches(['"', '\'']).to_string())
+}
+
+pub(super) fn apply(cx: &mut Ctx, name: &str, c: &Change) -> Result<(), String> {
+    let Op::Set(v, bound) = &c.op else {
+        return Err("`fix` only sets option values (remove one by hand)".into());
+    };
+    let r = Resolver::from_facts(cx.host, cx.facts);
+    let res = r.option(name);
+    let mut written = None;
+    if c.persist {
+        let winner = match (&res.effective, &res.configured) {
+            (Lookup::Set(a), _) | (_, Lookup::Set(a)) if a.at.line.is_some() => Some(a.at.clone()),
+            _ => None,
+        };
+        if let Some(at) = winner {
+            let n = at.line.unwrap_or(0);
+            let line = cx.line(&at.path, n, EditKind::Config)?;
+            let existing = value_of_line(&line);
+            let text = file_text(name, v, *bound, existing.as_deref());
+            cx.replace(&at.path, n, with_value(&line, &text), EditKind::Config)?;
+            written = Some(text);
+        } else {
+            let last = res
+                .last_file
+                .clone()
+                .ok_or("the server reads no option file to add the option to")?;
+            let text = file_text(name, v, *bound, None);
+            add_option(cx, &last.path, name, &text, &c.why)?;
+            written = Some(text);
+        }
+    }
+    if c.apply_now || c.persist {
+        let running_differs = match &res.running {
+            Lookup::Set(a) => {
+                !super::same_value(&a.value, v) && a.raw != server_text(name, v, *bound)
+            }
+            _ => false,
+        };
+        if !running_differs && !c.apply_now {
+            return Ok(());
+        }
+        if let Lookup::Set(a) = &res.running {
+            if !running_differs {
+                return Ok(());
+            }
+            let sv = server_text(name, v, *bound);
+            let dynamic = DYNAMIC.contains(&name);
+            if dynamic {
+                let sql = format!("SET GLOBAL {name} = {}", sql_value(&sv));
+                cx.step(shell::command(&["mysql", "-e", &sql]), &c.why, false, "");
+            } else {
+                let mariadb = cx
+                    .facts
+                    .facts
+                    .get("mysql_version")
+                    .and_then(|v| v.as_ref().ok())
+                    .is_some_and(|v| v.to_plain().contains("MariaDB"));
+                let svc = if mariadb { "mariadb" } else { "mysql" };
+                cx.step(
+                    shell::command(&["systemctl", "restart", svc]),
+                    &c.why,
+                    true,
+                    &format!("{name} is read only at start (not dynamic)"),
+                );
+            }
+            if let Some(n) = a.at.line {
+                cx.replace(&a.at.path, n, format!("{name}\t{sv}"), EditKind::Simulated)?;
+            }
+        } else if c.apply_now && written.is_none() {
+            return Err(
+                "no running value captured (captures/mysql-variables.tsv) to change".into(),
+            );
+        }
+    }
+    Ok(())
+}
+
+fn sql_value(v: &str) -> String {
+    if v.chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+    {
+        v.to_string()
+    } else {
+        format!("'{}'", v.replace('\\', "\\\\").replace('\'', "''"))
+    }
+}
+
+/// Add `name = value` to the last server group of `path` (a new
+/// `[mysqld]` at the end when it has none).
+fn add_option(cx: &mut Ctx, path: &str, name: &str, value: &str, why: &str) -> Result<(), String> {
+    let text = cx
+        .tree
+        .read(path)
+        .map_err(|e| format!("cannot read `{path}`: {e}"))?
+        .unwrap_or_default();
+    let mut group_end = None;
+    let mut in_server = false;
+    for (i, l) in text.lines().enumerate() {
+        let t = l.trim();
+        if let Some(g) = t.strip_prefix('[').and_then(|g| g.split(']').next()) {
+            let g = g.trim().to_ascii_lowercase();
+            in_server = SERVER_GROUPS.iter().any(|s| g == *s);
+            if in_server {
+                group_end = Some(i + 1);
+            }
+            continue;
+        }
+        if in_server && !t.is_empty() {
+            group_end = Some(i + 1);
+        }
+    }
+    let line = format!("{name} = {value}");
+    match group_end {
+        Some(n) => {
+            let cur = cx.line(path, n, EditKind::Config)?;
+            cx.replace(path, n, format!("{cur}\n# {why}\n{line}"), EditKind::Config)
+        }
+        None => cx.append(
+            path,
+            &format!("\n[mysqld]\n# {why}\n{line}\n"),
+            EditKind::Config,
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_keep_the_files_spelling() {
+        assert_eq!(
+            size_text(6.0 * 1073741824.0, Bound::Exact, Some("25G")),
+            "6G"
+        );
+        assert_eq!(
+            size_text(9.4 * 1073741824.0, Bound::AtLeast, Some("1G")),
+            "10G"
+        );
+        assert_eq!(
+            size_text(9.4 * 1073741824.0, Bound::AtMost, Some("1G")),
+            "9G"
+        );
+        assert_eq!(
+            size_text(1536.0 * 1048576.0, Bound::Exact, Some("2G")),
+            "1536M"
+        );
+        assert_eq!(
+            size_text(6442450944.0, Bound::Exact, Some("2147483648")),
+            "6442450944"
+        );
+        assert_eq!(size_text(3.0 * 1048576.0, Bound::Exact, Some("4m")), "3m");
+    }
+
+    #[test]
+    fn booleans_keep_the_files_spelling() {
+        let on = Value::Str("ON".into());
+        assert_eq!(
+            file_text(
+                "innodb_buffer_pool_dump_at_shutdown",
+                &on,
+                Bound::Exact,
+                Some("OFF")
+            ),
+            "ON"
+        );
+        assert_eq!(file_text("x", &on, Bound::Exact, Some("0")), "1");
+        assert_eq!(file_text("x", &on, Bound::Exact, Some("off")), "on");
+        assert_eq!(
+            file_text(
+                "max_connections",
+                &Value::Number(200.0),
+                Bound::Exact,
+                Some("400")
+            ),
+            "200"
+        );
+    }
+
+    #[test]
+    fn an_option_line_keeps_name_blanks_quotes_and_comment() {
+        assert_eq!(
+            with_value("innodb_buffer_pool_size=1G", "10G"),
+            "innodb_buffer_pool_size=10G"
+        );
+        assert_eq!(
+            with_value("innodb_buffer_pool_size        = 2147483648", "6442450944"),
+            "innodb_buffer_pool_size        = 6442450944"
+        );
+        assert_eq!(
+            with_value("max-connections = 400  # peak", "200"),
+            "max-connections = 200  # peak"
+        );
+        assert_eq!(with_value("bind = \"a b\" # x", "c"), "bind = \"c\" # x");
+        assert_eq!(
+            with_value("innodb_file_per_table", "ON"),
+            "innodb_file_per_table = ON"
+        );
+    }
+}

@@ -1,0 +1,198 @@
+//! sysctl edits: where a kernel parameter is persisted (the winning line in
+//! /etc, edited in place; every other /etc line for the key set to the same
+//! value or, for `remove`, deleted; a drop-in in /etc/sysctl.d that sorts
+//! after the vendor file when the value comes from /usr/lib or /lib, which
+//! are never edited), `sysctl -w` for the running kernel, and the proof's
+//! simulation of it on `proc/sys` or the `sysctl -a` capture.
+
+use super::{plain, shell, Change, Ctx, EditKind, Op};
+use crate::facts::Evidence;
+use crate::resolve::{Lookup, Resolver};
+
+/// Drop-in written when the value must come from a file of our own.
+const DROP_IN: &str = "99-driftaudit.conf";
+
+/// Whether a host path is a file an admin may edit (not a vendor file).
+fn editable(path: &str) -> bool {
+    path.starts_with("/etc/")
+}
+
+/// The basename systemd-sysctl sorted a file by (the name it was read
+/// through, for a link such as 99-sysctl.conf).
+fn sort_name(e: &Evidence) -> String {
+    let p = e.via.as_deref().unwrap_or(&e.path);
+    p.rsplit('/').next().unwrap_or(p).to_string()
+}
+
+/// A drop-in name that sorts after every one of `names` (systemd-sysctl
+/// orders all sysctl.d files by basename; the same basename in /etc would
+/// mask a vendor file instead, so it must differ).
+pub(super) fn drop_in_name(names: &[String]) -> String {
+    let mut name = DROP_IN.to_string();
+    while names.iter().any(|n| *n >= name) {
+        name.insert(0, 'z');
+    }
+    name
+}
+
+/// `line` with its value replaced by `value`, keeping the key as written,
+/// a leading `-` and the blanks around `=`.
+pub(super) fn with_value(line: &str, value: &str) -> Option<String> {
+    let eq = line.find('=')?;
+    let (head, rest) = line.split_at(eq + 1);
+    let lead: String = rest
+        .chars()
+        .take_while(|c| *c == ' ' || *c == '\t')
+        .collect();
+    Some(format!("{head}{lead}{value}"))
+}
+
+pub(super) fn apply(cx: &mut Ctx, key: &str, c: &Change) -> Result<(), String> {
+    let r = Resolver::from_facts(cx.host, cx.facts);
+    let res = r.sysctl(key);
+    let mut lines: Vec<Evidence> = Vec::new();
+    let mut names: Vec<String> = Vec::new();
+    let mut boot_winner: Option<Evidence> = None;
+    for (i, l) in [&res.boot, &res.procps].into_iter().enumerate() {
+        if let Lookup::Set(a) = l {
+            if i == 0 {
+                boot_winner = Some(a.at.clone());
+            }
+            for e in std::iter::once(&a.at).chain(a.overridden.iter()) {
+                if e.line.is_some() && !lines.iter().any(|x| x.path == e.path && x.line == e.line) {
+                    lines.push(e.clone());
+                    names.push(sort_name(e));
+                }
+            }
+        }
+    }
+    match &c.op {
+        Op::Remove => {
+            let mut vendor = Vec::new();
+            for e in &lines {
+                if editable(&e.path) {
+                    cx.delete(&e.path, e.line.unwrap_or(0), EditKind::Config)?;
+                } else {
+                    vendor.push(e.location());
+                }
+            }
+            if !vendor.is_empty() {
+                return Err(format!(
+                    "also set in vendor file(s) {}, which `fix` never edits: mask it with an empty \
+                     file of the same name in /etc/sysctl.d",
+                    vendor.join(", ")
+                ));
+            }
+            Ok(())
+        }
+        Op::Set(v, _) => {
+            let value = plain(v);
+            if value.contains('\n') {
+                return Err("the value spans lines".into());
+            }
+            if c.persist {
+                for e in lines.iter().filter(|e| editable(&e.path)) {
+                    let n = e.line.unwrap_or(0);
+                    let text = cx.line(&e.path, n, EditKind::Config)?;
+                    let new = with_value(&text, &value)
+                        .ok_or_else(|| format!("{} is not `key = value`", e.location()))?;
+                    cx.replace(&e.path, n, new, EditKind::Config)?;
+                }
+                let wins_in_etc = boot_winner.as_ref().is_some_and(|w| editable(&w.path));
+                if !wins_in_etc {
+                    let name = drop_in_name(&names);
+                    let path = format!("/etc/sysctl.d/{name}");
+                    let exists = cx.tree.read(&path).ok().flatten().is_some()
+                        || cx.pending.contains_key(&path);
+                    let mut text = String::new();
+                    if !exists {
+                        text.push_str("# Written by `driftaudit fix`.\n");
+                    }
+                    if let Some(w) = &boot_winner {
+                        text.push_str(&format!(
+                            "# fixes {}: {key} was set in a vendor file ({}); this file sorts after it\n",
+                            c.why,
+                            w.location()
+                        ));
+                    } else {
+                        text.push_str(&format!("# fixes {}\n", c.why));
+                    }
+                    text.push_str(&format!("{key} = {value}\n"));
+                    cx.append(&path, &text, EditKind::Config)?;
+                }
+            }
+            if c.apply_now {
+                let differs = match &res.running {
+                    Lookup::Set(a) => {
+                        a.raw.split_whitespace().collect::<Vec<_>>()
+                            != value.split_whitespace().collect::<Vec<_>>()
+                    }
+                    _ => true,
+                };
+                if differs {
+                    let cmd = shell::command(&["sysctl", "-w", &format!("{key}={value}")]);
+                    cx.step(cmd, &c.why, false, "");
+                    simulate(cx, &res.running, key, &value)?;
+                }
+            }
+            Ok(())
+        }
+        Op::Mount { .. } => Err("a mount change on a sysctl key".into()),
+    }
+}
+
+/// What `sysctl -w` leaves in the captured live value.
+fn simulate(
+    cx: &mut Ctx,
+    running: &Lookup<crate::resolve::Assignment>,
+    key: &str,
+    value: &str,
+) -> Result<(), String> {
+    let Lookup::Set(a) = running else {
+        // no captured running value: write the proc file the kernel would show
+        let path = format!("/proc/sys/{}", key.replace('.', "/"));
+        return cx.write_sim(&path, &format!("{value}\n"));
+    };
+    match a.at.line {
+        Some(n) => {
+            let text = cx.line(&a.at.path, n, EditKind::Simulated)?;
+            let new = with_value(&text, value).unwrap_or_else(|| format!("{key} = {value}"));
+            cx.replace(&a.at.path, n, new, EditKind::Simulated)
+        }
+        None => cx.write_sim(&a.at.path, &format!("{value}\n")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_drop_in_sorts_after_every_file_that_sets_the_key() {
+        assert_eq!(
+            drop_in_name(&["50-default.conf".into()]),
+            "99-driftaudit.conf"
+        );
+        let n = drop_in_name(&["99-zz-vendor.conf".into()]);
+        assert!(
+            n.as_str() > "99-zz-vendor.conf" && n.ends_with(".conf"),
+            "{n}"
+        );
+        // never the vendor's own name, which would mask the whole file
+        assert_ne!(
+            drop_in_name(&["99-driftaudit.conf".into()]),
+            "99-driftaudit.conf"
+        );
+    }
+
+    #[test]
+    fn a_value_edit_keeps_the_key_dash_and_blanks() {
+        assert_eq!(
+            with_value("net.ipv4.tcp_tw_recycle = 1", "0").unwrap(),
+            "net.ipv4.tcp_tw_recycle = 0"
+        );
+        assert_eq!(with_value("-net/ipv4/x=1", "0").unwrap(), "-net/ipv4/x=0");
+        assert_eq!(with_value("k =\t1 2", "3").unwrap(), "k =\t3");
+        assert!(with_value("-k", "0").is_none());
+    }
+}

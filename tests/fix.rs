@@ -1,0 +1,544 @@
+//! `driftaudit fix` on every shipped test host: the patch applies with the
+//! real tools (`git apply --check`, `patch -p1 --dry-run`), the proof shows
+//! every targeted finding passing and no new failure, only rules whose
+//! remedy is `none` stay unfixable, fixing the patched copy prints an empty
+//! patch, and the patched files keep their comments, order and spelling.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use driftaudit::unstable::fix::{self, FixOptions, Plan, Prefer};
+use driftaudit::unstable::policy::{PolicySet, Remedy};
+
+fn hosts() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/hosts");
+    let mut v: Vec<PathBuf> = std::fs::read_dir(root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    v.sort();
+    v
+}
+
+fn host(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata/hosts")
+        .join(name)
+}
+
+fn plan(dir: &Path, opts: &FixOptions) -> Plan {
+    fix::plan(&PolicySet::builtin().unwrap(), Some(dir), opts).unwrap()
+}
+
+/// A copy of a snapshot (`cp -a` keeps its symlinks).
+fn copy(dir: &Path) -> tempfile::TempDir {
+    let t = tempfile::tempdir().unwrap();
+    let ok = Command::new("cp")
+        .arg("-a")
+        .arg(format!("{}/.", dir.display()))
+        .arg(t.path())
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    t
+}
+
+fn run_with_stdin(cmd: &mut Command, input: &str) -> (bool, String) {
+    use std::io::Write;
+    let mut child = cmd
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.success(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+fn tool(name: &str) -> bool {
+    let ok = Command::new(name).arg("--version").output().is_ok();
+    if !ok {
+        common::skip(
+            &format!("`{name}` is not installed"),
+            "the patch is checked with it",
+        );
+    }
+    ok
+}
+
+/// `git apply --check` and `patch -p1 --dry-run` accept the patch in a copy
+/// of the snapshot; then `patch -p1` applies it there.
+fn apply(dir: &Path, patch: &str) -> tempfile::TempDir {
+    let t = copy(dir);
+    if !patch.is_empty() && tool("git") && tool("patch") {
+        let (ok, out) = run_with_stdin(
+            Command::new("git")
+                .args(["apply", "--check", "--unsafe-paths", "-p1"])
+                .current_dir(t.path()),
+            patch,
+        );
+        assert!(ok, "{}: git apply --check: {out}\n{patch}", dir.display());
+        let (ok, out) = run_with_stdin(
+            Command::new("patch")
+                .args(["-p1", "--dry-run", "-d"])
+                .arg(t.path()),
+            patch,
+        );
+        assert!(ok, "{}: patch --dry-run: {out}", dir.display());
+        let (ok, out) = run_with_stdin(
+            Command::new("patch")
+                .args(["-p1", "-s", "-d"])
+                .arg(t.path()),
+            patch,
+        );
+        assert!(ok, "{}: patch: {out}", dir.display());
+    }
+    t
+}
+
+#[test]
+fn every_test_host_with_failures_gets_a_patch_the_tools_accept_and_a_passing_proof() {
+    let set = PolicySet::builtin().unwrap();
+    let mut fixed_rules = std::collections::BTreeSet::new();
+    for dir in hosts() {
+        let p = plan(&dir, &FixOptions::default());
+        let proof = p.proof.as_ref().expect("verified by default");
+        assert!(
+            proof.new_failures.is_empty(),
+            "{}: the plan breaks {:?}",
+            dir.display(),
+            proof.new_failures
+        );
+        assert!(
+            proof.still_failing.is_empty(),
+            "{}: planned but still failing {:?}",
+            dir.display(),
+            proof.still_failing
+        );
+        // only rules whose remedy is `none` are left
+        for u in &p.unfixable {
+            let rule = set.rule(&u.rule).unwrap();
+            assert!(
+                matches!(rule.remedy, Some(Remedy::None { .. })),
+                "{}: {} {} not fixed: {}",
+                dir.display(),
+                u.rule,
+                u.subject,
+                u.reason
+            );
+        }
+        fixed_rules.extend(p.fixes.iter().map(|f| f.rule.clone()));
+        apply(&dir, &p.patch);
+    }
+    // the hosts exercise every kind of edit
+    for r in [
+        "linux.tcp-tw-recycle",
+        "sysctl.persisted-drift",
+        "mysql.config-runtime-drift",
+        "mysql.warm-restart-dump",
+        "mysql.pool-too-small-for-data",
+        "zimbra.buffer-pool-fits-db",
+        "zimbra.buffer-pool-cap",
+        "zimbra.heap-sized-for-ram",
+        "storage.noatime-mysql-fstab",
+        "storage.fstab-live-drift",
+    ] {
+        assert!(fixed_rules.contains(r), "no host shows a fix of {r}");
+    }
+}
+
+#[test]
+fn fixing_the_patched_snapshot_prints_an_empty_patch() {
+    for dir in hosts() {
+        let p = plan(&dir, &FixOptions::default());
+        if p.patch.is_empty() {
+            continue;
+        }
+        if !tool("patch") {
+            return;
+        }
+        let patched = apply(&dir, &p.patch);
+        let again = plan(patched.path(), &FixOptions::default());
+        assert_eq!(again.patch, "", "{}: second patch", dir.display());
+    }
+}
+
+#[test]
+fn patched_files_keep_their_comments_and_order() {
+    for dir in hosts() {
+        let p = plan(&dir, &FixOptions::default());
+        if p.patch.is_empty() || !tool("patch") {
+            continue;
+        }
+        let patched = apply(&dir, &p.patch);
+        for line in p.patch.lines().filter(|l| l.starts_with("--- a/")) {
+            let rel = &line["--- a/".len()..];
+            let before = std::fs::read_to_string(dir.join(rel)).unwrap();
+            let after = std::fs::read_to_string(patched.path().join(rel)).unwrap();
+            // every comment line survives, in order
+            let mut rest = after.lines();
+            for c in before.lines().filter(|l| l.trim_start().starts_with('#')) {
+                assert!(
+                    rest.any(|l| l == c),
+                    "{}: {rel} lost or moved comment `{c}`",
+                    dir.display()
+                );
+            }
+            // at most as many lines removed as the patch says, none reordered
+            let removed = p
+                .patch
+                .lines()
+                .filter(|l| l.starts_with('-') && !l.starts_with("---"))
+                .count();
+            assert!(before.lines().count() <= after.lines().count() + removed);
+        }
+    }
+}
+
+#[test]
+fn nat_story_edits_the_winning_line_and_adds_a_drop_in_for_the_rest() {
+    let p = plan(&host("nat-story"), &FixOptions::default());
+    assert!(
+        p.patch
+            .contains("--- a/etc/sysctl.d/60-perf.conf\n+++ b/etc/sysctl.d/60-perf.conf\n"),
+        "{}",
+        p.patch
+    );
+    assert!(p
+        .patch
+        .contains("-net.ipv4.tcp_tw_recycle = 1\n+net.ipv4.tcp_tw_recycle = 0\n"));
+    // a key no file sets goes to a drop-in of our own, never to /usr
+    assert!(p.patch.contains("+++ b/etc/sysctl.d/99-driftaudit.conf\n"));
+    assert!(p.patch.contains("+kernel.unprivileged_bpf_disabled = 1\n"));
+    assert!(!p.patch.contains("usr/lib"), "{}", p.patch);
+    let script = p.script();
+    assert!(
+        script.contains("\nsysctl -w net.ipv4.tcp_tw_recycle=0\n"),
+        "{script}"
+    );
+    // the drift rule, --prefer configured: apply the file's value now
+    assert!(
+        script.contains("\nsysctl -w net.core.somaxconn=4096\n"),
+        "{script}"
+    );
+    assert_eq!(p.exit_code(), 0);
+}
+
+#[test]
+fn prefer_running_writes_the_running_value_into_the_file_that_wins() {
+    let opts = FixOptions {
+        prefer: Prefer::Running,
+        only: vec![glob::Pattern::new("sysctl.persisted-drift").unwrap()],
+        ..FixOptions::default()
+    };
+    let p = plan(&host("nat-story"), &opts);
+    assert!(
+        p.patch
+            .contains("-net.core.somaxconn = 4096\n+net.core.somaxconn = 128\n"),
+        "{}",
+        p.patch
+    );
+    assert!(p.runtime.is_empty(), "{:?}", p.runtime);
+    assert!(p.proof.as_ref().unwrap().passed());
+}
+
+#[test]
+fn sysctl_conf_is_edited_not_its_99_sysctl_conf_link() {
+    let p = plan(&host("sos-centos7-mariadb"), &FixOptions::default());
+    assert!(p.patch.contains("--- a/etc/sysctl.conf\n"), "{}", p.patch);
+    assert!(!p.patch.contains("99-sysctl.conf"), "{}", p.patch);
+}
+
+#[test]
+fn option_files_keep_their_spelling_and_zimbra_my_cnf_its_alignment() {
+    let p = plan(&host("sos-centos7-mariadb"), &FixOptions::default());
+    // `innodb_buffer_pool_size=1G` (no blanks, G suffix) stays that style
+    assert!(
+        p.patch
+            .contains("-innodb_buffer_pool_size=1G\n+innodb_buffer_pool_size=10G\n"),
+        "{}",
+        p.patch
+    );
+    let p = plan(&host("zimbra-khimki-asfound"), &FixOptions::default());
+    assert!(
+        p.patch.contains(
+            "-innodb_buffer_pool_size        = 2147483648\n+innodb_buffer_pool_size        = 6319014912\n"
+        ),
+        "{}",
+        p.patch
+    );
+}
+
+#[test]
+fn zimbra_localconfig_is_never_patched_but_changed_by_zmlocalconfig_as_zimbra() {
+    for name in [
+        "zimbra-khimki-asfound",
+        "zimbra-khimki-12g",
+        "zimbra-zmlocalconfig-only",
+    ] {
+        let p = plan(&host(name), &FixOptions::default());
+        assert!(!p.patch.contains("localconfig"), "{name}: {}", p.patch);
+        let script = p.script();
+        assert!(
+            script.contains("\nsu - zimbra -c 'zmlocalconfig -e mysql_memory_percent=25'\n"),
+            "{name}: {script}"
+        );
+        assert!(
+            script.contains("\nsu - zimbra -c 'zmlocalconfig -e mailboxd_java_heap_size="),
+            "{name}: {script}"
+        );
+        // restarts are listed, commented out
+        assert!(
+            script.contains("\n# su - zimbra -c 'mysql.server restart'\n"),
+            "{script}"
+        );
+        assert!(
+            p.notes.iter().any(|n| n.contains("generated by zmmycnf")),
+            "{:?}",
+            p.notes
+        );
+        assert_eq!(
+            p.exit_code(),
+            1,
+            "{name}: the rotational disk rules stay unfixable"
+        );
+    }
+}
+
+#[test]
+fn fstab_options_change_and_a_remount_follows() {
+    let p = plan(&host("zimbra-storage-nodirs"), &FixOptions::default());
+    assert!(p.patch.contains("+++ b/etc/fstab\n"), "{}", p.patch);
+    assert!(p.patch.contains("noatime"), "{}", p.patch);
+    assert!(p
+        .script()
+        .contains("\nmount -o remount,noatime /opt/zimbra/index\n"));
+}
+
+#[test]
+fn no_verify_skips_the_proof() {
+    let opts = FixOptions {
+        no_verify: true,
+        ..FixOptions::default()
+    };
+    let p = plan(&host("nat-story"), &opts);
+    assert!(p.proof.is_none());
+    assert!(p.summary().contains("proof: skipped (--no-verify)"));
+    assert!(p.patch.contains("+net.ipv4.tcp_tw_recycle = 0\n"));
+}
+
+#[test]
+fn two_rules_wanting_different_values_give_one_choice_with_both_reasons() {
+    let mut set = PolicySet::builtin().unwrap();
+    set.add_str(
+        "mine.yaml",
+        "policy: mine\ntitle: Mine\nrules:\n\
+         \x20 - id: mine.low\n    title: t\n    severity: low\n    setting: sysctl.net.core.somaxconn\n    expect: { equals: 512 }\n    why: w\n    fix: f\n    references: []\n\
+         \x20 - id: mine.high\n    title: t\n    severity: high\n    setting: sysctl.net.core.somaxconn\n    expect: { equals: 8192 }\n    why: w\n    fix: f\n    references: []\n",
+    )
+    .unwrap();
+    let opts = FixOptions {
+        only: vec![glob::Pattern::new("mine.*").unwrap()],
+        ..FixOptions::default()
+    };
+    let p = fix::plan(&set, Some(&host("nat-story")), &opts).unwrap();
+    assert!(
+        p.notes
+            .iter()
+            .any(|n| n.contains("conflict") && n.contains("mine.low") && n.contains("mine.high")),
+        "{:?}",
+        p.notes
+    );
+    assert!(
+        p.patch.contains("+net.core.somaxconn = 8192\n"),
+        "{}",
+        p.patch
+    );
+    assert!(p.fixes.iter().any(|f| f.rule == "mine.high"));
+    assert!(
+        p.unfixable.iter().any(|u| u.rule == "mine.low"),
+        "{:?}",
+        p.unfixable
+    );
+    assert_eq!(p.exit_code(), 1);
+}
+
+#[test]
+fn the_json_plan_has_its_schema_and_fields() {
+    let p = plan(&host("nat-story"), &FixOptions::default());
+    let v: serde_json::Value = serde_json::from_str(&p.to_json()).unwrap();
+    assert_eq!(v["schema"], "driftaudit.fix/1");
+    assert_eq!(v["patch"].as_str().unwrap(), p.patch);
+    let step = &v["runtime"][0];
+    assert!(
+        step["command"].is_string()
+            && step["fixes"].is_array()
+            && step["needs_restart"].is_boolean()
+    );
+    let f = &v["fixes"][0];
+    for k in ["rule", "subject", "before", "after"] {
+        assert!(f[k].is_string(), "{k}: {f}");
+    }
+    assert!(v["unfixable"].is_array());
+}
+
+#[test]
+fn the_cli_prints_the_patch_writes_the_script_and_exits_by_the_plan() {
+    let bin = env!("CARGO_BIN_EXE_driftaudit");
+    let t = tempfile::tempdir().unwrap();
+    let script = t.path().join("steps.sh");
+    let out = Command::new(bin)
+        .args(["fix", "--snapshot"])
+        .arg(host("nat-story"))
+        .arg("--runtime")
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.starts_with("--- a/etc/sysctl.d/60-perf.conf\n"),
+        "{stdout}"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("fixes linux.tcp-tw-recycle net.ipv4.tcp_tw_recycle: "),
+        "{stderr}"
+    );
+    // the script is valid sh
+    let ok = Command::new("sh")
+        .arg("-n")
+        .arg(&script)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    // an existing --runtime file is never overwritten
+    let again = Command::new(bin)
+        .args(["fix", "--snapshot"])
+        .arg(host("nat-story"))
+        .arg("--runtime")
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(2));
+    // unfixable findings: exit 1
+    let z = Command::new(bin)
+        .args(["fix", "--snapshot"])
+        .arg(host("zimbra-storage-before"))
+        .output()
+        .unwrap();
+    assert_eq!(z.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&z.stderr).contains("cannot fix storage.db-on-rotational"));
+    // usage error: exit 2
+    let u = Command::new(bin)
+        .args(["fix", "--prefer", "sideways"])
+        .output()
+        .unwrap();
+    assert_eq!(u.status.code(), Some(2));
+}
+
+fn with_policy(yaml: &str) -> PolicySet {
+    let mut set = PolicySet::builtin().unwrap();
+    set.add_str("mine.yaml", yaml).unwrap();
+    set
+}
+
+fn only(g: &str) -> FixOptions {
+    FixOptions {
+        only: vec![glob::Pattern::new(g).unwrap()],
+        ..FixOptions::default()
+    }
+}
+
+#[test]
+fn a_value_from_a_vendor_file_gets_a_drop_in_that_sorts_after_it_and_usr_is_never_edited() {
+    let set = with_policy(
+        "policy: mine\ntitle: Mine\nrules:\n\
+         \x20 - id: mine.sysrq\n    title: t\n    severity: low\n    setting: sysctl.kernel.sysrq\n    expect: { equals: 0 }\n    why: w\n    fix: f\n    references: []\n",
+    );
+    let p = fix::plan(&set, Some(&host("nat-story")), &only("mine.*")).unwrap();
+    assert!(
+        !p.patch.contains("+++ b/usr/") && !p.patch.contains("+++ b/lib/"),
+        "{}",
+        p.patch
+    );
+    assert!(
+        p.patch.contains("+++ b/etc/sysctl.d/99-driftaudit.conf\n"),
+        "{}",
+        p.patch
+    );
+    assert!(
+        p.patch.contains("/usr/lib/sysctl.d/50-default.conf:"),
+        "{}",
+        p.patch
+    );
+    assert!(p.patch.contains("+kernel.sysrq = 0\n"));
+    assert!(p.proof.as_ref().unwrap().passed(), "{}", p.summary());
+}
+
+#[test]
+fn a_stale_line_is_deleted_on_a_kernel_that_removed_the_key() {
+    let t = copy(&host("nat-story"));
+    std::fs::write(
+        t.path().join("proc/sys/kernel/osrelease"),
+        "5.15.0-91-generic\n",
+    )
+    .unwrap();
+    let _ = std::fs::remove_file(t.path().join("proc/sys/net/ipv4/tcp_tw_recycle"));
+    let p = plan(t.path(), &only("linux.tcp-tw-recycle-stale-line"));
+    assert!(
+        p.patch.contains("-net.ipv4.tcp_tw_recycle = 1\n"),
+        "{}",
+        p.patch
+    );
+    assert!(!p.patch.contains("+net.ipv4.tcp_tw_recycle"), "{}", p.patch);
+    assert!(p.runtime.is_empty());
+    assert_eq!(p.exit_code(), 0, "{}", p.summary());
+}
+
+#[test]
+fn a_missing_option_is_added_to_the_server_group_of_the_file_read_last() {
+    let set = with_policy(
+        "policy: mine\ntitle: Mine\nrules:\n\
+         \x20 - id: mine.packet\n    title: t\n    severity: low\n    assert: \"default(mycnf_effective.max_allowed_packet, 0) >= 67108864\"\n    remedy: { set: mycnf_effective.max_allowed_packet, to: 64M }\n    why: w\n    fix: f\n    references: []\n",
+    );
+    let dir = host("mysql-includedir-override");
+    let p = fix::plan(&set, Some(&dir), &only("mine.*")).unwrap();
+    assert!(
+        p.patch.contains("+max_allowed_packet = 64M\n"),
+        "{}",
+        p.patch
+    );
+    let h = driftaudit::Host::snapshot(&dir).unwrap();
+    let r = driftaudit::Resolver::new(&h);
+    let last = r.option("max_allowed_packet").last_file.unwrap();
+    assert!(
+        p.patch.contains(&format!("+++ b{}\n", last.path)),
+        "{} not in {}",
+        last.path,
+        p.patch
+    );
+    assert!(p.proof.as_ref().unwrap().passed(), "{}", p.summary());
+}
