@@ -617,6 +617,11 @@ fn the_validator_rejects_broken_sarif() {
 
 // ------------------------------------------------------------------ JUnit
 
+/// JUnit as the CLI writes it from the checkout's root.
+fn junit_out(r: &Report) -> String {
+    driftaudit::unstable::render::junit::render_with(r, Some(&repo_root()))
+}
+
 #[derive(Debug, Default, PartialEq)]
 struct Counts {
     tests: usize,
@@ -625,7 +630,9 @@ struct Counts {
     skipped: usize,
 }
 
-/// Expected counts for one host, from the report, without the renderer's code.
+/// Expected counts for one host, from the report, without the renderer's
+/// code: one test case per rule and subject (`rule[subject]`), one named by
+/// the rule alone for a rule without findings on the host.
 fn expected_counts(r: &Report, host: usize) -> (Counts, BTreeMap<String, &'static str>) {
     let h = &r.hosts[host];
     let mut rules: BTreeSet<&str> = r.rules.iter().map(|m| m.id.as_str()).collect();
@@ -633,28 +640,36 @@ fn expected_counts(r: &Report, host: usize) -> (Counts, BTreeMap<String, &'stati
     let mut c = Counts::default();
     let mut verdicts = BTreeMap::new();
     for rule in rules {
-        let st: BTreeSet<Status> = h
-            .findings
-            .iter()
-            .filter(|f| f.rule == rule)
-            .map(|f| f.status)
-            .collect();
-        c.tests += 1;
-        let v = if st.contains(&Status::Fail) {
-            c.failures += 1;
-            "failure"
-        } else if st.contains(&Status::Error) {
-            c.errors += 1;
-            "error"
-        } else if st.contains(&Status::Unknown)
-            || (!st.is_empty() && st.iter().all(|s| *s == Status::Skip))
-        {
-            c.skipped += 1;
-            "skipped"
-        } else {
-            "passed"
-        };
-        verdicts.insert(rule.to_string(), v);
+        let mut groups: BTreeMap<String, BTreeSet<Status>> = BTreeMap::new();
+        for f in h.findings.iter().filter(|f| f.rule == rule) {
+            let name = if f.subject.is_empty() {
+                rule.to_string()
+            } else {
+                format!("{rule}[{}]", f.subject.join(", "))
+            };
+            groups.entry(name).or_default().insert(f.status);
+        }
+        if groups.is_empty() {
+            groups.insert(rule.to_string(), BTreeSet::new());
+        }
+        for (name, st) in groups {
+            c.tests += 1;
+            let v = if st.contains(&Status::Fail) {
+                c.failures += 1;
+                "failure"
+            } else if st.contains(&Status::Error) {
+                c.errors += 1;
+                "error"
+            } else if st.contains(&Status::Unknown)
+                || (!st.is_empty() && st.iter().all(|s| *s == Status::Skip))
+            {
+                c.skipped += 1;
+                "skipped"
+            } else {
+                "passed"
+            };
+            verdicts.insert(name, v);
+        }
     }
     (c, verdicts)
 }
@@ -675,6 +690,19 @@ fn check_junit(r: &Report, xml: &str) {
         .filter(|n| n.has_tag_name("testsuite"))
         .collect();
     assert_eq!(suites.len(), r.hosts.len(), "one suite per host");
+    // GitLab keys a test case by (classname, name) over the whole report and
+    // keeps only the first of equal keys: every pair must be unique.
+    let mut keys = BTreeSet::new();
+    for c in root.descendants().filter(|n| n.has_tag_name("testcase")) {
+        let key = (
+            c.attribute("classname").unwrap(),
+            c.attribute("name").unwrap(),
+        );
+        assert!(
+            keys.insert(key),
+            "test case {key:?} twice: GitLab keeps only the first"
+        );
+    }
     let mut total = Counts::default();
     for (i, s) in suites.iter().enumerate() {
         assert_eq!(s.attribute("name"), Some(r.hosts[i].host.as_str()));
@@ -687,8 +715,58 @@ fn check_junit(r: &Report, xml: &str) {
             tests: cases.len(),
             ..Counts::default()
         };
+        let host = &r.hosts[i];
         for c in &cases {
             let name = c.attribute("name").unwrap();
+            let classname = c.attribute("classname").unwrap();
+            // classname = HOST.policy (GitLab shows it as the suite)
+            let policy = classname
+                .strip_prefix(host.host.as_str())
+                .map(|rest| rest.trim_start_matches(|ch: char| ch == '#' || ch.is_ascii_digit()))
+                .and_then(|rest| rest.strip_prefix('.'))
+                .unwrap_or_else(|| {
+                    panic!(
+                        "classname `{classname}` does not start with the host `{}`",
+                        host.host
+                    )
+                });
+            let rule = name.split('[').next().unwrap();
+            let want_policy = r
+                .rules
+                .iter()
+                .find(|m| m.id == rule)
+                .map(|m| m.policy.as_str())
+                .or_else(|| {
+                    host.findings
+                        .iter()
+                        .find(|f| f.rule == rule)
+                        .map(|f| f.policy.as_str())
+                });
+            assert_eq!(Some(policy), want_policy, "{classname} {name}");
+            // file = the evidence path of a finding of this case
+            let of_case: Vec<&Finding> = host
+                .findings
+                .iter()
+                .filter(|f| {
+                    f.rule == rule
+                        && (f.subject.is_empty() && name == rule
+                            || format!("{rule}[{}]", f.subject.join(", ")) == name)
+                })
+                .collect();
+            match c.attribute("file") {
+                Some(file) => assert!(
+                    of_case.iter().any(|f| f.evidence.iter().any(|e| host
+                        .root
+                        .as_ref()
+                        .map(|root| root.join(e.path.trim_start_matches('/')))
+                        .is_some_and(|p| p.ends_with(file) || p == Path::new(file)))),
+                    "{name}: file `{file}` is not the evidence of its findings"
+                ),
+                None => assert!(
+                    of_case.iter().all(|f| f.evidence.is_empty()),
+                    "{name}: evidence but no file attribute"
+                ),
+            }
             let kind = c
                 .children()
                 .find(|n| {
@@ -712,11 +790,7 @@ fn check_junit(r: &Report, xml: &str) {
                     .find(|n| n.has_tag_name("failure"))
                     .and_then(|n| n.text())
                     .unwrap_or("");
-                for f in r.hosts[i]
-                    .findings
-                    .iter()
-                    .filter(|f| f.rule == name && f.status == Status::Fail)
-                {
+                for f in of_case.iter().filter(|f| f.status == Status::Fail) {
                     let first_line = f.explanation.trim().lines().next().unwrap_or("");
                     let clean: String = first_line.chars().filter(|c| !c.is_control()).collect();
                     let probe: String = clean.chars().take(30).collect();
@@ -743,7 +817,7 @@ fn check_junit(r: &Report, xml: &str) {
 fn junit_parses_back_with_counts_matching_the_report() {
     for name in host_names() {
         let r = report_of(&[&name]);
-        let xml = out(&r, Format::Junit);
+        let xml = junit_out(&r);
         check_junit(&r, &xml);
         insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {
             insta::assert_snapshot!(format!("format-{name}-junit"), xml);
@@ -756,15 +830,19 @@ fn junit_fleet_waived_and_hostile_reports_parse_back() {
     let names = host_names();
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
     let fleet = report_of(&refs);
-    check_junit(&fleet, &out(&fleet, Format::Junit));
+    check_junit(&fleet, &junit_out(&fleet));
     let (waived, wf) = waived_report();
-    let xml = out(&waived, Format::Junit);
+    let xml = junit_out(&waived);
     check_junit(&waived, &xml);
     // A waived finding passes its test case but is named in system-out.
     let doc = roxmltree::Document::parse(&xml).unwrap();
     let case = doc
         .descendants()
-        .find(|n| n.has_tag_name("testcase") && n.attribute("name") == Some(wf.rule.as_str()))
+        .find(|n| {
+            n.has_tag_name("testcase")
+                && n.attribute("name")
+                    .is_some_and(|x| x.split('[').next() == Some(wf.rule.as_str()))
+        })
         .unwrap();
     let sysout = case
         .children()
@@ -776,10 +854,85 @@ fn junit_fleet_waived_and_hostile_reports_parse_back() {
         "{sysout}"
     );
     let hostile = hostile_report();
-    let xml = out(&hostile, Format::Junit);
+    let xml = junit_out(&hostile);
     check_junit(&hostile, &xml);
     assert!(!xml.contains('\x1b') && !xml.contains('\x07'));
     assert!(!xml.contains("<script>"));
+}
+
+#[test]
+fn junit_keeps_every_host_of_a_two_host_report_for_gitlab() {
+    // The same snapshot under two host names in one repository: every rule
+    // fails the same way on both, at the same host paths. GitLab keys a test
+    // case by (classname, name) and keeps the first, so each host's cases
+    // must carry the host, and `file` must point into that host's directory.
+    let set = PolicySet::builtin().unwrap();
+    let repo = snapshot_repo(&[("nat-story", "web1"), ("nat-story", "web2")]);
+    let root = std::fs::canonicalize(repo.path()).unwrap();
+    let meta = root.join("snapshots/web2/snapshot.json");
+    let mut m: Json = serde_json::from_str(&std::fs::read_to_string(&meta).unwrap()).unwrap();
+    m["host"] = Json::from("web2.example.com");
+    std::fs::write(&meta, m.to_string()).unwrap();
+    let hosts: Vec<Host> = ["web1", "web2"]
+        .iter()
+        .map(|h| Host::snapshot(root.join("snapshots").join(h)).unwrap())
+        .collect();
+    let r = audit(&set, &hosts);
+    let xml = driftaudit::unstable::render::junit::render_with(&r, Some(&root));
+    check_junit(&r, &xml);
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let failing: Vec<(&str, &str, &str)> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("testcase") && n.children().any(|c| c.has_tag_name("failure")))
+        .map(|n| {
+            (
+                n.attribute("classname").unwrap(),
+                n.attribute("name").unwrap(),
+                n.attribute("file").unwrap_or(""),
+            )
+        })
+        .collect();
+    let tw: Vec<_> = failing
+        .iter()
+        .filter(|(_, name, _)| name.starts_with("linux.tcp-tw-recycle["))
+        .collect();
+    assert_eq!(
+        tw,
+        [
+            &(
+                "web-backend-02.linux-network",
+                "linux.tcp-tw-recycle[net.ipv4.tcp_tw_recycle]",
+                "snapshots/web1/etc/sysctl.d/60-perf.conf"
+            ),
+            &(
+                "web2.example.com.linux-network",
+                "linux.tcp-tw-recycle[net.ipv4.tcp_tw_recycle]",
+                "snapshots/web2/etc/sysctl.d/60-perf.conf"
+            ),
+        ]
+    );
+    // Every failure of one host has its twin on the other: nothing folded.
+    let per_host = |prefix: &str| -> BTreeSet<&str> {
+        failing
+            .iter()
+            .filter(|(c, _, _)| c.starts_with(prefix))
+            .map(|(_, n, _)| *n)
+            .collect()
+    };
+    assert!(!per_host("web-backend-02.").is_empty());
+    assert_eq!(per_host("web-backend-02."), per_host("web2.example.com."));
+
+    // Two snapshots of one host name (before/after) stay two suites too.
+    let same = audit(
+        &set,
+        &[
+            Host::snapshot(root.join("snapshots/web1")).unwrap(),
+            Host::snapshot(root.join("snapshots/web1")).unwrap(),
+        ],
+    );
+    let xml = driftaudit::unstable::render::junit::render_with(&same, Some(&root));
+    check_junit(&same, &xml);
+    assert!(xml.contains("classname=\"web-backend-02#2.linux-network\""));
 }
 
 // --------------------------------------------------------------- Markdown
@@ -908,11 +1061,11 @@ fn markdown_fleet_waived_and_hostile_reports_stay_well_formed() {
 #[test]
 fn the_cli_prints_each_format_from_the_same_report() {
     let r = report_of(&["nat-story"]);
-    for (flag, format) in [
-        ("sarif", Format::Sarif),
-        ("junit", Format::Junit),
-        ("markdown", Format::Markdown),
-        ("md", Format::Markdown),
+    for (flag, want) in [
+        ("sarif", sarif_out(&r)),
+        ("junit", junit_out(&r)),
+        ("markdown", out(&r, Format::Markdown)),
+        ("md", out(&r, Format::Markdown)),
     ] {
         let o = Command::new(env!("CARGO_BIN_EXE_driftaudit"))
             .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -927,10 +1080,62 @@ fn the_cli_prints_each_format_from_the_same_report() {
             .output()
             .expect("run driftaudit");
         assert_eq!(o.status.code(), Some(1), "nat-story fails: {flag}");
-        assert_eq!(
-            String::from_utf8_lossy(&o.stdout),
-            out(&r, format),
-            "{flag}"
-        );
+        assert_eq!(String::from_utf8_lossy(&o.stdout), want, "{flag}");
     }
+}
+
+#[test]
+fn the_cli_writes_paths_relative_to_the_working_directory_or_sarif_root() {
+    let repo = snapshot_repo(&[("nat-story", "db1")]);
+    let run = |cwd: &Path, extra: &[&str], snapshot: &str, format: &str| {
+        let o = Command::new(env!("CARGO_BIN_EXE_driftaudit"))
+            .current_dir(cwd)
+            .args(["check", "--snapshot", snapshot, "--format", format])
+            .args(extra)
+            .output()
+            .expect("run driftaudit");
+        assert_eq!(
+            o.status.code(),
+            Some(1),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let uri_of = |sarif: &str| -> String {
+        let doc: Json = serde_json::from_str(sarif).unwrap();
+        doc["runs"][0]["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["ruleId"] == "linux.tcp-tw-recycle")
+            .unwrap()["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let want = "snapshots/db1/etc/sysctl.d/60-perf.conf";
+    // From the repository root, as CI runs it.
+    assert_eq!(
+        uri_of(&run(repo.path(), &[], "snapshots/db1", "sarif")),
+        want
+    );
+    let xml = run(repo.path(), &[], "snapshots/db1", "junit");
+    assert!(xml.contains(&format!("file=\"{want}\"")), "{xml}");
+    // From elsewhere, with --sarif-root naming the repository.
+    let elsewhere = repo.path().join("snapshots");
+    let root = repo.path().to_str().unwrap();
+    assert_eq!(
+        uri_of(&run(&elsewhere, &["--sarif-root", root], "db1", "sarif")),
+        want
+    );
+    // A root that does not exist is a usage error, not a silent fallback.
+    let o = Command::new(env!("CARGO_BIN_EXE_driftaudit"))
+        .current_dir(repo.path())
+        .args(["check", "--snapshot", "snapshots/db1", "--format", "sarif"])
+        .args(["--sarif-root", "no/such/dir"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--sarif-root `no/such/dir`"));
 }

@@ -67,6 +67,11 @@ pub(crate) struct CheckArgs {
     /// kernel=X.Y; adds upgrade.* findings (docs/upgrade.md).
     #[arg(long = "target", value_name = "PRODUCT=VERSION")]
     pub(crate) target: Vec<String>,
+    /// Repository root that SARIF locations and JUnit `file` paths are
+    /// relative to (default: the working directory), so code scanning and
+    /// GitLab find `snapshots/db1/etc/sysctl.conf`.
+    #[arg(long, value_name = "DIR", visible_alias = "repo-root")]
+    pub(crate) sarif_root: Option<std::path::PathBuf>,
 }
 
 /// The `--target` values, or the usage error naming the accepted forms.
@@ -128,14 +133,31 @@ pub(crate) fn run(a: CheckArgs) -> Exit {
     if let Some(w) = &waivers {
         w.apply(&mut report, &driftaudit::unstable::waiver::today());
     }
-    let text = render(
-        &report,
-        a.format.0,
-        RenderOptions {
-            color: color(),
-            verbose: a.verbose,
-        },
-    );
+    let format = a.format.0;
+    let text = match format {
+        Format::Sarif | Format::Junit => {
+            let root = match repo_root(a.sarif_root.as_deref()) {
+                Ok(r) => r,
+                Err(e) => return Exit::Error(e),
+            };
+            if format == Format::Sarif {
+                driftaudit::unstable::render::sarif::render_with(
+                    &report,
+                    &driftaudit::unstable::render::sarif::SarifOptions::with_root(root),
+                )
+            } else {
+                driftaudit::unstable::render::junit::render_with(&report, Some(&root))
+            }
+        }
+        _ => render(
+            &report,
+            format,
+            RenderOptions {
+                color: color(),
+                verbose: a.verbose,
+            },
+        ),
+    };
     if let Err(e) = write_out(&text) {
         return e.into();
     }
@@ -230,4 +252,17 @@ fn close_ids(glob: &str, ids: &[&str]) -> String {
     }
     let list: Vec<String> = near.iter().map(|(_, id)| format!("`{id}`")).collect();
     format!("; close ids: {}", list.join(", "))
+}
+
+/// The repository root SARIF and JUnit paths are relative to: `--sarif-root`
+/// or the working directory, canonical (snapshot roots are canonical too).
+fn repo_root(dir: Option<&std::path::Path>) -> Result<std::path::PathBuf, String> {
+    match dir {
+        Some(d) => {
+            std::fs::canonicalize(d).map_err(|e| format!("--sarif-root `{}`: {e}", d.display()))
+        }
+        None => std::env::current_dir()
+            .and_then(std::fs::canonicalize)
+            .map_err(|e| format!("cannot read the working directory: {e}")),
+    }
 }

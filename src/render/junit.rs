@@ -1,9 +1,14 @@
 //! JUnit XML renderer (quick-junit writer, which escapes and strips control
-//! characters): one `<testsuite>` per host, one `<testcase>` per rule with all
-//! of that rule's findings on the host folded into one verdict. Sees only the
+//! characters) shaped for GitLab's unit test reports, which key a test case
+//! by `classname` and `name`, keep only the first of equal keys and show
+//! `classname` as the suite: one `<testsuite>` per host, one `<testcase>` per
+//! rule and subject on the host (`classname` = `HOST.policy`, `name` =
+//! `rule[subject]`, `file` = the evidence path relative to the repository
+//! root), every (classname, name) pair unique in the report. Sees only the
 //! [`Report`]; never evaluates rules or reads host data.
 //!
-//! Verdict of a rule on a host, first match wins (docs/formats.md):
+//! Verdict of a rule's findings on one subject of a host, first match wins
+//! (docs/formats.md):
 //! 1. any `fail` → `<failure>` (message: the first explanation; body: every
 //!    failing finding with expected/actual, evidence and fix);
 //! 2. any `error` → `<error>` (the rule could not be evaluated);
@@ -12,15 +17,17 @@
 //!    test case's `<system-out>` with reason and expiry, never dropped;
 //! 5. only `skip` → `<skipped>` (type `skip`, the reason it does not apply);
 //!
-//! a rule with no finding on the host passes with a `<system-out>` note.
+//! a rule with no finding on the host is one test case named by the rule
+//! alone, passing with a `<system-out>` note.
 //! Each suite's properties carry `source` and one `coverage.DOMAIN` per
 //! domain, the text report's coverage line (and `coverage.hard_links` when a
 //! snapshot file read has other hard links).
 //! Findings that did not decide the verdict are listed in `<system-out>`.
 //! No timestamps or durations, so the output is reproducible.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
+use std::path::Path;
 
 use quick_junit::{NonSuccessKind, Property, TestCase, TestCaseStatus, TestSuite};
 
@@ -130,7 +137,44 @@ fn non_success(status: &mut TestCaseStatus, ty: &str, list: &[&Finding]) {
     status.set_description(block(list.iter().copied()));
 }
 
-fn case(policy: &str, rule: &str, findings: &[&Finding]) -> TestCase {
+/// The test case name of a rule's findings on one subject: the rule id,
+/// then the subject in brackets (`linux.tcp-tw-recycle[net.ipv4.tcp_tw_recycle]`),
+/// the way parametrised tests are named.
+pub fn case_name(rule: &str, subject: &[String]) -> String {
+    if subject.is_empty() {
+        rule.to_string()
+    } else {
+        format!("{rule}[{}]", subject.join(", "))
+    }
+}
+
+/// The evidence file of a test case: the first deciding finding with
+/// evidence, else any finding with evidence; relative to the repository
+/// root when inside it, else absolute.
+fn case_file(
+    h: &HostReport,
+    decided: Status,
+    findings: &[&Finding],
+    repo_root: Option<&Path>,
+) -> Option<String> {
+    let e = findings
+        .iter()
+        .filter(|f| f.status == decided)
+        .chain(findings.iter())
+        .find_map(|f| f.evidence.first())?;
+    let p = match super::sarif::repo_path(h.root.as_deref(), &e.path, repo_root) {
+        Ok(rel) | Err(rel) => rel,
+    };
+    Some(p.to_string_lossy().into_owned())
+}
+
+fn case(
+    h: &HostReport,
+    classname: &str,
+    name: &str,
+    findings: &[&Finding],
+    repo_root: Option<&Path>,
+) -> TestCase {
     let v = verdict(findings.iter().copied());
     let of = |s: Status| -> Vec<&Finding> {
         findings.iter().copied().filter(|f| f.status == s).collect()
@@ -165,9 +209,12 @@ fn case(policy: &str, rule: &str, findings: &[&Finding]) -> TestCase {
         }
         Verdict::Passed => (TestCaseStatus::success(), Status::Pass),
     };
-    let mut tc = TestCase::new(rule, status);
-    tc.set_classname(policy);
+    let mut tc = TestCase::new(name, status);
+    tc.set_classname(classname);
     tc.set_assertions(findings.len());
+    if let Some(file) = case_file(h, decided, findings, repo_root) {
+        tc.extra.insert("file".into(), file.into());
+    }
     // Everything that did not decide the verdict and is not a plain pass.
     let rest: Vec<&Finding> = findings
         .iter()
@@ -182,7 +229,13 @@ fn case(policy: &str, rule: &str, findings: &[&Finding]) -> TestCase {
     tc
 }
 
-fn suite(h: &HostReport, report: &Report) -> TestSuite {
+fn suite(
+    h: &HostReport,
+    label: &str,
+    report: &Report,
+    used: &mut BTreeSet<(String, String)>,
+    repo_root: Option<&Path>,
+) -> TestSuite {
     // rule id -> policy, from the catalogue and from the findings themselves.
     let mut rules: BTreeMap<&str, &str> = report
         .rules
@@ -210,17 +263,59 @@ fn suite(h: &HostReport, report: &Report) -> TestSuite {
         s.add_property(Property::new("coverage.hard_links", line));
     }
     for (rule, policy) in rules {
-        let fs: Vec<&Finding> = h.findings.iter().filter(|f| f.rule == rule).collect();
-        s.add_test_case(case(policy, rule, &fs));
+        let classname = format!("{label}.{policy}");
+        // one test case per subject of the rule, in the report's order
+        let mut by_subject: BTreeMap<&[String], Vec<&Finding>> = BTreeMap::new();
+        for f in h.findings.iter().filter(|f| f.rule == rule) {
+            by_subject.entry(f.subject.as_slice()).or_default().push(f);
+        }
+        if by_subject.is_empty() {
+            by_subject.insert(&[], Vec::new());
+        }
+        for (subject, fs) in by_subject {
+            let mut name = case_name(rule, subject);
+            // Unique in the whole report, whatever a hostile name holds
+            // (`a[b]` as a rule id, a subject that repeats another's name).
+            let mut n = 1;
+            while used.contains(&(classname.clone(), name.clone())) {
+                n += 1;
+                name = format!("{} #{n}", case_name(rule, subject));
+            }
+            used.insert((classname.clone(), name.clone()));
+            s.add_test_case(case(h, &classname, &name, &fs, repo_root));
+        }
     }
     s
 }
 
-/// Render the report as JUnit XML.
-pub fn render(report: &Report) -> String {
+/// The host part of each suite's class names: the host name, with `#N`
+/// added from the second host of the same name on (two snapshots of one
+/// host in one report), so no two hosts share a GitLab suite.
+fn host_labels(report: &Report) -> Vec<String> {
+    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+    report
+        .hosts
+        .iter()
+        .map(|h| {
+            let n = seen.entry(h.host.as_str()).or_insert(0);
+            *n += 1;
+            if *n == 1 {
+                h.host.clone()
+            } else {
+                format!("{}#{n}", h.host)
+            }
+        })
+        .collect()
+}
+
+/// Render the report as JUnit XML, `file` attributes relative to
+/// `repo_root` (absolute, canonical: the CLI passes the working directory),
+/// absolute outside it or without one.
+pub fn render_with(report: &Report, repo_root: Option<&Path>) -> String {
     let mut r = quick_junit::Report::new("driftaudit");
-    for h in &report.hosts {
-        r.add_test_suite(suite(h, report));
+    let mut used = BTreeSet::new();
+    for (h, label) in report.hosts.iter().zip(host_labels(report)) {
+        r.add_test_suite(suite(h, &label, report, &mut used, repo_root));
     }
     match r.to_string() {
         Ok(mut s) => {
@@ -234,4 +329,10 @@ pub fn render(report: &Report) -> String {
             e.to_string().replace("--", "- -")
         ),
     }
+}
+
+/// [`render_with`] without a repository root: `file` attributes are
+/// absolute paths.
+pub fn render(report: &Report) -> String {
+    render_with(report, None)
 }
