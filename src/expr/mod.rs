@@ -426,6 +426,19 @@ mod tests {
         assert_eq!(shown("min([1, 2], 3)"), "min([1, 2], 3)");
     }
 
+    #[test]
+    fn keywords_are_never_read_as_names() {
+        // found by the round-trip proptest: `not` after `==` was a name minus 0
+        for src in ["0 == not -0", "a == not b", "1 + and", "or"] {
+            assert!(parse(src).is_err(), "`{src}` parsed as {:?}", parse(src));
+        }
+        assert!(parse("0 == (not -0)").is_ok());
+        assert!(
+            parse("mycnf.not").is_ok(),
+            "a key after `.` may be any word"
+        );
+    }
+
     /// Source text of a random well-formed expression.
     fn source() -> impl proptest::strategy::Strategy<Value = String> {
         use proptest::prelude::*;

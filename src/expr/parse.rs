@@ -421,6 +421,21 @@ impl Parser {
         match name.as_str() {
             "true" => return Ok(Expr::Lit(Value::Bool(true))),
             "false" => return Ok(Expr::Lit(Value::Bool(false))),
+            // keywords are never names: `0 == not -0` once read as `0 == (not - 0)`
+            "not" => {
+                return Err(SyntaxError {
+                    offset: off,
+                    message: "`not` binds looser than comparisons and arithmetic: \
+                              put it in parentheses, e.g. `a == (not b)`"
+                        .into(),
+                })
+            }
+            "and" | "or" => {
+                return Err(SyntaxError {
+                    offset: off,
+                    message: format!("expected a value, found `{name}`"),
+                })
+            }
             _ => {}
         }
         if self.eat_sym("(") {
