@@ -208,18 +208,27 @@ fn bin() -> &'static str {
 /// act inside them on any machine, not only when the scheduler happens to
 /// let it. Without `unshare` (not root, off CI) the plain command.
 fn long_capture(args: &[&OsStr]) -> std::process::Command {
-    static BIG: std::sync::OnceLock<Option<tempfile::TempDir>> = std::sync::OnceLock::new();
+    // A static is never dropped, so a `TempDir` here would leak 20,000
+    // files (79 MB) into /tmp on every run: the directory lives in cargo's
+    // per-target scratch space instead, is made once, and is reused.
+    static BIG: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
     let big = BIG.get_or_init(|| {
         if !can_unshare("a long live capture") {
             return None;
         }
-        let d = tempfile::tempdir().unwrap();
-        for i in 0..20_000 {
-            fs::write(
-                d.path().join(format!("{i:05}-race.conf")),
-                format!("# file {i}\nnet.core.somaxconn = {}\n", 1024 + i % 7),
-            )
-            .unwrap();
+        let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("race-sysctl.d");
+        let done = d.with_extension("complete");
+        if !done.exists() {
+            let _ = fs::remove_dir_all(&d);
+            fs::create_dir_all(&d).unwrap();
+            for i in 0..20_000 {
+                fs::write(
+                    d.join(format!("{i:05}-race.conf")),
+                    format!("# file {i}\nnet.core.somaxconn = {}\n", 1024 + i % 7),
+                )
+                .unwrap();
+            }
+            fs::write(&done, "").unwrap();
         }
         Some(d)
     });
@@ -230,7 +239,7 @@ fn long_capture(args: &[&OsStr]) -> std::process::Command {
                 .arg("mount --bind \"$BIG\" /etc/sysctl.d; exec \"$DRIFTAUDIT\" \"$@\"")
                 .arg("sh")
                 .args(args)
-                .env("BIG", d.path())
+                .env("BIG", d)
                 .env("DRIFTAUDIT", bin());
             c
         }
