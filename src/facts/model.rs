@@ -66,15 +66,16 @@ impl std::fmt::Display for Evidence {
 }
 
 /// One known setting: its typed value, the raw text it was read from, and where
-/// it was set. `evidence` lists the winning location first, then every earlier
-/// (overridden) assignment in the order they were read.
+/// it was set. `evidence` lists the winning location first, then the earlier
+/// (overridden) assignments, most recent first (the one the winner replaced
+/// comes second); readers keep a bounded number of them.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Setting {
     /// Typed value.
     pub value: Value,
     /// The text as written on the host (redacted for secrets).
     pub raw: String,
-    /// Winning location first, then overridden ones.
+    /// Winning location first, then overridden ones, most recent first.
     pub evidence: Vec<Evidence>,
     /// Extra context for explanations ("procps `sysctl --system` would apply 1 from ...").
     #[serde(skip_serializing_if = "Option::is_none")]
