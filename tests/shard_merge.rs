@@ -126,13 +126,31 @@ fn shards_of_the_testdata_fleet_merged_equal_the_unsharded_report() {
             .unwrap()
             .report
             .hosts;
-        for f in [Format::Sarif, Format::Junit, Format::Markdown] {
+        for f in [Format::Sarif, Format::Junit, Format::Markdown, Format::Html] {
             assert_eq!(
                 write(&m, f),
                 driftaudit::render(&report, f, RenderOptions::default()),
                 "{f:?}, N={n}"
             );
         }
+        // Prometheus: the same series; only the run's timestamp differs
+        let series = |t: String| -> String {
+            t.lines()
+                .filter(|l| !l.starts_with("driftaudit_last_run_timestamp_seconds "))
+                .map(|l| format!("{l}\n"))
+                .collect()
+        };
+        let prom = series(write(&m, Format::Prometheus));
+        assert!(prom.contains("driftaudit_rule_failing_hosts{"), "N={n}");
+        assert_eq!(
+            prom,
+            series(driftaudit::render(
+                &report,
+                Format::Prometheus,
+                RenderOptions::default()
+            )),
+            "N={n}"
+        );
     }
 }
 

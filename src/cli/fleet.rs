@@ -11,6 +11,7 @@ use rayon::prelude::*;
 use driftaudit::unstable::fleet::select::{ChangedSince, Selection};
 use driftaudit::unstable::fleet::{self as lib, FleetSummary, HostDigest};
 use driftaudit::unstable::host::io_message;
+use driftaudit::unstable::render::prometheus::{self, HostCounts};
 use driftaudit::unstable::render::stream::{render_host, FleetWriter};
 use driftaudit::unstable::report::merge::RunMeta;
 use driftaudit::{Format, PolicySet, RenderOptions, Severity};
@@ -69,7 +70,10 @@ pub(crate) fn check_fleet(a: &CheckArgs, set: &PolicySet, dir: &Path) -> Exit {
         }
     }
     let format = a.format.0;
-    if !format.streams() {
+    // Prometheus is not streamed: each host leaves its counts, and the
+    // metrics are written once at the end (a metric family is one group).
+    let prom = format == Format::Prometheus;
+    if !format.streams() && !prom {
         return FleetError::NotStreamed(format).into();
     }
     // parsed (and refused with exit 2) by `check` before it calls us
@@ -106,23 +110,28 @@ pub(crate) fn check_fleet(a: &CheckArgs, set: &PolicySet, dir: &Path) -> Exit {
     });
 
     let out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
-    let mut writer = match FleetWriter::new(out, format, opts) {
-        Ok(w) if format == Format::Json => {
-            // what `driftaudit merge` needs: the rule catalogue and the run
-            let run = RunMeta {
-                fleet: Some(dir.display().to_string()),
-                shard: a.shard.map(|s| s.to_string()),
-                changed_since: a.changed_since.clone(),
-                ..RunMeta::new(set, &fail_on_name(a))
-            };
-            match w.with_run(&driftaudit::Report::new(vec![], set).rules, &run) {
-                Ok(w) => w,
-                Err(e) => return write_error(e),
+    let (mut writer, mut prom_out) = if prom {
+        (None, Some(out))
+    } else {
+        match FleetWriter::new(out, format, opts) {
+            Ok(w) if format == Format::Json => {
+                // what `driftaudit merge` needs: the rule catalogue and the run
+                let run = RunMeta {
+                    fleet: Some(dir.display().to_string()),
+                    shard: a.shard.map(|s| s.to_string()),
+                    changed_since: a.changed_since.clone(),
+                    ..RunMeta::new(set, &fail_on_name(a))
+                };
+                match w.with_run(&driftaudit::Report::new(vec![], set).rules, &run) {
+                    Ok(w) => (Some(w), None),
+                    Err(e) => return write_error(e),
+                }
             }
+            Ok(w) => (Some(w), None),
+            Err(e) => return write_error(e),
         }
-        Ok(w) => w,
-        Err(e) => return write_error(e),
     };
+    let mut counts: Vec<HostCounts> = Vec::new();
     let mut summary = FleetSummary::new(set);
     let mut walk = lib::discover(dir, a.max_depth);
     let mut walk_errors = 0usize;
@@ -156,7 +165,8 @@ pub(crate) fn check_fleet(a: &CheckArgs, set: &PolicySet, dir: &Path) -> Exit {
         if let Some(pb) = &progress {
             pb.inc_length(batch.len() as u64);
         }
-        let done: Vec<io::Result<(String, HostDigest, bool)>> = batch
+        type Done = io::Result<(String, HostDigest, bool, Option<HostCounts>)>;
+        let done: Vec<Done> = batch
             .par_iter()
             .map(|d| {
                 let mut report = lib::audit_dir(set, d);
@@ -167,29 +177,46 @@ pub(crate) fn check_fleet(a: &CheckArgs, set: &PolicySet, dir: &Path) -> Exit {
                 let digest = HostDigest::of(&report, &rel, fail_on);
                 report.path = Some(rel);
                 let unknown = a.fail_on.unknown() && report.has_unknown();
-                let text = render_host(format, opts, report);
+                let host_counts = prom.then(|| HostCounts::of(&report));
+                let text = if prom {
+                    Ok(String::new())
+                } else {
+                    render_host(format, opts, report)
+                };
                 if let Some(pb) = &progress {
                     pb.inc(1);
                 }
-                text.map(|t| (t, digest, unknown))
+                text.map(|t| (t, digest, unknown, host_counts))
             })
             .collect();
         for r in done {
-            let (text, digest, unknown) = match r {
+            let (text, digest, unknown, host_counts) = match r {
                 Ok(x) => x,
                 Err(e) => return write_error(e),
             };
             hosts_unknown += usize::from(unknown);
             summary.add_digest(digest);
-            if let Err(e) = writer.rendered(&text) {
-                return write_error(e);
+            counts.extend(host_counts);
+            if let Some(w) = writer.as_mut() {
+                if let Err(e) = w.rendered(&text) {
+                    return write_error(e);
+                }
             }
         }
     }
     if let Some(pb) = progress {
         pb.finish_and_clear();
     }
-    if let Err(e) = writer.finish(&summary).map(|mut w| w.flush()) {
+    let finished = match (writer, prom_out.as_mut()) {
+        (Some(w), _) => w.finish(&summary).and_then(|mut w| w.flush()),
+        (None, Some(out)) => {
+            let rules = prometheus::fleet_rule_failures(&summary, set);
+            let text = prometheus::render_counts(&counts, Some(&rules), prometheus::now());
+            out.write_all(text.as_bytes()).and_then(|_| out.flush())
+        }
+        (None, None) => Ok(()),
+    };
+    if let Err(e) = finished {
         return write_error(e);
     }
     if !selection.is_all() {

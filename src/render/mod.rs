@@ -8,9 +8,11 @@ use crate::report::Report;
 
 pub mod diff;
 mod fleet;
+pub mod html;
 pub mod json;
 pub mod junit;
 pub mod markdown;
+pub mod prometheus;
 pub mod sarif;
 pub mod stream;
 pub mod text;
@@ -34,6 +36,11 @@ pub enum Format {
     Markdown,
     /// JSON Lines: one compact host report per line.
     Jsonl,
+    /// Prometheus text format 0.0.4 for node_exporter's textfile collector
+    /// (docs/formats.md).
+    Prometheus,
+    /// One self-contained HTML page (docs/formats.md).
+    Html,
 }
 
 impl Format {
@@ -45,6 +52,8 @@ impl Format {
         Format::Junit,
         Format::Markdown,
         Format::Jsonl,
+        Format::Prometheus,
+        Format::Html,
     ];
 
     /// The name `--format` takes.
@@ -56,6 +65,8 @@ impl Format {
             Format::Junit => "junit",
             Format::Markdown => "markdown",
             Format::Jsonl => "jsonl",
+            Format::Prometheus => "prometheus",
+            Format::Html => "html",
         }
     }
 
@@ -73,6 +84,9 @@ impl Format {
             Format::Jsonl => {
                 Some("One host report per line (with --fleet, then one fleet summary line)")
             }
+            Format::Prometheus => Some(
+                "Prometheus text format for node_exporter's textfile collector (with --fleet, also per-rule failing hosts)",
+            ),
             _ => None,
         }
     }
@@ -117,6 +131,8 @@ pub fn render(report: &Report, format: Format, opts: RenderOptions) -> String {
         Format::Junit => junit::render(report),
         Format::Markdown => markdown::render(report),
         Format::Jsonl => stream::jsonl(report),
+        Format::Prometheus => prometheus::render_at(report, prometheus::now()),
+        Format::Html => html::render(report),
     }
 }
 

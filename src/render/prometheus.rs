@@ -1,0 +1,266 @@
+//! Prometheus text exposition format 0.0.4 (not OpenMetrics) for
+//! node_exporter's textfile collector: a few gauges per host and per rule,
+//! never a label holding a setting's value, a path or a subject, so the
+//! number of series is bounded by hosts × statuses × severities and by the
+//! rule catalogue. Sees only the [`Report`] (or, for a streamed fleet, the
+//! per-host counts and the fleet summary) and the time it is handed (only
+//! [`now`], which callers call, reads the clock); never evaluates rules or
+//! reads host data.
+//!
+//! Series (docs/formats.md, Prometheus):
+//! - `driftaudit_findings{host,status,severity}`: findings of the host by
+//!   status and rule severity, every combination written (a zero is a
+//!   value, an absent series is not); a second host of the same name (two
+//!   snapshots of one host) is `HOST#2`, so no series repeats;
+//! - `driftaudit_unevaluated_domains{host}`: detected domains none of whose
+//!   rules reached a verdict (never a silent all-clear);
+//! - `driftaudit_rule_failing_hosts{rule,policy,severity}`: hosts on which
+//!   the rule fails, for a report of more than one host (a fleet);
+//! - `driftaudit_hosts`: hosts audited;
+//! - `driftaudit_last_run_timestamp_seconds`: when the audit ran;
+//! - `driftaudit_build_info{version}`: always 1.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use crate::policy::{PolicySet, Severity};
+use crate::report::fleet::FleetSummary;
+use crate::report::{HostReport, Report, Status};
+
+/// Statuses in the order they are written.
+const STATUSES: [Status; 6] = [
+    Status::Fail,
+    Status::Unknown,
+    Status::Error,
+    Status::Waived,
+    Status::Skip,
+    Status::Pass,
+];
+
+fn status_index(s: Status) -> usize {
+    STATUSES.iter().position(|x| *x == s).unwrap_or(0)
+}
+
+fn severity_index(s: Severity) -> usize {
+    Severity::ALL.iter().position(|x| *x == s).unwrap_or(0)
+}
+
+/// One host's numbers: all a fleet run keeps of a host after it is written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostCounts {
+    /// Host name.
+    pub host: String,
+    /// Findings by status (in [`Status`] order fail, unknown, error,
+    /// waived, skip, pass) and severity (lowest first).
+    pub findings: [[usize; 5]; 6],
+    /// Detected domains with no rule evaluated.
+    pub unevaluated_domains: usize,
+}
+
+impl HostCounts {
+    /// Count a host report.
+    pub fn of(h: &HostReport) -> HostCounts {
+        let mut findings = [[0usize; 5]; 6];
+        for f in &h.findings {
+            findings[status_index(f.status)][severity_index(f.severity)] += 1;
+        }
+        HostCounts {
+            host: h.host.clone(),
+            findings,
+            unevaluated_domains: h.unevaluated_domains().len(),
+        }
+    }
+}
+
+/// Per rule: its policy, severity and the hosts it fails on.
+pub type RuleFailures = BTreeMap<String, (String, Option<Severity>, usize)>;
+
+/// Per-rule failing hosts of a whole report.
+fn rule_failures(report: &Report) -> RuleFailures {
+    let mut out: RuleFailures = report
+        .rules
+        .iter()
+        .map(|r| (r.id.clone(), (r.policy.clone(), Some(r.severity), 0)))
+        .collect();
+    for h in &report.hosts {
+        let mut failing: Vec<&str> = h
+            .findings
+            .iter()
+            .filter(|f| f.status == Status::Fail)
+            .map(|f| f.rule.as_str())
+            .collect();
+        failing.sort_unstable();
+        failing.dedup();
+        for rule in failing {
+            let f = h.findings.iter().find(|f| f.rule == rule);
+            let e = out.entry(rule.to_string()).or_insert_with(|| {
+                (
+                    f.map(|f| f.policy.clone()).unwrap_or_default(),
+                    f.map(|f| f.severity),
+                    0,
+                )
+            });
+            e.2 += 1;
+        }
+    }
+    out
+}
+
+/// Per-rule failing hosts from a streamed fleet's summary.
+pub fn fleet_rule_failures(summary: &FleetSummary, policies: &PolicySet) -> RuleFailures {
+    let input = crate::report::input_rule_meta();
+    let mut policy: BTreeMap<&str, &str> = policies
+        .rules
+        .iter()
+        .map(|r| (r.id.as_str(), r.policy.as_str()))
+        .collect();
+    policy.insert(input.id.as_str(), input.policy.as_str());
+    summary
+        .rules
+        .iter()
+        .map(|(id, s)| {
+            (
+                id.clone(),
+                (
+                    policy.get(id.as_str()).copied().unwrap_or("").to_string(),
+                    s.severity,
+                    s.hosts_failing,
+                ),
+            )
+        })
+        .collect()
+}
+
+/// A label value in the text format: `\`, `"` and newline escaped.
+pub fn label_value(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn header(out: &mut String, name: &str, help: &str) {
+    // HELP text escapes `\` and newline; ours are fixed strings without them.
+    let _ = writeln!(out, "# HELP {name} {help}");
+    let _ = writeln!(out, "# TYPE {name} gauge");
+}
+
+/// Write the metrics of hosts (and, for more than one host, the per-rule
+/// failing hosts) at `now` (seconds since the Unix epoch).
+pub fn render_counts(hosts: &[HostCounts], rules: Option<&RuleFailures>, now: f64) -> String {
+    // A series must be unique: from the second host of one name on (before
+    // and after snapshots of a host), the label is `HOST#N`, as in JUnit.
+    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+    let labels: Vec<String> = hosts
+        .iter()
+        .map(|h| {
+            let n = seen.entry(h.host.as_str()).or_insert(0);
+            *n += 1;
+            let name = if *n == 1 {
+                h.host.clone()
+            } else {
+                format!("{}#{n}", h.host)
+            };
+            label_value(&name)
+        })
+        .collect();
+    let mut out = String::new();
+    header(
+        &mut out,
+        "driftaudit_findings",
+        "Findings of the last audit by host, status and rule severity.",
+    );
+    for (h, host) in hosts.iter().zip(&labels) {
+        for (si, status) in STATUSES.iter().enumerate() {
+            for (vi, sev) in Severity::ALL.iter().enumerate() {
+                let _ = writeln!(
+                    out,
+                    "driftaudit_findings{{host=\"{host}\",status=\"{}\",severity=\"{}\"}} {}",
+                    status.as_str(),
+                    sev.as_str(),
+                    h.findings[si][vi]
+                );
+            }
+        }
+    }
+    header(
+        &mut out,
+        "driftaudit_unevaluated_domains",
+        "Domains detected on the host none of whose rules reached a verdict.",
+    );
+    for (h, host) in hosts.iter().zip(&labels) {
+        let _ = writeln!(
+            out,
+            "driftaudit_unevaluated_domains{{host=\"{host}\"}} {}",
+            h.unevaluated_domains
+        );
+    }
+    if let Some(rules) = rules {
+        header(
+            &mut out,
+            "driftaudit_rule_failing_hosts",
+            "Hosts on which the rule fails.",
+        );
+        for (id, (policy, sev, n)) in rules {
+            let _ = writeln!(
+                out,
+                "driftaudit_rule_failing_hosts{{rule=\"{}\",policy=\"{}\",severity=\"{}\"}} {n}",
+                label_value(id),
+                label_value(policy),
+                sev.map(|s| s.as_str()).unwrap_or("none")
+            );
+        }
+    }
+    header(&mut out, "driftaudit_hosts", "Hosts audited.");
+    let _ = writeln!(out, "driftaudit_hosts {}", hosts.len());
+    header(
+        &mut out,
+        "driftaudit_last_run_timestamp_seconds",
+        "When the audit ran, in seconds since the Unix epoch.",
+    );
+    let _ = writeln!(out, "driftaudit_last_run_timestamp_seconds {now:.3}");
+    header(
+        &mut out,
+        "driftaudit_build_info",
+        "The driftaudit version that wrote these metrics; always 1.",
+    );
+    let _ = writeln!(
+        out,
+        "driftaudit_build_info{{version=\"{}\"}} 1",
+        env!("CARGO_PKG_VERSION")
+    );
+    out
+}
+
+/// Render a report's metrics as of `now` (seconds since the Unix epoch).
+pub fn render_at(report: &Report, now: f64) -> String {
+    let hosts: Vec<HostCounts> = report.hosts.iter().map(HostCounts::of).collect();
+    let rules = (report.hosts.len() > 1).then(|| rule_failures(report));
+    render_counts(&hosts, rules.as_ref(), now)
+}
+
+/// Seconds since the Unix epoch, now (the one clock read of this format,
+/// made by the caller of [`render_at`]).
+pub fn now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn label_values_escape_backslash_quote_and_newline() {
+        assert_eq!(label_value("a\\b\"c\nd"), "a\\\\b\\\"c\\nd");
+        assert_eq!(label_value("web1"), "web1");
+    }
+}

@@ -1,0 +1,216 @@
+//! `--format html`: one self-contained page, checked as text (nothing loaded
+//! from the network, host text escaped) and rendered in headless Chromium
+//! (Debian's `chromium`, installed by .ci/run): the filters' script runs
+//! without a console error (a planted error proves the check can fail), the
+//! findings are in the DOM after it ran, and a screenshot is written to
+//! target/artifacts/ for the reviewer. Without chromium the browser test
+//! skips with one line (fails under CI=true).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use driftaudit::unstable::render::html;
+use driftaudit::Report;
+use driftaudit::{audit, Host, PolicySet, Status};
+
+fn hosts_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/hosts")
+}
+
+fn report_of(names: &[&str]) -> Report {
+    let set = PolicySet::builtin().expect("built-in policies load");
+    let hosts: Vec<Host> = names
+        .iter()
+        .map(|n| Host::snapshot(hosts_dir().join(n)).expect("snapshot opens"))
+        .collect();
+    audit(&set, &hosts)
+}
+
+const FLEET: &[&str] = &[
+    "nat-story",
+    "zimbra-khimki-asfound",
+    "mysql-warmup-story",
+    "clean",
+];
+
+#[test]
+fn html_is_self_contained_and_escapes_host_text() {
+    let mut r = report_of(FLEET);
+    r.hosts[0].host = "evil<script>alert(1)</script>".into();
+    for f in r.hosts[0]
+        .findings
+        .iter_mut()
+        .filter(|f| f.status == Status::Fail)
+    {
+        f.explanation
+            .push_str(" <img src=x onerror=alert(2)> \x1b[31m");
+    }
+    let page = html::render(&r);
+    assert!(page.starts_with("<!DOCTYPE html>"));
+    // nothing fetched: no external script, style, image, font or frame
+    for bad in [
+        "<script src",
+        "<link",
+        "<img",
+        "<iframe",
+        "url(",
+        "@import",
+        "http://",
+        "https://",
+    ] {
+        assert!(!page.contains(bad), "`{bad}` in the page");
+    }
+    assert!(page.contains("default-src 'none'"), "a CSP forbids loads");
+    assert!(!page.contains("<script>alert(1)") && !page.contains("<img src=x"));
+    assert!(page.contains("evil&#60;script&#62;") || page.contains("evil&lt;script&gt;"));
+    assert!(
+        !page.contains('\x1b'),
+        "control characters shown as escapes"
+    );
+    // the fleet page: host table and per-rule summary with failing counts
+    assert!(page.contains("id=\"fleet-hosts\"") && page.contains("id=\"fleet-rules\""));
+    // memory breakdowns as SVG bars (Zimbra's heap, pool and the rest)
+    let zimbra = &r.hosts[1];
+    let with_bar = zimbra
+        .findings
+        .iter()
+        .filter(|f| f.breakdown.is_some())
+        .count();
+    assert!(with_bar > 0, "zimbra-khimki-asfound draws a memory budget");
+    assert_eq!(
+        page.matches("<figure class=\"bar\"").count(),
+        r.hosts
+            .iter()
+            .flat_map(|h| &h.findings)
+            .filter(|f| f.breakdown.is_some())
+            .count()
+    );
+    assert!(page.contains("<svg"));
+}
+
+fn chromium() -> Option<PathBuf> {
+    common::tool("chromium", "chromium")
+}
+
+/// Run headless Chromium on a page: (DOM after scripts, console lines).
+fn browse(chrome: &Path, page: &Path, extra: &[&str]) -> (String, Vec<String>) {
+    let profile = tempfile::tempdir().unwrap();
+    let o = Command::new(chrome)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(extra)
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("run chromium");
+    let console = String::from_utf8_lossy(&o.stderr)
+        .lines()
+        .filter(|l| l.contains(":CONSOLE"))
+        .map(str::to_string)
+        .collect();
+    (String::from_utf8_lossy(&o.stdout).into_owned(), console)
+}
+
+#[test]
+fn html_renders_in_headless_chromium_without_console_errors() {
+    let Some(chrome) = chromium() else { return };
+    let r = report_of(FLEET);
+    let tmp = tempfile::tempdir().unwrap();
+    let page = tmp.path().join("report.html");
+    let text = html::render(&r);
+    std::fs::write(&page, &text).unwrap();
+
+    // The console check can fail: a planted error is seen.
+    let planted = tmp.path().join("planted.html");
+    std::fs::write(
+        &planted,
+        text.replace(
+            "</body>",
+            "<script>console.error('driftaudit-probe')</script></body>",
+        ),
+    )
+    .unwrap();
+    let (_, console) = browse(&chrome, &planted, &["--dump-dom"]);
+    assert!(
+        console.iter().any(|l| l.contains("driftaudit-probe")),
+        "{console:?}"
+    );
+
+    let (dom, console) = browse(&chrome, &page, &["--dump-dom"]);
+    assert!(console.is_empty(), "console messages: {console:#?}");
+    // The filter script ran: it wrote how many findings it shows.
+    let all: usize = r.hosts.iter().map(|h| h.findings.len()).sum();
+    let shown = r
+        .hosts
+        .iter()
+        .flat_map(|h| &h.findings)
+        .filter(|f| !matches!(f.status, Status::Pass | Status::Skip))
+        .count();
+    assert!(
+        dom.contains(&format!("{shown} of {all} findings shown")),
+        "the filters did not run"
+    );
+    // Every finding is in the DOM, with its rule and status.
+    assert_eq!(dom.matches("<article class=\"finding\"").count(), all);
+    for h in &r.hosts {
+        for f in h.findings.iter().filter(|f| f.status == Status::Fail) {
+            let tag = format!("data-status=\"fail\" data-rule=\"{}\"", f.rule);
+            assert!(dom.contains(&tag), "{} {}", h.host, f.rule);
+        }
+    }
+
+    // A screenshot for the reviewer (CI keeps target/artifacts/).
+    let artifacts = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/artifacts");
+    std::fs::create_dir_all(&artifacts).unwrap();
+    let png = artifacts.join("report.png");
+    let _ = std::fs::remove_file(&png);
+    let (_, console) = browse(
+        &chrome,
+        &page,
+        &[
+            &format!("--screenshot={}", png.display()),
+            "--window-size=1280,3000",
+            "--hide-scrollbars",
+        ],
+    );
+    assert!(console.is_empty(), "{console:#?}");
+    let bytes = std::fs::read(&png).expect("screenshot written");
+    assert!(
+        bytes.starts_with(b"\x89PNG\r\n\x1a\n") && bytes.len() > 20_000,
+        "{} bytes",
+        bytes.len()
+    );
+    std::fs::copy(&page, artifacts.join("report.html")).unwrap();
+}
+
+#[test]
+fn html_from_the_cli_is_the_library_page() {
+    let o = Command::new(env!("CARGO_BIN_EXE_driftaudit"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args([
+            "check",
+            "--snapshot",
+            "testdata/hosts/nat-story",
+            "--format",
+            "html",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        html::render(&report_of(&["nat-story"]))
+    );
+}
