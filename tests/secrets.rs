@@ -47,7 +47,8 @@ fn snapshot(dir: &Path, files: &[(&str, &str)]) {
 
 /// Everything a user can get out of a snapshot: every report format, the
 /// semantic diff against `other` (both ways, text and JSON) and
-/// `diff --files`, with `policy` added to the built-ins.
+/// `diff --files`, and `fix` (patch, summary, JSON plan and runtime
+/// script), with `policy` added to the built-ins.
 fn every_output(snap: &Path, other: &Path, policy: &Path) -> String {
     let (s, o, p) = (
         snap.to_str().unwrap(),
@@ -73,6 +74,32 @@ fn every_output(snap: &Path, other: &Path, policy: &Path) -> String {
             p,
             "--format",
             format,
+        ])));
+    }
+    // `fix`: the patch, the summary, the JSON plan and the runtime script
+    for (i, snap_dir) in [s, o].iter().enumerate() {
+        let script = snap.with_extension(format!("fix-steps-{i}.sh"));
+        let fixed = all_output(&bin(&[
+            "fix",
+            "--snapshot",
+            snap_dir,
+            "--policy",
+            p,
+            "--runtime",
+            script.to_str().unwrap(),
+        ]));
+        assert!(fixed.contains("\nproof: "), "fix did not plan: {fixed}");
+        out.push_str(&fixed);
+        out.push_str(&std::fs::read_to_string(&script).unwrap_or_default());
+        let _ = std::fs::remove_file(&script);
+        out.push_str(&all_output(&bin(&[
+            "fix",
+            "--snapshot",
+            snap_dir,
+            "--policy",
+            p,
+            "--format",
+            "json",
         ])));
     }
     for (a, b) in [(s, o), (o, s)] {

@@ -19,6 +19,7 @@ use crate::report::{Finding, HostReport, Report, Status};
 use crate::resolve::Resolver;
 use crate::value::Value;
 
+pub mod diff;
 mod mounts;
 mod mycnf;
 pub mod shell;
@@ -26,7 +27,7 @@ mod sysctl;
 mod tree;
 mod zimbra;
 
-pub use tree::{unified, EditKind, Tree};
+pub use tree::{EditKind, Tree};
 
 /// Schema id of `fix --format json`.
 pub const FIX_SCHEMA: &str = "driftaudit.fix/1";
@@ -320,6 +321,22 @@ struct Lines {
     existed: bool,
 }
 
+impl Lines {
+    /// The file's text as the edits leave it (`None`: a file that did not
+    /// exist and stays empty).
+    fn text(&self) -> Option<String> {
+        let kept: Vec<&str> = self.slots.iter().flatten().map(String::as_str).collect();
+        if !self.existed && kept.is_empty() {
+            return None;
+        }
+        let mut text = kept.join("\n");
+        if self.trailing_newline && !kept.is_empty() {
+            text.push('\n');
+        }
+        Some(text)
+    }
+}
+
 impl Ctx<'_> {
     /// A host path as the file it names in the copy (links resolved
     /// inside the copy's root, as the readers resolved them).
@@ -413,17 +430,28 @@ impl Ctx<'_> {
         Ok(())
     }
 
+    /// Whether every configuration file the round edits so far can still
+    /// be shown as a patch without quoting a secret ([`diff::unified`]).
+    fn patchable(&self) -> Result<(), String> {
+        for (path, l) in &self.pending {
+            if l.kind != EditKind::Config {
+                continue;
+            }
+            let Some(new) = l.text() else { continue };
+            let old = self
+                .tree
+                .original(path)
+                .map_err(|e| format!("cannot read `{path}` in the copy: {e}"))?
+                .unwrap_or_default();
+            diff::unified(path, &old, &new, "a", "b").map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
+
     /// Write every pending file to the copy.
     fn commit(&mut self) -> Result<(), String> {
         for (path, l) in std::mem::take(&mut self.pending) {
-            let kept: Vec<&str> = l.slots.iter().flatten().map(String::as_str).collect();
-            let mut text = kept.join("\n");
-            if l.trailing_newline && !kept.is_empty() {
-                text.push('\n');
-            }
-            if !l.existed && kept.is_empty() {
-                continue;
-            }
+            let Some(text) = l.text() else { continue };
             self.tree
                 .write(&path, &text, l.kind)
                 .map_err(|e| format!("cannot write `{path}` in the copy: {e}"))?;
@@ -568,13 +596,21 @@ pub fn plan_on(policies: &PolicySet, tree: &mut Tree, opts: &FixOptions) -> Resu
             pending: BTreeMap::new(),
         };
         for c in &now {
+            // a change that would make the patch quote a secret is undone
+            let saved = (cx.pending.clone(), cx.steps.clone(), cx.notes.clone());
             let res = match &c.target {
                 Target::Sysctl(k) => sysctl::apply(&mut cx, k, c),
                 Target::Option(n) => mycnf::apply(&mut cx, n, c),
                 Target::ZimbraPool => zimbra::apply_pool(&mut cx, c),
                 Target::Localconfig(k) => zimbra::apply_localconfig(&mut cx, k, c),
                 Target::Mount(p) => mounts::apply(&mut cx, p, c),
-            };
+            }
+            .and_then(|()| cx.patchable());
+            if res.is_err() {
+                cx.pending = saved.0;
+                *cx.steps = saved.1;
+                *cx.notes = saved.2;
+            }
             match res {
                 Ok(()) => {
                     planned.insert(split_why(&c.why));
@@ -835,6 +871,41 @@ fn changes_for(
     let Some(remedy) = &rule.remedy else {
         return Err("the rule declares no remedy".into());
     };
+    let cs = changes_of_remedy(policies, rule, remedy, f, facts, host, opts, &mk)?;
+    for c in &cs {
+        if let Some(name) = secret_target(&c.target) {
+            return Err(format!(
+                "`{name}` holds a secret: `fix` never writes a secret value into a patch or a \
+                 script; change it by hand"
+            ));
+        }
+    }
+    Ok(cs)
+}
+
+/// The secret name a target writes, if it is one ([`crate::secret`]).
+fn secret_target(t: &Target) -> Option<&str> {
+    use crate::secret;
+    match t {
+        Target::Sysctl(k) => secret::sysctl_key_is_secret(k).then_some(k.as_str()),
+        Target::Option(n) => (secret::option_is_secret(n) || secret::server_variable_is_secret(n))
+            .then_some(n.as_str()),
+        Target::Localconfig(k) => secret::localconfig_key_is_secret(k).then_some(k.as_str()),
+        Target::ZimbraPool | Target::Mount(_) => None,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn changes_of_remedy(
+    policies: &PolicySet,
+    rule: &Rule,
+    remedy: &Remedy,
+    f: &Finding,
+    facts: &Facts,
+    host: &Host,
+    opts: &FixOptions,
+    mk: &dyn Fn(Target, Op, bool, bool) -> Change,
+) -> Result<Vec<Change>, String> {
     match remedy {
         Remedy::None { reason } => Err(format!("no automatic remedy: {reason}")),
         Remedy::Set {
@@ -869,7 +940,7 @@ fn changes_for(
                 true,
             )])
         }
-        Remedy::Drift => drift_changes(rule, f, host, facts, opts, &mk),
+        Remedy::Drift => drift_changes(rule, f, host, facts, opts, mk),
     }
 }
 
@@ -985,6 +1056,9 @@ fn drift_changes(
 /// A target's value on a host, in words (`net.ipv4.tcp_tw_recycle = 0`,
 /// `/ fstab defaults,noatime, mounted rw,noatime`).
 fn describe(facts: &Facts, host: &Host, t: &Target) -> String {
+    if let Some(name) = secret_target(t) {
+        return format!("{name} = {}", crate::secret::REDACTED);
+    }
     let r = Resolver::from_facts(host, facts);
     let raw = |l: &crate::resolve::Lookup<crate::resolve::Assignment>| match l {
         crate::resolve::Lookup::Set(a) => a.raw.clone(),
@@ -1034,7 +1108,11 @@ fn describe(facts: &Facts, host: &Host, t: &Target) -> String {
                 .set()
                 .map(|x| x.options.join(","))
                 .unwrap_or_else(|| "not mounted".into());
-            format!("{p} fstab {fstab}, mounted {mounted}")
+            format!(
+                "{p} fstab {}, mounted {}",
+                crate::secret::redact_mount_options(&fstab),
+                crate::secret::redact_mount_options(&mounted)
+            )
         }
     }
 }

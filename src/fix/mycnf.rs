@@ -281,7 +281,13 @@ fn add_option(cx: &mut Ctx, path: &str, name: &str, value: &str, why: &str) -> R
         .read(path)
         .map_err(|e| format!("cannot read `{path}`: {e}"))?
         .unwrap_or_default();
-    let mut group_end = None;
+    // the new line goes after the group's last line, or after an earlier
+    // line of the group when the line that would follow it holds a secret
+    // (a patch shows the line after a change as context)
+    let secret = super::diff::secret_lines(path, &text);
+    let n_lines = text.lines().count();
+    let fits = |after: usize| after >= n_lines || !secret.get(after).copied().unwrap_or(true);
+    let (mut group_end, mut fallback) = (None, None);
     let mut in_server = false;
     for (i, l) in text.lines().enumerate() {
         let t = l.trim();
@@ -289,14 +295,17 @@ fn add_option(cx: &mut Ctx, path: &str, name: &str, value: &str, why: &str) -> R
             let g = g.trim().to_ascii_lowercase();
             in_server = SERVER_GROUPS.iter().any(|s| g == *s);
             if in_server {
-                group_end = Some(i + 1);
+                fallback = Some(i + 1);
+                group_end = fits(i + 1).then_some(i + 1).or(group_end);
             }
             continue;
         }
         if in_server && !t.is_empty() {
-            group_end = Some(i + 1);
+            fallback = Some(i + 1);
+            group_end = fits(i + 1).then_some(i + 1).or(group_end);
         }
     }
+    let group_end = group_end.or(fallback);
     let line = format!("{name} = {value}");
     match group_end {
         Some(n) => {

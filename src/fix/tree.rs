@@ -215,8 +215,17 @@ impl Tree {
         self.original.keys().map(String::as_str).collect()
     }
 
+    /// The text `host_path` had before the plan (`None`: it did not exist).
+    pub fn original(&self, host_path: &str) -> io::Result<Option<String>> {
+        match self.original.get(host_path) {
+            Some(o) => Ok(o.clone()),
+            None => self.read(host_path),
+        }
+    }
+
     /// The unified diff of every configuration edit, paths relative to the
-    /// host root (`a/etc/...`, `b/etc/...`; `/dev/null` for a new file).
+    /// host root (`a/etc/...`, `b/etc/...`; `/dev/null` for a new file),
+    /// never quoting a secret line ([`super::diff::unified`]).
     pub fn patch(&self) -> io::Result<String> {
         let mut out = String::new();
         for (path, before) in &self.original {
@@ -234,19 +243,12 @@ impl Tree {
                 },
                 format!("b/{rel}"),
             );
-            out.push_str(&unified(old, &after, &a, &b));
+            let d = super::diff::unified(path, old, &after, &a, &b)
+                .map_err(|e| io::Error::other(e.to_string()))?;
+            out.push_str(&d);
         }
         Ok(out)
     }
-}
-
-/// One file's unified diff (3 lines of context), as `diff -u` writes it.
-pub fn unified(old: &str, new: &str, a: &str, b: &str) -> String {
-    similar::TextDiff::from_lines(old, new)
-        .unified_diff()
-        .context_radius(3)
-        .header(a, b)
-        .to_string()
 }
 
 #[cfg(test)]
