@@ -1,5 +1,6 @@
 //! `explain`: a rule's full description in words (rationale, fix, references,
-//! parameters with defaults, and the facts and settings it reads). Pure text
+//! parameters with defaults, what site overlays changed and where, and the
+//! facts and settings it reads). Pure text
 //! from the compiled policy; no host data.
 
 use std::fmt::Write;
@@ -17,6 +18,14 @@ pub fn explain(set: &PolicySet, rule: &Rule) -> String {
         "policy: {}  defined at {}:{}",
         rule.policy, rule.source.path, rule.source.line
     );
+    if !rule.overridden.is_empty() {
+        let _ = writeln!(o, "\noverridden (site overlays, --set):");
+        for x in &rule.overridden {
+            for l in wrap(&x.to_string(), 76) {
+                let _ = writeln!(o, "  {l}");
+            }
+        }
+    }
     if !rule.applies.is_empty() {
         let _ = writeln!(o, "\napplies when:");
         for a in &rule.applies {
@@ -95,7 +104,12 @@ pub fn explain(set: &PolicySet, rule: &Rule) -> String {
             let _ = writeln!(o, "\nparameters (override with --set {}.NAME=VALUE):", p.id);
             for (k, v) in used {
                 let cur = p.params.get(k).map(crate::expr::show).unwrap_or_default();
-                let _ = writeln!(o, "  {k} = {cur}  (default {v})");
+                let field = format!("params.{k}");
+                match rule.overridden.iter().find(|x| x.field == field) {
+                    Some(x) => writeln!(o, "  {k} = {cur}  (default {v}; set by {})", x.set_by),
+                    None => writeln!(o, "  {k} = {cur}  (default {v})"),
+                }
+                .ok();
             }
         }
     }

@@ -79,7 +79,10 @@ pub use diff::{
 pub use engine::audit;
 pub use facts::{Detection, Domain, Evidence};
 pub use host::{Host, ReadError, SourceKind};
-pub use policy::{Code as PolicyCode, PolicyError, PolicyProblem, PolicySet, RuleSource, Severity};
+pub use policy::{
+    Code as PolicyCode, Overridden, OverrideSource, PolicyError, PolicyProblem, PolicySet,
+    RuleSource, Severity,
+};
 pub use render::diff::render as render_diff;
 pub use render::{render, Format, RenderOptions};
 pub use report::{

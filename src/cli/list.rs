@@ -1,24 +1,92 @@
-//! `driftaudit list`: one line per loaded rule (id, severity, title).
+//! `driftaudit list`: the effective rule set, one line per loaded rule (id,
+//! severity, title), and under a rule that a site overlay changed, one line
+//! per changed value naming the file, line and column that set it
+//! (`--format json`: the same as data). Formats only; loading and the
+//! overlays are the policy layer's.
+
+use clap::{Args, ValueEnum};
+use serde_json::json;
 
 use super::common::{load_policies, write_out, Exit, PolicyArgs};
 
-pub(crate) fn run(p: &PolicyArgs) -> Exit {
-    let set = match load_policies(p) {
+#[derive(Args, Debug)]
+pub(crate) struct ListArgs {
+    #[command(flatten)]
+    pub(crate) policies: PolicyArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ListFormat::Text)]
+    pub(crate) format: ListFormat,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ListFormat {
+    /// One line per rule, overridden values indented under it.
+    Text,
+    /// A JSON array of rules (driftaudit.rules/1).
+    Json,
+}
+
+pub(crate) fn run(a: &ListArgs) -> Exit {
+    let set = match load_policies(&a.policies) {
         Ok(s) => s,
         Err(e) => return e.into(),
     };
+    let out = match a.format {
+        ListFormat::Text => text(&set),
+        ListFormat::Json => json(&set),
+    };
+    match write_out(&out) {
+        Ok(()) => Exit::Clean,
+        Err(e) => e.into(),
+    }
+}
+
+fn text(set: &driftaudit::PolicySet) -> String {
     let width = set.rules.iter().map(|r| r.id.len()).max().unwrap_or(0);
     let mut out = String::new();
     for r in &set.rules {
         out.push_str(&format!(
             "{:<width$}  {:<8}  {}\n",
             r.id,
-            r.severity.as_str(),
+            if r.disabled().is_some() {
+                "disabled"
+            } else {
+                r.severity.as_str()
+            },
             r.title
         ));
+        for o in &r.overridden {
+            out.push_str(&format!("  {}\n", one_line(&o.to_string())));
+        }
     }
-    match write_out(&out) {
-        Ok(()) => Exit::Clean,
-        Err(e) => e.into(),
-    }
+    out
+}
+
+/// Control characters of a policy's text never reach the terminal.
+fn one_line(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
+}
+
+fn json(set: &driftaudit::PolicySet) -> String {
+    let rules: Vec<serde_json::Value> = set
+        .rules
+        .iter()
+        .map(|r| {
+            json!({
+                "id": r.id,
+                "policy": r.policy,
+                "title": r.title,
+                "severity": r.severity,
+                "disabled": r.disabled().map(|d| d.value.clone()),
+                "source": r.source,
+                "overridden": r.overridden,
+            })
+        })
+        .collect();
+    let doc = json!({ "schema": "driftaudit.rules/1", "rules": rules });
+    let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    s.push('\n');
+    s
 }

@@ -37,8 +37,9 @@ struct Cli {
 enum Command {
     /// Audit the live host or snapshots against the policies.
     Check(CheckArgs),
-    /// List the loaded rules (id, severity, title).
-    List(PolicyArgs),
+    /// List the effective rule set: id, severity, title, and what site
+    /// overlays changed (which file and line).
+    List(list::ListArgs),
     /// Capture the live host into a snapshot directory (what the policies read).
     Snapshot(SnapshotArgs),
     /// Compare two snapshots (or a snapshot and `live`): settings and verdicts.
@@ -80,7 +81,7 @@ pub(crate) fn run() -> ExitCode {
     };
     let result = match cli.command {
         Command::Check(a) => check::run(a),
-        Command::List(p) => list::run(&p),
+        Command::List(a) => list::run(&a),
         Command::Snapshot(a) => snapshot::run(a),
         Command::Diff(a) => diff::run(a),
         Command::Merge(a) => merge::run(a),

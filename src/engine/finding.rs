@@ -61,6 +61,17 @@ pub(super) fn base_finding(rule: &Rule, status: Status) -> Finding {
         rule.source.clone(),
     )
     .with_domain(rule_domain(rule))
+    .with_overridden(rule.overridden.clone())
+}
+
+/// The finding of a rule a site overlay disabled: `skip`, never a pass,
+/// its explanation naming the file, line and the reason.
+pub(super) fn disabled_finding(rule: &Rule, d: &crate::policy::Overridden) -> Finding {
+    base_finding(rule, Status::Skip).with_explanation(format!(
+        "disabled by {}: {}",
+        d.set_by,
+        d.value.trim()
+    ))
 }
 
 fn breakdown(rule: &Rule, cx: &RuleCx) -> Option<BreakdownData> {

@@ -126,6 +126,10 @@ pub fn eval_in_rule(
 
 /// Evaluate one rule: zero or more findings (drift rules give one per key).
 pub fn evaluate_rule(rule: &Rule, policy: Option<&Policy>, facts: &Facts) -> Vec<Finding> {
+    // a site overlay turned it off: skipped, saying who and why
+    if let Some(d) = rule.disabled() {
+        return vec![finding::disabled_finding(rule, d)];
+    }
     let cx = RuleCx::new(facts, rule, policy);
     // applies
     if let Some(f) = applies::first_unmet(rule, policy, &cx) {

@@ -277,6 +277,8 @@ pub(super) struct Compiled {
     pub rules: Vec<Rule>,
     pub policy_at: (usize, usize),
     pub rule_at: Vec<(usize, usize)>,
+    /// The file's `overrides:` (validated; applied by the set).
+    pub overrides: Vec<Spanned<OverrideSpec>>,
 }
 
 fn line_col(at: &serde_saphyr::Location) -> (usize, usize) {
@@ -302,6 +304,22 @@ pub(super) fn compile(path: &str, text: &str) -> Result<Compiled, PolicyError> {
             rule_at.push(line_col(&spec.id.referenced));
         }
     }
+    c.problems
+        .extend(super::overlay::validate(path, text, &raw.overrides));
+    if raw.rules.is_empty() && raw.overrides.is_empty() {
+        let (line, column) = line_col(&raw.policy.referenced);
+        c.problems.push(problem_at(
+            path,
+            text,
+            line,
+            column,
+            None,
+            Problem::YamlShape {
+                message: "a policy needs `rules`, or `overrides` that adjust other policies' rules"
+                    .into(),
+            },
+        ));
+    }
     if !c.problems.is_empty() {
         return Err(PolicyError::Invalid(c.problems));
     }
@@ -317,7 +335,47 @@ pub(super) fn compile(path: &str, text: &str) -> Result<Compiled, PolicyError> {
         rules,
         policy_at: line_col(&raw.policy.referenced),
         rule_at,
+        overrides: raw.overrides,
     })
+}
+
+/// `applies:` conditions an `overrides` entry (in `path`) adds to `rule`,
+/// compiled in the rule's scope: its `let` names, facts and `params`
+/// (the rule's effective parameters).
+pub(super) fn compile_override_applies(
+    path: &str,
+    text: &str,
+    rule: &Rule,
+    params: &BTreeMap<String, Value>,
+    conds: &[Condition],
+) -> Result<Vec<Applies>, Vec<PolicyProblem>> {
+    let mut c = Compiler {
+        path,
+        text,
+        problems: Vec::new(),
+    };
+    let names = rule
+        .lets
+        .keys()
+        .cloned()
+        .chain(
+            [
+                "actual", "expected", "setting", "source", "missing", "extra",
+            ]
+            .map(String::from),
+        )
+        .collect();
+    let scope = RuleScope {
+        id: rule.id.clone(),
+        names,
+        params,
+    };
+    let applies = compile_applies(&mut c, &scope, conds);
+    if c.problems.is_empty() {
+        Ok(applies)
+    } else {
+        Err(c.problems)
+    }
 }
 
 /// The raw spec of one file, or the one YAML problem that stops it.
@@ -488,6 +546,7 @@ fn compile_rule(
         },
         breakdown,
         remedy,
+        overridden: Vec::new(),
     })
 }
 

@@ -74,6 +74,16 @@ pub enum Code {
     EmptyRemedyOptions,
     /// A `remedy` setting in a namespace `fix` cannot write.
     RemedyNotWritable,
+    /// An `overrides` entry without one target (`rule` or `policy`) or without a change.
+    InvalidOverride,
+    /// A `disabled` override without the reason.
+    DisabledWithoutReason,
+    /// An `overrides` pattern that matches no loaded rule or policy.
+    OverrideMatchesNothing,
+    /// An override parameter that no rule or policy it matches has.
+    OverrideParamUnused,
+    /// Two files of equal precedence set one value differently.
+    ConflictingOverride,
 }
 
 impl Code {
@@ -107,6 +117,11 @@ impl Code {
         Code::RemedyWithoutReason,
         Code::EmptyRemedyOptions,
         Code::RemedyNotWritable,
+        Code::InvalidOverride,
+        Code::DisabledWithoutReason,
+        Code::OverrideMatchesNothing,
+        Code::OverrideParamUnused,
+        Code::ConflictingOverride,
     ];
 
     /// The stable code (`unknown-name`).
@@ -140,6 +155,11 @@ impl Code {
             Code::RemedyWithoutReason => "remedy-without-reason",
             Code::EmptyRemedyOptions => "empty-remedy-options",
             Code::RemedyNotWritable => "remedy-not-writable",
+            Code::InvalidOverride => "invalid-override",
+            Code::DisabledWithoutReason => "disabled-without-reason",
+            Code::OverrideMatchesNothing => "override-matches-nothing",
+            Code::OverrideParamUnused => "override-param-unused",
+            Code::ConflictingOverride => "conflicting-override",
         }
     }
 
@@ -184,6 +204,19 @@ impl Code {
             Code::RemedyWithoutReason => "a `remedy: { none: ... }` without a reason",
             Code::EmptyRemedyOptions => "a `remedy: { options: ... }` that adds and removes nothing",
             Code::RemedyNotWritable => "a `remedy` setting in a namespace `fix` cannot write",
+            Code::InvalidOverride => {
+                "an `overrides` entry without one target (`rule` or `policy`) or without a change"
+            }
+            Code::DisabledWithoutReason => "a `disabled` override without the reason",
+            Code::OverrideMatchesNothing => {
+                "an `overrides` pattern that matches no loaded rule or policy"
+            }
+            Code::OverrideParamUnused => {
+                "an override parameter that no rule or policy it matches has"
+            }
+            Code::ConflictingOverride => {
+                "two files of equal precedence set one value differently"
+            }
         }
     }
 }
@@ -268,6 +301,31 @@ pub enum Problem {
     EmptyRemedyOptions,
     #[error("remedy setting `{found}`: `fix` writes only {namespaces}; use `options` for mounts or `none` with a reason")]
     RemedyNotWritable { found: String, namespaces: String },
+    #[error("override {detail}")]
+    InvalidOverride { detail: String },
+    #[error("`disabled` needs the reason the rule is off, as text: `disabled: \"containers share the host kernel\"`")]
+    DisabledWithoutReason,
+    #[error("override `{what}: {pattern}` matches no loaded {what}{suggestion}")]
+    OverrideMatchesNothing {
+        what: String,
+        pattern: String,
+        suggestion: String,
+    },
+    #[error("override `{pattern}`: {what} `params.{name}`{suggestion}")]
+    OverrideParamUnused {
+        name: String,
+        pattern: String,
+        what: String,
+        suggestion: String,
+    },
+    #[error("{target}: {field} `{value}` conflicts with `{other_value}` set at {other}; files of one --policy directory have equal precedence: set it in one file (later entries win) or pass the files as separate --policy arguments (the later one wins)")]
+    ConflictingOverride {
+        target: String,
+        field: String,
+        value: String,
+        other_value: String,
+        other: String,
+    },
 }
 
 impl Problem {
@@ -302,6 +360,11 @@ impl Problem {
             Problem::RemedyWithoutReason => Code::RemedyWithoutReason,
             Problem::EmptyRemedyOptions => Code::EmptyRemedyOptions,
             Problem::RemedyNotWritable { .. } => Code::RemedyNotWritable,
+            Problem::InvalidOverride { .. } => Code::InvalidOverride,
+            Problem::DisabledWithoutReason => Code::DisabledWithoutReason,
+            Problem::OverrideMatchesNothing { .. } => Code::OverrideMatchesNothing,
+            Problem::OverrideParamUnused { .. } => Code::OverrideParamUnused,
+            Problem::ConflictingOverride { .. } => Code::ConflictingOverride,
         }
     }
 }

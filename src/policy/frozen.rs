@@ -336,7 +336,8 @@ mod generate {
                 write!(o, "Some(Remedy::None{{reason:s({reason:?})}})").unwrap()
             }
         }
-        o.push_str("},\n");
+        // the built-ins as written: no overlay has touched them
+        o.push_str(",\noverridden:Vec::new()},\n");
     }
 
     /// The Rust source of `builtin_frozen.rs` for these policies and rules.

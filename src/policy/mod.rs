@@ -8,6 +8,7 @@ mod compile;
 mod diagnostics;
 mod frozen;
 mod model;
+mod overlay;
 mod set;
 pub mod spec;
 mod values;
@@ -19,6 +20,7 @@ pub use model::{
     Applies, Bound, Breakdown, Check, DriftCheck, ExpectOp, Policy, Remedy, Rule, RuleSource,
     Severity, Template, TemplatePart,
 };
+pub use overlay::{Overridden, OverrideSource, OverrideSpec};
 pub use set::{PolicySet, BUILTIN, MAX_POLICY_BYTES};
 pub use spec::{
     json_schema, BreakdownPartSpec, BreakdownSpec, CompareMode, Condition, DriftSpec, Expect,

@@ -218,6 +218,9 @@ pub struct Rule {
     /// What `driftaudit fix` changes when the rule fails: declared with
     /// `remedy:` or derived from the check; `None` when neither.
     pub remedy: Option<Remedy>,
+    /// Values site overlays (`overrides:`) or `--set` changed, each with the
+    /// file, line and column that set it; empty for a rule as written.
+    pub overridden: Vec<super::Overridden>,
 }
 
 /// Which way a computed value may be rounded to a value the file can hold:

@@ -3,10 +3,12 @@
 //! ids unique across all of them, `--set` overrides and rule filters. Must
 //! not evaluate rules.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::compile::{compile, Compiled};
 use super::diagnostics::problem_at;
+use super::overlay::{self, Layer, ParamOverrides};
 use super::values::param_value;
 use super::{FilterError, ParamError, ParamValue, Policy, PolicyError, Problem, Rule};
 use crate::expr;
@@ -40,8 +42,13 @@ pub const BUILTIN: &[(&str, &str)] = &[
 pub struct PolicySet {
     /// Policies in load order.
     pub policies: Vec<Policy>,
-    /// Rules in load order.
+    /// Rules in load order, with the overlays' `overrides:` applied.
     pub rules: Vec<Rule>,
+    /// Parameter values the overlays set, with where.
+    overlay_params: ParamOverrides,
+    /// The effective policy of each rule whose parameters an overlay set
+    /// for that rule alone ([`PolicySet::policy_of`] returns it).
+    rule_policies: BTreeMap<String, Policy>,
 }
 
 impl PolicySet {
@@ -55,7 +62,11 @@ impl PolicySet {
     /// compiled from the YAML.
     pub fn builtin() -> Result<PolicySet, PolicyError> {
         if let Some((policies, rules)) = super::frozen::builtin() {
-            return Ok(PolicySet { policies, rules });
+            return Ok(PolicySet {
+                policies,
+                rules,
+                ..PolicySet::default()
+            });
         }
         PolicySet::builtin_from_yaml()
     }
@@ -82,11 +93,19 @@ impl PolicySet {
     /// # Ok::<(), driftaudit::PolicyError>(())
     /// ```
     pub fn add_str(&mut self, path: &str, text: &str) -> Result<(), PolicyError> {
+        let layer = self.add_compiled(path, text)?;
+        self.apply_overrides(&[layer.into_iter().collect()], false)
+    }
+
+    /// Compile one file and add its policy and rules; its `overrides:`
+    /// come back, to be applied with the rest of its precedence level.
+    fn add_compiled(&mut self, path: &str, text: &str) -> Result<Option<Layer>, PolicyError> {
         let Compiled {
             policy,
             rules,
             policy_at,
             rule_at,
+            overrides,
         } = compile(path, text)?;
         let mut problems = Vec::new();
         if self.policies.iter().any(|p| p.id == policy.id) {
@@ -121,6 +140,41 @@ impl PolicySet {
         }
         self.policies.push(policy);
         self.rules.extend(rules);
+        Ok((!overrides.is_empty()).then(|| Layer {
+            path: path.to_string(),
+            text: text.to_string(),
+            entries: overrides,
+        }))
+    }
+
+    /// Apply the `overrides:` of `levels` (lowest precedence first; the
+    /// files of one level are equals) to every rule loaded so far, all or
+    /// nothing: on a problem the set is left as it was.
+    fn apply_overrides(
+        &mut self,
+        levels: &[Vec<Layer>],
+        quiet_unmatched: bool,
+    ) -> Result<(), PolicyError> {
+        if levels.iter().all(Vec::is_empty) {
+            return Ok(());
+        }
+        let mut rules = self.rules.clone();
+        let mut policies = self.policies.clone();
+        let mut params = self.overlay_params.clone();
+        let problems = overlay::apply(
+            levels,
+            &mut rules,
+            &mut policies,
+            &mut params,
+            quiet_unmatched,
+        );
+        if !problems.is_empty() {
+            return Err(PolicyError::Invalid(problems));
+        }
+        self.rule_policies = overlay::rule_policies(&policies, &rules, &params);
+        self.rules = rules;
+        self.policies = policies;
+        self.overlay_params = params;
         Ok(())
     }
 
@@ -140,20 +194,34 @@ impl PolicySet {
 
     /// Add several policy files or directories ([`PolicySet::add_path`] for
     /// each), reporting the problems of every file in one error.
+    ///
+    /// The files' `overrides:` are applied once every file is loaded, to
+    /// the rules of all of them and of the set before: each path is one
+    /// precedence level (a later path's override wins over an earlier
+    /// one's), and the files of one directory are equals (two of them
+    /// setting one rule's value differently is a problem naming both).
     pub fn add_paths<P: AsRef<Path>>(
         &mut self,
         paths: impl IntoIterator<Item = P>,
     ) -> Result<(), PolicyError> {
         let mut problems = Vec::new();
+        let mut levels = Vec::new();
         for path in paths {
+            let mut level = Vec::new();
             for f in policy_files(path.as_ref())? {
                 let text = read_policy_file(&f)?;
-                match self.add_str(&f.display().to_string(), &text) {
-                    Ok(()) => {}
+                match self.add_compiled(&f.display().to_string(), &text) {
+                    Ok(layer) => level.extend(layer),
                     Err(PolicyError::Invalid(p)) => problems.extend(p),
                     Err(e) => return Err(e),
                 }
             }
+            levels.push(level);
+        }
+        // with files missing, a pattern matching nothing may be their rules
+        let quiet = !problems.is_empty();
+        if let Err(PolicyError::Invalid(p)) = self.apply_overrides(&levels, quiet) {
+            problems.extend(p);
         }
         if problems.is_empty() {
             Ok(())
@@ -180,7 +248,11 @@ impl PolicySet {
             }
         })?;
         let mut hit = 0;
-        for p in &mut self.policies {
+        for p in self
+            .policies
+            .iter_mut()
+            .chain(self.rule_policies.values_mut())
+        {
             if pol.is_some_and(|x| x != p.id) {
                 continue;
             }
@@ -188,6 +260,9 @@ impl PolicySet {
                 *slot = v.clone();
                 hit += 1;
             }
+        }
+        if hit > 0 {
+            overlay::note_set(&mut self.rules, pol, name, value.trim());
         }
         if hit == 0 {
             let all: Vec<String> = self
@@ -223,9 +298,12 @@ impl PolicySet {
         Ok(())
     }
 
-    /// The policy a rule belongs to.
+    /// The policy a rule belongs to, with the parameter values the rule
+    /// sees (an overlay may set some for this rule alone).
     pub fn policy_of(&self, rule: &Rule) -> Option<&Policy> {
-        self.policies.iter().find(|p| p.id == rule.policy)
+        self.rule_policies
+            .get(&rule.id)
+            .or_else(|| self.policies.iter().find(|p| p.id == rule.policy))
     }
 
     /// Find a rule by id.

@@ -18,7 +18,8 @@ use super::Severity;
 #[serde(deny_unknown_fields)]
 #[schemars(
     title = "driftaudit policy",
-    description = "A driftaudit policy file (policy language v1)"
+    description = "A driftaudit policy file (policy language v1)",
+    extend("anyOf" = [{"required": ["rules"]}, {"required": ["overrides"]}])
 )]
 pub struct PolicyFile {
     /// Policy id, e.g. `linux-network`.
@@ -33,8 +34,14 @@ pub struct PolicyFile {
     #[serde(default)]
     #[schemars(with = "BTreeMap<String, ParamValue>")]
     pub params: BTreeMap<String, Spanned<ParamValue>>,
-    /// The rules.
+    /// The rules (a file of only `overrides` needs none).
+    #[serde(default)]
     pub rules: Vec<RuleSpec>,
+    /// Adjustments to rules of other policies (site overlays): severity,
+    /// `disabled` with a reason, parameters, extra `applies` conditions.
+    #[serde(default)]
+    #[schemars(with = "Vec<super::OverrideSpec>")]
+    pub overrides: Vec<Spanned<super::OverrideSpec>>,
 }
 
 /// A parameter value: a number, a boolean, or a string holding a size (`10G`),
@@ -174,7 +181,7 @@ pub struct BreakdownPartSpec {
 }
 
 /// A condition in `applies`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase", deny_unknown_fields)]
 pub enum Condition {
     /// Kernel release comparison, e.g. `< 4.12` or `>= 4.10, < 4.12`.

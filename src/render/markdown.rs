@@ -132,7 +132,10 @@ fn host(out: &mut String, h: &HostReport) {
     let others: Vec<&Finding> = h
         .findings
         .iter()
-        .filter(|f| matches!(f.status, Status::Unknown | Status::Error | Status::Waived))
+        .filter(|f| {
+            matches!(f.status, Status::Unknown | Status::Error | Status::Waived)
+                || f.disabled().is_some()
+        })
         .collect();
     // Worst first, then by rule id (findings are already sorted by rule id).
     fails.sort_by_key(|f| std::cmp::Reverse(f.severity));
@@ -184,11 +187,14 @@ fn host(out: &mut String, h: &HostReport) {
         (Status::Unknown, "Unknown (could not verify)"),
         (Status::Error, "Errors (rule could not be evaluated)"),
         (Status::Waived, "Waived"),
+        (Status::Skip, "Disabled by site overlays"),
     ] {
         let list: Vec<&Finding> = others
             .iter()
             .copied()
             .filter(|f| f.status == status)
+            // of the skipped, only the disabled: never a silent pass
+            .filter(|f| f.status != Status::Skip || f.disabled().is_some())
             .collect();
         if list.is_empty() {
             continue;

@@ -20,6 +20,10 @@
 //!   value), so an alert keeps its identity while the file around it changes;
 //! - waived results carry a `suppressions` entry (`external`, `accepted`) whose
 //!   justification is the waiver reason;
+//! - a rule a site overlay disabled is a result of `kind` `notApplicable`,
+//!   `level` `none`, with the same kind of suppression whose justification
+//!   is `disabled by FILE:LINE:COLUMN: REASON` (never an alert, never
+//!   silent);
 //! - `properties`: `host`, `status`, `severity`, `subject`, `expected`, `actual`;
 //! - run `properties`: `hosts`, and `coverage` (per host, the report's
 //!   per-domain coverage objects, as in the JSON report, and `hard_links`
@@ -38,8 +42,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value as Json};
 use serde_sarif::sarif::{
     ArtifactLocation, Location, Message, MultiformatMessageString, PhysicalLocation, PropertyBag,
-    Region, ReportingConfiguration, ReportingDescriptor, Result as SarifResult, ResultLevel, Run,
-    Sarif, Suppression, Tool, ToolComponent,
+    Region, ReportingConfiguration, ReportingDescriptor, Result as SarifResult, ResultKind,
+    ResultLevel, Run, Sarif, Suppression, Tool, ToolComponent,
 };
 
 use crate::facts::Evidence;
@@ -422,7 +426,19 @@ fn result(
         }
         None => r.locations = Some(vec![fallback_location(h, opts)]),
     }
-    if let Some(w) = &f.waiver {
+    if let Some(d) = f.disabled() {
+        // a rule a site overlay turned off: on record, never an alert
+        r.kind = Some(ResultKind::NotApplicable);
+        r.level = Some(ResultLevel::None);
+        let mut props = BTreeMap::new();
+        props.insert("disabledBy".to_string(), json!(d.set_by.to_string()));
+        r.suppressions = Some(vec![Suppression::builder()
+            .kind(json!("external"))
+            .status(json!("accepted"))
+            .justification(format!("disabled by {}: {}", d.set_by, d.value.trim()))
+            .properties(bag(props, None))
+            .build()]);
+    } else if let Some(w) = &f.waiver {
         let mut props = BTreeMap::new();
         props.insert("expires".to_string(), json!(w.expires));
         props.insert(
@@ -458,7 +474,11 @@ pub fn sarif(report: &Report, opts: &SarifOptions) -> Sarif {
     // (before and after) in one report stay two alerts.
     let mut seen: BTreeMap<(&str, &str, &[String]), usize> = BTreeMap::new();
     for h in &report.hosts {
-        for f in h.findings.iter().filter(|f| is_reported(f.status)) {
+        for f in h
+            .findings
+            .iter()
+            .filter(|f| is_reported(f.status) || f.disabled().is_some())
+        {
             let key = (h.host.as_str(), f.rule.as_str(), f.subject.as_slice());
             let n = seen.entry(key).or_insert(0);
             *n += 1;

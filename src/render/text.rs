@@ -110,6 +110,28 @@ fn host(out: &mut String, h: &HostReport, p: &Paint, verbose: bool) {
             finding(out, f, p, label, color);
         }
     }
+    // rules a site overlay turned off: never hidden, even without -v
+    let disabled: Vec<&Finding> = h
+        .findings
+        .iter()
+        .filter(|f| f.disabled().is_some())
+        .collect();
+    if !disabled.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n{}",
+            p.c("2", &format!("DISABLED ({})", disabled.len()))
+        );
+        for (f, d) in disabled.iter().filter_map(|f| Some((f, f.disabled()?))) {
+            let _ = writeln!(
+                out,
+                "  disabled {}  by {}: {}",
+                one(&f.rule),
+                one(&d.set_by.to_string()),
+                one(&printable(&d.value, true))
+            );
+        }
+    }
     if !any {
         let _ = writeln!(out, "\n{}", all_clear(h));
     }
@@ -150,11 +172,14 @@ fn host(out: &mut String, h: &HostReport, p: &Paint, verbose: bool) {
     } else {
         format!(" ({})", by_sev.join(", "))
     };
-    let waived = if s.waived > 0 {
+    let mut waived = if s.waived > 0 {
         format!(", {} waived", s.waived)
     } else {
         String::new()
     };
+    if !disabled.is_empty() {
+        waived.push_str(&format!(", {} disabled by overlays", disabled.len()));
+    }
     let _ = writeln!(
         out,
         "\n{}: {} failed{fail_detail}, {} passed, {} skipped, {} unknown, {} error{}{waived}",

@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::facts::presence::{Detection, Domain};
 use crate::facts::Evidence;
 use crate::host::SourceKind;
-use crate::policy::{PolicySet, RuleSource, Severity};
+use crate::policy::{Overridden, PolicySet, RuleSource, Severity};
 
 /// Schema id of the JSON report.
 pub const REPORT_SCHEMA: &str = "driftaudit.report/1";
@@ -122,6 +122,11 @@ pub struct Finding {
     /// The domain the rule belongs to (from what it reads), for coverage.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub domain: Option<Domain>,
+    /// Values of the rule a site overlay (or `--set`) changed, each with
+    /// the file, line and column that set it (`disabled` among them when
+    /// an overlay turned the rule off: the finding is then `skip`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub overridden: Vec<Overridden>,
 }
 
 impl Finding {
@@ -153,6 +158,7 @@ impl Finding {
             waiver: None,
             breakdown: None,
             domain: None,
+            overridden: Vec::new(),
         }
     }
 
@@ -206,6 +212,17 @@ impl Finding {
     pub fn with_domain(mut self, domain: Option<Domain>) -> Finding {
         self.domain = domain;
         self
+    }
+
+    /// The rule's values that overlays changed, with where.
+    pub fn with_overridden(mut self, overridden: Vec<Overridden>) -> Finding {
+        self.overridden = overridden;
+        self
+    }
+
+    /// The override that disabled the rule, when one did.
+    pub fn disabled(&self) -> Option<&Overridden> {
+        self.overridden.iter().find(|o| o.field == "disabled")
     }
 }
 
