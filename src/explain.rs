@@ -106,7 +106,7 @@ pub fn explain(set: &PolicySet, rule: &Rule) -> String {
                 let cur = p.params.get(k).map(crate::expr::show).unwrap_or_default();
                 let field = format!("params.{k}");
                 match rule.overridden.iter().find(|x| x.field == field) {
-                    Some(x) => writeln!(o, "  {k} = {cur}  (default {v}; set by {})", x.set_by),
+                    Some(x) => writeln!(o, "  {k} = {cur}  (default {v})  set by {}", x.set_by),
                     None => writeln!(o, "  {k} = {cur}  (default {v})"),
                 }
                 .ok();

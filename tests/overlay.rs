@@ -368,7 +368,7 @@ fn explain_says_which_file_set_each_value() {
     );
     assert!(
         out.contains(
-            "pool_cap = 16 GiB  (default 10G; set by testdata/overlays/site/prod.yaml:12:25)"
+            "pool_cap = 16 GiB  (default 10G)  set by testdata/overlays/site/prod.yaml:12:25"
         ),
         "{out}"
     );
@@ -464,7 +464,7 @@ fn later_policy_arguments_win_and_later_entries_of_one_file_win() {
         "zimbra-memory.budget_share=0.7",
     ]);
     assert!(
-        out.contains("budget_share = 0.7  (default 0.6; set by --set)"),
+        out.contains("budget_share = 0.7  (default 0.6)  set by --set"),
         "{out}"
     );
 }
@@ -530,4 +530,31 @@ fn an_added_applies_condition_skips_the_rule_where_it_does_not_hold() {
     let (code, _, err) = run(&["list", "--policy", p.to_str().unwrap()]);
     assert_eq!(code, 2);
     assert!(err.contains("site.yaml:6:16: rule `linux.unprivileged-bpf`: applies.when: unknown name `nosuchfact`"), "{err}");
+}
+
+#[test]
+fn a_glob_conflicting_on_many_rules_is_one_error_per_pair_of_places() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, sev) in [("a.yaml", "high"), ("b.yaml", "low")] {
+        std::fs::write(
+            dir.path().join(name),
+            format!("policy: site-{name}\ntitle: T\noverrides:\n  - rule: \"linux.tcp-*\"\n    severity: {sev}\n"),
+        )
+        .unwrap();
+    }
+    let (code, _, err) = run(&["list", "--policy", dir.path().to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert_eq!(err.matches("conflicts with").count(), 1, "{err}");
+    // the same value from both files is no conflict
+    std::fs::write(
+        dir.path().join("b.yaml"),
+        "policy: site-b\ntitle: T\noverrides:\n  - rule: \"linux.tcp-*\"\n    severity: high\n",
+    )
+    .unwrap();
+    let (code, out, err) = run(&["list", "--policy", dir.path().to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("a.yaml:5:15"),
+        "the first file's place stands: {out}"
+    );
 }

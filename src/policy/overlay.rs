@@ -310,7 +310,13 @@ fn assign(
 ) {
     if let Some(prev) = assigned.get(&target) {
         if prev.file != a.file {
-            if prev.shown != a.shown {
+            // one problem per pair of places, however many rules a glob matched
+            let place = format!("{}:{}:{}", layer.path, a.at.line, a.at.column);
+            let pair = format!("set at {}", prev.at);
+            let seen = problems
+                .iter()
+                .any(|p| p.to_string().starts_with(&place) && p.message.contains(&pair));
+            if prev.shown != a.shown && !seen {
                 let (what, field) = match &target {
                     Target::Rule(r, f) => (format!("rule `{r}`"), f.clone()),
                     Target::Policy(p, f) => (format!("policy `{p}`"), f.clone()),
@@ -625,8 +631,12 @@ fn apply_level(
                 });
             }
             Err(mut p) => {
-                // one problem per condition, not one per matched rule
-                p.retain(|x| !problems.contains(x));
+                // one problem per place in the overlay, not one per matched rule
+                p.retain(|x| {
+                    !problems
+                        .iter()
+                        .any(|y| (&y.path, y.line, y.column) == (&x.path, x.line, x.column))
+                });
                 problems.extend(p);
             }
         }
