@@ -542,3 +542,140 @@ fn a_missing_option_is_added_to_the_server_group_of_the_file_read_last() {
     );
     assert!(p.proof.as_ref().unwrap().passed(), "{}", p.summary());
 }
+
+#[test]
+fn remove_deletes_every_line_the_server_reads_for_the_option_whatever_its_spelling() {
+    let set = with_policy(
+        "policy: mine\ntitle: Mine\nrules:\n\
+         \x20 - id: mine.no-query-cache\n    title: t\n    severity: low\n    setting: mycnf.query_cache_size\n    expect: { absent: true }\n    remedy: { remove: mycnf.query_cache_size }\n    why: w\n    fix: f\n    references: []\n",
+    );
+    let t = copy(&host("mysql-warmup-story"));
+    let cnf = t.path().join("etc/mysql/conf.d/sysbench.cnf");
+    let mut text = std::fs::read_to_string(&cnf).unwrap();
+    text.push_str("loose-query-cache-size = 32M\n");
+    std::fs::write(&cnf, text).unwrap();
+    let p = fix::plan(&set, Some(t.path()), &only("mine.*")).unwrap();
+    // the winner (loose- spelling, read last) and the line that would then win
+    assert!(
+        p.patch.contains("-loose-query-cache-size = 32M\n"),
+        "{}",
+        p.patch
+    );
+    assert!(
+        p.patch.contains("-query_cache_size        = 16M\n"),
+        "{}",
+        p.patch
+    );
+    assert!(!p.patch.contains("\n+query_cache"), "{}", p.patch);
+    assert!(
+        p.runtime.iter().any(
+            |s| s.command == "mysql -e 'SET GLOBAL query_cache_size = DEFAULT'" && !s.needs_restart
+        ),
+        "{:?}",
+        p.runtime
+    );
+    assert_eq!(p.exit_code(), 0, "{}", p.summary());
+    assert!(p.proof.as_ref().unwrap().passed(), "{}", p.summary());
+    let done = apply(t.path(), &p.patch);
+    let again = fix::plan(&set, Some(done.path()), &only("mine.*")).unwrap();
+    assert!(again.patch.is_empty(), "{}", again.patch);
+}
+
+#[test]
+fn remove_on_zimbra_localconfig_is_zmlocalconfig_u_as_zimbra_never_a_patch() {
+    let set = with_policy(
+        "policy: mine\ntitle: Mine\nrules:\n\
+         \x20 - id: mine.no-probe\n    title: t\n    severity: low\n    setting: localconfig.site_probe_flag\n    expect: { absent: true }\n    remedy: { remove: localconfig.site_probe_flag }\n    why: w\n    fix: f\n    references: []\n",
+    );
+    // a key the site added: without it Zimbra has no value at all (a key
+    // Zimbra knows falls back to its built-in default instead)
+    let t = copy(&host("zimbra-khimki-12g"));
+    let lc = t.path().join("opt/zimbra/conf/localconfig.xml");
+    let text = std::fs::read_to_string(&lc).unwrap().replace(
+        "</localconfig>",
+        "  <key name=\"site_probe_flag\">\n    <value>1</value>\n  </key>\n</localconfig>",
+    );
+    std::fs::write(&lc, text).unwrap();
+    let p = fix::plan(&set, Some(t.path()), &only("mine.*")).unwrap();
+    assert!(p.patch.is_empty(), "{}", p.patch);
+    assert_eq!(
+        p.runtime
+            .iter()
+            .map(|s| s.command.as_str())
+            .collect::<Vec<_>>(),
+        ["su - zimbra -c 'zmlocalconfig -u site_probe_flag'"]
+    );
+    assert_eq!(p.exit_code(), 0, "{}", p.summary());
+    assert!(p.proof.as_ref().unwrap().passed(), "{}", p.summary());
+    assert!(
+        p.script()
+            .contains("# fixes mine.no-probe site_probe_flag\nsu - zimbra -c 'zmlocalconfig -u site_probe_flag'\n"),
+        "{}",
+        p.script()
+    );
+}
+
+#[test]
+fn the_proof_applies_the_printed_patch_so_a_corrupted_patch_text_fails_it() {
+    // an added line with the wrong value: the patch applies, the finding
+    // stays failing
+    fn wrong_value(p: &str) -> String {
+        p.replace(
+            "+kernel.unprivileged_bpf_disabled = 1\n",
+            "+kernel.unprivileged_bpf_disabled = 0\n",
+        )
+    }
+    // a context line that is not in the file: the patch does not apply
+    fn bad_context(p: &str) -> String {
+        let i = p.find("\n ").expect("a context line") + 2;
+        format!("{}X{}", &p[..i], &p[i..])
+    }
+    let dir = host("nat-story");
+    let good = plan(&dir, &FixOptions::default());
+    assert!(good.proof.as_ref().unwrap().passed(), "{}", good.summary());
+    assert!(good
+        .patch
+        .contains("+kernel.unprivileged_bpf_disabled = 1\n"));
+
+    let p = plan(
+        &dir,
+        &FixOptions {
+            tamper: Some(wrong_value),
+            ..FixOptions::default()
+        },
+    );
+    let proof = p.proof.as_ref().unwrap();
+    assert!(!proof.passed());
+    // the file now says 0 where the simulated `sysctl -w` made it 1
+    assert!(
+        proof
+            .new_failures
+            .iter()
+            .chain(&proof.still_failing)
+            .any(|u| u.subject.contains("kernel.unprivileged_bpf_disabled")),
+        "{}",
+        p.summary()
+    );
+    assert_eq!(p.exit_code(), 1);
+
+    let p = plan(
+        &dir,
+        &FixOptions {
+            tamper: Some(bad_context),
+            ..FixOptions::default()
+        },
+    );
+    let proof = p.proof.as_ref().unwrap();
+    let e = proof
+        .patch_error
+        .as_deref()
+        .unwrap_or_else(|| panic!("{}", p.summary()));
+    assert!(e.contains("does not apply"), "{e}");
+    assert!(
+        p.summary()
+            .contains("proof: the printed patch does not apply: "),
+        "{}",
+        p.summary()
+    );
+    assert_eq!(p.exit_code(), 1);
+}

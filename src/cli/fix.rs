@@ -96,6 +96,7 @@ pub(crate) fn run(a: FixArgs) -> Exit {
         only,
         skip,
         waivers,
+        tamper: None,
     };
     let plan = match fix::plan(&set, a.snapshot.as_deref(), &opts) {
         Ok(p) => p,

@@ -60,6 +60,10 @@ pub struct FixOptions {
     pub skip: Vec<glob::Pattern>,
     /// Waivers: a waived finding is not fixed.
     pub waivers: Option<crate::waiver::WaiverSet>,
+    /// Tests only: rewrite the patch text before the proof applies it (a
+    /// corrupted patch must fail the proof).
+    #[doc(hidden)]
+    pub tamper: Option<fn(&str) -> String>,
 }
 
 /// One runtime step of the script.
@@ -109,12 +113,16 @@ pub struct Proof {
     pub still_failing: Vec<Unfixable>,
     /// Restart steps the proof assumes were run.
     pub assumes_restarts: usize,
+    /// Why the printed patch did not apply to the copy (the proof applies
+    /// the patch text itself, strictly).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub patch_error: Option<String>,
 }
 
 impl Proof {
     /// Whether the plan fixes what it targets and breaks nothing.
     pub fn passed(&self) -> bool {
-        self.new_failures.is_empty() && self.still_failing.is_empty()
+        self.new_failures.is_empty() && self.still_failing.is_empty() && self.patch_error.is_none()
     }
 }
 
@@ -197,6 +205,9 @@ impl Plan {
         match &self.proof {
             None => o.push_str("proof: skipped (--no-verify)\n"),
             Some(p) => {
+                if let Some(e) = &p.patch_error {
+                    let _ = writeln!(o, "proof: the printed patch does not apply: {e}");
+                }
                 for u in &p.new_failures {
                     let _ = writeln!(
                         o,
@@ -632,7 +643,14 @@ pub fn plan_on(policies: &PolicySet, tree: &mut Tree, opts: &FixOptions) -> Resu
     let patch = tree
         .patch()
         .map_err(|e| format!("cannot write the patch: {e}"))?;
-    // the proof: re-audit the copy as the plan leaves it
+    // the proof: apply the printed patch text to the copy (the runtime
+    // steps are simulated there already), then re-audit it
+    let patch_error = if opts.no_verify {
+        None
+    } else {
+        let text = opts.tamper.map(|f| f(&patch));
+        tree.apply_patch(text.as_deref().unwrap_or(&patch)).err()
+    };
     let host = tree
         .host()
         .map_err(|e| format!("cannot read the copy: {e}"))?;
@@ -743,6 +761,7 @@ pub fn plan_on(policies: &PolicySet, tree: &mut Tree, opts: &FixOptions) -> Resu
         new_failures,
         still_failing,
         assumes_restarts: steps.iter().filter(|s| s.needs_restart).count(),
+        patch_error,
     });
     Ok(Plan {
         schema: FIX_SCHEMA,

@@ -189,9 +189,12 @@ fn value_of_line(line: &str) -> Option<String> {
 }
 
 pub(super) fn apply(cx: &mut Ctx, name: &str, c: &Change) -> Result<(), String> {
-    let Op::Set(v, bound) = &c.op else {
-        return Err("`fix` only sets option values (remove one by hand)".into());
+    let v = match &c.op {
+        Op::Set(v, bound) => (v, bound),
+        Op::Remove => return remove(cx, name, c),
+        Op::Mount { .. } => return Err("not an option".into()),
     };
+    let (v, bound) = v;
     let r = Resolver::from_facts(cx.host, cx.facts);
     let res = r.option(name);
     let mut written = None;
@@ -237,13 +240,7 @@ pub(super) fn apply(cx: &mut Ctx, name: &str, c: &Change) -> Result<(), String> 
                 let sql = format!("SET GLOBAL {name} = {}", sql_value(&sv));
                 cx.step(shell::command(&["mysql", "-e", &sql]), &c.why, false, "");
             } else {
-                let mariadb = cx
-                    .facts
-                    .facts
-                    .get("mysql_version")
-                    .and_then(|v| v.as_ref().ok())
-                    .is_some_and(|v| v.to_plain().contains("MariaDB"));
-                let svc = if mariadb { "mariadb" } else { "mysql" };
+                let svc = service(cx);
                 cx.step(
                     shell::command(&["systemctl", "restart", svc]),
                     &c.why,
@@ -261,6 +258,73 @@ pub(super) fn apply(cx: &mut Ctx, name: &str, c: &Change) -> Result<(), String> 
         }
     }
     Ok(())
+}
+
+/// `remedy: { remove: }`: delete every line of a group the server reads
+/// that sets the option, whatever its spelling (`loose-`, dashes, a unique
+/// prefix, `skip-`), so that no other line wins instead and the server
+/// really starts with its default; the running server gets
+/// `SET GLOBAL name = DEFAULT` (the compiled-in default) when the variable
+/// is dynamic, else a commented restart.
+fn remove(cx: &mut Ctx, name: &str, c: &Change) -> Result<(), String> {
+    let r = Resolver::from_facts(cx.host, cx.facts);
+    let res = r.option(name);
+    let lines: Vec<_> = res
+        .lines
+        .iter()
+        .filter(|l| l.at.line.is_some())
+        .map(|l| l.at.clone())
+        .collect();
+    if lines.is_empty() {
+        return Err(format!(
+            "no option file line the server reads sets `{name}`"
+        ));
+    }
+    for e in &lines {
+        if e.path.starts_with("/usr/") {
+            return Err(format!(
+                "{} is a vendor file, which `fix` never edits",
+                e.location()
+            ));
+        }
+    }
+    for e in &lines {
+        cx.delete(&e.path, e.line.unwrap_or(0), EditKind::Config)?;
+    }
+    if let Lookup::Set(_) = &res.running {
+        if DYNAMIC.contains(&name) {
+            let sql = format!("SET GLOBAL {name} = DEFAULT");
+            cx.step(
+                shell::command(&["mysql", "-e", &sql]),
+                &c.why,
+                false,
+                "DEFAULT is the server's compiled-in default, what it starts with once the lines are gone",
+            );
+        } else {
+            cx.step(
+                shell::command(&["systemctl", "restart", service(cx)]),
+                &c.why,
+                true,
+                &format!("{name} is read only at start (not dynamic)"),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The server's systemd unit name.
+fn service(cx: &Ctx) -> &'static str {
+    let mariadb = cx
+        .facts
+        .facts
+        .get("mysql_version")
+        .and_then(|v| v.as_ref().ok())
+        .is_some_and(|v| v.to_plain().contains("MariaDB"));
+    if mariadb {
+        "mariadb"
+    } else {
+        "mysql"
+    }
 }
 
 fn sql_value(v: &str) -> String {

@@ -210,6 +210,38 @@ impl Tree {
         fs::rename(&tmp, &p)
     }
 
+    /// Put every configuration file the plan edited back as it was, then
+    /// apply `patch` (the printed text) to the copy with the strict applier
+    /// ([`super::diff::apply_file`]): what the proof re-audits is what the
+    /// patch writes, not what the planner meant to write.
+    pub fn apply_patch(&mut self, patch: &str) -> Result<(), String> {
+        let files = super::diff::parse(patch).map_err(|e| e.to_string())?;
+        let originals: Vec<(String, Option<String>)> = self
+            .original
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        for (path, text) in &originals {
+            let res = match text {
+                Some(t) => self.write(path, t, EditKind::Simulated),
+                None => self.file(path).and_then(|p| match fs::remove_file(p) {
+                    Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+                    _ => Ok(()),
+                }),
+            };
+            res.map_err(|e| format!("cannot restore `{path}` in the copy: {e}"))?;
+        }
+        for fp in &files {
+            let cur = self
+                .read(&fp.path)
+                .map_err(|e| format!("cannot read `{}` in the copy: {e}", fp.path))?;
+            let new = super::diff::apply_file(fp, cur.as_deref()).map_err(|e| e.to_string())?;
+            self.write(&fp.path, &new, EditKind::Config)
+                .map_err(|e| format!("cannot write `{}` in the copy: {e}", fp.path))?;
+        }
+        Ok(())
+    }
+
     /// Host paths the patch changes, sorted.
     pub fn edited(&self) -> Vec<&str> {
         self.original.keys().map(String::as_str).collect()
