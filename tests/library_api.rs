@@ -5,7 +5,14 @@
 
 use std::process::Command;
 
-const CLI_ONLY: &[&str] = &["clap", "clap_complete", "clap_mangen", "rayon", "indicatif"];
+const CLI_ONLY: &[&str] = &[
+    "clap",
+    "clap_complete",
+    "clap_mangen",
+    "rayon",
+    "indicatif",
+    "anstream",
+];
 
 fn cargo() -> Command {
     let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));

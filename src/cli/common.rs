@@ -2,7 +2,7 @@
 //! format flags, the exit-code enum, and writing output to stdout (a closed
 //! pipe is not an error). Nothing here audits or formats a report.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::process::ExitCode;
 use std::sync::LazyLock;
 
@@ -209,9 +209,26 @@ pub(crate) fn write_out(text: &str) -> Result<(), WriteError> {
     }
 }
 
-/// ANSI colour only on a terminal, and never with a non-empty `NO_COLOR`.
+/// `--color WHEN`, for [`color`]: `always` and `never` decide alone
+/// (no-color.org: a command-line argument overrides `NO_COLOR`), `auto`
+/// leaves it to the environment and the terminal.
+pub(crate) fn set_color(when: clap::ColorChoice) {
+    match when {
+        clap::ColorChoice::Auto => anstream::ColorChoice::Auto,
+        clap::ColorChoice::Always => anstream::ColorChoice::Always,
+        clap::ColorChoice::Never => anstream::ColorChoice::Never,
+    }
+    .write_global();
+}
+
+/// Whether the text report on stdout is coloured: anstream's decision, as
+/// clap and cargo make it. With `--color auto` (anstream
+/// `AutoStream::choice`): never with a non-empty `NO_COLOR`; else always
+/// with a non-empty `CLICOLOR_FORCE` (a pipe too); else never with
+/// `CLICOLOR=0`; else only on a terminal whose `TERM` is set and not `dumb`
+/// (or with `CLICOLOR` set, or under CI). docs/formats.md, Colour.
 pub(crate) fn color() -> bool {
-    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+    anstream::AutoStream::choice(&std::io::stdout()) != anstream::ColorChoice::Never
 }
 
 #[cfg(test)]

@@ -29,6 +29,10 @@ use snapshot::SnapshotArgs;
 #[derive(Parser, Debug)]
 #[command(name = "driftaudit", version, about, long_about = None, propagate_version = true)]
 struct Cli {
+    /// When to colour the text report: auto (a terminal that can, unless
+    /// NO_COLOR or CLICOLOR=0; CLICOLOR_FORCE forces it), always, never.
+    #[arg(long, global = true, value_name = "WHEN", default_value = "auto")]
+    color: clap::ColorChoice,
     #[command(subcommand)]
     command: Command,
 }
@@ -79,6 +83,7 @@ pub(crate) fn run() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    common::set_color(cli.color);
     let result = match cli.command {
         Command::Check(a) => check::run(a),
         Command::List(a) => list::run(&a),

@@ -3,13 +3,17 @@
 //! summary per host, and last the coverage: per domain, detected from what and
 //! how many rules were evaluated, unknown or did not apply, with the leading
 //! reasons. "no failures" is never printed bare while a detected domain had
-//! no rule evaluated. Colour only when asked (the CLI decides: terminal, no
-//! NO_COLOR).
+//! no rule evaluated. Colour only when asked ([`super::RenderOptions::color`];
+//! the CLI decides with anstream: `--color`, NO_COLOR, CLICOLOR,
+//! CLICOLOR_FORCE, a terminal), as anstyle styles, never hand-written
+//! escapes.
 //! Every piece of host or policy text goes through [`super::printable`], so
 //! it cannot emit control sequences or split a line; file names with
 //! unusual characters are quoted ([`super::quoted_name`]).
 
 use std::fmt::Write;
+
+use anstyle::{AnsiColor, Style};
 
 use crate::policy::Severity;
 use crate::report::{DomainCoverage, Finding, HostReport, Report, Status};
@@ -26,14 +30,21 @@ struct Paint {
 }
 
 impl Paint {
-    fn c(&self, code: &str, s: &str) -> String {
+    /// `s` in `style` (an SGR sequence, the text, a reset), or as it is.
+    fn c(&self, style: Style, s: &str) -> String {
         if self.on {
-            format!("\x1b[{code}m{s}\x1b[0m")
+            format!("{style}{s}{style:#}")
         } else {
             s.to_string()
         }
     }
 }
+
+const BOLD: Style = Style::new().bold();
+const DIM: Style = Style::new().dimmed();
+/// Waived and unknown findings.
+const ASIDE: Style = AnsiColor::Magenta.on_default();
+const ERROR: Style = AnsiColor::Magenta.on_default().bold();
 
 /// Render a report as text.
 pub fn render(report: &Report, opts: super::RenderOptions) -> String {
@@ -48,12 +59,12 @@ pub fn render(report: &Report, opts: super::RenderOptions) -> String {
     out
 }
 
-fn sev_color(s: Severity) -> &'static str {
+fn sev_color(s: Severity) -> Style {
     match s {
-        Severity::Critical | Severity::High => "1;31",
-        Severity::Medium => "33",
-        Severity::Low => "36",
-        Severity::Info => "2",
+        Severity::Critical | Severity::High => AnsiColor::Red.on_default().bold(),
+        Severity::Medium => AnsiColor::Yellow.on_default(),
+        Severity::Low => AnsiColor::Cyan.on_default(),
+        Severity::Info => DIM,
     }
 }
 
@@ -65,8 +76,8 @@ fn host(out: &mut String, h: &HostReport, p: &Paint, verbose: bool) {
     let _ = writeln!(
         out,
         "{} {} ({src})",
-        p.c("1", "==>"),
-        p.c("1", &one(&h.host))
+        p.c(BOLD, "==>"),
+        p.c(BOLD, &one(&h.host))
     );
     let mut any = false;
     for sev in Severity::ALL.iter().rev() {
@@ -92,9 +103,9 @@ fn host(out: &mut String, h: &HostReport, p: &Paint, verbose: bool) {
         }
     }
     for (status, label, color) in [
-        (Status::Waived, "WAIVED", "35"),
-        (Status::Unknown, "UNKNOWN", "35"),
-        (Status::Error, "ERROR", "1;35"),
+        (Status::Waived, "WAIVED", ASIDE),
+        (Status::Unknown, "UNKNOWN", ASIDE),
+        (Status::Error, "ERROR", ERROR),
     ] {
         let list: Vec<&Finding> = h.findings.iter().filter(|f| f.status == status).collect();
         if list.is_empty() {
@@ -120,7 +131,7 @@ fn host(out: &mut String, h: &HostReport, p: &Paint, verbose: bool) {
         let _ = writeln!(
             out,
             "\n{}",
-            p.c("2", &format!("DISABLED ({})", disabled.len()))
+            p.c(DIM, &format!("DISABLED ({})", disabled.len()))
         );
         for (f, d) in disabled.iter().filter_map(|f| Some((f, f.disabled()?))) {
             let _ = writeln!(
@@ -141,7 +152,7 @@ fn host(out: &mut String, h: &HostReport, p: &Paint, verbose: bool) {
             if list.is_empty() {
                 continue;
             }
-            let _ = writeln!(out, "\n{}", p.c("2", &format!("{label} ({})", list.len())));
+            let _ = writeln!(out, "\n{}", p.c(DIM, &format!("{label} ({})", list.len())));
             for f in list {
                 let explanation = printable(&f.explanation, true);
                 let flat: Vec<&str> = explanation.split_whitespace().collect();
@@ -348,7 +359,7 @@ fn cut(s: &str, max: usize) -> String {
     }
 }
 
-fn finding(out: &mut String, f: &Finding, p: &Paint, label: &str, color: &str) {
+fn finding(out: &mut String, f: &Finding, p: &Paint, label: &str, color: Style) {
     let subject = if f.subject.is_empty() {
         String::new()
     } else {
@@ -358,7 +369,7 @@ fn finding(out: &mut String, f: &Finding, p: &Paint, label: &str, color: &str) {
         out,
         "  {} {}{}  {}",
         p.c(color, label),
-        p.c("1", &one(&f.rule)),
+        p.c(BOLD, &one(&f.rule)),
         subject,
         one(&f.title)
     );
@@ -445,11 +456,15 @@ pub fn bar(b: &crate::report::BreakdownData, fancy: bool) -> Vec<String> {
     let rest = b.total - used;
     let glyphs_plain = ['#', '=', '+', '*'];
     let glyphs_fancy = [
-        "\x1b[31m█\x1b[0m",
-        "\x1b[33m▓\x1b[0m",
-        "\x1b[35m▒\x1b[0m",
-        "\x1b[34m▚\x1b[0m",
-    ];
+        (AnsiColor::Red, '█'),
+        (AnsiColor::Yellow, '▓'),
+        (AnsiColor::Magenta, '▒'),
+        (AnsiColor::Blue, '▚'),
+    ]
+    .map(|(colour, glyph)| {
+        let style = colour.on_default();
+        format!("{style}{glyph}{style:#}")
+    });
     let mut cells = Vec::new();
     let mut legend = Vec::new();
     let mut filled = 0usize;
