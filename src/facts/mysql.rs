@@ -1427,32 +1427,35 @@ pub fn installed_version(host: &Host, datadir: &str) -> Option<(ServerVersion, S
 fn dpkg_status_version(host: &Host) -> Option<(ServerVersion, String)> {
     let status = host.read_to_string("/var/lib/dpkg/status").ok()?;
     let mut best: Option<(usize, ServerVersion, String)> = None;
+    // A host lists hundreds of packages (650 KB here) and at most a few are
+    // servers: the package name decides first, so the other fields of a
+    // stanza are looked at (and nothing is copied) only for server packages
+    // that would beat the best so far.
     for para in status.split("\n\n") {
-        let field = |f: &str| {
-            para.lines()
-                .find_map(|l| l.strip_prefix(f).map(|v| v.trim().to_string()))
+        let field = |f: &str| para.lines().find_map(|l| l.strip_prefix(f).map(str::trim));
+        let Some(pkg) = field("Package:") else {
+            continue;
         };
-        let (Some(pkg), Some(st), Some(ver)) =
-            (field("Package:"), field("Status:"), field("Version:"))
-        else {
+        let Some(rank) = dpkg_server_rank(pkg) else {
+            continue;
+        };
+        if best.as_ref().is_some_and(|b| rank >= b.0) {
+            continue;
+        }
+        let (Some(st), Some(ver)) = (field("Status:"), field("Version:")) else {
             continue;
         };
         if !st.ends_with(" installed") {
             continue;
         }
-        let Some(rank) = dpkg_server_rank(&pkg) else {
+        let Some(v) = deb_version(pkg, ver) else {
             continue;
         };
-        let Some(v) = deb_version(&pkg, &ver) else {
-            continue;
-        };
-        if best.as_ref().is_none_or(|b| rank < b.0) {
-            best = Some((
-                rank,
-                v,
-                format!("installed package {pkg} {ver} (/var/lib/dpkg/status)"),
-            ));
-        }
+        best = Some((
+            rank,
+            v,
+            format!("installed package {pkg} {ver} (/var/lib/dpkg/status)"),
+        ));
     }
     best.map(|(_, v, why)| (v, why))
 }
@@ -2118,6 +2121,49 @@ mod tests {
             );
         }
         n
+    }
+
+    /// The dpkg database picks the most specific installed server package,
+    /// the first of equal rank; packages that are not installed, not servers
+    /// or without a version are passed over wherever they stand.
+    #[test]
+    fn dpkg_status_picks_the_most_specific_installed_server_package() {
+        let status = "Package: mariadb-common\nStatus: install ok installed\nVersion: 1:10.11.19-0+deb12u1\n\n\
+Package: mariadb-server\nStatus: install ok installed\nVersion: 1:10.5.1-1\n\n\
+Package: mariadb-server-10.5\nStatus: install ok installed\nVersion: 1:10.5.2-1\n\n\
+Package: mariadb-server-core\nStatus: deinstall ok config-files\nVersion: 1:10.3.1-1\n\n\
+Package: mariadb-server-core\nStatus: install ok installed\nDescription: no version\n\n\
+Package: mariadb-server-core-10.11\nStatus: install ok installed\nPriority: optional\nVersion:  1:10.11.19-0+deb12u1 \n\n\
+Package: mariadb-server-core\nStatus: install ok installed\nVersion: 1:11.4.2-1\n";
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("var/lib/dpkg")).unwrap();
+        std::fs::write(dir.path().join("var/lib/dpkg/status"), status).unwrap();
+        let host = Host::snapshot(dir.path()).unwrap();
+        let (v, why) = dpkg_status_version(&host).unwrap();
+        assert_eq!(v.parts[..3], [10, 11, 19]);
+        assert!(v.mariadb);
+        assert_eq!(
+            why,
+            "installed package mariadb-server-core-10.11 1:10.11.19-0+deb12u1 (/var/lib/dpkg/status)"
+        );
+        std::fs::write(
+            dir.path().join("var/lib/dpkg/status"),
+            "Package: mysql-server-core-8.0\nStatus: install ok installed\nVersion: 8.0.36-0ubuntu0.22.04.1\n\nPackage: mysql-server\nStatus: install ok installed\nVersion: 8.0.35\n",
+        )
+        .unwrap();
+        let host = Host::snapshot(dir.path()).unwrap();
+        let (v, why) = dpkg_status_version(&host).unwrap();
+        assert_eq!((v.parts[..3].to_vec(), v.mariadb), (vec![8, 0, 36], false));
+        assert!(
+            why.starts_with("installed package mysql-server-core-8.0 "),
+            "{why}"
+        );
+        std::fs::write(
+            dir.path().join("var/lib/dpkg/status"),
+            "Package: mariadb-client\nStatus: install ok installed\nVersion: 1:10.11.19\n",
+        )
+        .unwrap();
+        assert!(dpkg_status_version(&Host::snapshot(dir.path()).unwrap()).is_none());
     }
 
     #[test]
