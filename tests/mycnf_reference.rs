@@ -458,7 +458,7 @@ fn prefixes_enable_disable_and_limits_match_mariadbd() {
     let mut cnf = String::from("[mysqld]\n");
     let mut keys = Vec::new();
     let mut prefixes = 0;
-    for (name, spec) in &table.options {
+    for (&name, spec) in &table.options {
         // Not compared: secrets (redacted); wsrep/debug/gtid options (need a
         // cluster or a debug build); what the server derives from the process
         // (open_files_limit, and table_open_cache with its instances, lowered to
@@ -477,17 +477,17 @@ fn prefixes_enable_disable_and_limits_match_mariadbd() {
                 "table_open_cache_instances",
                 "aria_checkpoint_interval",
             ]
-            .contains(&name.as_str())
+            .contains(&name)
         {
             continue;
         }
         let short = &name[..name.len() - 1];
         let written = match table.resolve(short) {
-            Lookup::Found(r) if r.name == *name && !table.options.contains_key(short) => {
+            Lookup::Found(r) if r.name == name && !table.options.contains_key(short) => {
                 prefixes += 1;
                 short
             }
-            _ => name.as_str(),
+            _ => name,
         };
         let value = match spec.kind {
             Kind::Bool => "OFF".to_string(),
@@ -504,7 +504,7 @@ fn prefixes_enable_disable_and_limits_match_mariadbd() {
             }
         };
         cnf.push_str(&format!("{written} = {value}\n"));
-        keys.push(name.clone());
+        keys.push(name.to_string());
     }
     // skip-/disable-/enable- with and without `=0`, and prefixes of them.
     let forms = [

@@ -960,7 +960,7 @@ fn server_value(name: &NameRead, value: Option<&str>) -> Result<Accept, String> 
     match spec.kind {
         limits::Kind::Uint | limits::Kind::Int => {
             let n = limits::getopt_int(v, spec.kind == limits::Kind::Uint)?;
-            Ok(Accept::Value(if is_size_option(&spec.name) {
+            Ok(Accept::Value(if is_size_option(spec.name) {
                 Value::Size(n)
             } else {
                 Value::Number(n)

@@ -49,7 +49,7 @@ pub enum Arg {
 #[derive(Debug, Clone, PartialEq)]
 pub struct OptionSpec {
     /// Name with underscores.
-    pub name: String,
+    pub name: &'static str,
     /// Value type.
     pub kind: Kind,
     /// Minimum (integers and doubles).
@@ -61,7 +61,7 @@ pub struct OptionSpec {
     /// Whether a value is needed.
     pub arg: Arg,
     /// Option-parsing pass: `early`, `main` or `plugin:NAME`.
-    pub pass: String,
+    pub pass: &'static str,
 }
 
 /// The value the server keeps for a number it read, and how it got there.
@@ -180,9 +180,9 @@ pub struct ServerTable {
     /// The binary the table was generated from (first line of the data file).
     pub source: String,
     /// Options by name.
-    pub options: BTreeMap<String, OptionSpec>,
+    pub options: BTreeMap<&'static str, OptionSpec>,
     /// Passes in the order mysqld runs them.
-    passes: Vec<String>,
+    passes: Vec<&'static str>,
 }
 
 const SPECIALS: [(&str, Option<Special>); 6] = [
@@ -201,11 +201,13 @@ enum Found {
 }
 
 impl ServerTable {
-    /// Parse a table written by `scripts/mysql-limits`.
-    pub fn parse(label: &'static str, text: &str) -> ServerTable {
-        let mut options = BTreeMap::new();
+    /// Parse a table written by `scripts/mysql-limits`. The text is
+    /// compiled in, so names and passes borrow from it (this runs in every
+    /// audit that reads a MariaDB 10.11 host's option files: no copies).
+    pub fn parse(label: &'static str, text: &'static str) -> ServerTable {
         let mut source = String::new();
-        let mut passes: Vec<String> = vec!["early".into(), "main".into()];
+        let mut passes: Vec<&'static str> = vec!["early", "main"];
+        let mut rows: Vec<(&'static str, OptionSpec)> = Vec::with_capacity(1024);
         for line in text.lines() {
             if let Some(c) = line.strip_prefix("# ") {
                 if source.is_empty() {
@@ -213,8 +215,15 @@ impl ServerTable {
                 }
                 continue;
             }
-            let f: Vec<&str> = line.split('\t').collect();
-            if f.len() != 7 {
+            let mut f = [""; 7];
+            let mut n = 0;
+            for (i, field) in line.split('\t').enumerate() {
+                if i < 7 {
+                    f[i] = field;
+                }
+                n = i + 1;
+            }
+            if n != 7 {
                 continue;
             }
             let num = |s: &str| s.parse::<f64>().ok();
@@ -234,14 +243,14 @@ impl ServerTable {
                 "NONE" => Arg::None,
                 _ => Arg::Optional,
             };
-            let pass = f[6].to_string();
+            let pass = f[6];
             if !passes.contains(&pass) {
-                passes.push(pass.clone());
+                passes.push(pass);
             }
-            options.insert(
-                f[0].to_string(),
+            rows.push((
+                f[0],
                 OptionSpec {
-                    name: f[0].to_string(),
+                    name: f[0],
                     kind,
                     min: num(f[2]),
                     max: num(f[3]),
@@ -249,11 +258,14 @@ impl ServerTable {
                     arg,
                     pass,
                 },
-            );
+            ));
         }
+        // Built in one go from the rows (sorted in the file: a linear build);
+        // a name given twice keeps its last row, as inserting one by one would.
+        let options: BTreeMap<&'static str, OptionSpec> = rows.into_iter().collect();
         // InnoDB loads first among the plugins; the order of the others only
         // matters for a name two plugins share, which none does.
-        passes.sort_by_key(|p| match p.as_str() {
+        passes.sort_by_key(|p| match *p {
             "early" => 0,
             "main" => 1,
             "plugin:innodb" => 2,
@@ -288,11 +300,11 @@ impl ServerTable {
         let mut first: Option<&str> = None;
         for spec in matches.iter().filter(|s| s.pass == pass) {
             if spec.name == pat {
-                return Found::One(spec.name.clone(), false);
+                return Found::One(spec.name.to_string(), false);
             }
             match first {
-                None => first = Some(&spec.name),
-                Some(f) => return Found::Many(f.to_string(), spec.name.clone()),
+                None => first = Some(spec.name),
+                Some(f) => return Found::Many(f.to_string(), spec.name.to_string()),
             }
         }
         match first {
@@ -337,14 +349,14 @@ impl ServerTable {
                             name: full,
                             loose: *loose,
                             special: *special,
-                            pass: pass.clone(),
+                            pass: pass.to_string(),
                         })
                     }
                     Found::Many(a, b) => {
                         return Lookup::Ambiguous {
                             written: form.to_string(),
                             candidates: [a, b],
-                            pass: pass.clone(),
+                            pass: pass.to_string(),
                         }
                     }
                     Found::None => {}
