@@ -664,14 +664,14 @@ impl Host {
     /// Open a regular file for reading, confined; with its link count and
     /// permission bits. The type is checked before the open, so a device or
     /// FIFO is never opened for reading, and again on the descriptor after it.
-    fn open_file_nlink(&self, host_path: &str) -> Result<(File, u64, u32), ReadError> {
+    fn open_file_nlink(&self, host_path: &str) -> Result<(File, u64, u32, u64), ReadError> {
         let fd = match self.kind {
             // On the live root the kernel resolves links itself (same result
             // as the confined walk, whose root is `/`), in one stat instead
             // of one per component.
             SourceKind::Live => {
                 let o = crate::reader::open_regular(&live_path(host_path)?)?;
-                return Ok((o.file, o.nlink, o.mode));
+                return Ok((o.file, o.nlink, o.mode, o.size));
             }
             SourceKind::Snapshot => self.open_snapshot_file(host_path)?,
         };
@@ -680,7 +680,12 @@ impl Host {
         if now.kind != EntryKind::File {
             return Err(ReadError::NotRegular(now.special));
         }
-        Ok((File::from(fd), st.st_nlink as u64, st.st_mode & 0o7777))
+        Ok((
+            File::from(fd),
+            st.st_nlink as u64,
+            st.st_mode & 0o7777,
+            st.st_size as u64,
+        ))
     }
 
     fn open_snapshot_file(&self, host_path: &str) -> Result<OwnedFd, ReadError> {
@@ -713,8 +718,8 @@ impl Host {
 
     /// As [`Host::read_bytes`] with another cap (for example one superblock).
     pub fn read_bytes_capped(&self, host_path: &str, cap: u64) -> Result<Vec<u8>, ReadError> {
-        let (file, nlink, mode) = self.open_file_nlink(host_path)?;
-        self.finish_read(host_path, file, nlink, mode, cap)
+        let (file, nlink, mode, size) = self.open_file_nlink(host_path)?;
+        self.finish_read(host_path, file, (nlink, mode, size), cap)
     }
 
     /// Read an opened file within the caps and the host's budget, and log it.
@@ -722,8 +727,7 @@ impl Host {
         &self,
         host_path: &str,
         file: File,
-        nlink: u64,
-        mode: u32,
+        (nlink, mode, size): (u64, u32, u64),
         cap: u64,
     ) -> Result<Vec<u8>, ReadError> {
         if nlink > 1 {
@@ -741,7 +745,7 @@ impl Host {
         if left == 0 {
             return Err(budget_error());
         }
-        let bytes = match read_capped(file, cap.min(left)) {
+        let bytes = match read_capped(file, cap.min(left), size) {
             Err(ReadError::TooLarge(_)) if left < cap => {
                 // What was read counts: the budget is spent.
                 b.used.fetch_max(b.limit, Ordering::Relaxed);
@@ -809,8 +813,11 @@ impl Host {
         let bytes = self.finish_read(
             &w.host_path(),
             File::from(fd),
-            w.stat.st_nlink,
-            w.stat.st_mode & 0o7777,
+            (
+                w.stat.st_nlink,
+                w.stat.st_mode & 0o7777,
+                w.stat.st_size as u64,
+            ),
             MAX_FILE_BYTES,
         )?;
         let text = match String::from_utf8(bytes) {
@@ -1195,8 +1202,8 @@ fn special_kind(t: RType) -> &'static str {
     }
 }
 
-fn read_capped(file: File, cap: u64) -> Result<Vec<u8>, ReadError> {
-    Ok(crate::reader::read_capped(file, cap)?)
+fn read_capped(file: File, cap: u64, size: u64) -> Result<Vec<u8>, ReadError> {
+    Ok(crate::reader::read_capped_sized(file, cap, size)?)
 }
 
 /// A host path on the live root, as an absolute path of this machine.

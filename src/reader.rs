@@ -127,6 +127,9 @@ pub struct Opened {
     pub nlink: u64,
     /// Permission bits (`st_mode & 0o7777`) of the descriptor.
     pub mode: u32,
+    /// `st_size` of the descriptor (0 for most procfs files): the size
+    /// [`read_capped_sized`] reads in one go.
+    pub size: u64,
 }
 
 /// Open an absolute path of this machine for reading, following links as
@@ -147,13 +150,33 @@ pub fn open_regular(path: &Path) -> Result<Opened, Failure> {
         file,
         nlink: now.nlink(),
         mode: now.mode() & 0o7777,
+        size: now.len(),
     })
 }
 
 /// Read an opened file to its end, at most `cap` bytes: one byte more is a
 /// [`Failure::TooLarge`] with the file's size.
 pub fn read_capped(file: File, cap: u64) -> Result<Vec<u8>, Failure> {
-    let mut buf = Vec::new();
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    read_capped_sized(file, cap, size)
+}
+
+/// Bytes a read starts with when the file's size says nothing (procfs).
+const FIRST_READ: u64 = 4096;
+
+/// [`read_capped`] for a file whose `st_size` the caller has from its own
+/// `fstat`: the buffer starts at that size (plus the byte that tells the
+/// end), so a regular file takes one `read` and one at its end, instead of
+/// a series doubling from 32 bytes; a size of 0 (procfs) starts at a page.
+/// The size is a hint only: a file that grew or shrank meanwhile reads as
+/// it is, within the cap.
+pub fn read_capped_sized(file: File, cap: u64, size: u64) -> Result<Vec<u8>, Failure> {
+    let first = if size == 0 {
+        FIRST_READ
+    } else {
+        size.saturating_add(1)
+    };
+    let mut buf = Vec::with_capacity(first.min(cap.saturating_add(1)) as usize);
     let mut limited = file.take(cap + 1);
     limited.read_to_end(&mut buf)?;
     if buf.len() as u64 > cap {
@@ -169,7 +192,8 @@ pub fn read_capped(file: File, cap: u64) -> Result<Vec<u8>, Failure> {
 
 /// [`open_regular`] then [`read_capped`].
 pub fn read_file(path: &Path, cap: u64) -> Result<Vec<u8>, Failure> {
-    read_capped(open_regular(path)?.file, cap)
+    let o = open_regular(path)?;
+    read_capped_sized(o.file, cap, o.size)
 }
 
 #[cfg(test)]
