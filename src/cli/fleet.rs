@@ -170,8 +170,12 @@ pub(crate) fn check_fleet(a: &CheckArgs, set: &PolicySet, dir: &Path) -> Exit {
             .par_iter()
             .map(|d| {
                 let mut report = lib::audit_dir(set, d);
-                if let Ok(host) = driftaudit::Host::snapshot(d) {
-                    driftaudit::unstable::upgrade::extend_host(&mut report, &host, &targets);
+                // Opening a snapshot costs a canonicalize, a layout probe and
+                // snapshot.json: only for --upgrade-to targets.
+                if !targets.is_empty() {
+                    if let Ok(host) = driftaudit::Host::snapshot(d) {
+                        driftaudit::unstable::upgrade::extend_host(&mut report, &host, &targets);
+                    }
                 }
                 let rel = lib::relative_path(dir, d);
                 let digest = HostDigest::of(&report, &rel, fail_on);
