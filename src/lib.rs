@@ -60,6 +60,7 @@ pub(crate) mod fleet;
 pub(crate) mod host;
 pub(crate) mod parse;
 pub(crate) mod policy;
+pub(crate) mod policytest;
 pub(crate) mod reader;
 pub(crate) mod render;
 pub(crate) mod report;
@@ -149,6 +150,10 @@ pub mod unstable {
     /// Internal: no semver promise.
     pub mod policy {
         pub use crate::policy::*;
+    }
+    /// Internal: no semver promise.
+    pub mod policytest {
+        pub use crate::policytest::*;
     }
     /// Internal: no semver promise.
     pub mod reader {

@@ -38,6 +38,9 @@ const LAYERS: &[(&str, &[&str])] = &[
     // `driftaudit fix`: plans on the resolver's answers and re-audits a
     // patched copy through the engine (and the snapshot writer for a live host).
     ("fix planner", &["fix"]),
+    // `driftaudit test`: runs test cases through the engine and waivers;
+    // its result is data the renderers print.
+    ("policy tests", &["policytest"]),
     ("renderers", &["render"]),
     // Commands built on reports that still print for themselves (issue 14
     // item 5 moves their printers into render/).

@@ -18,6 +18,7 @@ mod generated;
 mod list;
 mod merge;
 mod snapshot;
+mod test;
 
 use check::CheckArgs;
 use common::PolicyArgs;
@@ -61,6 +62,9 @@ enum Command {
     /// Plan the fix of every failing finding with a remedy: a patch on
     /// stdout, runtime steps with --runtime, proven by re-auditing a copy.
     Fix(fix::FixArgs),
+    /// Run policy tests (`*.test.yaml`): expected verdicts of rules on
+    /// snapshots; exit 1 on any mismatch.
+    Test(test::TestArgs),
     /// Print the JSON Schema of a policy file (policies/schema.json).
     Schema,
     /// Print a shell completion script, e.g. `driftaudit completions bash > /etc/bash_completion.d/driftaudit`.
@@ -92,6 +96,7 @@ pub(crate) fn run() -> ExitCode {
         Command::Merge(a) => merge::run(a),
         Command::Explain { rule, policies } => explain::run(&rule, &policies),
         Command::Fix(a) => fix::run(a),
+        Command::Test(a) => test::run(a),
         Command::Schema => generated::run(Generated::Schema),
         Command::Completions { shell } => generated::run(Generated::Completions(shell)),
         Command::Man => generated::run(Generated::Man),

@@ -178,7 +178,8 @@ impl PolicySet {
         Ok(())
     }
 
-    /// Add a policy file, or every `*.yaml`/`*.yml` file of a directory (sorted).
+    /// Add a policy file, or every `*.yaml`/`*.yml` file of a directory
+    /// (sorted) except policy tests (`*.test.yaml`, `*.test.yml`).
     ///
     /// Files are read with the host reader's rules: a FIFO, socket or device
     /// is refused without a blocking open, and a file is read up to
@@ -313,7 +314,7 @@ impl PolicySet {
 }
 
 /// The policy files `path` names: itself, or a directory's `*.yaml` and
-/// `*.yml` entries, sorted.
+/// `*.yml` entries except policy tests (`*.test.yaml`), sorted.
 fn policy_files(path: &Path) -> Result<Vec<PathBuf>, PolicyError> {
     let io = |e: std::io::Error| PolicyError::Io {
         path: path.display().to_string(),
@@ -326,6 +327,12 @@ fn policy_files(path: &Path) -> Result<Vec<PathBuf>, PolicyError> {
         .map_err(io)?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")))
+        // policy tests live beside the policies (`driftaudit test`)
+        .filter(|p| {
+            !p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.ends_with(".test.yaml") || n.ends_with(".test.yml"))
+        })
         .collect();
     files.sort();
     if files.is_empty() {

@@ -13,6 +13,7 @@ pub mod json;
 pub mod junit;
 pub mod markdown;
 pub mod prometheus;
+pub mod policytest;
 pub mod sarif;
 pub mod stream;
 pub mod text;

@@ -1,0 +1,351 @@
+//! `driftaudit test`: policy test files (`*.test.yaml`) run against
+//! snapshot directories and inline snapshots, one line per case and a
+//! summary, exit 1 on a mismatch (with rule, subject, expected and actual
+//! verdict at the expectation's file:line:column), exit 2 on a malformed
+//! test file (every problem at file:line:column with a caret), JUnit for
+//! CI. The shipped policies' own tests (`policies/*.test.yaml`) must pass,
+//! and between them cover every shipped rule's pass and fail.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::process::Command;
+
+use driftaudit::unstable::policytest::{self, Verdict};
+use driftaudit::{PolicySet, Status};
+
+fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_driftaudit"));
+    c.env("NO_COLOR", "1")
+        .current_dir(env!("CARGO_MANIFEST_DIR"));
+    c
+}
+
+fn run_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = bin()
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("run driftaudit");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A small policy of one setting rule and one drift rule.
+const POLICY: &str = r#"policy: site
+title: Site rules
+rules:
+  - id: site.syncookies
+    title: SYN cookies on
+    severity: medium
+    setting: sysctl.net.ipv4.tcp_syncookies
+    expect: { equals: 1 }
+    why: tcp_syncookies is {actual}
+    fix: set it to 1
+  - id: site.drift
+    title: Live values equal the configuration
+    severity: low
+    drift: { configured: sysctl_boot, running: sysctl }
+    why: "{setting} is {actual}, configured {expected}"
+    fix: apply it
+"#;
+
+fn workspace(test: &str) -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("site.yaml"), POLICY).unwrap();
+    std::fs::write(d.path().join("site.test.yaml"), test).unwrap();
+    d
+}
+
+const INLINE_OFF: &str = r#"cases:
+  - name: syncookies off and drifting
+    files:
+      /etc/sysctl.d/60-net.conf: |
+        net.ipv4.tcp_syncookies = 1
+      /proc/sys/net/ipv4/tcp_syncookies: "0\n"
+    expect:
+      - { rule: site.syncookies, status: fail }
+      - { rule: site.drift, subject: net.ipv4.tcp_syncookies, status: fail }
+  - name: syncookies on as configured
+    files:
+      /etc/sysctl.d/60-net.conf: "net.ipv4.tcp_syncookies = 1\n"
+      /proc/sys/net/ipv4/tcp_syncookies: "1\n"
+    expect:
+      - { rule: site.syncookies, status: pass }
+      - { rule: site.drift, subject: net.ipv4.tcp_syncookies, status: none }
+      - { rule: site.drift, status: pass }
+"#;
+
+#[test]
+fn passing_cases_print_one_line_each_and_a_summary_and_exit_0() {
+    let ws = workspace(INLINE_OFF);
+    let (code, out, err) = run_in(ws.path(), &["test"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(
+        lines[0].starts_with(
+            "PASS ./site.test.yaml:2: syncookies off and drifting (2 expectations, host inline)"
+        ),
+        "{out}"
+    );
+    assert!(
+        lines[1]
+            .starts_with("PASS ./site.test.yaml:10: syncookies on as configured (3 expectations"),
+        "{out}"
+    );
+    assert_eq!(
+        lines.last().unwrap(),
+        &"1 test file, 2 cases: 2 passed, 0 failed (5 expectations, 0 mismatched)"
+    );
+}
+
+#[test]
+fn a_mismatch_prints_rule_subject_expected_actual_and_the_expectation_line_and_exits_1() {
+    // the second case expects the opposite of what the host shows
+    let ws = workspace(
+        &INLINE_OFF
+            .replace(
+                "      - { rule: site.syncookies, status: pass }",
+                "      - { rule: site.syncookies, status: fail }",
+            )
+            .replace(
+                "subject: net.ipv4.tcp_syncookies, status: none }",
+                "subject: net.ipv4.tcp_syncookies, status: fail }",
+            ),
+    );
+    let (code, out, _) = run_in(ws.path(), &["test", "site.test.yaml"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("PASS site.test.yaml:2: syncookies off and drifting"),
+        "{out}"
+    );
+    assert!(
+        out.contains("FAIL site.test.yaml:10: syncookies on as configured"),
+        "{out}"
+    );
+    assert!(
+        out.contains("\n  site.test.yaml:15:17: site.syncookies: expected fail, got pass: net.ipv4.tcp_syncookies, value 1, rule expects = 1; "),
+        "{out}"
+    );
+    assert!(
+        out.contains("\n  site.test.yaml:16:17: site.drift [net.ipv4.tcp_syncookies]: expected fail, got none: the rule reported no finding on this subject"),
+        "{out}"
+    );
+    assert!(
+        out.ends_with("1 test file, 2 cases: 1 passed, 1 failed (5 expectations, 2 mismatched)\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn junit_has_a_suite_per_file_a_case_per_case_and_the_mismatch_as_failure() {
+    let ws = workspace(&INLINE_OFF.replace(
+        "      - { rule: site.syncookies, status: pass }",
+        "      - { rule: site.syncookies, status: skip }",
+    ));
+    let (code, out, _) = run_in(ws.path(), &["test", "--format", "junit", "."]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.starts_with("<?xml"), "{out}");
+    assert!(
+        out.contains(
+            r#"<testsuite name="./site.test.yaml" tests="2" skipped="0" errors="0" failures="1">"#
+        ),
+        "{out}"
+    );
+    assert!(out.contains(r#"<testcase name="syncookies off and drifting" classname="./site.test.yaml" assertions="2" file="./site.test.yaml" line="2">"#), "{out}");
+    assert!(out.contains(r#"<failure message="./site.test.yaml:15:17: site.syncookies: expected skip, got pass: "#), "{out}");
+    assert!(!out.contains("time="), "no durations or timestamps: {out}");
+}
+
+#[test]
+fn a_malformed_test_file_exits_2_with_every_problem_at_file_line_column() {
+    let ws = workspace(
+        r#"cases:
+  - name: two problems
+    files:
+      /etc/sysctl.conf: "net.ipv4.tcp_syncookies = 1\n"
+    expect:
+      - { rule: site.syncokies, status: fail }
+      - { rule: site.drift, status: not-applicable }
+  - name: no snapshot
+    expect:
+      - { rule: site.drift, status: pass }
+"#,
+    );
+    let (code, out, err) = run_in(ws.path(), &["test"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(out.is_empty(), "nothing runs: {out}");
+    assert!(err.contains("./site.test.yaml:6:17: unknown rule `site.syncokies`: no policy under test defines it, did you mean `site.syncookies`?\n6 |       - { rule: site.syncokies, status: fail }\n  |                 ^"), "{err}");
+    assert!(err.contains("./site.test.yaml:7:37: unknown status `not-applicable`: expected pass, fail, skip, unknown, error, waived, none (a rule that does not apply is `skip`, as in the report)"), "{err}");
+    assert!(
+        err.contains(
+            "./site.test.yaml:8:11: a case needs `snapshot: DIR` or `files:` (an inline snapshot)"
+        ),
+        "{err}"
+    );
+
+    let ws = workspace("cases:\n  - name: x\n    snapshott: ../x\n");
+    let (code, _, err) = run_in(ws.path(), &["test"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.starts_with("driftaudit: ./site.test.yaml:3:5: unknown field `snapshott`"),
+        "{err}"
+    );
+
+    let ws = workspace("cases: [\n");
+    let (code, _, err) = run_in(ws.path(), &["test"]);
+    assert_eq!(code, 2);
+    assert!(err.starts_with("driftaudit: ./site.test.yaml:"), "{err}");
+
+    // a broken policy under test: its own problems, at its own file and line
+    let ws = workspace(INLINE_OFF);
+    std::fs::write(
+        ws.path().join("site.yaml"),
+        POLICY.replace("equals: 1", "equal: 1"),
+    )
+    .unwrap();
+    let (code, _, err) = run_in(ws.path(), &["test"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("./site.yaml:8:15: unknown field `equal`, did you mean `equals`?"),
+        "{err}"
+    );
+}
+
+#[test]
+fn inline_files_stay_inside_their_private_snapshot() {
+    let ws = workspace(
+        r#"cases:
+  - name: escapes
+    files:
+      ../../escaped: "x\n"
+      /etc/./sysctl.conf: "x\n"
+      etc//sysctl.conf: "x\n"
+    expect:
+      - { rule: site.drift, status: pass }
+"#,
+    );
+    let (code, _, err) = run_in(ws.path(), &["test"]);
+    assert_eq!(code, 2, "{err}");
+    for (line, name) in [
+        (4, "../../escaped"),
+        (5, "/etc/./sysctl.conf"),
+        (6, "etc//sysctl.conf"),
+    ] {
+        assert!(
+            err.contains(&format!(
+                "./site.test.yaml:{line}:7: inline file `{name}`: a host path of plain names"
+            )),
+            "{err}"
+        );
+    }
+    assert!(!ws.path().join("escaped").exists());
+    assert!(!std::env::temp_dir().join("escaped").exists());
+    assert!(!Path::new("/escaped").exists());
+}
+
+#[test]
+fn a_case_with_waivers_sees_the_waived_status_on_the_given_day() {
+    let ws = workspace(
+        r#"cases:
+  - name: waived until 2030
+    today: "2029-06-01"
+    waivers: waivers.yaml
+    files:
+      /proc/sys/net/ipv4/tcp_syncookies: "0\n"
+    expect:
+      - { rule: site.syncookies, status: waived }
+  - name: the waiver has expired
+    today: "2031-01-01"
+    waivers: waivers.yaml
+    files:
+      /proc/sys/net/ipv4/tcp_syncookies: "0\n"
+    expect:
+      - { rule: site.syncookies, status: fail }
+"#,
+    );
+    std::fs::write(
+        ws.path().join("waivers.yaml"),
+        "- rule: site.syncookies\n  reason: lab host (OPS-1)\n  expires: 2030-01-01\n",
+    )
+    .unwrap();
+    let (code, out, err) = run_in(ws.path(), &["test"]);
+    assert_eq!(code, 0, "{out}{err}");
+}
+
+#[test]
+fn a_policy_directory_does_not_load_its_test_files_as_policies() {
+    let ws = workspace(INLINE_OFF);
+    let (code, out, err) = run_in(ws.path(), &["list", "--no-builtin", "--policy", "."]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("site.syncookies"), "{out}");
+    let (code, _, err) = run_in(ws.path(), &["test", "no-such-dir"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("cannot read `no-such-dir`: no such file or directory"),
+        "{err}"
+    );
+    let empty = tempfile::tempdir().unwrap();
+    let (code, _, err) = run_in(empty.path(), &["test"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("no policy test files (`*.test.yaml`) in `.`"),
+        "{err}"
+    );
+}
+
+/// The shipped tests pass (this is how CI runs them), and between them
+/// every shipped rule is expected to fail somewhere and to pass somewhere,
+/// except where no shipped host or inline snapshot can show it (each with
+/// the reason).
+#[test]
+fn shipped_policy_tests_pass_and_cover_every_rule_both_ways() {
+    let (code, out, err) = run_in(root(), &["test", "policies/"]);
+    assert_eq!(code, 0, "{out}{err}");
+
+    let run = policytest::run(&[root().join("policies")]).expect("shipped tests load");
+    assert!(run.passed());
+    let mut seen: BTreeMap<String, BTreeSet<&'static str>> = BTreeMap::new();
+    for k in run
+        .files
+        .iter()
+        .flat_map(|f| &f.cases)
+        .flat_map(|c| &c.checks)
+    {
+        let v = match k.expected {
+            Verdict::Status(Status::Fail) => "fail",
+            Verdict::Status(Status::Pass) => "pass",
+            _ => continue,
+        };
+        seen.entry(k.rule.clone()).or_default().insert(v);
+    }
+    // rules whose pass or fail no snapshot can show, and why
+    let exempt: &[(&str, &str, &str)] = &[];
+    let mut missing = Vec::new();
+    let tested = |policy_path: &str| {
+        let stem = policy_path.strip_suffix(".yaml").unwrap_or(policy_path);
+        root().join(format!("{stem}.test.yaml")).is_file()
+    };
+    for r in &PolicySet::builtin().unwrap().rules {
+        if !tested(&r.source.path) {
+            continue;
+        }
+        for want in ["pass", "fail"] {
+            let covered = seen.get(&r.id).is_some_and(|s| s.contains(want));
+            let excused = exempt.iter().any(|(id, w, _)| *id == r.id && *w == want);
+            if !covered && !excused {
+                missing.push(format!("{} {want}", r.id));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "shipped rules without a {{pass, fail}} expectation in policies/*.test.yaml: {missing:#?}"
+    );
+}
