@@ -122,7 +122,7 @@ fn table_matches_system_variables(work: &Path) -> Vec<String> {
     let mut numeric = 0;
     for row in text.lines() {
         let f: Vec<&str> = row.split('\t').collect();
-        let [name, _ty, lo, hi, block, arg] = f[..] else {
+        let [name, _ty, lo, hi, block, arg, _read_only] = f[..] else {
             continue;
         };
         let Some(spec) = table.get(name) else {
@@ -151,6 +151,74 @@ fn table_matches_system_variables(work: &Path) -> Vec<String> {
     }
     if numeric < 250 {
         bad.push(format!("only {numeric} numeric variables compared"));
+    }
+    bad.extend(dynamic_table_matches_read_only(&text));
+    bad
+}
+
+/// `driftaudit fix` writes `SET GLOBAL` only for the variables of
+/// `fix::dynamic_variables()`, and a commented restart for the rest. The
+/// running server says which are dynamic (`READ_ONLY = NO`): every variable
+/// of the list must be dynamic here, and every variable the shipped
+/// policies name that is dynamic here must be in the list (else `fix` would
+/// ask for a needless restart).
+fn dynamic_table_matches_read_only(text: &str) -> Vec<String> {
+    use driftaudit::unstable::fix::dynamic_variables;
+    let read_only: std::collections::BTreeMap<&str, &str> = text
+        .lines()
+        .filter_map(|row| {
+            let f: Vec<&str> = row.split('\t').collect();
+            Some((*f.first()?, *f.get(6)?))
+        })
+        .collect();
+    let mut bad = Vec::new();
+    for name in dynamic_variables() {
+        match read_only.get(name) {
+            Some(&"NO") => {}
+            Some(other) => bad.push(format!(
+                "fix treats `{name}` as dynamic, but the server says READ_ONLY = {other}"
+            )),
+            None => bad.push(format!(
+                "fix treats `{name}` as dynamic, but this server has no such variable"
+            )),
+        }
+    }
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("policies");
+    let mut named = std::collections::BTreeSet::new();
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_none_or(|x| x != "yaml") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&p).unwrap();
+        for ns in ["mycnf_effective.", "mycnf.", "mysql."] {
+            for (at, _) in text.match_indices(ns) {
+                let before = text[..at].chars().next_back();
+                if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.') {
+                    continue;
+                }
+                let rest = &text[at + ns.len()..];
+                let end = rest
+                    .find(|c: char| !(c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'))
+                    .unwrap_or(rest.len());
+                if end > 0 {
+                    named.insert(rest[..end].to_string());
+                }
+            }
+        }
+    }
+    assert!(
+        named.contains("innodb_buffer_pool_size"),
+        "the shipped policies name no server variable: {named:?}"
+    );
+    for name in &named {
+        if read_only.get(name.as_str()) == Some(&"NO")
+            && !dynamic_variables().contains(&name.as_str())
+        {
+            bad.push(format!(
+                "`{name}` is named by a shipped policy and dynamic on this server, but fix would ask for a restart"
+            ));
+        }
     }
     bad
 }
@@ -271,7 +339,7 @@ fn run_case(
             "--user=root",
             "-NB",
             "-e",
-            "SELECT LOWER(VARIABLE_NAME), VARIABLE_TYPE, NUMERIC_MIN_VALUE, NUMERIC_MAX_VALUE, NUMERIC_BLOCK_SIZE, COMMAND_LINE_ARGUMENT FROM information_schema.SYSTEM_VARIABLES",
+            "SELECT LOWER(VARIABLE_NAME), VARIABLE_TYPE, NUMERIC_MIN_VALUE, NUMERIC_MAX_VALUE, NUMERIC_BLOCK_SIZE, COMMAND_LINE_ARGUMENT, READ_ONLY FROM information_schema.SYSTEM_VARIABLES",
         ])
         .output()
         .expect("run mariadb client");

@@ -29,6 +29,13 @@ mod zimbra;
 
 pub use tree::{EditKind, Tree};
 
+/// The server variables a plan changes at run time with `SET GLOBAL`
+/// (dynamic in MySQL 5.7+/8.0 and MariaDB 10.2+); every other option file
+/// change gets a commented restart step.
+pub fn dynamic_variables() -> &'static [&'static str] {
+    mycnf::DYNAMIC
+}
+
 /// Schema id of `fix --format json`.
 pub const FIX_SCHEMA: &str = "driftaudit.fix/1";
 

@@ -12,8 +12,10 @@ use crate::value::Value;
 
 /// Variables `SET GLOBAL` changes without a restart (MySQL 5.7+/8.0 and
 /// MariaDB 10.2+ reference manuals: "Dynamic: Yes"). Anything else is
-/// treated as needing a restart.
-const DYNAMIC: &[&str] = &[
+/// treated as needing a restart. tests/mariadb_server.rs holds this list to
+/// a real server's `information_schema.SYSTEM_VARIABLES.READ_ONLY`, both
+/// ways for the variables the shipped policies name.
+pub(super) const DYNAMIC: &[&str] = &[
     "binlog_format",
     "expire_logs_days",
     "innodb_adaptive_hash_index",
