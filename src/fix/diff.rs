@@ -1,7 +1,7 @@
 //! The patch text: unified diffs that `patch -p1` and `git apply` accept
 //! without fuzz and that never quote a secret, and the strict applier the
 //! proof runs on the printed text. Pure: text in, text out, no I/O; what is
-//! secret is asked of [`crate::secret`] (per line, by the file's kind, the
+//! secret is asked of `crate::secret` (per line, by the file's kind, the
 //! way a snapshot redacts it), never decided here.
 //!
 //! Context. `diff -u` gives each hunk 3 unchanged lines before and after.
