@@ -1139,3 +1139,205 @@ fn the_cli_writes_paths_relative_to_the_working_directory_or_sarif_root() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--sarif-root `no/such/dir`"));
 }
+
+/// `driftaudit ARGS` run in `cwd`: exit code, stdout, stderr.
+fn cli(cwd: &Path, args: &[&str]) -> (i32, String, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_driftaudit"))
+        .current_dir(cwd)
+        .args(args)
+        .output()
+        .expect("run driftaudit");
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8(o.stdout).unwrap(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// `(host, ruleId, uri, fingerprint)` of every result, and every uri of the
+/// document (locations and related locations).
+type Identities = BTreeSet<(String, String, String, String)>;
+
+fn sarif_identities(doc: &Json) -> (Identities, Vec<String>) {
+    let mut ids = BTreeSet::new();
+    let mut uris = Vec::new();
+    for run in doc["runs"].as_array().unwrap() {
+        for x in run["results"].as_array().unwrap() {
+            let loc = &x["locations"][0]["physicalLocation"]["artifactLocation"];
+            ids.insert((
+                x["properties"]["host"].as_str().unwrap().to_string(),
+                x["ruleId"].as_str().unwrap().to_string(),
+                loc["uri"].as_str().unwrap().to_string(),
+                x["partialFingerprints"]["driftaudit/v1"]
+                    .as_str()
+                    .unwrap()
+                    .to_string(),
+            ));
+            for l in x["locations"]
+                .as_array()
+                .into_iter()
+                .chain(x["relatedLocations"].as_array())
+                .flatten()
+            {
+                let a = &l["physicalLocation"]["artifactLocation"];
+                uris.push(a["uri"].as_str().unwrap().to_string());
+                if a["uri"].as_str().unwrap().starts_with("file://") {
+                    assert!(a.get("uriBaseId").is_none(), "{a}");
+                } else {
+                    assert_eq!(a["uriBaseId"], sarif::URI_BASE_ID, "{a}");
+                }
+            }
+        }
+    }
+    (ids, uris)
+}
+
+#[test]
+fn shards_of_a_user_repository_merged_give_the_sarif_and_junit_of_one_check() {
+    // A user's repository: snapshots/HOST/..., the audit run from its root
+    // (never the crate root), as the GitHub action and GitLab template run.
+    let hosts = [
+        ("nat-story", "db1"),
+        ("fstab-edited-not-remounted", "web1"),
+        ("mysql-warmup-story", "db2"),
+        ("zimbra-khimki-12g", "mail1"),
+    ];
+    let repo = snapshot_repo(&hosts);
+    let d = repo.path();
+    let mut shards = Vec::new();
+    for k in ["1/2", "2/2"] {
+        let (code, json, err) = cli(
+            d,
+            &[
+                "check",
+                "--fleet",
+                "snapshots/",
+                "--shard",
+                k,
+                "--format",
+                "json",
+            ],
+        );
+        assert!(code <= 1, "{k}: {err}");
+        let v: Json = serde_json::from_str(&json).unwrap();
+        for h in v["hosts"].as_array().unwrap() {
+            // the snapshot folder relative to the repository, never this
+            // machine's absolute path
+            assert_eq!(
+                h["root"],
+                format!("snapshots/{}", h["path"].as_str().unwrap()),
+                "{h}"
+            );
+        }
+        let name = format!("shard-{}.json", &k[..1]);
+        std::fs::write(d.join(&name), json).unwrap();
+        shards.push(name);
+    }
+    let v = sarif_validator();
+    for (format, ext) in [("sarif", "sarif"), ("junit", "xml")] {
+        let (c1, whole, e1) = cli(d, &["check", "--fleet", "snapshots/", "--format", format]);
+        let (c2, merged, e2) = cli(d, &["merge", &shards[1], &shards[0], "--format", format]);
+        assert_eq!((c1, c2), (1, 1), "{format}: {e1} {e2}");
+        assert_eq!(merged, whole, "{format}: merged shards = one check");
+        // A merge job elsewhere (only the reports, no snapshots), naming
+        // the repository with --sarif-root: the same file.
+        let job = tempfile::tempdir().unwrap();
+        let reports: Vec<String> = shards
+            .iter()
+            .map(|s| d.join(s).to_str().unwrap().to_string())
+            .collect();
+        let root = d.to_str().unwrap();
+        let (c3, elsewhere, e3) = cli(
+            job.path(),
+            &[
+                "merge",
+                &reports[0],
+                &reports[1],
+                "--format",
+                format,
+                "--sarif-root",
+                root,
+            ],
+        );
+        assert_eq!(c3, 1, "{e3}");
+        assert_eq!(elsewhere, whole, "{format}: merged in another directory");
+        std::fs::write(d.join(format!("fleet.{ext}")), &whole).unwrap();
+    }
+
+    // SARIF: valid, GitHub's requirements, every URI repository-relative
+    // and each host's identities exactly those of `check --snapshot`.
+    let doc: Json =
+        serde_json::from_str(&std::fs::read_to_string(d.join("fleet.sarif")).unwrap()).unwrap();
+    assert_valid_sarif(&v, &doc, "fleet");
+    check_github_requirements(&doc);
+    assert_eq!(
+        doc["runs"].as_array().unwrap().len(),
+        1,
+        "one run (docs/formats.md)"
+    );
+    let (fleet_ids, uris) = sarif_identities(&doc);
+    assert!(!fleet_ids.is_empty());
+    for u in &uris {
+        assert!(
+            hosts
+                .iter()
+                .any(|(_, h)| u.starts_with(&format!("snapshots/{h}/"))),
+            "not repository-relative: {u}"
+        );
+    }
+    let mut per_host = BTreeSet::new();
+    for (_, h) in hosts {
+        let dir = format!("snapshots/{h}");
+        let (code, one, err) = cli(d, &["check", "--snapshot", &dir, "--format", "sarif"]);
+        assert!(code <= 1, "{err}");
+        let (ids, _) = sarif_identities(&serde_json::from_str(&one).unwrap());
+        per_host.extend(ids);
+    }
+    assert_eq!(
+        fleet_ids, per_host,
+        "(host, rule, uri, fingerprint) as check --snapshot"
+    );
+    assert!(fleet_ids
+        .iter()
+        .any(|(_, r, u, _)| r == "linux.tcp-tw-recycle"
+            && u == "snapshots/db1/etc/sysctl.d/60-perf.conf"));
+
+    // JUnit: every `file` repository-relative, as `check --snapshot` writes it.
+    let xml = std::fs::read_to_string(d.join("fleet.xml")).unwrap();
+    let parsed = roxmltree::Document::parse(&xml).unwrap();
+    let files: Vec<&str> = parsed
+        .descendants()
+        .filter_map(|n| n.attribute("file"))
+        .collect();
+    assert!(!files.is_empty());
+    for f in &files {
+        assert!(f.starts_with("snapshots/"), "JUnit file not relative: {f}");
+    }
+    let (_, one, _) = cli(
+        d,
+        &["check", "--snapshot", "snapshots/db1", "--format", "junit"],
+    );
+    assert!(one.contains("file=\"snapshots/db1/etc/sysctl.d/60-perf.conf\""));
+    assert!(xml.contains("file=\"snapshots/db1/etc/sysctl.d/60-perf.conf\""));
+}
+
+#[test]
+fn a_live_hosts_files_are_absolute_uris_from_any_working_directory() {
+    // `/` is an ancestor of /etc: still absolute, never `etc/sysctl.conf`
+    // relative to a repository it is not in.
+    for cwd in ["/", "/etc"] {
+        let (code, out, err) = cli(Path::new(cwd), &["check", "--format", "sarif"]);
+        assert!(code <= 1, "{err}");
+        let doc: Json = serde_json::from_str(&out).unwrap();
+        let (_, uris) = sarif_identities(&doc);
+        for u in &uris {
+            assert!(u.starts_with("file:///"), "{cwd}: {u}");
+        }
+        let (code, xml, err) = cli(Path::new(cwd), &["check", "--format", "junit"]);
+        assert!(code <= 1, "{err}");
+        let parsed = roxmltree::Document::parse(&xml).unwrap();
+        for f in parsed.descendants().filter_map(|n| n.attribute("file")) {
+            assert!(f.starts_with('/'), "{cwd}: {f}");
+        }
+    }
+}

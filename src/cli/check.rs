@@ -69,7 +69,8 @@ pub(crate) struct CheckArgs {
     pub(crate) target: Vec<String>,
     /// Repository root that SARIF locations and JUnit `file` paths are
     /// relative to (default: the working directory), so code scanning and
-    /// GitLab find `snapshots/db1/etc/sysctl.conf`.
+    /// GitLab find `snapshots/db1/etc/sysctl.conf`; with --fleet --format
+    /// json, what each host's `root` is relative to (for `merge`).
     #[arg(long, value_name = "DIR", visible_alias = "repo-root")]
     pub(crate) sarif_root: Option<std::path::PathBuf>,
 }
@@ -256,7 +257,7 @@ fn close_ids(glob: &str, ids: &[&str]) -> String {
 
 /// The repository root SARIF and JUnit paths are relative to: `--sarif-root`
 /// or the working directory, canonical (snapshot roots are canonical too).
-fn repo_root(dir: Option<&std::path::Path>) -> Result<std::path::PathBuf, String> {
+pub(crate) fn repo_root(dir: Option<&std::path::Path>) -> Result<std::path::PathBuf, String> {
     match dir {
         Some(d) => {
             std::fs::canonicalize(d).map_err(|e| format!("--sarif-root `{}`: {e}", d.display()))

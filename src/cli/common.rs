@@ -69,20 +69,6 @@ format_arg!(
     Format::renders_diff
 );
 
-/// `a, b or c`: the names of the formats `keep` admits, for messages.
-pub(crate) fn format_names(keep: fn(Format) -> bool) -> String {
-    let names: Vec<&str> = Format::ALL
-        .iter()
-        .copied()
-        .filter(|f| keep(*f))
-        .map(Format::name)
-        .collect();
-    match names.split_last() {
-        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
-        _ => names.join(""),
-    }
-}
-
 #[derive(ValueEnum, Debug, Clone, Copy)]
 pub(crate) enum SeverityArg {
     Info,
@@ -248,7 +234,6 @@ mod tests {
         let all: Vec<String> = Format::ALL.iter().map(|f| f.name().to_string()).collect();
         assert_eq!(names::<ReportFormat>(), all);
         assert_eq!(names::<DiffFormat>(), ["text", "json"]);
-        assert_eq!(format_names(Format::streams), "text, json or jsonl");
         let md = ReportFormat(Format::Markdown).to_possible_value().unwrap();
         assert!(
             md.matches("md", false),

@@ -1,6 +1,8 @@
 //! `check --fleet DIR` plumbing: drives rayon over chunks of discovered
 //! snapshot folders, renders each host on a worker thread, writes hosts in
-//! discovery order and drops them, and shows a progress bar only on a terminal.
+//! discovery order and drops them (text, JSON, JSON Lines), or keeps them
+//! for the formats that are one document (SARIF, JUnit, Markdown, HTML)
+//! and the Prometheus counts; shows a progress bar only on a terminal.
 //! All audit logic lives in the library (`fleet`).
 
 use std::io::{self, BufWriter, IsTerminal, Write};
@@ -13,11 +15,12 @@ use driftaudit::unstable::fleet::{self as lib, FleetSummary, HostDigest};
 use driftaudit::unstable::host::io_message;
 use driftaudit::unstable::render::prometheus::{self, HostCounts};
 use driftaudit::unstable::render::stream::{render_host, FleetWriter};
-use driftaudit::unstable::report::merge::RunMeta;
+use driftaudit::unstable::render::{junit, sarif};
+use driftaudit::unstable::report::merge::{self, RunMeta};
 use driftaudit::{Format, PolicySet, RenderOptions, Severity};
 
 use super::check::CheckArgs;
-use super::common::{color, format_names, Exit, WriteError};
+use super::common::{color, Exit, WriteError};
 
 /// Why `check --fleet` could not run, or ran but could not search everything.
 #[derive(Debug, thiserror::Error)]
@@ -26,12 +29,6 @@ enum FleetError {
     NotADirectory(PathBuf),
     #[error("--fleet `{}`: {}", .dir.display(), io_message(.source))]
     Inspect { dir: PathBuf, source: io::Error },
-    #[error(
-        "--format {} cannot be streamed over a fleet; use {} with --fleet",
-        .0.name(),
-        format_names(Format::streams)
-    )]
-    NotStreamed(Format),
     /// `WaiverSet::apply` works on a whole report (stale-waiver detection
     /// needs every host); a streaming variant is still to come.
     #[error("--waivers is not supported with --fleet yet")]
@@ -73,9 +70,20 @@ pub(crate) fn check_fleet(a: &CheckArgs, set: &PolicySet, dir: &Path) -> Exit {
     // Prometheus is not streamed: each host leaves its counts, and the
     // metrics are written once at the end (a metric family is one group).
     let prom = format == Format::Prometheus;
-    if !format.streams() && !prom {
-        return FleetError::NotStreamed(format).into();
-    }
+    // SARIF, JUnit, Markdown and HTML are one document over every host (a
+    // SARIF run, a JUnit name unique in the file, the fleet table): the
+    // hosts are kept and rendered at the end, as `merge` renders shards.
+    let whole = !format.streams() && !prom;
+    // The repository root SARIF and JUnit paths, and the JSON's per-host
+    // `root`, are relative to (`--sarif-root` or the working directory).
+    let repo = if matches!(format, Format::Json | Format::Sarif | Format::Junit) {
+        match super::check::repo_root(a.sarif_root.as_deref()) {
+            Ok(r) => Some(r),
+            Err(e) => return Exit::Error(e),
+        }
+    } else {
+        None
+    };
     // parsed (and refused with exit 2) by `check` before it calls us
     let targets = super::check::targets(a).unwrap_or_default();
     if a.waivers.is_some() {
@@ -110,7 +118,7 @@ pub(crate) fn check_fleet(a: &CheckArgs, set: &PolicySet, dir: &Path) -> Exit {
     });
 
     let out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
-    let (mut writer, mut prom_out) = if prom {
+    let (mut writer, mut prom_out) = if prom || whole {
         (None, Some(out))
     } else {
         match FleetWriter::new(out, format, opts) {
@@ -132,6 +140,7 @@ pub(crate) fn check_fleet(a: &CheckArgs, set: &PolicySet, dir: &Path) -> Exit {
         }
     };
     let mut counts: Vec<HostCounts> = Vec::new();
+    let mut kept: Vec<driftaudit::HostReport> = Vec::new();
     let mut summary = FleetSummary::new(set);
     let mut walk = lib::discover(dir, a.max_depth);
     let mut walk_errors = 0usize;
@@ -165,7 +174,13 @@ pub(crate) fn check_fleet(a: &CheckArgs, set: &PolicySet, dir: &Path) -> Exit {
         if let Some(pb) = &progress {
             pb.inc_length(batch.len() as u64);
         }
-        type Done = io::Result<(String, HostDigest, bool, Option<HostCounts>)>;
+        type Done = io::Result<(
+            String,
+            HostDigest,
+            bool,
+            Option<HostCounts>,
+            Option<driftaudit::HostReport>,
+        )>;
         let done: Vec<Done> = batch
             .par_iter()
             .map(|d| {
@@ -180,27 +195,33 @@ pub(crate) fn check_fleet(a: &CheckArgs, set: &PolicySet, dir: &Path) -> Exit {
                 let rel = lib::relative_path(dir, d);
                 let digest = HostDigest::of(&report, &rel, fail_on);
                 report.path = Some(rel);
+                if let (Some(repo), Some(root)) = (&repo, &report.root) {
+                    report.repo_dir = Some(merge::repo_dir(root, repo));
+                }
                 let unknown = a.fail_on.unknown() && report.has_unknown();
                 let host_counts = prom.then(|| HostCounts::of(&report));
-                let text = if prom {
-                    Ok(String::new())
+                let (text, keep) = if prom {
+                    (Ok(String::new()), None)
+                } else if whole {
+                    (Ok(String::new()), Some(report))
                 } else {
-                    render_host(format, opts, report)
+                    (render_host(format, opts, report), None)
                 };
                 if let Some(pb) = &progress {
                     pb.inc(1);
                 }
-                text.map(|t| (t, digest, unknown, host_counts))
+                text.map(|t| (t, digest, unknown, host_counts, keep))
             })
             .collect();
         for r in done {
-            let (text, digest, unknown, host_counts) = match r {
+            let (text, digest, unknown, host_counts, keep) = match r {
                 Ok(x) => x,
                 Err(e) => return write_error(e),
             };
             hosts_unknown += usize::from(unknown);
             summary.add_digest(digest);
             counts.extend(host_counts);
+            kept.extend(keep);
             if let Some(w) = writer.as_mut() {
                 if let Err(e) = w.rendered(&text) {
                     return write_error(e);
@@ -213,6 +234,17 @@ pub(crate) fn check_fleet(a: &CheckArgs, set: &PolicySet, dir: &Path) -> Exit {
     }
     let finished = match (writer, prom_out.as_mut()) {
         (Some(w), _) => w.finish(&summary).and_then(|mut w| w.flush()),
+        (None, Some(out)) if whole => {
+            let report = driftaudit::Report::new(kept, set);
+            let text = match (format, &repo) {
+                (Format::Sarif, Some(root)) => {
+                    sarif::render_with(&report, &sarif::SarifOptions::with_root(root))
+                }
+                (Format::Junit, Some(root)) => junit::render_with(&report, Some(root)),
+                _ => driftaudit::unstable::render::render(&report, format, opts),
+            };
+            out.write_all(text.as_bytes()).and_then(|_| out.flush())
+        }
         (None, Some(out)) => {
             let rules = prometheus::fleet_rule_failures(&summary, set);
             let text = prometheus::render_counts(&counts, Some(&rules), prometheus::now());

@@ -8,11 +8,12 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use driftaudit::unstable::render::sarif;
 use driftaudit::unstable::render::stream::write_merged;
+use driftaudit::unstable::render::{junit, sarif};
 use driftaudit::unstable::report::merge;
 use driftaudit::{Format, RenderOptions};
 
+use super::check::repo_root;
 use super::common::{color, write_out, Exit, ReportFormat};
 
 #[derive(Args, Debug)]
@@ -27,9 +28,10 @@ pub(crate) struct MergeArgs {
     /// Also list passing and skipped rules (text format).
     #[arg(long, short)]
     verbose: bool,
-    /// With --format sarif: the repository root SARIF locations are relative
-    /// to (default: the working directory).
-    #[arg(long, value_name = "DIR")]
+    /// Repository root that SARIF locations and JUnit `file` paths are
+    /// relative to, and that each host's recorded `root` is read from
+    /// (default: the working directory), as with `check`.
+    #[arg(long, value_name = "DIR", visible_alias = "repo-root")]
     sarif_root: Option<PathBuf>,
 }
 
@@ -50,29 +52,22 @@ pub(crate) fn run(a: MergeArgs) -> Exit {
         Ok(m) => m,
         Err(e) => return Exit::Error(e.to_string()),
     };
-    // Each host's snapshot folder as `check` saw it (its --fleet DIR, from
-    // here), so SARIF locations come out relative to the repository.
-    if let Some(fleet) = merged.run.fleet.clone() {
-        for h in &mut merged.report.hosts {
-            if let Some(rel) = &h.path {
-                let dir = Path::new(&fleet).join(rel);
-                h.root = Some(std::path::absolute(&dir).map_or(dir.clone(), |abs| {
-                    std::fs::canonicalize(&abs).unwrap_or(abs)
-                }));
-            }
-        }
-    }
     let opts = RenderOptions {
         color: color(),
         verbose: a.verbose,
     };
-    if a.format.0 == Format::Sarif {
-        let root = a.sarif_root.clone().unwrap_or_else(|| PathBuf::from("."));
-        let root = match std::fs::canonicalize(&root) {
+    let format = a.format.0;
+    if matches!(format, Format::Sarif | Format::Junit) {
+        let root = match repo_root(a.sarif_root.as_deref()) {
             Ok(r) => r,
-            Err(e) => return Exit::Error(format!("--sarif-root `{}`: {e}", root.display())),
+            Err(e) => return Exit::Error(e),
         };
-        let text = sarif::render_with(&merged.report, &sarif::SarifOptions::with_root(root));
+        place_hosts(&mut merged, &root);
+        let text = if format == Format::Sarif {
+            sarif::render_with(&merged.report, &sarif::SarifOptions::with_root(&root))
+        } else {
+            junit::render_with(&merged.report, Some(&root))
+        };
         if let Err(e) = write_out(&text) {
             return e.into();
         }
@@ -83,7 +78,7 @@ pub(crate) fn run(a: MergeArgs) -> Exit {
         };
     }
     let out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
-    match write_merged(out, &merged, a.format.0, opts) {
+    match write_merged(out, &merged, format, opts) {
         Ok(_) => {}
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Exit::Clean,
         Err(e) => return Exit::Error(format!("cannot write output: {e}")),
@@ -92,5 +87,26 @@ pub(crate) fn run(a: MergeArgs) -> Exit {
         Exit::Findings
     } else {
         Exit::Clean
+    }
+}
+
+/// Each host's snapshot folder, where SARIF and JUnit place its files: the
+/// `root` the report recorded, below this merge's repository root (the
+/// folder need not exist here: a merge job may have only the reports). A
+/// report without `root` (older driftaudit) gives its `--fleet DIR` joined
+/// with the host's `path`, from the working directory.
+fn place_hosts(merged: &mut merge::Merged, repo: &Path) {
+    let fleet = merged.run.fleet.clone();
+    for h in &mut merged.report.hosts {
+        h.root = match (&h.repo_dir, &fleet, &h.path) {
+            (Some(dir), _, _) => Some(merge::resolve_repo_dir(repo, dir)),
+            (None, Some(fleet), Some(rel)) => {
+                let dir = Path::new(fleet).join(rel);
+                Some(std::path::absolute(&dir).map_or(dir.clone(), |abs| {
+                    std::fs::canonicalize(&abs).unwrap_or(abs)
+                }))
+            }
+            _ => None,
+        };
     }
 }

@@ -148,8 +148,10 @@ pub fn host_path_uri(path: &str) -> String {
 
 /// Where a host path lies on the auditing machine: below the host's root
 /// directory (a snapshot) or as it is (the live host); `Ok` relative to the
-/// repository root when it lies inside it, else `Err` with the absolute
-/// path. Purely lexical: both roots are canonical already (a snapshot root
+/// repository root when a snapshot's file lies inside it, else `Err` with
+/// the absolute path. A live host's file is always `Err`: `/etc/sysctl.conf`
+/// is not a file of the repository even when the audit runs from `/` or
+/// `/etc`. Purely lexical: both roots are canonical already (a snapshot root
 /// is canonicalised when opened).
 pub fn repo_path(
     host_root: Option<&Path>,
@@ -157,10 +159,10 @@ pub fn repo_path(
     repo_root: Option<&Path>,
 ) -> Result<PathBuf, PathBuf> {
     let rel = host_path.trim_start_matches('/');
-    let full = match host_root {
-        Some(r) => r.join(rel),
-        None => Path::new("/").join(rel),
+    let Some(host_root) = host_root else {
+        return Err(Path::new("/").join(rel));
     };
+    let full = host_root.join(rel);
     match repo_root.and_then(|root| full.strip_prefix(root).ok()) {
         Some(inner) if !inner.as_os_str().is_empty() => Ok(inner.to_path_buf()),
         _ => Err(full),
@@ -553,6 +555,25 @@ mod tests {
             "etc/my%20dir/a%23b%3F.cnf"
         );
         assert_eq!(host_path_uri("/etc/é"), "etc/%C3%A9");
+    }
+
+    #[test]
+    fn a_live_hosts_files_are_absolute_whatever_the_repository_root() {
+        for root in ["/", "/etc", "/home/runner/work/repo"] {
+            assert_eq!(
+                artifact_uri(None, "/etc/sysctl.conf", Some(Path::new(root))),
+                "file:///etc/sysctl.conf",
+                "{root}"
+            );
+        }
+        assert_eq!(
+            artifact_uri(
+                Some(Path::new("/r/snapshots/db1")),
+                "/etc/sysctl.conf",
+                Some(Path::new("/r"))
+            ),
+            "snapshots/db1/etc/sysctl.conf"
+        );
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! recomputed from the hosts. Data in, data out: reads no file and renders nothing.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -469,4 +469,68 @@ fn check_shards(
         )));
     }
     Ok(shards.iter().map(|s| format!("{}/{n}", s.0)).collect())
+}
+
+/// A host's snapshot folder as a fleet JSON report records it (the host's
+/// `root` member): `dir` relative to the repository root `repo_root` (both
+/// absolute and canonical), with `..` steps when it lies outside, `.` when
+/// it is the root. Purely lexical; [`resolve_repo_dir`] is its inverse.
+pub fn repo_dir(dir: &Path, repo_root: &Path) -> String {
+    let a: Vec<Component> = dir.components().collect();
+    let b: Vec<Component> = repo_root.components().collect();
+    let common = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let mut out = PathBuf::new();
+    for _ in common..b.len() {
+        out.push("..");
+    }
+    for c in &a[common..] {
+        out.push(c.as_os_str());
+    }
+    if out.as_os_str().is_empty() {
+        ".".into()
+    } else {
+        out.to_string_lossy().into_owned()
+    }
+}
+
+/// Where a recorded `root` ([`repo_dir`]) lies below `repo_root`
+/// (absolute): joined and normalised lexically (`.` dropped, `..` steps
+/// up), so the snapshot folder need not exist where `merge` runs. An
+/// absolute `root` is taken as it is, normalised.
+pub fn resolve_repo_dir(repo_root: &Path, root: &str) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in repo_root.join(root).components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod repo_dir_tests {
+    use super::*;
+
+    #[test]
+    fn repo_dir_is_relative_to_the_root_and_resolves_back() {
+        let root = Path::new("/home/runner/work/repo");
+        for (dir, want) in [
+            ("/home/runner/work/repo/snapshots/db1", "snapshots/db1"),
+            ("/home/runner/work/repo", "."),
+            ("/home/runner/work/other/db1", "../other/db1"),
+            ("/srv/snaps/db1", "../../../../srv/snaps/db1"),
+        ] {
+            let got = repo_dir(Path::new(dir), root);
+            assert_eq!(got, want, "{dir}");
+            assert_eq!(resolve_repo_dir(root, &got), Path::new(dir), "{dir}");
+        }
+        assert_eq!(
+            resolve_repo_dir(root, "/abs/./x/../db1"),
+            Path::new("/abs/db1")
+        );
+    }
 }

@@ -302,10 +302,20 @@ pub struct HostReport {
     /// Empty for a live host. Part of the coverage section in every format.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hard_links: Vec<String>,
+    /// With `check --fleet`: the snapshot folder relative to the repository
+    /// root (`--sarif-root`, else the working directory), as SARIF and JUnit
+    /// paths start (`snapshots/db1`); outside that root, as given on the
+    /// command line (`--fleet DIR` joined with `path`), so never an absolute
+    /// path of the auditing machine unless `--fleet` was one. What `merge`
+    /// places the host's files with: relative to its own repository root,
+    /// wherever the merge job runs. JSON member `root`.
+    #[serde(default, rename = "root", skip_serializing_if = "Option::is_none")]
+    pub repo_dir: Option<String>,
     /// The directory the host's files were read from: the snapshot
     /// directory (canonical) for a snapshot, `None` for the live host. SARIF
     /// places findings with it (`snapshots/db1/etc/sysctl.conf`); not part of
-    /// the JSON report, which must not name the auditing machine's paths.
+    /// the JSON report, which must not name the auditing machine's paths
+    /// (`repo_dir` is the JSON's form of it).
     #[serde(skip)]
     pub root: Option<std::path::PathBuf>,
     /// Findings, sorted by rule id then subject.
@@ -325,6 +335,7 @@ impl HostReport {
             summary: Summary::of(&findings),
             coverage: Vec::new(),
             hard_links: Vec::new(),
+            repo_dir: None,
             root: None,
             findings,
         };
