@@ -1,4 +1,5 @@
-//! `setting:` + `expect:` rules (and `expect: {present: ...}`): one
+//! `setting:` + `expect:` rules (and `expect: {present: ...}`, alone or
+//! beside a value check, which then fails a missing setting): one
 //! setting's value compared with each expectation, the expected text, and
 //! the pass wording. Must not do I/O or evaluate other check kinds.
 
@@ -102,7 +103,37 @@ pub(super) fn check(
             }
         }
     }
-    if let Some(must_exist) = presence {
+    // `present: true` beside a value check: a missing setting fails (a
+    // baseline's pin of a key the golden host sets) instead of skipping.
+    if presence == Some(true) && !expect.is_empty() {
+        if let Err(Missing::Absent { .. }) = &got {
+            cx.special
+                .borrow_mut()
+                .insert("actual".into(), Value::Str("not set".into()));
+            let mut f = base_finding(rule, Status::Fail);
+            f.actual = Some("absent".into());
+            f.subject = vec![canon.clone()];
+            let mut evaluated = Vec::new();
+            for (op, es) in expect {
+                let vals: Result<Vec<Value>, Missing> = es.iter().map(|e| eval(e, cx)).collect();
+                match vals {
+                    Ok(v) => evaluated.push((*op, v)),
+                    Err(m) => return missing_finding(rule, cx, m),
+                }
+            }
+            let expected = expected_text(&evaluated);
+            cx.special
+                .borrow_mut()
+                .insert("expected".into(), Value::Str(expected.clone()));
+            f.expected = Some(expected);
+            finish(rule, cx, Status::Fail, &mut f);
+            if f.subject.is_empty() {
+                f.subject = vec![canon];
+            }
+            return f;
+        }
+    }
+    if let Some(must_exist) = presence.filter(|p| !*p || expect.is_empty()) {
         let (status, actual) = match (&got, must_exist) {
             (Ok(v), true) => (Status::Pass, Some(expr::show(v))),
             (Ok(v), false) => (Status::Fail, Some(expr::show(v))),
