@@ -55,6 +55,12 @@ pub trait Context {
     fn dir_size(&self, path: &str) -> Result<Value, Missing>;
     /// The mount point that holds a path.
     fn mount_of(&self, path: &str) -> Result<Value, Missing>;
+    /// `NAME.FIELD` where the name itself answers the field (a `for_each`
+    /// key item: `iface.key`, `iface.value`); `None`: the field of the
+    /// name's value, as for any record.
+    fn name_field(&self, _name: &str, _field: &str) -> Option<Result<Value, Missing>> {
+        None
+    }
 }
 
 fn err<T>(msg: String) -> Result<T, Missing> {
@@ -82,7 +88,13 @@ pub fn eval(e: &Expr, cx: &dyn Context) -> Result<Value, Missing> {
             let k = eval(key, cx)?;
             cx.setting(ns, &k.to_plain())
         }
-        Expr::Field(base, field) => match eval(base, cx)? {
+        Expr::Field(base, field) => match match base.as_ref() {
+            Expr::Name(n) => match cx.name_field(n, field) {
+                Some(answer) => return answer,
+                None => eval(base, cx)?,
+            },
+            _ => eval(base, cx)?,
+        } {
             Value::Record(map) => map.get(field).cloned().ok_or_else(|| Missing::Absent {
                 subject: field.clone(),
                 reason: format!("has no field `{field}`"),

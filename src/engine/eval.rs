@@ -15,6 +15,16 @@ use crate::facts::{Entry, Evidence, Facts, Setting};
 use crate::policy::{Policy, Rule, Template, TemplatePart};
 use crate::value::Value;
 
+/// A `for_each` item that is a key of a namespace (or a record): what
+/// `NAME.key`, `NAME.value` and `NAME.parts` answer.
+#[derive(Debug, Clone)]
+pub(super) struct ItemKey {
+    pub(super) ns: String,
+    pub(super) key: String,
+    /// The text each `*` of a key glob matched (empty for a record).
+    pub(super) parts: Vec<String>,
+}
+
 /// Evaluation context for one rule over one host's facts.
 pub(super) struct RuleCx<'a> {
     pub(super) facts: &'a Facts,
@@ -24,6 +34,8 @@ pub(super) struct RuleCx<'a> {
     pub(super) lets: RefCell<BTreeMap<String, Result<Value, Missing>>>,
     pub(super) in_progress: RefCell<BTreeSet<String>>,
     pub(super) touched: RefCell<Vec<(String, String, Setting)>>,
+    /// The bound name of a `for_each` key or record item, and the item.
+    pub(super) item: Option<(String, ItemKey)>,
 }
 
 impl<'a> RuleCx<'a> {
@@ -36,6 +48,7 @@ impl<'a> RuleCx<'a> {
             lets: RefCell::new(BTreeMap::new()),
             in_progress: RefCell::new(BTreeSet::new()),
             touched: RefCell::new(Vec::new()),
+            item: None,
         }
     }
 
@@ -170,6 +183,27 @@ impl Context for RuleCx<'_> {
                     reason: "not known for this host".into(),
                 }),
             },
+        }
+    }
+
+    fn name_field(&self, name: &str, field: &str) -> Option<Result<Value, Missing>> {
+        let (bind, item) = self.item.as_ref()?;
+        if name != bind {
+            return None;
+        }
+        // a record's own field of that name wins
+        if let Some(Value::Record(m)) = self.special.borrow().get(name) {
+            if m.contains_key(field) {
+                return None;
+            }
+        }
+        match field {
+            "key" => Some(Ok(Value::Str(item.key.clone()))),
+            "value" => Some(self.setting(&item.ns, &item.key)),
+            "parts" if !item.parts.is_empty() => Some(Ok(Value::List(
+                item.parts.iter().cloned().map(Value::Str).collect(),
+            ))),
+            _ => None,
         }
     }
 

@@ -21,6 +21,7 @@ mod assert;
 mod drift;
 mod eval;
 mod finding;
+mod foreach;
 pub mod plan;
 mod setting;
 
@@ -130,9 +131,16 @@ pub fn evaluate_rule(rule: &Rule, policy: Option<&Policy>, facts: &Facts) -> Vec
     if let Some(d) = rule.disabled() {
         return vec![finding::disabled_finding(rule, d)];
     }
-    let cx = RuleCx::new(facts, rule, policy);
-    // applies
-    if let Some(f) = applies::first_unmet(rule, policy, &cx) {
+    if let Some(fe) = &rule.for_each {
+        return foreach::check(rule, policy, facts, fe);
+    }
+    judge(rule, policy, &RuleCx::new(facts, rule, policy))
+}
+
+/// A rule's `applies`, then its check, in a context (one `for_each` item's,
+/// or the rule's own).
+fn judge(rule: &Rule, policy: Option<&Policy>, cx: &RuleCx) -> Vec<Finding> {
+    if let Some(f) = applies::first_unmet(rule, policy, cx) {
         return vec![f];
     }
     match &rule.check {
@@ -141,9 +149,9 @@ pub fn evaluate_rule(rule: &Rule, policy: Option<&Policy>, facts: &Facts) -> Vec
             key,
             expect,
             presence,
-        } => vec![setting::check(rule, &cx, ns, key, expect, *presence)],
-        Check::Assert(e) => vec![assert::check(rule, &cx, e)],
-        Check::Drift(d) => drift::check(rule, &cx, d),
+        } => vec![setting::check(rule, cx, ns, key, expect, *presence)],
+        Check::Assert(e) => vec![assert::check(rule, cx, e)],
+        Check::Drift(d) => drift::check(rule, cx, d),
     }
 }
 

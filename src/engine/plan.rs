@@ -5,9 +5,13 @@
 //! read the host or evaluate an expression over host data: the plan is
 //! made before gathering starts.
 
+use crate::eval::{Context, Missing};
 use crate::expr::{ops, Expr};
 use crate::facts::{Need, Needs};
-use crate::policy::{Applies, Policy, PolicySet, Rule};
+use crate::policy::{
+    Applies, Check, ForEach, ForEachSource, Policy, PolicySet, Rule, TemplatePart,
+};
+use crate::value::Value;
 
 /// Work out what the rules need gathered (sysctl keys, paths, namespaces,
 /// directory sizes).
@@ -24,6 +28,9 @@ pub fn needs(policies: &PolicySet) -> Needs {
                 }
                 _ => {}
             }
+        }
+        if let Some(fe) = &r.for_each {
+            plan_for_each(&mut n, r, fe, policy);
         }
         for (ns, key) in r.settings_read() {
             if ns.starts_with("sysctl") && key != "*" {
@@ -78,5 +85,144 @@ fn path_need(e: &Expr, rule: &Rule, policy: Option<&Policy>, hops: usize) -> Opt
         other => ops::constant(other, "a path", &param)
             .ok()
             .map(|v| Need::Path(v.to_plain())),
+    }
+}
+
+/// What a `for_each` needs before any host data is read: a sysctl key glob
+/// is gathered key by key; for a list parameter, each item's `applies`
+/// paths and `setting:` key, where they follow from the item and the
+/// policy's parameters alone (a field that is host data, `${mysql_datadir}`,
+/// is not planned: the rule says so when evaluated).
+fn plan_for_each(n: &mut Needs, r: &Rule, fe: &ForEach, policy: Option<&Policy>) {
+    match &fe.source {
+        ForEachSource::Keys { ns, pattern } => {
+            if ns.starts_with("sysctl") {
+                n.sysctl_globs.insert(pattern.clone());
+            }
+        }
+        ForEachSource::Records { .. } => {}
+        ForEachSource::Param(name) => {
+            let Some(Value::List(items)) = policy.and_then(|p| p.params.get(name)) else {
+                return;
+            };
+            for item in items {
+                let cx = ConstCx {
+                    bind: &fe.bind,
+                    item,
+                    policy,
+                };
+                for a in &r.applies {
+                    if let Applies::Exists(p) | Applies::Missing(p) = a {
+                        if let Some(path) = const_text(p, &cx) {
+                            n.paths.insert(path);
+                        }
+                    }
+                }
+                if let (Some(t), Check::Setting { ns, .. }) = (&fe.setting_key, &r.check) {
+                    let mut key = String::new();
+                    let ok = t.parts.iter().all(|p| match p {
+                        TemplatePart::Text(s) => {
+                            key.push_str(s);
+                            true
+                        }
+                        TemplatePart::Expr(e) => crate::eval::eval(e, &cx)
+                            .map(|v| key.push_str(&v.to_plain()))
+                            .is_ok(),
+                    });
+                    if ok && ns.starts_with("sysctl") {
+                        n.sysctl_keys
+                            .insert(crate::parse::sysctl::normalize_key(&key));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `${EXPR}` over one list item and the parameters, when it is a constant.
+fn const_text(p: &str, cx: &ConstCx) -> Option<String> {
+    let inner = p.strip_prefix("${")?.strip_suffix('}')?;
+    let e = crate::expr::parse(inner).ok()?;
+    crate::eval::eval(&e, cx).ok().map(|v| v.to_plain())
+}
+
+/// A list item and the policy's parameters, nothing of the host: an item
+/// field written `${params.X}` is the parameter's value, any other
+/// `${...}` field is not known before gathering.
+struct ConstCx<'a> {
+    bind: &'a str,
+    item: &'a Value,
+    policy: Option<&'a Policy>,
+}
+
+impl ConstCx<'_> {
+    fn not_constant<T>(what: &str) -> Result<T, Missing> {
+        Err(Missing::Error(format!(
+            "{what} is not known before gathering"
+        )))
+    }
+}
+
+impl Context for ConstCx<'_> {
+    fn name(&self, name: &str) -> Result<Value, Missing> {
+        if name != self.bind {
+            return Self::not_constant(name);
+        }
+        let Value::Record(m) = self.item else {
+            return Ok(self.item.clone());
+        };
+        let mut out = m.clone();
+        let params_only = ParamsCx(self.policy);
+        for (k, v) in m {
+            if let Value::Str(t) = v {
+                if t.contains("${") {
+                    match super::foreach::item_text(k, t, &params_only) {
+                        Ok(c) => out.insert(k.clone(), c),
+                        Err(_) => out.remove(k),
+                    };
+                }
+            }
+        }
+        Ok(Value::Record(out))
+    }
+    fn param(&self, name: &str) -> Result<Value, Missing> {
+        self.policy
+            .and_then(|p| p.params.get(name))
+            .cloned()
+            .ok_or_else(|| Missing::Error(format!("unknown parameter `{name}`")))
+    }
+    fn setting(&self, ns: &str, _key: &str) -> Result<Value, Missing> {
+        Self::not_constant(ns)
+    }
+    fn dir_size(&self, path: &str) -> Result<Value, Missing> {
+        Self::not_constant(path)
+    }
+    fn mount_of(&self, path: &str) -> Result<Value, Missing> {
+        Self::not_constant(path)
+    }
+}
+
+/// The policy's parameters and nothing else: an item field written
+/// `${params.X}` has a value before gathering, one naming host data has not.
+struct ParamsCx<'a>(Option<&'a Policy>);
+
+impl Context for ParamsCx<'_> {
+    fn name(&self, name: &str) -> Result<Value, Missing> {
+        ConstCx::not_constant(name)
+    }
+    fn param(&self, name: &str) -> Result<Value, Missing> {
+        self.0
+            .and_then(|p| p.params.get(name))
+            .cloned()
+            .ok_or_else(|| Missing::Error(format!("unknown parameter `{name}`")))
+    }
+    fn setting(&self, ns: &str, _key: &str) -> Result<Value, Missing> {
+        ConstCx::not_constant(ns)
+    }
+    fn dir_size(&self, path: &str) -> Result<Value, Missing> {
+        ConstCx::not_constant(path)
+    }
+    fn mount_of(&self, path: &str) -> Result<Value, Missing> {
+        ConstCx::not_constant(path)
     }
 }

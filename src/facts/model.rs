@@ -418,6 +418,9 @@ pub struct Needs {
     /// sysctl keys (canonical dotted) read by any rule; the live namespace holds
     /// these plus every key the persisted configuration sets.
     pub sysctl_keys: BTreeSet<String>,
+    /// sysctl key globs (`net.ipv4.conf.*.rp_filter`, a `for_each: { keys: }`):
+    /// the live namespace also holds every key matching one.
+    pub sysctl_globs: BTreeSet<String>,
     /// Namespaces referenced by any rule (others need not be gathered).
     pub namespaces: BTreeSet<String>,
     /// Directories whose size `du(...)` reads. A path that is the value of

@@ -260,6 +260,18 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
         wanted.extend(m.iter().cloned());
         glob_matches.insert(g.clone(), m);
     }
+    // key globs the rules iterate over (`for_each: { keys: ... }`)
+    for g in &needs.sysctl_globs {
+        match &live {
+            Live::Proc { .. } => wanted.extend(expand_proc_glob(host, g)),
+            Live::Capture { map, .. } => {
+                if let Ok(p) = glob::Pattern::new(g) {
+                    wanted.extend(map.keys().filter(|k| p.matches(k)).cloned());
+                }
+            }
+            Live::None(_) => {}
+        }
+    }
 
     // Live namespace
     let mut live_ns = Namespace::new(

@@ -897,6 +897,18 @@ fn changes_for(
     let Some(remedy) = &rule.remedy else {
         return Err("the rule declares no remedy".into());
     };
+    if rule
+        .for_each
+        .as_ref()
+        .is_some_and(|fe| fe.setting_key.is_some())
+    {
+        // the remedy's key and value are built per item; planning them
+        // needs the item, which the finding does not carry yet
+        return Err(
+            "its setting is built per `for_each` item, and `fix` does not plan those yet: change it by hand"
+                .into(),
+        );
+    }
     let cs = changes_of_remedy(policies, rule, remedy, f, facts, host, opts, &mk)?;
     for c in &cs {
         if let Some(name) = secret_target(&c.target) {

@@ -266,6 +266,16 @@ impl Compiler<'_> {
                     Some(Expr::Lit(Value::Str(t.clone())))
                 }
             }
+            ParamValue::List(_) => {
+                self.problem(
+                    Place::at(&v.referenced),
+                    rule,
+                    Problem::YamlShape {
+                        message: "expected a number, a boolean or text here; a list of items is a `params:` value".into(),
+                    },
+                );
+                None
+            }
         }
     }
 }
@@ -416,16 +426,55 @@ fn compile_params(
                 },
             ),
         }
-        param_defaults.insert(
-            k.clone(),
-            match &v.value {
-                ParamValue::Bool(b) => b.to_string(),
-                ParamValue::Number(n) => crate::value::format_number(*n),
-                ParamValue::Text(t) => t.clone(),
-            },
-        );
+        if let ParamValue::List(items) = &v.value {
+            check_items(c, pid, k, v, items);
+        }
+        param_defaults.insert(k.clone(), super::values::param_text(&v.value));
     }
     (params, param_defaults)
+}
+
+/// The items of a list parameter: every `${EXPR}` field and `when`
+/// condition parses (they are evaluated per host, in the rule's scope).
+fn check_items(
+    c: &mut Compiler,
+    pid: &str,
+    name: &str,
+    v: &Spanned<ParamValue>,
+    items: &[BTreeMap<String, ParamValue>],
+) {
+    for (i, item) in items.iter().enumerate() {
+        for (field, fv) in item {
+            let ParamValue::Text(t) = fv else { continue };
+            let mut exprs: Vec<&str> = Vec::new();
+            if field == "when" {
+                exprs.push(t);
+            } else {
+                let mut rest = t.as_str();
+                while let Some(i) = rest.find("${") {
+                    let after = &rest[i + 2..];
+                    let end = after.find('}').unwrap_or(after.len());
+                    exprs.push(&after[..end]);
+                    rest = after.get(end + 1..).unwrap_or("");
+                }
+            }
+            for inner in exprs {
+                let Err(e) = expr::parse(inner) else { continue };
+                c.problem(
+                    Place::at(&v.referenced),
+                    pid,
+                    Problem::InvalidParam {
+                        name: name.to_string(),
+                        reason: super::ConstError::Syntax(format!(
+                            "item {} field `{field}`: `{inner}`: {}",
+                            i + 1,
+                            e.message
+                        )),
+                    },
+                );
+            }
+        }
+    }
 }
 
 /// What one rule's expressions may refer to: its id (for messages), the
@@ -498,6 +547,13 @@ fn compile_rule(
     if id.is_empty() || id.contains(char::is_whitespace) {
         c.problem(Place::at(&at), &id, Problem::InvalidRuleId);
     }
+    let bind = spec.for_each.as_ref().map(|fe| {
+        fe.value
+            .bind
+            .as_ref()
+            .map(|b| b.value.trim().to_string())
+            .unwrap_or_else(|| "item".to_string())
+    });
     let names: BTreeSet<String> = spec
         .lets
         .keys()
@@ -508,8 +564,33 @@ fn compile_rule(
             ]
             .map(String::from),
         )
+        .chain(bind.clone())
         .collect();
     let scope = RuleScope { id, names, params };
+    let for_each = match (&spec.for_each, bind) {
+        (Some(fe), Some(bind)) => compile_for_each(c, &scope, spec, fe, bind),
+        _ => {
+            if let Some(s) = &spec.subject {
+                c.problem(
+                    Place::of(s),
+                    &scope.id,
+                    Problem::InvalidForEach {
+                        detail: "is missing: `subject` names the item of a `for_each` rule".into(),
+                    },
+                );
+            }
+            if let Some(s) = spec.setting.as_ref().filter(|s| s.value.contains("${")) {
+                c.problem(
+                    Place::of(s),
+                    &scope.id,
+                    Problem::InvalidForEach {
+                        detail: "is missing: a `setting` built with `${...}` needs the item of a `for_each`".into(),
+                    },
+                );
+            }
+            None
+        }
+    };
     let mut lets = BTreeMap::new();
     for (k, v) in &spec.lets {
         if let Some(e) = scope.expr(c, v, &format!("let `{k}`")) {
@@ -547,7 +628,257 @@ fn compile_rule(
         breakdown,
         remedy,
         overridden: Vec::new(),
+        for_each: for_each.map(Box::new),
     })
+}
+
+/// Names a `for_each` item cannot be bound to: they mean something already.
+const RESERVED_BINDS: &[&str] = &[
+    "actual", "expected", "setting", "source", "missing", "extra", "params", "true", "false",
+    "and", "or", "not",
+];
+
+/// `for_each:`: exactly one set (a list parameter, `NS.GLOB` keys of a flat
+/// namespace whose only wildcard is `*`, or a record namespace with an
+/// optional `where`), a bound name that shadows nothing, the `subject`
+/// template, and a `setting:` key built with `${...}`.
+fn compile_for_each(
+    c: &mut Compiler,
+    scope: &RuleScope,
+    spec: &RuleSpec,
+    fe: &Spanned<ForEachSpec>,
+    bind: String,
+) -> Option<ForEach> {
+    let id = &scope.id;
+    let f = &fe.value;
+    let bad = |c: &mut Compiler, place: Place, detail: String| {
+        c.problem(place, id, Problem::InvalidForEach { detail });
+    };
+    let whole = Place::at(&fe.referenced);
+    let n = [f.param.is_some(), f.keys.is_some(), f.records.is_some()]
+        .iter()
+        .filter(|x| **x)
+        .count();
+    if n != 1 {
+        let found = if n == 0 { "none" } else { "several" };
+        bad(
+            c,
+            whole,
+            format!("needs exactly one of `param`, `keys` or `records`, found {found}"),
+        );
+        return None;
+    }
+    let bind_place = f.bind.as_ref().map(Place::of).unwrap_or(whole);
+    let ident = bind
+        .chars()
+        .next()
+        .is_some_and(|ch| ch.is_ascii_alphabetic() || ch == '_')
+        && bind
+            .chars()
+            .all(|ch| ch.is_ascii_alphanumeric() || ch == '_');
+    if !ident {
+        bad(
+            c,
+            bind_place,
+            format!("`as: {bind}`: the bound name must be a plain name (letters, digits, `_`)"),
+        );
+    } else if RESERVED_BINDS.contains(&bind.as_str())
+        || FACT_NAMES.contains(&bind.as_str())
+        || FLAT_NAMESPACES.contains(&bind.as_str())
+        || RECORD_NAMESPACES.contains(&bind.as_str())
+        || spec.lets.contains_key(&bind)
+    {
+        bad(
+            c,
+            bind_place,
+            format!("`as: {bind}` would hide the fact, namespace, `let` or word of that name; pick another"),
+        );
+    }
+    if let (Some(w), None) = (&f.filter, &f.records) {
+        bad(c, Place::of(w), "`where` filters `records` only".into());
+    }
+    let source = if let Some(p) = &f.param {
+        let name = p.value.trim();
+        match scope.params.get(name) {
+            Some(crate::value::Value::List(_)) => ForEachSource::Param(name.to_string()),
+            Some(other) => {
+                bad(
+                    c,
+                    Place::of(p),
+                    format!(
+                        "`param: {name}` is a {}, not a list of items (`{name}: [{{id: a, ...}}, ...]`)",
+                        other.type_name()
+                    ),
+                );
+                return None;
+            }
+            None => {
+                let keys: Vec<&str> = scope.params.keys().map(String::as_str).collect();
+                c.problem(
+                    Place::of(p),
+                    id,
+                    Problem::UnknownParam {
+                        suggestion: expr::suggest(name, &keys),
+                        name: name.to_string(),
+                    },
+                );
+                return None;
+            }
+        }
+    } else if let Some(k) = &f.keys {
+        let Some((ns, pattern)) = k
+            .value
+            .split_once('.')
+            .filter(|(ns, p)| FLAT_NAMESPACES.contains(ns) && !p.is_empty())
+        else {
+            bad(
+                c,
+                Place::of(k),
+                format!(
+                    "`keys: {}` is not NAMESPACE.GLOB over a flat namespace ({})",
+                    k.value,
+                    FLAT_NAMESPACES.join(", ")
+                ),
+            );
+            return None;
+        };
+        if let Some(i) = pattern.find(['?', '[', ']', '{', '}']) {
+            bad(
+                c,
+                Place::of(k).plus(ns.len() + 1 + i),
+                format!(
+                    "`keys: {}`: the only wildcard is `*` (each `*` binds the text it matched)",
+                    k.value
+                ),
+            );
+            return None;
+        }
+        if !pattern.contains('*') {
+            bad(
+                c,
+                Place::of(k),
+                format!(
+                    "`keys: {}` has no `*`: a rule over one key needs no `for_each`",
+                    k.value
+                ),
+            );
+            return None;
+        }
+        ForEachSource::Keys {
+            ns: ns.to_string(),
+            pattern: pattern.to_string(),
+        }
+    } else {
+        let r = f.records.as_ref()?;
+        let ns = r.value.trim();
+        if !RECORD_NAMESPACES.contains(&ns) {
+            bad(
+                c,
+                Place::of(r),
+                format!(
+                    "`records: {ns}` is not a record namespace ({}){}",
+                    RECORD_NAMESPACES.join(", "),
+                    expr::suggest(ns, RECORD_NAMESPACES)
+                ),
+            );
+            return None;
+        }
+        // `where` names the record's fields (and the bound name): not checked
+        // against facts, since the fields are the record's own
+        let filter = match &f.filter {
+            None => None,
+            Some(w) => match expr::parse(&w.value) {
+                Ok(e) => {
+                    scope.check_params(c, &e, Place::of(w));
+                    Some((e, w.value.clone()))
+                }
+                Err(err) => {
+                    c.problem(
+                        Place::of(w).plus(err.offset),
+                        id,
+                        Problem::InvalidExpression {
+                            context: "for_each.where".into(),
+                            reason: err.message,
+                        },
+                    );
+                    None
+                }
+            },
+        };
+        ForEachSource::Records {
+            ns: ns.to_string(),
+            filter,
+        }
+    };
+    let subject = spec.subject.as_ref().map(|s| {
+        let t = c.template(s, id, "subject", &scope.names);
+        for p in &t.parts {
+            if let TemplatePart::Expr(e) = p {
+                scope.check_params(c, e, Place::of(s));
+            }
+        }
+        t
+    });
+    let setting_key = spec
+        .setting
+        .as_ref()
+        .filter(|s| s.value.contains("${"))
+        .and_then(|s| {
+            let start = s.value.find('.')? + 1;
+            Some(dollar_template(c, scope, s, start))
+        });
+    Some(ForEach {
+        source,
+        bind,
+        subject,
+        setting_key,
+    })
+}
+
+/// The text of `s` from byte `start` as a template whose placeholders are
+/// written `${EXPR}` (a `setting:` key built from a `for_each` item).
+fn dollar_template(
+    c: &mut Compiler,
+    scope: &RuleScope,
+    s: &Spanned<String>,
+    start: usize,
+) -> Template {
+    let text = &s.value[start..];
+    let mut parts = Vec::new();
+    let mut rest = text;
+    let mut at = start;
+    while let Some(i) = rest.find("${") {
+        if i > 0 {
+            parts.push(TemplatePart::Text(rest[..i].to_string()));
+        }
+        let after = &rest[i + 2..];
+        let Some(end) = after.find('}') else {
+            c.problem(
+                Place::of(s).plus(at + i),
+                &scope.id,
+                Problem::UnclosedPlaceholder {
+                    context: "setting".into(),
+                },
+            );
+            rest = "";
+            break;
+        };
+        let inner = &after[..end];
+        let place = Place::of(s).plus(at + i + 2);
+        if let Some(e) = c.expr_at(place, inner, &scope.id, "setting", &scope.names) {
+            scope.check_params(c, &e, place);
+            parts.push(TemplatePart::Expr(e));
+        }
+        at += i + 2 + end + 1;
+        rest = &after[end + 1..];
+    }
+    if !rest.is_empty() {
+        parts.push(TemplatePart::Text(rest.to_string()));
+    }
+    Template {
+        parts,
+        source: text.to_string(),
+    }
 }
 
 /// Namespaces `driftaudit fix` can write a `set`/`remove` remedy to
@@ -588,6 +919,7 @@ fn derived_remedy(check: &Check, written: Option<&Expect>) -> Option<Remedy> {
                     Some(ParamValue::Bool(b)) => b.to_string(),
                     Some(ParamValue::Number(n)) => crate::value::format_number(*n),
                     Some(ParamValue::Text(t)) => t.clone(),
+                    Some(other @ ParamValue::List(_)) => super::values::param_text(other),
                     None => "the expected value".to_string(),
                 };
                 Some(Remedy::Set {
@@ -671,11 +1003,7 @@ fn compile_remedy(c: &mut Compiler, scope: &RuleScope, r: &Spanned<RemedySpec>) 
         let target = remedy_setting(c, id, set);
         let e = c.expect_value(to, id, &scope.names)?;
         scope.check_params(c, &e, Place::of_value(to));
-        let text = match &to.value {
-            ParamValue::Bool(b) => b.to_string(),
-            ParamValue::Number(n) => crate::value::format_number(*n),
-            ParamValue::Text(t) => t.clone(),
-        };
+        let text = super::values::param_text(&to.value);
         let (ns, key) = target?;
         return Some(Remedy::Set {
             ns,

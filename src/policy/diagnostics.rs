@@ -84,6 +84,9 @@ pub enum Code {
     OverrideParamUnused,
     /// Two files of equal precedence set one value differently.
     ConflictingOverride,
+    /// A `for_each` that is not exactly one of `param`, `keys`, `records`
+    /// over a set that exists, or a `subject`/`${...}` setting without one.
+    InvalidForEach,
 }
 
 impl Code {
@@ -122,6 +125,7 @@ impl Code {
         Code::OverrideMatchesNothing,
         Code::OverrideParamUnused,
         Code::ConflictingOverride,
+        Code::InvalidForEach,
     ];
 
     /// The stable code (`unknown-name`).
@@ -160,6 +164,7 @@ impl Code {
             Code::OverrideMatchesNothing => "override-matches-nothing",
             Code::OverrideParamUnused => "override-param-unused",
             Code::ConflictingOverride => "conflicting-override",
+            Code::InvalidForEach => "invalid-for-each",
         }
     }
 
@@ -216,6 +221,9 @@ impl Code {
             }
             Code::ConflictingOverride => {
                 "two files of equal precedence set one value differently"
+            }
+            Code::InvalidForEach => {
+                "a `for_each` that is not one of `param`, `keys`, `records` over a set that exists"
             }
         }
     }
@@ -303,6 +311,8 @@ pub enum Problem {
     RemedyNotWritable { found: String, namespaces: String },
     #[error("override {detail}")]
     InvalidOverride { detail: String },
+    #[error("`for_each` {detail}")]
+    InvalidForEach { detail: String },
     #[error("`disabled` needs the reason the rule is off, as text: `disabled: \"containers share the host kernel\"`")]
     DisabledWithoutReason,
     #[error("override `{what}: {pattern}` matches no loaded {what}{suggestion}")]
@@ -333,6 +343,7 @@ impl Problem {
     pub fn code(&self) -> Code {
         match self {
             Problem::YamlSyntax { .. } => Code::YamlSyntax,
+            Problem::InvalidForEach { .. } => Code::InvalidForEach,
             Problem::YamlShape { .. } => Code::YamlShape,
             Problem::DuplicateKey { .. } => Code::DuplicateKey,
             Problem::UnknownField { .. } => Code::UnknownField,
@@ -436,6 +447,15 @@ pub enum ParamError {
         name: String,
         /// Empty or `, did you mean `x`?`.
         suggestion: String,
+    },
+    /// The parameter is a list of items (`for_each: { param: ... }`): `--set`
+    /// cannot write one; an overlay's `params:` replaces the whole list.
+    #[error("`--set {assignment}`: `{name}` is a list parameter (items for `for_each`); `--set` takes one value, so replace the list in a site overlay instead: `overrides: [{{policy: POLICY, params: {{{name}: [...]}}}}]`")]
+    ListParam {
+        /// The assignment as given.
+        assignment: String,
+        /// The parameter name.
+        name: String,
     },
 }
 

@@ -15,6 +15,9 @@ use super::{
     Applies, Bound, Breakdown, Check, CompareMode, DriftCheck, ExpectOp, Policy, Remedy, Rule,
     RuleSource, Severity, Template, TemplatePart,
 };
+// what the generated code builds a built-in `for_each` rule with
+#[allow(unused_imports)]
+use super::{ForEach, ForEachSource};
 use crate::expr::{BinOp, Expr, UnOp};
 use crate::value::Value;
 
@@ -337,7 +340,49 @@ mod generate {
             }
         }
         // the built-ins as written: no overlay has touched them
-        o.push_str(",\noverridden:Vec::new()},\n");
+        o.push_str(",\noverridden:Vec::new(),\nfor_each:");
+        match &r.for_each {
+            None => o.push_str("None"),
+            Some(fe) => {
+                o.push_str("Some(Box::new(ForEach{source:");
+                match &fe.source {
+                    ForEachSource::Param(p) => write!(o, "ForEachSource::Param(s({p:?}))").unwrap(),
+                    ForEachSource::Keys { ns, pattern } => write!(
+                        o,
+                        "ForEachSource::Keys{{ns:s({ns:?}),pattern:s({pattern:?})}}"
+                    )
+                    .unwrap(),
+                    ForEachSource::Records { ns, filter } => {
+                        write!(o, "ForEachSource::Records{{ns:s({ns:?}),filter:").unwrap();
+                        match filter {
+                            None => o.push_str("None"),
+                            Some((e, text)) => {
+                                o.push_str("Some((");
+                                expr(o, e);
+                                write!(o, ",s({text:?})))").unwrap();
+                            }
+                        }
+                        o.push('}');
+                    }
+                }
+                write!(o, ",bind:s({:?}),subject:", fe.bind).unwrap();
+                for t in [&fe.subject, &fe.setting_key] {
+                    match t {
+                        None => o.push_str("None"),
+                        Some(t) => {
+                            o.push_str("Some(");
+                            template(o, t);
+                            o.push(')');
+                        }
+                    }
+                    if std::ptr::eq(t, &fe.subject) {
+                        o.push_str(",setting_key:");
+                    }
+                }
+                o.push_str("}))");
+            }
+        }
+        o.push_str("},\n");
     }
 
     /// The Rust source of `builtin_frozen.rs` for these policies and rules.

@@ -17,13 +17,15 @@ pub(crate) use diagnostics::{snippet, yaml_error_parts};
 pub use diagnostics::{Code, Problem};
 pub use diagnostics::{FilterError, ParamError, PolicyError, PolicyProblem};
 pub use model::{
-    Applies, Bound, Breakdown, Check, DriftCheck, ExpectOp, Policy, Remedy, Rule, RuleSource,
-    Severity, Template, TemplatePart,
+    Applies, Bound, Breakdown, Check, DriftCheck, ExpectOp, ForEach, ForEachSource, Policy, Remedy,
+    Rule, RuleSource, Severity, Template, TemplatePart, MAX_FOR_EACH_ITEMS,
 };
 pub use overlay::{Overridden, OverrideSource, OverrideSpec};
 pub use set::{PolicySet, BUILTIN, MAX_POLICY_BYTES};
 pub use spec::{
     json_schema, BreakdownPartSpec, BreakdownSpec, CompareMode, Condition, DriftSpec, Expect,
-    ParamValue, PolicyFile, RemedyOptionsSpec, RemedySpec, RuleSpec,
+    ForEachSpec, ParamValue, PolicyFile, RemedyOptionsSpec, RemedySpec, RuleSpec,
 };
-pub use values::{param_value, parse_kernel_cond, resolve_path, ConstError, KernelCondError};
+pub use values::{
+    param_text, param_value, parse_kernel_cond, resolve_path, ConstError, KernelCondError,
+};

@@ -175,6 +175,47 @@ pub struct DriftCheck {
     pub compare: CompareMode,
 }
 
+/// What a rule's `for_each:` iterates over.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ForEachSource {
+    /// The items of a list parameter of the rule's policy.
+    Param(String),
+    /// The keys of a flat namespace matching a glob whose only wildcard is `*`.
+    Keys {
+        /// Namespace (`sysctl`).
+        ns: String,
+        /// The key glob as written after the namespace (`net.ipv4.conf.*.rp_filter`).
+        pattern: String,
+    },
+    /// The records of a record namespace, optionally filtered.
+    Records {
+        /// Namespace (`mount`).
+        ns: String,
+        /// `where:` as compiled and as written.
+        filter: Option<(Expr, String)>,
+    },
+}
+
+/// A compiled `for_each:`: the set, the bound name, and the templates
+/// evaluated per item.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ForEach {
+    /// The set iterated over.
+    pub source: ForEachSource,
+    /// The name the item is bound to (`as:`, default `item`).
+    pub bind: String,
+    /// The finding's subject per item (`subject:`); `None`: the default.
+    pub subject: Option<Template>,
+    /// A `setting:` key built from the item (`sysctl_boot.${pin.key}`):
+    /// the key's template, rendered per item.
+    pub setting_key: Option<Template>,
+}
+
+/// Most items one `for_each:` rule expands to on one host; beyond it the
+/// rule is one `error` finding (a hostile snapshot or list cannot make a
+/// report of millions of findings).
+pub const MAX_FOR_EACH_ITEMS: usize = 10_000;
+
 /// A compiled `applies` condition.
 #[derive(Debug, Clone)]
 pub enum Applies {
@@ -221,6 +262,8 @@ pub struct Rule {
     /// Values site overlays (`overrides:`) or `--set` changed, each with the
     /// file, line and column that set it; empty for a rule as written.
     pub overridden: Vec<super::Overridden>,
+    /// `for_each:`: the rule is judged once per item (boxed: most rules have none).
+    pub for_each: Option<Box<ForEach>>,
 }
 
 /// Which way a computed value may be rounded to a value the file can hold:
@@ -338,7 +381,19 @@ impl Rule {
             out.push(&b.total);
             out.extend(b.parts.iter().map(|(_, e)| e));
         }
-        for t in [&self.why, &self.fix] {
+        let mut templates = vec![&self.why, &self.fix];
+        if let Some(fe) = &self.for_each {
+            if let ForEachSource::Records {
+                filter: Some((e, _)),
+                ..
+            } = &fe.source
+            {
+                out.push(e);
+            }
+            templates.extend(fe.subject.iter());
+            templates.extend(fe.setting_key.iter());
+        }
+        for t in templates {
             for p in &t.parts {
                 if let TemplatePart::Expr(e) = p {
                     out.push(e);
@@ -352,11 +407,29 @@ impl Rule {
     pub fn settings_read(&self) -> BTreeSet<(String, String)> {
         let mut out = BTreeSet::new();
         if let Check::Setting { ns, key, .. } = &self.check {
-            out.insert((ns.clone(), key.clone()));
+            // a key built per item is not known here: the whole namespace
+            let templated = self
+                .for_each
+                .as_ref()
+                .is_some_and(|f| f.setting_key.is_some());
+            let key = if templated {
+                "*".to_string()
+            } else {
+                key.clone()
+            };
+            out.insert((ns.clone(), key));
         }
         if let Check::Drift(d) = &self.check {
             out.insert((d.configured.clone(), "*".into()));
             out.insert((d.running.clone(), "*".into()));
+        }
+        if let Some(fe) = &self.for_each {
+            match &fe.source {
+                ForEachSource::Keys { ns, .. } | ForEachSource::Records { ns, .. } => {
+                    out.insert((ns.clone(), "*".into()));
+                }
+                ForEachSource::Param(_) => {}
+            }
         }
         for e in self.expressions() {
             expr::walk(e, &mut |x| {

@@ -231,11 +231,7 @@ fn source(path: &str, at: &serde_saphyr::Location) -> OverrideSource {
 }
 
 fn show_param(v: &ParamValue) -> String {
-    match v {
-        ParamValue::Bool(b) => b.to_string(),
-        ParamValue::Number(n) => crate::value::format_number(*n),
-        ParamValue::Text(t) => t.clone(),
-    }
+    super::values::param_text(v)
 }
 
 /// A condition as written, for notes and explanations.
@@ -258,6 +254,11 @@ pub(super) fn params_read(rule: &Rule) -> BTreeSet<String> {
                 out.insert(p.clone());
             }
         });
+    }
+    if let Some(fe) = &rule.for_each {
+        if let super::ForEachSource::Param(p) = &fe.source {
+            out.insert(p.clone());
+        }
     }
     for a in &rule.applies {
         if let Applies::Exists(p) | Applies::Missing(p) = a {

@@ -12,6 +12,7 @@ use super::overlay::{self, Layer, ParamOverrides};
 use super::values::param_value;
 use super::{FilterError, ParamError, ParamValue, Policy, PolicyError, Problem, Rule};
 use crate::expr;
+use crate::value::Value;
 
 /// The built-in policies, compiled into the binary.
 pub const BUILTIN: &[(&str, &str)] = &[
@@ -258,6 +259,12 @@ impl PolicySet {
                 continue;
             }
             if let Some(slot) = p.params.get_mut(name) {
+                if matches!(slot, Value::List(_)) {
+                    return Err(ParamError::ListParam {
+                        assignment: assignment.to_string(),
+                        name: name.to_string(),
+                    });
+                }
                 *slot = v.clone();
                 hit += 1;
             }

@@ -45,7 +45,9 @@ pub struct PolicyFile {
 }
 
 /// A parameter value: a number, a boolean, or a string holding a size (`10G`),
-/// a percentage (`15%`), a path or any expression of constants.
+/// a percentage (`15%`), a path or any expression of constants; as a
+/// `params:` value (of a policy or an overlay) also a list of maps of
+/// scalars, the items a rule's `for_each: { param: NAME }` iterates over.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum ParamValue {
@@ -55,6 +57,10 @@ pub enum ParamValue {
     Number(f64),
     /// Text: a size, a percentage, a path...
     Text(String),
+    /// Only as a `params:` value: a list of items, each a map of scalars
+    /// (`[{id: zimbra-db, path: /opt/zimbra/db}, ...]`); a field written
+    /// `${EXPR}` is evaluated per host, a `when` field is the item's condition.
+    List(Vec<BTreeMap<String, ParamValue>>),
 }
 
 /// One rule as written.
@@ -90,6 +96,18 @@ pub struct RuleSpec {
     /// Compare every key of one namespace with another.
     #[serde(default)]
     pub drift: Option<DriftSpec>,
+    /// Judge the rule once per item of a set: a list parameter, the keys of
+    /// a flat namespace matching a glob, or the records of a record
+    /// namespace; each item is its own finding.
+    #[serde(default)]
+    #[schemars(with = "Option<ForEachSpec>")]
+    pub for_each: Option<Spanned<ForEachSpec>>,
+    /// With `for_each`: a template naming the item in the finding's subject
+    /// (default: the item's `id`, `name` or `key` field, the text a key
+    /// glob's `*` matched, or the record's key).
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub subject: Option<Spanned<String>>,
     /// Rationale; a template rendered into the finding's explanation.
     #[schemars(with = "String")]
     pub why: Spanned<String>,
@@ -110,6 +128,34 @@ pub struct RuleSpec {
     #[serde(default)]
     #[schemars(with = "Option<RemedySpec>")]
     pub remedy: Option<Spanned<RemedySpec>>,
+}
+
+/// `for_each:` as written: exactly one of `param`, `keys` or `records`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ForEachSpec {
+    /// A list parameter of the policy (`data_dirs`); each item is a map.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub param: Option<Spanned<String>>,
+    /// `NAMESPACE.GLOB` over a flat namespace (`sysctl.net.ipv4.conf.*.rp_filter`);
+    /// the bound name is the text the `*` matched.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub keys: Option<Spanned<String>>,
+    /// A record namespace (`mount`, `fstab`, `ext4`); the bound name is one record.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub records: Option<Spanned<String>>,
+    /// With `records`: only records for which this expression (over the
+    /// record's fields by name) is true.
+    #[serde(default, rename = "where")]
+    #[schemars(rename = "where", with = "Option<String>")]
+    pub filter: Option<Spanned<String>>,
+    /// The name the item is bound to (default `item`).
+    #[serde(default, rename = "as")]
+    #[schemars(rename = "as", with = "Option<String>")]
+    pub bind: Option<Spanned<String>>,
 }
 
 /// `remedy:` as written.

@@ -82,6 +82,51 @@ pub fn param_value(v: &ParamValue) -> Result<Value, ConstError> {
                 _ => Ok(Value::Str(t.clone())),
             }
         }
+        ParamValue::List(items) => {
+            let mut out = Vec::new();
+            for (i, item) in items.iter().enumerate() {
+                let mut rec = std::collections::BTreeMap::new();
+                for (k, v) in item {
+                    let value = match v {
+                        ParamValue::List(_) => {
+                            return Err(ConstError::Eval(format!(
+                                "item {} field `{k}` is a list; an item's fields are numbers, booleans or text",
+                                i + 1
+                            )))
+                        }
+                        // text as written: an id (`zimbra-db`), a path; `${EXPR}`
+                        // and a `when` condition are evaluated per host
+                        ParamValue::Text(t) => Value::Str(t.clone()),
+                        other => param_value(other)?,
+                    };
+                    rec.insert(k.clone(), value);
+                }
+                out.push(Value::Record(rec));
+            }
+            Ok(Value::List(out))
+        }
+    }
+}
+
+/// The text of a parameter value as written (`--set`, `list`, notes).
+pub fn param_text(v: &ParamValue) -> String {
+    match v {
+        ParamValue::Bool(b) => b.to_string(),
+        ParamValue::Number(n) => crate::value::format_number(*n),
+        ParamValue::Text(t) => t.clone(),
+        ParamValue::List(items) => {
+            let item = |m: &std::collections::BTreeMap<String, ParamValue>| {
+                let fields: Vec<String> = m
+                    .iter()
+                    .map(|(k, v)| format!("{k}: {}", param_text(v)))
+                    .collect();
+                format!("{{{}}}", fields.join(", "))
+            };
+            format!(
+                "[{}]",
+                items.iter().map(item).collect::<Vec<_>>().join(", ")
+            )
+        }
     }
 }
 

@@ -522,6 +522,7 @@ impl Loader<'_> {
                 ParamValue::Bool(b) => b.to_string(),
                 ParamValue::Number(n) => n.to_string(),
                 ParamValue::Text(t) => t.clone(),
+                other => crate::policy::param_text(other),
             };
             if let Err(e) = policies.set_param(&format!("{}={value}", k.0.value)) {
                 self.problem(line_col(&k.0.referenced), format!("params: {e}"));

@@ -1,0 +1,543 @@
+//! `for_each:` rules: the items of a list parameter, of the keys of a flat
+//! namespace matching a `*` glob, or of the records of a record namespace
+//! (optionally filtered), expanded over gathered facts, and each judged as
+//! its own finding (the rule's id, the item first in the subject). An empty
+//! expansion is never a silent pass: `unknown` when the namespace was not
+//! captured, one `skip` saying the set is empty otherwise. Must not do I/O:
+//! the plan gathered every key a glob can match before evaluation starts.
+
+use super::eval::{ItemKey, RuleCx};
+use super::finding::{base_finding, missing_finding};
+use crate::eval::{eval, Context, Missing};
+use crate::facts::{Entry, Facts};
+use crate::policy::{
+    Applies, Check, ForEach, ForEachSource, Policy, Remedy, Rule, Template, TemplatePart,
+    MAX_FOR_EACH_ITEMS,
+};
+use crate::report::{Finding, Status};
+use crate::value::Value;
+
+/// One item of a `for_each`, before it is judged.
+struct Item {
+    /// What the bound name holds.
+    value: Value,
+    /// For key and record items: the namespace, key and `*` matches.
+    key: Option<ItemKey>,
+    /// The subject when the rule has no `subject:` template.
+    subject: String,
+    /// A list item's `when` condition, as written.
+    when: Option<String>,
+}
+
+/// The items `fe` expands to on this host, or the one finding that says
+/// why there are none to judge.
+fn expand(
+    rule: &Rule,
+    policy: Option<&Policy>,
+    facts: &Facts,
+    fe: &ForEach,
+) -> Result<Vec<Item>, Box<Finding>> {
+    let finding = |status: Status, text: String| {
+        let mut f = base_finding(rule, status);
+        f.explanation = text;
+        if status == Status::Unknown {
+            f.fix = "Make the data readable to driftaudit (run as root, or capture it into the snapshot) and audit again.".into();
+        }
+        Box::new(f)
+    };
+    let items: Vec<Item> = match &fe.source {
+        ForEachSource::Param(name) => {
+            let Some(Value::List(list)) = policy.and_then(|p| p.params.get(name)) else {
+                return Err(finding(
+                    Status::Error,
+                    format!("for_each: the parameter `{name}` is not a list of items"),
+                ));
+            };
+            list.iter()
+                .enumerate()
+                .map(|(i, v)| {
+                    let field = |f: &str| match v {
+                        Value::Record(m) => m.get(f).map(Value::to_plain),
+                        _ => None,
+                    };
+                    Item {
+                        subject: field("id")
+                            .or_else(|| field("name"))
+                            .or_else(|| field("key"))
+                            .unwrap_or_else(|| format!("{name}[{}]", i + 1)),
+                        when: field("when"),
+                        value: v.clone(),
+                        key: None,
+                    }
+                })
+                .collect()
+        }
+        ForEachSource::Keys { ns, pattern } => {
+            let space = namespace(facts, ns).map_err(|why| finding(Status::Unknown, why))?;
+            let mut out = Vec::new();
+            for key in space.entries.keys() {
+                if let Some(parts) = star_match(pattern, key) {
+                    out.push(Item {
+                        value: Value::Str(parts.join(".")),
+                        subject: parts.join("."),
+                        key: Some(ItemKey {
+                            ns: ns.clone(),
+                            key: key.clone(),
+                            parts,
+                        }),
+                        when: None,
+                    });
+                }
+            }
+            if out.is_empty() {
+                return Err(finding(
+                    Status::Skip,
+                    format!("no key of {ns} matches `{pattern}` on this host: nothing to judge"),
+                ));
+            }
+            out
+        }
+        ForEachSource::Records { ns, filter } => {
+            let space = namespace(facts, ns).map_err(|why| finding(Status::Unknown, why))?;
+            let mut out = Vec::new();
+            for (key, entry) in &space.entries {
+                let value = match entry {
+                    Entry::Set(s) => s.value.clone(),
+                    Entry::Unreadable { .. } => Value::Record(Default::default()),
+                };
+                if let Some((e, text)) = filter {
+                    let cx = RecordCx {
+                        record: &value,
+                        bind: &fe.bind,
+                        policy,
+                        facts,
+                    };
+                    match eval(e, &cx).and_then(|v| crate::eval::truthy(&v)) {
+                        Ok(true) => {}
+                        Ok(false) | Err(Missing::Absent { .. }) => continue,
+                        Err(m) => {
+                            return Err(finding(
+                                if matches!(m, Missing::Error(_)) {
+                                    Status::Error
+                                } else {
+                                    Status::Unknown
+                                },
+                                format!("for_each: `where: {text}` on {ns}[\"{key}\"]: {m}"),
+                            ))
+                        }
+                    }
+                }
+                out.push(Item {
+                    value,
+                    subject: key.clone(),
+                    key: Some(ItemKey {
+                        ns: ns.clone(),
+                        key: key.clone(),
+                        parts: Vec::new(),
+                    }),
+                    when: None,
+                });
+            }
+            if out.is_empty() {
+                let which = match filter {
+                    Some((_, text)) => format!(" where `{text}`"),
+                    None => String::new(),
+                };
+                return Err(finding(
+                    Status::Skip,
+                    format!("no {ns} record{which} on this host: nothing to judge"),
+                ));
+            }
+            out
+        }
+    };
+    if items.is_empty() {
+        return Err(finding(
+            Status::Skip,
+            "for_each: the list has no items: nothing to judge".into(),
+        ));
+    }
+    if items.len() > MAX_FOR_EACH_ITEMS {
+        return Err(finding(
+            Status::Error,
+            format!(
+                "for_each expands to {} items on this host, more than the limit of {MAX_FOR_EACH_ITEMS} per rule: not judged",
+                items.len()
+            ),
+        ));
+    }
+    Ok(items)
+}
+
+/// The gathered namespace, or why it cannot be iterated: not gathered, or
+/// unavailable (naming the capture that would hold it).
+fn namespace<'f>(facts: &'f Facts, ns: &str) -> Result<&'f crate::facts::Namespace, String> {
+    let captures = crate::catalogue::namespace(ns)
+        .map(|n| {
+            n.captures
+                .iter()
+                .map(|c| c.path)
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_default();
+    let would = if captures.is_empty() {
+        String::new()
+    } else {
+        format!("; a snapshot with {captures} would decide it")
+    };
+    match facts.namespaces.get(ns) {
+        None => Err(format!(
+            "cannot list the items: no `{ns}` values were gathered for this host{would}"
+        )),
+        Some(space) => match &space.unavailable {
+            Some(reason) => Err(format!("cannot list the items: {ns}: {reason}{would}")),
+            None => Ok(space),
+        },
+    }
+}
+
+/// The texts each `*` of `pattern` matched in `key` (shortest first, so
+/// with several `*` the earlier ones take as little as they can), or
+/// `None` when `key` does not match. A `*` matches any text, `.`, `/` and
+/// `-` included (`eth0/100`, `br-lan`), but never nothing.
+pub(crate) fn star_match(pattern: &str, key: &str) -> Option<Vec<String>> {
+    fn go(pat: &[&str], key: &str, out: &mut Vec<String>) -> bool {
+        let Some((first, rest)) = pat.split_first() else {
+            return key.is_empty();
+        };
+        if rest.is_empty() {
+            // the last literal ends the key
+            return key == *first;
+        }
+        let Some(after) = key.strip_prefix(first) else {
+            return false;
+        };
+        // `after` starts with what a `*` matched, then rest[0]...
+        for (i, _) in after.char_indices().skip(1).chain([(after.len(), ' ')]) {
+            if i == 0 {
+                continue;
+            }
+            out.push(after[..i].to_string());
+            if go(rest, &after[i..], out) {
+                return true;
+            }
+            out.pop();
+        }
+        false
+    }
+    let pieces: Vec<&str> = pattern.split('*').collect();
+    let mut out = Vec::new();
+    go(&pieces, key, &mut out).then_some(out)
+}
+
+/// The context of a `where:` filter: the record's fields by name, the
+/// bound name for the record itself, the policy's parameters and facts.
+struct RecordCx<'a> {
+    record: &'a Value,
+    bind: &'a str,
+    policy: Option<&'a Policy>,
+    facts: &'a Facts,
+}
+
+impl Context for RecordCx<'_> {
+    fn name(&self, name: &str) -> Result<Value, Missing> {
+        if name == self.bind {
+            return Ok(self.record.clone());
+        }
+        if let Value::Record(m) = self.record {
+            if let Some(v) = m.get(name) {
+                return Ok(v.clone());
+            }
+        }
+        match self.facts.facts.get(name) {
+            Some(Ok(v)) => Ok(v.clone()),
+            Some(Err(reason)) => Err(Missing::Unknown {
+                subject: name.into(),
+                reason: reason.clone(),
+            }),
+            None => Err(Missing::Absent {
+                subject: name.into(),
+                reason: "the record has no such field".into(),
+            }),
+        }
+    }
+    fn param(&self, name: &str) -> Result<Value, Missing> {
+        self.policy
+            .and_then(|p| p.params.get(name))
+            .cloned()
+            .ok_or_else(|| Missing::Error(format!("unknown parameter `{name}`")))
+    }
+    fn setting(&self, ns: &str, _key: &str) -> Result<Value, Missing> {
+        Err(Missing::Error(format!(
+            "a `where:` filter reads the record's fields, not `{ns}`"
+        )))
+    }
+    fn dir_size(&self, path: &str) -> Result<Value, Missing> {
+        Err(Missing::Error(format!(
+            "a `where:` filter cannot size `{path}`"
+        )))
+    }
+    fn mount_of(&self, path: &str) -> Result<Value, Missing> {
+        Err(Missing::Error(format!(
+            "a `where:` filter cannot look up the mount of `{path}`"
+        )))
+    }
+}
+
+/// A template rendered as plain text (a key, a path): each placeholder's
+/// value as it is, nothing quoted or folded.
+fn render_plain(t: &Template, cx: &RuleCx) -> Result<String, Missing> {
+    let mut out = String::new();
+    for p in &t.parts {
+        match p {
+            TemplatePart::Text(s) => out.push_str(s),
+            TemplatePart::Expr(e) => out.push_str(&eval(e, cx)?.to_plain()),
+        }
+    }
+    Ok(out)
+}
+
+/// A list item's field text with its `${EXPR}` placeholders evaluated: a
+/// field that is one placeholder keeps the value's type (a size stays a
+/// size), text around placeholders makes text (`${params.base}/data`).
+pub(super) fn item_text(field: &str, t: &str, cx: &dyn Context) -> Result<Value, Missing> {
+    let parse = |inner: &str| {
+        crate::expr::parse(inner)
+            .map_err(|e| Missing::Error(format!("item field `{field}`: `{inner}`: {}", e.message)))
+    };
+    if let Some(inner) = t.strip_prefix("${").and_then(|x| x.strip_suffix('}')) {
+        if !inner.contains('}') {
+            return eval(&parse(inner)?, cx);
+        }
+    }
+    let mut out = String::new();
+    let mut rest = t;
+    while let Some(i) = rest.find("${") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 2..];
+        let end = after.find('}').ok_or_else(|| {
+            Missing::Error(format!("item field `{field}`: `${{` without its `}}`"))
+        })?;
+        out.push_str(&eval(&parse(&after[..end])?, cx)?.to_plain());
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(Value::Str(out))
+}
+
+/// A list item's fields with `${EXPR}` in them, evaluated in the rule's scope.
+fn resolve_fields(value: &Value, cx: &RuleCx) -> Result<Value, Missing> {
+    let Value::Record(m) = value else {
+        return Ok(value.clone());
+    };
+    let mut out = m.clone();
+    for (k, v) in m {
+        if k == "when" {
+            continue;
+        }
+        if let Value::Str(t) = v {
+            if t.contains("${") {
+                out.insert(k.clone(), item_text(k, t, cx)?);
+            }
+        }
+    }
+    Ok(Value::Record(out))
+}
+
+/// `${...}` in an `applies` path, over the item (`exists: "${dir.path}"`).
+fn item_path(p: &str, cx: &RuleCx) -> Result<String, Missing> {
+    let Some(inner) = p.strip_prefix("${").and_then(|x| x.strip_suffix('}')) else {
+        return Ok(p.to_string());
+    };
+    let e = crate::expr::parse(inner).map_err(|e| Missing::Error(e.message))?;
+    Ok(eval(&e, cx)?.to_plain())
+}
+
+/// The rule as one item sees it: `applies` paths and the `setting:` key
+/// built from the item, a remedy on that setting following it.
+fn item_rule(rule: &Rule, fe: &ForEach, cx: &RuleCx) -> Result<Rule, Missing> {
+    let mut r = rule.clone();
+    r.for_each = None;
+    let mut applies = Vec::new();
+    for a in &rule.applies {
+        applies.push(match a {
+            Applies::Exists(p) if p.contains(&fe.bind) => Applies::Exists(item_path(p, cx)?),
+            Applies::Missing(p) if p.contains(&fe.bind) => Applies::Missing(item_path(p, cx)?),
+            other => other.clone(),
+        });
+    }
+    r.applies = applies;
+    if let (Some(t), Check::Setting { key, .. }) = (&fe.setting_key, &mut r.check) {
+        let built = render_plain(t, cx)?;
+        let written = std::mem::replace(key, built.clone());
+        match &mut r.remedy {
+            Some(Remedy::Set { key, .. }) | Some(Remedy::Remove { key, .. }) if *key == written => {
+                *key = built
+            }
+            _ => {}
+        }
+    }
+    Ok(r)
+}
+
+/// Judge a `for_each` rule: one finding per item (a `drift:` check may
+/// give several), or the one finding that says why there are no items.
+pub(super) fn check(
+    rule: &Rule,
+    policy: Option<&Policy>,
+    facts: &Facts,
+    fe: &ForEach,
+) -> Vec<Finding> {
+    let items = match expand(rule, policy, facts, fe) {
+        Ok(items) => items,
+        Err(f) => return vec![*f],
+    };
+    let mut out = Vec::new();
+    for item in items {
+        let mut findings = judge(rule, policy, facts, fe, &item);
+        for f in &mut findings {
+            let mut subject = vec![item_subject(rule, policy, facts, fe, &item)];
+            for s in f.subject.drain(..) {
+                if !subject.contains(&s) {
+                    subject.push(s);
+                }
+            }
+            f.subject = subject;
+        }
+        out.extend(findings);
+    }
+    out
+}
+
+fn bound_cx<'a>(
+    facts: &'a Facts,
+    rule: &'a Rule,
+    policy: Option<&'a Policy>,
+    fe: &ForEach,
+    item: &Item,
+    value: &Value,
+) -> RuleCx<'a> {
+    let mut cx = RuleCx::new(facts, rule, policy);
+    cx.special
+        .borrow_mut()
+        .insert(fe.bind.clone(), value.clone());
+    cx.item = item.key.clone().map(|k| (fe.bind.clone(), k));
+    cx
+}
+
+/// The item's subject: the rule's `subject:` template, else the default.
+fn item_subject(
+    rule: &Rule,
+    policy: Option<&Policy>,
+    facts: &Facts,
+    fe: &ForEach,
+    item: &Item,
+) -> String {
+    let Some(t) = &fe.subject else {
+        return item.subject.clone();
+    };
+    let cx = bound_cx(facts, rule, policy, fe, item, &item.value);
+    let value = resolve_fields(&item.value, &cx).unwrap_or_else(|_| item.value.clone());
+    cx.special.borrow_mut().insert(fe.bind.clone(), value);
+    let text = cx.render(t);
+    if text.is_empty() {
+        item.subject.clone()
+    } else {
+        text
+    }
+}
+
+fn judge(
+    rule: &Rule,
+    policy: Option<&Policy>,
+    facts: &Facts,
+    fe: &ForEach,
+    item: &Item,
+) -> Vec<Finding> {
+    // the item's own `when` first, over the item as written: an item that
+    // does not apply is skipped before its `${...}` fields are evaluated
+    if let Some(w) = &item.when {
+        let cx = bound_cx(facts, rule, policy, fe, item, &item.value);
+        let e = match crate::expr::parse(w) {
+            Ok(e) => e,
+            Err(e) => {
+                return vec![missing_finding(
+                    rule,
+                    &cx,
+                    Missing::Error(format!("item `when: {w}`: {}", e.message)),
+                )]
+            }
+        };
+        let mut only_when = rule.clone();
+        only_when.for_each = None;
+        only_when.applies = vec![Applies::When(e, w.clone())];
+        let cx = bound_cx(facts, &only_when, policy, fe, item, &item.value);
+        if let Some(f) = super::applies::first_unmet(&only_when, policy, &cx) {
+            return vec![f];
+        }
+    }
+    let cx = bound_cx(facts, rule, policy, fe, item, &item.value);
+    let value = match resolve_fields(&item.value, &cx) {
+        Ok(v) => v,
+        Err(m) => return vec![missing_finding(rule, &cx, m)],
+    };
+    cx.special
+        .borrow_mut()
+        .insert(fe.bind.clone(), value.clone());
+    let r = match item_rule(rule, fe, &cx) {
+        Ok(r) => r,
+        Err(m) => return vec![missing_finding(rule, &cx, m)],
+    };
+    let cx = bound_cx(facts, &r, policy, fe, item, &value);
+    if let (Some(ItemKey { ns, key, .. }), ForEachSource::Records { .. }) = (&item.key, &fe.source)
+    {
+        // a record item is read from its namespace: its line is evidence
+        let _ = cx.setting(ns, key);
+    }
+    super::judge(&r, policy, &cx)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::star_match;
+
+    fn m(p: &str, k: &str) -> Option<Vec<String>> {
+        star_match(p, k)
+    }
+
+    #[test]
+    fn a_star_binds_what_it_matched_slashes_and_dashes_included() {
+        let p = "net.ipv4.conf.*.rp_filter";
+        assert_eq!(
+            m(p, "net.ipv4.conf.eth0.rp_filter"),
+            Some(vec!["eth0".into()])
+        );
+        assert_eq!(
+            m(p, "net.ipv4.conf.eth0/100.rp_filter"),
+            Some(vec!["eth0/100".into()])
+        );
+        assert_eq!(
+            m(p, "net.ipv4.conf.br-lan.rp_filter"),
+            Some(vec!["br-lan".into()])
+        );
+        assert_eq!(m(p, "net.ipv4.conf.eth0.accept_redirects"), None);
+        assert_eq!(
+            m(p, "net.ipv4.conf..rp_filter"),
+            None,
+            "a star never matches nothing"
+        );
+        assert_eq!(m(p, "xnet.ipv4.conf.eth0.rp_filter"), None);
+    }
+
+    #[test]
+    fn several_stars_each_take_as_little_as_they_can() {
+        assert_eq!(
+            m("net.*.conf.*.rp_filter", "net.ipv6.conf.a.b.rp_filter"),
+            Some(vec!["ipv6".into(), "a.b".into()])
+        );
+        assert_eq!(m("a.*", "a.b.c"), Some(vec!["b.c".into()]));
+        // the text after the last `*` ends the key
+        assert_eq!(m("*.x", "a.x.x"), Some(vec!["a.x".into()]));
+    }
+}

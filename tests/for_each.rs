@@ -1,0 +1,401 @@
+//! `for_each:` through the binary over small tempdir snapshots: a list
+//! parameter (with `${...}` fields, a per-item `when`, a `setting:` key and
+//! `expect:` built from the item, a `subject:` template), sysctl key globs
+//! (the text `*` matched, `.key`, `.value`), records with a `where:`
+//! filter, empty expansions (never a silent pass), the item cap, compile
+//! errors, `--set` on a list parameter, an overlay replacing the list, and
+//! two items of one rule on one host kept apart in JSON and JUnit.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value as Json;
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_driftaudit"))
+        .env("NO_COLOR", "1")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(args)
+        .output()
+        .expect("run driftaudit");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A snapshot directory of the given files (paths relative to its root).
+fn snapshot(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let mut all = vec![(
+        "snapshot.json",
+        r#"{"schema": "driftaudit.snapshot/1", "host": "t1", "driftaudit": "0.1.0", "captured_at": "2026-12-01T09:00:00Z", "unreadable": []}"#,
+    )];
+    all.extend_from_slice(files);
+    for (p, text) in all {
+        let path = dir.path().join(p);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    dir
+}
+
+fn policy_file(dir: &Path, yaml: &str) -> String {
+    let p = dir.join("p.yaml");
+    std::fs::write(&p, yaml).unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+fn check(snap: &Path, policy: &str, extra: &[&str]) -> Json {
+    let mut args = vec![
+        "check",
+        "--no-builtin",
+        "--policy",
+        policy,
+        "--snapshot",
+        snap.to_str().unwrap(),
+        "--format",
+        "json",
+    ];
+    args.extend(extra);
+    let (code, out, err) = run(&args);
+    assert!(code == 0 || code == 1, "exit {code}: {err}");
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
+}
+
+/// (rule, first subject, status) of every finding of rule `id`.
+fn verdicts(r: &Json, id: &str) -> Vec<(String, String, String)> {
+    r["hosts"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == id)
+        .map(|f| {
+            (
+                f["rule"].as_str().unwrap().to_string(),
+                f["subject"][0].as_str().unwrap_or("").to_string(),
+                f["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn finding<'a>(r: &'a Json, id: &str, subject: &str) -> &'a Json {
+    r["hosts"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == id && f["subject"][0] == subject)
+        .unwrap_or_else(|| panic!("no finding {id}[{subject}] in {r:#}"))
+}
+
+fn v(rule: &str, subject: &str, status: &str) -> (String, String, String) {
+    (rule.into(), subject.into(), status.into())
+}
+
+const SYSCTL: &str = "net.ipv4.conf.all.rp_filter = 0
+net.ipv4.conf.default.rp_filter = 1
+net.ipv4.conf.eth0.rp_filter = 0
+net.ipv4.conf.eth0/100.rp_filter = 2
+net.ipv4.conf.br-lan.rp_filter = 1
+net.ipv4.conf.lo.rp_filter = 0
+net.ipv4.ip_forward = 0
+";
+
+const KEYS_POLICY: &str = r#"policy: t
+title: t
+rules:
+  - id: t.rp-filter
+    title: rp_filter on each interface
+    severity: low
+    for_each: { keys: "sysctl.net.ipv4.conf.*.rp_filter", as: iface }
+    applies:
+      - when: iface != "all" and iface != "default" and iface != "lo"
+    let:
+      effective: max(sysctl.net.ipv4.conf.all.rp_filter, iface.value)
+    assert: effective >= 1
+    why: "{iface} ({iface.key}) filters with {effective}"
+    fix: "sysctl -w {iface.key}=1"
+"#;
+
+#[test]
+fn a_key_glob_binds_the_text_the_star_matched_and_each_key_is_a_finding() {
+    let snap = snapshot(&[("captures/sysctl-a.txt", SYSCTL)]);
+    let pol = policy_file(snap.path(), KEYS_POLICY);
+    let r = check(snap.path(), &pol, &[]);
+    let mut got = verdicts(&r, "t.rp-filter");
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            v("t.rp-filter", "all", "skip"),
+            v("t.rp-filter", "br-lan", "pass"),
+            v("t.rp-filter", "default", "skip"),
+            v("t.rp-filter", "eth0", "fail"),
+            v("t.rp-filter", "eth0/100", "pass"),
+            v("t.rp-filter", "lo", "skip"),
+        ]
+    );
+    let eth0 = finding(&r, "t.rp-filter", "eth0");
+    assert_eq!(
+        eth0["explanation"],
+        "eth0 (net.ipv4.conf.eth0.rp_filter) filters with 0"
+    );
+    assert_eq!(eth0["fix"], "sysctl -w net.ipv4.conf.eth0.rp_filter=1");
+    // the values read are evidence, with the capture's line
+    let ev = eth0["evidence"].to_string();
+    assert!(ev.contains("sysctl-a.txt"), "{ev}");
+}
+
+#[test]
+fn a_key_glob_over_a_namespace_not_captured_is_unknown_and_an_empty_one_is_one_skip() {
+    // no sysctl source at all: unknown, naming the capture that decides it
+    let snap = snapshot(&[("etc/hostname", "t1\n")]);
+    let pol = policy_file(snap.path(), KEYS_POLICY);
+    let r = check(snap.path(), &pol, &[]);
+    let f = verdicts(&r, "t.rp-filter");
+    assert_eq!(f, [v("t.rp-filter", "", "unknown")], "{r:#}");
+    let text = r["hosts"][0]["findings"][0]["explanation"]
+        .as_str()
+        .unwrap();
+    assert!(text.contains("sysctl-a.txt"), "{text}");
+    // captured, but no key matches: one skip that says so
+    let snap = snapshot(&[("captures/sysctl-a.txt", "net.ipv4.ip_forward = 0\n")]);
+    let pol = policy_file(snap.path(), KEYS_POLICY);
+    let r = check(snap.path(), &pol, &[]);
+    let f = &r["hosts"][0]["findings"][0];
+    assert_eq!(f["status"], "skip", "{r:#}");
+    assert!(
+        f["explanation"]
+            .as_str()
+            .unwrap()
+            .contains("no key of sysctl matches"),
+        "{f}"
+    );
+}
+
+const LIST_POLICY: &str = r#"policy: t
+title: t
+params:
+  base: /srv
+  dirs:
+    - { id: data, name: Data volume, path: "${params.base}/data", when: "true" }
+    - { id: logs, name: Log volume, path: /var/log, min: 2 }
+    - { id: never, name: Skipped, path: /nowhere, when: "false" }
+rules:
+  - id: t.dir
+    title: directory items
+    severity: low
+    for_each: { param: dirs, as: dir }
+    subject: "{dir.id}:{dir.path}"
+    setting: "sysctl.net.ipv4.conf.${dir.id}.rp_filter"
+    expect: { min: "${default(dir.min, 1)}" }
+    why: "{dir.name} at {dir.path}: {actual} from {source}"
+    fix: "set {setting} to at least {expected}"
+"#;
+
+#[test]
+fn a_list_parameter_gives_each_item_its_finding_with_setting_provenance() {
+    let snap = snapshot(&[(
+        "captures/sysctl-a.txt",
+        "net.ipv4.conf.data.rp_filter = 0\nnet.ipv4.conf.logs.rp_filter = 2\n",
+    )]);
+    let pol = policy_file(snap.path(), LIST_POLICY);
+    let r = check(snap.path(), &pol, &[]);
+    assert_eq!(
+        verdicts(&r, "t.dir"),
+        [
+            v("t.dir", "data:/srv/data", "fail"),
+            v("t.dir", "logs:/var/log", "pass"),
+            v("t.dir", "never:/nowhere", "skip"),
+        ]
+    );
+    let data = finding(&r, "t.dir", "data:/srv/data");
+    assert_eq!(data["actual"], "0");
+    assert_eq!(data["expected"], ">= 1");
+    assert_eq!(
+        data["explanation"],
+        "Data volume at /srv/data: 0 from /captures/sysctl-a.txt:1"
+    );
+    assert_eq!(
+        data["fix"],
+        "set net.ipv4.conf.data.rp_filter to at least >= 1"
+    );
+    assert!(data["subject"]
+        .as_array()
+        .unwrap()
+        .contains(&Json::from("net.ipv4.conf.data.rp_filter")));
+    let never = finding(&r, "t.dir", "never:/nowhere");
+    assert!(
+        never["explanation"].as_str().unwrap().contains("false"),
+        "{never}"
+    );
+}
+
+#[test]
+fn two_items_of_one_rule_on_one_host_stay_apart_in_json_and_junit() {
+    let snap = snapshot(&[(
+        "captures/sysctl-a.txt",
+        "net.ipv4.conf.data.rp_filter = 0\nnet.ipv4.conf.logs.rp_filter = 0\n",
+    )]);
+    let pol = policy_file(snap.path(), LIST_POLICY);
+    let r = check(snap.path(), &pol, &[]);
+    let fails: Vec<_> = verdicts(&r, "t.dir")
+        .into_iter()
+        .filter(|x| x.2 == "fail")
+        .collect();
+    assert_eq!(fails.len(), 2, "{r:#}");
+    let (code, junit, err) = run(&[
+        "check",
+        "--no-builtin",
+        "--policy",
+        &pol,
+        "--snapshot",
+        snap.path().to_str().unwrap(),
+        "--format",
+        "junit",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    for name in ["t.dir[data:/srv/data,", "t.dir[logs:/var/log,"] {
+        assert_eq!(junit.matches(name).count(), 1, "{name} in {junit}");
+    }
+    // SARIF: one result per item, distinct fingerprints
+    let (_, sarif, _) = run(&[
+        "check",
+        "--no-builtin",
+        "--policy",
+        &pol,
+        "--snapshot",
+        snap.path().to_str().unwrap(),
+        "--format",
+        "sarif",
+    ]);
+    let sarif: Json = serde_json::from_str(&sarif).unwrap();
+    let prints: std::collections::BTreeSet<String> = sarif["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["partialFingerprints"].to_string())
+        .collect();
+    assert_eq!(prints.len(), 2, "{sarif:#}");
+}
+
+#[test]
+fn an_overlay_replaces_a_list_and_set_on_a_list_is_a_usage_error() {
+    let snap = snapshot(&[(
+        "captures/sysctl-a.txt",
+        "net.ipv4.conf.data.rp_filter = 0\nnet.ipv4.conf.logs.rp_filter = 2\n",
+    )]);
+    let pol = policy_file(snap.path(), LIST_POLICY);
+    let (code, _, err) = run(&[
+        "check",
+        "--no-builtin",
+        "--policy",
+        &pol,
+        "--snapshot",
+        snap.path().to_str().unwrap(),
+        "--set",
+        "dirs=/x",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("`dirs` is a list parameter"), "{err}");
+    let site = snap.path().join("site");
+    std::fs::create_dir(&site).unwrap();
+    std::fs::copy(&pol, site.join("p.yaml")).unwrap();
+    std::fs::write(
+        site.join("z-site.yaml"),
+        "policy: site\ntitle: site\noverrides:\n  - policy: t\n    params:\n      dirs: [{id: logs, path: /var/log}]\n",
+    )
+    .unwrap();
+    let r = check(snap.path(), site.to_str().unwrap(), &[]);
+    assert_eq!(verdicts(&r, "t.dir"), [v("t.dir", "logs:/var/log", "pass")]);
+}
+
+#[test]
+fn records_with_a_where_filter_bind_each_record() {
+    let mountinfo = "1 0 8:1 / / rw,relatime - ext4 /dev/sda1 rw\n\
+                     2 1 8:2 / /data rw,noatime - ext4 /dev/sda2 rw\n\
+                     3 1 0:5 / /tmp rw - tmpfs tmpfs rw\n";
+    let snap = snapshot(&[("proc/self/mountinfo", mountinfo)]);
+    let pol = policy_file(
+        snap.path(),
+        r#"policy: t
+title: t
+rules:
+  - id: t.noatime
+    title: ext4 mounts noatime
+    severity: low
+    for_each: { records: mount, where: "fstype == \"ext4\"", as: m }
+    assert: m.atime == "noatime"
+    why: "{m.key} on {m.source} is mounted {m.atime}"
+    fix: "remount {m.key} noatime"
+"#,
+    );
+    let r = check(snap.path(), &pol, &[]);
+    assert_eq!(
+        verdicts(&r, "t.noatime"),
+        [v("t.noatime", "/", "fail"), v("t.noatime", "/data", "pass")]
+    );
+    assert_eq!(
+        finding(&r, "t.noatime", "/")["explanation"],
+        "/ on /dev/sda1 is mounted relatime"
+    );
+    // a filter nothing passes: one skip
+    let pol = policy_file(
+        snap.path(),
+        &std::fs::read_to_string(&pol)
+            .unwrap()
+            .replace("\\\"ext4\\\"", "\\\"xfs\\\""),
+    );
+    let r = check(snap.path(), &pol, &[]);
+    let f = verdicts(&r, "t.noatime");
+    assert_eq!(f, [v("t.noatime", "", "skip")], "{r:#}");
+}
+
+#[test]
+fn a_list_longer_than_the_cap_is_an_error_not_ten_thousand_findings() {
+    let items: Vec<String> = (0..10_001).map(|i| format!("    - {{id: i{i}}}")).collect();
+    let yaml = format!(
+        "policy: t\ntitle: t\nparams:\n  many:\n{}\nrules:\n  - id: t.many\n    title: t\n    severity: low\n    for_each: {{ param: many }}\n    assert: \"true\"\n    why: w\n    fix: f\n",
+        items.join("\n")
+    );
+    let snap = snapshot(&[("etc/hostname", "t1\n")]);
+    let pol = policy_file(snap.path(), &yaml);
+    let r = check(snap.path(), &pol, &[]);
+    let f = verdicts(&r, "t.many");
+    assert_eq!(f, [v("t.many", "", "error")]);
+    let text = r["hosts"][0]["findings"][0]["explanation"].to_string();
+    assert!(text.contains("10000"), "{text}");
+}
+
+#[test]
+fn for_each_problems_are_load_errors_with_their_place() {
+    let bad = |rule: &str| {
+        let snap = snapshot(&[("etc/hostname", "t1\n")]);
+        let yaml = format!(
+            "policy: t\ntitle: t\nparams:\n  one: 3\n  dirs: [{{id: a}}]\nrules:\n  - id: t.x\n    title: t\n    severity: low\n{rule}    why: w\n    fix: f\n"
+        );
+        let pol = policy_file(snap.path(), &yaml);
+        let (code, _, err) = run(&["list", "--no-builtin", "--policy", &pol]);
+        assert_eq!(code, 2, "{err}");
+        err
+    };
+    let e = bad("    for_each: { param: one }\n    assert: \"true\"\n");
+    assert!(e.contains("`param: one` is a number, not a list"), "{e}");
+    let e = bad("    for_each: { param: dirs, keys: \"sysctl.a.*\" }\n    assert: \"true\"\n");
+    assert!(
+        e.contains("exactly one of `param`, `keys` or `records`"),
+        "{e}"
+    );
+    let e = bad("    for_each: { keys: \"sysctl.a.?\" }\n    assert: \"true\"\n");
+    assert!(e.contains("the only wildcard is `*`"), "{e}");
+    let e = bad("    for_each: { records: sysctl }\n    assert: \"true\"\n");
+    assert!(e.contains("not a record namespace"), "{e}");
+    let e = bad("    for_each: { param: dirs, as: mem_total }\n    assert: \"true\"\n");
+    assert!(e.contains("would hide"), "{e}");
+    let e = bad("    subject: \"{x}\"\n    assert: \"true\"\n");
+    assert!(e.contains("`subject` names the item"), "{e}");
+    let e = bad("    for_each: { param: dirs }\n    assert: \"itme.id == 'a'\"\n");
+    assert!(e.contains("unknown name `itme`"), "{e}");
+}
