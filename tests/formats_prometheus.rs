@@ -303,13 +303,14 @@ fn prometheus_from_the_cli_for_a_host_and_for_a_fleet() {
     );
 }
 
-/// The shell block after `<!-- prometheus-recipe -->` in docs/formats.md.
+/// The shell block after `<!-- consumer: prometheus-recipe -->` in
+/// docs/formats.md.
 fn recipe() -> String {
     let doc =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/formats.md"))
             .unwrap();
     let rest = &doc[doc
-        .find("<!-- prometheus-recipe -->")
+        .find("<!-- consumer: prometheus-recipe -->")
         .expect("recipe marker")..];
     let start = rest.find("```sh\n").expect("sh block") + 6;
     let end = start + rest[start..].find("```").unwrap();
