@@ -254,7 +254,7 @@ fn the_github_workflow_uploads_the_sarif_its_run_step_wrote() {
     let uploaded = uploaded.expect("an upload-sarif step");
     assert_eq!(
         written,
-        [uploaded.clone()],
+        std::slice::from_ref(&uploaded),
         "upload-sarif gets the file the run step wrote"
     );
     let doc: Json = serde_json::from_str(&repo.read(&uploaded)).unwrap();
