@@ -48,6 +48,7 @@
 
 // Every module is internal: the stable surface is the re-exports below, and
 // `unstable` reaches the rest for the CLI, tests, benches and fuzz targets.
+pub(crate) mod baseline;
 pub(crate) mod catalogue;
 pub(crate) mod diff;
 pub(crate) mod engine;
@@ -103,6 +104,10 @@ pub use waiver::{Waiver, WaiverError, WaiverSet};
 /// in any release. Embedders use the crate-root items.
 #[doc(hidden)]
 pub mod unstable {
+    /// Internal: no semver promise.
+    pub mod baseline {
+        pub use crate::baseline::*;
+    }
     /// Internal: no semver promise.
     pub mod catalogue {
         pub use crate::catalogue::*;

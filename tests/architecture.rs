@@ -41,6 +41,9 @@ const LAYERS: &[(&str, &[&str])] = &[
     // `driftaudit test`: runs test cases through the engine and waivers;
     // its result is data the renderers print.
     ("policy tests", &["policytest"]),
+    // `driftaudit baseline`: gathers a golden host's facts, writes a policy
+    // and proves it by auditing that host through the engine.
+    ("baselines", &["baseline"]),
     ("renderers", &["render"]),
     // Commands built on reports that still print for themselves (issue 14
     // item 5 moves their printers into render/).

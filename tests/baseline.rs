@@ -1,9 +1,21 @@
-//! `expect: {equals: V, present: true}`: a missing setting fails instead of
-//! skipping (what `driftaudit baseline` pins need: a line deleted from
-//! sysctl.d is drift).
+//! `driftaudit baseline`: a policy pinning a golden host's effective values.
+//! The issue's Done-when: baseline a shipped host, edit three settings of
+//! three namespaces in a copy (a sysctl.d value, a my.cnf option, an fstab
+//! option), and `check` of the copy reports exactly those three, with both
+//! values and the file:line that set the new one, while the golden host
+//! checks clean and `check --fleet` lists them per host. Also: no secret
+//! value in the output, values that YAML or the engine could misread
+//! (`yes`, `0x10`, `1e3`, `: x`, a TAB in a port range) read back equal,
+//! `present: true` beside `equals` fails a missing setting, `-o` replaces
+//! its file atomically, and docs/policy-language.md's baseline example runs
+//! as shown (`DRIFTAUDIT_UPDATE_DOCS=1 cargo test --test baseline`
+//! rewrites its output).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
+
+const HOSTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/hosts");
+const DOC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/policy-language.md");
 
 fn run_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_driftaudit"))
@@ -19,8 +31,388 @@ fn run_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
     )
 }
 
+fn run(args: &[&str]) -> (i32, String, String) {
+    run_in(Path::new(env!("CARGO_MANIFEST_DIR")), args)
+}
+
+/// `cp -a`: the sosreport's symbolic links (sysctl.d/99-sysctl.conf) stay links.
+fn copy_host(name: &str, to: &Path) {
+    std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+    let st = Command::new("cp")
+        .arg("-a")
+        .arg(format!("{HOSTS}/{name}"))
+        .arg(to)
+        .status()
+        .unwrap();
+    assert!(st.success());
+}
+
+fn edit(path: &Path, from: &str, to: &str) {
+    let text = std::fs::read_to_string(path).unwrap();
+    assert_eq!(
+        text.matches(from).count(),
+        1,
+        "{from} in {}",
+        path.display()
+    );
+    std::fs::write(path, text.replace(from, to)).unwrap();
+}
+
 fn json(text: &str) -> serde_json::Value {
     serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+/// (rule, subject, finding) of every failure or error, and of every finding
+/// of a baseline rule that is not a pass (the host's own input problems,
+/// such as the sosreport's unknown `[mariadb-5.5]` group, are unknown on the
+/// golden host and its copy alike).
+fn not_passing(report: &serde_json::Value) -> Vec<(String, String, serde_json::Value)> {
+    report["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|h| h["findings"].as_array().unwrap().iter())
+        .filter(|f| {
+            let status = f["status"].as_str().unwrap();
+            matches!(status, "fail" | "error")
+                || (f["rule"].as_str().unwrap().starts_with("baseline-") && status != "pass")
+        })
+        .map(|f| {
+            let subject: Vec<&str> = f["subject"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|s| s.as_str())
+                .collect();
+            (
+                f["rule"].as_str().unwrap().to_string(),
+                subject.join(", "),
+                f.clone(),
+            )
+        })
+        .collect()
+}
+
+fn evidence(f: &serde_json::Value) -> Vec<String> {
+    f["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| match e["line"].as_u64() {
+            Some(l) => format!("{}:{l}", e["path"].as_str().unwrap()),
+            None => e["path"].as_str().unwrap().to_string(),
+        })
+        .collect()
+}
+
+#[test]
+fn baseline_then_check_of_a_modified_copy_reports_exactly_the_modified_settings() {
+    let ws = tempfile::tempdir().unwrap();
+    let golden = ws.path().join("fleet/db01");
+    let edited = ws.path().join("fleet/db02");
+    copy_host("sos-centos7-mariadb", &golden);
+    copy_host("sos-centos7-mariadb", &edited);
+    let policy = ws.path().join("golden.yaml");
+    let (code, out, err) = run(&[
+        "baseline",
+        "--snapshot",
+        golden.to_str().unwrap(),
+        "-o",
+        policy.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.is_empty(), "-o writes the file, not stdout: {out}");
+    assert!(err.contains("value(s) pinned in 3 namespace(s)"), "{err}");
+    let yaml = std::fs::read_to_string(&policy).unwrap();
+    for want in [
+        "policy: \"baseline-db01-example-com\"",
+        "db01.example.com",
+        "{key: \"net.core.somaxconn\", value: \"1024\"}",
+        "{key: \"max_connections\", value: \"300\"}",
+        "{key: \"innodb_buffer_pool_size\", value: \"1073741824\"}",
+        "{key: \"/var/lib/mysql\", value: \"rw,suid,dev,exec,auto,nouser,async\"}",
+    ] {
+        assert!(yaml.contains(want), "{want}:\n{yaml}");
+    }
+
+    // three settings of three namespaces, each in the file an admin edits
+    edit(
+        &edited.join("etc/sysctl.conf"),
+        "net.core.somaxconn = 1024",
+        "net.core.somaxconn = 4096",
+    );
+    edit(
+        &edited.join("etc/my.cnf"),
+        "max_connections=300",
+        "max_connections=500",
+    );
+    edit(
+        &edited.join("etc/fstab"),
+        "/var/lib/mysql     ext4    defaults        1 2",
+        "/var/lib/mysql     ext4    defaults,noatime 1 2",
+    );
+    let p = policy.to_str().unwrap();
+
+    // the golden host checks clean against its own baseline
+    let (code, out, err) = run(&[
+        "check",
+        "--snapshot",
+        golden.to_str().unwrap(),
+        "--no-builtin",
+        "--policy",
+        p,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(not_passing(&json(&out)).len(), 0, "{out}");
+
+    let (code, out, err) = run(&[
+        "check",
+        "--snapshot",
+        edited.to_str().unwrap(),
+        "--no-builtin",
+        "--policy",
+        p,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    let report = json(&out);
+    let bad = not_passing(&report);
+    let keys: Vec<(&str, &str, &str)> = bad
+        .iter()
+        .map(|(r, s, f)| (r.as_str(), s.as_str(), f["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            ("baseline-db01-example-com.fstab", "/var/lib/mysql", "fail"),
+            (
+                "baseline-db01-example-com.mycnf-effective",
+                "max_connections",
+                "fail"
+            ),
+            (
+                "baseline-db01-example-com.sysctl-boot",
+                "net.core.somaxconn",
+                "fail"
+            ),
+        ],
+        "exactly the three edits fail, nothing else: {out}"
+    );
+    let (_, _, sysctl) = &bad[2];
+    assert_eq!(sysctl["expected"], "= 1024");
+    assert_eq!(sysctl["actual"], "4096");
+    // the sosreport's sysctl.d/99-sysctl.conf links to the file edited
+    assert_eq!(evidence(sysctl)[0], "/etc/sysctl.conf:14", "{sysctl}");
+    let why = sysctl["explanation"].as_str().unwrap();
+    assert!(
+        why.contains("net.core.somaxconn is 4096 here (/etc/sysctl.conf:14")
+            && why.contains("the golden host db01.example.com")
+            && why.contains("has 1024"),
+        "{why}"
+    );
+    let (_, _, mycnf) = &bad[1];
+    assert_eq!(mycnf["expected"], "= 300");
+    assert_eq!(mycnf["actual"], "500");
+    assert_eq!(evidence(mycnf)[0], "/etc/my.cnf:12");
+    let (_, _, fstab) = &bad[0];
+    assert_eq!(evidence(fstab)[0], "/etc/fstab:12");
+    let why = fstab["explanation"].as_str().unwrap();
+    assert!(
+        why.contains(
+            "/var/lib/mysql has the options rw,suid,dev,exec,auto,nouser,async,noatime here"
+        ) && why.contains("has rw,suid,dev,exec,auto,nouser,async."),
+        "{why}"
+    );
+
+    // `list --policy` loads it: one rule per namespace
+    let (code, out, err) = run(&["list", "--no-builtin", "--policy", p]);
+    assert_eq!(code, 0, "{err}");
+    for id in ["sysctl-boot", "mycnf-effective", "fstab"] {
+        assert!(
+            out.contains(&format!("baseline-db01-example-com.{id}")),
+            "{out}"
+        );
+    }
+
+    // the fleet: per host, every setting that differs
+    let (code, out, err) = run(&[
+        "check",
+        "--fleet",
+        ws.path().join("fleet").to_str().unwrap(),
+        "--no-builtin",
+        "--policy",
+        p,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    let report = json(&out);
+    let hosts = report["hosts"].as_array().unwrap();
+    assert_eq!(hosts.len(), 2, "{out}");
+    for h in hosts {
+        let single = serde_json::json!({ "hosts": [h] });
+        let n = not_passing(&single).len();
+        match h["path"].as_str() {
+            Some("db01") => assert_eq!(n, 0, "{h}"),
+            Some("db02") => assert_eq!(n, 3, "{h}"),
+            other => panic!("unexpected host path {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn no_secret_value_appears_in_a_baseline() {
+    // The Khimki localconfig holds FAKE-SECRET-DO-NOT-PRINT-N passwords; an
+    // inline host adds a my.cnf password and a CIFS password in fstab.
+    let ws = tempfile::tempdir().unwrap();
+    let host = ws.path().join("h");
+    copy_host("zimbra-khimki-asfound", &host);
+    std::fs::write(
+        host.join("etc/my.cnf"),
+        "[mysqld]\nmax_connections = 100\npassword = FAKE-SECRET-MYCNF\nwsrep_sst_auth = sst:FAKE-SECRET-SST\n",
+    )
+    .unwrap();
+    let mut fstab = std::fs::read_to_string(host.join("etc/fstab")).unwrap();
+    fstab.push_str("//fs/share /mnt/share cifs username=svc,password=FAKE-SECRET-CIFS,ro 0 0\n");
+    std::fs::write(host.join("etc/fstab"), fstab).unwrap();
+    for extra in [&[][..], &["--no-default-ignore"][..]] {
+        let mut args = vec!["baseline", "--snapshot", host.to_str().unwrap()];
+        for ns in [
+            "localconfig",
+            "mycnf_effective",
+            "mycnf",
+            "fstab",
+            "sysctl_boot",
+        ] {
+            args.extend(["--namespace", ns]);
+        }
+        args.extend(extra);
+        let (code, out, err) = run(&args);
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            !out.contains("FAKE-SECRET") && !err.contains("FAKE-SECRET"),
+            "{out}{err}"
+        );
+        assert!(
+            !out.contains("<redacted>"),
+            "a redacted value is not pinned: {out}"
+        );
+        // the keys are named as left out, their values never
+        assert!(
+            out.contains("# Left out: localconfig.ldap_root_password: secret"),
+            "{out}"
+        );
+        assert!(
+            out.contains("# Left out: mycnf_effective.password: secret"),
+            "{out}"
+        );
+        assert!(
+            out.contains("# Left out: fstab./mnt/share: an option carries a secret"),
+            "{out}"
+        );
+        assert!(
+            out.contains("{key: \"max_connections\", value: \"100\"}"),
+            "{out}"
+        );
+    }
+}
+
+#[test]
+fn values_yaml_or_the_engine_could_misread_round_trip() {
+    let ws = tempfile::tempdir().unwrap();
+    let host = ws.path().join("h");
+    let files: &[(&str, &str)] = &[
+        (
+            "etc/sysctl.d/60-net.conf",
+            "net.ipv4.ip_local_port_range = 32768\t60999\nvm.swappiness = 10\n",
+        ),
+        (
+            "opt/zimbra/conf/localconfig.xml",
+            "<?xml version=\"1.0\"?>\n<localconfig>\n\
+             <key name=\"site_yes\"><value>yes</value></key>\n\
+             <key name=\"site_hex\"><value>0x10</value></key>\n\
+             <key name=\"site_exp\"><value>1e3</value></key>\n\
+             <key name=\"site_colon\"><value>: x</value></key>\n\
+             <key name=\"site_hash\"><value># not a comment</value></key>\n\
+             <key name=\"site_quote\"><value>say \"hi\"</value></key>\n\
+             <key name=\"site_range\"><value>1-2</value></key>\n\
+             <key name=\"site_percent\"><value>15%</value></key>\n\
+             </localconfig>\n",
+        ),
+    ];
+    for (p, t) in files {
+        let p = host.join(p);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, t).unwrap();
+    }
+    let (code, yaml, err) = run(&[
+        "baseline",
+        "--snapshot",
+        host.to_str().unwrap(),
+        "--namespace",
+        "sysctl_boot",
+        "--namespace",
+        "localconfig",
+        "--keys",
+        "site_*",
+        "--keys",
+        "sysctl_boot.*",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    for want in [
+        "{key: \"net.ipv4.ip_local_port_range\", value: \"32768 60999\"}",
+        "{key: \"site_yes\", value: \"yes\"}",
+        "{key: \"site_hex\", value: \"0x10\"}",
+        "{key: \"site_exp\", value: \"1e3\"}",
+        "{key: \"site_colon\", value: \": x\"}",
+        "{key: \"site_hash\", value: \"# not a comment\"}",
+        "{key: \"site_quote\", value: \"say \\\"hi\\\"\"}",
+        "{key: \"site_range\", value: \"1-2\"}",
+        "{key: \"site_percent\", value: \"15%\"}",
+    ] {
+        assert!(yaml.contains(want), "{want}:\n{yaml}");
+    }
+    assert!(!yaml.contains("does not read back equal"), "{yaml}");
+    let policy = ws.path().join("golden.yaml");
+    std::fs::write(&policy, &yaml).unwrap();
+    let (code, out, err) = run(&[
+        "check",
+        "--snapshot",
+        host.to_str().unwrap(),
+        "--no-builtin",
+        "--policy",
+        policy.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let report = json(&out);
+    let passes = report["hosts"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["status"] == "pass")
+        .count();
+    assert_eq!(passes, 10, "every pin passes on its own host: {out}");
+    // and a different value is a difference, not an equal spelling
+    edit(&host.join("opt/zimbra/conf/localconfig.xml"), "0x10", "16");
+    let (code, out, _) = run(&[
+        "check",
+        "--snapshot",
+        host.to_str().unwrap(),
+        "--no-builtin",
+        "--policy",
+        policy.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 1, "{out}");
+    let bad = not_passing(&json(&out));
+    assert_eq!(bad.len(), 1, "{out}");
+    assert_eq!(bad[0].1, "site_hex");
 }
 
 #[test]
@@ -69,4 +461,125 @@ fn present_beside_equals_fails_a_missing_setting_instead_of_skipping() {
     let (s, actual, why) = status(None);
     assert_eq!((s.as_str(), actual.as_str()), ("fail", "absent"));
     assert_eq!(why, "vm.swappiness is not set, wanted = 10");
+}
+
+#[test]
+fn output_file_is_replaced_atomically_and_a_link_there_is_not_followed() {
+    let ws = tempfile::tempdir().unwrap();
+    let victim = ws.path().join("victim.txt");
+    std::fs::write(&victim, "keep me\n").unwrap();
+    let out = ws.path().join("golden.yaml");
+    std::os::unix::fs::symlink(&victim, &out).unwrap();
+    let snap = format!("{HOSTS}/nat-story");
+    let (code, _, err) = run(&["baseline", "--snapshot", &snap, "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me\n");
+    assert!(!std::fs::symlink_metadata(&out)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(std::fs::read_to_string(&out)
+        .unwrap()
+        .contains("policy: \"baseline-web-backend-02\""));
+    let leftovers: Vec<PathBuf> = std::fs::read_dir(ws.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with(".driftaudit")
+        })
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+
+    let (code, _, err) = run(&["baseline", "--snapshot", &snap, "--namespace", "ext4"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.starts_with("driftaudit: `--namespace ext4`: a baseline pins `sysctl_boot`"),
+        "{err}"
+    );
+    let (code, _, err) = run(&["baseline", "--snapshot", &snap, "--keys", "[net"]);
+    assert_eq!(code, 2);
+    assert!(err.starts_with("driftaudit: `--keys [net`: "), "{err}");
+}
+
+/// The fenced block after `<!-- NAME -->` up to `<!-- end NAME -->`, without
+/// its fence line.
+fn block(doc: &str, name: &str) -> (usize, usize, String) {
+    let open = format!("<!-- {name} -->\n");
+    let start = doc
+        .find(&open)
+        .unwrap_or_else(|| panic!("docs lack `{open}`"))
+        + open.len();
+    let end = start + doc[start..].find(&format!("<!-- end {name} -->")).unwrap();
+    let body = &doc[start..end];
+    let code = body
+        .split_once('\n')
+        .map(|(_, rest)| rest.trim_end().strip_suffix("```").unwrap().to_string())
+        .unwrap();
+    (start, end, code)
+}
+
+#[test]
+fn the_baseline_example_in_the_docs_runs_as_shown() {
+    let doc = std::fs::read_to_string(DOC).unwrap();
+    let (_, _, cmds) = block(&doc, "baseline-example");
+    let cmds: Vec<&str> = cmds
+        .lines()
+        .filter(|l| l.starts_with("driftaudit "))
+        .collect();
+    assert_eq!(cmds.len(), 2, "{cmds:?}");
+    let ws = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata"),
+        ws.path().join("testdata"),
+    )
+    .unwrap();
+    let argv = |c: &str| -> Vec<String> {
+        // the example's only quoting is '...' around globs
+        c.split_whitespace()
+            .skip(1)
+            .map(|w| w.trim_matches('\'').to_string())
+            .collect()
+    };
+    let a1 = argv(cmds[0]);
+    let (pos, file) = a1
+        .iter()
+        .enumerate()
+        .find(|(_, w)| w.ends_with(".yaml"))
+        .map(|(i, w)| (i, w.clone()))
+        .unwrap();
+    assert_eq!(a1[pos - 1], "-o");
+    let (code, _, err) = run_in(
+        ws.path(),
+        &a1.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    assert_eq!(code, 0, "{err}");
+    let yaml = std::fs::read_to_string(ws.path().join(&file)).unwrap();
+    let a2 = argv(cmds[1]);
+    let (code, report, err) = run_in(
+        ws.path(),
+        &a2.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    assert_eq!(
+        code, 1,
+        "the example host differs from the golden one: {report}{err}"
+    );
+
+    let mut want = doc.clone();
+    for (name, text, lang) in [
+        ("baseline-policy", &yaml, "yaml"),
+        ("baseline-check", &report, "text"),
+    ] {
+        let (start, end, _) = block(&want, name);
+        want.replace_range(start..end, &format!("```{lang}\n{text}```\n"));
+    }
+    if want != doc {
+        if std::env::var_os("DRIFTAUDIT_UPDATE_DOCS").is_some() {
+            std::fs::write(DOC, &want).unwrap();
+            return;
+        }
+        panic!("docs/policy-language.md's baseline example is stale: run `DRIFTAUDIT_UPDATE_DOCS=1 cargo test --test baseline`");
+    }
 }

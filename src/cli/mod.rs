@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod baseline;
 mod check;
 mod common;
 mod diff;
@@ -62,6 +63,10 @@ enum Command {
     /// Plan the fix of every failing finding with a remedy: a patch on
     /// stdout, runtime steps with --runtime, proven by re-auditing a copy.
     Fix(fix::FixArgs),
+    /// Write a policy that pins a golden host's effective values (sysctl.d,
+    /// my.cnf, localconfig, fstab): `check` then reports every setting that
+    /// differs on another host.
+    Baseline(baseline::BaselineArgs),
     /// Run policy tests (`*.test.yaml`): expected verdicts of rules on
     /// snapshots; exit 1 on any mismatch.
     Test(test::TestArgs),
@@ -97,6 +102,7 @@ pub(crate) fn run() -> ExitCode {
         Command::Explain { rule, policies } => explain::run(&rule, &policies),
         Command::Fix(a) => fix::run(a),
         Command::Test(a) => test::run(a),
+        Command::Baseline(a) => baseline::run(a),
         Command::Schema => generated::run(Generated::Schema),
         Command::Completions { shell } => generated::run(Generated::Completions(shell)),
         Command::Man => generated::run(Generated::Man),

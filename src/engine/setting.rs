@@ -106,10 +106,12 @@ pub(super) fn check(
     // `present: true` beside a value check: a missing setting fails (a
     // baseline's pin of a key the golden host sets) instead of skipping.
     if presence == Some(true) && !expect.is_empty() {
-        if let Err(Missing::Absent { .. }) = &got {
-            cx.special
-                .borrow_mut()
-                .insert("actual".into(), Value::Str("not set".into()));
+        if let Err(Missing::Absent { reason, .. }) = &got {
+            // `{source}` says why there is no place that sets it
+            let mut special = cx.special.borrow_mut();
+            special.insert("actual".into(), Value::Str("not set".into()));
+            special.insert("source".into(), Value::Str(reason.clone()));
+            drop(special);
             let mut f = base_finding(rule, Status::Fail);
             f.actual = Some("absent".into());
             f.subject = vec![canon.clone()];

@@ -1,0 +1,732 @@
+//! `driftaudit baseline`: a policy that pins a known-good ("golden") host's
+//! effective values, one `for_each` rule per namespace over a list
+//! parameter of `{key, value}` items (docs/policy-language.md, "Baselines").
+//! Reads the host through the facts readers, leaves out volatile keys (a
+//! documented default list) and secrets (never written, not even in a
+//! note), writes every value through `serde_json` (valid YAML flow, so `yes`,
+//! `0x10` or `: x` stay strings) and proves the result: the generated policy
+//! is loaded and audited against the golden host itself, and a pin that
+//! does not pass there is left out with the reason. Must not print or write
+//! files (the CLI does) and never puts a secret value in a pin or an error.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+
+use crate::facts::{self, Entry, Facts, Needs};
+use crate::host::{Host, SourceKind};
+use crate::policy::PolicySet;
+use crate::report::Status;
+use crate::secret::{self, Format, REDACTED};
+use crate::value::{format_number, Value};
+
+/// The namespaces a baseline pins without `--namespace`: what an admin
+/// means by a host's configuration, each as the software will apply it.
+/// `sysctl_boot` rather than the running `sysctl`: the running kernel holds
+/// ~1000 values that scale with RAM, CPUs and interfaces, and a running
+/// value that differs from the configured one is `linux-sysctl`'s
+/// `sysctl.persisted-drift`; `mycnf_effective` (mysqld's options as it will
+/// run them) and `zimbra_mycnf` (Zimbra's own MariaDB option file);
+/// `localconfig` (Zimbra); `fstab` (the options each mount point is given
+/// at boot).
+pub const DEFAULT_NAMESPACES: &[&str] = &[
+    "sysctl_boot",
+    "mycnf_effective",
+    "zimbra_mycnf",
+    "localconfig",
+    "fstab",
+];
+
+/// Every namespace a baseline can pin, with the secret classification its
+/// keys go through (`None` for mount points, whose options are checked one
+/// by one).
+const PINNABLE: &[(&str, Option<Format>)] = &[
+    ("sysctl_boot", Some(Format::Sysctl)),
+    ("sysctl", Some(Format::Sysctl)),
+    ("sysctl_procps", Some(Format::Sysctl)),
+    ("mycnf_effective", Some(Format::OptionFile)),
+    ("mycnf", Some(Format::OptionFile)),
+    ("zimbra_mycnf", Some(Format::OptionFile)),
+    ("mysql", Some(Format::ServerVariable)),
+    ("localconfig", Some(Format::Localconfig)),
+    ("fstab", None),
+    ("mount", None),
+];
+
+/// Keys left out unless `--no-default-ignore`: values that change on their
+/// own (counters, random values, per-boot ids) or that name the host itself,
+/// so a baseline never fails a host for being another host or for time
+/// passing. Globs over the key, as `--ignore` takes them.
+pub const DEFAULT_IGNORE: &[(&str, &str)] = &[
+    (
+        "kernel.random.*",
+        "random values and entropy counters, new on every read or boot",
+    ),
+    ("fs.dentry-state", "dentry cache counters"),
+    ("fs.inode-nr", "inode counters"),
+    ("fs.inode-state", "inode counters"),
+    ("fs.file-nr", "open file handle counters"),
+    ("fs.aio-nr", "asynchronous I/O requests in flight"),
+    ("fs.quota.*", "quota statistics"),
+    ("kernel.ns_last_pid", "the last process id handed out"),
+    ("kernel.pty.nr", "pseudo-terminals in use"),
+    (
+        "kernel.tainted",
+        "what has been loaded since boot, not configuration",
+    ),
+    ("kernel.sched_domain.*", "per-CPU scheduler topology"),
+    (
+        "net.netfilter.nf_conntrack_count",
+        "connections being tracked now",
+    ),
+    ("dev.cdrom.info", "the state of the drive"),
+    ("vm.stat_refresh", "write-only trigger"),
+    ("*.stable_secret", "IPv6 address key material (secret)"),
+    (
+        "net.ipv4.tcp_fastopen_key",
+        "TCP Fast Open key material (secret)",
+    ),
+    ("kernel.hostname", "each host's own name"),
+    ("kernel.domainname", "each host's own NIS domain"),
+    (
+        "kernel.osrelease",
+        "the running kernel's release, not configuration",
+    ),
+    (
+        "kernel.version",
+        "the running kernel's build, not configuration",
+    ),
+    ("server_id", "MySQL/MariaDB replication: unique per server"),
+    (
+        "report_host",
+        "MySQL/MariaDB replication: this server's own name",
+    ),
+    ("wsrep_node_name", "Galera: this node's own name"),
+    ("wsrep_node_address", "Galera: this node's own address"),
+    (
+        "wsrep_node_incoming_address",
+        "Galera: this node's own address",
+    ),
+    (
+        "wsrep_sst_receive_address",
+        "Galera: this node's own address",
+    ),
+    ("zimbra_server_hostname", "Zimbra: this server's own name"),
+    ("/run/user/*", "a login session's runtime directory"),
+];
+
+/// What to pin.
+#[derive(Debug, Clone, Default)]
+pub struct BaselineOptions {
+    /// Namespaces (empty: [`DEFAULT_NAMESPACES`]).
+    pub namespaces: Vec<String>,
+    /// Only keys matching one of these globs (over `KEY` or `NS.KEY`).
+    pub keys: Vec<String>,
+    /// Leave out keys matching these globs (over `KEY` or `NS.KEY`).
+    pub ignore: Vec<String>,
+    /// Do not apply [`DEFAULT_IGNORE`].
+    pub no_default_ignore: bool,
+}
+
+/// Why a baseline could not be made.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BaselineError {
+    /// `--namespace` names something a baseline cannot pin.
+    #[error("`--namespace {name}`: a baseline pins {known}")]
+    UnknownNamespace {
+        /// As given.
+        name: String,
+        /// The namespaces it can pin.
+        known: String,
+    },
+    /// A `--keys` or `--ignore` glob does not parse.
+    #[error("`{flag} {glob}`: {reason}")]
+    BadGlob {
+        /// `--keys` or `--ignore`.
+        flag: &'static str,
+        /// As given.
+        glob: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The generated policy does not load (a bug: the text is ours).
+    #[error("the generated baseline does not load: {0}")]
+    Load(String),
+}
+
+/// One pinned value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pin {
+    /// The key as the namespace canonicalises it (a mount point for records).
+    pub key: String,
+    /// The value as written into the policy.
+    pub value: String,
+}
+
+/// A key the golden host has that the baseline does not pin, and why
+/// (never with its value).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct LeftOut {
+    /// Namespace.
+    pub namespace: String,
+    /// Key.
+    pub key: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// A generated baseline: the pins per namespace, what was left out, and the
+/// policy text.
+#[derive(Debug, Clone)]
+pub struct Baseline {
+    /// The golden host's name.
+    pub host: String,
+    /// `captured TIME` (`snapshot.json`), `read live TIME`, or that the
+    /// time is unknown.
+    pub captured: String,
+    /// Policy id (`baseline-HOST`).
+    pub policy_id: String,
+    /// Pins per namespace, in namespace order.
+    pub pins: Vec<(String, Vec<Pin>)>,
+    /// Namespaces asked for that the golden host has nothing in, and why.
+    pub empty: Vec<(String, String)>,
+    /// Keys left out.
+    pub left_out: Vec<LeftOut>,
+    /// How many keys the default volatile list left out.
+    pub volatile: usize,
+    /// The policy YAML.
+    pub yaml: String,
+}
+
+/// `baseline-HOST` with HOST lowercased and every run of characters other
+/// than `a-z`, `0-9` turned into one `-` (`Mail.Example.COM` ->
+/// `baseline-mail-example-com`): a valid, stable policy id.
+pub fn policy_id(host: &str) -> String {
+    let mut s = String::new();
+    for c in host.chars() {
+        if c.is_ascii_alphanumeric() {
+            s.push(c.to_ascii_lowercase());
+        } else if !s.ends_with('-') {
+            s.push('-');
+        }
+    }
+    let s = s.trim_matches('-');
+    if s.is_empty() {
+        "baseline-host".into()
+    } else {
+        format!("baseline-{s}")
+    }
+}
+
+/// The rule id pinning `ns` (`baseline-db1.sysctl-boot`).
+pub fn rule_id(policy: &str, ns: &str) -> String {
+    format!("{policy}.{}", ns.replace('_', "-"))
+}
+
+/// The text a value is pinned as: what the engine's comparison
+/// (`Value::loosely_equals`) finds equal to the value read, sizes in bytes,
+/// booleans as ON/OFF, numbers in full precision, lists space-separated.
+fn pin_text(v: &Value) -> Option<String> {
+    match v {
+        Value::Number(n) | Value::Size(n) => {
+            if n.fract() == 0.0 && n.abs() < 1e18 {
+                Some(format_number(*n))
+            } else if n.is_finite() {
+                Some(format!("{n}"))
+            } else {
+                None
+            }
+        }
+        Value::Bool(_) | Value::Str(_) => Some(v.to_plain()),
+        Value::List(items) => items
+            .iter()
+            .map(pin_text)
+            .collect::<Option<Vec<_>>>()
+            .map(|v| v.join(" ")),
+        Value::Record(_) => None,
+    }
+}
+
+fn globs(flag: &'static str, gs: &[String]) -> Result<Vec<glob::Pattern>, BaselineError> {
+    gs.iter()
+        .map(|g| {
+            glob::Pattern::new(g).map_err(|e| BaselineError::BadGlob {
+                flag,
+                glob: g.clone(),
+                reason: e.msg.to_string(),
+            })
+        })
+        .collect()
+}
+
+fn matches(ps: &[glob::Pattern], ns: &str, key: &str) -> bool {
+    let qualified = format!("{ns}.{key}");
+    ps.iter().any(|p| p.matches(key) || p.matches(&qualified))
+}
+
+/// `captured TIME` as `snapshot.json` records it, `read live TIME` for the
+/// live host, else that the time is unknown.
+fn captured_at(host: &Host) -> String {
+    if host.kind() == SourceKind::Live {
+        return format!("read live {}", crate::snapshot::rfc3339_now());
+    }
+    host.read_to_string("/snapshot.json")
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|v| v.get("captured_at")?.as_str().map(str::to_string))
+        .filter(|s| !s.is_empty())
+        .map(|t| format!("captured {t}"))
+        .unwrap_or_else(|| "capture time unknown, no snapshot.json".into())
+}
+
+/// A mount point's options are pinned only when none carries a secret.
+fn options_secret(opts: &Value) -> bool {
+    let Value::List(items) = opts else {
+        return false;
+    };
+    items.iter().any(|o| {
+        let t = o.to_plain();
+        let (n, v) = t
+            .split_once('=')
+            .map_or((t.as_str(), None), |(n, v)| (n, Some(v)));
+        t.contains(REDACTED) || secret::mount_option_is_secret(n, v)
+    })
+}
+
+/// Read `host` and pin what `opts` select. The policy is audited against
+/// `host` before it is returned; a pin that does not pass there is left out
+/// with the reason.
+pub fn generate(host: &Host, opts: &BaselineOptions) -> Result<Baseline, BaselineError> {
+    let wanted: Vec<String> = if opts.namespaces.is_empty() {
+        DEFAULT_NAMESPACES.iter().map(|s| s.to_string()).collect()
+    } else {
+        let mut seen = BTreeSet::new();
+        let mut v = Vec::new();
+        for n in &opts.namespaces {
+            if !PINNABLE.iter().any(|(p, _)| p == n) {
+                return Err(BaselineError::UnknownNamespace {
+                    name: n.clone(),
+                    known: PINNABLE
+                        .iter()
+                        .map(|(p, _)| format!("`{p}`"))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                });
+            }
+            if seen.insert(n.clone()) {
+                v.push(n.clone());
+            }
+        }
+        v
+    };
+    let keys = globs("--keys", &opts.keys)?;
+    let ignore = globs("--ignore", &opts.ignore)?;
+    let volatile: Vec<glob::Pattern> = if opts.no_default_ignore {
+        Vec::new()
+    } else {
+        DEFAULT_IGNORE
+            .iter()
+            .map(|(g, _)| glob::Pattern::new(g).expect("default ignore globs parse"))
+            .collect()
+    };
+    let needs = Needs {
+        namespaces: wanted.iter().cloned().collect(),
+        ..Needs::default()
+    };
+    let facts = facts::gather(host, &needs);
+    let name = host.name().to_string();
+    let captured = captured_at(host);
+    let policy = policy_id(&name);
+
+    let mut pins = Vec::new();
+    let mut empty = Vec::new();
+    let mut left_out = Vec::new();
+    let mut volatile_count = 0;
+    for ns in &wanted {
+        let format = PINNABLE.iter().find(|(p, _)| p == ns).and_then(|(_, f)| *f);
+        let got = pick(
+            &facts,
+            ns,
+            format,
+            (&keys, &ignore, &volatile),
+            &mut left_out,
+            &mut volatile_count,
+        );
+        match got {
+            Ok(p) if p.is_empty() => empty.push((ns.clone(), "nothing to pin".into())),
+            Ok(p) => pins.push((ns.clone(), p)),
+            Err(why) => empty.push((ns.clone(), why)),
+        }
+    }
+    let mut b = Baseline {
+        host: name,
+        captured,
+        policy_id: policy,
+        pins,
+        empty,
+        left_out,
+        volatile: volatile_count,
+        yaml: String::new(),
+    };
+    b.yaml = render(&b);
+    prove(&mut b, host)?;
+    b.left_out.sort();
+    b.yaml = render(&b);
+    Ok(b)
+}
+
+type Filters<'a> = (
+    &'a [glob::Pattern],
+    &'a [glob::Pattern],
+    &'a [glob::Pattern],
+);
+
+fn pick(
+    facts: &Facts,
+    ns: &str,
+    format: Option<Format>,
+    (keys, ignore, volatile): Filters,
+    left_out: &mut Vec<LeftOut>,
+    volatile_count: &mut usize,
+) -> Result<Vec<Pin>, String> {
+    let Some(space) = facts.namespaces.get(ns) else {
+        return Err("not gathered on this host".into());
+    };
+    if let Some(reason) = &space.unavailable {
+        return Err(reason.clone());
+    }
+    let record = format.is_none();
+    let mut out = Vec::new();
+    let mut leave = |key: &str, reason: &str| {
+        left_out.push(LeftOut {
+            namespace: ns.to_string(),
+            key: key.to_string(),
+            reason: reason.to_string(),
+        })
+    };
+    for (key, entry) in &space.entries {
+        if !keys.is_empty() && !matches(keys, ns, key) {
+            continue;
+        }
+        if matches(ignore, ns, key) {
+            continue;
+        }
+        if matches(volatile, ns, key) {
+            *volatile_count += 1;
+            continue;
+        }
+        if let Some(f) = format {
+            if secret::is_secret(f, key) {
+                leave(key, "secret: its value is never written");
+                continue;
+            }
+        }
+        if key.contains(['*', '?', '[']) {
+            leave(key, "a glob key: it names no one setting");
+            continue;
+        }
+        if record && !key.starts_with('/') {
+            leave(key, "not a mount point (swap or a pseudo entry)");
+            continue;
+        }
+        let setting = match entry {
+            Entry::Set(s) => s,
+            Entry::Unreadable { .. } => {
+                leave(key, "unreadable on the golden host");
+                continue;
+            }
+        };
+        let value = if record {
+            let Value::Record(r) = &setting.value else {
+                leave(key, "not a record");
+                continue;
+            };
+            let Some(opts) = r.get("options") else {
+                leave(key, "no options field");
+                continue;
+            };
+            if options_secret(opts) {
+                leave(key, "an option carries a secret: never written");
+                continue;
+            }
+            match opts {
+                Value::List(items) => Some(
+                    items
+                        .iter()
+                        .map(Value::to_plain)
+                        .collect::<Vec<_>>()
+                        .join(","),
+                ),
+                other => pin_text(other),
+            }
+        } else {
+            if setting.raw.contains(REDACTED) || setting.value.to_plain().contains(REDACTED) {
+                leave(key, "secret: its value is never written");
+                continue;
+            }
+            pin_text(&setting.value)
+        };
+        match value {
+            Some(value) => out.push(Pin {
+                key: key.clone(),
+                value,
+            }),
+            None => leave(key, "a value a pin cannot hold"),
+        }
+    }
+    Ok(out)
+}
+
+/// A YAML double-quoted scalar: JSON string syntax is a subset of it.
+fn q(s: &str) -> String {
+    serde_json::to_string(s).expect("a string serialises")
+}
+
+fn render(b: &Baseline) -> String {
+    let mut y = String::new();
+    let host = &b.host;
+    let when = &b.captured;
+    let _ = writeln!(
+        y,
+        "# Generated by `driftaudit baseline` (driftaudit {}) from the golden host",
+        env!("CARGO_PKG_VERSION")
+    );
+    let _ = writeln!(y, "# {host}, {when}. Check other hosts with");
+    let _ = writeln!(
+        y,
+        "#   driftaudit check --no-builtin --policy THIS_FILE --snapshot HOST (or --fleet DIR)"
+    );
+    let _ = writeln!(
+        y,
+        "# Regenerate it when the golden host changes; docs/policy-language.md, \"Baselines\"."
+    );
+    if b.volatile > 0 {
+        let _ = writeln!(
+            y,
+            "# Left out: {} volatile or host-specific key(s) (the default ignore list).",
+            b.volatile
+        );
+    }
+    for l in &b.left_out {
+        let _ = writeln!(y, "# Left out: {}.{}: {}", l.namespace, l.key, l.reason);
+    }
+    for (ns, why) in &b.empty {
+        let _ = writeln!(y, "# Not pinned: {ns}: {why}");
+    }
+    let _ = writeln!(y, "policy: {}", q(&b.policy_id));
+    let _ = writeln!(y, "title: {}", q(&format!("Baseline of {host} ({when})")));
+    let counts: Vec<String> = b
+        .pins
+        .iter()
+        .map(|(ns, p)| format!("{} {ns}", p.len()))
+        .collect();
+    let _ = writeln!(
+        y,
+        "description: {}",
+        q(&format!(
+            "The effective configuration of the golden host {host} ({when}): {}. \
+             Every host checked against it must have the same values; each value that \
+             differs is one failure with both values and the file and line that set it.",
+            if counts.is_empty() {
+                "nothing pinned".to_string()
+            } else {
+                counts.join(", ")
+            }
+        ))
+    );
+    if b.pins.is_empty() {
+        let _ = writeln!(y, "rules: []");
+        return y;
+    }
+    let _ = writeln!(y, "params:");
+    for (ns, pins) in &b.pins {
+        let _ = writeln!(y, "  {ns}:");
+        for p in pins {
+            let _ = writeln!(y, "    - {{key: {}, value: {}}}", q(&p.key), q(&p.value));
+        }
+    }
+    let _ = writeln!(y, "rules:");
+    for (ns, _) in &b.pins {
+        rule(&mut y, b, ns);
+    }
+    y
+}
+
+/// Text pasted into a `why`/`fix` template: braces would open an
+/// expression, so a hostile host name loses them.
+fn literal(s: &str) -> String {
+    s.chars().filter(|c| !matches!(c, '{' | '}')).collect()
+}
+
+fn rule(y: &mut String, b: &Baseline, ns: &str) {
+    let host = &literal(&b.host);
+    let when = &literal(&b.captured);
+    let id = rule_id(&b.policy_id, ns);
+    let record = PINNABLE.iter().any(|(p, f)| *p == ns && f.is_none());
+    let what = match ns {
+        "sysctl_boot" => "Kernel parameters the next boot applies",
+        "sysctl" => "Running kernel parameters",
+        "sysctl_procps" => "Kernel parameters procps `sysctl --system` applies",
+        "mycnf_effective" => "MySQL/MariaDB options as the server runs them",
+        "mycnf" => "MySQL/MariaDB options as the option files write them",
+        "zimbra_mycnf" => "Zimbra's MariaDB options",
+        "mysql" => "The running MySQL/MariaDB server's variables",
+        "localconfig" => "Zimbra localconfig",
+        "fstab" => "/etc/fstab mount options",
+        "mount" => "Live mount options",
+        _ => ns,
+    };
+    let _ = writeln!(y, "  - id: {}", q(&id));
+    let _ = writeln!(
+        y,
+        "    title: {}",
+        q(&format!("{what} match the golden host {host}"))
+    );
+    let _ = writeln!(y, "    severity: medium");
+    let _ = writeln!(y, "    for_each: {{ param: {ns}, as: pin }}");
+    if record {
+        let _ = writeln!(y, "    let:");
+        let _ = writeln!(
+            y,
+            "      options: {}",
+            q(&format!(
+                "default(join({ns}[pin.key].options, \",\"), \"(no entry)\")"
+            ))
+        );
+        let _ = writeln!(y, "    assert: options == pin.value");
+        let _ = writeln!(
+            y,
+            "    why: {}",
+            q(&format!(
+                "{{pin.key}} has the options {{options}} here, but the golden host {host} \
+                 ({when}) has {{pin.value}}."
+            ))
+        );
+        let _ = writeln!(
+            y,
+            "    fix: {}",
+            q(
+                "Give {pin.key} the options {pin.value} (the evidence is the line to edit) \
+               and remount it, or, if this host is right, regenerate the baseline from a \
+               golden host that has it."
+            )
+        );
+    } else {
+        let _ = writeln!(y, "    setting: {}", q(&format!("{ns}.${{pin.key}}")));
+        let _ = writeln!(
+            y,
+            "    expect: {{ equals: {}, present: true }}",
+            q("${pin.value}")
+        );
+        let _ = writeln!(
+            y,
+            "    why: {}",
+            q(&format!(
+                "{{setting}} is {{actual}} here ({{source}}), but the golden host {host} \
+                 ({when}) has {{pin.value}}."
+            ))
+        );
+        let _ = writeln!(
+            y,
+            "    fix: {}",
+            q(
+                "Set {setting} to {pin.value} (the evidence is the line to edit; add one where \
+                 none sets it) and apply it; or, if this host is right, regenerate the \
+                 baseline from a golden host that has it."
+            )
+        );
+    }
+    let _ = writeln!(y, "    references: []");
+}
+
+/// Audit the golden host with its own baseline; a pin that does not pass
+/// there (a value the engine reads back differently) is left out with the
+/// reason, never kept to fail every host.
+fn prove(b: &mut Baseline, host: &Host) -> Result<(), BaselineError> {
+    if b.pins.is_empty() {
+        return Ok(());
+    }
+    let mut set = PolicySet::new();
+    set.add_str("baseline.yaml", &b.yaml)
+        .map_err(|e| BaselineError::Load(e.to_string()))?;
+    let report = crate::engine::audit_host(&set, host);
+    let mut bad: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for f in &report.findings {
+        if f.status == Status::Pass {
+            continue;
+        }
+        for (ns, _) in &b.pins {
+            if f.rule == rule_id(&b.policy_id, ns) {
+                let e = bad.entry(ns.clone()).or_default();
+                e.extend(f.subject.iter().cloned());
+            }
+        }
+    }
+    for (ns, pins) in &mut b.pins {
+        let Some(subjects) = bad.get(ns.as_str()) else {
+            continue;
+        };
+        pins.retain(|p| {
+            let keep = !subjects.contains(&p.key);
+            if !keep {
+                b.left_out.push(LeftOut {
+                    namespace: ns.clone(),
+                    key: p.key.clone(),
+                    reason: "does not read back equal on the golden host itself".into(),
+                });
+            }
+            keep
+        });
+    }
+    b.pins.retain(|(_, p)| !p.is_empty());
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn policy_ids_are_sanitised_host_names() {
+        assert_eq!(policy_id("db1"), "baseline-db1");
+        assert_eq!(policy_id("Mail.Example.COM"), "baseline-mail-example-com");
+        assert_eq!(policy_id("--web_01--"), "baseline-web-01");
+        assert_eq!(policy_id("ü"), "baseline-host");
+        assert_eq!(
+            rule_id("baseline-db1", "sysctl_boot"),
+            "baseline-db1.sysctl-boot"
+        );
+    }
+
+    #[test]
+    fn pinned_text_reads_back_equal_under_the_engines_comparison() {
+        let cases = [
+            Value::Size(2147483648.0),
+            Value::Number(0.123456789),
+            Value::Number(10.0),
+            Value::Bool(true),
+            Value::Str("yes".into()),
+            Value::Str("32768\t60999".into()),
+            Value::List(vec![Value::Number(32768.0), Value::Number(60999.0)]),
+        ];
+        for v in cases {
+            let t = pin_text(&v).unwrap();
+            assert!(v.loosely_equals(&Value::Str(t.clone())), "{v:?} as {t:?}");
+        }
+        assert_eq!(
+            pin_text(&Value::Number(0.123456789)).unwrap(),
+            "0.123456789"
+        );
+    }
+
+    #[test]
+    fn quoting_keeps_yaml_specials_strings() {
+        for s in [
+            "yes", "0x10", "1e3", ": x", "# c", "a\tb", "\"q\"", "null", "~",
+        ] {
+            let yaml = format!("v: {}\n", q(s));
+            let back: BTreeMap<String, String> = serde_saphyr::from_str(&yaml).unwrap();
+            assert_eq!(back["v"], s, "{yaml}");
+        }
+    }
+}

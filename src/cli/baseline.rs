@@ -1,0 +1,109 @@
+//! `driftaudit baseline`: read a golden host (a snapshot, or the live host
+//! as `check` does without `--snapshot`), have the library pin its
+//! effective values as a policy, and write it to stdout or, with `-o FILE`,
+//! atomically (a temporary file beside FILE renamed over it, never through
+//! a symbolic link). What was left out goes to stderr as one summary line;
+//! no value is ever printed there.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use driftaudit::unstable::baseline::{self, BaselineOptions};
+use driftaudit::Host;
+
+use super::common::{write_out, Exit};
+
+#[derive(Args, Debug)]
+pub(crate) struct BaselineArgs {
+    /// The golden snapshot directory; without it the live host is read.
+    #[arg(long = "snapshot", value_name = "DIR")]
+    pub(crate) snapshot: Option<PathBuf>,
+    /// Namespace to pin (repeatable; default: sysctl_boot, mycnf_effective,
+    /// zimbra_mycnf, localconfig, fstab). Also sysctl, sysctl_procps, mycnf,
+    /// mysql, mount.
+    #[arg(long = "namespace", value_name = "NS")]
+    pub(crate) namespace: Vec<String>,
+    /// Pin only keys matching this glob, over KEY or NS.KEY (repeatable).
+    #[arg(long = "keys", value_name = "GLOB")]
+    pub(crate) keys: Vec<String>,
+    /// Leave out keys matching this glob, over KEY or NS.KEY (repeatable).
+    #[arg(long = "ignore", value_name = "GLOB")]
+    pub(crate) ignore: Vec<String>,
+    /// Also pin the volatile and host-specific keys the default ignore list
+    /// leaves out (counters, random values, host names).
+    #[arg(long)]
+    pub(crate) no_default_ignore: bool,
+    /// Write the policy to FILE (replaced atomically) instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub(crate) output: Option<PathBuf>,
+}
+
+pub(crate) fn run(a: BaselineArgs) -> Exit {
+    let host = match &a.snapshot {
+        None => Host::live(),
+        Some(d) => match Host::snapshot(d) {
+            Ok(h) => h,
+            Err(e) => return Exit::Error(format!("snapshot `{}`: {e}", d.display())),
+        },
+    };
+    let opts = BaselineOptions {
+        namespaces: a.namespace,
+        keys: a.keys,
+        ignore: a.ignore,
+        no_default_ignore: a.no_default_ignore,
+    };
+    let b = match baseline::generate(&host, &opts) {
+        Ok(b) => b,
+        Err(e) => return e.into(),
+    };
+    let pinned: usize = b.pins.iter().map(|(_, p)| p.len()).sum();
+    eprintln!(
+        "driftaudit: baseline of {}: {pinned} value(s) pinned in {} namespace(s); left out: {} volatile, {} other (listed in the file's header)",
+        b.host,
+        b.pins.len(),
+        b.volatile,
+        b.left_out.len()
+    );
+    match &a.output {
+        None => match write_out(&b.yaml) {
+            Ok(()) => Exit::Clean,
+            Err(e) => e.into(),
+        },
+        Some(path) => match write_atomic(path, &b.yaml) {
+            Ok(()) => Exit::Clean,
+            Err(e) => Exit::Error(format!(
+                "cannot write `{}`: {}",
+                path.display(),
+                driftaudit::unstable::host::io_message(&e)
+            )),
+        },
+    }
+}
+
+/// Write `text` to a new temporary file in `path`'s directory and rename it
+/// over `path`: a reader never sees half a policy, a failed write leaves
+/// the old file, and a symbolic link at `path` is replaced, not followed.
+fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
+    if path.is_dir() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::IsADirectory,
+            "is a directory",
+        ));
+    }
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".driftaudit-baseline-")
+        .tempfile_in(dir)?;
+    tmp.write_all(text.as_bytes())?;
+    tmp.as_file().sync_all()?;
+    use std::os::unix::fs::PermissionsExt as _;
+    tmp.as_file()
+        .set_permissions(std::fs::Permissions::from_mode(0o644))?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
