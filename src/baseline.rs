@@ -432,7 +432,10 @@ fn pick(
         let setting = match entry {
             Entry::Set(s) => s,
             Entry::Unreadable { .. } => {
-                leave(key, "unreadable on the golden host");
+                leave(
+                    key,
+                    "unknown on the golden host (unreadable, or not in its snapshot)",
+                );
                 continue;
             }
         };
