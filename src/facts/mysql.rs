@@ -1425,13 +1425,48 @@ pub fn installed_version(host: &Host, datadir: &str) -> Option<(ServerVersion, S
 }
 
 fn dpkg_status_version(host: &Host) -> Option<(ServerVersion, String)> {
-    let status = host.read_to_string("/var/lib/dpkg/status").ok()?;
+    let status = host.read_bytes("/var/lib/dpkg/status").ok()?;
+    dpkg_status_scan(&status)
+}
+
+/// The best installed server package of a dpkg status file. A host lists
+/// hundreds of packages (650 KB here) and at most a few are servers, so the
+/// file is neither decoded nor split into stanzas: a SIMD search finds each
+/// line that starts with `Package:`, the name alone decides whether to look
+/// further, and only for a server package that would beat the best so far
+/// is its stanza (the text between the blank lines around it) decoded and
+/// judged, exactly as the whole file read as text (invalid UTF-8 replaced,
+/// as [`Host::read_to_string`] does) and split on `\n\n` would be: first
+/// `Package:`, `Status:` and `Version:` line of the stanza; installed,
+/// including `deinstall ok installed`, which is still on disk. Newlines are
+/// ASCII, so decoding a stanza alone gives the same text as decoding the
+/// file. Nothing is copied but the winner's description.
+fn dpkg_status_scan(status: &[u8]) -> Option<(ServerVersion, String)> {
     let mut best: Option<(usize, ServerVersion, String)> = None;
-    // A host lists hundreds of packages (650 KB here) and at most a few are
-    // servers: the package name decides first, so the other fields of a
-    // stanza are looked at (and nothing is copied) only for server packages
-    // that would beat the best so far.
-    for para in status.split("\n\n") {
+    // Stanzas already judged end here: a later hit inside one is its
+    // second `Package:` line, which the first one's verdict already covers.
+    let mut judged_to = 0usize;
+    let starts = status
+        .starts_with(b"Package:")
+        .then_some(0)
+        .into_iter()
+        .chain(memchr::memmem::find_iter(status, b"\nPackage:").map(|i| i + 1));
+    for at in starts {
+        if at < judged_to {
+            continue;
+        }
+        let line_end = memchr::memchr(b'\n', &status[at..]).map_or(status.len(), |n| at + n);
+        let name = String::from_utf8_lossy(&status[at + 8..line_end]);
+        let Some(rank) = dpkg_server_rank(name.trim()) else {
+            continue;
+        };
+        if best.as_ref().is_some_and(|b| rank >= b.0) {
+            continue;
+        }
+        let start = memchr::memmem::rfind(&status[..at], b"\n\n").map_or(0, |i| i + 2);
+        let end = memchr::memmem::find(&status[at..], b"\n\n").map_or(status.len(), |i| at + i);
+        judged_to = end;
+        let para = String::from_utf8_lossy(&status[start..end]);
         let field = |f: &str| para.lines().find_map(|l| l.strip_prefix(f).map(str::trim));
         let Some(pkg) = field("Package:") else {
             continue;
@@ -2164,6 +2199,105 @@ Package: mariadb-server-core\nStatus: install ok installed\nVersion: 1:11.4.2-1\
         )
         .unwrap();
         assert!(dpkg_status_version(&Host::snapshot(dir.path()).unwrap()).is_none());
+    }
+
+    /// The stanza split the SIMD scan replaced, kept as the reference.
+    fn dpkg_status_by_stanzas(status: &[u8]) -> Option<(ServerVersion, String)> {
+        let status = String::from_utf8_lossy(status);
+        let mut best: Option<(usize, ServerVersion, String)> = None;
+        for para in status.split("\n\n") {
+            let field = |f: &str| para.lines().find_map(|l| l.strip_prefix(f).map(str::trim));
+            let Some(pkg) = field("Package:") else {
+                continue;
+            };
+            let Some(rank) = dpkg_server_rank(pkg) else {
+                continue;
+            };
+            if best.as_ref().is_some_and(|b| rank >= b.0) {
+                continue;
+            }
+            let (Some(st), Some(ver)) = (field("Status:"), field("Version:")) else {
+                continue;
+            };
+            if !st.ends_with(" installed") {
+                continue;
+            }
+            let Some(v) = deb_version(pkg, ver) else {
+                continue;
+            };
+            best = Some((
+                rank,
+                v,
+                format!("installed package {pkg} {ver} (/var/lib/dpkg/status)"),
+            ));
+        }
+        best.map(|(_, v, why)| (v, why))
+    }
+
+    /// The scan judges exactly as splitting into stanzas did, on stanzas in
+    /// every order and shape: `deinstall ok installed` (still on disk) and
+    /// `deinstall ok config-files` (removed), `Package:` not the first
+    /// field or twice in a stanza, CRLF lines, runs of blank lines, no
+    /// trailing newline; and on this machine's own dpkg database.
+    #[test]
+    fn dpkg_status_scan_judges_as_the_stanza_split_did() {
+        let pieces = [
+            "Package: mariadb-server-core-10.11\nStatus: deinstall ok installed\nVersion: 1:10.11.19-0+deb12u1",
+            "Package: mariadb-server-core\nStatus: deinstall ok config-files\nVersion: 1:10.3.1-1",
+            "Status: install ok installed\nPackage: mysql-server-core-8.0\nVersion: 8.0.36-0ubuntu0.22.04.1",
+            "Package: mariadb-common\nPackage: mariadb-server\nStatus: install ok installed\nVersion: 1:10.5.1-1",
+            "Package: mariadb-server\r\nStatus: install ok installed\r\nVersion: 1:10.6.2-1\r",
+            "Package:mysql-server\nStatus: install ok installed\nVersion: 8.0.35",
+            "Package: percona-server-server\nStatus: install ok half-installed\nVersion: 8.0.1",
+            "Package: mariadb-server-10\nVersion: 1:10.1.1\nStatus: hold ok installed",
+            "Package: mariadb-server-10.\u{e9}\nStatus: install ok installed\nVersion: 1:10.4.1 \u{e9}t\u{e9}",
+            "Description: Package: mariadb-server-core\n Package: mysql-server\nPackage: libc6\nStatus: install ok installed\nVersion: 2.36",
+        ];
+        let seps = ["\n\n", "\n\n\n", "\n\n\n\n", "\n"];
+        let mut cases = 0;
+        for a in 0..pieces.len() {
+            for b in 0..pieces.len() {
+                for c in [0, 3, 8] {
+                    for (i, sep) in seps.iter().enumerate() {
+                        let text = format!(
+                            "{}{sep}{}{}{}{}",
+                            pieces[a],
+                            pieces[b],
+                            seps[(i + 1) % seps.len()],
+                            pieces[c],
+                            if a % 2 == 0 { "\n" } else { "" }
+                        );
+                        // And as Latin-1 (invalid UTF-8), as old files hold it.
+                        let latin1: Vec<u8> = text
+                            .chars()
+                            .map(|c| u32::from(c).try_into().unwrap_or(b'?'))
+                            .collect();
+                        for bytes in [text.as_bytes(), &latin1] {
+                            assert_eq!(
+                                dpkg_status_scan(bytes),
+                                dpkg_status_by_stanzas(bytes),
+                                "{text:?}"
+                            );
+                        }
+                        cases += 1;
+                    }
+                }
+            }
+        }
+        assert!(cases > 900);
+        assert_eq!(
+            dpkg_status_scan(pieces[0].as_bytes()).map(|(v, _)| v.parts),
+            Some([10, 11, 19]),
+            "deinstall ok installed is still installed"
+        );
+        assert_eq!(
+            dpkg_status_scan(pieces[1].as_bytes()),
+            None,
+            "config-files is removed"
+        );
+        if let Ok(real) = std::fs::read("/var/lib/dpkg/status") {
+            assert_eq!(dpkg_status_scan(&real), dpkg_status_by_stanzas(&real));
+        }
     }
 
     #[test]
