@@ -88,8 +88,8 @@ pub use policy::{
 pub use render::diff::render as render_diff;
 pub use render::{render, Format, RenderOptions};
 pub use report::{
-    BreakdownData, CoverageReason, DomainCoverage, Finding, HostReport, Report, RuleMeta, Status,
-    Summary, WaiverNote,
+    BreakdownData, CoverageReason, DomainCoverage, DriftData, Finding, HostReport, Report,
+    RuleMeta, Status, Summary, WaiverNote,
 };
 pub use resolve::{
     Assignment, FstabLine, Lookup, MountResolution, MountedFs, OptionLine, OptionResolution,

@@ -2,8 +2,10 @@
 //! from the network, host text escaped) and rendered in headless Chromium
 //! (Debian's `chromium`, installed by .ci/run): the filters' script runs
 //! without a console error (a planted error proves the check can fail), the
-//! findings are in the DOM after it ran, and a screenshot is written to
-//! target/artifacts/ for the reviewer. Without chromium the browser test
+//! findings are in the DOM after it ran, a `drift:` finding is a
+//! before/after table in the DOM (read back by a probe script in the
+//! browser), and screenshots are written to target/artifacts/ for the
+//! reviewer. Without chromium the browser test
 //! skips with one line (fails under CI=true).
 
 mod common;
@@ -213,4 +215,143 @@ fn html_from_the_cli_is_the_library_page() {
         String::from_utf8_lossy(&o.stdout),
         html::render(&report_of(&["nat-story"]))
     );
+}
+
+/// Reads every drift table back from the DOM Chromium built, into a
+/// `<pre id="probe">` that `--dump-dom` prints: rule, subject, the cells of
+/// each side, the removed and added options, and whether it is displayed.
+const DRIFT_PROBE: &str = r#"<script>
+(function () {
+  var out = [];
+  document.querySelectorAll("article.finding").forEach(function (f) {
+    var t = f.querySelector("table.beforeafter");
+    if (!t) { return; }
+    var cell = function (sel) { var c = t.querySelector(sel); return c ? c.textContent.trim() : null; };
+    var items = function (sel) { return Array.prototype.map.call(t.querySelectorAll(sel), function (e) { return e.textContent; }); };
+    out.push({
+      rule: f.dataset.rule,
+      subject: (f.querySelector(".head .mono") || {}).textContent || "",
+      status: f.dataset.status,
+      before: cell("td.before.value"),
+      after: cell("td.after.value"),
+      before_at: cell("td.before.at"),
+      after_at: cell("td.after.at"),
+      removed: items("td.removed del"),
+      added: items("td.added ins"),
+      shown: t.getClientRects().length > 0
+    });
+  });
+  var p = document.createElement("pre");
+  p.id = "probe";
+  p.textContent = JSON.stringify(out);
+  document.body.appendChild(p);
+})();
+</script>"#;
+
+#[test]
+fn html_shows_drift_as_before_and_after_in_headless_chromium() {
+    let Some(chrome) = chromium() else { return };
+    // fstab options edited but not remounted; sysctl.d values not applied
+    let r = report_of(&["fstab-edited-not-remounted", "nat-story"]);
+    let drift: Vec<(&str, &driftaudit::Finding)> = r
+        .hosts
+        .iter()
+        .flat_map(|h| h.findings.iter().map(move |f| (h.host.as_str(), f)))
+        .filter(|(_, f)| f.drift.is_some())
+        .collect();
+    assert!(
+        drift
+            .iter()
+            .any(|(_, f)| f.rule == "storage.fstab-live-drift")
+            && drift
+                .iter()
+                .any(|(_, f)| f.rule == "sysctl.persisted-drift"),
+        "both hosts have drift"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let text = html::render(&r);
+    let page = tmp.path().join("drift.html");
+    std::fs::write(&page, &text).unwrap();
+    let probed = tmp.path().join("probed.html");
+    std::fs::write(
+        &probed,
+        text.replace("</body>", &format!("{DRIFT_PROBE}</body>")),
+    )
+    .unwrap();
+    let (dom, console) = browse(&chrome, &probed, &["--dump-dom"]);
+    assert!(console.is_empty(), "console messages: {console:#?}");
+    let start = dom.find("<pre id=\"probe\">").expect("the probe ran") + 16;
+    let end = start + dom[start..].find("</pre>").unwrap();
+    let unescape = |s: &str| {
+        s.replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&quot;", "\"")
+            .replace("&amp;", "&")
+    };
+    let tables: Vec<serde_json::Value> =
+        serde_json::from_str(&unescape(&dom[start..end])).expect("probe JSON");
+    assert_eq!(
+        tables.len(),
+        drift.len(),
+        "one before/after table per drift finding"
+    );
+    let mut with_options = 0;
+    for (host, f) in &drift {
+        let d = f.drift.as_ref().unwrap();
+        let t = tables
+            .iter()
+            .find(|t| t["rule"] == f.rule.as_str() && t["subject"] == f.subject.join(", "))
+            .unwrap_or_else(|| panic!("{host} {}: no before/after table", f.rule));
+        assert_eq!(t["before"], f.expected.as_deref().unwrap(), "{t}");
+        assert_eq!(t["after"], f.actual.as_deref().unwrap(), "{t}");
+        let at = d.configured_at.as_ref().expect("the configured line");
+        assert_eq!(t["before_at"], at.location(), "configured file:line");
+        let running_at: Vec<String> = f.evidence[1..].iter().map(|e| e.location()).collect();
+        assert_eq!(t["after_at"], running_at.join(""), "{t}");
+        assert_eq!(t["removed"], serde_json::json!(d.removed), "{t}");
+        assert_eq!(t["added"], serde_json::json!(d.added), "{t}");
+        assert_eq!(
+            t["shown"],
+            f.status == Status::Fail,
+            "fails shown at first: {t}"
+        );
+        with_options += usize::from(!d.added.is_empty() || !d.removed.is_empty());
+    }
+    let fstab = drift
+        .iter()
+        .find(|(_, f)| f.rule == "storage.fstab-live-drift")
+        .unwrap()
+        .1;
+    let d = fstab.drift.as_ref().unwrap();
+    assert_eq!(
+        (d.configured.as_str(), d.running.as_str()),
+        ("fstab", "mount")
+    );
+    assert_eq!(d.configured_at.as_ref().unwrap().path, "/etc/fstab");
+    assert!(with_options > 0 && !d.removed.is_empty() && !d.added.is_empty());
+
+    // for the reviewer, beside report.png: one host, its drift on screen
+    let page = tmp.path().join("drift-one.html");
+    std::fs::write(
+        &page,
+        html::render(&report_of(&["fstab-edited-not-remounted"])),
+    )
+    .unwrap();
+    let artifacts = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/artifacts");
+    std::fs::create_dir_all(&artifacts).unwrap();
+    let png = artifacts.join("drift.png");
+    let _ = std::fs::remove_file(&png);
+    let (_, console) = browse(
+        &chrome,
+        &page,
+        &[
+            &format!("--screenshot={}", png.display()),
+            "--window-size=1280,2400",
+            "--hide-scrollbars",
+        ],
+    );
+    assert!(console.is_empty(), "{console:#?}");
+    let bytes = std::fs::read(&png).expect("screenshot written");
+    assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n") && bytes.len() > 20_000);
+    std::fs::copy(&page, artifacts.join("drift.html")).unwrap();
 }

@@ -8,7 +8,7 @@ use super::finding::base_finding;
 use crate::expr;
 use crate::facts::Entry;
 use crate::policy::{CompareMode, DriftCheck, Rule};
-use crate::report::{Finding, Status};
+use crate::report::{DriftData, Finding, Status};
 use crate::value::Value;
 
 /// The value compared by a drift check: the whole setting, or one record field.
@@ -153,6 +153,14 @@ pub(super) fn check(rule: &Rule, cx: &RuleCx, d: &DriftCheck) -> Vec<Finding> {
                     .chain(have.evidence.iter())
                     .cloned()
                     .collect();
+                let list = want_items.len() > 1 || have_items.len() > 1;
+                f.drift = Some(DriftData {
+                    configured: configured.to_string(),
+                    running: running.to_string(),
+                    configured_at: want.evidence.first().cloned(),
+                    added: if list { extra } else { Vec::new() },
+                    removed: if list { missing } else { Vec::new() },
+                });
                 let mut text = rcx.render(&rule.why);
                 if let Some(n) = &want.note {
                     text.push_str(&format!(" Note: {n}."));

@@ -11,6 +11,8 @@
 //! then per host its coverage and its findings grouped by severity, each
 //! with the explanation, the evidence, expected and actual side by side,
 //! the fix, a memory-budget breakdown drawn as an SVG bar, and the waiver;
+//! a `drift:` finding as a before/after table (configured value and
+//! file:line, running value and source, options removed and added);
 //! severity and status filters above.
 
 use std::collections::BTreeMap;
@@ -122,6 +124,52 @@ fn bar(b: &BreakdownData) -> Bar {
     }
 }
 
+/// A `drift:` finding as a before/after table: the configured side (the
+/// value and the file:line that sets it) against the running side (the
+/// value and where it was read), and for option lists the options the
+/// running side removed and added.
+struct DriftView {
+    configured: String,
+    running: String,
+    before: String,
+    before_at: String,
+    after: String,
+    after_at: Vec<String>,
+    added: Vec<String>,
+    removed: Vec<String>,
+}
+
+fn location(e: &crate::facts::Evidence) -> String {
+    let mut s = e.location();
+    if let Some(via) = &e.via {
+        s.push_str(&format!(" (read via {via})"));
+    }
+    show(&s)
+}
+
+fn drift_view(f: &Finding) -> Option<DriftView> {
+    let d = f.drift.as_ref()?;
+    let at = d.configured_at.as_ref();
+    Some(DriftView {
+        configured: show(&d.configured),
+        running: show(&d.running),
+        before: show(f.expected.as_deref().unwrap_or("—")),
+        before_at: at.map(location).unwrap_or_else(|| "—".into()),
+        after: show(f.actual.as_deref().unwrap_or("—")),
+        // the evidence after the configured line is the running side's
+        after_at: f
+            .evidence
+            .iter()
+            .skip(usize::from(
+                at.is_some_and(|a| f.evidence.first() == Some(a)),
+            ))
+            .map(location)
+            .collect(),
+        added: d.added.iter().map(|s| show(s)).collect(),
+        removed: d.removed.iter().map(|s| show(s)).collect(),
+    })
+}
+
 /// One finding as the page shows it.
 struct Item {
     rule: String,
@@ -136,6 +184,7 @@ struct Item {
     evidence: Vec<String>,
     waiver: Option<String>,
     bar: Option<Bar>,
+    drift: Option<DriftView>,
     hidden: bool,
 }
 
@@ -155,17 +204,7 @@ impl Item {
             } else {
                 show(f.fix.trim())
             },
-            evidence: f
-                .evidence
-                .iter()
-                .map(|e| {
-                    let mut s = e.location();
-                    if let Some(via) = &e.via {
-                        s.push_str(&format!(" (read via {via})"));
-                    }
-                    show(&s)
-                })
-                .collect(),
+            evidence: f.evidence.iter().map(location).collect(),
             waiver: f.waiver.as_ref().map(|w| {
                 show(&format!(
                     "waived until {} (was {}): {}",
@@ -175,6 +214,7 @@ impl Item {
                 ))
             }),
             bar: f.breakdown.as_ref().map(bar),
+            drift: drift_view(f),
             hidden: !shown_by_default(f.status),
         }
     }

@@ -119,6 +119,10 @@ pub struct Finding {
     /// How a whole divides into parts (RAM into heap, pool and the rest), when the rule draws one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub breakdown: Option<BreakdownData>,
+    /// A `drift:` rule's failing key: the two sides compared (configured
+    /// before, running after) and, for option lists, what differs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drift: Option<DriftData>,
     /// The domain the rule belongs to (from what it reads), for coverage.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub domain: Option<Domain>,
@@ -157,6 +161,7 @@ impl Finding {
             rule_source,
             waiver: None,
             breakdown: None,
+            drift: None,
             domain: None,
             overridden: Vec::new(),
         }
@@ -237,6 +242,27 @@ pub struct BreakdownData {
     pub parts: Vec<(String, f64)>,
     /// Name of what is left.
     pub rest: String,
+}
+
+/// The two sides of a `drift:` finding (`expected` is the configured
+/// value, `actual` the running one): where each was read and, when either is
+/// a list of items (mount options, a comma or space separated value), the
+/// items the running side added and removed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct DriftData {
+    /// Namespace of the configured values (`sysctl_boot`, `fstab`, ...).
+    pub configured: String,
+    /// Namespace of the running values (`sysctl`, `mounts`, ...).
+    pub running: String,
+    /// The file and line that configure the value (also `evidence[0]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub configured_at: Option<Evidence>,
+    /// Items running but not configured (list values only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub added: Vec<String>,
+    /// Items configured but not running (list values only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub removed: Vec<String>,
 }
 
 /// Counts per status.
