@@ -131,13 +131,20 @@ fn shards_of_a_generated_fleet_merged_equal_the_unsharded_report_in_every_format
 
     // each format from the shards equals the same format from the whole report
     fs::write(d.join("whole.json"), &whole).unwrap();
-    for f in ["sarif", "junit", "markdown", "text", "jsonl"] {
+    // and what one unsharded `check --fleet` writes in that format (not only
+    // merge against merge: a rendering only merge did would pass that)
+    for f in ["sarif", "junit", "markdown", "html", "text", "jsonl"] {
         let mut a = merge_args.clone();
         a.extend(["--format", f]);
         let (c1, from_shards, e1) = run(&a, d);
         let (c2, from_whole, e2) = run(&["merge", "whole.json", "--format", f], d);
-        assert_eq!((c1, c2), (1, 1), "{f}: {e1} {e2}");
+        let (c3, from_check, e3) = run(&["check", "--fleet", "snapshots", "--format", f], d);
+        assert_eq!((c1, c2, c3), (1, 1, 1), "{f}: {e1} {e2} {e3}");
         assert_eq!(from_shards, from_whole, "{f}");
+        assert_eq!(
+            from_shards, from_check,
+            "{f}: merged shards = check --fleet"
+        );
         assert!(!from_shards.is_empty());
     }
     // text equals what check --fleet prints itself

@@ -75,8 +75,12 @@ pub(crate) fn check_fleet(a: &CheckArgs, set: &PolicySet, dir: &Path) -> Exit {
     // hosts are kept and rendered at the end, as `merge` renders shards.
     let whole = !format.streams() && !prom;
     // The repository root SARIF and JUnit paths, and the JSON's per-host
-    // `root`, are relative to (`--sarif-root` or the working directory).
-    let repo = if matches!(format, Format::Json | Format::Sarif | Format::Junit) {
+    // (and JSON Lines') `root`, are relative to (`--sarif-root` or the
+    // working directory).
+    let repo = if matches!(
+        format,
+        Format::Json | Format::Jsonl | Format::Sarif | Format::Junit
+    ) {
         match super::check::repo_root(a.sarif_root.as_deref()) {
             Ok(r) => Some(r),
             Err(e) => return Exit::Error(e),
