@@ -224,6 +224,16 @@ fn the_github_action_audits_a_tree_uploads_sarif_and_merges_a_sharded_matrix() {
     let sarif: Value = serde_json::from_str(&fs::read_to_string(&sarif_path).unwrap()).unwrap();
     assert_eq!(sarif["version"], "2.1.0");
     assert!(!sarif["runs"][0]["results"].as_array().unwrap().is_empty());
+    // code scanning resolves URIs against the repository root (the workspace)
+    for r in sarif["runs"][0]["results"].as_array().unwrap() {
+        let uri = r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            .as_str()
+            .unwrap();
+        assert!(
+            uri.starts_with("snapshots/"),
+            "not repository-relative: {uri}"
+        );
+    }
     assert!(
         one.summary.contains("| host |"),
         "Markdown job summary: {}",
@@ -379,6 +389,17 @@ fn the_gitlab_template_shards_with_parallel_and_reports_junit() {
         junit.contains("<testsuites") && junit.contains("<failure"),
         "{junit}"
     );
+    // GitLab links `file` into the repository: relative to its root, also
+    // from the merged report (it was the CI machine's absolute path)
+    let doc = roxmltree::Document::parse(&junit).unwrap();
+    let files: Vec<&str> = doc
+        .descendants()
+        .filter_map(|n| n.attribute("file"))
+        .collect();
+    assert!(!files.is_empty());
+    for f in files {
+        assert!(f.starts_with("snapshots/"), "not repository-relative: {f}");
+    }
     for f in t[".driftaudit-report"]["artifacts"]["paths"]
         .as_array()
         .unwrap()
