@@ -1399,19 +1399,24 @@ const SERVER_PACKAGES: [&str; 8] = [
 /// `captures/installed-rpms`, the daily `/var/log/rpmpkgs`: see
 /// [`server_package`]); else the `mariadb_upgrade_info`/`mysql_upgrade_info`
 /// file `mariadb-upgrade` (and MySQL 8.0's own upgrade) leaves in the data
-/// directory. Returns the version and where it was read.
+/// directory (`datadir` is asked for only then: finding it reads the option
+/// files). Returns the version and where it was read.
 ///
 /// The RPM database itself (`/var/lib/rpm`: Berkeley DB or SQLite holding
 /// binary package headers) is not read, and a live `check` runs no command
 /// (`rpm -q`) on the audited host: `driftaudit snapshot` captures the server
 /// packages of `rpm -qa` instead (docs/snapshot-format.md).
-pub fn installed_version(host: &Host, datadir: &str) -> Option<(ServerVersion, String)> {
+pub fn installed_version(
+    host: &Host,
+    datadir: impl FnOnce() -> String,
+) -> Option<(ServerVersion, String)> {
     if let Some(found) = dpkg_status_version(host) {
         return Some(found);
     }
     if let Some(found) = listed_package_version(host) {
         return Some(found);
     }
+    let datadir = datadir();
     for f in ["mariadb_upgrade_info", "mysql_upgrade_info"] {
         let path = format!("{}/{f}", datadir.trim_end_matches('/'));
         if let Ok(t) = host.read_to_string(&path) {
@@ -1704,18 +1709,18 @@ pub fn gather(host: &Host, _needs: &Needs, facts: &mut Facts) {
     let file_refs: Vec<&str> = DEFAULT_FILES.to_vec();
 
     // Without a runtime capture the version comes from what is installed; the
-    // data directory (for its upgrade-info file) from a first read of the files.
+    // data directory (for its upgrade-info file, the last place looked) from
+    // a first read of the files, made only when no package names the server.
     let installed = match version {
         Some(_) => None,
-        None => {
+        None => installed_version(host, || {
             let mut scratch = Vec::new();
             let probe = effective_options(host, &file_refs, &server_groups(None), &mut scratch);
-            let dd = match probe.namespace.get("datadir") {
+            match probe.namespace.get("datadir") {
                 Some(Entry::Set(s)) if !s.raw.is_empty() => s.raw.clone(),
                 _ => DEFAULT_DATADIR.to_string(),
-            };
-            installed_version(host, &dd)
-        }
+            }
+        }),
     };
     let files_version = version
         .clone()

@@ -59,8 +59,8 @@ fn source_version(host: &Host, facts: &Facts) -> Option<Source> {
             });
         }
     }
-    let dd = mysql::datadir(facts);
-    mysql::installed_version(host, &dd).map(|(version, from)| Source { version, from })
+    mysql::installed_version(host, || mysql::datadir(facts))
+        .map(|(version, from)| Source { version, from })
 }
 
 /// The groups the target server reads.
