@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::engine;
-use crate::facts::Evidence;
+use crate::facts::{Evidence, Needs};
 use crate::host::Host;
 use crate::policy::{PolicySet, Severity};
 use crate::report::{input_rule_meta, Finding, HostReport, Status, INPUT_RULE};
@@ -94,8 +94,14 @@ pub struct DiscoverError {
 /// still gives a report: one `driftaudit.input` finding with status `error`
 /// naming the folder, so a broken host is visible in every output format.
 pub fn audit_dir(policies: &PolicySet, dir: &Path) -> HostReport {
+    audit_dir_planned(policies, &engine::needs(policies), dir)
+}
+
+/// [`audit_dir`] with the plan made once for the whole fleet
+/// (`needs` is `engine::needs(policies)`; it depends on the rules alone).
+pub fn audit_dir_planned(policies: &PolicySet, needs: &Needs, dir: &Path) -> HostReport {
     match Host::snapshot(dir) {
-        Ok(host) => engine::audit_host(policies, &host),
+        Ok(host) => engine::audit_host_planned(policies, needs, &host),
         Err(e) => {
             let meta = input_rule_meta();
             let name = dir

@@ -149,6 +149,8 @@ pub(crate) fn check_fleet(a: &CheckArgs, set: &PolicySet, dir: &Path) -> Exit {
     let mut walk = lib::discover(dir, a.max_depth);
     let mut walk_errors = 0usize;
     let chunk = chunk_size();
+    // What to gather depends on the rules alone: planned once, not per host.
+    let needs = driftaudit::unstable::engine::needs(set);
     loop {
         let mut batch: Vec<PathBuf> = Vec::with_capacity(chunk);
         for item in walk.by_ref() {
@@ -188,7 +190,7 @@ pub(crate) fn check_fleet(a: &CheckArgs, set: &PolicySet, dir: &Path) -> Exit {
         let done: Vec<Done> = batch
             .par_iter()
             .map(|d| {
-                let mut report = lib::audit_dir(set, d);
+                let mut report = lib::audit_dir_planned(set, &needs, d);
                 // Opening a snapshot costs a canonicalize, a layout probe and
                 // snapshot.json: only for --upgrade-to targets.
                 if !targets.is_empty() {

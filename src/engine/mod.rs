@@ -35,7 +35,14 @@ pub fn needs(policies: &PolicySet) -> Needs {
 
 /// Audit one host: gather, then evaluate.
 pub fn audit_host(policies: &PolicySet, host: &Host) -> HostReport {
-    let facts = gather(policies, host);
+    audit_host_planned(policies, &needs(policies), host)
+}
+
+/// [`audit_host`] with the plan already made: `needs` is
+/// [`needs`]`(policies)`, worked out once for many hosts (a fleet) since it
+/// depends on the compiled rules alone.
+pub fn audit_host_planned(policies: &PolicySet, needs: &Needs, host: &Host) -> HostReport {
+    let facts = facts::gather(host, needs);
     // Hard links matter where a root confines the reads (a snapshot).
     let hard_links = match host.kind() {
         SourceKind::Snapshot => host.hard_linked(),
