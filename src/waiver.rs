@@ -50,7 +50,7 @@ pub struct Waiver {
 
 impl Waiver {
     fn matches(&self, host: &str, f: &Finding) -> bool {
-        self.rule.matches(&f.rule)
+        f.rule_matches(&self.rule)
             && self.host.as_ref().is_none_or(|h| h.matches(host))
             && self
                 .subject

@@ -133,7 +133,7 @@ fn every_test_host_with_failures_gets_a_patch_the_tools_accept_and_a_passing_pro
         );
         // only rules whose remedy is `none` are left
         for u in &p.unfixable {
-            let rule = set.rule(&u.rule).unwrap();
+            let rule = set.rule_or_alias(&u.rule).unwrap();
             assert!(
                 matches!(rule.remedy, Some(Remedy::None { .. })),
                 "{}: {} {} not fixed: {}",

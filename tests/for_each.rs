@@ -399,3 +399,160 @@ fn for_each_problems_are_load_errors_with_their_place() {
     let e = bad("    for_each: { param: dirs }\n    assert: \"itme.id == 'a'\"\n");
     assert!(e.contains("unknown name `itme`"), "{e}");
 }
+
+const STORAGE_BEFORE: &str = "testdata/hosts/zimbra-storage-before";
+
+/// Findings of the built-in policies on a shipped host, as JSON.
+fn builtin(args: &[&str]) -> Json {
+    let mut all = vec!["check", "--snapshot", STORAGE_BEFORE, "--format", "json"];
+    all.extend(args);
+    let (code, out, err) = run(&all);
+    assert!(code == 0 || code == 1, "exit {code}: {err}");
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
+}
+
+fn all_findings(r: &Json) -> Vec<&Json> {
+    r["hosts"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] != "driftaudit.input")
+        .collect()
+}
+
+#[test]
+fn an_old_storage_id_in_only_selects_exactly_that_item() {
+    let r = builtin(&["--only", "storage.noatime-zimbra-db"]);
+    let f = all_findings(&r);
+    assert_eq!(f.len(), 1, "{r:#}");
+    assert_eq!(f[0]["rule"], "storage.noatime");
+    assert_eq!(f[0]["alias"], "storage.noatime-zimbra-db");
+    assert_eq!(f[0]["subject"][0], "zimbra-db");
+    assert_eq!(f[0]["status"], "fail");
+    // the new id selects every item; an old-id glob the items it matches
+    let r = builtin(&["--only", "storage.noatime"]);
+    let mut subjects: Vec<&str> = all_findings(&r)
+        .iter()
+        .map(|f| f["subject"][0].as_str().unwrap())
+        .collect();
+    subjects.sort();
+    assert_eq!(subjects, ["mysql", "zimbra-db", "zimbra-index"]);
+    let r = builtin(&["--only", "storage.*-on-rotational"]);
+    assert_eq!(all_findings(&r).len(), 3);
+    // --skip with an old id leaves that item out and keeps the others
+    let r = builtin(&[
+        "--only",
+        "storage.noatime",
+        "--skip",
+        "storage.noatime-mysql",
+    ]);
+    let mut aliases: Vec<&str> = all_findings(&r)
+        .iter()
+        .map(|f| f["alias"].as_str().unwrap())
+        .collect();
+    aliases.sort();
+    assert_eq!(
+        aliases,
+        ["storage.noatime-zimbra-db", "storage.noatime-zimbra-index"]
+    );
+}
+
+#[test]
+fn an_existing_waiver_file_with_old_storage_ids_still_waives() {
+    let dir = tempfile::tempdir().unwrap();
+    let waivers = dir.path().join("waivers.yaml");
+    std::fs::write(
+        &waivers,
+        "- rule: storage.noatime-zimbra-db\n  reason: database volume remounted in the next window (OPS-1)\n  expires: 2099-12-31\n\
+         - rule: storage.db-*\n  reason: SSD migration planned (OPS-2)\n  expires: 2099-12-31\n",
+    )
+    .unwrap();
+    let r = builtin(&[
+        "--only",
+        "storage.*",
+        "--waivers",
+        waivers.to_str().unwrap(),
+    ]);
+    let mut waived: Vec<String> = all_findings(&r)
+        .iter()
+        .filter(|f| !f["waiver"].is_null())
+        .map(|f| f["alias"].as_str().unwrap_or("").to_string())
+        .collect();
+    waived.sort();
+    assert_eq!(
+        waived,
+        [
+            "storage.db-on-rotational",
+            "storage.db-shares-volume",
+            "storage.noatime-zimbra-db"
+        ],
+        "{r:#}"
+    );
+    // the index's items of the same rules are not waived
+    let idx = all_findings(&r)
+        .into_iter()
+        .find(|f| f["alias"] == "storage.noatime-zimbra-index")
+        .unwrap();
+    assert!(idx["waiver"].is_null());
+    assert_eq!(idx["status"], "fail");
+}
+
+fn rp_filter(sysctl: &str) -> Vec<(String, String, String)> {
+    let snap = snapshot(&[("captures/sysctl-a.txt", sysctl)]);
+    let (code, out, err) = run(&[
+        "check",
+        "--snapshot",
+        snap.path().to_str().unwrap(),
+        "--only",
+        "linux.rp-filter",
+        "--format",
+        "json",
+    ]);
+    assert!(code == 0 || code == 1, "{err}");
+    let r: Json = serde_json::from_str(&out).unwrap();
+    let mut v = verdicts(&r, "linux.rp-filter");
+    v.sort();
+    v
+}
+
+#[test]
+fn rp_filter_is_judged_per_interface_as_max_of_all_and_the_interface() {
+    // the issue's example: a live interface with 0 under all = 0 passed before
+    let got = rp_filter(
+        "net.ipv4.conf.all.rp_filter = 0\nnet.ipv4.conf.default.rp_filter = 1\nnet.ipv4.conf.eth0.rp_filter = 0\nnet.ipv4.conf.lo.rp_filter = 0\n",
+    );
+    let r = "linux.rp-filter";
+    assert_eq!(
+        got,
+        [
+            v(r, "all", "skip"),
+            v(r, "default", "pass"),
+            v(r, "eth0", "fail"),
+            v(r, "lo", "skip"),
+        ]
+    );
+    // all = 1 covers eth0 = 0 (the effective value is the max)
+    let got = rp_filter(
+        "net.ipv4.conf.all.rp_filter = 1\nnet.ipv4.conf.default.rp_filter = 0\nnet.ipv4.conf.eth0.rp_filter = 0\n",
+    );
+    assert_eq!(
+        got,
+        [
+            v(r, "all", "skip"),
+            v(r, "default", "pass"),
+            v(r, "eth0", "pass")
+        ]
+    );
+    // `default` is judged for interfaces created later
+    let got = rp_filter(
+        "net.ipv4.conf.all.rp_filter = 0\nnet.ipv4.conf.default.rp_filter = 0\nnet.ipv4.conf.eth0.rp_filter = 2\n",
+    );
+    assert_eq!(
+        got,
+        [
+            v(r, "all", "skip"),
+            v(r, "default", "fail"),
+            v(r, "eth0", "pass")
+        ]
+    );
+}

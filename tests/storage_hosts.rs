@@ -30,18 +30,25 @@ fn audit_named(name: &str) -> Vec<Finding> {
     audit(&Host::snapshot(format!("{HOSTS}/{name}")).unwrap())
 }
 
+/// The id a finding answers to: a `for_each` item's alias (the id each
+/// directory's rule had before storage.yaml became one rule per concern),
+/// else the rule id.
+fn id(f: &Finding) -> String {
+    f.alias.clone().unwrap_or_else(|| f.rule.clone())
+}
+
 fn statuses(findings: &[Finding]) -> BTreeMap<String, Status> {
     findings
         .iter()
         .filter(|f| f.rule.starts_with("storage."))
-        .map(|f| (f.rule.clone(), f.status))
+        .map(|f| (id(f), f.status))
         .collect()
 }
 
 fn finding<'a>(findings: &'a [Finding], rule: &str) -> &'a Finding {
     findings
         .iter()
-        .find(|f| f.rule == rule)
+        .find(|f| id(f) == rule)
         .unwrap_or_else(|| panic!("no finding for {rule}"))
 }
 

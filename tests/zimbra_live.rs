@@ -319,7 +319,7 @@ fn check_equivalence(with_index: bool) {
             "{what}: a Zimbra rule was not evaluated: {z}"
         );
         for f in h["findings"].as_array().unwrap() {
-            let r = f["rule"].as_str().unwrap();
+            let r = f["alias"].as_str().or(f["rule"].as_str()).unwrap();
             if r.starts_with("zimbra.") || r.contains("zimbra") {
                 assert!(
                     !matches!(f["status"].as_str(), Some("unknown" | "error")),
@@ -335,7 +335,7 @@ fn check_equivalence(with_index: bool) {
     let index_rules: Vec<&Value> = sf
         .iter()
         .filter(|f| {
-            let r = f["rule"].as_str().unwrap();
+            let r = f["alias"].as_str().or(f["rule"].as_str()).unwrap();
             r.starts_with("storage.index-") || r.contains("zimbra-index")
         })
         .collect();

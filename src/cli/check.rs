@@ -201,7 +201,20 @@ pub(crate) fn rule_globs_match(
     only: &[String],
     skip: &[String],
 ) -> Result<(), UnmatchedGlobs> {
-    let ids: Vec<&str> = set.rules.iter().map(|r| r.id.as_str()).collect();
+    // a `for_each` rule's items answer to their aliases too
+    let aliases: Vec<String> = set
+        .rules
+        .iter()
+        .filter_map(|r| Some(r.for_each.as_ref()?.static_aliases(set.policy_of(r))))
+        .flatten()
+        .flatten()
+        .collect();
+    let ids: Vec<&str> = set
+        .rules
+        .iter()
+        .map(|r| r.id.as_str())
+        .chain(aliases.iter().map(String::as_str))
+        .collect();
     let mut errors = Vec::new();
     for (flag, globs) in [("--only", only), ("--skip", skip)] {
         for g in globs {

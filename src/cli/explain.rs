@@ -18,7 +18,7 @@ pub(crate) fn run(id: &str, p: &PolicyArgs) -> Exit {
         Ok(s) => s,
         Err(e) => return e.into(),
     };
-    let Some(rule) = set.rule(id) else {
+    let Some(rule) = set.rule_or_alias(id) else {
         let ids: Vec<&str> = set.rules.iter().map(|r| r.id.as_str()).collect();
         return NoSuchRule {
             id: id.to_string(),

@@ -36,6 +36,9 @@ pub(super) struct RuleCx<'a> {
     pub(super) touched: RefCell<Vec<(String, String, Setting)>>,
     /// The bound name of a `for_each` key or record item, and the item.
     pub(super) item: Option<(String, ItemKey)>,
+    /// A list item's bound name and the `${...}` fields that could not be
+    /// evaluated on this host: reading one is that reason, not a wrong value.
+    pub(super) field_errors: Option<(String, BTreeMap<String, Missing>)>,
 }
 
 impl<'a> RuleCx<'a> {
@@ -49,6 +52,7 @@ impl<'a> RuleCx<'a> {
             in_progress: RefCell::new(BTreeSet::new()),
             touched: RefCell::new(Vec::new()),
             item: None,
+            field_errors: None,
         }
     }
 
@@ -187,6 +191,13 @@ impl Context for RuleCx<'_> {
     }
 
     fn name_field(&self, name: &str, field: &str) -> Option<Result<Value, Missing>> {
+        if let Some((bind, errors)) = &self.field_errors {
+            if bind == name {
+                if let Some(m) = errors.get(field) {
+                    return Some(Err(m.clone()));
+                }
+            }
+        }
         let (bind, item) = self.item.as_ref()?;
         if name != bind {
             return None;

@@ -6,6 +6,8 @@
 //! captured, one `skip` saying the set is empty otherwise. Must not do I/O:
 //! the plan gathered every key a glob can match before evaluation starts.
 
+use std::collections::BTreeMap;
+
 use super::eval::{ItemKey, RuleCx};
 use super::finding::{base_finding, missing_finding};
 use crate::eval::{eval, Context, Missing};
@@ -326,10 +328,14 @@ pub(super) fn item_text(field: &str, t: &str, cx: &dyn Context) -> Result<Value,
     Ok(Value::Str(out))
 }
 
-/// A list item's fields with `${EXPR}` in them, evaluated in the rule's scope.
-fn resolve_fields(value: &Value, cx: &RuleCx) -> Result<Value, Missing> {
+/// A list item's fields with `${EXPR}` in them, evaluated in the rule's
+/// scope; a field that cannot be evaluated here is left out with its reason
+/// (reading it is then that reason: a field only some templates use does
+/// not make the whole item unknown).
+fn resolve_fields(value: &Value, cx: &RuleCx) -> (Value, BTreeMap<String, Missing>) {
+    let mut errors = BTreeMap::new();
     let Value::Record(m) = value else {
-        return Ok(value.clone());
+        return (value.clone(), errors);
     };
     let mut out = m.clone();
     for (k, v) in m {
@@ -338,11 +344,19 @@ fn resolve_fields(value: &Value, cx: &RuleCx) -> Result<Value, Missing> {
         }
         if let Value::Str(t) = v {
             if t.contains("${") {
-                out.insert(k.clone(), item_text(k, t, cx)?);
+                match item_text(k, t, cx) {
+                    Ok(x) => {
+                        out.insert(k.clone(), x);
+                    }
+                    Err(e) => {
+                        out.remove(k);
+                        errors.insert(k.clone(), e);
+                    }
+                }
             }
         }
     }
-    Ok(Value::Record(out))
+    (Value::Record(out), errors)
 }
 
 /// `${...}` in an `applies` path, over the item (`exists: "${dir.path}"`).
@@ -395,8 +409,16 @@ pub(super) fn check(
     };
     let mut out = Vec::new();
     for item in items {
+        let alias = fe.alias.as_ref().map(|t| {
+            let cx = bound_cx(facts, rule, policy, fe, &item, &item.value);
+            cx.render(t)
+        });
+        if !fe.selects(alias.as_deref()) {
+            continue;
+        }
         let mut findings = judge(rule, policy, facts, fe, &item);
         for f in &mut findings {
+            f.alias = alias.clone();
             let mut subject = vec![item_subject(rule, policy, facts, fe, &item)];
             for s in f.subject.drain(..) {
                 if !subject.contains(&s) {
@@ -438,7 +460,7 @@ fn item_subject(
         return item.subject.clone();
     };
     let cx = bound_cx(facts, rule, policy, fe, item, &item.value);
-    let value = resolve_fields(&item.value, &cx).unwrap_or_else(|_| item.value.clone());
+    let (value, _) = resolve_fields(&item.value, &cx);
     cx.special.borrow_mut().insert(fe.bind.clone(), value);
     let text = cx.render(t);
     if text.is_empty() {
@@ -477,19 +499,27 @@ fn judge(
             return vec![f];
         }
     }
-    let cx = bound_cx(facts, rule, policy, fe, item, &item.value);
-    let value = match resolve_fields(&item.value, &cx) {
-        Ok(v) => v,
-        Err(m) => return vec![missing_finding(rule, &cx, m)],
-    };
+    let mut cx = bound_cx(facts, rule, policy, fe, item, &item.value);
+    let (value, errors) = resolve_fields(&item.value, &cx);
     cx.special
         .borrow_mut()
         .insert(fe.bind.clone(), value.clone());
-    let r = match item_rule(rule, fe, &cx) {
+    cx.field_errors = Some((fe.bind.clone(), errors.clone()));
+    let mut r = match item_rule(rule, fe, &cx) {
         Ok(r) => r,
         Err(m) => return vec![missing_finding(rule, &cx, m)],
     };
-    let cx = bound_cx(facts, &r, policy, fe, item, &value);
+    // the item's `exists` field: a path that must exist for it to apply
+    if let Some(m) = errors.get("exists") {
+        return vec![missing_finding(rule, &cx, m.clone())];
+    }
+    if let Value::Record(m) = &value {
+        if let Some(p) = m.get("exists") {
+            r.applies.insert(0, Applies::Exists(p.to_plain()));
+        }
+    }
+    let mut cx = bound_cx(facts, &r, policy, fe, item, &value);
+    cx.field_errors = Some((fe.bind.clone(), errors));
     if let (Some(ItemKey { ns, key, .. }), ForEachSource::Records { .. }) = (&item.key, &fe.source)
     {
         // a record item is read from its namespace: its line is evidence

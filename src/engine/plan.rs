@@ -118,6 +118,12 @@ fn plan_for_each(n: &mut Needs, r: &Rule, fe: &ForEach, policy: Option<&Policy>)
                         }
                     }
                 }
+                // the item's own `exists` field
+                if let Ok(Value::Record(m)) = cx.name(fe.bind.as_str()) {
+                    if let Some(p) = m.get("exists") {
+                        n.paths.insert(p.to_plain());
+                    }
+                }
                 if let (Some(t), Check::Setting { ns, .. }) = (&fe.setting_key, &r.check) {
                     let mut key = String::new();
                     let ok = t.parts.iter().all(|p| match p {

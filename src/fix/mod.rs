@@ -90,7 +90,7 @@ pub struct Step {
 /// A finding the plan fixes, before -> after (after from the proof).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Fixed {
-    /// Rule id.
+    /// Rule id (a `for_each` item's alias when it has one).
     pub rule: String,
     /// Subject (setting names, mount point).
     pub subject: String,
@@ -103,7 +103,7 @@ pub struct Fixed {
 /// A finding the plan does not fix, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Unfixable {
-    /// Rule id.
+    /// Rule id (a `for_each` item's alias when it has one).
     pub rule: String,
     /// Subject.
     pub subject: String,
@@ -291,13 +291,19 @@ struct Change {
     reads: BTreeSet<Target>,
 }
 
+/// The id `fix` names a finding by: a `for_each` item's alias (the id the
+/// rule had before it was one rule per item), else the rule id.
+fn id_of(f: &Finding) -> String {
+    f.alias.clone().unwrap_or_else(|| f.rule.clone())
+}
+
 /// Findings are matched across audits by rule and subject.
 fn key_of(f: &Finding) -> (String, String) {
-    (f.rule.clone(), f.subject.join(", "))
+    (id_of(f), f.subject.join(", "))
 }
 
 fn label(f: &Finding) -> String {
-    format!("{} {}", f.rule, f.subject.join(", "))
+    format!("{} {}", id_of(f), f.subject.join(", "))
 }
 
 /// The target a namespace key is written through.
@@ -517,8 +523,8 @@ fn audit_copy(policies: &PolicySet, host: &Host, opts: &FixOptions) -> (Facts, H
 
 fn targeted(f: &Finding, opts: &FixOptions) -> bool {
     f.status == Status::Fail
-        && (opts.only.is_empty() || opts.only.iter().any(|g| g.matches(&f.rule)))
-        && !opts.skip.iter().any(|g| g.matches(&f.rule))
+        && (opts.only.is_empty() || opts.only.iter().any(|g| f.rule_matches(g)))
+        && !opts.skip.iter().any(|g| f.rule_matches(g))
 }
 
 /// Plan a fix for the snapshot at `dir` (`None`: the live host, captured
@@ -696,14 +702,14 @@ pub fn plan_on(policies: &PolicySet, tree: &mut Tree, opts: &FixOptions) -> Resu
         if opts.no_verify {
             if planned.contains(&k) {
                 fixes.push(Fixed {
-                    rule: f.rule.clone(),
+                    rule: id_of(f),
                     subject: k.1.clone(),
                     before: before_v,
                     after: "(not verified)".into(),
                 });
             } else {
                 unfixable.push(Unfixable {
-                    rule: f.rule.clone(),
+                    rule: id_of(f),
                     subject: k.1.clone(),
                     reason: reasons
                         .get(&k)
@@ -723,7 +729,7 @@ pub fn plan_on(policies: &PolicySet, tree: &mut Tree, opts: &FixOptions) -> Resu
                 (None, None) => f.expected.clone().unwrap_or_default(),
             };
             fixes.push(Fixed {
-                rule: f.rule.clone(),
+                rule: id_of(f),
                 subject: k.1.clone(),
                 before: before_v,
                 after,
@@ -738,7 +744,7 @@ pub fn plan_on(policies: &PolicySet, tree: &mut Tree, opts: &FixOptions) -> Resu
                 (None, false) => "no change planned".into(),
             };
             let u = Unfixable {
-                rule: f.rule.clone(),
+                rule: id_of(f),
                 subject: k.1.clone(),
                 reason,
             };
@@ -759,7 +765,7 @@ pub fn plan_on(policies: &PolicySet, tree: &mut Tree, opts: &FixOptions) -> Resu
         .filter(|f| f.status == Status::Fail)
         .filter(|f| before_status.get(&key_of(f)) != Some(&Status::Fail))
         .map(|f| Unfixable {
-            rule: f.rule.clone(),
+            rule: id_of(f),
             subject: f.subject.join(", "),
             reason: f.explanation.clone(),
         })
@@ -962,9 +968,10 @@ fn changes_of_remedy(
             Ok(vec![mk(target, Op::Remove, true, false)])
         }
         Remedy::Options { add, remove } => {
+            // a `for_each` finding names its item first, then what it read
             let point = f
                 .subject
-                .first()
+                .get(usize::from(rule.for_each.is_some()))
                 .ok_or("the finding names no mount point")?
                 .clone();
             Ok(vec![mk(

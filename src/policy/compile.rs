@@ -579,6 +579,15 @@ fn compile_rule(
                     },
                 );
             }
+            if let Some(s) = &spec.alias {
+                c.problem(
+                    Place::of(s),
+                    &scope.id,
+                    Problem::InvalidForEach {
+                        detail: "is missing: `alias` names the items of a `for_each` rule".into(),
+                    },
+                );
+            }
             if let Some(s) = spec.setting.as_ref().filter(|s| s.value.contains("${")) {
                 c.problem(
                     Place::of(s),
@@ -827,11 +836,39 @@ fn compile_for_each(
             let start = s.value.find('.')? + 1;
             Some(dollar_template(c, scope, s, start))
         });
+    let alias = spec.alias.as_ref().and_then(|s| {
+        if !matches!(source, ForEachSource::Param(_)) {
+            bad(
+                c,
+                Place::of(s),
+                "`alias` names the items of a `param` list (keys and records have no fixed ids)".into(),
+            );
+            return None;
+        }
+        let t = c.template(s, id, "alias", &scope.names);
+        let plain = t.parts.iter().all(|p| match p {
+            TemplatePart::Text(_) => true,
+            TemplatePart::Expr(Expr::Field(b, _)) => matches!(b.as_ref(), Expr::Name(n) if *n == bind),
+            _ => false,
+        });
+        if !plain {
+            bad(
+                c,
+                Place::of(s),
+                format!("`alias` placeholders are the item's fields (`{{{bind}.id}}`), so the ids are known before a host is read"),
+            );
+            return None;
+        }
+        Some(t)
+    });
     Some(ForEach {
         source,
         bind,
         subject,
         setting_key,
+        alias,
+        only: Vec::new(),
+        skip: Vec::new(),
     })
 }
 

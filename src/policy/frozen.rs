@@ -365,8 +365,13 @@ mod generate {
                         o.push('}');
                     }
                 }
-                write!(o, ",bind:s({:?}),subject:", fe.bind).unwrap();
-                for t in [&fe.subject, &fe.setting_key] {
+                write!(o, ",bind:s({:?})", fe.bind).unwrap();
+                for (name, t) in [
+                    ("subject", &fe.subject),
+                    ("setting_key", &fe.setting_key),
+                    ("alias", &fe.alias),
+                ] {
+                    write!(o, ",{name}:").unwrap();
                     match t {
                         None => o.push_str("None"),
                         Some(t) => {
@@ -375,11 +380,9 @@ mod generate {
                             o.push(')');
                         }
                     }
-                    if std::ptr::eq(t, &fe.subject) {
-                        o.push_str(",setting_key:");
-                    }
                 }
-                o.push_str("}))");
+                // `--only`/`--skip` set these on a loaded set, never in the built-ins
+                o.push_str(",only:Vec::new(),skip:Vec::new()}))");
             }
         }
         o.push_str("},\n");

@@ -209,6 +209,61 @@ pub struct ForEach {
     /// A `setting:` key built from the item (`sysctl_boot.${pin.key}`):
     /// the key's template, rendered per item.
     pub setting_key: Option<Template>,
+    /// Each item's second id (`alias:`), over the item's fields as written.
+    pub alias: Option<Template>,
+    /// `--only` patterns that matched items' aliases rather than the rule
+    /// id: only those items are judged (empty: every item).
+    pub only: Vec<String>,
+    /// `--skip` patterns matching items' aliases: those items are left out.
+    pub skip: Vec<String>,
+}
+
+impl ForEach {
+    /// Each list item's alias, rendered from its fields as written (a
+    /// placeholder must be `NAME.FIELD` of a field without `${...}`);
+    /// `None` for an item whose alias cannot be told before a host is read.
+    pub fn static_aliases(&self, policy: Option<&Policy>) -> Vec<Option<String>> {
+        let (Some(t), ForEachSource::Param(p)) = (&self.alias, &self.source) else {
+            return Vec::new();
+        };
+        let Some(Value::List(items)) = policy.and_then(|pol| pol.params.get(p)) else {
+            return Vec::new();
+        };
+        items
+            .iter()
+            .map(|item| {
+                let mut out = String::new();
+                for part in &t.parts {
+                    match part {
+                        TemplatePart::Text(s) => out.push_str(s),
+                        TemplatePart::Expr(Expr::Field(base, f))
+                            if matches!(base.as_ref(), Expr::Name(n) if *n == self.bind) =>
+                        {
+                            let Value::Record(m) = item else { return None };
+                            let v = m.get(f)?.to_plain();
+                            if v.contains("${") {
+                                return None;
+                            }
+                            out.push_str(&v);
+                        }
+                        _ => return None,
+                    }
+                }
+                Some(out)
+            })
+            .collect()
+    }
+
+    /// Whether an item with this alias is judged under `--only`/`--skip`.
+    pub fn selects(&self, alias: Option<&str>) -> bool {
+        let hit = |pats: &[String]| {
+            alias.is_some_and(|a| {
+                pats.iter()
+                    .any(|p| glob::Pattern::new(p).is_ok_and(|g| g.matches(a)))
+            })
+        };
+        (self.only.is_empty() || hit(&self.only)) && !hit(&self.skip)
+    }
 }
 
 /// Most items one `for_each:` rule expands to on one host; beyond it the
@@ -392,6 +447,7 @@ impl Rule {
             }
             templates.extend(fe.subject.iter());
             templates.extend(fe.setting_key.iter());
+            templates.extend(fe.alias.iter());
         }
         for t in templates {
             for p in &t.parts {

@@ -299,9 +299,40 @@ impl PolicySet {
         };
         let only: Vec<glob::Pattern> = only.iter().map(compile).collect::<Result<_, _>>()?;
         let skip: Vec<glob::Pattern> = skip.iter().map(compile).collect::<Result<_, _>>()?;
-        self.rules.retain(|r| {
-            (only.is_empty() || only.iter().any(|p| p.matches(&r.id)))
-                && !skip.iter().any(|p| p.matches(&r.id))
+        let policies = &self.policies;
+        let rule_policies = &self.rule_policies;
+        self.rules.retain_mut(|r| {
+            if skip.iter().any(|p| p.matches(&r.id)) {
+                return false;
+            }
+            let by_id = only.is_empty() || only.iter().any(|p| p.matches(&r.id));
+            let Some(fe) = r.for_each.as_mut() else {
+                return by_id;
+            };
+            // a `for_each` rule's items answer to their aliases too
+            let policy = rule_policies
+                .get(&r.id)
+                .or_else(|| policies.iter().find(|p| p.id == r.policy));
+            let aliases: Vec<String> = fe.static_aliases(policy).into_iter().flatten().collect();
+            let hits = |p: &glob::Pattern| aliases.iter().any(|a| p.matches(a));
+            fe.skip.extend(
+                skip.iter()
+                    .filter(|p| hits(p))
+                    .map(|p| p.as_str().to_string()),
+            );
+            if by_id {
+                return true;
+            }
+            let item_only: Vec<String> = only
+                .iter()
+                .filter(|p| hits(p))
+                .map(|p| p.as_str().to_string())
+                .collect();
+            if item_only.is_empty() {
+                return false;
+            }
+            fe.only.extend(item_only);
+            true
         });
         Ok(())
     }
@@ -317,6 +348,20 @@ impl PolicySet {
     /// Find a rule by id.
     pub fn rule(&self, id: &str) -> Option<&Rule> {
         self.rules.iter().find(|r| r.id == id)
+    }
+
+    /// Find a rule by its id or by an item's alias (a `for_each` rule's
+    /// `alias:`, the id a rule had before it became one rule per item).
+    pub fn rule_or_alias(&self, id: &str) -> Option<&Rule> {
+        self.rule(id).or_else(|| {
+            self.rules.iter().find(|r| {
+                r.for_each.as_ref().is_some_and(|fe| {
+                    fe.static_aliases(self.policy_of(r))
+                        .iter()
+                        .any(|a| a.as_deref() == Some(id))
+                })
+            })
+        })
     }
 }
 

@@ -108,6 +108,13 @@ pub struct RuleSpec {
     #[serde(default)]
     #[schemars(with = "Option<String>")]
     pub subject: Option<Spanned<String>>,
+    /// With `for_each: { param: ... }`: a template over the item's fields
+    /// giving each item a second id (`storage.noatime-{dir.id}`, the id a
+    /// rule had before it was one rule per item); `--only`, `--skip`,
+    /// waivers, policy tests and fleet summaries match it as well.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub alias: Option<Spanned<String>>,
     /// Rationale; a template rendered into the finding's explanation.
     #[schemars(with = "String")]
     pub why: Spanned<String>,

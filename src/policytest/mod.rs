@@ -620,7 +620,7 @@ impl Loader<'_> {
         let at = line_col(&e.rule.referenced);
         let rule = e.rule.value.trim();
         let mut ok = true;
-        if policies.rule(rule).is_none() {
+        if policies.rule_or_alias(rule).is_none() {
             let ids: Vec<&str> = policies.rules.iter().map(|r| r.id.as_str()).collect();
             let s = crate::expr::suggest(rule, &ids);
             self.problem(
@@ -885,7 +885,10 @@ fn about(f: &Finding, subject: &str) -> bool {
 }
 
 fn check(findings: &[Finding], e: &LoadedExpect) -> Checked {
-    let of_rule: Vec<&Finding> = findings.iter().filter(|f| f.rule == e.rule).collect();
+    let of_rule: Vec<&Finding> = findings
+        .iter()
+        .filter(|f| f.rule == e.rule || f.alias.as_deref() == Some(e.rule.as_str()))
+        .collect();
     let chosen: Vec<&Finding> = match &e.subject {
         Some(s) => of_rule.iter().copied().filter(|f| about(f, s)).collect(),
         None => of_rule.clone(),

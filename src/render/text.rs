@@ -156,9 +156,19 @@ fn host(out: &mut String, h: &HostReport, p: &Paint, verbose: bool) {
             for f in list {
                 let explanation = printable(&f.explanation, true);
                 let flat: Vec<&str> = explanation.split_whitespace().collect();
+                // a rule with several findings (a `for_each` rule's items):
+                // each line names its item
+                let several = h
+                    .findings
+                    .iter()
+                    .any(|x| x.rule == f.rule && x.subject.first() != f.subject.first());
+                let item = match f.subject.first() {
+                    Some(s) if several => format!(" [{}]", one(s)),
+                    _ => String::new(),
+                };
                 let _ = writeln!(
                     out,
-                    "  {} {}  {}",
+                    "  {} {}{item}  {}",
                     label.to_lowercase(),
                     one(&f.rule),
                     flat.join(" ")

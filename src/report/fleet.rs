@@ -115,10 +115,13 @@ impl HostDigest {
     pub fn of(report: &HostReport, path: &str, fail_on: Severity) -> HostDigest {
         let mut rules: Vec<RuleDigest> = Vec::new();
         for f in &report.findings {
-            let same = rules.last().is_some_and(|r| r.rule == f.rule);
+            // an item with an alias (a `for_each` rule's old id) is summed
+            // under it, so fleet summaries keep the ids users know
+            let id = f.alias.as_ref().unwrap_or(&f.rule);
+            let same = rules.last().is_some_and(|r| r.rule == *id);
             if !same {
                 rules.push(RuleDigest {
-                    rule: f.rule.clone(),
+                    rule: id.clone(),
                     title: f.title.clone(),
                     severity: f.severity,
                     worst: f.status,

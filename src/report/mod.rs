@@ -131,6 +131,11 @@ pub struct Finding {
     /// an overlay turned the rule off: the finding is then `skip`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub overridden: Vec<Overridden>,
+    /// A `for_each` item's second id (the rule's `alias:`, e.g. the id the
+    /// rule had before it was one rule per item): `--only`, `--skip`,
+    /// waivers, policy tests and fleet summaries match it as well as `rule`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alias: Option<String>,
 }
 
 impl Finding {
@@ -164,7 +169,14 @@ impl Finding {
             drift: None,
             domain: None,
             overridden: Vec::new(),
+            alias: None,
         }
+    }
+
+    /// Whether `pattern` (a rule id glob) names this finding: its rule id
+    /// or its item's alias.
+    pub fn rule_matches(&self, pattern: &glob::Pattern) -> bool {
+        pattern.matches(&self.rule) || self.alias.as_deref().is_some_and(|a| pattern.matches(a))
     }
 
     /// Canonical names of the settings (or paths) involved.
