@@ -146,10 +146,11 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
     match &mounts {
         Err(reason) => mount_ns.unavailable = Some(reason.clone()),
         Ok((path, ms)) => {
+            let mut block = BlockFiles::default();
             for m in ms {
                 let key = normalize_point(&m.target);
                 let mut s = Setting::new(
-                    Value::Record(mount_record(host, m)),
+                    Value::Record(mount_record(host, m, &mut block)),
                     m.options.join(","),
                     Evidence::line(path.clone(), m.line),
                 );
@@ -592,7 +593,7 @@ fn bind_options(
     ))
 }
 
-fn mount_record(host: &Host, m: &Mount) -> BTreeMap<String, Value> {
+fn mount_record(host: &Host, m: &Mount, block: &mut BlockFiles) -> BTreeMap<String, Value> {
     let mut r = BTreeMap::new();
     r.insert("source".into(), Value::Str(m.source.clone()));
     r.insert("fstype".into(), Value::Str(m.fstype.clone()));
@@ -617,7 +618,7 @@ fn mount_record(host: &Host, m: &Mount) -> BTreeMap<String, Value> {
     if m.source.starts_with("/dev/") {
         r.insert("device".into(), Value::Str(m.source.clone()));
     }
-    if let Some(rot) = rotational(host, &m.source, m.devno.as_deref()) {
+    if let Some(rot) = rotational_with(host, &m.source, m.devno.as_deref(), block).0 {
         r.insert("rotational".into(), Value::Bool(rot));
     }
     r
@@ -925,8 +926,37 @@ fn ext4_entry(
     }
 }
 
+/// What the rotational lookups of a host's mounts share, read once for all
+/// of them instead of once per mount: a live host has dozens of virtual
+/// mounts (`proc`, `tmpfs`, cgroups), each of which used to stat
+/// `/sys/block` and read `/proc/partitions` again for its `0:N` device.
+#[derive(Default)]
+struct BlockFiles {
+    sys_block_is_dir: Option<bool>,
+    partitions: Option<Option<String>>,
+}
+
+impl BlockFiles {
+    fn sys_block_is_dir(&mut self, host: &Host) -> bool {
+        *self
+            .sys_block_is_dir
+            .get_or_insert_with(|| matches!(host.kind_of("/sys/block"), Ok(EntryKind::Dir)))
+    }
+
+    fn partitions(&mut self, host: &Host) -> Option<&str> {
+        self.partitions
+            .get_or_insert_with(|| host.read_to_string("/proc/partitions").ok())
+            .as_deref()
+    }
+}
+
 /// Kernel block-device name (`sda1`, `dm-3`, `nvme0n1p2`) of a mount source.
-fn kernel_name(host: &Host, source: &str, devno: Option<&str>) -> Option<String> {
+fn kernel_name(
+    host: &Host,
+    source: &str,
+    devno: Option<&str>,
+    block: &mut BlockFiles,
+) -> Option<String> {
     if let Some(rest) = source.strip_prefix("/dev/") {
         if let Ok(real) = host.resolve(source) {
             if let Some(n) = real.rsplit('/').next().filter(|n| {
@@ -958,7 +988,7 @@ fn kernel_name(host: &Host, source: &str, devno: Option<&str>) -> Option<String>
     // A snapshot without /sys/dev (an sosreport copies /proc/partitions and
     // /sys/block/*/queue/ only): /proc/partitions maps major:minor to the name.
     let (major, minor) = devno.split_once(':')?;
-    let text = host.read_to_string("/proc/partitions").ok()?;
+    let text = block.partitions(host)?;
     text.lines().find_map(|l| {
         let f: Vec<&str> = l.split_whitespace().collect();
         (f.len() == 4 && f[0] == major && f[1] == minor).then(|| f[3].to_string())
@@ -1045,10 +1075,20 @@ pub fn rotational(host: &Host, source: &str, devno: Option<&str>) -> Option<bool
 /// [`rotational`] and the number of block devices it looked at (each at most
 /// once, whatever the slaves links say).
 pub fn rotational_counted(host: &Host, source: &str, devno: Option<&str>) -> (Option<bool>, usize) {
-    if !matches!(host.kind_of("/sys/block"), Ok(EntryKind::Dir)) {
+    rotational_with(host, source, devno, &mut BlockFiles::default())
+}
+
+/// [`rotational_counted`] sharing `block` with the other mounts of the host.
+fn rotational_with(
+    host: &Host,
+    source: &str,
+    devno: Option<&str>,
+    block: &mut BlockFiles,
+) -> (Option<bool>, usize) {
+    if !block.sys_block_is_dir(host) {
         return (None, 0);
     }
-    let Some(name) = kernel_name(host, source, devno) else {
+    let Some(name) = kernel_name(host, source, devno, block) else {
         return (None, 0);
     };
     let mut r = Rotational {
