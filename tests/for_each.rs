@@ -556,3 +556,48 @@ fn rp_filter_is_judged_per_interface_as_max_of_all_and_the_interface() {
         ]
     );
 }
+
+#[test]
+fn the_old_storage_parameters_still_move_the_items() {
+    let subject_of = |r: &Json, alias: &str| -> (String, String) {
+        let f = all_findings(r)
+            .into_iter()
+            .find(|f| f["alias"] == alias)
+            .unwrap_or_else(|| panic!("{alias}: {r:#}"))
+            .clone();
+        (
+            f["status"].as_str().unwrap().to_string(),
+            f["explanation"].as_str().unwrap().to_string(),
+        )
+    };
+    // --set, as before the rewrite
+    let r = builtin(&[
+        "--only",
+        "storage.noatime",
+        "--set",
+        "zimbra_db_dir=/srv/zdb",
+    ]);
+    // the snapshot cannot tell whether /srv/zdb exists: unknown, naming it
+    let (status, why) = subject_of(&r, "storage.noatime-zimbra-db");
+    assert_eq!(status, "unknown", "{why}");
+    assert!(why.contains("applies only where /srv/zdb exists"), "{why}");
+    assert_eq!(subject_of(&r, "storage.noatime-zimbra-index").0, "fail");
+    // an overlay's rule-level params reach the rule through its items
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("site.yaml"),
+        "policy: site\ntitle: site\noverrides:\n  - rule: storage.noatime\n    params: { zimbra_db_dir: /srv/zdb }\n",
+    )
+    .unwrap();
+    let r = builtin(&[
+        "--only",
+        "storage.noatime*",
+        "--policy",
+        dir.path().to_str().unwrap(),
+    ]);
+    let (status, why) = subject_of(&r, "storage.noatime-zimbra-db");
+    assert_eq!(status, "unknown", "{why}");
+    assert!(why.contains("/srv/zdb"), "{why}");
+    // the fstab rule was not overridden: it still judges /opt/zimbra/db
+    assert_eq!(subject_of(&r, "storage.noatime-zimbra-db-fstab").0, "fail");
+}

@@ -82,6 +82,13 @@ fn json(set: &driftaudit::PolicySet) -> String {
                 "disabled": r.disabled().map(|d| d.value.clone()),
                 "source": r.source,
                 "overridden": r.overridden,
+                // a `for_each` rule's items' second ids (`alias:`), which
+                // `--only`, `--skip` and waivers match too
+                "aliases": r
+                    .for_each
+                    .as_ref()
+                    .map(|fe| fe.static_aliases(set.policy_of(r)).into_iter().flatten().collect::<Vec<_>>())
+                    .unwrap_or_default(),
             })
         })
         .collect();

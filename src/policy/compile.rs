@@ -861,6 +861,25 @@ fn compile_for_each(
         }
         Some(t)
     });
+    let mut item_params = BTreeSet::new();
+    if let ForEachSource::Param(p) = &source {
+        if let Some(Value::List(items)) = scope.params.get(p) {
+            for item in items {
+                let Value::Record(m) = item else { continue };
+                for v in m.values() {
+                    let mut rest = v.to_plain();
+                    while let Some(i) = rest.find("params.") {
+                        rest = rest[i + "params.".len()..].to_string();
+                        let name: String = rest
+                            .chars()
+                            .take_while(|c| c.is_alphanumeric() || *c == '_')
+                            .collect();
+                        item_params.insert(name);
+                    }
+                }
+            }
+        }
+    }
     Some(ForEach {
         source,
         bind,
@@ -869,6 +888,7 @@ fn compile_for_each(
         alias,
         only: Vec::new(),
         skip: Vec::new(),
+        item_params: item_params.into_iter().collect(),
     })
 }
 

@@ -382,7 +382,11 @@ mod generate {
                     }
                 }
                 // `--only`/`--skip` set these on a loaded set, never in the built-ins
-                o.push_str(",only:Vec::new(),skip:Vec::new()}))");
+                o.push_str(",only:Vec::new(),skip:Vec::new(),item_params:vec![");
+                for p in &fe.item_params {
+                    write!(o, "s({p:?}),").unwrap();
+                }
+                o.push_str("]}))");
             }
         }
         o.push_str("},\n");

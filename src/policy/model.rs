@@ -216,6 +216,10 @@ pub struct ForEach {
     pub only: Vec<String>,
     /// `--skip` patterns matching items' aliases: those items are left out.
     pub skip: Vec<String>,
+    /// Parameters the list's items name in their `${...}` fields
+    /// (`${params.zimbra_db_dir}`): the rule reads them, so an overlay's
+    /// rule-level `params:` and `--set` reach it.
+    pub item_params: Vec<String>,
 }
 
 impl ForEach {

@@ -259,6 +259,7 @@ pub(super) fn params_read(rule: &Rule) -> BTreeSet<String> {
         if let super::ForEachSource::Param(p) = &fe.source {
             out.insert(p.clone());
         }
+        out.extend(fe.item_params.iter().cloned());
     }
     for a in &rule.applies {
         if let Applies::Exists(p) | Applies::Missing(p) = a {
