@@ -202,7 +202,9 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
     // Persisted configuration: the files each tool reads, each file read and
     // parsed once however many models use it.
     let mut conf = ConfCache::default();
-    let mut sd_files = conf_files(host, Tool::Systemd, &mut facts.issues);
+    // Both tools read the same directories: listed once, picked twice.
+    let listings = sysctl_dir_listings(host);
+    let mut sd_files = conf_files(host, &listings, Tool::Systemd, &mut facts.issues);
     // RHEL/CentOS 7's systemd 219 carries a patch that reads /etc/sysctl.conf
     // directly after the sysctl.d files (so it wins, as under procps).
     if reads_sysctl_conf_directly(facts)
@@ -210,7 +212,7 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
     {
         sd_files.push("/etc/sysctl.conf".to_string());
     }
-    let mut pp_files = conf_files(host, Tool::Procps, &mut Vec::new());
+    let mut pp_files = conf_files(host, &listings, Tool::Procps, &mut Vec::new());
     // procps `sysctl --system`: /etc/sysctl.conf last, if a regular file.
     match host.kind_of("/etc/sysctl.conf") {
         Ok(EntryKind::File) => pp_files.push("/etc/sysctl.conf".to_string()),
@@ -551,8 +553,13 @@ impl ConfCache {
 /// systemd skips hidden names (`.60-x.conf`, `hidden_or_backup_file()`),
 /// procps reads them. Entries that are not readable files are left out of the
 /// list after they have hidden their name.
-fn conf_files(host: &Host, tool: Tool, issues: &mut Vec<FileIssue>) -> Vec<String> {
-    conf_entries(host, tool, issues)
+fn conf_files(
+    host: &Host,
+    listings: &[Listing],
+    tool: Tool,
+    issues: &mut Vec<FileIssue>,
+) -> Vec<String> {
+    conf_entries(host, listings, tool, issues)
         .into_iter()
         .filter_map(|(path, readable)| readable.then_some(path))
         .collect()
@@ -563,21 +570,28 @@ fn conf_files(host: &Host, tool: Tool, issues: &mut Vec<FileIssue>) -> Vec<Strin
 /// nothing (masks, dangling links): what `systemd-analyze cat-config
 /// sysctl.d` lists. For differential tests and `explain`.
 pub fn systemd_conf_entries(host: &Host) -> Vec<String> {
-    conf_entries(host, Tool::Systemd, &mut Vec::new())
-        .into_iter()
-        .map(|(p, _)| p)
-        .collect()
+    conf_entries(
+        host,
+        &sysctl_dir_listings(host),
+        Tool::Systemd,
+        &mut Vec::new(),
+    )
+    .into_iter()
+    .map(|(p, _)| p)
+    .collect()
 }
 
-/// As [`conf_files`], with every entry that owns a name and whether it is a
-/// readable file.
-fn conf_entries(host: &Host, tool: Tool, issues: &mut Vec<FileIssue>) -> Vec<(String, bool)> {
-    // basename -> (entry that owns the name, whether it is a readable file)
-    let mut by_name: BTreeMap<Vec<u8>, (String, bool)> = BTreeMap::new();
+/// One sysctl.d directory and its listing.
+type Listing = (&'static str, Result<Vec<crate::host::DirEntry>, ReadError>);
+
+/// The sysctl.d directories in priority order with their listings, each
+/// directory once: systemd resolves the directory list and drops duplicates
+/// (`path_strv_resolve_uniq`): /lib is /usr/lib on merged-/usr systems.
+/// Both tools' picks are made from one listing.
+fn sysctl_dir_listings(host: &Host) -> Vec<Listing> {
     let mut seen_dirs: Vec<String> = Vec::new();
+    let mut out = Vec::new();
     for dir in SYSCTL_DIRS {
-        // systemd resolves the directory list and drops duplicates
-        // (`path_strv_resolve_uniq`): /lib is /usr/lib on merged-/usr systems.
         let resolved = match host.resolve(dir) {
             Ok(r) => r,
             Err(_) => dir.to_string(),
@@ -586,7 +600,24 @@ fn conf_entries(host: &Host, tool: Tool, issues: &mut Vec<FileIssue>) -> Vec<(St
             continue;
         }
         seen_dirs.push(resolved);
-        let entries = match host.read_dir(dir) {
+        out.push((dir, host.read_dir(dir)));
+    }
+    out
+}
+
+/// As [`conf_files`], with every entry that owns a name and whether it is a
+/// readable file.
+fn conf_entries(
+    host: &Host,
+    listings: &[Listing],
+    tool: Tool,
+    issues: &mut Vec<FileIssue>,
+) -> Vec<(String, bool)> {
+    // basename -> (entry that owns the name, whether it is a readable file)
+    let mut by_name: BTreeMap<Vec<u8>, (String, bool)> = BTreeMap::new();
+    for (dir, listing) in listings {
+        let dir = *dir;
+        let entries = match listing {
             Ok(e) => e,
             Err(ReadError::NotFound) => continue,
             Err(ReadError::WrongKind(_)) => continue,
