@@ -583,3 +583,208 @@ fn the_baseline_example_in_the_docs_runs_as_shown() {
         panic!("docs/policy-language.md's baseline example is stale: run `DRIFTAUDIT_UPDATE_DOCS=1 cargo test --test baseline`");
     }
 }
+
+/// Whether `name` runs here; a missing tool skips the check (`CI=true`
+/// makes it a failure).
+fn tool(name: &str) -> bool {
+    let ok = Command::new(name)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            std::env::var("CI").is_err(),
+            "{name} is required when CI is set"
+        );
+        eprintln!("skipped {name}: not installed");
+    }
+    ok
+}
+
+fn tool_accepts(dir: &Path, args: &[&str], patch: &Path) -> (bool, String) {
+    let out = Command::new(args[0])
+        .args(&args[1..])
+        .current_dir(dir)
+        .stdin(std::fs::File::open(patch).unwrap())
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+#[test]
+fn fix_makes_a_modified_copy_like_the_golden_host_per_item() {
+    // `setting: "sysctl_boot.${pin.key}"` with `equals: "${pin.value}"`:
+    // the remedy is derived per item, with the item's key and value
+    let ws = tempfile::tempdir().unwrap();
+    let golden = ws.path().join("golden");
+    let copy = ws.path().join("copy");
+    copy_host("sos-centos7-mariadb", &golden);
+    copy_host("sos-centos7-mariadb", &copy);
+    let policy = ws.path().join("golden.yaml");
+    let p = policy.to_str().unwrap();
+    let (code, _, err) = run(&["baseline", "--snapshot", golden.to_str().unwrap(), "-o", p]);
+    assert_eq!(code, 0, "{err}");
+    edit(
+        &copy.join("etc/sysctl.conf"),
+        "net.core.somaxconn = 1024",
+        "net.core.somaxconn = 4096",
+    );
+    edit(
+        &copy.join("etc/my.cnf"),
+        "max_connections=300",
+        "max_connections=500",
+    );
+    let c = copy.to_str().unwrap();
+    let (code, _, _) = run(&["check", "--snapshot", c, "--no-builtin", "--policy", p]);
+    assert_eq!(code, 1, "the copy differs from the golden host");
+
+    let (code, patch, err) = run(&["fix", "--snapshot", c, "--no-builtin", "--policy", p]);
+    assert_eq!(code, 0, "{err}\n{patch}");
+    for want in [
+        "fixes baseline-db01-example-com.sysctl-boot net.core.somaxconn: net.core.somaxconn = 4096",
+        "-> net.core.somaxconn = 1024",
+        "fixes baseline-db01-example-com.mycnf-effective max_connections: max_connections = 500",
+        "-> max_connections = 300",
+        "proof: re-audit of the patched copy passes every targeted finding, no new failure",
+    ] {
+        assert!(err.contains(want), "{want}:\n{err}");
+    }
+    assert!(!err.contains("cannot fix"), "{err}");
+    for want in [
+        "--- a/etc/sysctl.conf",
+        "-net.core.somaxconn = 4096\n+net.core.somaxconn = 1024\n",
+        "--- a/etc/my.cnf",
+        "-max_connections=500\n+max_connections=300\n",
+    ] {
+        assert!(patch.contains(want), "{want}:\n{patch}");
+    }
+    let file = ws.path().join("fix.patch");
+    std::fs::write(&file, &patch).unwrap();
+    if tool("git") {
+        let (ok, out) = tool_accepts(&copy, &["git", "apply", "--check", "-p1"], &file);
+        assert!(ok, "git apply --check: {out}\n{patch}");
+    }
+    if tool("patch") {
+        let (ok, out) = tool_accepts(&copy, &["patch", "-p1", "--dry-run"], &file);
+        assert!(ok, "patch --dry-run: {out}\n{patch}");
+        let (ok, out) = tool_accepts(&copy, &["patch", "-p1"], &file);
+        assert!(ok, "patch: {out}");
+        let (code, out, err) = run(&["check", "--snapshot", c, "--no-builtin", "--policy", p]);
+        assert_eq!(
+            code, 0,
+            "the patched copy is like the golden host:\n{out}{err}"
+        );
+    }
+}
+
+#[test]
+fn fix_never_writes_a_secret_a_baseline_pins_per_item() {
+    // `baseline` never pins a secret; a hand-edited one is refused by `fix`
+    // (src/fix/diff.rs, src/secret.rs), its value printed nowhere
+    let ws = tempfile::tempdir().unwrap();
+    let host = ws.path().join("h");
+    copy_host("sos-centos7-mariadb", &host);
+    let mut cnf = std::fs::read_to_string(host.join("etc/my.cnf")).unwrap();
+    cnf = cnf.replacen(
+        "[mysqld]\n",
+        "[mysqld]\nwsrep_sst_auth = sst:FAKE-SECRET-COPY\n",
+        1,
+    );
+    std::fs::write(host.join("etc/my.cnf"), cnf).unwrap();
+    let policy = ws.path().join("golden.yaml");
+    std::fs::write(
+        &policy,
+        r#"policy: golden
+title: a hand-written pin of a secret
+params:
+  mycnf_effective:
+    - {key: "max_connections", value: "999"}
+    - {key: "wsrep_sst_auth", value: "sst:FAKE-SECRET-GOLDEN"}
+rules:
+  - id: golden.mycnf
+    title: options match the golden host
+    severity: medium
+    for_each: { param: mycnf_effective, as: pin }
+    setting: "mycnf_effective.${pin.key}"
+    expect: { equals: "${pin.value}", present: true }
+    why: "{setting} differs from the golden host."
+    fix: "Set {setting} to the golden host's value."
+    references: []
+"#,
+    )
+    .unwrap();
+    let (code, patch, err) = run(&[
+        "fix",
+        "--snapshot",
+        host.to_str().unwrap(),
+        "--no-builtin",
+        "--policy",
+        policy.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        !patch.contains("FAKE-SECRET") && !err.contains("FAKE-SECRET"),
+        "{patch}{err}"
+    );
+    assert!(
+        err.contains("cannot fix golden.mycnf wsrep_sst_auth: `wsrep_sst_auth` holds a secret"),
+        "{err}"
+    );
+    assert!(patch.contains("+max_connections=999"), "{patch}");
+    assert!(err.contains("fixes golden.mycnf max_connections"), "{err}");
+}
+
+#[test]
+fn fix_sets_a_zimbra_localconfig_key_back_to_the_golden_value_with_zmlocalconfig() {
+    let ws = tempfile::tempdir().unwrap();
+    let golden = ws.path().join("golden");
+    let copy = ws.path().join("copy");
+    copy_host("zimbra-khimki-fixed", &golden);
+    copy_host("zimbra-khimki-fixed", &copy);
+    let policy = ws.path().join("golden.yaml");
+    let p = policy.to_str().unwrap();
+    let (code, _, err) = run(&[
+        "baseline",
+        "--snapshot",
+        golden.to_str().unwrap(),
+        "--namespace",
+        "localconfig",
+        "-o",
+        p,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    edit(
+        &copy.join("opt/zimbra/conf/localconfig.xml"),
+        "<value>7168</value>",
+        "<value>6144</value>",
+    );
+    let script = ws.path().join("steps.sh");
+    let (code, patch, err) = run(&[
+        "fix",
+        "--snapshot",
+        copy.to_str().unwrap(),
+        "--no-builtin",
+        "--policy",
+        p,
+        "--runtime",
+        script.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(patch.is_empty(), "localconfig is never patched: {patch}");
+    let steps = std::fs::read_to_string(&script).unwrap();
+    assert!(
+        steps.contains("su - zimbra -c 'zmlocalconfig -e mailboxd_java_heap_size=7168'"),
+        "{steps}"
+    );
+    assert!(
+        err.contains("mailboxd_java_heap_size = 6144 -> mailboxd_java_heap_size = 7168"),
+        "{err}"
+    );
+}

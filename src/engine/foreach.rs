@@ -395,6 +395,44 @@ fn item_rule(rule: &Rule, fe: &ForEach, cx: &RuleCx) -> Result<Rule, Missing> {
     Ok(r)
 }
 
+/// For `driftaudit fix`: the rule as the item whose subject is `subject`
+/// sees it (its `setting:` key, and a remedy on that setting, built from
+/// the item; `for_each` gone), and that remedy's `set` value evaluated in
+/// the item's scope (`None` for a remedy that sets nothing).
+pub(super) fn item_remedy(
+    rule: &Rule,
+    policy: Option<&Policy>,
+    facts: &Facts,
+    fe: &ForEach,
+    subject: &str,
+) -> Result<(Rule, Option<Value>), Missing> {
+    let items = expand(rule, policy, facts, fe).map_err(|f| Missing::Unknown {
+        subject: subject.to_string(),
+        reason: f.explanation,
+    })?;
+    let item = items
+        .iter()
+        .find(|i| item_subject(rule, policy, facts, fe, i) == subject)
+        .ok_or_else(|| Missing::Absent {
+            subject: subject.to_string(),
+            reason: "no item of the rule's `for_each` has this subject on this host".into(),
+        })?;
+    let mut cx = bound_cx(facts, rule, policy, fe, item, &item.value);
+    let (value, errors) = resolve_fields(&item.value, &cx);
+    cx.special
+        .borrow_mut()
+        .insert(fe.bind.clone(), value.clone());
+    cx.field_errors = Some((fe.bind.clone(), errors.clone()));
+    let r = item_rule(rule, fe, &cx)?;
+    let mut cx = bound_cx(facts, &r, policy, fe, item, &value);
+    cx.field_errors = Some((fe.bind.clone(), errors));
+    let v = match &r.remedy {
+        Some(Remedy::Set { to, .. }) => Some(eval(to, &cx)?),
+        _ => None,
+    };
+    Ok((r, v))
+}
+
 /// Judge a `for_each` rule: one finding per item (a `drift:` check may
 /// give several), or the one finding that says why there are no items.
 pub(super) fn check(

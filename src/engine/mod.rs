@@ -132,6 +132,23 @@ pub fn eval_in_rule(
     crate::eval::eval(e, &RuleCx::new(facts, rule, policy))
 }
 
+/// For `driftaudit fix`: a `for_each` rule as the item whose subject is
+/// `subject` sees it (the `setting:` key and a remedy on it built from the
+/// item), and the remedy's `set` value evaluated in that item's scope.
+pub(crate) fn item_remedy(
+    rule: &Rule,
+    policy: Option<&Policy>,
+    facts: &Facts,
+    subject: &str,
+) -> Result<(Rule, Option<crate::value::Value>), crate::eval::Missing> {
+    let Some(fe) = &rule.for_each else {
+        return Err(crate::eval::Missing::Error(
+            "the rule has no `for_each` items".into(),
+        ));
+    };
+    foreach::item_remedy(rule, policy, facts, fe, subject)
+}
+
 /// Evaluate one rule: zero or more findings (drift rules give one per key).
 pub fn evaluate_rule(rule: &Rule, policy: Option<&Policy>, facts: &Facts) -> Vec<Finding> {
     // a site overlay turned it off: skipped, saying who and why

@@ -886,6 +886,20 @@ fn changes_for(
     opts: &FixOptions,
 ) -> Result<Vec<Change>, String> {
     let why = label(f);
+    // a `setting:` built per `for_each` item: the rule as the finding's item
+    // sees it (the item's key, its remedy on that key) and the value
+    let item = match &rule.for_each {
+        Some(fe) if fe.setting_key.is_some() => {
+            let subject = f.subject.first().ok_or("the finding names no item")?;
+            let (r, v) = crate::engine::item_remedy(rule, policies.policy_of(rule), facts, subject)
+                .map_err(|m| {
+                    format!("cannot build the remedy of the item: {}", missing_text(&m))
+                })?;
+            Some((r, v))
+        }
+        _ => None,
+    };
+    let rule = item.as_ref().map_or(rule, |(r, _)| r);
     let reads: BTreeSet<Target> = rule
         .settings_read()
         .iter()
@@ -903,19 +917,14 @@ fn changes_for(
     let Some(remedy) = &rule.remedy else {
         return Err("the rule declares no remedy".into());
     };
-    if rule
-        .for_each
-        .as_ref()
-        .is_some_and(|fe| fe.setting_key.is_some())
-    {
-        // the remedy's key and value are built per item; planning them
-        // needs the item, which the finding does not carry yet
-        return Err(
-            "its setting is built per `for_each` item, and `fix` does not plan those yet: change it by hand"
-                .into(),
-        );
-    }
-    let cs = changes_of_remedy(policies, rule, remedy, f, facts, host, opts, &mk)?;
+    let cs = match (&item, remedy) {
+        (Some((_, Some(v))), Remedy::Set { ns, key, bound, .. }) => {
+            let target =
+                target_of(ns, key).ok_or_else(|| format!("`fix` cannot write `{ns}.{key}`"))?;
+            vec![mk(target, Op::Set(v.clone(), *bound), true, true)]
+        }
+        _ => changes_of_remedy(policies, rule, remedy, f, facts, host, opts, &mk)?,
+    };
     for c in &cs {
         if let Some(name) = secret_target(&c.target) {
             return Err(format!(

@@ -965,7 +965,8 @@ fn derived_remedy(check: &Check, written: Option<&Expect>) -> Option<Remedy> {
                 ns: ns.clone(),
                 key: key.clone(),
             }),
-            ([(op, es)], None) if es.len() == 1 => {
+            // `present: true` beside the value: writing the value makes it present
+            ([(op, es)], None | Some(true)) if es.len() == 1 => {
                 let (bound, raw) = match op {
                     ExpectOp::Equals => (Bound::Exact, written.and_then(|w| w.equals.as_ref())),
                     ExpectOp::Min => (Bound::AtLeast, written.and_then(|w| w.min.as_ref())),
