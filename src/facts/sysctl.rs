@@ -623,7 +623,7 @@ fn conf_entries(
             Err(ReadError::WrongKind(_)) => continue,
             Err(e) => {
                 if tool == Tool::Systemd {
-                    issues.push(FileIssue::unreadable("sysctl", dir, &e));
+                    issues.push(FileIssue::unreadable("sysctl", dir, e));
                 }
                 continue;
             }
@@ -655,7 +655,7 @@ fn conf_entries(
             if by_name.contains_key(&key) {
                 continue; // a higher-priority directory already has this name
             }
-            let readable = if is_dev_null(host, dir, &e) {
+            let readable = if is_dev_null(host, dir, e) {
                 false // a mask: reads as empty
             } else {
                 match e.kind {
