@@ -601,3 +601,75 @@ fn the_old_storage_parameters_still_move_the_items() {
     // the fstab rule was not overridden: it still judges /opt/zimbra/db
     assert_eq!(subject_of(&r, "storage.noatime-zimbra-db-fstab").0, "fail");
 }
+
+#[test]
+fn an_excepted_item_is_skipped_with_its_reason_in_plain_words_in_every_report() {
+    // linux.rp-filter's `except:` leaves out `lo` and `all`, each with why
+    let snap = snapshot(&[(
+        "captures/sysctl-a.txt",
+        "net.ipv4.conf.all.rp_filter = 1\nnet.ipv4.conf.eth0.rp_filter = 0\nnet.ipv4.conf.lo.rp_filter = 0\n",
+    )]);
+    let lo = "loopback traffic is locally generated, so the kernel never reverse-path filters it: rp_filter on lo has no effect";
+    let all = "`all` is not an interface: its value is folded into every interface's effective value, max(all, interface), which each interface's finding judges";
+    let args = |format: &'static str| {
+        vec![
+            "check".to_string(),
+            "--snapshot".into(),
+            snap.path().to_str().unwrap().into(),
+            "--only".into(),
+            "linux.rp-filter".into(),
+            "--format".into(),
+            format.into(),
+        ]
+    };
+    let out = |format: &'static str| {
+        let a = args(format);
+        let (code, out, err) = run(&a.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(code, 0, "{err}");
+        out
+    };
+    let r: Json = serde_json::from_str(&out("json")).unwrap();
+    for (item, why) in [("lo", lo), ("all", all)] {
+        let f = finding(&r, "linux.rp-filter", item);
+        assert_eq!(f["status"], "skip", "{f}");
+        assert_eq!(f["explanation"], why, "{f}");
+    }
+    // text lists skips with --verbose
+    let mut a = args("text");
+    a.push("--verbose".into());
+    let (code, text, err) = run(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(code, 0, "{err}");
+    for (item, why) in [("lo", lo), ("all", all)] {
+        let line = format!("skip linux.rp-filter [{item}]  {why}");
+        assert!(text.contains(&line), "{line}:\n{text}");
+    }
+    assert!(!text.contains("iface !="), "no expression quoted: {text}");
+    let junit = out("junit");
+    for why in [lo, all] {
+        let why = why.replace('\'', "&apos;");
+        assert!(junit.contains(&why), "{why}:\n{junit}");
+    }
+}
+
+#[test]
+fn an_except_without_a_reason_is_a_load_error() {
+    let snap = snapshot(&[("captures/sysctl-a.txt", SYSCTL)]);
+    let pol = policy_file(
+        snap.path(),
+        &KEYS_POLICY.replace("as: iface }", "as: iface, except: { lo: \"  \" } }"),
+    );
+    let (code, _, err) = run(&[
+        "check",
+        "--no-builtin",
+        "--policy",
+        &pol,
+        "--snapshot",
+        snap.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("p.yaml:7:85:"), "{err}");
+    assert!(
+        err.contains("`except: {lo: ...}` needs the reason in plain words"),
+        "{err}"
+    );
+}

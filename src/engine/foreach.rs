@@ -454,7 +454,15 @@ pub(super) fn check(
         if !fe.selects(alias.as_deref()) {
             continue;
         }
-        let mut findings = judge(rule, policy, facts, fe, &item);
+        let mut findings = match fe.except.iter().find(|(k, _)| *k == item.subject) {
+            // left out by the rule, with its reason in plain words
+            Some((_, why)) => {
+                let mut f = base_finding(rule, Status::Skip);
+                f.explanation = why.clone();
+                vec![f]
+            }
+            None => judge(rule, policy, facts, fe, &item),
+        };
         for f in &mut findings {
             f.alias = alias.clone();
             let mut subject = vec![item_subject(rule, policy, facts, fe, &item)];

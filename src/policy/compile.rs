@@ -861,6 +861,18 @@ fn compile_for_each(
         }
         Some(t)
     });
+    let mut except = Vec::new();
+    for (item, why) in &f.except {
+        if why.value.trim().is_empty() {
+            bad(
+                c,
+                Place::of(why),
+                format!("`except: {{{item}: ...}}` needs the reason in plain words, which reports show for the skipped item"),
+            );
+        } else {
+            except.push((item.clone(), why.value.trim().to_string()));
+        }
+    }
     let mut item_params = BTreeSet::new();
     if let ForEachSource::Param(p) = &source {
         if let Some(Value::List(items)) = scope.params.get(p) {
@@ -889,6 +901,7 @@ fn compile_for_each(
         only: Vec::new(),
         skip: Vec::new(),
         item_params: item_params.into_iter().collect(),
+        except,
     })
 }
 

@@ -386,6 +386,10 @@ mod generate {
                 for p in &fe.item_params {
                     write!(o, "s({p:?}),").unwrap();
                 }
+                o.push_str("],except:vec![");
+                for (item, why) in &fe.except {
+                    write!(o, "(s({item:?}),s({why:?})),").unwrap();
+                }
                 o.push_str("]}))");
             }
         }

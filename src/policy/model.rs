@@ -220,6 +220,9 @@ pub struct ForEach {
     /// (`${params.zimbra_db_dir}`): the rule reads them, so an overlay's
     /// rule-level `params:` and `--set` reach it.
     pub item_params: Vec<String>,
+    /// Items left out (`except:`), by their default subject, each with the
+    /// reason every report shows for its `skip`.
+    pub except: Vec<(String, String)>,
 }
 
 impl ForEach {

@@ -163,6 +163,14 @@ pub struct ForEachSpec {
     #[serde(default, rename = "as")]
     #[schemars(rename = "as", with = "Option<String>")]
     pub bind: Option<Spanned<String>>,
+    /// Items left out, each with the reason in plain words, which every
+    /// report shows as the item's `skip` (`{lo: "loopback traffic is
+    /// locally generated; the kernel never filters it"}`). Keyed by the
+    /// item as its default subject names it: the text the `*` matched, the
+    /// record's key, or a list item's `id` (else `name`, `key`).
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, String>")]
+    pub except: BTreeMap<String, Spanned<String>>,
 }
 
 /// `remedy:` as written.
