@@ -55,14 +55,19 @@ fn findings<'a>(r: &'a Json, rule: &str) -> Vec<&'a Json> {
 fn list_shows_the_effective_rule_set_with_where_each_change_was_made() {
     let (code, out, err) = run(&["list", "--policy", SITE]);
     assert_eq!(code, 0, "{err}");
-    // only the rules an overlay touched carry indented lines
-    let touched: Vec<&str> = out
+    // only the rules an overlay touched carry indented lines (besides a
+    // `for_each` rule's `aliases:` line)
+    let lines: Vec<&str> = out
         .lines()
+        .filter(|l| !l.starts_with("  aliases: "))
+        .collect();
+    let touched: Vec<&str> = lines
+        .iter()
         .enumerate()
         .filter(|(i, l)| {
-            l.starts_with("  ") || out.lines().nth(i + 1).is_some_and(|n| n.starts_with("  "))
+            l.starts_with("  ") || lines.get(i + 1).is_some_and(|n| n.starts_with("  "))
         })
-        .map(|(_, l)| l)
+        .map(|(_, l)| *l)
         .collect();
     snap("overlay-list-text", &touched.join("\n"));
     let bpf: Vec<&str> = out
@@ -76,7 +81,7 @@ fn list_shows_the_effective_rule_set_with_where_each_change_was_made() {
     let (_, plain, _) = run(&["list"]);
     assert_eq!(
         out.lines().filter(|l| !l.starts_with("  ")).count(),
-        plain.lines().count()
+        plain.lines().filter(|l| !l.starts_with("  ")).count()
     );
 }
 
@@ -557,4 +562,39 @@ fn a_glob_conflicting_on_many_rules_is_one_error_per_pair_of_places() {
         out.contains("a.yaml:5:15"),
         "the first file's place stands: {out}"
     );
+}
+
+#[test]
+fn list_text_shows_each_for_each_rules_aliases_under_it() {
+    // the ids users wrote before storage.yaml became one rule per concern
+    // (`--only`, `--skip` and waivers match them) are listed under the rule
+    let (code, out, err) = run(&["list"]);
+    assert_eq!(code, 0, "{err}");
+    let storage: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("storage.") || l.starts_with("  aliases: "))
+        .collect();
+    snap("list-aliases-text", &storage.join("\n"));
+    // each alias line follows a rule line, and JSON lists the same aliases
+    let (_, json, _) = run(&["list", "--format", "json"]);
+    let doc: Json = serde_json::from_str(&json).unwrap();
+    for r in doc["rules"].as_array().unwrap() {
+        let aliases: Vec<&str> = r["aliases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap())
+            .collect();
+        let id = r["id"].as_str().unwrap();
+        let at = out
+            .lines()
+            .position(|l| l.split_whitespace().next() == Some(id))
+            .unwrap();
+        let next = out.lines().nth(at + 1).unwrap_or("");
+        if aliases.is_empty() {
+            assert!(!next.starts_with("  aliases: "), "{id}: {next}");
+        } else {
+            assert_eq!(next, format!("  aliases: {}", aliases.join(", ")), "{id}");
+        }
+    }
 }

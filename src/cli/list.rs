@@ -1,6 +1,7 @@
 //! `driftaudit list`: the effective rule set, one line per loaded rule (id,
-//! severity, title), and under a rule that a site overlay changed, one line
-//! per changed value naming the file, line and column that set it
+//! severity, title); under a `for_each` rule whose items have aliases, one
+//! `aliases:` line; under a rule that a site overlay changed, one line per
+//! changed value naming the file, line and column that set it
 //! (`--format json`: the same as data). Formats only; loading and the
 //! overlays are the policy layer's.
 
@@ -55,6 +56,10 @@ fn text(set: &driftaudit::PolicySet) -> String {
             },
             r.title
         ));
+        let aliases = aliases(set, r);
+        if !aliases.is_empty() {
+            out.push_str(&format!("  aliases: {}\n", one_line(&aliases.join(", "))));
+        }
         for o in &r.overridden {
             out.push_str(&format!("  {}\n", one_line(&o.to_string())));
         }
@@ -67,6 +72,20 @@ fn one_line(s: &str) -> String {
     s.chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect()
+}
+
+/// A `for_each` rule's items' second ids (`alias:`), which `--only`,
+/// `--skip` and waivers match too; those known before a host is read.
+fn aliases(set: &driftaudit::PolicySet, r: &driftaudit::unstable::policy::Rule) -> Vec<String> {
+    r.for_each
+        .as_ref()
+        .map(|fe| {
+            fe.static_aliases(set.policy_of(r))
+                .into_iter()
+                .flatten()
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 fn json(set: &driftaudit::PolicySet) -> String {
@@ -84,11 +103,7 @@ fn json(set: &driftaudit::PolicySet) -> String {
                 "overridden": r.overridden,
                 // a `for_each` rule's items' second ids (`alias:`), which
                 // `--only`, `--skip` and waivers match too
-                "aliases": r
-                    .for_each
-                    .as_ref()
-                    .map(|fe| fe.static_aliases(set.policy_of(r)).into_iter().flatten().collect::<Vec<_>>())
-                    .unwrap_or_default(),
+                "aliases": aliases(set, r),
             })
         })
         .collect();
