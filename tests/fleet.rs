@@ -233,3 +233,43 @@ fn empty_fleet_is_an_error() {
     assert_eq!(code, 2);
     assert!(err.contains("no snapshot folders found"), "{err}");
 }
+
+/// A `for_each` rule's fleet row counts a host when any of its items fails
+/// there; each item's alias (the rule's old id) keeps a row of its own for
+/// that item alone, marked `alias_of`, and both agree with the host reports.
+#[test]
+fn fleet_summary_counts_a_for_each_rule_and_each_alias() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let (_, out, err) = run(
+        &["check", "--format", "json", "--fleet"],
+        &root.join("testdata/hosts"),
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {err}"));
+    let rules = &doc["fleet"]["rules"];
+    // expected counts from the per-host findings themselves
+    let hosts = doc["hosts"].as_array().unwrap();
+    let failing = |pred: &dyn Fn(&serde_json::Value) -> bool| {
+        hosts
+            .iter()
+            .filter(|h| {
+                h["findings"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|f| f["status"] == "fail" && pred(f))
+            })
+            .count() as u64
+    };
+    let rule = failing(&|f| f["rule"] == "storage.noatime");
+    let alias = failing(&|f| f["alias"] == "storage.noatime-zimbra-db");
+    assert!(
+        alias > 0 && rule > alias,
+        "testdata has both: {rule} {alias}"
+    );
+    assert_eq!(rules["storage.noatime"]["hosts_failing"], rule);
+    assert!(rules["storage.noatime"].get("alias_of").is_none());
+    let a = &rules["storage.noatime-zimbra-db"];
+    assert_eq!(a["hosts_failing"], alias);
+    assert_eq!(a["alias_of"], "storage.noatime");
+}

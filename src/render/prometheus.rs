@@ -118,6 +118,8 @@ pub fn fleet_rule_failures(summary: &FleetSummary, policies: &PolicySet) -> Rule
     summary
         .rules
         .iter()
+        // an alias row repeats an item of its rule's row: per rule only
+        .filter(|(_, s)| s.alias_of.is_none())
         .map(|(id, s)| {
             (
                 id.clone(),

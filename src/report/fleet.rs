@@ -54,6 +54,13 @@ pub struct RuleStats {
     pub hosts_waived: usize,
     /// Up to [`WORST_EXAMPLES`] hosts with the most failing subjects (ties: path order).
     pub worst: Vec<Example>,
+    /// Set on the row of a `for_each` item's alias (a rule's old id, e.g.
+    /// `storage.noatime-zimbra-db`): the rule it is an item of. The rule's
+    /// own row counts every item; an alias row counts that item alone, so
+    /// the ids users know keep their numbers. Per-rule metrics
+    /// (Prometheus) leave alias rows out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alias_of: Option<String>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -108,35 +115,45 @@ pub struct RuleDigest {
     pub failing: usize,
     /// `actual` of the first failing finding.
     pub actual: Option<String>,
+    /// For an alias row: the rule id it is an item of (see [`RuleStats::alias_of`]).
+    pub alias_of: Option<String>,
 }
 
 impl HostDigest {
     /// Reduce a host report.
     pub fn of(report: &HostReport, path: &str, fail_on: Severity) -> HostDigest {
         let mut rules: Vec<RuleDigest> = Vec::new();
+        // row index by id, so a rule's items (and their aliases) fold into
+        // one row each wherever they appear in the report
+        let mut at: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
         for f in &report.findings {
-            // an item with an alias (a `for_each` rule's old id) is summed
-            // under it, so fleet summaries keep the ids users know
-            let id = f.alias.as_ref().unwrap_or(&f.rule);
-            let same = rules.last().is_some_and(|r| r.rule == *id);
-            if !same {
-                rules.push(RuleDigest {
-                    rule: id.clone(),
-                    title: f.title.clone(),
-                    severity: f.severity,
-                    worst: f.status,
-                    failing: 0,
-                    actual: None,
+            // every finding counts under its rule id; an item with an alias
+            // (a `for_each` rule's old id) also under that alias, so fleet
+            // summaries keep the ids users know without losing the rule's total
+            let ids = std::iter::once((f.rule.as_str(), None))
+                .chain(f.alias.as_deref().map(|a| (a, Some(&f.rule))));
+            for (id, alias_of) in ids {
+                let i = *at.entry(id).or_insert_with(|| {
+                    rules.push(RuleDigest {
+                        rule: id.to_string(),
+                        title: f.title.clone(),
+                        severity: f.severity,
+                        worst: f.status,
+                        failing: 0,
+                        actual: None,
+                        alias_of: alias_of.cloned(),
+                    });
+                    rules.len() - 1
                 });
-            }
-            let Some(r) = rules.last_mut() else { continue };
-            if rank(f.status) > rank(r.worst) {
-                r.worst = f.status;
-            }
-            if f.status == Status::Fail {
-                r.failing += 1;
-                if r.actual.is_none() {
-                    r.actual = f.actual.clone();
+                let r = &mut rules[i];
+                if rank(f.status) > rank(r.worst) {
+                    r.worst = f.status;
+                }
+                if f.status == Status::Fail {
+                    r.failing += 1;
+                    if r.actual.is_none() {
+                        r.actual = f.actual.clone();
+                    }
                 }
             }
         }
@@ -214,6 +231,9 @@ impl FleetSummary {
                 severity: Some(r.severity),
                 ..Default::default()
             });
+            if st.alias_of.is_none() {
+                st.alias_of = r.alias_of;
+            }
             match r.worst {
                 Status::Fail => st.hosts_failing += 1,
                 Status::Error => st.hosts_error += 1,
@@ -248,6 +268,9 @@ impl FleetSummary {
                 severity: o.severity,
                 ..Default::default()
             });
+            if st.alias_of.is_none() {
+                st.alias_of = o.alias_of.clone();
+            }
             st.hosts_failing += o.hosts_failing;
             st.hosts_passing += o.hosts_passing;
             st.hosts_skipped += o.hosts_skipped;
