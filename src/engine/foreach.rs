@@ -6,6 +6,7 @@
 //! captured, one `skip` saying the set is empty otherwise. Must not do I/O:
 //! the plan gathered every key a glob can match before evaluation starts.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use super::eval::{ItemKey, RuleCx};
@@ -369,11 +370,20 @@ fn item_path(p: &str, cx: &RuleCx) -> Result<String, Missing> {
 }
 
 /// The rule as one item sees it: `applies` paths and the `setting:` key
-/// built from the item, a remedy on that setting following it.
-fn item_rule(rule: &Rule, fe: &ForEach, cx: &RuleCx) -> Result<Rule, Missing> {
-    let mut r = rule.clone();
-    r.for_each = None;
-    let mut applies = Vec::new();
+/// built from the item, a remedy on that setting following it. `rule` is
+/// the rule without its `for_each` ([`copy_with`], made once per rule and
+/// host): most rules differ in none of these per item, and their items
+/// share it; only a rule that does differ is copied for the item.
+fn item_rule<'r>(rule: &'r Rule, fe: &ForEach, cx: &RuleCx) -> Result<Cow<'r, Rule>, Missing> {
+    let per_item_path = rule
+        .applies
+        .iter()
+        .any(|a| matches!(a, Applies::Exists(p) | Applies::Missing(p) if p.contains(&fe.bind)));
+    let per_item_key = fe.setting_key.is_some() && matches!(rule.check, Check::Setting { .. });
+    if !per_item_path && !per_item_key {
+        return Ok(Cow::Borrowed(rule));
+    }
+    let mut applies = Vec::with_capacity(rule.applies.len());
     for a in &rule.applies {
         applies.push(match a {
             Applies::Exists(p) if p.contains(&fe.bind) => Applies::Exists(item_path(p, cx)?),
@@ -381,7 +391,7 @@ fn item_rule(rule: &Rule, fe: &ForEach, cx: &RuleCx) -> Result<Rule, Missing> {
             other => other.clone(),
         });
     }
-    r.applies = applies;
+    let mut r = copy_with(rule, applies);
     if let (Some(t), Check::Setting { key, .. }) = (&fe.setting_key, &mut r.check) {
         let built = render_plain(t, cx)?;
         let written = std::mem::replace(key, built.clone());
@@ -392,7 +402,29 @@ fn item_rule(rule: &Rule, fe: &ForEach, cx: &RuleCx) -> Result<Rule, Missing> {
             _ => {}
         }
     }
-    Ok(r)
+    Ok(Cow::Owned(r))
+}
+
+/// `rule` with other `applies` and without its `for_each` (which is not
+/// cloned only to be dropped).
+fn copy_with(rule: &Rule, applies: Vec<Applies>) -> Rule {
+    Rule {
+        id: rule.id.clone(),
+        policy: rule.policy.clone(),
+        title: rule.title.clone(),
+        severity: rule.severity,
+        applies,
+        lets: rule.lets.clone(),
+        check: rule.check.clone(),
+        why: rule.why.clone(),
+        fix: rule.fix.clone(),
+        references: rule.references.clone(),
+        source: rule.source.clone(),
+        breakdown: rule.breakdown.clone(),
+        remedy: rule.remedy.clone(),
+        overridden: rule.overridden.clone(),
+        for_each: None,
+    }
 }
 
 /// For `driftaudit fix`: the rule as the item whose subject is `subject`
@@ -423,7 +455,8 @@ pub(super) fn item_remedy(
         .borrow_mut()
         .insert(fe.bind.clone(), value.clone());
     cx.field_errors = Some((fe.bind.clone(), errors.clone()));
-    let r = item_rule(rule, fe, &cx)?;
+    let base = copy_with(rule, rule.applies.clone());
+    let r = item_rule(&base, fe, &cx)?.into_owned();
     let mut cx = bound_cx(facts, &r, policy, fe, item, &value);
     cx.field_errors = Some((fe.bind.clone(), errors));
     let v = match &r.remedy {
@@ -445,6 +478,8 @@ pub(super) fn check(
         Ok(items) => items,
         Err(f) => return vec![*f],
     };
+    // the rule as its items see it, `for_each` gone: made once, not per item
+    let base = copy_with(rule, rule.applies.clone());
     let mut out = Vec::new();
     for item in items {
         let alias = fe.alias.as_ref().map(|t| {
@@ -461,7 +496,7 @@ pub(super) fn check(
                 f.explanation = why.clone();
                 vec![f]
             }
-            None => judge(rule, policy, facts, fe, &item),
+            None => judge(rule, &base, policy, facts, fe, &item),
         };
         for f in &mut findings {
             f.alias = alias.clone();
@@ -516,8 +551,10 @@ fn item_subject(
     }
 }
 
+/// One item judged; `base` is `rule` without its `for_each`.
 fn judge(
     rule: &Rule,
+    base: &Rule,
     policy: Option<&Policy>,
     facts: &Facts,
     fe: &ForEach,
@@ -526,20 +563,18 @@ fn judge(
     // the item's own `when` first, over the item as written: an item that
     // does not apply is skipped before its `${...}` fields are evaluated
     if let Some(w) = &item.when {
-        let cx = bound_cx(facts, rule, policy, fe, item, &item.value);
         let e = match crate::expr::parse(w) {
             Ok(e) => e,
             Err(e) => {
+                let cx = bound_cx(facts, rule, policy, fe, item, &item.value);
                 return vec![missing_finding(
                     rule,
                     &cx,
                     Missing::Error(format!("item `when: {w}`: {}", e.message)),
-                )]
+                )];
             }
         };
-        let mut only_when = rule.clone();
-        only_when.for_each = None;
-        only_when.applies = vec![Applies::When(e, w.clone())];
+        let only_when = copy_with(rule, vec![Applies::When(e, w.clone())]);
         let cx = bound_cx(facts, &only_when, policy, fe, item, &item.value);
         if let Some(f) = super::applies::first_unmet(&only_when, policy, &cx) {
             return vec![f];
@@ -551,7 +586,7 @@ fn judge(
         .borrow_mut()
         .insert(fe.bind.clone(), value.clone());
     cx.field_errors = Some((fe.bind.clone(), errors.clone()));
-    let mut r = match item_rule(rule, fe, &cx) {
+    let mut r = match item_rule(base, fe, &cx) {
         Ok(r) => r,
         Err(m) => return vec![missing_finding(rule, &cx, m)],
     };
@@ -561,7 +596,17 @@ fn judge(
     }
     if let Value::Record(m) = &value {
         if let Some(p) = m.get("exists") {
-            r.applies.insert(0, Applies::Exists(p.to_plain()));
+            let exists = Applies::Exists(p.to_plain());
+            r = match r {
+                Cow::Owned(mut o) => {
+                    o.applies.insert(0, exists);
+                    Cow::Owned(o)
+                }
+                Cow::Borrowed(b) => {
+                    let applies = std::iter::once(exists).chain(b.applies.iter().cloned());
+                    Cow::Owned(copy_with(b, applies.collect()))
+                }
+            };
         }
     }
     let mut cx = bound_cx(facts, &r, policy, fe, item, &value);
