@@ -480,6 +480,7 @@ pub(super) fn check(
     };
     // the rule as its items see it, `for_each` gone: made once, not per item
     let base = copy_with(rule, rule.applies.clone());
+    let mut when_rule = None;
     let mut out = Vec::new();
     for item in items {
         let alias = fe.alias.as_ref().map(|t| {
@@ -496,7 +497,7 @@ pub(super) fn check(
                 f.explanation = why.clone();
                 vec![f]
             }
-            None => judge(rule, &base, policy, facts, fe, &item),
+            None => judge(rule, &base, &mut when_rule, policy, facts, fe, &item),
         };
         for f in &mut findings {
             f.alias = alias.clone();
@@ -551,10 +552,12 @@ fn item_subject(
     }
 }
 
-/// One item judged; `base` is `rule` without its `for_each`.
+/// One item judged; `base` is `rule` without its `for_each`, `when_rule`
+/// the same made on the first item with a `when` and kept for the next.
 fn judge(
     rule: &Rule,
     base: &Rule,
+    when_rule: &mut Option<Rule>,
     policy: Option<&Policy>,
     facts: &Facts,
     fe: &ForEach,
@@ -574,9 +577,12 @@ fn judge(
                 )];
             }
         };
-        let only_when = copy_with(rule, vec![Applies::When(e, w.clone())]);
-        let cx = bound_cx(facts, &only_when, policy, fe, item, &item.value);
-        if let Some(f) = super::applies::first_unmet(&only_when, policy, &cx) {
+        // one copy per rule, its `applies` replaced for each item
+        let only_when = when_rule.get_or_insert_with(|| copy_with(rule, Vec::new()));
+        only_when.applies = vec![Applies::When(e, w.clone())];
+        let only_when = &*only_when;
+        let cx = bound_cx(facts, only_when, policy, fe, item, &item.value);
+        if let Some(f) = super::applies::first_unmet(only_when, policy, &cx) {
             return vec![f];
         }
     }
