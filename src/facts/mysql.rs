@@ -1472,32 +1472,35 @@ fn dpkg_status_scan(status: &[u8]) -> Option<(ServerVersion, String)> {
         let end = memchr::memmem::find(&status[at..], b"\n\n").map_or(status.len(), |i| at + i);
         judged_to = end;
         let para = String::from_utf8_lossy(&status[start..end]);
-        let field = |f: &str| para.lines().find_map(|l| l.strip_prefix(f).map(str::trim));
-        let Some(pkg) = field("Package:") else {
-            continue;
-        };
-        let Some(rank) = dpkg_server_rank(pkg) else {
-            continue;
-        };
-        if best.as_ref().is_some_and(|b| rank >= b.0) {
-            continue;
+        if let Some(b) = dpkg_stanza(&para, best.as_ref().map(|b| b.0)) {
+            best = Some(b);
         }
-        let (Some(st), Some(ver)) = (field("Status:"), field("Version:")) else {
-            continue;
-        };
-        if !st.ends_with(" installed") {
-            continue;
-        }
-        let Some(v) = deb_version(pkg, ver) else {
-            continue;
-        };
-        best = Some((
-            rank,
-            v,
-            format!("installed package {pkg} {ver} (/var/lib/dpkg/status)"),
-        ));
     }
     best.map(|(_, v, why)| (v, why))
+}
+
+/// One dpkg status stanza's verdict: an installed server package (first
+/// `Package:`, `Status:` and `Version:` line; installed includes
+/// `deinstall ok installed`, still on disk) ranked better than `beat`, with
+/// its rank, version and description. The scan and its test reference both
+/// judge stanzas with this.
+fn dpkg_stanza(para: &str, beat: Option<usize>) -> Option<(usize, ServerVersion, String)> {
+    let field = |f: &str| para.lines().find_map(|l| l.strip_prefix(f).map(str::trim));
+    let pkg = field("Package:")?;
+    let rank = dpkg_server_rank(pkg)?;
+    if beat.is_some_and(|b| rank >= b) {
+        return None;
+    }
+    let (st, ver) = (field("Status:")?, field("Version:")?);
+    if !st.ends_with(" installed") {
+        return None;
+    }
+    let v = deb_version(pkg, ver)?;
+    Some((
+        rank,
+        v,
+        format!("installed package {pkg} {ver} (/var/lib/dpkg/status)"),
+    ))
 }
 
 fn dpkg_server_rank(pkg: &str) -> Option<usize> {
@@ -2211,30 +2214,9 @@ Package: mariadb-server-core\nStatus: install ok installed\nVersion: 1:11.4.2-1\
         let status = String::from_utf8_lossy(status);
         let mut best: Option<(usize, ServerVersion, String)> = None;
         for para in status.split("\n\n") {
-            let field = |f: &str| para.lines().find_map(|l| l.strip_prefix(f).map(str::trim));
-            let Some(pkg) = field("Package:") else {
-                continue;
-            };
-            let Some(rank) = dpkg_server_rank(pkg) else {
-                continue;
-            };
-            if best.as_ref().is_some_and(|b| rank >= b.0) {
-                continue;
+            if let Some(b) = dpkg_stanza(para, best.as_ref().map(|b| b.0)) {
+                best = Some(b);
             }
-            let (Some(st), Some(ver)) = (field("Status:"), field("Version:")) else {
-                continue;
-            };
-            if !st.ends_with(" installed") {
-                continue;
-            }
-            let Some(v) = deb_version(pkg, ver) else {
-                continue;
-            };
-            best = Some((
-                rank,
-                v,
-                format!("installed package {pkg} {ver} (/var/lib/dpkg/status)"),
-            ));
         }
         best.map(|(_, v, why)| (v, why))
     }
