@@ -4,6 +4,8 @@
 //! the test. Nothing here decides a test's verdict.
 #![allow(dead_code)] // each test crate uses a different part
 
+pub mod doc_examples;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
