@@ -14,6 +14,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod common;
+
 const HOSTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/hosts");
 const DOC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/policy-language.md");
 
@@ -584,23 +586,6 @@ fn the_baseline_example_in_the_docs_runs_as_shown() {
     }
 }
 
-/// Whether `name` runs here; a missing tool skips the check (`CI=true`
-/// makes it a failure).
-fn tool(name: &str) -> bool {
-    let ok = Command::new(name)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(
-            std::env::var("CI").is_err(),
-            "{name} is required when CI is set"
-        );
-        eprintln!("skipped {name}: not installed");
-    }
-    ok
-}
-
 fn tool_accepts(dir: &Path, args: &[&str], patch: &Path) -> (bool, String) {
     let out = Command::new(args[0])
         .args(&args[1..])
@@ -667,11 +652,11 @@ fn fix_makes_a_modified_copy_like_the_golden_host_per_item() {
     }
     let file = ws.path().join("fix.patch");
     std::fs::write(&file, &patch).unwrap();
-    if tool("git") {
+    if common::tool("git", "git").is_some() {
         let (ok, out) = tool_accepts(&copy, &["git", "apply", "--check", "-p1"], &file);
         assert!(ok, "git apply --check: {out}\n{patch}");
     }
-    if tool("patch") {
+    if common::tool("patch", "patch").is_some() {
         let (ok, out) = tool_accepts(&copy, &["patch", "-p1", "--dry-run"], &file);
         assert!(ok, "patch --dry-run: {out}\n{patch}");
         let (ok, out) = tool_accepts(&copy, &["patch", "-p1"], &file);
