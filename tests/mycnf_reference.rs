@@ -458,7 +458,8 @@ fn prefixes_enable_disable_and_limits_match_mariadbd() {
     let mut cnf = String::from("[mysqld]\n");
     let mut keys = Vec::new();
     let mut prefixes = 0;
-    for (&name, spec) in &table.options {
+    for spec in table.options {
+        let name = spec.name;
         // Not compared: secrets (redacted); wsrep/debug/gtid options (need a
         // cluster or a debug build); what the server derives from the process
         // (open_files_limit, and table_open_cache with its instances, lowered to
@@ -483,7 +484,7 @@ fn prefixes_enable_disable_and_limits_match_mariadbd() {
         }
         let short = &name[..name.len() - 1];
         let written = match table.resolve(short) {
-            Lookup::Found(r) if r.name == name && !table.options.contains_key(short) => {
+            Lookup::Found(r) if r.name == name && table.get(short).is_none() => {
                 prefixes += 1;
                 short
             }

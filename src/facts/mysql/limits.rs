@@ -4,12 +4,15 @@
 //! parsing after another), whether an option needs a value, and the numeric
 //! limits (minimum, maximum, block size) my_getopt clamps and rounds a value
 //! to. Tables are generated from an installed server by `scripts/mysql-limits`
-//! and compiled in. Pure: no I/O, no policy logic.
-
-use std::collections::BTreeMap;
-use std::sync::OnceLock;
+//! and turned into a sorted static table by build.rs at compile time
+//! (`table_gen.rs`). Pure: no I/O, no policy logic.
 
 use super::ServerVersion;
+
+/// The generator build.rs runs, compiled into the tests to check it.
+#[cfg(test)]
+#[path = "table_gen.rs"]
+mod table_gen;
 
 /// The value type of an option.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -178,11 +181,11 @@ pub struct ServerTable {
     /// `MariaDB 10.11`.
     pub label: &'static str,
     /// The binary the table was generated from (first line of the data file).
-    pub source: String,
-    /// Options by name.
-    pub options: BTreeMap<&'static str, OptionSpec>,
+    pub source: &'static str,
+    /// Options, sorted by name (byte order), each name once.
+    pub options: &'static [OptionSpec],
     /// Passes in the order mysqld runs them.
-    passes: Vec<&'static str>,
+    passes: &'static [&'static str],
 }
 
 const SPECIALS: [(&str, Option<Special>); 6] = [
@@ -200,103 +203,31 @@ enum Found {
     Many(String, String),
 }
 
-impl ServerTable {
-    /// Parse a table written by `scripts/mysql-limits`. The text is
-    /// compiled in, so names and passes borrow from it (this runs in every
-    /// audit that reads a MariaDB 10.11 host's option files: no copies).
-    pub fn parse(label: &'static str, text: &'static str) -> ServerTable {
-        let mut source = String::new();
-        let mut passes: Vec<&'static str> = vec!["early", "main"];
-        let mut rows: Vec<(&'static str, OptionSpec)> = Vec::with_capacity(1024);
-        for line in text.lines() {
-            if let Some(c) = line.strip_prefix("# ") {
-                if source.is_empty() {
-                    source = c.trim().to_string();
-                }
-                continue;
-            }
-            let mut f = [""; 7];
-            let mut n = 0;
-            for (i, field) in line.split('\t').enumerate() {
-                if i < 7 {
-                    f[i] = field;
-                }
-                n = i + 1;
-            }
-            if n != 7 {
-                continue;
-            }
-            let num = |s: &str| s.parse::<f64>().ok();
-            let kind = match f[1] {
-                "BOOL" => Kind::Bool,
-                "INT" => Kind::Int,
-                "UINT" => Kind::Uint,
-                "DOUBLE" => Kind::Double,
-                "ENUM" => Kind::Enum,
-                "SET" => Kind::Set,
-                "FLAGSET" => Kind::Flagset,
-                "STR" => Kind::Str,
-                _ => Kind::Opt,
-            };
-            let arg = match f[5] {
-                "REQUIRED" => Arg::Required,
-                "NONE" => Arg::None,
-                _ => Arg::Optional,
-            };
-            let pass = f[6];
-            if !passes.contains(&pass) {
-                passes.push(pass);
-            }
-            rows.push((
-                f[0],
-                OptionSpec {
-                    name: f[0],
-                    kind,
-                    min: num(f[2]),
-                    max: num(f[3]),
-                    block: f[4].parse().ok(),
-                    arg,
-                    pass,
-                },
-            ));
-        }
-        // Built in one go from the rows (sorted in the file: a linear build);
-        // a name given twice keeps its last row, as inserting one by one would.
-        let options: BTreeMap<&'static str, OptionSpec> = rows.into_iter().collect();
-        // InnoDB loads first among the plugins; the order of the others only
-        // matters for a name two plugins share, which none does.
-        passes.sort_by_key(|p| match *p {
-            "early" => 0,
-            "main" => 1,
-            "plugin:innodb" => 2,
-            _ => 3,
-        });
-        ServerTable {
-            label,
-            source,
-            options,
-            passes,
-        }
-    }
+/// MariaDB 10.11 (generated from 10.11.19 by `scripts/mysql-limits`): the
+/// data file is checked and turned into this sorted table by build.rs
+/// (`table_gen`), so no audit parses it at run time.
+static MARIADB_10_11: ServerTable = include!(concat!(env!("OUT_DIR"), "/mariadb_10_11.rs"));
 
+impl ServerTable {
     /// An option by full name (underscores).
     pub fn get(&self, name: &str) -> Option<&OptionSpec> {
-        self.options.get(name)
+        self.options
+            .binary_search_by(|s| s.name.cmp(name))
+            .ok()
+            .map(|i| &self.options[i])
     }
 
-    /// Every option the pattern is a prefix of (an exact name sorts first).
-    fn matches<'a>(&'a self, pat: &str) -> Vec<&'a OptionSpec> {
-        use std::ops::Bound;
-        self.options
-            .range::<str, _>((Bound::Included(pat), Bound::Unbounded))
-            .take_while(|(name, _)| name.starts_with(pat))
-            .map(|(_, spec)| spec)
-            .collect()
+    /// Every option the pattern is a prefix of (an exact name sorts first):
+    /// in a sorted table they are one run, starting where `pat` would go.
+    fn matches(&self, pat: &str) -> &[OptionSpec] {
+        let from = self.options.partition_point(|s| s.name < pat);
+        let rest = &self.options[from..];
+        &rest[..rest.partition_point(|s| s.name.starts_with(pat))]
     }
 
     /// my_getopt `findopt` within one pass, over [`ServerTable::matches`]:
     /// an exact name, or every option of the pass the pattern is a prefix of.
-    fn findopt(pass: &str, pat: &str, matches: &[&OptionSpec]) -> Found {
+    fn findopt(pass: &str, pat: &str, matches: &[OptionSpec]) -> Found {
         let mut first: Option<&str> = None;
         for spec in matches.iter().filter(|s| s.pass == pass) {
             if spec.name == pat {
@@ -335,12 +266,12 @@ impl ServerTable {
             }
             break;
         }
-        let candidates: Vec<Vec<&OptionSpec>> =
+        let candidates: Vec<&[OptionSpec]> =
             forms.iter().map(|(f, _, _)| self.matches(f)).collect();
-        if candidates.iter().all(Vec::is_empty) {
+        if candidates.iter().all(|c| c.is_empty()) {
             return Lookup::Unknown;
         }
-        for pass in &self.passes {
+        for pass in self.passes {
             for ((form, special, loose), cands) in forms.iter().zip(&candidates) {
                 match Self::findopt(pass, form, cands) {
                     Found::One(full, is_prefix) => {
@@ -383,13 +314,7 @@ pub fn forced_value(enable: bool, value: Option<&str>) -> bool {
 /// (generated from 10.11.19). Other versions have other options and limits;
 /// the caller says it cannot tell.
 pub fn table_for(version: &ServerVersion) -> Option<&'static ServerTable> {
-    static MARIADB_10_11: OnceLock<ServerTable> = OnceLock::new();
-    if version.mariadb && version.parts[0] == 10 && version.parts[1] == 11 {
-        return Some(MARIADB_10_11.get_or_init(|| {
-            ServerTable::parse("MariaDB 10.11", include_str!("mariadb-10.11.tsv"))
-        }));
-    }
-    None
+    (version.mariadb && version.parts[0] == 10 && version.parts[1] == 11).then_some(&MARIADB_10_11)
 }
 
 /// my_getopt's integer reading (`eval_num_suffix_ll`/`_ull`, MariaDB 10.11):
@@ -460,6 +385,7 @@ pub fn getopt_double(value: &str) -> Result<f64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
 
     fn t() -> &'static ServerTable {
         table_for(&ServerVersion::parse("10.11.19-MariaDB").unwrap()).unwrap()
@@ -470,6 +396,171 @@ mod tests {
             Lookup::Found(r) => r,
             other => panic!("{name}: {other:?}"),
         }
+    }
+
+    const TSV: &str = include_str!("mariadb-10.11.tsv");
+
+    /// The table as the library read it at run time before build.rs (the
+    /// lenient reader of `scripts/mysql-limits` output, kept as the
+    /// reference): source line, options by name, passes in order.
+    fn runtime_parse(
+        text: &'static str,
+    ) -> (
+        String,
+        BTreeMap<&'static str, OptionSpec>,
+        Vec<&'static str>,
+    ) {
+        let mut source = String::new();
+        let mut passes: Vec<&'static str> = vec!["early", "main"];
+        let mut options = BTreeMap::new();
+        for line in text.lines() {
+            if let Some(c) = line.strip_prefix("# ") {
+                if source.is_empty() {
+                    source = c.trim().to_string();
+                }
+                continue;
+            }
+            let f: Vec<&'static str> = line.split('\t').collect();
+            if f.len() != 7 {
+                continue;
+            }
+            let num = |s: &str| s.parse::<f64>().ok();
+            let kind = match f[1] {
+                "BOOL" => Kind::Bool,
+                "INT" => Kind::Int,
+                "UINT" => Kind::Uint,
+                "DOUBLE" => Kind::Double,
+                "ENUM" => Kind::Enum,
+                "SET" => Kind::Set,
+                "FLAGSET" => Kind::Flagset,
+                "STR" => Kind::Str,
+                _ => Kind::Opt,
+            };
+            let arg = match f[5] {
+                "REQUIRED" => Arg::Required,
+                "NONE" => Arg::None,
+                _ => Arg::Optional,
+            };
+            if !passes.contains(&f[6]) {
+                passes.push(f[6]);
+            }
+            let spec = OptionSpec {
+                name: f[0],
+                kind,
+                min: num(f[2]),
+                max: num(f[3]),
+                block: f[4].parse().ok(),
+                arg,
+                pass: f[6],
+            };
+            options.insert(f[0], spec);
+        }
+        passes.sort_by_key(|p| match *p {
+            "early" => 0,
+            "main" => 1,
+            "plugin:innodb" => 2,
+            _ => 3,
+        });
+        (source, options, passes)
+    }
+
+    #[test]
+    fn generated_table_is_the_runtime_parse_of_the_file() {
+        let (source, options, passes) = runtime_parse(TSV);
+        let t = t();
+        assert_eq!(t.label, "MariaDB 10.11");
+        assert_eq!(t.source, source);
+        assert!(
+            t.source.starts_with("mariadbd  Ver 10.11.19-MariaDB"),
+            "{}",
+            t.source
+        );
+        assert_eq!(t.passes, passes);
+        assert!(options.len() > 700, "{}", options.len());
+        let reference: Vec<&OptionSpec> = options.values().collect();
+        let generated: Vec<&OptionSpec> = t.options.iter().collect();
+        assert_eq!(generated, reference);
+        // Same lookups: every name, each of its prefixes (the unique-prefix
+        // and ambiguity searches) and a few names that are not options,
+        // against the BTreeMap range search the run-time table used.
+        let range = |pat: &str| -> Vec<&OptionSpec> {
+            use std::ops::Bound;
+            options
+                .range::<str, _>((Bound::Included(pat), Bound::Unbounded))
+                .take_while(|(name, _)| name.starts_with(pat))
+                .map(|(_, spec)| spec)
+                .collect()
+        };
+        let mut pats: Vec<String> = vec!["".into(), "zzz".into(), "a".into(), "~".into()];
+        for name in options.keys() {
+            for end in (1..=name.len()).step_by(3) {
+                pats.push(name[..end].to_string());
+            }
+            pats.push(format!("{name}_x"));
+        }
+        assert!(pats.len() > 5000, "{}", pats.len());
+        for p in &pats {
+            let got: Vec<&OptionSpec> = t.matches(p).iter().collect();
+            assert_eq!(got, range(p), "matches({p:?})");
+            assert_eq!(t.get(p), options.get(p.as_str()), "get({p:?})");
+        }
+    }
+
+    #[test]
+    fn generator_output_is_the_compiled_table() {
+        let parsed = table_gen::parse("mariadb-10.11.tsv", TSV).unwrap();
+        let rendered = table_gen::render(
+            "MariaDB 10.11",
+            "src/facts/mysql/mariadb-10.11.tsv",
+            &parsed,
+        );
+        assert_eq!(
+            rendered,
+            include_str!(concat!(env!("OUT_DIR"), "/mariadb_10_11.rs"))
+        );
+        assert_eq!(parsed.rows.len(), t().options.len());
+    }
+
+    #[test]
+    fn generator_refuses_malformed_lines_with_their_place() {
+        let head = "# mariadbd  Ver 10.11.19\n";
+        let ok = "aria_block_size\tUINT\t4096\t32768\t1024\tREQUIRED\tplugin:aria\n";
+        assert!(table_gen::parse("t.tsv", &format!("{head}{ok}\n")).is_ok());
+        let err = |body: &str| table_gen::parse("t.tsv", &format!("{head}{ok}{body}")).unwrap_err();
+        let e = err("max_connections\tUINT\t10\t100000\n");
+        assert!(
+            e.starts_with("t.tsv:3:1: expected 7 tab-separated columns"),
+            "{e}"
+        );
+        assert!(
+            e.contains("found 4") && e.contains("scripts/mysql-limits"),
+            "{e}"
+        );
+        let e = err("x\tUINT\t10\tmany\t1\tREQUIRED\tmain\n");
+        assert_eq!(
+            e,
+            "t.tsv:3:11: max `many` is neither NULL nor a finite number"
+        );
+        let e = err("x\tWORD\t1\t2\t1\tMAYBE\tlate\n");
+        assert_eq!(e.lines().count(), 3, "{e}");
+        assert!(
+            e.starts_with("t.tsv:3:3: unknown type `WORD`; expected one of BOOL, "),
+            "{e}"
+        );
+        assert!(
+            e.contains("t.tsv:3:14: unknown argument kind `MAYBE`"),
+            "{e}"
+        );
+        assert!(e.contains("t.tsv:3:20: unknown pass `late`"), "{e}");
+        let e = err("Max-Conn\tUINT\t1\t2\t-1\tREQUIRED\tmain\n");
+        assert!(e.contains("t.tsv:3:1: option name `Max-Conn`"), "{e}");
+        assert!(e.contains("t.tsv:3:19: block size `-1`"), "{e}");
+        let e = err(ok);
+        assert_eq!(e, "t.tsv:3:1: option `aria_block_size` is listed again (first at line 2); each option has one row");
+        let many: String = (0..30).map(|i| format!("o{i}\tUINT\n")).collect();
+        let e = err(&many);
+        assert_eq!(e.lines().count(), 21, "{e}");
+        assert!(e.ends_with("... and 10 more problems"), "{e}");
     }
 
     #[test]
