@@ -12,6 +12,7 @@ const CLI_ONLY: &[&str] = &[
     "rayon",
     "indicatif",
     "anstream",
+    "mimalloc",
 ];
 
 fn cargo() -> Command {
