@@ -190,7 +190,34 @@ pub struct Host {
     layout: Option<Layout>,
     /// Every successful read when recording (see [`Host::recording`]).
     log: Option<Arc<Mutex<ReadLog>>>,
+    /// Directories the walk has opened on the live root (see [`WalkCache`]).
+    walked: Arc<Mutex<WalkCache>>,
 }
+
+/// The live root's intermediate directories as [`Host::walk`] first opened
+/// them, keyed by their resolved host path: `/etc`, `/etc/mysql`, `/usr/lib`
+/// are on the way to dozens of files, and each visit cost an `openat`, an
+/// `fstat` and a `close`. Only the live host keeps one (one per process, and
+/// at most [`MAX_WALK_CACHE`] descriptors, so a fleet never holds any). A
+/// cached descriptor is the directory the first walk checked: renaming or
+/// replacing it later cannot redirect a walk outside the root, it only keeps
+/// the audit on the directory it already trusted. Owner and mode are the
+/// first walk's `fstat`; the trust check's own `fstat` of every directory on
+/// the way ([`Host::read_to_string_for`]) is still made each time.
+#[derive(Debug, Default)]
+struct WalkCache {
+    dirs: std::collections::HashMap<Vec<u8>, CachedDir>,
+}
+
+#[derive(Debug)]
+struct CachedDir {
+    fd: Arc<OwnedFd>,
+    uid: u32,
+    mode: u32,
+}
+
+/// Most directory descriptors the live host's [`WalkCache`] keeps open.
+const MAX_WALK_CACHE: usize = 64;
 
 /// What a recording [`Host`] saw: the data `driftaudit snapshot` copies.
 /// Keys are host paths as the readers asked for them (lexically normalised).
@@ -231,6 +258,7 @@ impl Host {
             name: String::new(),
             layout: None,
             log: None,
+            walked: Arc::default(),
             kernel_resolve: true,
             hard_links: Arc::default(),
             read_budget: Arc::new(ReadBudget {
@@ -381,7 +409,8 @@ impl Host {
     /// ever looked up by a path of more than one component, so swapping a
     /// directory for a symlink during the walk cannot lead outside the root.
     fn walk(&self, comps: Vec<Vec<u8>>, follow_last: bool) -> Result<Walked, ReadError> {
-        let mut stack: Vec<(OwnedFd, Vec<u8>)> = Vec::new();
+        let mut stack: Vec<(Arc<OwnedFd>, Vec<u8>)> = Vec::new();
+        let cache = self.kind == SourceKind::Live;
         let mut pending: Vec<Vec<u8>> = comps.into_iter().rev().collect();
         let mut links = 0usize;
         let mut seen: Vec<(u32, u32, String)> = Vec::new();
@@ -411,6 +440,30 @@ impl Host {
                     "path is deeper than {MAX_WALK_DEPTH} directories"
                 )));
             }
+            // An intermediate directory the live walk has opened before.
+            let key = if cache && !pending.is_empty() {
+                let mut k = Vec::with_capacity(64);
+                for (_, c) in &stack {
+                    k.push(b'/');
+                    k.extend_from_slice(c);
+                }
+                k.push(b'/');
+                k.extend_from_slice(&comp);
+                let hit = {
+                    let g = self.walked.lock().unwrap_or_else(|p| p.into_inner());
+                    g.dirs.get(&k).map(|d| (d.fd.clone(), d.uid, d.mode))
+                };
+                if let Some((fd, uid, mode)) = hit {
+                    let mut p: Vec<Vec<u8>> = stack.iter().map(|(_, c)| c.clone()).collect();
+                    p.push(comp.clone());
+                    seen.push((uid, mode, comps_host_path(&p)));
+                    stack.push((fd, comp));
+                    continue;
+                }
+                Some(k)
+            } else {
+                None
+            };
             let parent = match stack.last() {
                 Some((fd, _)) => fd.as_fd(),
                 None => self.root_fd.as_fd(),
@@ -447,7 +500,7 @@ impl Host {
             if pending.is_empty() {
                 return Ok(Walked {
                     stack,
-                    last: Some((fd, comp)),
+                    last: Some((Arc::new(fd), comp)),
                     stat,
                     links,
                     seen,
@@ -455,6 +508,20 @@ impl Host {
             }
             if ftype != RType::Directory {
                 return Err(ReadError::NotFound);
+            }
+            let fd = Arc::new(fd);
+            if let Some(k) = key {
+                let mut g = self.walked.lock().unwrap_or_else(|p| p.into_inner());
+                if g.dirs.len() < MAX_WALK_CACHE {
+                    g.dirs.insert(
+                        k,
+                        CachedDir {
+                            fd: fd.clone(),
+                            uid: stat.st_uid,
+                            mode: stat.st_mode,
+                        },
+                    );
+                }
             }
             stack.push((fd, comp));
         }
@@ -1085,10 +1152,10 @@ struct ReadBudget {
 struct Walked {
     /// The directories walked to the parent of the final object, with their
     /// names (the root itself is not in it).
-    stack: Vec<(OwnedFd, Vec<u8>)>,
+    stack: Vec<(Arc<OwnedFd>, Vec<u8>)>,
     /// The final object (an `O_PATH` descriptor) and its name; `None` for
     /// the root itself.
-    last: Option<(OwnedFd, Vec<u8>)>,
+    last: Option<(Arc<OwnedFd>, Vec<u8>)>,
     /// `fstat` of the final object.
     stat: rfs::Stat,
     /// Symlinks followed.
