@@ -583,35 +583,95 @@ pub(super) fn check(
     let mut when_rule = None;
     let mut out = Vec::new();
     for item in items {
-        let alias = fe.alias.as_ref().map(|t| {
-            let cx = bound_cx(facts, rule, policy, fe, &item, &item.value);
-            cx.render(t)
-        });
+        let Item {
+            value,
+            key,
+            subject: default_subject,
+            when,
+        } = item;
+        // one context per item, the item's value moved into it (not
+        // copied): the alias, the `when`, the fields, the judgement and the
+        // subject each start from an empty record of what was read, as a
+        // context of their own would
+        let mut cx = RuleCx::new(facts, rule, policy);
+        cx.special.get_mut().insert(fe.bind.clone(), value);
+        cx.item = key.map(|k| (fe.bind.clone(), k));
+        let mut subject = None;
+        let alias = fe.alias.as_ref().map(|t| cx.render(t));
         if !fe.selects(alias.as_deref()) {
             continue;
         }
-        let mut findings = match fe.except.iter().find(|(k, _)| *k == item.subject) {
+        let mut findings = match fe.except.iter().find(|(k, _)| *k == default_subject) {
             // left out by the rule, with its reason in plain words
             Some((_, why)) => {
                 let mut f = base_finding(rule, Status::Skip);
                 f.explanation = why.clone();
                 vec![f]
             }
-            None => judge(rule, &base, &mut when_rule, policy, facts, fe, &item),
+            None => judge(
+                rule,
+                &base,
+                &mut when_rule,
+                policy,
+                fe,
+                when.as_deref(),
+                &mut cx,
+                &mut subject,
+            ),
+        };
+        let subject = match &fe.subject {
+            None => default_subject,
+            Some(t) => {
+                // an item not judged as far as its fields: its subject over
+                // them now
+                let text = subject.unwrap_or_else(|| {
+                    fresh(&mut cx);
+                    resolve_in(&mut cx, &fe.bind);
+                    cx.render(t)
+                });
+                if text.is_empty() {
+                    default_subject
+                } else {
+                    text
+                }
+            }
         };
         for f in &mut findings {
             f.alias = alias.clone();
-            let mut subject = vec![item_subject(rule, policy, facts, fe, &item)];
+            let mut subjects = vec![subject.clone()];
             for s in f.subject.drain(..) {
-                if !subject.contains(&s) {
-                    subject.push(s);
+                if !subjects.contains(&s) {
+                    subjects.push(s);
                 }
             }
-            f.subject = subject;
+            f.subject = subjects;
         }
         out.extend(findings);
     }
     out
+}
+
+/// `cx` as a context just made: its `let` values, what it read and its
+/// `let`s in progress forgotten (the bound item and field errors stay).
+fn fresh(cx: &mut RuleCx) {
+    cx.lets.get_mut().clear();
+    cx.in_progress.get_mut().clear();
+    cx.touched.get_mut().clear();
+}
+
+/// The bound item's `${...}` fields evaluated in `cx` (which binds the
+/// item as written), the item rebound to the result; the fields that could
+/// not be evaluated, with their reasons.
+fn resolve_in(cx: &mut RuleCx, bind: &str) -> BTreeMap<String, Missing> {
+    let (value, errors) = {
+        let special = cx.special.borrow();
+        match special.get(bind) {
+            Some(v) => resolve_fields(v, cx),
+            None => (Value::Record(BTreeMap::new()), BTreeMap::new()),
+        }
+    };
+    cx.special.get_mut().insert(bind.to_string(), value);
+    errors
 }
 
 fn bound_cx<'a>(
@@ -630,7 +690,8 @@ fn bound_cx<'a>(
     cx
 }
 
-/// The item's subject: the rule's `subject:` template, else the default.
+/// The item's subject: the rule's `subject:` template, else the default
+/// (for `driftaudit fix`, which finds the item by it).
 fn item_subject(
     rule: &Rule,
     policy: Option<&Policy>,
@@ -652,77 +713,89 @@ fn item_subject(
     }
 }
 
-/// One item judged; `base` is `rule` without its `for_each`, `when_rule`
-/// the same made on the first item with a `when` and kept for the next.
+/// One item judged in its context `cx` (which binds the item as written),
+/// and its `subject:` rendered into `subject` once its fields are
+/// evaluated (left `None` for an item not judged as far). `base` is `rule` without its `for_each`, `when_rule` the same
+/// made on the first item with a `when` and kept for the next. The
+/// context's rule is `rule` throughout: the copies differ from it in
+/// `applies`, the check's key and the remedy, never in the `let`s it reads.
+#[allow(clippy::too_many_arguments)]
 fn judge(
     rule: &Rule,
     base: &Rule,
     when_rule: &mut Option<Rule>,
     policy: Option<&Policy>,
-    facts: &Facts,
     fe: &ForEach,
-    item: &Item,
+    when: Option<&str>,
+    cx: &mut RuleCx,
+    subject: &mut Option<String>,
 ) -> Vec<Finding> {
     // the item's own `when` first, over the item as written: an item that
     // does not apply is skipped before its `${...}` fields are evaluated
-    if let Some(w) = &item.when {
+    if let Some(w) = when {
+        fresh(cx);
         let e = match crate::expr::parse(w) {
             Ok(e) => e,
             Err(e) => {
-                let cx = bound_cx(facts, rule, policy, fe, item, &item.value);
                 return vec![missing_finding(
                     rule,
-                    &cx,
+                    cx,
                     Missing::Error(format!("item `when: {w}`: {}", e.message)),
                 )];
             }
         };
         // one copy per rule, its `applies` replaced for each item
         let only_when = when_rule.get_or_insert_with(|| copy_with(rule, Vec::new()));
-        only_when.applies = vec![Applies::When(e, w.clone())];
-        let only_when = &*only_when;
-        let cx = bound_cx(facts, only_when, policy, fe, item, &item.value);
-        if let Some(f) = super::applies::first_unmet(only_when, policy, &cx) {
+        only_when.applies = vec![Applies::When(e, w.to_string())];
+        if let Some(f) = super::applies::first_unmet(only_when, policy, cx) {
             return vec![f];
         }
     }
-    let mut cx = bound_cx(facts, rule, policy, fe, item, &item.value);
-    let (value, errors) = resolve_fields(&item.value, &cx);
-    cx.special
-        .borrow_mut()
-        .insert(fe.bind.clone(), value.clone());
-    cx.field_errors = Some((fe.bind.clone(), errors.clone()));
-    let mut r = match item_rule(base, fe, &cx) {
+    fresh(cx);
+    let errors = resolve_in(cx, &fe.bind);
+    if let Some(t) = &fe.subject {
+        // as a context of its own would: what evaluating the fields left,
+        // no field read as an error; what rendering adds is not kept
+        let lets = cx.lets.get_mut().clone();
+        let touched = cx.touched.get_mut().clone();
+        *subject = Some(cx.render(t));
+        *cx.lets.get_mut() = lets;
+        *cx.touched.get_mut() = touched;
+    }
+    let exists_error = errors.get("exists").cloned();
+    cx.field_errors = Some((fe.bind.clone(), errors));
+    let mut r = match item_rule(base, fe, cx) {
         Ok(r) => r,
-        Err(m) => return vec![missing_finding(rule, &cx, m)],
+        Err(m) => return vec![missing_finding(rule, cx, m)],
     };
     // the item's `exists` field: a path that must exist for it to apply
-    if let Some(m) = errors.get("exists") {
-        return vec![missing_finding(rule, &cx, m.clone())];
+    if let Some(m) = exists_error {
+        return vec![missing_finding(rule, cx, m)];
     }
-    if let Value::Record(m) = &value {
-        if let Some(p) = m.get("exists") {
-            let exists = Applies::Exists(p.to_plain());
-            r = match r {
-                Cow::Owned(mut o) => {
-                    o.applies.insert(0, exists);
-                    Cow::Owned(o)
-                }
-                Cow::Borrowed(b) => {
-                    let applies = std::iter::once(exists).chain(b.applies.iter().cloned());
-                    Cow::Owned(copy_with(b, applies.collect()))
-                }
-            };
-        }
+    let exists = match cx.special.get_mut().get(&fe.bind) {
+        Some(Value::Record(m)) => m.get("exists").map(|p| Applies::Exists(p.to_plain())),
+        _ => None,
+    };
+    if let Some(exists) = exists {
+        r = match r {
+            Cow::Owned(mut o) => {
+                o.applies.insert(0, exists);
+                Cow::Owned(o)
+            }
+            Cow::Borrowed(b) => {
+                let applies = std::iter::once(exists).chain(b.applies.iter().cloned());
+                Cow::Owned(copy_with(b, applies.collect()))
+            }
+        };
     }
-    let mut cx = bound_cx(facts, &r, policy, fe, item, &value);
-    cx.field_errors = Some((fe.bind.clone(), errors));
-    if let (Some(ItemKey { ns, key, .. }), ForEachSource::Records { .. }) = (&item.key, &fe.source)
+    fresh(cx);
+    if let (Some((_, ItemKey { ns, key, .. })), ForEachSource::Records { .. }) =
+        (&cx.item, &fe.source)
     {
         // a record item is read from its namespace: its line is evidence
         let _ = cx.setting(ns, key);
     }
-    super::judge(&r, policy, &cx)
+    super::judge(&r, policy, cx)
 }
 
 #[cfg(test)]
