@@ -1413,6 +1413,80 @@ mod tests {
         (dir, host)
     }
 
+    /// A live-rooted host on a temporary directory (the walk cache is kept
+    /// for live hosts only).
+    fn live_at(dir: &Path) -> Host {
+        Host::with_root(dir.to_path_buf(), SourceKind::Live).unwrap()
+    }
+
+    #[test]
+    fn the_live_walk_opens_each_directory_once_and_stays_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir_all(dir.path().join("etc/mysql/conf.d")).unwrap();
+        for i in 0..3 {
+            fs::write(
+                dir.path().join(format!("etc/mysql/conf.d/{i}.cnf")),
+                format!("[mysqld]\nx={i}\n"),
+            )
+            .unwrap();
+        }
+        symlink("mysql/conf.d", dir.path().join("etc/alt")).unwrap();
+        let host = live_at(dir.path());
+        let cached = |h: &Host| {
+            let g = h.walked.lock().unwrap();
+            let mut k: Vec<String> = g
+                .dirs
+                .keys()
+                .map(|k| String::from_utf8_lossy(k).into_owned())
+                .collect();
+            k.sort();
+            k
+        };
+        for i in 0..3 {
+            let p = format!("/etc/mysql/conf.d/{i}.cnf");
+            let (text, _) = host.read_to_string_for(&p, Trust::root()).unwrap();
+            assert_eq!(text, format!("[mysqld]\nx={i}\n"));
+            assert_eq!(host.resolve(&p).unwrap(), p);
+        }
+        // Reached through a link: resolved to the same cached directories.
+        assert_eq!(
+            host.resolve("/etc/alt/1.cnf").unwrap(),
+            "/etc/mysql/conf.d/1.cnf"
+        );
+        assert_eq!(cached(&host), ["/etc", "/etc/mysql", "/etc/mysql/conf.d"]);
+        // The walk's trust record is the same from the cache as from a fresh walk.
+        let fresh = live_at(dir.path());
+        let a = host
+            .walk(host_components("/etc/mysql/conf.d/2.cnf").unwrap(), true)
+            .unwrap();
+        let b = fresh
+            .walk(host_components("/etc/mysql/conf.d/2.cnf").unwrap(), true)
+            .unwrap();
+        assert_eq!(a.seen, b.seen);
+        assert_eq!(a.host_path(), b.host_path());
+        // `..` and a missing file behave as without a cache.
+        assert_eq!(
+            host.resolve("/etc/mysql/conf.d/../../alt/0.cnf").unwrap(),
+            "/etc/mysql/conf.d/0.cnf"
+        );
+        assert!(matches!(
+            host.resolve("/etc/mysql/nope/x"),
+            Err(ReadError::NotFound)
+        ));
+        // At most MAX_WALK_CACHE descriptors, however many directories.
+        for i in 0..(MAX_WALK_CACHE + 20) {
+            fs::create_dir_all(dir.path().join(format!("d{i}/e"))).unwrap();
+            fs::write(dir.path().join(format!("d{i}/e/f")), "x").unwrap();
+            host.read_bytes_capped(&format!("/d{i}/e/f"), 16).ok();
+            host.resolve(&format!("/d{i}/e/f")).unwrap();
+        }
+        assert_eq!(host.walked.lock().unwrap().dirs.len(), MAX_WALK_CACHE);
+        // A snapshot keeps none (a fleet holds many hosts at once).
+        let snap = Host::snapshot(dir.path()).unwrap();
+        snap.resolve("/etc/alt/1.cnf").unwrap();
+        assert!(snap.walked.lock().unwrap().dirs.is_empty());
+    }
+
     #[test]
     fn absolute_symlink_resolves_inside_root() {
         let (dir, host) = snap();
