@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::host::{EntryKind, Host, ReadError, SourceKind};
 use crate::parse::sysctl::{
-    is_glob, key_to_proc_path, parse_capture, parse_conf, swap_dot_slash, ConfLine,
+    is_glob, key_to_proc_path, parse_capture, parse_conf, swap_dot_slash, CaptureValue, ConfLine,
 };
 use crate::secret::REDACTED;
 use crate::value::Value;
@@ -48,8 +48,8 @@ pub fn typed(value: &str) -> Value {
     }
 }
 
-/// Where live values come from.
-enum Live {
+/// Where live values come from; a listing borrows from its text.
+enum Live<'t> {
     /// A `/proc/sys` tree (live host or snapshot copy). `complete` when it
     /// holds every key the kernel had (the live host; a snapshot whose
     /// `snapshot.json` says so): only then is a missing key absent.
@@ -60,8 +60,9 @@ enum Live {
     /// could not read are in `unreadable`. A snapshot `proc/sys` file (if
     /// any) fills in a key the listing lacks.
     Capture {
-        map: BTreeMap<String, (String, usize)>,
-        path: String,
+        /// The listing's values, sorted by key (each key once).
+        map: Vec<CaptureValue<'t>>,
+        path: &'static str,
         complete: bool,
         unreadable: BTreeMap<String, (String, usize)>,
     },
@@ -126,8 +127,34 @@ fn stderr_key(line: &str) -> Option<String> {
     (!key.is_empty() && !key.contains(char::is_whitespace)).then_some(key)
 }
 
-/// Read the first `sysctl -a` listing the snapshot's layout has.
-fn read_listing(host: &Host, facts: &mut Facts) -> Result<Live, String> {
+/// The key's value and line in a listing sorted by key.
+fn listed<'m, 't>(map: &'m [CaptureValue<'t>], key: &str) -> Option<&'m CaptureValue<'t>> {
+    map.binary_search_by(|c| c.key.as_ref().cmp(key))
+        .ok()
+        .map(|i| &map[i])
+}
+
+/// The keys of a listing sorted by key that `glob` matches, in key order.
+/// Only the run of keys starting with the pattern's literal head (before its
+/// first `*`, `?` or `[`, which a match must begin with) is tried.
+fn listed_matching<'m>(
+    map: &'m [CaptureValue<'_>],
+    glob: &str,
+    pattern: &glob::Pattern,
+) -> impl Iterator<Item = &'m str> + 'm {
+    let head = &glob[..glob.find(['*', '?', '[']).unwrap_or(glob.len())];
+    let from = map.partition_point(|c| c.key.as_ref() < head);
+    let run = &map[from..];
+    let run = &run[..run.partition_point(|c| c.key.starts_with(head))];
+    let pattern = pattern.clone();
+    run.iter()
+        .map(|c| c.key.as_ref())
+        .filter(move |k| pattern.matches(k))
+}
+
+/// Read the first `sysctl -a` listing the snapshot's layout has: its path
+/// and text.
+fn read_listing(host: &Host, facts: &mut Facts) -> Result<(&'static str, String), String> {
     let Some(layout) = host.layout() else {
         return Err("the live host has no listing".into());
     };
@@ -143,55 +170,60 @@ fn read_listing(host: &Host, facts: &mut Facts) -> Result<Live, String> {
                 continue;
             }
         };
-        let (vals, issues) = parse_capture(&text);
-        let mut unreadable = BTreeMap::new();
-        let issue_lines: BTreeSet<usize> = issues.iter().map(|i| i.line).collect();
-        let lines: BTreeMap<usize, &str> = if issue_lines.is_empty() {
-            BTreeMap::new()
-        } else {
-            crate::parse::numbered_lines(&text)
-                .filter(|(n, _)| issue_lines.contains(n))
-                .collect()
-        };
-        for i in &issues {
-            let line = lines.get(&i.line).copied().unwrap_or("");
-            let mut issue = FileIssue::from_parse("sysctl", path, i);
-            if let Some(k) = stderr_key(line.trim()) {
-                // what sysctl itself said while listing: data about that key,
-                // not a defect of the host's configuration
-                unreadable.insert(k, (line.trim().to_string(), i.line));
-                issue = issue.with_level(IssueLevel::Note);
-            }
-            facts.issues.push(issue);
-        }
-        return Ok(Live::Capture {
-            map: vals
-                .into_iter()
-                .map(|v| (v.key, (v.value, v.line)))
-                .collect(),
-            path: path.to_string(),
-            complete: declared_complete(host, "sysctl").unwrap_or(true),
-            unreadable,
-        });
+        return Ok((path, text));
     }
     Err(tried.join(", "))
+}
+
+/// The live values of a `sysctl -a` listing read from `path`, with its
+/// issues recorded (what sysctl said it could not read is data, a note).
+fn capture<'t>(host: &Host, facts: &mut Facts, path: &'static str, text: &'t str) -> Live<'t> {
+    let (mut vals, issues) = parse_capture(text);
+    let mut unreadable = BTreeMap::new();
+    let issue_lines: BTreeSet<usize> = issues.iter().map(|i| i.line).collect();
+    let lines: BTreeMap<usize, &str> = if issue_lines.is_empty() {
+        BTreeMap::new()
+    } else {
+        crate::parse::numbered_lines(text)
+            .filter(|(n, _)| issue_lines.contains(n))
+            .collect()
+    };
+    for i in &issues {
+        let line = lines.get(&i.line).copied().unwrap_or("");
+        let mut issue = FileIssue::from_parse("sysctl", path, i);
+        if let Some(k) = stderr_key(line.trim()) {
+            // what sysctl itself said while listing: data about that key,
+            // not a defect of the host's configuration
+            unreadable.insert(k, (line.trim().to_string(), i.line));
+            issue = issue.with_level(IssueLevel::Note);
+        }
+        facts.issues.push(issue);
+    }
+    // keys are unique (the parser joins repeats); the listing is
+    // usually sorted already, which the sort finds in one pass
+    vals.sort_unstable_by(|a, b| a.key.cmp(&b.key));
+    Live::Capture {
+        map: vals,
+        path,
+        complete: declared_complete(host, "sysctl").unwrap_or(true),
+        unreadable,
+    }
 }
 
 /// Gather the three sysctl namespaces.
 pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
     let proc_dir = matches!(host.kind_of("/proc/sys"), Ok(EntryKind::Dir));
-    let live = if host.kind() == SourceKind::Live {
-        Live::Proc { complete: true }
-    } else {
-        match read_listing(host, facts) {
-            Ok(l) => l,
-            Err(_) if proc_dir => Live::Proc {
-                complete: declared_complete(host, "sysctl").unwrap_or(false),
-            },
-            Err(tried) => Live::None(format!(
-                "no live kernel values: the snapshot has neither proc/sys nor a `sysctl -a` listing ({tried})"
-            )),
-        }
+    // The listing's text outlives `live`, whose values borrow from it.
+    let listing = (host.kind() != SourceKind::Live).then(|| read_listing(host, facts));
+    let live = match &listing {
+        None => Live::Proc { complete: true },
+        Some(Ok((path, text))) => capture(host, facts, path, text),
+        Some(Err(_)) if proc_dir => Live::Proc {
+            complete: declared_complete(host, "sysctl").unwrap_or(false),
+        },
+        Some(Err(tried)) => Live::None(format!(
+            "no live kernel values: the snapshot has neither proc/sys nor a `sysctl -a` listing ({tried})"
+        )),
     };
     let listing_name = host
         .layout()
@@ -254,7 +286,7 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
         let m = match &live {
             Live::Proc { .. } => expand_proc_glob(host, g),
             Live::Capture { map, .. } => match glob::Pattern::new(g) {
-                Ok(p) => map.keys().filter(|k| p.matches(k)).cloned().collect(),
+                Ok(p) => listed_matching(map, g, &p).map(str::to_string).collect(),
                 Err(_) => Vec::new(),
             },
             Live::None(_) => Vec::new(),
@@ -268,7 +300,7 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
             Live::Proc { .. } => wanted.extend(expand_proc_glob(host, g)),
             Live::Capture { map, .. } => {
                 if let Ok(p) = glob::Pattern::new(g) {
-                    wanted.extend(map.keys().filter(|k| p.matches(k)).cloned());
+                    wanted.extend(listed_matching(map, g, &p).map(str::to_string));
                 }
             }
             Live::None(_) => {}
@@ -303,17 +335,17 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
             unreadable,
         } => {
             for k in &wanted {
-                if let Some((v, line)) = map.get(k) {
+                if let Some(c) = listed(map, k) {
                     live_ns.set(
                         k.clone(),
-                        setting(k, v, Evidence::line(path.clone(), *line)),
+                        setting(k, &c.value, Evidence::line(path.to_string(), c.line)),
                     );
                 } else if let Some((msg, line)) = unreadable.get(k) {
                     live_ns.entries.insert(
                         k.clone(),
                         Entry::Unreadable {
                             reason: format!("`sysctl -a` could not read it (`{msg}`)"),
-                            evidence: vec![Evidence::line(path.clone(), *line)],
+                            evidence: vec![Evidence::line(path.to_string(), *line)],
                         },
                     );
                 } else if let Some(reason) = unreadable_reason(&declared, k) {

@@ -2,6 +2,8 @@
 //! systemd-sysctl and procps read them, and `sysctl -a` captures. Also the
 //! dotted/slashed key normalisation both tools share. Pure.
 
+use std::borrow::Cow;
+
 use super::{numbered_lines, truncate, Issue};
 use crate::secret;
 
@@ -61,32 +63,41 @@ pub fn normalize_key(key: &str) -> String {
 }
 
 /// [`normalize_key`] without allocating when the key is already dotted.
-fn normalize_key_cow(key: &str) -> std::borrow::Cow<'_, str> {
+fn normalize_key_cow(key: &str) -> Cow<'_, str> {
     let key = key.trim();
     let key = key.strip_prefix("/proc/sys/").unwrap_or(key);
     let first_sep = key.bytes().position(|b| b == b'.' || b == b'/');
     match first_sep {
         Some(i) if key.as_bytes().get(i) == Some(&b'/') => {
-            std::borrow::Cow::Owned(swap_dot_slash(key.trim_start_matches('/')))
+            Cow::Owned(swap_dot_slash(key.trim_start_matches('/')))
         }
-        _ => std::borrow::Cow::Borrowed(key),
+        _ => Cow::Borrowed(key),
     }
 }
 
 /// Swap `.` and `/` (dotted key <-> path below /proc/sys).
 pub fn swap_dot_slash(s: &str) -> String {
-    s.chars()
-        .map(|c| match c {
-            '.' => '/',
-            '/' => '.',
-            c => c,
-        })
-        .collect()
+    let mut out = String::with_capacity(s.len());
+    push_swapped(&mut out, s);
+    out
+}
+
+/// Append `s` with `.` and `/` swapped: one allocation for the caller's
+/// string, none per character.
+fn push_swapped(out: &mut String, s: &str) {
+    out.extend(s.chars().map(|c| match c {
+        '.' => '/',
+        '/' => '.',
+        c => c,
+    }));
 }
 
 /// Path below `/proc/sys` for a canonical dotted key.
 pub fn key_to_proc_path(key: &str) -> String {
-    format!("/proc/sys/{}", swap_dot_slash(key))
+    let mut path = String::with_capacity("/proc/sys/".len() + key.len());
+    path.push_str("/proc/sys/");
+    push_swapped(&mut path, key);
+    path
 }
 
 /// The longest line systemd-sysctl reads (`LONG_LINE_MAX`, 1 MiB): on a longer
@@ -232,26 +243,40 @@ pub fn parse_conf_file(text: &str) -> ConfFile {
     }
 }
 
-/// One value from a `sysctl -a` capture.
+/// One value from a `sysctl -a` capture, borrowed from the capture's text
+/// where it can be: a dotted key and a one-line value are slices of it; a
+/// slashed key (procps 4.0.0) and a multi-line value (joined) are owned.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CaptureValue {
+pub struct CaptureValue<'a> {
     /// Canonical dotted key.
-    pub key: String,
+    pub key: Cow<'a, str>,
     /// Value; multi-line values (repeated keys) joined with `\n`.
-    pub value: String,
+    pub value: Cow<'a, str>,
     /// Line of the first occurrence.
     pub line: usize,
+}
+
+/// Where `line` splits into key and value as `str::split_once(" = ")` would:
+/// the first `=` with a blank on each side (a `memchr` scan; this runs once
+/// per line of every capture in a fleet).
+fn split_assignment(line: &str) -> Option<(&str, &str)> {
+    let b = line.as_bytes();
+    memchr::memchr_iter(b'=', b)
+        .find(|&i| i > 0 && b[i - 1] == b' ' && b.get(i + 1) == Some(&b' '))
+        .map(|i| (&line[..i - 1], &line[i + 2..]))
 }
 
 /// Parse `sysctl -a` output (procps: `key = value`; also accepts `key: value`
 /// from busybox/BSD-like output with an issue, and slash keys of procps 4.0.0).
 /// Repeated keys are multi-line values and are joined with `\n`. Lines that are
 /// stderr noise (`sysctl: permission denied on key ...`) are reported as issues
-/// but do not stop parsing.
-pub fn parse_capture(text: &str) -> (Vec<CaptureValue>, Vec<Issue>) {
-    use std::borrow::Cow;
-    let mut out: Vec<CaptureValue> = Vec::with_capacity(text.len() / 40);
-    // keys borrow from `text` when already dotted: no allocation per line
+/// but do not stop parsing. Keys and values borrow from `text`: the only
+/// allocations per line are for slashed keys and joined values.
+pub fn parse_capture(text: &str) -> (Vec<CaptureValue<'_>>, Vec<Issue>) {
+    use std::collections::hash_map::Entry;
+    let mut out: Vec<CaptureValue<'_>> = Vec::with_capacity(text.len() / 40);
+    // first line of each key, by key: SipHash (the std default), so a
+    // hostile capture cannot make it quadratic with colliding keys
     let mut index: std::collections::HashMap<Cow<'_, str>, usize> =
         std::collections::HashMap::with_capacity(text.len() / 40);
     let mut issues = Vec::new();
@@ -259,11 +284,26 @@ pub fn parse_capture(text: &str) -> (Vec<CaptureValue>, Vec<Issue>) {
     let mut capped: std::collections::HashSet<usize> = std::collections::HashSet::new();
     // index in `out` of the key on the previous line
     let mut last: Option<usize> = None;
-    for (n, raw) in numbered_lines(text) {
-        if raw.trim().is_empty() {
+    // `numbered_lines`, with the newline search done by memchr
+    let mut start = 0;
+    let mut n = 0;
+    while start <= text.len() {
+        let end =
+            memchr::memchr(b'\n', &text.as_bytes()[start..]).map_or(text.len(), |i| start + i);
+        let line = &text[start..end];
+        let raw = line.strip_suffix('\r').unwrap_or(line);
+        start = end + 1;
+        n += 1;
+        // a line starting with a letter or digit is not blank: no trim
+        if !raw
+            .as_bytes()
+            .first()
+            .is_some_and(u8::is_ascii_alphanumeric)
+            && raw.trim().is_empty()
+        {
             continue;
         }
-        let (k, v) = if let Some((k, v)) = raw.split_once(" = ") {
+        let (k, v) = if let Some((k, v)) = split_assignment(raw) {
             (k, v)
         } else if let Some(k) = raw.strip_suffix(" =") {
             (k, "")
@@ -301,15 +341,22 @@ pub fn parse_capture(text: &str) -> (Vec<CaptureValue>, Vec<Issue>) {
         }
         // Multi-line value: each line repeats the key, usually on the next line.
         let prev = match last {
-            Some(i) if out.get(i).is_some_and(|c| c.key == *key) => Some(i),
-            _ => index.get(&key).copied(),
+            Some(i) if out.get(i).is_some_and(|c| c.key == key) => Some(i),
+            // one hash per line: the entry is filled in below for a new key
+            _ => match index.entry(key.clone()) {
+                Entry::Occupied(e) => Some(*e.get()),
+                Entry::Vacant(e) => {
+                    e.insert(out.len());
+                    None
+                }
+            },
         };
         match prev {
             Some(i) => {
                 let Some(entry) = out.get_mut(i) else {
                     continue;
                 };
-                if capped.contains(&i) {
+                if !capped.is_empty() && capped.contains(&i) {
                     last = Some(i);
                     continue;
                 }
@@ -319,14 +366,16 @@ pub fn parse_capture(text: &str) -> (Vec<CaptureValue>, Vec<Issue>) {
                         format!("value of `{key}` is longer than {MAX_CAPTURE_VALUE_BYTES} bytes; only the first {MAX_CAPTURE_VALUE_BYTES} are kept"),
                     ));
                     let room = MAX_CAPTURE_VALUE_BYTES.saturating_sub(entry.value.len() + 1);
-                    entry.value.push('\n');
-                    entry.value.push_str(cut(v, room));
+                    let value = entry.value.to_mut();
+                    value.push('\n');
+                    value.push_str(cut(v, room));
                     capped.insert(i);
                     last = Some(i);
                     continue;
                 }
-                entry.value.push('\n');
-                entry.value.push_str(v);
+                let value = entry.value.to_mut();
+                value.push('\n');
+                value.push_str(v);
                 if last != Some(i) {
                     issues.push(Issue::at(
                         n,
@@ -345,11 +394,10 @@ pub fn parse_capture(text: &str) -> (Vec<CaptureValue>, Vec<Issue>) {
                     ));
                 }
                 out.push(CaptureValue {
-                    key: key.clone().into_owned(),
-                    value: cut(v, MAX_CAPTURE_VALUE_BYTES).to_string(),
+                    key,
+                    value: Cow::Borrowed(cut(v, MAX_CAPTURE_VALUE_BYTES)),
                     line: n,
                 });
-                index.insert(key, i);
                 last = Some(i);
             }
         }
@@ -402,6 +450,180 @@ mod tests {
         );
         assert_eq!(issues.len(), 1);
         assert_eq!(issues[0].line, 6);
+    }
+
+    /// The owned parser this module had before keys and values borrowed
+    /// from the text, kept verbatim as the reference the borrowed one must
+    /// equal: values, first lines and issues (text and line).
+    fn reference_parse_capture(text: &str) -> (Vec<(String, String, usize)>, Vec<Issue>) {
+        let mut out: Vec<(String, String, usize)> = Vec::new();
+        let mut index: std::collections::HashMap<Cow<'_, str>, usize> =
+            std::collections::HashMap::new();
+        let mut issues = Vec::new();
+        let mut capped: std::collections::HashSet<usize> = std::collections::HashSet::new();
+        let mut last: Option<usize> = None;
+        for (n, raw) in numbered_lines(text) {
+            if raw.trim().is_empty() {
+                continue;
+            }
+            let (k, v) = if let Some((k, v)) = raw.split_once(" = ") {
+                (k, v)
+            } else if let Some(k) = raw.strip_suffix(" =") {
+                (k, "")
+            } else {
+                let q = secret::quotable(secret::Format::Sysctl, raw.trim());
+                issues.push(Issue::at(
+                    n,
+                    if raw.starts_with("sysctl:") {
+                        format!("stderr line in capture: {}", truncate(&q, 120))
+                    } else {
+                        format!(
+                            "expected `key = value` as `sysctl -a` prints it, found `{}`",
+                            truncate(&q, 60)
+                        )
+                    },
+                ));
+                last = None;
+                continue;
+            };
+            let key = normalize_key_cow(k);
+            if key.is_empty() || key.contains(char::is_whitespace) {
+                let q = secret::quotable(secret::Format::Sysctl, k);
+                issues.push(Issue::at(
+                    n,
+                    format!("`{}` is not a sysctl key", truncate(&q, 60)),
+                ));
+                continue;
+            }
+            let prev = match last {
+                Some(i) if out.get(i).is_some_and(|c| c.0 == *key) => Some(i),
+                _ => index.get(&key).copied(),
+            };
+            match prev {
+                Some(i) => {
+                    let entry = &mut out[i];
+                    if capped.contains(&i) {
+                        last = Some(i);
+                        continue;
+                    }
+                    if entry.1.len() + 1 + v.len() > MAX_CAPTURE_VALUE_BYTES {
+                        issues.push(Issue::at(n, format!("value of `{key}` is longer than {MAX_CAPTURE_VALUE_BYTES} bytes; only the first {MAX_CAPTURE_VALUE_BYTES} are kept")));
+                        let room = MAX_CAPTURE_VALUE_BYTES.saturating_sub(entry.1.len() + 1);
+                        entry.1.push('\n');
+                        entry.1.push_str(cut(v, room));
+                        capped.insert(i);
+                        last = Some(i);
+                        continue;
+                    }
+                    entry.1.push('\n');
+                    entry.1.push_str(v);
+                    if last != Some(i) {
+                        issues.push(Issue::at(
+                            n,
+                            format!("key `{key}` appears again, not adjacent to its first line"),
+                        ));
+                    }
+                    last = Some(i);
+                }
+                None => {
+                    let i = out.len();
+                    if v.len() > MAX_CAPTURE_VALUE_BYTES {
+                        capped.insert(out.len());
+                        issues.push(Issue::at(n, format!("value of `{key}` is {} bytes; only the first {MAX_CAPTURE_VALUE_BYTES} are kept", v.len())));
+                    }
+                    out.push((
+                        key.clone().into_owned(),
+                        cut(v, MAX_CAPTURE_VALUE_BYTES).to_string(),
+                        n,
+                    ));
+                    index.insert(key, i);
+                    last = Some(i);
+                }
+            }
+        }
+        (out, issues)
+    }
+
+    fn assert_same_as_reference(text: &str) {
+        let (vals, issues) = parse_capture(text);
+        let (want, want_issues) = reference_parse_capture(text);
+        let got: Vec<(String, String, usize)> = vals
+            .iter()
+            .map(|c| (c.key.to_string(), c.value.to_string(), c.line))
+            .collect();
+        assert_eq!(got, want, "values of {:?}", truncate(text, 200));
+        assert_eq!(issues, want_issues, "issues of {:?}", truncate(text, 200));
+    }
+
+    #[test]
+    fn borrowed_capture_parser_equals_the_owned_reference() {
+        // Hostile shapes: separators in keys and values, CRLF, blanks,
+        // slashed keys, stderr lines, repeats adjacent and not, over-long
+        // values (single and joined), non-ASCII and whitespace in keys.
+        let long = "x".repeat(MAX_CAPTURE_VALUE_BYTES + 3);
+        let half = "y".repeat(MAX_CAPTURE_VALUE_BYTES / 2 + 1);
+        let cases = [
+            String::new(),
+            "\n\n \t\n".into(),
+            "a = b\r\nc = d = e\na=b = c\n a = b\n=\n = \n =\nx =\nx = \n".into(),
+            "net/ipv4/conf/eth0.100/rp_filter = 1\nnet.ipv4.conf.eth0/100.rp_filter = 2\n".into(),
+            "/proc/sys/kernel/x = 1\n//kernel/y = 2\nkernel.z\u{a0}w = 3\nkernel.\u{e9} = 4\n".into(),
+            "k = 1\nj = 2\nk = 3\nbad line\nk = 4\nsysctl: reading key \"k\"\nk = 5\n".into(),
+            format!("big = {long}\nbig = more\nnext = 1\n"),
+            format!("j = {half}\nj = {half}\nj = {half}\nj = z\n"),
+            "kernel.core_modes = file\nkernel.core_modes = pipe\nnet.ipv4.ip_local_port_range = 32768\t60999\nsysctl: permission denied on key 'kernel.cad_pid'\n".into(),
+            "fs.x: 1\n\u{2028} = 1\nkernel.a\tb = 1\nno_newline_at_end = 1".into(),
+        ];
+        for c in &cases {
+            assert_same_as_reference(c);
+        }
+        // Deterministic noise from the same atoms.
+        let atoms = [
+            "a", "b.c", "net/ipv4", ".", "/", " = ", "=", " =", " ", "\t", "\r", "\n", "\r\n",
+            "sysctl:", "'k'", "\u{e9}", "\u{a0}", "", "k", "1",
+        ];
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..2000 {
+            let mut t = String::new();
+            for _ in 0..(x % 40) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                t.push_str(atoms[(x % atoms.len() as u64) as usize]);
+            }
+            assert_same_as_reference(&t);
+        }
+        // Real captures: the testdata hosts' and, when present, the corpus.
+        let root = env!("CARGO_MANIFEST_DIR");
+        let mut dirs = vec![format!("{root}/testdata/hosts")];
+        if let Ok(c) = std::env::var("DRIFTAUDIT_CORPUS") {
+            dirs.push(format!("{c}/sysctl"));
+        }
+        let mut n = 0;
+        for d in dirs {
+            for e in walkdir::WalkDir::new(d).into_iter().flatten() {
+                let name = e.file_name().to_string_lossy();
+                if e.file_type().is_file() && name.contains("sysctl") {
+                    let bytes = std::fs::read(e.path()).unwrap();
+                    assert_same_as_reference(&String::from_utf8_lossy(&bytes));
+                    n += 1;
+                }
+            }
+        }
+        assert!(n >= 10, "{n} files");
+    }
+
+    #[test]
+    fn capture_borrows_what_it_can() {
+        let text = "kernel.a = 1\nkernel/b = 2\nkernel.c = x\nkernel.c = y\n";
+        let (vals, _) = parse_capture(text);
+        assert!(matches!(vals[0].key, Cow::Borrowed("kernel.a")));
+        assert!(matches!(vals[0].value, Cow::Borrowed("1")));
+        assert!(matches!(&vals[1].key, Cow::Owned(k) if k == "kernel.b"));
+        assert!(matches!(vals[1].value, Cow::Borrowed("2")));
+        assert!(matches!(&vals[2].value, Cow::Owned(v) if v == "x\ny"));
+        assert_eq!(swap_dot_slash("a.b/c.d"), "a/b.c/d");
+        assert_eq!(key_to_proc_path("a.b/c"), "/proc/sys/a/b.c");
     }
 
     #[test]
