@@ -198,15 +198,16 @@ impl Context for RuleCx<'_> {
                 }
             }
         }
+        // a record's own field of that name wins (read in place, not from a
+        // copy of the whole record)
+        if let Some(Value::Record(m)) = self.special.borrow().get(name) {
+            if let Some(v) = m.get(field) {
+                return Some(Ok(v.clone()));
+            }
+        }
         let (bind, item) = self.item.as_ref()?;
         if name != bind {
             return None;
-        }
-        // a record's own field of that name wins
-        if let Some(Value::Record(m)) = self.special.borrow().get(name) {
-            if m.contains_key(field) {
-                return None;
-            }
         }
         match field {
             "key" => Some(Ok(Value::Str(item.key.clone()))),
