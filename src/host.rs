@@ -7,7 +7,7 @@
 //! `snapshot.json` (the host name) and first lines of hostname files; must
 //! never write anything.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::fs::{self, File};
@@ -192,7 +192,42 @@ pub struct Host {
     log: Option<Arc<Mutex<ReadLog>>>,
     /// Directories the walk has opened on the live root (see [`WalkCache`]).
     walked: Arc<Mutex<WalkCache>>,
+    /// What each snapshot path was when first looked at (see [`StatMemo`]).
+    stats: Arc<Mutex<StatMemo>>,
 }
+
+/// A snapshot path's type and permission bits as the first confined `stat`
+/// found them, by lexical host path. The readers ask the same questions
+/// several times (the option-file reader looks at `/etc/my.cnf` three times
+/// before it reads it, the layout probes each listing it may use), and on a
+/// snapshot each answer cost an `openat2`, an `fstat` and a `close`: a
+/// generated fleet host made about 385 system calls for 17 files. Only
+/// answers are kept, never descriptors, and every read still opens the file
+/// confined and checks its type on the descriptor, so a file swapped
+/// meanwhile is caught where it matters. The live host keeps none (its
+/// files change under the audit and are stat-ed through the kernel's own
+/// path walk). Kept only while one gather runs ([`Host::remember_stats`]):
+/// a `Host` audited again later sees the tree as it is then. At most
+/// [`MAX_STAT_MEMO`] paths: a full memo starts over.
+#[derive(Debug, Default)]
+struct StatMemo {
+    on: bool,
+    known: HashMap<String, Result<Meta, ReadError>>,
+}
+
+/// While alive, a snapshot host remembers what each path is (see
+/// [`StatMemo`]); dropping it forgets.
+pub(crate) struct StatsRemembered<'a>(&'a Host);
+
+impl Drop for StatsRemembered<'_> {
+    fn drop(&mut self) {
+        let mut g = self.0.stats.lock().unwrap_or_else(|p| p.into_inner());
+        *g = StatMemo::default();
+    }
+}
+
+/// Most snapshot paths [`StatMemo`] remembers at once.
+const MAX_STAT_MEMO: usize = 4096;
 
 /// The live root's intermediate directories as [`Host::walk`] first opened
 /// them, keyed by their resolved host path: `/etc`, `/etc/mysql`, `/usr/lib`
@@ -259,6 +294,7 @@ impl Host {
             layout: None,
             log: None,
             walked: Arc::default(),
+            stats: Arc::default(),
             kernel_resolve: true,
             hard_links: Arc::default(),
             read_budget: Arc::new(ReadBudget {
@@ -673,8 +709,42 @@ impl Host {
             // On the live root confinement is the identity: let the kernel
             // follow links in one stat instead of one lstat per component.
             SourceKind::Live => Meta::from_std(&fs::metadata(live_path(host_path)?)?),
-            SourceKind::Snapshot => Meta::from_stat(&self.stat_in_root(host_path)?),
+            SourceKind::Snapshot => {
+                let key = lexical(host_path);
+                let memo = |f: &mut dyn FnMut(&mut StatMemo)| {
+                    let mut g = self.stats.lock().unwrap_or_else(|p| p.into_inner());
+                    f(&mut g)
+                };
+                let mut known = None;
+                let mut on = false;
+                memo(&mut |m| {
+                    on = m.on;
+                    known = m.known.get(&key).cloned();
+                });
+                if let Some(k) = known {
+                    return k;
+                }
+                let got = self.stat_in_root(host_path).map(|st| Meta::from_stat(&st));
+                if on {
+                    memo(&mut |m| {
+                        if m.known.len() >= MAX_STAT_MEMO {
+                            m.known.clear();
+                        }
+                        m.known.insert(key.clone(), got.clone());
+                    });
+                }
+                got?
+            }
         })
+    }
+
+    /// Remember what each snapshot path is until the guard is dropped (one
+    /// gather: see [`StatMemo`]). No effect on the live host.
+    pub(crate) fn remember_stats(&self) -> StatsRemembered<'_> {
+        let mut g = self.stats.lock().unwrap_or_else(|p| p.into_inner());
+        g.on = self.kind == SourceKind::Snapshot;
+        drop(g);
+        StatsRemembered(self)
     }
 
     /// Whether the host path exists (inside the root).
@@ -742,7 +812,7 @@ impl Host {
             }
             SourceKind::Snapshot => self.open_snapshot_file(host_path)?,
         };
-        let st = rfs::fstat(&fd).map_err(errno)?;
+        let (fd, st) = fd;
         let now = Meta::from_stat(&st);
         if now.kind != EntryKind::File {
             return Err(ReadError::NotRegular(now.special));
@@ -755,7 +825,8 @@ impl Host {
         ))
     }
 
-    fn open_snapshot_file(&self, host_path: &str) -> Result<OwnedFd, ReadError> {
+    /// The opened file with the `fstat` of its descriptor.
+    fn open_snapshot_file(&self, host_path: &str) -> Result<(OwnedFd, rfs::Stat), ReadError> {
         let comps = host_components(host_path)?;
         for _ in 0..3 {
             if let Some(pre) = self.open_in_root(&comps, OFlags::PATH) {
@@ -769,7 +840,7 @@ impl Host {
                 let fd = fd?;
                 let now = rfs::fstat(&fd).map_err(errno)?;
                 if (now.st_dev, now.st_ino) == (pre.st_dev, pre.st_ino) {
-                    return Ok(fd);
+                    return Ok((fd, now));
                 }
                 continue; // replaced between the two opens: look again
             }
@@ -777,10 +848,57 @@ impl Host {
             check_file(&Meta::from_stat(&w.stat))?;
             match self.reopen(&w, OFlags::empty()) {
                 Err(e) if e == changed() => continue,
-                r => return r,
+                r => {
+                    let fd = r?;
+                    let st = rfs::fstat(&fd).map_err(errno)?;
+                    return Ok((fd, st));
+                }
             }
         }
         Err(changed())
+    }
+
+    /// Read a kernel value file (`/proc/sys/...`) within `cap`, with its
+    /// permission bits. On the live host without a read log: one `stat`
+    /// (its type, so a FIFO or device is never opened), the open, an `fstat`
+    /// and one `read`, where [`Host::mode`] then [`Host::read_bytes_capped`]
+    /// take one more `stat`; the budget and hard-link checks are the same. Elsewhere
+    /// (a snapshot, or recording one) it is exactly those two calls.
+    pub fn read_kernel_value(&self, host_path: &str, cap: u64) -> Result<(Vec<u8>, u32), ReadError> {
+        if self.kind != SourceKind::Live || self.log.is_some() {
+            let mode = self.mode(host_path)?;
+            if mode & 0o444 == 0 {
+                return Ok((Vec::new(), mode));
+            }
+            return Ok((self.read_bytes_capped(host_path, cap)?, mode));
+        }
+        let o = match crate::reader::open_regular(&live_path(host_path)?) {
+            // Write-only keys refuse the open even to root: say so by mode.
+            Err(crate::reader::Failure::PermissionDenied) => {
+                let mode = self.mode(host_path)?;
+                if mode & 0o444 == 0 {
+                    return Ok((Vec::new(), mode));
+                }
+                return Err(ReadError::PermissionDenied);
+            }
+            r => r?,
+        };
+        if o.mode & 0o444 == 0 {
+            return Ok((Vec::new(), o.mode));
+        }
+        if o.nlink > 1 {
+            let mut g = self.hard_links.lock().unwrap_or_else(|p| p.into_inner());
+            g.insert(lexical(host_path));
+        }
+        let b = &self.read_budget;
+        let left = b.limit.saturating_sub(b.used.load(Ordering::Relaxed));
+        if left < cap {
+            // Near the budget's end: the one careful path decides.
+            return Ok((self.read_bytes_capped(host_path, cap)?, o.mode));
+        }
+        let bytes = crate::reader::read_capped_sized(o.file, cap, o.size)?;
+        b.used.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        Ok((bytes, o.mode))
     }
 
     /// As [`Host::read_bytes`] with another cap (for example one superblock).
@@ -1192,6 +1310,7 @@ fn comps_host_path(comps: &[Vec<u8>]) -> String {
 }
 
 /// Type and permission bits of a host path.
+#[derive(Debug, Clone)]
 struct Meta {
     kind: EntryKind,
     special: &'static str,

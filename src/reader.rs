@@ -8,7 +8,6 @@
 
 use std::fmt;
 use std::fs::{self, File};
-use std::io::Read;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::Path;
 
@@ -165,27 +164,47 @@ pub fn read_capped(file: File, cap: u64) -> Result<Vec<u8>, Failure> {
 const FIRST_READ: u64 = 4096;
 
 /// [`read_capped`] for a file whose `st_size` the caller has from its own
-/// `fstat`: the buffer starts at that size (plus the byte that tells the
-/// end), so a regular file takes one `read` and one at its end, instead of
-/// a series doubling from 32 bytes; a size of 0 (procfs) starts at a page.
-/// The size is a hint only: a file that grew or shrank meanwhile reads as
-/// it is, within the cap.
+/// `fstat`: the buffer starts at that size plus the byte that tells the
+/// end, so a regular file takes one `read`, instead of a series doubling
+/// from 32 bytes and a last one that returns 0. A read that comes back short
+/// once the bytes read reach that size is the end (the kernel fills a
+/// regular file's read up to its end); a short read before that (a file
+/// that shrank, a FUSE file system's partial read) is followed by more
+/// reads until one returns 0. A size of 0 is a kernel value file (procfs,
+/// sysfs: `st_size` 0) or an empty one: the buffer starts at a page and the
+/// first short read is the end, as procfs hands over a whole value in one
+/// `read` (systemd's `read_virtual_file()` relies on the same). The size is
+/// a hint only: a file that grew meanwhile reads on, within the cap.
 pub fn read_capped_sized(file: File, cap: u64, size: u64) -> Result<Vec<u8>, Failure> {
+    let limit = cap.saturating_add(1);
     let first = if size == 0 {
         FIRST_READ
     } else {
         size.saturating_add(1)
     };
-    let mut buf = Vec::with_capacity(first.min(cap.saturating_add(1)) as usize);
-    let mut limited = file.take(cap + 1);
-    limited.read_to_end(&mut buf)?;
-    if buf.len() as u64 > cap {
-        let len = limited
-            .into_inner()
-            .metadata()
-            .map(|m| m.len())
-            .unwrap_or(0);
-        return Err(Failure::TooLarge(len.max(cap + 1)));
+    // Read into the spare capacity: a 700 KB dpkg status is not zeroed first.
+    let mut buf: Vec<u8> = Vec::with_capacity(first.min(limit) as usize);
+    loop {
+        let len = buf.len();
+        if len >= buf.capacity() {
+            if len as u64 >= limit {
+                let on_disk = file.metadata().map(|m| m.len()).unwrap_or(0);
+                return Err(Failure::TooLarge(on_disk.max(limit)));
+            }
+            let grown = (len as u64).saturating_mul(2).clamp(FIRST_READ, limit);
+            buf.reserve_exact(grown as usize - len);
+        }
+        let n = match rustix::io::read(&file, rustix::buffer::spare_capacity(&mut buf)) {
+            Err(rustix::io::Errno::INTR) => continue,
+            r => r.map_err(std::io::Error::from)?,
+        };
+        if buf.len() as u64 > cap {
+            let on_disk = file.metadata().map(|m| m.len()).unwrap_or(0);
+            return Err(Failure::TooLarge(on_disk.max(limit)));
+        }
+        if n == 0 || (buf.len() < buf.capacity() && buf.len() as u64 >= size) {
+            break;
+        }
     }
     Ok(buf)
 }
@@ -213,6 +232,27 @@ mod tests {
         assert_eq!(read_file(&big, 100).unwrap().len(), 100);
         assert_eq!(read_file(d.path(), 100), Err(Failure::Directory));
         assert_eq!(read_file(&d.path().join("none"), 1), Err(Failure::NotFound));
+        let small = d.path().join("small");
+        fs::write(&small, vec![b'y'; 5000]).unwrap();
+        let open = |p: &Path| open_regular(p).unwrap().file;
+        // Size hints: exact, too small (the file grew), too large (it shrank),
+        // none; the cap one byte short.
+        for hint in [5000, 10, 9000, 0] {
+            let got = read_capped_sized(open(&small), 5000, hint).unwrap();
+            assert_eq!(got, vec![b'y'; 5000], "size hint {hint}");
+            assert_eq!(
+                read_capped_sized(open(&small), 4999, hint),
+                Err(Failure::TooLarge(5000)),
+                "size hint {hint}"
+            );
+        }
+        assert_eq!(read_capped_sized(open(&big), 4096, 0).unwrap(), vec![b'x'; 100]);
+        let empty = d.path().join("empty");
+        fs::write(&empty, b"").unwrap();
+        assert_eq!(read_capped_sized(open(&empty), 10, 0).unwrap(), b"");
+        let osrelease = Path::new("/proc/sys/kernel/osrelease");
+        let want = fs::read(osrelease).unwrap();
+        assert_eq!(read_capped_sized(open(osrelease), 64 * 1024, 0).unwrap(), want);
         assert_eq!(
             read_file(Path::new("/dev/zero"), 1),
             Err(Failure::NotRegular("character device"))

@@ -68,6 +68,9 @@ pub fn resolve_evidence_links(host: &Host, facts: &mut Facts) {
 
 /// Gather every fact the policies need from a host. All I/O happens here.
 pub fn gather(host: &Host, needs: &Needs) -> Facts {
+    // The readers ask what a snapshot path is many times over: answered
+    // once per gather (the memo goes with `_stats`).
+    let _stats = host.remember_stats();
     let mut facts = Facts::new(host);
     system::gather(host, needs, &mut facts);
     sysctl::gather(host, needs, &mut facts);

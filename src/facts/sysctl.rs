@@ -992,24 +992,12 @@ fn read_proc_key(host: &Host, key: &str) -> Option<Entry> {
             evidence: ev,
         });
     }
-    match host.mode(&path) {
-        Err(ReadError::NotFound) => return None,
-        Err(e) => {
-            return Some(Entry::Unreadable {
-                reason: e.to_string(),
-                evidence: ev,
-            })
-        }
-        Ok(mode) if mode & 0o444 == 0 => {
-            return Some(Entry::Unreadable {
-                reason: "write-only key: the kernel does not let anyone read it".into(),
-                evidence: ev,
-            })
-        }
-        Ok(_) => {}
-    }
-    match host.read_bytes_capped(&path, 64 * 1024) {
-        Ok(bytes) => {
+    match host.read_kernel_value(&path, 64 * 1024) {
+        Ok((_, mode)) if mode & 0o444 == 0 => Some(Entry::Unreadable {
+            reason: "write-only key: the kernel does not let anyone read it".into(),
+            evidence: ev,
+        }),
+        Ok((bytes, _)) => {
             let text = String::from_utf8_lossy(&bytes);
             let v = text.strip_suffix('\n').unwrap_or(&text).to_string();
             Some(Entry::Set(setting(key, &v, ev[0].clone())))
