@@ -213,7 +213,32 @@ pub struct Host {
 struct StatMemo {
     on: bool,
     known: HashMap<String, Result<Meta, ReadError>>,
+    /// [`Host::resolve`]'s answers by lexical path: the option-file reader
+    /// and the evidence pass resolve the same files.
+    resolved: HashMap<String, Result<String, ReadError>>,
+    /// Whole files already read in this gather, by lexical path (see
+    /// [`FileMemo`]).
+    files: FileMemo,
 }
+
+/// The bytes of small snapshot files already read in this gather: a
+/// snapshot's `snapshot.json` is read by four readers and its `sysctl -a`
+/// capture by two, each read costing two confined opens, two `fstat`s, a
+/// `read` and two `close`s. One gather so sees one version of each file,
+/// as a host audited at one moment should. Every answer is charged to the
+/// host's read budget as a read would be; a file larger than
+/// [`MAX_MEMO_FILE`], or one past [`MAX_MEMO_BYTES`] in all, is read
+/// again each time.
+#[derive(Debug, Default)]
+struct FileMemo {
+    bytes: usize,
+    by_path: HashMap<String, Arc<Vec<u8>>>,
+}
+
+/// Largest file [`FileMemo`] keeps.
+const MAX_MEMO_FILE: usize = 256 * 1024;
+/// Most bytes [`FileMemo`] keeps for one gather.
+const MAX_MEMO_BYTES: usize = 4 * 1024 * 1024;
 
 /// While alive, a snapshot host remembers what each path is (see
 /// [`StatMemo`]); dropping it forgets.
@@ -663,8 +688,36 @@ impl Host {
     /// component by component. Absolute link targets restart at the root, `..`
     /// stops at the root: nothing can name a file outside it.
     /// The result is the resolved host path (e.g. `/etc/mysql/mariadb.cnf`).
+    ///
+    /// A path with no symlink on the way is answered by one confined
+    /// `openat2(RESOLVE_NO_SYMLINKS)` instead of the walk's `openat`, `fstat`
+    /// and `close` per component; within one gather on a snapshot each
+    /// answer is remembered (see [`StatMemo`]).
     pub fn resolve(&self, host_path: &str) -> Result<String, ReadError> {
-        let w = self.walk(host_components(host_path)?, true)?;
+        let key = self.memo_on().then(|| lexical(host_path));
+        if let Some(k) = &key {
+            if let Some(r) = self.memo(|m| m.resolved.get(k).cloned()) {
+                return r;
+            }
+        }
+        let got = self.resolve_uncached(host_path);
+        if let Some(k) = key {
+            self.memo(|m| {
+                if m.resolved.len() >= MAX_STAT_MEMO {
+                    m.resolved.clear();
+                }
+                m.resolved.insert(k, got.clone());
+            });
+        }
+        got
+    }
+
+    fn resolve_uncached(&self, host_path: &str) -> Result<String, ReadError> {
+        let comps = host_components(host_path)?;
+        if let Some((_, plain)) = self.open_link_free(&comps, OFlags::PATH) {
+            return Ok(comps_host_path(&plain));
+        }
+        let w = self.walk(comps, true)?;
         let out = w.host_path();
         if w.links > 0 {
             self.record(|l| {
@@ -672,6 +725,55 @@ impl Host {
             });
         }
         Ok(out)
+    }
+
+    /// Open a host path that has no symlink anywhere on the way, confined
+    /// (`openat2(RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS)`), with the
+    /// components it resolved to (`..` taken lexically, which is what it
+    /// means when no link is passed). `None` when the path has a link, does
+    /// not open, is deeper than the walk goes, or this kernel has no
+    /// `openat2`: the walk then decides, with its own answer or error.
+    fn open_link_free(&self, comps: &[Vec<u8>], flags: OFlags) -> Option<(OwnedFd, Vec<Vec<u8>>)> {
+        if comps.is_empty()
+            || comps.len() >= MAX_WALK_DEPTH
+            || !self.kernel_resolve
+            || OPENAT2.load(Ordering::Relaxed) == OPENAT2_NO
+        {
+            return None;
+        }
+        let mut path = Vec::with_capacity(64);
+        for c in comps {
+            path.push(b'/');
+            path.extend_from_slice(c);
+        }
+        let fd = rfs::openat2(
+            &*self.root_fd,
+            path.as_slice(),
+            flags | OFlags::CLOEXEC,
+            Mode::empty(),
+            ResolveFlags::IN_ROOT | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS,
+        )
+        .ok()?;
+        let mut plain: Vec<Vec<u8>> = Vec::with_capacity(comps.len());
+        for c in comps {
+            if c.as_slice() == b".." {
+                plain.pop();
+            } else {
+                plain.push(c.clone());
+            }
+        }
+        Some((fd, plain))
+    }
+
+    /// Whether this gather remembers answers (a snapshot inside
+    /// [`Host::remember_stats`], not recording a read log).
+    fn memo_on(&self) -> bool {
+        self.kind == SourceKind::Snapshot && self.log.is_none() && self.memo(|m| m.on)
+    }
+
+    fn memo<R>(&self, f: impl FnOnce(&mut StatMemo) -> R) -> R {
+        let mut g = self.stats.lock().unwrap_or_else(|p| p.into_inner());
+        f(&mut g)
     }
 
     /// The real path on the auditing machine for a host path, after confined
@@ -817,9 +919,12 @@ impl Host {
         if now.kind != EntryKind::File {
             return Err(ReadError::NotRegular(now.special));
         }
+        // nlink_t is u64 on x86_64 and u32 on other targets
+        #[allow(clippy::unnecessary_cast)]
+        let nlink = st.st_nlink as u64;
         Ok((
             File::from(fd),
-            st.st_nlink as u64,
+            nlink,
             st.st_mode & 0o7777,
             st.st_size as u64,
         ))
@@ -828,6 +933,22 @@ impl Host {
     /// The opened file with the `fstat` of its descriptor.
     fn open_snapshot_file(&self, host_path: &str) -> Result<(OwnedFd, rfs::Stat), ReadError> {
         let comps = host_components(host_path)?;
+        // The memo has just seen a regular file here: open it for reading
+        // at once (`O_NONBLOCK`, so not even a FIFO swapped in meanwhile
+        // could block), the caller checks the type on the descriptor.
+        if self.memo_on() {
+            let key = lexical(host_path);
+            let file = self
+                .memo(|m| matches!(m.known.get(&key), Some(Ok(k)) if k.kind == EntryKind::File));
+            if file {
+                let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY;
+                if let Some(fd) = self.open_in_root(&comps, flags) {
+                    let fd = fd?;
+                    let now = rfs::fstat(&fd).map_err(errno)?;
+                    return Ok((fd, now));
+                }
+            }
+        }
         for _ in 0..3 {
             if let Some(pre) = self.open_in_root(&comps, OFlags::PATH) {
                 let pre = rfs::fstat(pre?).map_err(errno)?;
@@ -864,7 +985,11 @@ impl Host {
     /// and one `read`, where [`Host::mode`] then [`Host::read_bytes_capped`]
     /// take one more `stat`; the budget and hard-link checks are the same. Elsewhere
     /// (a snapshot, or recording one) it is exactly those two calls.
-    pub fn read_kernel_value(&self, host_path: &str, cap: u64) -> Result<(Vec<u8>, u32), ReadError> {
+    pub fn read_kernel_value(
+        &self,
+        host_path: &str,
+        cap: u64,
+    ) -> Result<(Vec<u8>, u32), ReadError> {
         if self.kind != SourceKind::Live || self.log.is_some() {
             let mode = self.mode(host_path)?;
             if mode & 0o444 == 0 {
@@ -901,10 +1026,105 @@ impl Host {
         Ok((bytes, o.mode))
     }
 
+    /// Read a file in pieces through one buffer of about `piece` bytes,
+    /// within `cap` and the host's read budget, for a large file of which a
+    /// reader keeps little (the dpkg database: 650 KB for a few lines).
+    /// `each(bytes, at_end)` gets the bytes not yet taken and returns how
+    /// many leading ones it is done with; the rest is handed again, with
+    /// more, on the next call (the buffer grows only while `each` takes
+    /// nothing). No whole-file buffer is allocated, so a 650 KB file costs
+    /// no 160 fresh pages. The checks are [`Host::read_bytes_capped`]'s: a
+    /// FIFO or device is refused, a file over the cap is
+    /// [`ReadError::TooLarge`] and one over the budget
+    /// [`ReadError::Limit`] (what `each` saw before is then to be dropped).
+    /// A host recording a read log reads the file whole, so the snapshot
+    /// copies it.
+    pub fn read_in_pieces(
+        &self,
+        host_path: &str,
+        cap: u64,
+        piece: usize,
+        mut each: impl FnMut(&[u8], bool) -> usize,
+    ) -> Result<(), ReadError> {
+        if self.log.is_some() {
+            let bytes = self.read_bytes_capped(host_path, cap)?;
+            each(&bytes, true);
+            return Ok(());
+        }
+        let (file, nlink, _, size) = self.open_file_nlink(host_path)?;
+        if nlink > 1 {
+            let mut g = self.hard_links.lock().unwrap_or_else(|p| p.into_inner());
+            g.insert(lexical(host_path));
+        }
+        let b = &self.read_budget;
+        let left = b.limit.saturating_sub(b.used.load(Ordering::Relaxed));
+        let budget_error = || {
+            ReadError::Limit(format!(
+                "the read budget of {} bytes for this host is spent (driftaudit reads at most that much from one host)",
+                b.limit
+            ))
+        };
+        if left == 0 {
+            return Err(budget_error());
+        }
+        let limit = cap.min(left);
+        let piece = piece.clamp(4096, 1 << 20);
+        let mut buf: Vec<u8> = Vec::with_capacity(piece.min(size as usize + 1));
+        let mut total = 0u64;
+        loop {
+            if buf.len() == buf.capacity() {
+                buf.reserve(piece.max(buf.len()));
+            }
+            let n = match rustix::io::read(&file, rustix::buffer::spare_capacity(&mut buf)) {
+                Err(rustix::io::Errno::INTR) => continue,
+                r => r.map_err(|e| ReadError::from(std::io::Error::from(e)))?,
+            };
+            total += n as u64;
+            b.used.fetch_add(n as u64, Ordering::Relaxed);
+            if total > limit {
+                if left < cap {
+                    b.used.fetch_max(b.limit, Ordering::Relaxed);
+                    return Err(budget_error());
+                }
+                let on_disk = file.metadata().map(|m| m.len()).unwrap_or(0);
+                return Err(ReadError::TooLarge(on_disk.max(cap.saturating_add(1))));
+            }
+            let at_end = n == 0;
+            let done = each(&buf, at_end).min(buf.len());
+            if at_end {
+                return Ok(());
+            }
+            buf.drain(..done);
+        }
+    }
+
     /// As [`Host::read_bytes`] with another cap (for example one superblock).
     pub fn read_bytes_capped(&self, host_path: &str, cap: u64) -> Result<Vec<u8>, ReadError> {
+        let key = self.memo_on().then(|| lexical(host_path));
+        if let Some(k) = &key {
+            if let Some(bytes) = self.memo(|m| m.files.by_path.get(k).cloned()) {
+                // Charged as a read; one the cap or budget would refuse is
+                // made for real, so the refusal is the same.
+                let b = &self.read_budget;
+                let left = b.limit.saturating_sub(b.used.load(Ordering::Relaxed));
+                if left > 0 && bytes.len() as u64 <= cap.min(left) {
+                    b.used.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+                    return Ok(bytes.as_ref().clone());
+                }
+            }
+        }
         let (file, nlink, mode, size) = self.open_file_nlink(host_path)?;
-        self.finish_read(host_path, file, (nlink, mode, size), cap)
+        let bytes = self.finish_read(host_path, file, (nlink, mode, size), cap)?;
+        if let Some(k) = key {
+            self.memo(|m| {
+                let f = &mut m.files;
+                if bytes.len() <= MAX_MEMO_FILE && f.bytes + bytes.len() <= MAX_MEMO_BYTES {
+                    f.bytes += bytes.len();
+                    f.by_path.insert(k, Arc::new(bytes.clone()));
+                }
+            });
+        }
+        Ok(bytes)
     }
 
     /// Read an opened file within the caps and the host's budget, and log it.
@@ -1025,6 +1245,11 @@ impl Host {
     /// Open a directory for listing, confined; returns its resolved
     /// components too.
     fn open_dir(&self, host_path: &str) -> Result<(OwnedFd, Vec<Vec<u8>>), ReadError> {
+        let comps = host_components(host_path)?;
+        let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::DIRECTORY;
+        if let Some(found) = self.open_link_free(&comps, flags) {
+            return Ok(found);
+        }
         for _ in 0..3 {
             let w = self.walk(host_components(host_path)?, true)?;
             if RType::from_raw_mode(w.stat.st_mode) != RType::Directory {
@@ -1597,7 +1822,9 @@ mod tests {
             fs::create_dir_all(dir.path().join(format!("d{i}/e"))).unwrap();
             fs::write(dir.path().join(format!("d{i}/e/f")), "x").unwrap();
             host.read_bytes_capped(&format!("/d{i}/e/f"), 16).ok();
-            host.resolve(&format!("/d{i}/e/f")).unwrap();
+            // (resolve answers a link-free path without the walk)
+            host.read_to_string_for(&format!("/d{i}/e/f"), Trust::root())
+                .unwrap();
         }
         assert_eq!(host.walked.lock().unwrap().dirs.len(), MAX_WALK_CACHE);
         // A snapshot keeps none (a fleet holds many hosts at once).
@@ -1786,5 +2013,150 @@ mod tests {
         let mask = host.read_dir("/etc/sysctl.d").unwrap().pop().unwrap();
         assert!(mask.is_symlink);
         assert_eq!(mask.target.as_deref(), None); // /dev/null does not exist inside the root
+    }
+
+    /// `resolve` and `read_dir` answer a link-free path with one
+    /// `openat2(RESOLVE_NO_SYMLINKS)`: the answer (or error) must be the
+    /// walk's for every shape of path, with and without links, `..`, a file
+    /// used as a directory, a missing component, a link out of the root.
+    #[test]
+    fn the_link_free_fast_path_answers_as_the_walk_does() {
+        let (dir, host) = snap();
+        let d = dir.path();
+        fs::create_dir_all(d.join("etc/mysql/conf.d")).unwrap();
+        fs::write(d.join("etc/mysql/conf.d/a.cnf"), "[mysqld]\n").unwrap();
+        fs::write(d.join("etc/mysql/my.cnf"), "[mysqld]\n").unwrap();
+        symlink("mysql/conf.d", d.join("etc/alt")).unwrap();
+        symlink("/etc/mysql/my.cnf", d.join("etc/my.cnf")).unwrap();
+        symlink("../../../../..", d.join("etc/up")).unwrap();
+        let paths = [
+            "/etc/sysctl.conf",
+            "/etc//sysctl.conf",
+            "/./etc/sysctl.conf",
+            "/etc/mysql/conf.d/a.cnf",
+            "/etc/mysql/conf.d/../my.cnf",
+            "/etc/mysql/conf.d/../../sysctl.conf",
+            "/../../etc/sysctl.conf",
+            "/etc/mysql/..",
+            "/..",
+            "/",
+            "/etc/alt/a.cnf",
+            "/etc/my.cnf",
+            "/etc/up/etc/sysctl.conf",
+            "/etc/sysctl.conf/..",
+            "/etc/nope/../sysctl.conf",
+            "/etc/nope",
+            "/etc/mysql/conf.d",
+        ];
+        for p in paths {
+            let walked = host
+                .walk(host_components(p).unwrap(), true)
+                .map(|w| w.host_path());
+            assert_eq!(host.resolve(p), walked, "resolve {p}");
+            // the same within a gather, from the memo the second time
+            let g = host.remember_stats();
+            assert_eq!(host.resolve(p), walked, "resolve {p} (first, memo on)");
+            assert_eq!(host.resolve(p), walked, "resolve {p} (memo)");
+            drop(g);
+            let listed = host.read_dir(p).map(|v| {
+                v.into_iter()
+                    .map(|e| (e.name, e.is_symlink))
+                    .collect::<Vec<_>>()
+            });
+            let by_walk = host.walk(host_components(p).unwrap(), true).and_then(|w| {
+                if RType::from_raw_mode(w.stat.st_mode) != RType::Directory {
+                    return Err(ReadError::WrongKind("is not a directory"));
+                }
+                Ok(())
+            });
+            match by_walk {
+                Ok(()) => assert!(listed.is_ok(), "read_dir {p}: {listed:?}"),
+                Err(e) => assert_eq!(listed.unwrap_err(), e, "read_dir {p}"),
+            }
+        }
+        // the fast path is taken: a link-free path needs no walk, a linked one does
+        let comps = host_components("/etc/mysql/conf.d/a.cnf").unwrap();
+        assert!(host.open_link_free(&comps, OFlags::PATH).is_some());
+        let comps = host_components("/etc/alt/a.cnf").unwrap();
+        assert!(host.open_link_free(&comps, OFlags::PATH).is_none());
+    }
+
+    /// Within one gather a snapshot file is read once: later reads come
+    /// from the memo, are charged to the budget as reads, and a cap the file
+    /// exceeds still refuses it; after the gather the file is read anew.
+    #[test]
+    fn a_gather_reads_a_snapshot_file_once_and_still_charges_and_caps() {
+        let (dir, host) = snap();
+        let g = host.remember_stats();
+        let first = host.read_bytes("/etc/sysctl.conf").unwrap();
+        let spent = host.bytes_read();
+        fs::write(dir.path().join("etc/sysctl.conf"), "vm.swappiness = 60\n").unwrap();
+        assert_eq!(host.read_bytes("/etc/sysctl.conf").unwrap(), first);
+        assert_eq!(host.bytes_read(), 2 * spent);
+        assert!(matches!(
+            host.read_bytes_capped("/etc/sysctl.conf", 4),
+            Err(ReadError::TooLarge(_))
+        ));
+        drop(g);
+        assert_eq!(
+            host.read_bytes("/etc/sysctl.conf").unwrap(),
+            b"vm.swappiness = 60\n"
+        );
+        // a budget the memo's answer would pass is refused as a read would be
+        let small = Host::snapshot(dir.path()).unwrap().with_read_budget(30);
+        let g = small.remember_stats();
+        assert!(small.read_bytes("/etc/sysctl.conf").is_ok());
+        assert!(matches!(
+            small.read_bytes("/etc/sysctl.conf"),
+            Err(ReadError::Limit(_))
+        ));
+        drop(g);
+    }
+
+    /// A file read in pieces comes whole through `each`, within the cap
+    /// and the budget, and a FIFO is refused without blocking.
+    #[test]
+    fn a_file_read_in_pieces_is_the_file_within_cap_and_budget() {
+        let (dir, host) = snap();
+        let text: Vec<u8> = (0..10_000u32).map(|i| b'a' + (i % 26) as u8).collect();
+        fs::write(dir.path().join("etc/big"), &text).unwrap();
+        let mut got = Vec::new();
+        let mut calls = 0;
+        host.read_in_pieces("/etc/big", MAX_FILE_BYTES, 4096, |b, at_end| {
+            calls += 1;
+            // take all but the last 10 bytes until the end
+            let take = if at_end {
+                b.len()
+            } else {
+                b.len().saturating_sub(10)
+            };
+            got.extend_from_slice(&b[..take]);
+            take
+        })
+        .unwrap();
+        assert_eq!(got, text);
+        assert!(calls >= 3, "{calls} calls for 10,000 bytes in 4 KiB pieces");
+        assert_eq!(host.bytes_read(), 10_000);
+        assert!(matches!(
+            host.read_in_pieces("/etc/big", 5000, 4096, |b, _| b.len()),
+            Err(ReadError::TooLarge(_))
+        ));
+        let small = Host::snapshot(dir.path()).unwrap().with_read_budget(3000);
+        assert!(matches!(
+            small.read_in_pieces("/etc/big", MAX_FILE_BYTES, 4096, |b, _| b.len()),
+            Err(ReadError::Limit(_))
+        ));
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            dir.path().join("etc/fifo"),
+            rustix::fs::FileType::Fifo,
+            Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        assert!(matches!(
+            host.read_in_pieces("/etc/fifo", MAX_FILE_BYTES, 4096, |b, _| b.len()),
+            Err(ReadError::NotRegular(_))
+        ));
     }
 }

@@ -246,13 +246,19 @@ mod tests {
                 "size hint {hint}"
             );
         }
-        assert_eq!(read_capped_sized(open(&big), 4096, 0).unwrap(), vec![b'x'; 100]);
+        assert_eq!(
+            read_capped_sized(open(&big), 4096, 0).unwrap(),
+            vec![b'x'; 100]
+        );
         let empty = d.path().join("empty");
         fs::write(&empty, b"").unwrap();
         assert_eq!(read_capped_sized(open(&empty), 10, 0).unwrap(), b"");
         let osrelease = Path::new("/proc/sys/kernel/osrelease");
         let want = fs::read(osrelease).unwrap();
-        assert_eq!(read_capped_sized(open(osrelease), 64 * 1024, 0).unwrap(), want);
+        assert_eq!(
+            read_capped_sized(open(osrelease), 64 * 1024, 0).unwrap(),
+            want
+        );
         assert_eq!(
             read_file(Path::new("/dev/zero"), 1),
             Err(Failure::NotRegular("character device"))

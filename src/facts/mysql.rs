@@ -1430,8 +1430,39 @@ pub fn installed_version(
 }
 
 fn dpkg_status_version(host: &Host) -> Option<(ServerVersion, String)> {
-    let status = host.read_bytes("/var/lib/dpkg/status").ok()?;
-    dpkg_status_scan(&status)
+    let mut best = None;
+    host.read_in_pieces(
+        "/var/lib/dpkg/status",
+        crate::host::MAX_FILE_BYTES,
+        64 * 1024,
+        |bytes, at_end| dpkg_status_piece(bytes, at_end, &mut best),
+    )
+    .ok()?;
+    best.map(|(_, v, why)| (v, why))
+}
+
+/// Scan the whole stanzas of one piece of a dpkg status file read in
+/// pieces: up to and including its last blank line (`\n\n`), or all of it
+/// at the end of the file. Returns how many bytes it took. A stanza never
+/// spans two scans, and each stanza is judged as the whole file's scan
+/// would judge it (the blank line that ends one piece is the one that ends
+/// its last stanza; a piece that starts after it starts a stanza), so
+/// `best` ends as [`dpkg_status_scan`] of the whole file.
+fn dpkg_status_piece(
+    bytes: &[u8],
+    at_end: bool,
+    best: &mut Option<(usize, ServerVersion, String)>,
+) -> usize {
+    let take = if at_end {
+        bytes.len()
+    } else {
+        match memchr::memmem::rfind(bytes, b"\n\n") {
+            Some(i) => i + 2,
+            None => return 0,
+        }
+    };
+    dpkg_status_scan_into(&bytes[..take], best);
+    take
 }
 
 /// The best installed server package of a dpkg status file. A host lists
@@ -1446,8 +1477,15 @@ fn dpkg_status_version(host: &Host) -> Option<(ServerVersion, String)> {
 /// including `deinstall ok installed`, which is still on disk. Newlines are
 /// ASCII, so decoding a stanza alone gives the same text as decoding the
 /// file. Nothing is copied but the winner's description.
+#[cfg(test)]
 fn dpkg_status_scan(status: &[u8]) -> Option<(ServerVersion, String)> {
-    let mut best: Option<(usize, ServerVersion, String)> = None;
+    let mut best = None;
+    dpkg_status_scan_into(status, &mut best);
+    best.map(|(_, v, why)| (v, why))
+}
+
+/// [`dpkg_status_scan`] onto the best found so far (rank, version, why).
+fn dpkg_status_scan_into(status: &[u8], best: &mut Option<(usize, ServerVersion, String)>) {
     // Stanzas already judged end here: a later hit inside one is its
     // second `Package:` line, which the first one's verdict already covers.
     let mut judged_to = 0usize;
@@ -1473,10 +1511,9 @@ fn dpkg_status_scan(status: &[u8]) -> Option<(ServerVersion, String)> {
         judged_to = end;
         let para = String::from_utf8_lossy(&status[start..end]);
         if let Some(b) = dpkg_stanza(&para, best.as_ref().map(|b| b.0)) {
-            best = Some(b);
+            *best = Some(b);
         }
     }
-    best.map(|(_, v, why)| (v, why))
 }
 
 /// One dpkg status stanza's verdict: an installed server package (first
@@ -2260,11 +2297,12 @@ Package: mariadb-server-core\nStatus: install ok installed\nVersion: 1:11.4.2-1\
                             .map(|c| u32::from(c).try_into().unwrap_or(b'?'))
                             .collect();
                         for bytes in [text.as_bytes(), &latin1] {
-                            assert_eq!(
-                                dpkg_status_scan(bytes),
-                                dpkg_status_by_stanzas(bytes),
-                                "{text:?}"
-                            );
+                            let whole = dpkg_status_scan(bytes);
+                            assert_eq!(whole, dpkg_status_by_stanzas(bytes), "{text:?}");
+                            // read in pieces, cut anywhere
+                            for step in [1, 2, 3, 5, 8, 13, 64] {
+                                assert_eq!(by_pieces(bytes, step), whole, "{text:?} by {step}");
+                            }
                         }
                         cases += 1;
                     }
@@ -2283,8 +2321,29 @@ Package: mariadb-server-core\nStatus: install ok installed\nVersion: 1:11.4.2-1\
             "config-files is removed"
         );
         if let Ok(real) = std::fs::read("/var/lib/dpkg/status") {
-            assert_eq!(dpkg_status_scan(&real), dpkg_status_by_stanzas(&real));
+            let whole = dpkg_status_scan(&real);
+            assert_eq!(whole, dpkg_status_by_stanzas(&real));
+            for step in [4096, 65536, 1 << 20] {
+                assert_eq!(by_pieces(&real, step), whole);
+            }
         }
+    }
+
+    /// [`dpkg_status_piece`] fed as [`Host::read_in_pieces`] feeds it,
+    /// `step` bytes a read.
+    fn by_pieces(bytes: &[u8], step: usize) -> Option<(ServerVersion, String)> {
+        let (mut best, mut buf, mut pos) = (None, Vec::new(), 0);
+        loop {
+            let n = step.min(bytes.len() - pos);
+            buf.extend_from_slice(&bytes[pos..pos + n]);
+            pos += n;
+            let done = dpkg_status_piece(&buf, n == 0, &mut best);
+            if n == 0 {
+                break;
+            }
+            buf.drain(..done);
+        }
+        best.map(|(_, v, why)| (v, why))
     }
 
     #[test]
