@@ -235,6 +235,9 @@ struct FileMemo {
     by_path: HashMap<String, Arc<Vec<u8>>>,
 }
 
+/// A descriptor and the host path components it was opened at.
+type Opened = (OwnedFd, Vec<Vec<u8>>);
+
 /// Largest file [`FileMemo`] keeps.
 const MAX_MEMO_FILE: usize = 256 * 1024;
 /// Most bytes [`FileMemo`] keeps for one gather.
@@ -714,8 +717,8 @@ impl Host {
 
     fn resolve_uncached(&self, host_path: &str) -> Result<String, ReadError> {
         let comps = host_components(host_path)?;
-        if let Some((_, plain)) = self.open_link_free(&comps, OFlags::PATH) {
-            return Ok(comps_host_path(&plain));
+        if let Some(found) = self.open_link_free(&comps, OFlags::PATH) {
+            return found.map(|(_, plain)| comps_host_path(&plain));
         }
         let w = self.walk(comps, true)?;
         let out = w.host_path();
@@ -730,10 +733,19 @@ impl Host {
     /// Open a host path that has no symlink anywhere on the way, confined
     /// (`openat2(RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS)`), with the
     /// components it resolved to (`..` taken lexically, which is what it
-    /// means when no link is passed). `None` when the path has a link, does
-    /// not open, is deeper than the walk goes, or this kernel has no
-    /// `openat2`: the walk then decides, with its own answer or error.
-    fn open_link_free(&self, comps: &[Vec<u8>], flags: OFlags) -> Option<(OwnedFd, Vec<Vec<u8>>)> {
+    /// means when no link is passed). A missing component is
+    /// [`ReadError::NotFound`], as the walk would find it: with
+    /// `RESOLVE_NO_SYMLINKS` the kernel stops at the first link with
+    /// `ELOOP`, so `ENOENT` means every component before the missing one is
+    /// a plain directory, the very ones the walk would pass. `None` when the
+    /// path has a link, fails otherwise, is deeper than the walk goes, or
+    /// this kernel has no `openat2`: the walk then decides, with its own
+    /// answer or error.
+    fn open_link_free(
+        &self,
+        comps: &[Vec<u8>],
+        flags: OFlags,
+    ) -> Option<Result<Opened, ReadError>> {
         if comps.is_empty()
             || comps.len() >= MAX_WALK_DEPTH
             || !self.kernel_resolve
@@ -752,8 +764,12 @@ impl Host {
             flags | OFlags::CLOEXEC,
             Mode::empty(),
             ResolveFlags::IN_ROOT | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS,
-        )
-        .ok()?;
+        );
+        let fd = match fd {
+            Ok(fd) => fd,
+            Err(rustix::io::Errno::NOENT) => return Some(Err(ReadError::NotFound)),
+            Err(_) => return None,
+        };
         let mut plain: Vec<Vec<u8>> = Vec::with_capacity(comps.len());
         for c in comps {
             if c.as_slice() == b".." {
@@ -762,7 +778,7 @@ impl Host {
                 plain.push(c.clone());
             }
         }
-        Some((fd, plain))
+        Some(Ok((fd, plain)))
     }
 
     /// Whether this gather remembers answers (a snapshot inside
@@ -1248,7 +1264,7 @@ impl Host {
         let comps = host_components(host_path)?;
         let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::DIRECTORY;
         if let Some(found) = self.open_link_free(&comps, flags) {
-            return Ok(found);
+            return found;
         }
         for _ in 0..3 {
             let w = self.walk(host_components(host_path)?, true)?;
@@ -2046,6 +2062,10 @@ mod tests {
             "/etc/sysctl.conf/..",
             "/etc/nope/../sysctl.conf",
             "/etc/nope",
+            "/etc/nope/deeper/still",
+            "/etc/alt/nope",
+            "/etc/up/nope",
+            "/etc/sysctl.conf/nope",
             "/etc/mysql/conf.d",
         ];
         for p in paths {
@@ -2076,8 +2096,19 @@ mod tests {
         }
         // the fast path is taken: a link-free path needs no walk, a linked one does
         let comps = host_components("/etc/mysql/conf.d/a.cnf").unwrap();
-        assert!(host.open_link_free(&comps, OFlags::PATH).is_some());
+        assert!(matches!(
+            host.open_link_free(&comps, OFlags::PATH),
+            Some(Ok(_))
+        ));
+        let comps = host_components("/etc/nope/x").unwrap();
+        assert!(matches!(
+            host.open_link_free(&comps, OFlags::PATH),
+            Some(Err(ReadError::NotFound))
+        ));
         let comps = host_components("/etc/alt/a.cnf").unwrap();
+        assert!(host.open_link_free(&comps, OFlags::PATH).is_none());
+        // a link before the missing component: the walk decides
+        let comps = host_components("/etc/alt/nope").unwrap();
         assert!(host.open_link_free(&comps, OFlags::PATH).is_none());
     }
 

@@ -143,13 +143,17 @@ fn listed_matching<'m>(
     pattern: &glob::Pattern,
 ) -> impl Iterator<Item = &'m str> + 'm {
     let head = &glob[..glob.find(['*', '?', '[']).unwrap_or(glob.len())];
+    // and only keys ending with its literal tail (after its last `*`, `?`
+    // or `]`, which a match must end with) are given to the pattern
+    let tail = &glob[glob.rfind(['*', '?', ']']).map_or(glob.len(), |i| i + 1)..];
+    let tail = if tail.contains(['[', '\\']) { "" } else { tail }.to_string();
     let from = map.partition_point(|c| c.key.as_ref() < head);
     let run = &map[from..];
     let run = &run[..run.partition_point(|c| c.key.starts_with(head))];
     let pattern = pattern.clone();
     run.iter()
         .map(|c| c.key.as_ref())
-        .filter(move |k| pattern.matches(k))
+        .filter(move |k| k.ends_with(tail.as_str()) && pattern.matches(k))
 }
 
 /// Read the first `sysctl -a` listing the snapshot's layout has: its path
@@ -1046,4 +1050,46 @@ fn expand_proc_glob(host: &Host, pattern: &str) -> Vec<String> {
         .into_iter()
         .filter_map(|p| p.strip_prefix("/proc/sys/").map(swap_dot_slash))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The literal head and tail only narrow what the pattern is tried on:
+    /// every glob shape matches the same keys as the pattern over all keys.
+    #[test]
+    fn listed_matching_is_the_pattern_over_every_key() {
+        let text = include_str!("../../scripts/gen-fleet-sysctl.txt");
+        let (mut map, _) = parse_capture(text);
+        map.sort_unstable_by(|a, b| a.key.cmp(&b.key));
+        assert!(map.len() > 900);
+        let globs = [
+            "net.ipv4.conf.*.rp_filter",
+            "net.ipv4.conf.*",
+            "net.*.conf.*.forwarding",
+            "*.rp_filter",
+            "*",
+            "net.ipv4.conf.e?h0.rp_filte?",
+            "net.ipv4.conf.[el]*.rp_filter",
+            "net.ipv4.conf.*.rp_[f]ilter",
+            "net.ipv4.conf.*[r]",
+            "net.ipv4.conf.eth0.rp_filter",
+            "net.ipv[46].conf.all.*",
+            "vm.*]",
+            "kernel.*_max",
+        ];
+        for g in globs {
+            let p = glob::Pattern::new(g).unwrap();
+            let fast: Vec<&str> = listed_matching(&map, g, &p).collect();
+            let all: Vec<&str> = map
+                .iter()
+                .map(|c| c.key.as_ref())
+                .filter(|k| p.matches(k))
+                .collect();
+            assert_eq!(fast, all, "{g}");
+        }
+        let p = glob::Pattern::new("net.ipv4.conf.*.rp_filter").unwrap();
+        assert!(listed_matching(&map, "net.ipv4.conf.*.rp_filter", &p).count() >= 3);
+    }
 }

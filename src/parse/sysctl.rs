@@ -266,6 +266,15 @@ fn split_assignment(line: &str) -> Option<(&str, &str)> {
         .map(|i| (&line[..i - 1], &line[i + 2..]))
 }
 
+/// `s.contains(char::is_whitespace)`, byte by byte for ASCII text.
+fn has_whitespace(s: &str) -> bool {
+    if !s.is_ascii() {
+        return s.contains(char::is_whitespace);
+    }
+    // char::is_whitespace's ASCII members: \t \n \x0b \x0c \r and space
+    s.bytes().any(|b| b == b' ' || (b'\t'..=b'\r').contains(&b))
+}
+
 /// Parse `sysctl -a` output (procps: `key = value`; also accepts `key: value`
 /// from busybox/BSD-like output with an issue, and slash keys of procps 4.0.0).
 /// Repeated keys are multi-line values and are joined with `\n`. Lines that are
@@ -329,7 +338,7 @@ pub fn parse_capture(text: &str) -> (Vec<CaptureValue<'_>>, Vec<Issue>) {
             continue;
         };
         let key = normalize_key_cow(k);
-        if key.is_empty() || key.contains(char::is_whitespace) {
+        if key.is_empty() || has_whitespace(&key) {
             issues.push(Issue::at(
                 n,
                 format!(
@@ -408,6 +417,14 @@ pub fn parse_capture(text: &str) -> (Vec<CaptureValue<'_>>, Vec<Issue>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn has_whitespace_is_char_is_whitespace() {
+        for c in (0u32..0x3100).filter_map(char::from_u32) {
+            let s = format!("net.{c}x");
+            assert_eq!(has_whitespace(&s), s.contains(char::is_whitespace), "{c:?}");
+        }
+    }
 
     #[test]
     fn first_separator_rule() {
