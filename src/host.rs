@@ -228,7 +228,8 @@ struct StatMemo {
 /// as a host audited at one moment should. Every answer is charged to the
 /// host's read budget as a read would be; a file larger than
 /// [`MAX_MEMO_FILE`], or one past [`MAX_MEMO_BYTES`] in all, is read
-/// again each time.
+/// again each time. `snapshot.json`, read for the host name when the
+/// [`Host`] is made, is kept for its first gather.
 #[derive(Debug, Default)]
 struct FileMemo {
     bytes: usize,
@@ -437,7 +438,19 @@ impl Host {
     }
 
     fn snapshot_json_hostname(&self) -> Option<String> {
-        let text = self.read_to_string("/snapshot.json").ok()?;
+        let bytes = self.read_bytes("/snapshot.json").ok()?;
+        // Kept for the first gather, which reads it again (see [`FileMemo`]).
+        if bytes.len() <= MAX_MEMO_FILE {
+            let seed = Arc::new(bytes.clone());
+            self.memo(|m| {
+                m.files.bytes += seed.len();
+                m.files.by_path.insert("/snapshot.json".to_string(), seed);
+            });
+        }
+        let text = match String::from_utf8(bytes) {
+            Ok(s) => s,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        };
         let v: serde_json::Value = serde_json::from_str(&text).ok()?;
         v.get("host")?
             .as_str()
@@ -681,10 +694,48 @@ impl Host {
     /// Stat a host path after confined resolution (following a final link).
     fn stat_in_root(&self, host_path: &str) -> Result<rfs::Stat, ReadError> {
         let comps = host_components(host_path)?;
-        if let Some(fd) = self.open_in_root(&comps, OFlags::PATH) {
+        if let Some(fd) = self.open_in_root_noted(host_path, &comps, OFlags::PATH) {
             return rfs::fstat(fd?).map_err(errno);
         }
         Ok(self.walk(comps, true)?.stat)
+    }
+
+    /// [`Host::open_in_root`], trying `RESOLVE_NO_SYMLINKS` first while a
+    /// gather remembers (see [`Host::open_link_free`]): a path that opens so
+    /// passes no link, so it resolves to itself, and [`Host::resolve`] is
+    /// answered from the memo instead of opening it again. A path with a
+    /// link costs one more `openat2` (the one that says `ELOOP`).
+    fn open_in_root_noted(
+        &self,
+        host_path: &str,
+        comps: &[Vec<u8>],
+        flags: OFlags,
+    ) -> Option<Result<OwnedFd, ReadError>> {
+        if self.memo_on() {
+            match self.open_link_free(comps, flags) {
+                Some(Ok((fd, plain))) => {
+                    self.note_resolved(lexical(host_path), Ok(comps_host_path(&plain)));
+                    return Some(Ok(fd));
+                }
+                Some(Err(e)) => {
+                    // a missing component, as the walk would find it
+                    self.note_resolved(lexical(host_path), Err(e.clone()));
+                    return Some(Err(e));
+                }
+                None => {}
+            }
+        }
+        self.open_in_root(comps, flags)
+    }
+
+    /// Remember [`Host::resolve`]'s answer for a lexical path.
+    fn note_resolved(&self, key: String, got: Result<String, ReadError>) {
+        self.memo(|m| {
+            if m.resolved.len() >= MAX_STAT_MEMO {
+                m.resolved.clear();
+            }
+            m.resolved.insert(key, got);
+        });
     }
 
     /// Resolve a host path to a real path below the root, following symlinks
@@ -705,12 +756,7 @@ impl Host {
         }
         let got = self.resolve_uncached(host_path);
         if let Some(k) = key {
-            self.memo(|m| {
-                if m.resolved.len() >= MAX_STAT_MEMO {
-                    m.resolved.clear();
-                }
-                m.resolved.insert(k, got.clone());
-            });
+            self.note_resolved(k, got.clone());
         }
         got
     }
@@ -966,7 +1012,7 @@ impl Host {
             }
         }
         for _ in 0..3 {
-            if let Some(pre) = self.open_in_root(&comps, OFlags::PATH) {
+            if let Some(pre) = self.open_in_root_noted(host_path, &comps, OFlags::PATH) {
                 let pre = rfs::fstat(pre?).map_err(errno)?;
                 check_file(&Meta::from_stat(&pre))?;
                 let Some(fd) =
@@ -1262,6 +1308,12 @@ impl Host {
     /// components too.
     fn open_dir(&self, host_path: &str) -> Result<(OwnedFd, Vec<Vec<u8>>), ReadError> {
         let comps = host_components(host_path)?;
+        if self.memo_on() {
+            let key = lexical(host_path);
+            if self.memo(|m| matches!(m.resolved.get(&key), Some(Err(ReadError::NotFound)))) {
+                return Err(ReadError::NotFound);
+            }
+        }
         let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::DIRECTORY;
         if let Some(found) = self.open_link_free(&comps, flags) {
             return found;
@@ -2078,6 +2130,12 @@ mod tests {
             assert_eq!(host.resolve(p), walked, "resolve {p} (first, memo on)");
             assert_eq!(host.resolve(p), walked, "resolve {p} (memo)");
             drop(g);
+            // noted by a stat or a read before it is resolved
+            let g = host.remember_stats();
+            let _ = host.kind_of(p);
+            let _ = host.read_bytes(p);
+            assert_eq!(host.resolve(p), walked, "resolve {p} (after a stat)");
+            drop(g);
             let listed = host.read_dir(p).map(|v| {
                 v.into_iter()
                     .map(|e| (e.name, e.is_symlink))
@@ -2089,6 +2147,15 @@ mod tests {
                 }
                 Ok(())
             });
+            let g = host.remember_stats();
+            let _ = host.kind_of(p);
+            let listed_in_gather = host.read_dir(p).map(|v| {
+                v.into_iter()
+                    .map(|e| (e.name, e.is_symlink))
+                    .collect::<Vec<_>>()
+            });
+            drop(g);
+            assert_eq!(listed_in_gather, listed, "read_dir {p} in a gather");
             match by_walk {
                 Ok(()) => assert!(listed.is_ok(), "read_dir {p}: {listed:?}"),
                 Err(e) => assert_eq!(listed.unwrap_err(), e, "read_dir {p}"),
