@@ -746,7 +746,7 @@ impl Host {
     /// A path with no symlink on the way is answered by one confined
     /// `openat2(RESOLVE_NO_SYMLINKS)` instead of the walk's `openat`, `fstat`
     /// and `close` per component; within one gather on a snapshot each
-    /// answer is remembered (see [`StatMemo`]).
+    /// answer is remembered.
     pub fn resolve(&self, host_path: &str) -> Result<String, ReadError> {
         let key = self.memo_on().then(|| lexical(host_path));
         if let Some(k) = &key {
@@ -1792,6 +1792,16 @@ fn components(path: &str) -> Vec<String> {
 /// Lexically normalise a host path: absolute, no `.`, no empty parts, `..`
 /// removes the previous part and stops at `/` (as [`Host::resolve`] does).
 pub fn lexical(path: &str) -> String {
+    // Most paths asked for are already so: `/`, then parts that are
+    // neither empty, `.` nor `..`.
+    if path.starts_with('/')
+        && (path.len() == 1
+            || path[1..]
+                .split('/')
+                .all(|c| !c.is_empty() && c != "." && c != ".."))
+    {
+        return path.to_string();
+    }
     let mut out: Vec<String> = Vec::new();
     for c in components(path) {
         if c == ".." {
@@ -2081,6 +2091,44 @@ mod tests {
         let mask = host.read_dir("/etc/sysctl.d").unwrap().pop().unwrap();
         assert!(mask.is_symlink);
         assert_eq!(mask.target.as_deref(), None); // /dev/null does not exist inside the root
+    }
+
+    /// The already-lexical fast path gives what the normalisation gives.
+    #[test]
+    fn lexical_of_a_lexical_path_is_itself_and_others_are_normalised() {
+        for p in [
+            "/",
+            "/etc",
+            "/etc/sysctl.conf",
+            "//etc",
+            "/etc/",
+            "/etc//x",
+            "/./etc",
+            "/etc/.",
+            "/etc/..",
+            "/etc/../x",
+            "/..",
+            "etc/x",
+            "",
+            ".",
+            "/etc/.hidden",
+            "/etc/..x",
+            "/etc/x..",
+            "/a/b/../../..",
+        ] {
+            let slow = {
+                let mut out: Vec<String> = Vec::new();
+                for c in components(p) {
+                    if c == ".." {
+                        out.pop();
+                    } else {
+                        out.push(c);
+                    }
+                }
+                format!("/{}", out.join("/"))
+            };
+            assert_eq!(lexical(p), slow, "{p:?}");
+        }
     }
 
     /// `resolve` and `read_dir` answer a link-free path with one
