@@ -170,11 +170,12 @@ const FIRST_READ: u64 = 4096;
 /// once the bytes read reach that size is the end (the kernel fills a
 /// regular file's read up to its end); a short read before that (a file
 /// that shrank, a FUSE file system's partial read) is followed by more
-/// reads until one returns 0. A size of 0 is a kernel value file (procfs,
-/// sysfs: `st_size` 0) or an empty one: the buffer starts at a page and the
-/// first short read is the end, as procfs hands over a whole value in one
-/// `read` (systemd's `read_virtual_file()` relies on the same). The size is
-/// a hint only: a file that grew meanwhile reads on, within the cap.
+/// reads until one returns 0. A size of 0 is a kernel file (procfs, sysfs:
+/// `st_size` 0) or an empty one: the buffer starts at a page and the file
+/// is read until a `read` returns 0, because a seq_file (`/proc/cpuinfo`,
+/// `/proc/self/mountinfo`) hands over whole records only and so returns
+/// short reads before its end. The size is a hint only: a file that grew
+/// meanwhile reads on, within the cap.
 pub fn read_capped_sized(file: File, cap: u64, size: u64) -> Result<Vec<u8>, Failure> {
     let limit = cap.saturating_add(1);
     let first = if size == 0 {
@@ -202,7 +203,7 @@ pub fn read_capped_sized(file: File, cap: u64, size: u64) -> Result<Vec<u8>, Fai
             let on_disk = file.metadata().map(|m| m.len()).unwrap_or(0);
             return Err(Failure::TooLarge(on_disk.max(limit)));
         }
-        if n == 0 || (buf.len() < buf.capacity() && buf.len() as u64 >= size) {
+        if n == 0 || (size > 0 && buf.len() < buf.capacity() && buf.len() as u64 >= size) {
             break;
         }
     }
@@ -253,6 +254,15 @@ mod tests {
         let empty = d.path().join("empty");
         fs::write(&empty, b"").unwrap();
         assert_eq!(read_capped_sized(open(&empty), 10, 0).unwrap(), b"");
+        // A seq_file larger than a page returns short reads before its end
+        // (3,912 of 4,096 bytes, then more): all of it is read.
+        let kallsyms = Path::new("/proc/kallsyms");
+        if let Ok(want) = fs::read(kallsyms) {
+            assert!(want.len() > 8192, "/proc/kallsyms is {} bytes", want.len());
+            let got = read_capped_sized(open(kallsyms), 1 << 30, 0).unwrap();
+            assert_eq!(got.len(), want.len(), "/proc/kallsyms read short");
+            assert!(got == want, "/proc/kallsyms read differs");
+        }
         let osrelease = Path::new("/proc/sys/kernel/osrelease");
         let want = fs::read(osrelease).unwrap();
         assert_eq!(
