@@ -874,27 +874,19 @@ impl Host {
             // follow links in one stat instead of one lstat per component.
             SourceKind::Live => Meta::from_std(&fs::metadata(live_path(host_path)?)?),
             SourceKind::Snapshot => {
-                let key = lexical(host_path);
-                let memo = |f: &mut dyn FnMut(&mut StatMemo)| {
-                    let mut g = self.stats.lock().unwrap_or_else(|p| p.into_inner());
-                    f(&mut g)
-                };
-                let mut known = None;
-                let mut on = false;
-                memo(&mut |m| {
-                    on = m.on;
-                    known = m.known.get(&key).cloned();
-                });
-                if let Some(k) = known {
-                    return k;
+                let key = self.memo_on().then(|| lexical(host_path));
+                if let Some(k) = &key {
+                    if let Some(known) = self.memo(|m| m.known.get(k).cloned()) {
+                        return known;
+                    }
                 }
                 let got = self.stat_in_root(host_path).map(|st| Meta::from_stat(&st));
-                if on {
-                    memo(&mut |m| {
+                if let Some(k) = key {
+                    self.memo(|m| {
                         if m.known.len() >= MAX_STAT_MEMO {
                             m.known.clear();
                         }
-                        m.known.insert(key.clone(), got.clone());
+                        m.known.insert(k, got.clone());
                     });
                 }
                 got?
@@ -1073,17 +1065,12 @@ impl Host {
         if o.mode & 0o444 == 0 {
             return Ok((Vec::new(), o.mode));
         }
-        if o.nlink > 1 {
-            let mut g = self.hard_links.lock().unwrap_or_else(|p| p.into_inner());
-            g.insert(lexical(host_path));
-        }
-        let b = &self.read_budget;
-        let left = b.limit.saturating_sub(b.used.load(Ordering::Relaxed));
-        if left < cap {
+        if self.start_read(host_path, o.nlink)? < cap {
             // Near the budget's end: the one careful path decides.
             return Ok((self.read_bytes_capped(host_path, cap)?, o.mode));
         }
         let bytes = crate::reader::read_capped_sized(o.file, cap, o.size)?;
+        let b = &self.read_budget;
         b.used.fetch_add(bytes.len() as u64, Ordering::Relaxed);
         Ok((bytes, o.mode))
     }
@@ -1091,10 +1078,11 @@ impl Host {
     /// Read a file in pieces through one buffer of about `piece` bytes,
     /// within `cap` and the host's read budget, for a large file of which a
     /// reader keeps little (the dpkg database: 650 KB for a few lines).
-    /// `each(bytes, at_end)` gets the bytes not yet taken and returns how
-    /// many leading ones it is done with; the rest is handed again, with
-    /// more, on the next call (the buffer grows only while `each` takes
-    /// nothing). No whole-file buffer is allocated, so a 650 KB file costs
+    /// `each(bytes, at_end)` gets the bytes not yet taken, once the buffer
+    /// is full or the file ends, and returns how many leading ones it is
+    /// done with; the rest is handed again, with more, on the next call (the
+    /// buffer grows only while `each` takes nothing), so each byte is
+    /// scanned a bounded number of times however the reads come. No whole-file buffer is allocated, so a 650 KB file costs
     /// no 160 fresh pages. The checks are [`Host::read_bytes_capped`]'s: a
     /// FIFO or device is refused, a file over the cap is
     /// [`ReadError::TooLarge`] and one over the budget
@@ -1118,11 +1106,19 @@ impl Host {
         let b = &self.read_budget;
         let limit = cap.min(left);
         let piece = piece.clamp(4096, 1 << 20);
-        let mut buf: Vec<u8> = Vec::with_capacity(piece.min(size as usize + 1));
+        let mut buf: Vec<u8> =
+            Vec::with_capacity(size.saturating_add(1).min(piece as u64) as usize);
         let mut total = 0u64;
         loop {
+            // `each` sees a full buffer (or the end), never one short read
+            // at a time: a file served in tiny reads (FUSE) would otherwise
+            // have the same bytes scanned again after every read.
             if buf.len() == buf.capacity() {
-                buf.reserve(piece.max(buf.len()));
+                let done = each(&buf, false).min(buf.len());
+                buf.drain(..done);
+                if buf.len() == buf.capacity() {
+                    buf.reserve(piece.max(buf.len()));
+                }
             }
             let n = match rustix::io::read(&file, rustix::buffer::spare_capacity(&mut buf)) {
                 Err(rustix::io::Errno::INTR) => continue,
@@ -1138,12 +1134,10 @@ impl Host {
                 let on_disk = file.metadata().map(|m| m.len()).unwrap_or(0);
                 return Err(ReadError::TooLarge(on_disk.max(cap.saturating_add(1))));
             }
-            let at_end = n == 0;
-            let done = each(&buf, at_end).min(buf.len());
-            if at_end {
+            if n == 0 {
+                each(&buf, true);
                 return Ok(());
             }
-            buf.drain(..done);
         }
     }
 
@@ -2272,6 +2266,16 @@ mod tests {
         assert_eq!(got, text);
         assert!(calls >= 3, "{calls} calls for 10,000 bytes in 4 KiB pieces");
         assert_eq!(host.bytes_read(), 10_000);
+        // a reader that can use nothing before the end gets the whole file then
+        let mut last = Vec::new();
+        host.read_in_pieces("/etc/big", MAX_FILE_BYTES, 4096, |b, at_end| {
+            if at_end {
+                last = b.to_vec();
+            }
+            0
+        })
+        .unwrap();
+        assert_eq!(last, text);
         assert!(matches!(
             host.read_in_pieces("/etc/big", 5000, 4096, |b, _| b.len()),
             Err(ReadError::TooLarge(_))
