@@ -70,6 +70,11 @@ pub fn explain(set: &PolicySet, rule: &Rule) -> String {
                 .join(" and ")
         ),
         Check::Assert(e) => writeln!(o, "  {e}"),
+        Check::External => writeln!(
+            o,
+            "  the option files and persisted sysctl files as the target release reads them, against the shipped upgrade data ({}); runs with `--target`",
+            rule.source.path
+        ),
         Check::Drift(d) => {
             let (configured, running) = (&d.configured, &d.running);
             writeln!(

@@ -347,8 +347,11 @@ fn without_a_known_server_version_the_defaults_are_unknown_not_passed() {
 
 fn report_text(name: &str, t: &[&str]) -> String {
     let hosts = vec![host(name)];
-    let mut report = engine::audit(&PolicySet::new(), &hosts);
-    upgrade::extend_report(&mut report, &hosts, &targets(t));
+    let t = targets(t);
+    let mut set = PolicySet::new();
+    upgrade::register(&mut set, &t).unwrap();
+    let mut report = engine::audit(&set, &hosts);
+    upgrade::extend_report(&mut report, &hosts, &t, &set);
     render(
         &report,
         Format::Text,
@@ -421,6 +424,8 @@ fn upgrade_findings_go_through_fail_on_waivers_and_every_format() {
         "high",
         "--only",
         "mysql.*",
+        "--only",
+        "upgrade.*",
     ]);
     assert_eq!(code, 1, "{out}");
     let r: serde_json::Value = serde_json::from_str(&out).unwrap();
@@ -439,6 +444,8 @@ fn upgrade_findings_go_through_fail_on_waivers_and_every_format() {
         "sarif",
         "--only",
         "mysql.*",
+        "--only",
+        "upgrade.*",
     ]);
     assert!(
         sarif.contains("\"upgrade.mysql.removed-option\""),
@@ -462,6 +469,8 @@ fn upgrade_findings_go_through_fail_on_waivers_and_every_format() {
         "json",
         "--only",
         "mysql.*",
+        "--only",
+        "upgrade.*",
         "--waivers",
         w.to_str().unwrap(),
     ]);
@@ -530,4 +539,136 @@ fn a_diff_after_the_upgrade_puts_the_versions_first_and_names_values_changed_onl
         .unwrap()
         .iter()
         .all(|c| c["from"] == "runtime"));
+}
+
+/// Issue 30: the upgrade rules were findings no filter, overlay, `list`,
+/// `explain` or `driftaudit test` reached (`--only 'upgrade.*'` exited 2
+/// "matches no rule", an overlay demoting one was a load error). They are
+/// rules of the one registry now.
+#[test]
+fn upgrade_rules_are_listed_explained_filtered_overridden_and_tested_like_any_rule() {
+    let snap = "testdata/hosts/upgrade-mariadb-10.3";
+    let rules_of = |out: &str| -> Vec<(String, String, String)> {
+        let r: serde_json::Value = serde_json::from_str(out).unwrap();
+        r["hosts"][0]["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                let s = |k: &str| f[k].as_str().unwrap_or_default().to_string();
+                (s("rule"), s("status"), s("severity"))
+            })
+            .collect()
+    };
+    // --only selects them
+    let (code, out, err) = bin(&[
+        "check",
+        "--snapshot",
+        snap,
+        "--target",
+        "mariadb=10.11",
+        "--only",
+        "upgrade.*",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    let only = rules_of(&out);
+    assert!(
+        only.iter().all(|(r, ..)| r.starts_with("upgrade.mariadb.")),
+        "{only:?}"
+    );
+    assert!(only
+        .iter()
+        .any(|(r, s, _)| r == "upgrade.mariadb.default-changed" && s == "fail"));
+    // --skip leaves one out
+    let (code, out, err) = bin(&[
+        "check",
+        "--snapshot",
+        snap,
+        "--target",
+        "mariadb=10.11",
+        "--only",
+        "upgrade.*",
+        "--skip",
+        "upgrade.mariadb.default-changed",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    let skipped = rules_of(&out);
+    assert!(!skipped
+        .iter()
+        .any(|(r, ..)| r == "upgrade.mariadb.default-changed"));
+    assert!(skipped
+        .iter()
+        .any(|(r, ..)| r == "upgrade.mariadb.removed-option"));
+    // an overlay demotes one and disables another, and the same overlay
+    // loads in a run without --target (the rules are dormant there)
+    let dir = tempfile::tempdir().unwrap();
+    let overlay = dir.path().join("site.yaml");
+    std::fs::write(
+        &overlay,
+        "policy: site\ntitle: Site\noverrides:\n  - rule: upgrade.mariadb.default-changed\n    severity: info\n  - rule: upgrade.mariadb.ignored-option\n    disabled: the playbook deletes these lines (OPS-7)\n",
+    )
+    .unwrap();
+    let ov = overlay.to_str().unwrap();
+    let (code, out, err) = bin(&[
+        "check",
+        "--snapshot",
+        snap,
+        "--target",
+        "mariadb=10.11",
+        "--only",
+        "upgrade.*",
+        "--policy",
+        ov,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    let changed = rules_of(&out);
+    let dc: Vec<_> = changed
+        .iter()
+        .filter(|(r, ..)| r == "upgrade.mariadb.default-changed")
+        .collect();
+    assert!(
+        !dc.is_empty() && dc.iter().all(|(_, _, sev)| sev == "info"),
+        "{dc:?}"
+    );
+    let ig: Vec<_> = changed
+        .iter()
+        .filter(|(r, ..)| r == "upgrade.mariadb.ignored-option")
+        .collect();
+    assert_eq!(ig.len(), 1, "one skip saying who disabled it: {ig:?}");
+    assert_eq!(ig[0].1, "skip");
+    assert!(out.contains("the playbook deletes these lines"), "{out}");
+    let (code, _, err) = bin(&["check", "--snapshot", snap, "--policy", ov]);
+    assert_ne!(
+        code, 2,
+        "an overlay of dormant upgrade rules is no load error: {err}"
+    );
+    // list shows them with --target (and not without), explain without
+    let (_, list, _) = bin(&["list", "--target", "mariadb=10.11"]);
+    assert!(list.contains("upgrade.mariadb.removed-option"), "{list}");
+    let (_, list, _) = bin(&["list"]);
+    assert!(!list.contains("upgrade."), "{list}");
+    let (_, json, _) = bin(&["list", "--target", "kernel=6.1", "--format", "json"]);
+    assert!(json.contains("\"upgrade.kernel.removed-key\""), "{json}");
+    let (code, ex, err) = bin(&["explain", "upgrade.mariadb.removed-option"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        ex.starts_with("upgrade.mariadb.removed-option  (high)"),
+        "{ex}"
+    );
+    assert!(ex.contains("policies/upgrade/mariadb.yaml"), "{ex}");
+    // a policy test with `targets:` judges them
+    let t = dir.path().join("upgrade.test.yaml");
+    std::fs::write(
+        &t,
+        "builtin: true\ntargets: [mariadb=10.11]\ncases:\n  - name: a 10.3-era option refused by 10.11\n    files:\n      /etc/mysql/my.cnf: \"[mysqld]\\ninnodb_file_format_check = 1\\n\"\n    expect:\n      - { rule: upgrade.mariadb.removed-option, status: fail }\n  - name: nothing removed\n    files:\n      /etc/mysql/my.cnf: \"[mysqld]\\nmax_connections = 100\\n\"\n    expect:\n      - { rule: upgrade.mariadb.removed-option, status: pass }\n",
+    )
+    .unwrap();
+    let (code, out, err) = bin(&["test", t.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}{err}");
 }

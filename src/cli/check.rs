@@ -6,7 +6,9 @@ use clap::Args;
 
 use driftaudit::{audit, render, Format, Host, PolicySet, RenderOptions};
 
-use super::common::{color, load_policies, write_out, Exit, FailOnArg, PolicyArgs, ReportFormat};
+use super::common::{
+    color, load_policies_with, write_out, Exit, FailOnArg, PolicyArgs, ReportFormat,
+};
 use super::fleet;
 
 #[derive(Args, Debug)]
@@ -86,7 +88,15 @@ pub(crate) fn targets(a: &CheckArgs) -> Result<Vec<driftaudit::unstable::upgrade
 }
 
 pub(crate) fn run(a: CheckArgs) -> Exit {
-    let mut set = match load_policies(&a.policies) {
+    let targets = match targets(&a) {
+        Ok(t) => t,
+        Err(e) => return Exit::Error(e),
+    };
+    // the upgrade rules of the targets are rules of the one registry:
+    // listed, filtered, changed by overlays and waived like the others
+    let mut set = match load_policies_with(&a.policies, |s| {
+        driftaudit::unstable::upgrade::register(s, &targets)
+    }) {
         Ok(s) => s,
         Err(e) => return e.into(),
     };
@@ -96,12 +106,8 @@ pub(crate) fn run(a: CheckArgs) -> Exit {
     if let Err(e) = set.filter(&a.only, &a.skip) {
         return e.into();
     }
-    let targets = match targets(&a) {
-        Ok(t) => t,
-        Err(e) => return Exit::Error(e),
-    };
     if let Some(dir) = &a.fleet {
-        return fleet::check_fleet(&a, &set, dir);
+        return fleet::check_fleet(&a, &set, &targets, dir);
     }
     let hosts: Vec<Host> = if a.snapshot.is_empty() {
         vec![Host::live()]
@@ -130,7 +136,7 @@ pub(crate) fn run(a: CheckArgs) -> Exit {
     };
     let mut report = audit(&set, &hosts);
     // before waivers, so they cover upgrade findings too
-    driftaudit::unstable::upgrade::extend_report(&mut report, &hosts, &targets);
+    driftaudit::unstable::upgrade::extend_report(&mut report, &hosts, &targets, &set);
     if let Some(w) = &waivers {
         w.apply(&mut report, &driftaudit::unstable::waiver::today());
     }

@@ -164,11 +164,22 @@ pub(crate) enum LoadError {
 }
 
 pub(crate) fn load_policies(p: &PolicyArgs) -> Result<PolicySet, LoadError> {
+    load_policies_with(p, |_| Ok(()))
+}
+
+/// [`load_policies`] with rules `register` adds to the registry after the
+/// built-in policies and before the `--policy` files, so their overlays
+/// reach them too (the upgrade rules of `--target`).
+pub(crate) fn load_policies_with(
+    p: &PolicyArgs,
+    register: impl FnOnce(&mut PolicySet) -> Result<(), PolicyError>,
+) -> Result<PolicySet, LoadError> {
     let mut set = if p.no_builtin {
         PolicySet::new()
     } else {
         PolicySet::builtin()?
     };
+    register(&mut set)?;
     // every file's problems in one error, not just the first file's
     set.add_paths(&p.policy)?;
     for s in &p.set {

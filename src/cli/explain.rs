@@ -1,8 +1,8 @@
 //! `driftaudit explain RULE`: what one rule checks and why (the text comes
 //! from the library's `explain`), or the closest ids when there is no such
-//! rule.
+//! rule. The upgrade rules of every product are explained without `--target`.
 
-use super::common::{load_policies, write_out, Exit, PolicyArgs};
+use super::common::{load_policies_with, write_out, Exit, PolicyArgs};
 
 /// The rule asked for is not loaded.
 #[derive(Debug, thiserror::Error)]
@@ -14,7 +14,8 @@ struct NoSuchRule {
 }
 
 pub(crate) fn run(id: &str, p: &PolicyArgs) -> Exit {
-    let set = match load_policies(p) {
+    // every product's upgrade rules: explain evaluates nothing, so it needs no --target
+    let set = match load_policies_with(p, driftaudit::unstable::upgrade::register_all) {
         Ok(s) => s,
         Err(e) => return e.into(),
     };

@@ -54,7 +54,12 @@ fn chunk_size() -> usize {
     (rayon::current_num_threads() * 64).clamp(64, 1024)
 }
 
-pub(crate) fn check_fleet(a: &CheckArgs, set: &PolicySet, dir: &Path) -> Exit {
+pub(crate) fn check_fleet(
+    a: &CheckArgs,
+    set: &PolicySet,
+    targets: &[driftaudit::unstable::upgrade::Target],
+    dir: &Path,
+) -> Exit {
     match std::fs::metadata(dir) {
         Ok(m) if m.is_dir() => {}
         Ok(_) => return FleetError::NotADirectory(dir.to_path_buf()).into(),
@@ -88,8 +93,6 @@ pub(crate) fn check_fleet(a: &CheckArgs, set: &PolicySet, dir: &Path) -> Exit {
     } else {
         None
     };
-    // parsed (and refused with exit 2) by `check` before it calls us
-    let targets = super::check::targets(a).unwrap_or_default();
     if a.waivers.is_some() {
         return FleetError::Waivers.into();
     }
@@ -195,7 +198,12 @@ pub(crate) fn check_fleet(a: &CheckArgs, set: &PolicySet, dir: &Path) -> Exit {
                 // snapshot.json: only for --upgrade-to targets.
                 if !targets.is_empty() {
                     if let Ok(host) = driftaudit::Host::snapshot(d) {
-                        driftaudit::unstable::upgrade::extend_host(&mut report, &host, &targets);
+                        driftaudit::unstable::upgrade::extend_host(
+                            &mut report,
+                            &host,
+                            targets,
+                            set,
+                        );
                     }
                 }
                 let rel = lib::relative_path(dir, d);

@@ -8,7 +8,7 @@
 use clap::{Args, ValueEnum};
 use serde_json::json;
 
-use super::common::{load_policies, write_out, Exit, PolicyArgs};
+use super::common::{load_policies_with, write_out, Exit, PolicyArgs};
 
 #[derive(Args, Debug)]
 pub(crate) struct ListArgs {
@@ -17,6 +17,10 @@ pub(crate) struct ListArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = ListFormat::Text)]
     pub(crate) format: ListFormat,
+    /// Also list the upgrade rules `check --target PRODUCT=VERSION` adds
+    /// (repeatable; the forms `check --target` takes).
+    #[arg(long = "target", value_name = "PRODUCT=VERSION")]
+    pub(crate) target: Vec<String>,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,7 +32,16 @@ pub(crate) enum ListFormat {
 }
 
 pub(crate) fn run(a: &ListArgs) -> Exit {
-    let set = match load_policies(&a.policies) {
+    let mut targets = Vec::new();
+    for t in &a.target {
+        match driftaudit::unstable::upgrade::Target::parse(t) {
+            Ok(t) => targets.push(t),
+            Err(e) => return Exit::Error(format!("--target: {e}")),
+        }
+    }
+    let set = match load_policies_with(&a.policies, |s| {
+        driftaudit::unstable::upgrade::register(s, &targets)
+    }) {
         Ok(s) => s,
         Err(e) => return e.into(),
     };

@@ -255,6 +255,8 @@ mod generate {
                 expr(o, e);
                 o.push(')');
             }
+            // never in a policy file: only the upgrade registry makes one
+            Check::External => o.push_str("Check::External"),
             Check::Drift(d) => {
                 let pats = |p: &[glob::Pattern]| {
                     format!("{:?}", p.iter().map(|x| x.as_str()).collect::<Vec<_>>())

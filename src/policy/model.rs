@@ -154,6 +154,13 @@ pub enum Check {
     Assert(Expr),
     /// Namespace-vs-namespace drift.
     Drift(DriftCheck),
+    /// Judged by shipped code outside the engine, from data the policy
+    /// language does not hold: the upgrade readiness rules (`upgrade.*`,
+    /// from `policies/upgrade/*.yaml`). They are rules like any other for
+    /// listing, `explain`, `--only`/`--skip`, overlays and waivers; the
+    /// engine gives no finding for one (but a `disabled` one's), its
+    /// producer reads the rule's severity and state from the set.
+    External,
 }
 
 /// A compiled `drift:` check.
@@ -434,7 +441,7 @@ impl Rule {
         match &self.check {
             Check::Assert(e) => out.push(e),
             Check::Setting { expect, .. } => out.extend(expect.iter().flat_map(|(_, v)| v.iter())),
-            Check::Drift(_) => {}
+            Check::Drift(_) | Check::External => {}
         }
         if let Some(Remedy::Set { to, .. }) = &self.remedy {
             out.push(to);

@@ -358,13 +358,17 @@ pub(super) struct ParamOverrides {
 /// Apply `levels` (each a list of files of equal precedence, lowest
 /// precedence first) to `rules` and `policies`. `quiet_unmatched` leaves
 /// out "matches nothing" problems (other files failed to load, so their
-/// rules are missing).
+/// rules are missing). A rule glob that matches only `dormant` ids (rules
+/// that exist but are not loaded in this run: the upgrade rules of a
+/// product no `--target` names) changes nothing and is no problem, so one
+/// site overlay serves runs with and without `--target`.
 pub(super) fn apply(
     levels: &[Vec<Layer>],
     rules: &mut [Rule],
     policies: &mut [Policy],
     params: &mut ParamOverrides,
     quiet_unmatched: bool,
+    dormant: &[String],
 ) -> Vec<PolicyProblem> {
     let mut problems = Vec::new();
     for level in levels {
@@ -373,7 +377,7 @@ pub(super) fn apply(
             rules,
             policies,
             params,
-            quiet_unmatched,
+            (quiet_unmatched, dormant),
             &mut problems,
         );
     }
@@ -385,7 +389,7 @@ fn apply_level(
     rules: &mut [Rule],
     policies: &mut [Policy],
     params: &mut ParamOverrides,
-    quiet_unmatched: bool,
+    (quiet_unmatched, dormant): (bool, &[String]),
     problems: &mut Vec<PolicyProblem>,
 ) {
     let mut assigned: BTreeMap<Target, Assignment> = BTreeMap::new();
@@ -435,7 +439,8 @@ fn apply_level(
                 .map(|(i, _)| i)
                 .collect();
             if matched.is_empty() {
-                if !quiet_unmatched {
+                let sleeps = is_rule && dormant.iter().any(|d| pat.matches(d));
+                if !quiet_unmatched && !sleeps {
                     let cands: Vec<&str> = pool.iter().map(String::as_str).collect();
                     problem(
                         problems,

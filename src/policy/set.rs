@@ -50,6 +50,10 @@ pub struct PolicySet {
     /// The effective policy of each rule whose parameters an overlay set
     /// for that rule alone ([`PolicySet::policy_of`] returns it).
     rule_policies: BTreeMap<String, Policy>,
+    /// Ids of rules that exist but are not loaded in this run (the upgrade
+    /// rules of products no `--target` names): an overlay naming only
+    /// these is not a problem ([`PolicySet::add_external`]).
+    dormant: Vec<String>,
 }
 
 impl PolicySet {
@@ -168,6 +172,7 @@ impl PolicySet {
             &mut policies,
             &mut params,
             quiet_unmatched,
+            &self.dormant,
         );
         if !problems.is_empty() {
             return Err(PolicyError::Invalid(problems));
@@ -176,6 +181,49 @@ impl PolicySet {
         self.rules = rules;
         self.policies = policies;
         self.overlay_params = params;
+        Ok(())
+    }
+
+    /// Add rules that shipped code judges outside the engine
+    /// ([`Check::External`](super::Check::External): the upgrade readiness
+    /// rules of the `--target` products) with their policy, so listing,
+    /// `explain`, filters, overlays loaded after this and waivers reach them
+    /// like any other rule. `dormant` names the ids of such rules not
+    /// loaded in this run (other products'): an overlay naming only those
+    /// is not a problem. An id already loaded is a problem naming both.
+    pub fn add_external(
+        &mut self,
+        policy: Policy,
+        rules: Vec<Rule>,
+        dormant: Vec<String>,
+    ) -> Result<(), PolicyError> {
+        let problems: Vec<_> = rules
+            .iter()
+            .filter_map(|r| {
+                let prev = self.rules.iter().find(|x| x.id == r.id)?;
+                let problem = Problem::DuplicateRuleId {
+                    id: r.id.clone(),
+                    previous: format!("{}:{}", prev.source.path, prev.source.line),
+                };
+                let at = &r.source;
+                Some(problem_at(
+                    &at.path,
+                    "",
+                    at.line,
+                    1,
+                    Some(r.id.clone()),
+                    problem,
+                ))
+            })
+            .collect();
+        if !problems.is_empty() {
+            return Err(PolicyError::Invalid(problems));
+        }
+        if !self.policies.iter().any(|p| p.id == policy.id) {
+            self.policies.push(policy);
+        }
+        self.rules.extend(rules);
+        self.dormant.extend(dormant);
         Ok(())
     }
 

@@ -26,6 +26,7 @@ use crate::engine::audit;
 use crate::host::Host;
 use crate::policy::{snippet, yaml_error_parts, ParamValue, PolicyError, PolicySet};
 use crate::report::{Finding, Status};
+use crate::upgrade;
 use crate::waiver::WaiverSet;
 use spec::{CaseSpec, ExpectSpec, TestFileSpec};
 
@@ -275,6 +276,8 @@ struct LoadedCase {
     name: String,
     line: usize,
     policies: PolicySet,
+    /// `targets:` of the file: the upgrade checks run too.
+    targets: Vec<upgrade::Target>,
     host: Host,
     host_name: String,
     // kept until the case has run: the inline snapshot's directory
@@ -416,7 +419,7 @@ impl Loader<'_> {
                 return None;
             }
         };
-        let policies = self.policies(file, &raw)?;
+        let (policies, targets) = self.policies(file, &raw)?;
         if raw.cases.is_empty() {
             self.problem(
                 (1, 1),
@@ -435,7 +438,7 @@ impl Loader<'_> {
                     format!("duplicate case name `{}` in this file", c.name.value.trim()),
                 );
             }
-            if let Some(case) = self.case(&policies, c) {
+            if let Some(case) = self.case(&policies, &targets, c) {
                 cases.push(case);
             }
         }
@@ -448,7 +451,11 @@ impl Loader<'_> {
     /// The policies under test: `builtin`, then `policies:` (or the
     /// default: `X.yaml` beside `X.test.yaml`, else the directory's policy
     /// files); a policy that does not load is every one of its problems.
-    fn policies(&mut self, file: &Path, raw: &TestFileSpec) -> Option<PolicySet> {
+    fn policies(
+        &mut self,
+        file: &Path,
+        raw: &TestFileSpec,
+    ) -> Option<(PolicySet, Vec<upgrade::Target>)> {
         let mut set = PolicySet::new();
         if raw.builtin.as_ref().is_some_and(|b| b.value) {
             set = match PolicySet::builtin() {
@@ -458,6 +465,20 @@ impl Loader<'_> {
                     return None;
                 }
             };
+        }
+        let mut targets = Vec::new();
+        for t in &raw.targets {
+            match upgrade::Target::parse(t.value.trim()) {
+                Ok(x) => targets.push(x),
+                Err(e) => {
+                    self.problem(line_col(&t.referenced), format!("`targets`: {e}"));
+                    return None;
+                }
+            }
+        }
+        if let Err(e) = upgrade::register(&mut set, &targets) {
+            self.policy_error((1, 1), e);
+            return None;
         }
         let paths: Vec<((usize, usize), PathBuf)> = match &raw.policies {
             Some(list) => list
@@ -490,7 +511,7 @@ impl Loader<'_> {
             self.problem((1, 1), "the policies under test hold no rules".into());
             return None;
         }
-        ok.then_some(set)
+        ok.then_some((set, targets))
     }
 
     fn policy_error(&mut self, at: (usize, usize), e: PolicyError) {
@@ -513,7 +534,12 @@ impl Loader<'_> {
         }
     }
 
-    fn case(&mut self, policies: &PolicySet, c: &CaseSpec) -> Option<LoadedCase> {
+    fn case(
+        &mut self,
+        policies: &PolicySet,
+        targets: &[upgrade::Target],
+        c: &CaseSpec,
+    ) -> Option<LoadedCase> {
         let at = line_col(&c.name.referenced);
         let mut policies = policies.clone();
         let mut ok = true;
@@ -607,6 +633,7 @@ impl Loader<'_> {
             name: c.name.value.trim().to_string(),
             line: at.0,
             policies,
+            targets: targets.to_vec(),
             host,
             host_name,
             _inline: inline,
@@ -860,7 +887,9 @@ impl Suite {
 }
 
 fn run_case(c: &LoadedCase) -> CaseResult {
-    let mut report = audit(&c.policies, std::slice::from_ref(&c.host));
+    let hosts = std::slice::from_ref(&c.host);
+    let mut report = audit(&c.policies, hosts);
+    upgrade::extend_report(&mut report, hosts, &c.targets, &c.policies);
     if let Some(w) = &c.waivers {
         w.apply(&mut report, &c.today);
     }

@@ -24,6 +24,11 @@ pub struct TestFileSpec {
     /// built-in rules themselves.
     #[serde(default)]
     pub builtin: Option<Spanned<bool>>,
+    /// Upgrade targets (`mariadb=10.11`), as `check --target`: their
+    /// `upgrade.*` rules join the rules under test (registered after the
+    /// built-in policies and before `policies`, whose overlays reach them).
+    #[serde(default)]
+    pub targets: Vec<Spanned<String>>,
     /// The cases, each one snapshot and its expected verdicts.
     pub cases: Vec<CaseSpec>,
 }

@@ -16,7 +16,8 @@ use std::fmt;
 use crate::facts::presence::Domain;
 use crate::facts::{Facts, Needs};
 use crate::host::Host;
-use crate::policy::{RuleSource, Severity};
+use crate::policy::{Check, Policy, PolicyError, PolicySet, Rule, RuleSource, Severity};
+use crate::policy::{Template, TemplatePart};
 use crate::report::{Finding, RuleMeta, Status};
 
 pub use data::{DataError, Knowledge, Product, Version};
@@ -223,27 +224,36 @@ pub(crate) fn rule_id(p: Product, kind: Kind) -> String {
     format!("upgrade.{}.{}", p.as_str(), kind.slug())
 }
 
+/// Id of the policy the upgrade rules belong to.
+pub const POLICY: &str = "upgrade";
+
 /// The catalogue entries of the upgrade rules for these targets (SARIF rule
 /// descriptors, JUnit, `explain`), one per product and kind.
 pub fn rule_metas(targets: &[Target]) -> Vec<RuleMeta> {
+    let products: Vec<Product> = targets.iter().map(|t| t.product).collect();
+    metas_of(&products)
+}
+
+/// One entry per product (in the order given, each once) and kind.
+fn metas_of(products: &[Product]) -> Vec<RuleMeta> {
     let mut out: Vec<RuleMeta> = Vec::new();
-    for t in targets {
-        let Ok(k) = data::builtin_for(t.product) else {
+    for &p in products {
+        let Ok(k) = data::builtin_for(p) else {
             continue;
         };
-        let kinds: &[Kind] = match t.product {
+        let kinds: &[Kind] = match p {
             Product::Kernel => &Kind::KERNEL,
             _ => &Kind::SERVER,
         };
         for &kind in kinds {
-            let id = rule_id(t.product, kind);
+            let id = rule_id(p, kind);
             if out.iter().any(|m| m.id == id) {
                 continue;
             }
             out.push(RuleMeta {
                 id,
-                policy: "upgrade".into(),
-                title: kind.title(t.product),
+                policy: POLICY.into(),
+                title: kind.title(p),
                 severity: kind.severity(),
                 why: kind.why().into(),
                 fix: "Each finding names the file and line, the release that changed it, and what to do instead (from the data file's `action`).".into(),
@@ -258,6 +268,107 @@ pub fn rule_metas(targets: &[Target]) -> Vec<RuleMeta> {
     out
 }
 
+/// The policy the upgrade rules belong to (no parameters).
+pub fn policy() -> Policy {
+    Policy {
+        id: POLICY.into(),
+        title: "Upgrade readiness (--target PRODUCT=VERSION)".into(),
+        description: "What the host's persisted configuration does on a target release, from the shipped data in policies/upgrade/ (docs/upgrade.md).".into(),
+        params: Default::default(),
+        param_defaults: Default::default(),
+        path: "policies/upgrade".into(),
+    }
+}
+
+/// A catalogue entry as a rule of the registry, judged by this module
+/// ([`Check::External`]).
+fn as_rule(m: RuleMeta) -> Rule {
+    let literal = |s: String| Template {
+        parts: vec![TemplatePart::Text(s.clone())],
+        source: s,
+    };
+    Rule {
+        id: m.id,
+        policy: m.policy,
+        title: m.title,
+        severity: m.severity,
+        applies: Vec::new(),
+        lets: Default::default(),
+        check: Check::External,
+        why: literal(m.why),
+        fix: literal(m.fix),
+        references: m.references,
+        source: m.source,
+        breakdown: None,
+        remedy: None,
+        overridden: Vec::new(),
+        for_each: None,
+    }
+}
+
+/// Every product the shipped data covers.
+fn all_products() -> Vec<Product> {
+    data::builtin()
+        .map(|all| all.iter().map(|k| k.product).collect())
+        .unwrap_or_default()
+}
+
+/// Put the upgrade rules of the targets' products in the registry, before
+/// site overlays are loaded (so their `overrides:` reach them), the other
+/// products' ids as dormant (an overlay naming them is no problem in a run
+/// without their `--target`). With no targets nothing is added.
+pub fn register(set: &mut PolicySet, targets: &[Target]) -> Result<(), PolicyError> {
+    let mut products: Vec<Product> = Vec::new();
+    for t in targets {
+        if !products.contains(&t.product) {
+            products.push(t.product);
+        }
+    }
+    register_products(set, &products)
+}
+
+/// [`register`] for every product (`explain`, which evaluates nothing).
+pub fn register_all(set: &mut PolicySet) -> Result<(), PolicyError> {
+    register_products(set, &all_products())
+}
+
+fn register_products(set: &mut PolicySet, products: &[Product]) -> Result<(), PolicyError> {
+    let dormant: Vec<String> = all_products()
+        .into_iter()
+        .filter(|p| !products.contains(p))
+        .flat_map(|p| metas_of(&[p]))
+        .map(|m| m.id)
+        .collect();
+    let rules: Vec<Rule> = metas_of(products).into_iter().map(as_rule).collect();
+    if rules.is_empty() && dormant.is_empty() {
+        return Ok(());
+    }
+    set.add_external(policy(), rules, dormant)
+}
+
+/// Keep the findings whose rule the set still holds (`--only`/`--skip`
+/// left it in) and is not disabled (the engine reported it skipped), with
+/// the severity an overlay gave the rule. A set holding no upgrade rules at
+/// all (a library caller that did not [`register`]) keeps every finding as
+/// shipped; the data-error finding is always kept.
+fn admit(set: &PolicySet, findings: &mut Vec<Finding>) {
+    if !set.policies.iter().any(|p| p.id == POLICY) {
+        return;
+    }
+    findings.retain_mut(|f| {
+        let Some(rule) = set.rule(&f.rule) else {
+            return f.status == Status::Error && f.rule.ends_with(".data");
+        };
+        if rule.disabled().is_some() {
+            return false;
+        }
+        if rule.overridden.iter().any(|o| o.field == "severity") {
+            f.severity = rule.severity;
+        }
+        true
+    });
+}
+
 /// Start a finding of `kind` for an entry (or the data file, line 1).
 pub(crate) fn finding(
     k: &Knowledge,
@@ -268,7 +379,7 @@ pub(crate) fn finding(
 ) -> Finding {
     Finding::new(
         rule_id(k.product, kind),
-        "upgrade",
+        POLICY,
         kind.title(k.product),
         severity,
         status,
@@ -280,18 +391,34 @@ pub(crate) fn finding(
     .with_domain(Some(Kind::domain(k.product)))
 }
 
-/// Check a host against targets: gathers what it needs, then evaluates.
+/// Check a host against targets with the shipped rules as they are (no
+/// filters or overlays): gathers what it needs, then evaluates.
 pub fn check(host: &Host, targets: &[Target]) -> Vec<Finding> {
     if targets.is_empty() {
         return Vec::new();
     }
     let facts = crate::facts::gather(host, &Needs::default());
-    check_with_facts(host, &facts, targets)
+    check_with_facts(host, &facts, targets, &PolicySet::new())
 }
 
-/// [`check`] with facts already gathered for the host (the option files are
-/// read again as each target server reads them: its groups).
-pub fn check_with_facts(host: &Host, facts: &Facts, targets: &[Target]) -> Vec<Finding> {
+/// Check a host against targets as the registry `set` has the upgrade
+/// rules ([`register`]): only rules it holds, with its severities.
+pub fn check_in(host: &Host, targets: &[Target], set: &PolicySet) -> Vec<Finding> {
+    if targets.is_empty() {
+        return Vec::new();
+    }
+    let facts = crate::facts::gather(host, &Needs::default());
+    check_with_facts(host, &facts, targets, set)
+}
+
+/// [`check_in`] with facts already gathered for the host (the option files
+/// are read again as each target server reads them: its groups).
+pub fn check_with_facts(
+    host: &Host,
+    facts: &Facts,
+    targets: &[Target],
+    set: &PolicySet,
+) -> Vec<Finding> {
     let mut out = Vec::new();
     for t in targets {
         let k = match data::builtin_for(t.product) {
@@ -300,7 +427,7 @@ pub fn check_with_facts(host: &Host, facts: &Facts, targets: &[Target]) -> Vec<F
                 // A build defect, reported instead of a silent pass.
                 let mut f = Finding::new(
                     format!("upgrade.{}.data", t.product.as_str()),
-                    "upgrade",
+                    POLICY,
                     "The upgrade data could not be loaded",
                     Severity::High,
                     Status::Error,
@@ -319,30 +446,44 @@ pub fn check_with_facts(host: &Host, facts: &Facts, targets: &[Target]) -> Vec<F
             _ => out.extend(options::findings(host, facts, t, k)),
         }
     }
+    admit(set, &mut out);
     out
 }
 
 /// Add upgrade findings to one host's report (recounting its summary and
-/// coverage), for callers that audit host by host (`check --fleet`).
-pub fn extend_host(report: &mut crate::report::HostReport, host: &Host, targets: &[Target]) {
+/// coverage), for callers that audit host by host (`check --fleet`); `set`
+/// is the registry the report was audited with.
+pub fn extend_host(
+    report: &mut crate::report::HostReport,
+    host: &Host,
+    targets: &[Target],
+    set: &PolicySet,
+) {
     if targets.is_empty() {
         return;
     }
     let mut findings = std::mem::take(&mut report.findings);
-    findings.extend(check(host, targets));
+    findings.extend(check_in(host, targets, set));
     report.set_findings(findings);
 }
 
-/// Add upgrade findings (and their rule catalogue entries) to a report made
-/// by [`crate::engine::audit`] over the same hosts, in the same order. Run
-/// it before waivers are applied so they cover upgrade findings too.
-pub fn extend_report(report: &mut crate::report::Report, hosts: &[Host], targets: &[Target]) {
+/// Add upgrade findings to a report made by [`crate::engine::audit`] over
+/// the same hosts, in the same order, with the same `set` (whose registry
+/// holds the upgrade rules and so gave the report their catalogue entries).
+/// Run it before waivers are applied so they cover upgrade findings too.
+pub fn extend_report(
+    report: &mut crate::report::Report,
+    hosts: &[Host],
+    targets: &[Target],
+    set: &PolicySet,
+) {
     if targets.is_empty() {
         return;
     }
     for (h, host) in report.hosts.iter_mut().zip(hosts) {
-        extend_host(h, host, targets);
+        extend_host(h, host, targets, set);
     }
+    // a set without the rules registered: their catalogue entries still
     for m in rule_metas(targets) {
         if !report.rules.iter().any(|r| r.id == m.id) {
             report.rules.push(m);
