@@ -11,7 +11,7 @@ use serde_saphyr::Spanned;
 
 use crate::host::io_message;
 use crate::policy::{RuleSource, Severity};
-use crate::report::{Finding, Report, RuleMeta, Status, WaiverNote};
+use crate::report::{Finding, HostReport, Report, RuleMeta, Status, WaiverNote};
 
 /// Id of the built-in rule that reports expired and stale waivers.
 pub const WAIVER_RULE: &str = "driftaudit.waiver";
@@ -229,109 +229,185 @@ impl WaiverSet {
 
     /// Apply to a finished report: a fail/unknown/error finding matched by a
     /// waiver that has not expired (`today` <= `expires`) becomes
-    /// [`Status::Waived`]. Expired waivers (whether or not they would match)
-    /// and waivers that matched nothing become `driftaudit.waiver` findings
-    /// (low), each reported once, on the first host its host glob matches.
+    /// [`Status::Waived`]. Then each waiver is judged over the whole run
+    /// ([`WaiverSet::verdicts`]): an expired one, or one that scopes a host
+    /// of this run and matched nothing on any of them, becomes a
+    /// `driftaudit.waiver` finding (low) on the first host it scopes. A
+    /// waiver whose `host:` glob scopes no host of this run is not judged,
+    /// so one waiver file serves a whole fleet, host by host or at once.
     pub fn apply(&self, report: &mut Report, today: &str) {
-        let mut used = vec![false; self.waivers.len()];
+        let mut usage = Usage::new(self);
         for h in &mut report.hosts {
-            let name = h.host.clone();
-            for f in &mut h.findings {
-                if !matches!(f.status, Status::Fail | Status::Unknown | Status::Error)
-                    || f.rule == WAIVER_RULE
-                {
-                    continue;
-                }
-                let hit = self
-                    .waivers
-                    .iter()
-                    .enumerate()
-                    .find(|(_, w)| w.expires.as_str() >= today && w.matches(&name, f));
-                if let Some((i, w)) = hit {
-                    used[i] = true;
-                    f.waiver = Some(WaiverNote {
-                        reason: w.reason.clone(),
-                        expires: w.expires.clone(),
-                        original_status: f.status,
-                    });
-                    f.status = Status::Waived;
-                }
-            }
+            usage.add(&self.apply_host(h, today));
         }
-        let mut added = false;
-        for (i, w) in self.waivers.iter().enumerate() {
-            let expired = w.expires.as_str() < today;
-            if used[i] && !expired {
-                continue;
-            }
-            let at = format!("{}:{}", self.path, w.line);
-            let (explanation, fix) = if expired {
-                (
-                    format!(
-                        "waiver at {at} expired on {} (rule `{}`: {}); it no longer applies, so the findings it covered are reported again",
-                        w.expires, w.rule, w.reason
-                    ),
-                    format!("Fix the findings, or renew the waiver at {at} with a new `expires` date after reviewing its reason."),
-                )
-            } else {
-                (
-                    format!(
-                        "stale waiver at {at} (rule `{}`{}{}) matched nothing: no fail, unknown or error finding fits it any more",
-                        w.rule,
-                        w.subject.as_ref().map(|s| format!(", subject `{s}`")).unwrap_or_default(),
-                        w.host.as_ref().map(|s| format!(", host `{s}`")).unwrap_or_default(),
-                    ),
-                    format!("Delete the waiver at {at}, or correct its rule/subject/host globs."),
-                )
-            };
-            let target = report
+        for (finding, host) in self.verdicts(&usage, today) {
+            let t = report
                 .hosts
                 .iter()
-                .position(|h| w.host.as_ref().is_none_or(|p| p.matches(&h.host)))
-                .or(if report.hosts.is_empty() {
-                    None
-                } else {
-                    Some(0)
-                });
-            let Some(t) = target else { continue };
-            let meta = waiver_rule_meta();
-            let finding = Finding::new(
-                WAIVER_RULE,
-                meta.policy,
-                meta.title,
-                meta.severity,
-                Status::Fail,
-                meta.source,
-            )
-            .with_subject(vec![at.clone()])
-            .with_expected(if expired {
-                format!("expires on or after {today}")
-            } else {
-                "matches at least one finding".into()
-            })
-            .with_actual(if expired {
-                format!("expired on {}", w.expires)
-            } else {
-                "matched nothing".into()
-            })
-            .with_evidence(vec![crate::facts::Evidence::line(
-                self.path.clone(),
-                w.line,
-            )])
-            .with_explanation(explanation)
-            .with_fix(fix);
+                .position(|h| h.host == host)
+                .unwrap_or(0);
             if let Some(h) = report.hosts.get_mut(t) {
-                h.findings.push(finding);
+                let mut findings = std::mem::take(&mut h.findings);
+                findings.push(finding);
+                h.set_findings(findings);
             }
-            added = true;
         }
-        for h in &mut report.hosts {
+        if report
+            .hosts
+            .iter()
+            .any(|h| h.findings.iter().any(|f| f.rule == WAIVER_RULE))
+            && !report.rules.iter().any(|r| r.id == WAIVER_RULE)
+        {
+            report.rules.push(waiver_rule_meta());
+        }
+    }
+
+    /// Apply to one host's report (a fleet applies host by host, on any
+    /// thread): its covered findings become waived, its summary is
+    /// recounted. Returns what this host tells about each waiver, for
+    /// [`Usage::add`] and, once every host is in, [`WaiverSet::verdicts`].
+    pub fn apply_host(&self, h: &mut HostReport, today: &str) -> Usage {
+        let mut usage = Usage::new(self);
+        let name = h.host.clone();
+        for (i, w) in self.waivers.iter().enumerate() {
+            if w.host.as_ref().is_none_or(|p| p.matches(&name)) {
+                usage.first_host[i] = Some(name.clone());
+            }
+        }
+        let mut changed = false;
+        for f in &mut h.findings {
+            if !matches!(f.status, Status::Fail | Status::Unknown | Status::Error)
+                || f.rule == WAIVER_RULE
+            {
+                continue;
+            }
+            let hit = self
+                .waivers
+                .iter()
+                .enumerate()
+                .find(|(_, w)| w.expires.as_str() >= today && w.matches(&name, f));
+            if let Some((i, w)) = hit {
+                usage.used[i] = true;
+                f.waiver = Some(WaiverNote {
+                    reason: w.reason.clone(),
+                    expires: w.expires.clone(),
+                    original_status: f.status,
+                });
+                f.status = Status::Waived;
+                changed = true;
+            }
+        }
+        if changed {
             let findings = std::mem::take(&mut h.findings);
             h.set_findings(findings);
         }
-        if added && !report.rules.iter().any(|r| r.id == WAIVER_RULE) {
-            report.rules.push(waiver_rule_meta());
+        usage
+    }
+
+    /// The `driftaudit.waiver` findings of a run, each with the host it
+    /// belongs to (the first host the waiver scoped): expired waivers, and
+    /// waivers that scoped at least one host and matched no finding on any.
+    /// A waiver that scoped no host is not judged.
+    pub fn verdicts(&self, usage: &Usage, today: &str) -> Vec<(Finding, String)> {
+        let mut out = Vec::new();
+        for (i, w) in self.waivers.iter().enumerate() {
+            let Some(host) = usage.first_host.get(i).cloned().flatten() else {
+                continue;
+            };
+            let expired = w.expires.as_str() < today;
+            if usage.used.get(i).copied().unwrap_or(false) && !expired {
+                continue;
+            }
+            out.push((self.verdict(w, expired, today), host));
         }
+        out
+    }
+
+    fn verdict(&self, w: &Waiver, expired: bool, today: &str) -> Finding {
+        let at = format!("{}:{}", self.path, w.line);
+        let (explanation, fix) = if expired {
+            (
+                format!(
+                    "waiver at {at} expired on {} (rule `{}`: {}); it no longer applies, so the findings it covered are reported again",
+                    w.expires, w.rule, w.reason
+                ),
+                format!("Fix the findings, or renew the waiver at {at} with a new `expires` date after reviewing its reason."),
+            )
+        } else {
+            (
+                format!(
+                    "stale waiver at {at} (rule `{}`{}{}) matched nothing: no fail, unknown or error finding fits it any more on the hosts it scopes",
+                    w.rule,
+                    w.subject.as_ref().map(|s| format!(", subject `{s}`")).unwrap_or_default(),
+                    w.host.as_ref().map(|s| format!(", host `{s}`")).unwrap_or_default(),
+                ),
+                format!("Delete the waiver at {at}, or correct its rule/subject/host globs."),
+            )
+        };
+        let meta = waiver_rule_meta();
+        Finding::new(
+            WAIVER_RULE,
+            meta.policy,
+            meta.title,
+            meta.severity,
+            Status::Fail,
+            meta.source,
+        )
+        .with_subject(vec![at.clone()])
+        .with_expected(if expired {
+            format!("expires on or after {today}")
+        } else {
+            "matches at least one finding".into()
+        })
+        .with_actual(if expired {
+            format!("expired on {}", w.expires)
+        } else {
+            "matched nothing".into()
+        })
+        .with_evidence(vec![crate::facts::Evidence::line(
+            self.path.clone(),
+            w.line,
+        )])
+        .with_explanation(explanation)
+        .with_fix(fix)
+    }
+}
+
+/// What the hosts of a run told about each waiver (defined with the
+/// report's run metadata, where a shard records it).
+pub use crate::report::merge::WaiverUsage as Usage;
+
+impl Usage {
+    /// Nothing seen yet, for the waivers of `set`.
+    pub fn new(set: &WaiverSet) -> Usage {
+        Usage {
+            first_host: vec![None; set.waivers.len()],
+            used: vec![false; set.waivers.len()],
+        }
+    }
+}
+
+/// Put [`WaiverSet::verdicts`] on the hosts they concern (the first host
+/// when that one is not in `report`), recounting them, and the waiver
+/// rule in the catalogue when there is one.
+pub fn attach(report: &mut Report, verdicts: Vec<(Finding, String)>) {
+    if verdicts.is_empty() {
+        return;
+    }
+    for (finding, host) in verdicts {
+        let t = report
+            .hosts
+            .iter()
+            .position(|h| h.host == host)
+            .unwrap_or(0);
+        if let Some(h) = report.hosts.get_mut(t) {
+            let mut findings = std::mem::take(&mut h.findings);
+            findings.push(finding);
+            h.set_findings(findings);
+        }
+    }
+    if !report.rules.iter().any(|r| r.id == WAIVER_RULE) {
+        report.rules.push(waiver_rule_meta());
     }
 }
 

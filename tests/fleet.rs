@@ -273,3 +273,177 @@ fn fleet_summary_counts_a_for_each_rule_and_each_alias() {
     assert_eq!(a["hosts_failing"], alias);
     assert_eq!(a["alias_of"], "storage.noatime");
 }
+
+fn copy_tree(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for e in fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let t = e.file_type().unwrap();
+        let dest = to.join(e.file_name());
+        if t.is_dir() {
+            copy_tree(&e.path(), &dest);
+        } else if t.is_symlink() {
+            std::os::unix::fs::symlink(fs::read_link(e.path()).unwrap(), dest).unwrap();
+        } else {
+            fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
+
+fn bin(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_driftaudit"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .env("DRIFTAUDIT_TODAY", "2026-12-01")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The `driftaudit.waiver` findings of a JSON report: from the hosts and
+/// from the fleet summary's `run_findings`.
+fn waiver_verdicts(json: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut docs: Vec<serde_json::Value> = Vec::new();
+    for l in json.lines().filter(|l| l.starts_with('{')) {
+        if let Ok(v) = serde_json::from_str(l) {
+            docs.push(v);
+        }
+    }
+    if docs.is_empty() {
+        docs.push(serde_json::from_str(json).unwrap());
+    }
+    for d in &docs {
+        let mut fs: Vec<&serde_json::Value> = Vec::new();
+        for h in d["hosts"].as_array().into_iter().flatten() {
+            fs.extend(h["findings"].as_array().into_iter().flatten());
+        }
+        fs.extend(d["findings"].as_array().into_iter().flatten());
+        fs.extend(d["fleet"]["run_findings"].as_array().into_iter().flatten());
+        fs.extend(d["run_findings"].as_array().into_iter().flatten());
+        for f in fs.into_iter().filter(|f| f["rule"] == "driftaudit.waiver") {
+            out.push(f["subject"][0].as_str().unwrap_or("").to_string());
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Issue 30: `check --fleet --waivers` exited 2 ("not supported with
+/// --fleet yet"), and a waiver scoped to `host: "db*"` was a failing
+/// `driftaudit.waiver` finding on a host it did not scope, so one waiver
+/// file could not serve a fleet. Now waivers reach --snapshot (one or
+/// many), --fleet, --shard and merge, and a waiver is stale only when it
+/// scopes a host of the run and matches nothing on any of them.
+#[test]
+fn one_shared_waiver_file_serves_a_host_a_fleet_and_its_shards() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let fleet = dir.path().join("fleet");
+    copy_tree(&root.join("testdata/hosts/nat-story"), &fleet.join("web"));
+    copy_tree(&root.join("testdata/hosts/clean"), &fleet.join("db"));
+    let w = dir.path().join("waivers.yaml");
+    fs::write(
+        &w,
+        "- rule: linux.tcp-tw-recycle\n  host: \"web-*\"\n  reason: kernel upgrade scheduled (OPS-1)\n  expires: 2099-01-01\n\
+         - rule: linux.unprivileged-bpf\n  host: \"db*\"\n  reason: fixed long ago\n  expires: 2099-01-01\n\
+         - rule: linux.aslr\n  host: \"mail*\"\n  reason: mail hosts only\n  expires: 2099-01-01\n",
+    )
+    .unwrap();
+    let (w_s, fleet_s) = (w.to_str().unwrap(), fleet.to_str().unwrap());
+    let stale = vec![format!("{w_s}:5")];
+    // one host the db* and mail* waivers do not scope: neither is judged
+    let web = fleet.join("web");
+    let (code, out, err) = bin(&[
+        "check",
+        "--snapshot",
+        web.to_str().unwrap(),
+        "--waivers",
+        w_s,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(waiver_verdicts(&out), Vec::<String>::new(), "{out}");
+    assert!(
+        out.contains("\"status\": \"waived\""),
+        "the web waiver covers its finding"
+    );
+    // both hosts as snapshots: the db* waiver scopes db and matches nothing
+    let db = fleet.join("db");
+    let (_, out, _) = bin(&[
+        "check",
+        "--snapshot",
+        web.to_str().unwrap(),
+        "--snapshot",
+        db.to_str().unwrap(),
+        "--waivers",
+        w_s,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(waiver_verdicts(&out), stale);
+    // the fleet, in a streamed and a whole-document format: the same verdict
+    for format in ["json", "jsonl"] {
+        let (code, out, err) = bin(&[
+            "check",
+            "--fleet",
+            fleet_s,
+            "--waivers",
+            w_s,
+            "--format",
+            format,
+        ]);
+        assert_eq!(code, 1, "{format}: {err}");
+        assert_eq!(waiver_verdicts(&out), stale, "{format}: {out}");
+    }
+    let (_, text, _) = bin(&["check", "--fleet", fleet_s, "--waivers", w_s]);
+    assert!(
+        text.contains("driftaudit.waiver: stale waiver at")
+            && text.contains(":5 (rule `linux.unprivileged-bpf`, host `db*`)"),
+        "{text}"
+    );
+    let (_, sarif, _) = bin(&[
+        "check",
+        "--fleet",
+        fleet_s,
+        "--waivers",
+        w_s,
+        "--format",
+        "sarif",
+    ]);
+    assert_eq!(
+        sarif.matches("\"ruleId\": \"driftaudit.waiver\"").count(),
+        1,
+        "{sarif}"
+    );
+    // shards leave the verdict to merge, which needs the file
+    let mut shards = Vec::new();
+    for k in ["1/2", "2/2"] {
+        let (_, out, err) = bin(&[
+            "check",
+            "--fleet",
+            fleet_s,
+            "--shard",
+            k,
+            "--waivers",
+            w_s,
+            "--format",
+            "json",
+        ]);
+        assert_eq!(waiver_verdicts(&out), Vec::<String>::new(), "{k}: {err}");
+        let p = dir.path().join(format!("shard-{}.json", &k[..1]));
+        fs::write(&p, out).unwrap();
+        shards.push(p.to_str().unwrap().to_string());
+    }
+    let (code, _, err) = bin(&["merge", &shards[0], &shards[1]]);
+    assert_eq!(code, 2);
+    assert!(err.contains("give `merge --waivers FILE`"), "{err}");
+    let (code, out, err) = bin(&["merge", &shards[0], &shards[1], "--waivers", w_s]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(waiver_verdicts(&out), stale, "{out}");
+}

@@ -29,10 +29,6 @@ enum FleetError {
     NotADirectory(PathBuf),
     #[error("--fleet `{}`: {}", .dir.display(), io_message(.source))]
     Inspect { dir: PathBuf, source: io::Error },
-    /// `WaiverSet::apply` works on a whole report (stale-waiver detection
-    /// needs every host); a streaming variant is still to come.
-    #[error("--waivers is not supported with --fleet yet")]
-    Waivers,
     #[error(
         "--fleet `{}`: no snapshot folders found (a folder with {}), searched {depth} levels deep{}",
         .dir.display(),
@@ -93,9 +89,19 @@ pub(crate) fn check_fleet(
     } else {
         None
     };
-    if a.waivers.is_some() {
-        return FleetError::Waivers.into();
-    }
+    // applied host by host on the workers; judged (stale, expired) once
+    // every host is in, or with --shard by `merge` over every shard
+    let waivers = match &a.waivers {
+        Some(p) => match driftaudit::WaiverSet::load(p) {
+            Ok(w) => Some(w),
+            Err(e) => return e.into(),
+        },
+        None => None,
+    };
+    let today = driftaudit::unstable::waiver::today();
+    let mut usage = waivers
+        .as_ref()
+        .map(driftaudit::unstable::waiver::Usage::new);
     let opts = RenderOptions {
         color: color(),
         verbose: a.verbose,
@@ -189,6 +195,7 @@ pub(crate) fn check_fleet(
             bool,
             Option<HostCounts>,
             Option<driftaudit::HostReport>,
+            Option<driftaudit::unstable::waiver::Usage>,
         )>;
         let done: Vec<Done> = batch
             .par_iter()
@@ -206,6 +213,7 @@ pub(crate) fn check_fleet(
                         );
                     }
                 }
+                let used = waivers.as_ref().map(|w| w.apply_host(&mut report, &today));
                 let rel = lib::relative_path(dir, d);
                 let digest = HostDigest::of(&report, &rel, fail_on);
                 report.path = Some(rel);
@@ -224,14 +232,17 @@ pub(crate) fn check_fleet(
                 if let Some(pb) = &progress {
                     pb.inc(1);
                 }
-                text.map(|t| (t, digest, unknown, host_counts, keep))
+                text.map(|t| (t, digest, unknown, host_counts, keep, used))
             })
             .collect();
         for r in done {
-            let (text, digest, unknown, host_counts, keep) = match r {
+            let (text, digest, unknown, host_counts, keep, used) = match r {
                 Ok(x) => x,
                 Err(e) => return write_error(e),
             };
+            if let (Some(all), Some(u)) = (usage.as_mut(), used) {
+                all.add(&u);
+            }
             hosts_unknown += usize::from(unknown);
             summary.add_digest(digest);
             counts.extend(host_counts);
@@ -246,10 +257,34 @@ pub(crate) fn check_fleet(
     if let Some(pb) = progress {
         pb.finish_and_clear();
     }
+    // the waivers judged over every host of the run: in the summary (the
+    // streamed formats, Prometheus) or on the first host each one scopes
+    // (the formats rendered at the end); a shard leaves them to `merge`
+    let mut waiver_fails = false;
+    let mut whole_verdicts = Vec::new();
+    if let (Some(w), Some(u)) = (&waivers, &usage) {
+        if a.shard.is_some() {
+            if let Some(wr) = writer.as_mut() {
+                wr.set_waivers(merge::WaiverRun {
+                    file: w.path.clone(),
+                    usage: u.clone(),
+                });
+            }
+        } else {
+            let verdicts = w.verdicts(u, &today);
+            waiver_fails = verdicts.iter().any(|(f, _)| f.severity >= fail_on);
+            if whole {
+                whole_verdicts = verdicts;
+            } else {
+                summary.add_run_findings(verdicts);
+            }
+        }
+    }
     let finished = match (writer, prom_out.as_mut()) {
         (Some(w), _) => w.finish(&summary).and_then(|mut w| w.flush()),
         (None, Some(out)) if whole => {
-            let report = driftaudit::Report::new(kept, set);
+            let mut report = driftaudit::Report::new(kept, set);
+            driftaudit::unstable::waiver::attach(&mut report, whole_verdicts);
             let text = match (format, &repo) {
                 (Format::Sarif, Some(root)) => {
                     sarif::render_with(&report, &sarif::SarifOptions::with_root(root))
@@ -302,7 +337,7 @@ pub(crate) fn check_fleet(
         }
         .into();
     }
-    if summary.hosts_failing_at_threshold > 0 || hosts_unknown > 0 {
+    if summary.hosts_failing_at_threshold > 0 || hosts_unknown > 0 || waiver_fails {
         Exit::Findings
     } else if walk_errors > 0 {
         FleetError::Unsearched(walk_errors).into()

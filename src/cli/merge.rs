@@ -33,6 +33,11 @@ pub(crate) struct MergeArgs {
     /// (default: the working directory), as with `check`.
     #[arg(long, value_name = "DIR", visible_alias = "repo-root")]
     sarif_root: Option<PathBuf>,
+    /// The waiver file the shards were audited with (`check --fleet
+    /// --shard K/N --waivers FILE`): its expired and stale waivers are
+    /// judged here, over every shard's hosts.
+    #[arg(long, value_name = "FILE")]
+    waivers: Option<PathBuf>,
 }
 
 pub(crate) fn run(a: MergeArgs) -> Exit {
@@ -52,11 +57,15 @@ pub(crate) fn run(a: MergeArgs) -> Exit {
         Ok(m) => m,
         Err(e) => return Exit::Error(e.to_string()),
     };
+    let format = a.format.0;
+    let waiver_fails = match judge_waivers(&mut merged, a.waivers.as_deref(), format) {
+        Ok(f) => f,
+        Err(e) => return Exit::Error(e),
+    };
     let opts = RenderOptions {
         color: color(),
         verbose: a.verbose,
     };
-    let format = a.format.0;
     if matches!(format, Format::Sarif | Format::Junit) {
         let root = match repo_root(a.sarif_root.as_deref()) {
             Ok(r) => r,
@@ -71,7 +80,7 @@ pub(crate) fn run(a: MergeArgs) -> Exit {
         if let Err(e) = write_out(&text) {
             return e.into();
         }
-        return if merged.fails() {
+        return if merged.fails() || waiver_fails {
             Exit::Findings
         } else {
             Exit::Clean
@@ -83,11 +92,62 @@ pub(crate) fn run(a: MergeArgs) -> Exit {
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Exit::Clean,
         Err(e) => return Exit::Error(format!("cannot write output: {e}")),
     }
-    if merged.fails() {
+    if merged.fails() || waiver_fails {
         Exit::Findings
     } else {
         Exit::Clean
     }
+}
+
+/// Judge the shards' waivers over every shard: their expired and stale
+/// waivers become `driftaudit.waiver` findings, in the summary (formats
+/// that stream) or on the first host each scopes. Whether one of them
+/// fails at the run's `--fail-on`.
+fn judge_waivers(
+    merged: &mut merge::Merged,
+    file: Option<&Path>,
+    format: Format,
+) -> Result<bool, String> {
+    let recorded = merged.run.waivers.clone();
+    let (w, usage) = match (file, recorded) {
+        (None, None) => return Ok(false),
+        (None, Some(r)) => {
+            return Err(format!(
+                "the reports were audited with --waivers `{}`: give `merge --waivers FILE` so its stale and expired waivers are judged over every shard",
+                r.file
+            ))
+        }
+        (Some(p), None) => {
+            return Err(format!(
+                "--waivers `{}`: the reports were audited without --waivers; run `check --fleet ... --waivers FILE` for every shard",
+                p.display()
+            ))
+        }
+        (Some(p), Some(r)) => match driftaudit::WaiverSet::load(p) {
+            Ok(w) => (w, r.usage),
+            Err(e) => return Err(e.to_string()),
+        },
+    };
+    if usage.used.len() != w.waivers.len() {
+        return Err(format!(
+            "--waivers `{}` holds {} waivers, the shards were audited with a file of {}: give the same file",
+            w.path,
+            w.waivers.len(),
+            usage.used.len()
+        ));
+    }
+    let verdicts = w.verdicts(&usage, &driftaudit::unstable::waiver::today());
+    let threshold = merged
+        .run
+        .threshold()
+        .map_or(driftaudit::Severity::Low, |t| t.0);
+    let fails = verdicts.iter().any(|(f, _)| f.severity >= threshold);
+    if format.streams() {
+        merged.summary.add_run_findings(verdicts);
+    } else {
+        driftaudit::unstable::waiver::attach(&mut merged.report, verdicts);
+    }
+    Ok(fails)
 }
 
 /// Each host's snapshot folder, where SARIF and JUnit place its files: the

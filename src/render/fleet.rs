@@ -64,6 +64,9 @@ impl FleetSummary {
                 "  ({quiet} rules passed or did not apply on every host)"
             );
         }
+        for f in &self.run_findings {
+            let _ = writeln!(out, "  {}: {}", f.rule, f.explanation);
+        }
         let _ = writeln!(
             out,
             "fleet: {} hosts, {} with failures, {} at or above the --fail-on severity",

@@ -37,8 +37,9 @@ pub struct FleetWriter<W: Write> {
     format: Format,
     opts: RenderOptions,
     written: usize,
-    /// JSON only: the `rules` and `run` members, rendered.
-    trailer: Option<String>,
+    /// JSON only: the `rules` member, rendered, and the `run` member
+    /// (rendered at the end: a shard's waiver usage is known only then).
+    trailer: Option<(String, RunMeta)>,
 }
 
 impl<W: Write> FleetWriter<W> {
@@ -69,7 +70,6 @@ impl<W: Write> FleetWriter<W> {
     /// formats ignore it.
     pub fn with_run(mut self, rules: &[RuleMeta], run: &RunMeta) -> io::Result<Self> {
         let catalogue = serde_json::to_string_pretty(rules).map_err(io::Error::other)?;
-        let run = serde_json::to_string(run).map_err(io::Error::other)?;
         let mut t = String::from(",\n  \"rules\": ");
         for (i, l) in catalogue.lines().enumerate() {
             if i > 0 {
@@ -77,10 +77,15 @@ impl<W: Write> FleetWriter<W> {
             }
             t.push_str(l);
         }
-        t.push_str(",\n  \"run\": ");
-        t.push_str(&run);
-        self.trailer = Some(t);
+        self.trailer = Some((t, run.clone()));
         Ok(self)
+    }
+
+    /// Record a shard's waiver usage in the `run` member ([`Self::with_run`]).
+    pub fn set_waivers(&mut self, waivers: crate::report::merge::WaiverRun) {
+        if let Some((_, run)) = self.trailer.as_mut() {
+            run.waivers = Some(waivers);
+        }
     }
 
     /// Write one host's report.
@@ -126,8 +131,10 @@ impl<W: Write> FleetWriter<W> {
                 for l in lines {
                     write!(self.out, "\n  {l}")?;
                 }
-                if let Some(t) = &self.trailer {
-                    self.out.write_all(t.as_bytes())?;
+                if let Some((rules, run)) = &self.trailer {
+                    self.out.write_all(rules.as_bytes())?;
+                    let run = serde_json::to_string(run).map_err(io::Error::other)?;
+                    write!(self.out, ",\n  \"run\": {run}")?;
                 }
                 self.out.write_all(b"\n}\n")?;
             }

@@ -69,7 +69,7 @@ fn is_zero(n: &usize) -> bool {
 
 /// The fleet summary: per rule counts and worst examples, and host totals.
 /// Small (one entry per rule), whatever the number of hosts.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct FleetSummary {
     /// Always [`FLEET_SCHEMA`].
     pub schema: &'static str,
@@ -81,6 +81,11 @@ pub struct FleetSummary {
     pub hosts_failing_at_threshold: usize,
     /// Per rule, by rule id.
     pub rules: BTreeMap<String, RuleStats>,
+    /// Findings about the run rather than one host, judged once every host
+    /// is in: the `driftaudit.waiver` findings of expired and stale
+    /// waivers (a fleet streams its hosts before they can be judged).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub run_findings: Vec<crate::report::Finding>,
 }
 
 /// What the fleet summary keeps of one host: per rule, the worst status, the
@@ -254,6 +259,41 @@ impl FleetSummary {
                     },
                 );
             }
+        }
+    }
+
+    /// Add findings about the run, each with the host it concerns (a
+    /// waiver's first scoped host): kept whole in `run_findings` and
+    /// counted in their rule's row, one host each.
+    pub fn add_run_findings(&mut self, findings: Vec<(crate::report::Finding, String)>) {
+        for (f, host) in findings {
+            let st = self
+                .rules
+                .entry(f.rule.clone())
+                .or_insert_with(|| RuleStats {
+                    title: f.title.clone(),
+                    severity: Some(f.severity),
+                    ..Default::default()
+                });
+            match f.status {
+                Status::Fail => st.hosts_failing += 1,
+                Status::Error => st.hosts_error += 1,
+                Status::Unknown => st.hosts_unknown += 1,
+                _ => st.hosts_passing += 1,
+            }
+            if f.status == Status::Fail {
+                push_worst(
+                    &mut st.worst,
+                    Example {
+                        host: host.clone(),
+                        path: f.subject.first().cloned().unwrap_or_default(),
+                        failing: 1,
+                        severity: f.severity,
+                        actual: f.actual.clone(),
+                    },
+                );
+            }
+            self.run_findings.push(f);
         }
     }
 

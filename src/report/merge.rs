@@ -41,6 +41,49 @@ pub struct RunMeta {
     /// In a merged report: the reports merged (their `shard`, or `all`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub merged: Vec<String>,
+    /// `--waivers` of a shard: what its hosts told about each waiver, for
+    /// `merge --waivers` to judge them over every shard.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waivers: Option<WaiverRun>,
+}
+
+/// A shard's waiver file and what its hosts told about each waiver.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct WaiverRun {
+    /// The waiver file as given to `check`.
+    pub file: String,
+    /// Per waiver, in file order.
+    pub usage: WaiverUsage,
+}
+
+/// What the hosts of a run told about each waiver of a waiver file (by its
+/// place in the file): the first host it scoped, and whether it covered a
+/// finding. Added up host by host, in audit order; a shard records it in
+/// its report (`run.waivers`) so `merge` judges the waivers over every
+/// shard (`waiver::WaiverSet::verdicts`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct WaiverUsage {
+    /// Per waiver: the first host its `host:` glob scoped, if any.
+    pub first_host: Vec<Option<String>>,
+    /// Per waiver: whether it covered a finding.
+    pub used: Vec<bool>,
+}
+
+impl WaiverUsage {
+    /// Add what later hosts told (the first scoped host stays the earliest).
+    pub fn add(&mut self, later: &WaiverUsage) {
+        let n = self.used.len().max(later.used.len());
+        self.first_host.resize(n, None);
+        self.used.resize(n, false);
+        for (i, h) in later.first_host.iter().enumerate() {
+            if self.first_host[i].is_none() {
+                self.first_host[i].clone_from(h);
+            }
+        }
+        for (i, u) in later.used.iter().enumerate() {
+            self.used[i] |= *u;
+        }
+    }
 }
 
 impl RunMeta {
@@ -54,6 +97,7 @@ impl RunMeta {
             changed_since: None,
             shard: None,
             merged: Vec::new(),
+            waivers: None,
         }
     }
 
@@ -337,6 +381,15 @@ pub fn merge(inputs: Vec<(String, FleetDocument)>) -> Result<Merged, MergeError>
                 "run every shard with the same --policy, --no-builtin, --set, --only and --skip",
             ));
         }
+        let file = |w: &Option<WaiverRun>| w.as_ref().map(|w| w.file.clone());
+        if file(&r.waivers) != file(&base_run.waivers) {
+            return Err(mismatch(
+                "--waivers",
+                file(&base_run.waivers).as_deref().unwrap_or("(none)"),
+                file(&r.waivers).as_deref().unwrap_or("(none)"),
+                "run every shard with the same --waivers FILE",
+            ));
+        }
         if r.fail_on != base_run.fail_on {
             return Err(mismatch(
                 "--fail-on",
@@ -384,6 +437,18 @@ pub fn merge(inputs: Vec<(String, FleetDocument)>) -> Result<Merged, MergeError>
     let merged_names = check_shards(&mut shards, whole)?;
 
     let mut hosts: Vec<(String, HostReport)> = Vec::new();
+    // what every shard's hosts told about the waivers, in input order
+    let mut waivers = base_run.waivers.clone().map(|mut w| {
+        w.usage = WaiverUsage::default();
+        w
+    });
+    if let Some(all) = waivers.as_mut() {
+        for (_, doc) in &inputs {
+            if let Some(w) = &doc.run.waivers {
+                all.usage.add(&w.usage);
+            }
+        }
+    }
     for (name, doc) in inputs {
         hosts.extend(doc.hosts.into_iter().map(|h| (name.clone(), h)));
     }
@@ -409,6 +474,7 @@ pub fn merge(inputs: Vec<(String, FleetDocument)>) -> Result<Merged, MergeError>
     let run = RunMeta {
         shard: None,
         merged: merged_names,
+        waivers,
         ..base_run
     };
     Ok(Merged {
