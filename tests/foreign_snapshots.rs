@@ -504,3 +504,35 @@ fn foreign_snapshots_never_print_no_failures_while_a_domain_went_unevaluated() {
         assert!(cov.contains(domain), "{domain}: {cov}");
     }
 }
+
+/// Issue 30: `check --snapshot /etc` (a user who meant `/`) was accepted
+/// and exited 0 with 10 unknowns. A snapshot in which no domain is detected
+/// is an input error naming what was looked for and where the root is.
+#[test]
+fn a_snapshot_in_which_no_domain_is_detected_exits_2_and_names_its_root() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        &[
+            ("etc/hostname", "web1\n"),
+            // /etc/opt exists on most hosts: it made `/etc` look like a root
+            ("etc/opt/README", "site software\n"),
+            ("etc/fstab", "/dev/vda1 / ext4 defaults 0 1\n"),
+        ],
+    );
+    let etc = dir.path().join("etc");
+    let (code, out, err) = run(&["check", "--snapshot", etc.to_str().unwrap()]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("no domain detected"), "{err}");
+    assert!(err.contains("sysctl (no /proc/sys"), "{err}");
+    assert!(
+        err.contains(&format!("its root is `{}`", dir.path().display())),
+        "{err}"
+    );
+    // its root is a snapshot (storage is detected from the fstab); what it
+    // cannot read says to capture it, not to run as root
+    let (code, out, err) = run(&["check", "--snapshot", dir.path().to_str().unwrap()]);
+    assert_ne!(code, 2, "{out}{err}");
+    assert!(out.contains("Capture the data into the snapshot"), "{out}");
+    assert!(!out.contains("run as root"), "{out}");
+}

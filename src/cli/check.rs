@@ -135,6 +135,13 @@ pub(crate) fn run(a: CheckArgs) -> Exit {
         None => None,
     };
     let mut report = audit(&set, &hosts);
+    // a snapshot in which no domain is found is a wrong input, not a host
+    // with nothing to report (`--snapshot /etc` for `/`)
+    for (h, dir) in report.hosts.iter().zip(&a.snapshot) {
+        if let Some(e) = NothingDetected::of(h, dir) {
+            return e.into();
+        }
+    }
     // before waivers, so they cover upgrade findings too
     driftaudit::unstable::upgrade::extend_report(&mut report, &hosts, &targets, &set);
     if let Some(w) = &waivers {
@@ -181,6 +188,63 @@ pub(crate) fn run(a: CheckArgs) -> Exit {
 struct OpenError {
     dir: std::path::PathBuf,
     source: driftaudit::ReadError,
+}
+
+/// A `--snapshot` in which no domain was detected, no rule reached a
+/// verdict and none of the folders the readers read from exists.
+#[derive(Debug, thiserror::Error)]
+#[error("snapshot `{}`: no domain detected in it: {looked}; give the snapshot's root, the folder that holds etc/, proc/, sys/ or captures/{hint}", .dir.display())]
+struct NothingDetected {
+    dir: std::path::PathBuf,
+    /// What each domain looked for.
+    looked: String,
+    /// Empty, or where the root probably is.
+    hint: String,
+}
+
+impl NothingDetected {
+    fn of(h: &driftaudit::HostReport, dir: &std::path::Path) -> Option<NothingDetected> {
+        // a tree of configuration alone (an etc/sysctl.conf) is a snapshot
+        // with unknowns: only a folder where no domain was found, no rule
+        // reached a verdict and none of the places the readers read from
+        // exists (it was detected by `opt/`, `usr/`, ...: `/etc` has `opt/`)
+        let judged = h.findings.iter().any(|f| {
+            matches!(
+                f.status,
+                driftaudit::Status::Pass | driftaudit::Status::Fail | driftaudit::Status::Waived
+            )
+        });
+        let read_from = ["etc", "proc", "sys", "captures", "sos_commands"]
+            .iter()
+            .any(|d| dir.join(d).is_dir())
+            || dir.join("snapshot.json").is_file();
+        if judged || read_from || h.coverage.is_empty() || h.coverage.iter().any(|c| c.detected) {
+            return None;
+        }
+        let looked: Vec<String> = h
+            .coverage
+            .iter()
+            .map(|c| format!("{} ({})", c.domain.label(), c.looked_for))
+            .collect();
+        let name = dir.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let hint = match (name, dir.parent()) {
+            ("etc" | "proc" | "sys" | "opt" | "var" | "captures", Some(p)) => format!(
+                " (`{}` looks like the snapshot's {name}/: its root is `{}`)",
+                dir.display(),
+                if p.as_os_str().is_empty() {
+                    ".".into()
+                } else {
+                    p.display().to_string()
+                }
+            ),
+            _ => String::new(),
+        };
+        Some(NothingDetected {
+            dir: dir.to_path_buf(),
+            looked: looked.join("; "),
+            hint,
+        })
+    }
 }
 
 /// `--only`/`--skip` globs that match no loaded rule, one message line each

@@ -139,7 +139,7 @@ pub(super) fn missing_finding(rule: &Rule, cx: &RuleCx, m: Missing) -> Finding {
     f.evidence = cx.evidence();
     f.explanation = text;
     if status == Status::Unknown {
-        f.fix = "Make the data readable to driftaudit (run as root, or capture it into the snapshot) and audit again.".into();
+        f.fix = cx.facts.unreadable_fix().into();
     }
     f
 }

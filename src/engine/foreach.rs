@@ -47,7 +47,7 @@ fn expand(
         let mut f = base_finding(rule, status);
         f.explanation = text;
         if status == Status::Unknown {
-            f.fix = "Make the data readable to driftaudit (run as root, or capture it into the snapshot) and audit again.".into();
+            f.fix = facts.unreadable_fix().into();
         }
         Box::new(f)
     };

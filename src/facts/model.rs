@@ -314,6 +314,10 @@ pub struct Facts {
     pub host: String,
     /// Live or snapshot.
     pub source: SourceKind,
+    /// A live host read by root: a refused read is then the host's
+    /// confinement (a container, an LSM), not missing privileges, and the
+    /// fix of an `unknown` finding says so ([`Facts::unreadable_fix`]).
+    pub read_as_root: bool,
     /// Scalar facts: `mem_total` (bytes), `cpu_count`, `kernel_release`, `os_id`, ...
     /// A fact that could not be determined maps to `Err(reason)`.
     pub facts: BTreeMap<String, Result<Value, String>>,
@@ -379,11 +383,24 @@ pub struct OptionRead {
 }
 
 impl Facts {
+    /// What to do about data the rules could not read, for the host this
+    /// is: a snapshot lacks a capture; a live host read by another user
+    /// lacks privileges; a live host read by root was refused by its
+    /// confinement, which `run as root` would not change.
+    pub fn unreadable_fix(&self) -> &'static str {
+        match (self.source, self.read_as_root) {
+            (SourceKind::Snapshot, _) => "Capture the data into the snapshot (`driftaudit snapshot` on the host as root, or the capture the explanation names) and audit again.",
+            (SourceKind::Live, false) => "Make the data readable to driftaudit (run as root, or capture it into a snapshot) and audit again.",
+            (SourceKind::Live, true) => "driftaudit already runs as root here: what refused the data is the host's confinement (a container without the capability or with a read-only /sys or /proc, or an LSM such as AppArmor or SELinux: see `dmesg` and the audit log). Audit from the host itself, or capture the data there into a snapshot, and audit again.",
+        }
+    }
+
     /// An empty fact set for a host.
     pub fn new(host: &Host) -> Facts {
         Facts {
             host: host.name().to_string(),
             source: host.kind(),
+            read_as_root: host.kind() == SourceKind::Live && rustix::process::geteuid().is_root(),
             facts: BTreeMap::new(),
             kernel: None,
             namespaces: BTreeMap::new(),
@@ -595,5 +612,32 @@ mod tests {
             KernelVersion::parse("3.10").unwrap().cmp_parts(&[4, 12]),
             std::cmp::Ordering::Less
         );
+    }
+
+    /// Issue 30: as root in a container an EPERM on a block device said
+    /// "run as root". The fix of an unreadable value now depends on who read
+    /// what: a snapshot lacks a capture, root was refused by confinement.
+    #[test]
+    fn an_unreadable_value_says_what_would_decide_it_for_who_read_it() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/hosts/clean");
+        let snap = Facts::new(&Host::snapshot(dir).unwrap());
+        assert!(!snap.read_as_root);
+        assert!(snap
+            .unreadable_fix()
+            .starts_with("Capture the data into the snapshot"));
+        let mut live = Facts::new(&Host::live());
+        live.read_as_root = false;
+        assert!(live.unreadable_fix().contains("run as root"));
+        live.read_as_root = true;
+        let root = live.unreadable_fix();
+        assert!(
+            root.starts_with("driftaudit already runs as root"),
+            "{root}"
+        );
+        assert!(
+            root.contains("container") && root.contains("AppArmor or SELinux"),
+            "{root}"
+        );
+        assert!(!root.contains("run as root,"), "{root}");
     }
 }
