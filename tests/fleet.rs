@@ -447,3 +447,76 @@ fn one_shared_waiver_file_serves_a_host_a_fleet_and_its_shards() {
     assert_eq!(code, 1, "{err}");
     assert_eq!(waiver_verdicts(&out), stale, "{out}");
 }
+
+/// Issue 30: `check --fleet` of the 16 shipped hosts printed 1,878 lines
+/// with no quiet or summary mode, its Markdown was 104,715 characters (over
+/// GitHub's 65,536-character comment limit), and the text summary gave
+/// canonical and alias ids separate rows.
+#[test]
+fn a_fleet_report_fits_where_people_read_it() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let hosts = root.join("testdata/hosts");
+    let n = fleet::discover(&hosts, fleet::DEFAULT_MAX_DEPTH).count();
+    assert!(n >= 16, "{n}");
+    // --quiet: one line per host, then the totals
+    let (code, out, err) = run(&["check", "--quiet", "--fleet"], &hosts);
+    assert_eq!(code, 1, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), n + 1, "{out}");
+    assert!(
+        lines[..n]
+            .iter()
+            .all(|l| l.contains(": clean (") || l.contains(" failed (")),
+        "{out}"
+    );
+    assert!(
+        lines[n].starts_with(&format!("fleet: {n} hosts, ")),
+        "{out}"
+    );
+    assert!(
+        out.contains("web-backend-02: 3 failed (linux.tcp-tw-recycle, "),
+        "{out}"
+    );
+    // --summary: the table alone, one row per rule, aliases under it
+    let (_, table, _) = run(&["check", "--summary", "--fleet"], &hosts);
+    assert!(
+        table.starts_with(&format!("==> fleet summary ({n} hosts)")),
+        "{table}"
+    );
+    assert!(!table.contains("  FAIL "), "no host findings: {table}");
+    let row = |id: &str| {
+        table
+            .lines()
+            .any(|l| l.trim_start().starts_with(&format!("{id} ")))
+    };
+    assert!(row("storage.noatime"));
+    assert!(
+        !row("storage.noatime-zimbra-db"),
+        "an alias has no row: {table}"
+    );
+    assert!(
+        table.contains("aliases: storage.noatime-mysql, storage.noatime-zimbra-db, storage.noatime-zimbra-index"),
+        "{table}"
+    );
+    // the JSON summary keeps the alias rows (alias_of) for machines
+    let (_, json, _) = run(&["check", "--format", "json", "--fleet"], &hosts);
+    assert!(json.contains("\"alias_of\": \"storage.noatime\""));
+    // Markdown fits one GitHub comment and says what it left out
+    let (_, md, _) = run(&["check", "--format", "markdown", "--fleet"], &hosts);
+    assert!(md.chars().count() <= 65_536, "{}", md.chars().count());
+    let last = md.trim_end().lines().last().unwrap();
+    assert!(
+        last.contains("more findings") && last.contains("see the attached report"),
+        "{last}"
+    );
+    let one = root.join("testdata/hosts/nat-story");
+    let (_, md1, _) = run(&["check", "--format", "markdown", "--snapshot"], &one);
+    assert!(!md1.contains("more findings"), "{md1}");
+    // they shape the text report only
+    let (code, _, err) = run(
+        &["check", "--quiet", "--format", "json", "--snapshot"],
+        &one,
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("--quiet shapes the text report"), "{err}");
+}

@@ -997,12 +997,29 @@ fn check_markdown_tables(md: &str) -> Vec<Vec<Vec<String>>> {
 
 fn check_markdown(r: &Report, md: &str) {
     let tables = check_markdown_tables(md);
-    // the summary, then one coverage table per host with a row per domain
-    assert_eq!(
-        tables.len(),
-        1 + r.hosts.len(),
-        "summary + coverage per host"
-    );
+    // the summary, then one coverage table per host with a row per domain;
+    // a report over one GitHub comment's 65,536 characters keeps the host
+    // sections that fit and ends saying what it left out
+    assert!(md.chars().count() <= 65_536, "{}", md.chars().count());
+    let trimmed = md
+        .trim_end()
+        .lines()
+        .last()
+        .is_some_and(|l| l.contains("more findings") && l.contains("see the attached report"));
+    let shown = if trimmed {
+        assert!(
+            tables.len() - 1 < r.hosts.len(),
+            "trimmed, yet every host is there"
+        );
+        tables.len() - 1
+    } else {
+        assert_eq!(
+            tables.len(),
+            1 + r.hosts.len(),
+            "summary + coverage per host"
+        );
+        r.hosts.len()
+    };
     for t in &tables[1..] {
         assert_eq!(t.len(), 4, "sysctl, MySQL, Zimbra, storage");
     }
@@ -1013,8 +1030,8 @@ fn check_markdown(r: &Report, md: &str) {
         let nums: Vec<usize> = row[1..].iter().map(|c| c.trim().parse().unwrap()).collect();
         assert_eq!(nums, [s.fail, s.unknown, s.error, s.waived, s.pass, s.skip]);
     }
-    // Every failure is there with its rule id and fix.
-    for h in &r.hosts {
+    // Every failure of the hosts shown is there with its rule id and fix.
+    for h in &r.hosts[..shown] {
         for f in h.findings.iter().filter(|f| f.status == Status::Fail) {
             assert!(md.contains(&format!("`{}`", f.rule)), "{} missing", f.rule);
         }

@@ -61,6 +61,14 @@ pub(crate) struct CheckArgs {
     /// Also list passing and skipped rules (text format).
     #[arg(long, short)]
     pub(crate) verbose: bool,
+    /// Text: one line per host, its failing rule ids and counts (with
+    /// --fleet, then the fleet's totals line).
+    #[arg(long, short, conflicts_with_all = ["verbose", "summary"])]
+    pub(crate) quiet: bool,
+    /// Text: the fleet summary table alone (one row per rule over every
+    /// host audited, --snapshot or --fleet), without each host's findings.
+    #[arg(long, conflicts_with = "verbose")]
+    pub(crate) summary: bool,
     /// Waiver file (YAML): matching fail/unknown/error findings become waived.
     #[arg(long, value_name = "FILE")]
     pub(crate) waivers: Option<std::path::PathBuf>,
@@ -105,6 +113,12 @@ pub(crate) fn run(a: CheckArgs) -> Exit {
     }
     if let Err(e) = set.filter(&a.only, &a.skip) {
         return e.into();
+    }
+    if (a.quiet || a.summary) && a.format.0 != Format::Text {
+        return Exit::Error(format!(
+            "--{} shapes the text report: drop it or use --format text",
+            if a.quiet { "quiet" } else { "summary" }
+        ));
     }
     if let Some(dir) = &a.fleet {
         return fleet::check_fleet(&a, &set, &targets, dir);
@@ -162,6 +176,23 @@ pub(crate) fn run(a: CheckArgs) -> Exit {
             } else {
                 driftaudit::unstable::render::junit::render_with(&report, Some(&root))
             }
+        }
+        Format::Text if a.quiet => report
+            .hosts
+            .iter()
+            .map(driftaudit::unstable::render::text::quiet_line)
+            .collect(),
+        Format::Text if a.summary => {
+            let fail_on: driftaudit::Severity = a.fail_on.into();
+            let mut summary = driftaudit::unstable::fleet::FleetSummary::new(&set);
+            for (i, h) in report.hosts.iter().enumerate() {
+                let path = a
+                    .snapshot
+                    .get(i)
+                    .map_or_else(|| h.host.clone(), |d| d.display().to_string());
+                summary.add(h, &path, fail_on);
+            }
+            summary.render_text()
         }
         _ => render(
             &report,

@@ -131,7 +131,10 @@ pub(crate) fn check_fleet(
     });
 
     let out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
-    let (mut writer, mut prom_out) = if prom || whole {
+    // --quiet / --summary (text): a line per host or nothing, then the
+    // totals or the table, written here rather than by the FleetWriter
+    let brief = a.quiet || a.summary;
+    let (mut writer, mut prom_out) = if prom || whole || brief {
         (None, Some(out))
     } else {
         match FleetWriter::new(out, format, opts) {
@@ -222,8 +225,13 @@ pub(crate) fn check_fleet(
                 }
                 let unknown = a.fail_on.unknown() && report.has_unknown();
                 let host_counts = prom.then(|| HostCounts::of(&report));
-                let (text, keep) = if prom {
+                let (text, keep) = if a.summary || prom {
                     (Ok(String::new()), None)
+                } else if a.quiet {
+                    (
+                        Ok(driftaudit::unstable::render::text::quiet_line(&report)),
+                        None,
+                    )
                 } else if whole {
                     (Ok(String::new()), Some(report))
                 } else {
@@ -249,6 +257,10 @@ pub(crate) fn check_fleet(
             kept.extend(keep);
             if let Some(w) = writer.as_mut() {
                 if let Err(e) = w.rendered(&text) {
+                    return write_error(e);
+                }
+            } else if let (true, Some(out)) = (a.quiet, prom_out.as_mut()) {
+                if let Err(e) = out.write_all(text.as_bytes()) {
                     return write_error(e);
                 }
             }
@@ -291,6 +303,20 @@ pub(crate) fn check_fleet(
                 }
                 (Format::Junit, Some(root)) => junit::render_with(&report, Some(root)),
                 _ => driftaudit::unstable::render::render(&report, format, opts),
+            };
+            out.write_all(text.as_bytes()).and_then(|_| out.flush())
+        }
+        (None, Some(out)) if brief => {
+            let table = summary.render_text();
+            let text = if a.quiet {
+                // the totals line alone
+                table
+                    .lines()
+                    .last()
+                    .map(|l| format!("{l}\n"))
+                    .unwrap_or_default()
+            } else {
+                table
             };
             out.write_all(text.as_bytes()).and_then(|_| out.flush())
         }

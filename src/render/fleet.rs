@@ -15,7 +15,18 @@ impl FleetSummary {
         let _ = writeln!(out, "==> fleet summary ({} hosts)", self.hosts);
         let width = self.rules.keys().map(String::len).max().unwrap_or(0);
         let mut quiet = 0usize;
+        // one row per rule: an item alias (a rule's old id) is named under
+        // its rule's row, not given a row that repeats part of its counts
+        let mut aliases: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
         for (id, st) in &self.rules {
+            if let Some(of) = &st.alias_of {
+                aliases.entry(of.as_str()).or_default().push(id.as_str());
+            }
+        }
+        for (id, st) in &self.rules {
+            if st.alias_of.is_some() {
+                continue;
+            }
             if st.hosts_failing + st.hosts_error + st.hosts_unknown + st.hosts_waived == 0 {
                 quiet += 1;
                 continue;
@@ -37,6 +48,9 @@ impl FleetSummary {
                 }
             }
             out.push('\n');
+            if let Some(a) = aliases.get(id.as_str()) {
+                let _ = writeln!(out, "  {:<width$}  aliases: {}", "", a.join(", "));
+            }
             if !st.worst.is_empty() {
                 let ex: Vec<String> = st
                     .worst

@@ -81,6 +81,15 @@ fn evidence(f: &Finding) -> String {
 }
 
 /// Render the report as Markdown.
+/// GitHub's limit on the body of an issue or pull-request comment, in
+/// characters: a longer body is refused (`gh pr comment` fails), so a report
+/// is trimmed to it ([`render`]).
+pub const GITHUB_COMMENT_LIMIT: usize = 65_536;
+
+/// The report as a merge-request comment, at most [`GITHUB_COMMENT_LIMIT`]
+/// characters: the hosts' table rows and sections that do not fit are left
+/// out, whole, and a last line says how many findings on how many hosts
+/// are not shown and where they are (the full report in another format).
 pub fn render(report: &Report) -> String {
     let mut out = String::from("## driftaudit report\n\n");
     let failing = report.hosts.iter().filter(|h| h.summary.fail > 0).count();
@@ -103,11 +112,12 @@ pub fn render(report: &Report) -> String {
     };
     out.push_str("| host | fail | unknown | error | waived | pass | skip |\n");
     out.push_str("|---|---:|---:|---:|---:|---:|---:|\n");
+    let mut budget = Budget::new(&out);
+    let mut rows = Vec::with_capacity(report.hosts.len());
     for h in &report.hosts {
         let s = &h.summary;
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} | {} | {} |",
+        rows.push(format!(
+            "| {} | {} | {} | {} | {} | {} | {} |\n",
             escape(&h.host),
             s.fail,
             s.unknown,
@@ -115,12 +125,71 @@ pub fn render(report: &Report) -> String {
             s.waived,
             s.pass,
             s.skip
+        ));
+    }
+    let rows_shown = rows.iter().take_while(|r| budget.take(r)).count();
+    for r in &rows[..rows_shown] {
+        out.push_str(r);
+    }
+    let mut sections = 0;
+    if rows_shown == rows.len() {
+        for h in &report.hosts {
+            let mut section = String::new();
+            host(&mut section, h);
+            if !budget.take(&section) {
+                break;
+            }
+            out.push_str(&section);
+            sections += 1;
+        }
+    }
+    if sections < report.hosts.len() {
+        let left = &report.hosts[sections..];
+        let findings: usize = left
+            .iter()
+            .map(|h| h.summary.fail + h.summary.unknown + h.summary.error + h.summary.waived)
+            .sum();
+        let rows_left = rows.len() - rows_shown;
+        let _ = writeln!(
+            out,
+            "\n---\n**{findings} more findings** on {} more {}{}: not shown (a GitHub comment holds {GITHUB_COMMENT_LIMIT} characters); see the attached report (`--format json`, `html` or `sarif`).",
+            left.len(),
+            if left.len() == 1 { "host" } else { "hosts" },
+            if rows_left > 0 {
+                format!(" ({rows_left} of them left out of the table too)")
+            } else {
+                String::new()
+            }
         );
     }
-    for h in &report.hosts {
-        host(&mut out, h);
-    }
     out
+}
+
+/// Characters left under [`GITHUB_COMMENT_LIMIT`], less room for the
+/// closing "more findings" line.
+struct Budget {
+    left: usize,
+}
+
+impl Budget {
+    /// Room for the trailer line a trimmed report ends with.
+    const TAIL: usize = 300;
+
+    fn new(start: &str) -> Budget {
+        Budget {
+            left: GITHUB_COMMENT_LIMIT.saturating_sub(start.chars().count() + Budget::TAIL),
+        }
+    }
+
+    /// Whether `text` fits; if so it is counted.
+    fn take(&mut self, text: &str) -> bool {
+        let n = text.chars().count();
+        if n > self.left {
+            return false;
+        }
+        self.left -= n;
+        true
+    }
 }
 
 fn host(out: &mut String, h: &HostReport) {

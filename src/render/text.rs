@@ -369,6 +369,40 @@ fn cut(s: &str, max: usize) -> String {
     }
 }
 
+/// One line for a host (`check --quiet`): its name, what failed by rule
+/// id (each id once, in report order), and the unknown, error and waived
+/// counts; `clean` with the passing count when nothing failed.
+pub fn quiet_line(h: &crate::report::HostReport) -> String {
+    let mut failing: Vec<&str> = Vec::new();
+    for f in h.findings.iter().filter(|f| f.status == Status::Fail) {
+        if !failing.contains(&f.rule.as_str()) {
+            failing.push(&f.rule);
+        }
+    }
+    let s = &h.summary;
+    let mut parts = Vec::new();
+    if s.fail > 0 {
+        parts.push(format!("{} failed ({})", s.fail, failing.join(", ")));
+    }
+    for (n, what) in [
+        (s.unknown, "unknown"),
+        (s.error, "errors"),
+        (s.waived, "waived"),
+    ] {
+        if n > 0 {
+            parts.push(format!("{n} {what}"));
+        }
+    }
+    if s.fail == 0 {
+        parts.insert(0, format!("clean ({} passed)", s.pass));
+    }
+    format!(
+        "{}: {}\n",
+        crate::render::quoted_name(&h.host),
+        parts.join(", ")
+    )
+}
+
 fn finding(out: &mut String, f: &Finding, p: &Paint, label: &str, color: Style) {
     let subject = if f.subject.is_empty() {
         String::new()
