@@ -632,8 +632,43 @@ pub fn take(
             .collect(),
         complete: vec!["sysctl"],
     };
+    let mut meta = meta;
+    if let OutState::Snapshot(..) = checked {
+        if let Some(at) = unchanged_since(out, &w, &meta) {
+            meta.captured_at = at;
+        }
+    }
     w.write_atomically(out, &meta, checked)?;
     Ok(meta)
+}
+
+/// The `captured_at` of the snapshot `--force` replaces when the new
+/// capture is the same in every byte but that (same files, contents,
+/// links and metadata): re-capturing an unchanged host into its folder in
+/// git then changes nothing. Read through the capped FIFO-safe reader;
+/// anything unreadable or different is a change.
+fn unchanged_since(out: &Path, w: &Writer, meta: &SnapshotMeta) -> Option<String> {
+    let read =
+        |rel: &str| crate::reader::read_file(&out.join(rel), crate::host::MAX_FILE_BYTES).ok();
+    let old: serde_json::Value = serde_json::from_slice(&read("snapshot.json")?).ok()?;
+    let at = old.get("captured_at")?.as_str()?.to_string();
+    let mut new = serde_json::to_value(meta).ok()?;
+    new["captured_at"] = serde_json::Value::String(at.clone());
+    if new != old {
+        return None;
+    }
+    for (path, bytes) in &w.files {
+        if read(path.trim_start_matches('/'))? != *bytes {
+            return None;
+        }
+    }
+    for (path, target) in &w.links {
+        let old = fs::read_link(out.join(path.trim_start_matches('/'))).ok()?;
+        if old.as_os_str() != std::ffi::OsStr::new(target) {
+            return None;
+        }
+    }
+    Some(at)
 }
 
 /// What `--out` was when the capture started: the rename at the end
@@ -683,7 +718,20 @@ fn capture_block_devices(host: &Host) {
     let Ok(devs) = host.read_dir("/sys/block") else {
         return;
     };
-    for d in devs.iter().take(MAX_BLOCK_DEVICES) {
+    // loop, ram and zram devices come and go with package and image
+    // activity (snaps, installers, swap) and hold no data directory: left
+    // out unless a mount uses one, which the storage reader then read
+    let transient = |n: &str| {
+        ["loop", "ram", "zram"].iter().any(|p| {
+            n.strip_prefix(p)
+                .is_some_and(|r| r.bytes().all(|b| b.is_ascii_digit()))
+        })
+    };
+    for d in devs
+        .iter()
+        .filter(|d| !transient(&d.name))
+        .take(MAX_BLOCK_DEVICES)
+    {
         let base = format!("/sys/block/{}", d.name);
         let _ = host.read_bytes_capped(&format!("{base}/queue/rotational"), 4096);
         let _ = host.read_bytes_capped(&format!("{base}/dm/name"), 4096);
@@ -719,6 +767,10 @@ fn plan_from_log(host: &Host, log: &ReadLog, w: &mut Writer) {
         }
         let bytes = if path == "/proc/meminfo" || path == "/proc/cpuinfo" {
             stable_proc(path, &String::from_utf8_lossy(bytes)).into_bytes()
+        } else if path == "/var/lib/dpkg/status" {
+            // only the server packages' stanzas: the rest of the database
+            // changes with every update and no reader uses it
+            crate::facts::mysql::dpkg_server_stanzas(bytes)
         } else {
             redact_file(path, bytes)
         };

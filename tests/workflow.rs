@@ -2,6 +2,8 @@
 //! snapshot -> check equivalence on this machine, diff on the shipped
 //! testdata pairs, and every waiver state.
 
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -401,4 +403,64 @@ fn bad_waiver_file_is_a_caret_error() {
     );
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("expires"), "{}", stderr(&o));
+}
+
+/// Issue 30: two snapshots of one host minutes apart differed in the whole
+/// copied `var/lib/dpkg/status` (only the server package's stanza is read)
+/// and in `sys/block/loop*` entries, and in `captured_at`; `snapshot
+/// --mysql` with no server exited 0. Now a re-capture of an unchanged host
+/// into its folder is byte-identical across package and loop-device
+/// activity, and a failed `--mysql` capture exits 1 saying so.
+#[test]
+fn a_recaptured_unchanged_host_is_byte_identical_in_git() {
+    if !common::can_unshare("snapshot stability") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path().display().to_string();
+    let o = common::in_private_mounts(
+        Path::new(env!("CARGO_BIN_EXE_driftaudit")),
+        &format!(
+            r#"T='{t}'
+            cp /var/lib/dpkg/status "$T/status" 2>/dev/null || : > "$T/status"
+            printf 'Package: mariadb-server-core\nStatus: install ok installed\nVersion: 1:10.11.6-0+deb12u1\n\n' >> "$T/status"
+            mount --bind "$T/status" /var/lib/dpkg/status
+            mount -t tmpfs none /sys/block
+            mkdir -p /sys/block/vda/queue /sys/block/loop0/queue
+            echo 1 > /sys/block/vda/queue/rotational
+            echo 0 > /sys/block/loop0/queue/rotational
+            "$DRIFTAUDIT" snapshot --out "$T/snap" 2>/dev/null
+            cp -a "$T/snap" "$T/before"
+            sleep 1
+            # an update of another package, a snap mounted on a new loop device
+            printf 'Package: zzz-newtool\nStatus: install ok installed\nVersion: 2.0\n\n' >> "$T/status"
+            mkdir -p /sys/block/loop8/queue && echo 0 > /sys/block/loop8/queue/rotational
+            "$DRIFTAUDIT" snapshot --out "$T/snap" --force 2>/dev/null
+            diff -r "$T/before" "$T/snap"
+            grep -c '^Package:' "$T/snap/var/lib/dpkg/status"
+            ls "$T/snap/sys/block"
+            "$DRIFTAUDIT" snapshot --out "$T/nomysql" --mysql 2>"$T/err" || echo "mysql exit $?"
+            cat "$T/err""#
+        ),
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{out}{err}");
+    let mut lines = out.lines();
+    // diff printed nothing; the dpkg copy holds the server stanza(s) alone
+    let stanzas: usize = lines.next().unwrap_or("").trim().parse().unwrap_or(0);
+    assert!((1..=4).contains(&stanzas), "{out}");
+    assert!(!out.contains("zzz-newtool"), "{out}");
+    assert_eq!(lines.next(), Some("vda"), "no loop device: {out}");
+    let rest: Vec<&str> = lines.collect();
+    // no MariaDB server answers in the namespace: exit 1, and why
+    if rest.first().is_some_and(|l| l.starts_with("mysql exit")) {
+        assert_eq!(rest[0], "mysql exit 1", "{out}");
+        assert!(
+            out.contains("--mysql: the server's variables were not captured"),
+            "{out}"
+        );
+    } else {
+        assert!(!out.contains("--mysql:"), "a server answered: {out}");
+    }
 }

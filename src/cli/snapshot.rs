@@ -1,5 +1,6 @@
 //! `driftaudit snapshot`: capture the live host into a directory (the
-//! library writes it, race-safely) and say what was written.
+//! library writes it, race-safely) and say what was written and what could
+//! not be captured; a failed `--mysql` capture exits 1.
 
 use clap::Args;
 
@@ -20,6 +21,9 @@ pub(crate) struct SnapshotArgs {
     pub(crate) mysql: bool,
 }
 
+/// Unreadable entries named on stderr (all are in snapshot.json).
+const MAX_SHOWN: usize = 10;
+
 pub(crate) fn run(a: SnapshotArgs) -> Exit {
     let set = match load_policies(&a.policies) {
         Ok(s) => s,
@@ -33,11 +37,38 @@ pub(crate) fn run(a: SnapshotArgs) -> Exit {
         Ok(meta) => {
             eprintln!(
                 "driftaudit: snapshot of {} written to {} ({} files, {} unreadable listed in snapshot.json)",
-                meta.host,
+                driftaudit::unstable::render::quoted_name(&meta.host),
                 a.out.display(),
                 meta.files.len(),
                 meta.unreadable.len()
             );
+            for u in meta.unreadable.iter().take(MAX_SHOWN) {
+                eprintln!(
+                    "driftaudit: not captured: {}: {}",
+                    driftaudit::unstable::render::quoted_name(&u.path),
+                    driftaudit::unstable::render::printable(&u.reason, false)
+                );
+            }
+            if meta.unreadable.len() > MAX_SHOWN {
+                eprintln!(
+                    "driftaudit: ... and {} more in snapshot.json",
+                    meta.unreadable.len() - MAX_SHOWN
+                );
+            }
+            // a capture asked for that failed is the user's business: the
+            // snapshot is written, but the run says it is not what was asked
+            let wanted = format!(
+                "captures/{}",
+                driftaudit::unstable::catalogue::MYSQL_VARIABLES.name
+            );
+            if let Some(u) = meta.unreadable.iter().find(|u| a.mysql && u.path == wanted) {
+                eprintln!(
+                    "driftaudit: --mysql: the server's variables were not captured ({}); the snapshot has no {} and its MySQL runtime rules will be unknown",
+                    driftaudit::unstable::render::printable(&u.reason, false),
+                    wanted
+                );
+                return Exit::Findings;
+            }
             Exit::Clean
         }
         Err(e) => Exit::Error(format!("snapshot: {e}")),

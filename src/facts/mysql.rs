@@ -1540,6 +1540,42 @@ fn dpkg_stanza(para: &str, beat: Option<usize>) -> Option<(usize, ServerVersion,
     ))
 }
 
+/// The stanzas of a dpkg status file that name a server package, whole
+/// and in file order, each ended by a blank line: all [`installed_version`]
+/// reads of it, so a snapshot keeps them alone (the whole database changes
+/// with every package update on the host; these only when a server
+/// package does). The same scan as the reader's: a `Package:` line at a
+/// line start, stanzas split on blank lines.
+pub fn dpkg_server_stanzas(status: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut taken_to = 0usize;
+    let starts = status
+        .starts_with(b"Package:")
+        .then_some(0)
+        .into_iter()
+        .chain(memchr::memmem::find_iter(status, b"\nPackage:").map(|i| i + 1));
+    for at in starts {
+        if at < taken_to {
+            continue;
+        }
+        let line_end = memchr::memchr(b'\n', &status[at..]).map_or(status.len(), |n| at + n);
+        let name = String::from_utf8_lossy(&status[at + 8..line_end]);
+        if dpkg_server_rank(name.trim()).is_none() {
+            continue;
+        }
+        let start = memchr::memmem::rfind(&status[..at], b"\n\n").map_or(0, |i| i + 2);
+        let end = memchr::memmem::find(&status[at..], b"\n\n").map_or(status.len(), |i| at + i);
+        taken_to = end;
+        out.extend_from_slice(
+            status[start..end]
+                .strip_suffix(b"\n")
+                .unwrap_or(&status[start..end]),
+        );
+        out.extend_from_slice(b"\n\n");
+    }
+    out
+}
+
 fn dpkg_server_rank(pkg: &str) -> Option<usize> {
     SERVER_PACKAGES.iter().position(|p| {
         pkg == *p

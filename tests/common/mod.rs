@@ -109,3 +109,26 @@ pub fn program(name: &str, package: &str) -> Option<PathBuf> {
     }
     found
 }
+
+/// Whether `unshare -m` works here (root): off CI a missing one skips with
+/// one line ([`skip`]); under `CI=true` it fails the test.
+pub fn can_unshare(what: &str) -> bool {
+    let ok = std::process::Command::new("unshare")
+        .args(["-m", "--propagation", "private", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        skip(what, "needs `unshare -m` (run as root)");
+    }
+    ok
+}
+
+/// Run `script` with `sh -ec` in a private mount namespace (mounts made
+/// there never touch the real host), `$DRIFTAUDIT` set to `bin`.
+pub fn in_private_mounts(bin: &Path, script: &str) -> std::process::Output {
+    std::process::Command::new("unshare")
+        .args(["-m", "--propagation", "private", "sh", "-ec", script])
+        .env("DRIFTAUDIT", bin)
+        .output()
+        .expect("run unshare")
+}
