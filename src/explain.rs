@@ -5,8 +5,12 @@
 
 use std::fmt::Write;
 
-use crate::policy::{Applies, Check, PolicySet, Rule};
+use crate::expr::Expr;
+use crate::policy::{
+    Applies, Check, ForEachSource, Policy, PolicySet, Rule, Template, TemplatePart,
+};
 use crate::render::text::wrap;
+use crate::value::Value;
 
 /// Describe a rule for people.
 pub fn explain(set: &PolicySet, rule: &Rule) -> String {
@@ -83,13 +87,26 @@ pub fn explain(set: &PolicySet, rule: &Rule) -> String {
             )
         }
     };
-    let _ = writeln!(o, "\nwhy:");
-    for l in wrap(&rule.why.source, 76) {
-        let _ = writeln!(o, "  {l}");
-    }
-    let _ = writeln!(o, "\nfix:");
-    for l in wrap(&rule.fix.source, 76) {
-        let _ = writeln!(o, "  {l}");
+    // the templates in words: parameters and a `for_each` item's fields
+    // filled in, what only a host can tell shown as ‹expression›
+    let policy = set.policy_of(rule);
+    let items = static_items(rule, policy);
+    if items.is_empty() {
+        for (head, t) in [("why", &rule.why), ("fix", &rule.fix)] {
+            let _ = writeln!(o, "\n{head}:");
+            for l in wrap(&words(t, None, policy), 76) {
+                let _ = writeln!(o, "  {l}");
+            }
+        }
+    } else {
+        for (name, item) in &items {
+            for (head, t) in [("why", &rule.why), ("fix", &rule.fix)] {
+                let _ = writeln!(o, "\n{head} ({name}):");
+                for l in wrap(&words(t, Some(item), policy), 76) {
+                    let _ = writeln!(o, "  {l}");
+                }
+            }
+        }
     }
     let _ = writeln!(o, "\nremedy (driftaudit fix):");
     let remedy = match &rule.remedy {
@@ -136,6 +153,92 @@ pub fn explain(set: &PolicySet, rule: &Rule) -> String {
         }
     }
     o
+}
+
+/// A `for_each: { param: LIST }` rule's items, each with the name it is
+/// shown by (its alias, else its `id`, else its place), bound name first.
+fn static_items<'a>(
+    rule: &'a Rule,
+    policy: Option<&'a Policy>,
+) -> Vec<(String, (&'a str, &'a Value))> {
+    let Some(fe) = &rule.for_each else {
+        return Vec::new();
+    };
+    let ForEachSource::Param(p) = &fe.source else {
+        return Vec::new();
+    };
+    let Some(Value::List(items)) = policy.and_then(|pol| pol.params.get(p)) else {
+        return Vec::new();
+    };
+    let aliases = fe.static_aliases(policy);
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let id = match item {
+                Value::Record(m) => m.get("id").map(Value::to_plain),
+                _ => None,
+            };
+            let name = aliases
+                .get(i)
+                .cloned()
+                .flatten()
+                .or(id)
+                .unwrap_or_else(|| format!("item {}", i + 1));
+            (name, (fe.bind.as_str(), item))
+        })
+        .collect()
+}
+
+/// A template in words: `{params.X}` and an item's `{NAME.FIELD}` filled in
+/// (an item field's own `${params.X}` too), any other expression, which
+/// only a host can tell, shown as `‹expression›`.
+fn words(t: &Template, item: Option<&(&str, &Value)>, policy: Option<&Policy>) -> String {
+    let param = |name: &str| policy.and_then(|p| p.params.get(name)).map(Value::to_plain);
+    let mut out = String::new();
+    for part in &t.parts {
+        match part {
+            TemplatePart::Text(s) => out.push_str(s),
+            TemplatePart::Expr(Expr::Param(p)) => match param(p) {
+                Some(v) => out.push_str(&v),
+                None => out.push_str(&format!("‹params.{p}›")),
+            },
+            TemplatePart::Expr(e @ Expr::Field(base, f)) => {
+                let field = item.and_then(|(bind, v)| match (base.as_ref(), v) {
+                    (Expr::Name(n), Value::Record(m)) if n == bind => m.get(f),
+                    _ => None,
+                });
+                match field {
+                    Some(v) => out.push_str(&fill_params(&v.to_plain(), &param)),
+                    None => out.push_str(&format!("‹{e}›")),
+                }
+            }
+            TemplatePart::Expr(e) => out.push_str(&format!("‹{e}›")),
+        }
+    }
+    out
+}
+
+/// `${params.X}` in an item's text replaced by the parameter's value; any
+/// other `${...}` shown as `‹...›`.
+fn fill_params(text: &str, param: &dyn Fn(&str) -> Option<String>) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("${") {
+        out.push_str(&rest[..i]);
+        let Some(j) = rest[i..].find('}') else {
+            out.push_str(&rest[i..]);
+            return out;
+        };
+        let inner = &rest[i + 2..i + j];
+        match inner.strip_prefix("params.").and_then(param) {
+            Some(v) => out.push_str(&v),
+            None => out.push_str(&format!("‹{inner}›")),
+        }
+        rest = &rest[i + j + 1..];
+    }
+    out.push_str(rest);
+    out
 }
 
 fn uses_param(rule: &Rule, name: &str) -> bool {

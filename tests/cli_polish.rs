@@ -124,6 +124,34 @@ fn explain_describes_the_rule_in_full() {
     assert!(err.contains("did you mean `linux.tcp-tw-recycle`"), "{err}");
 }
 
+/// Issue 30: `explain storage.noatime` printed the raw `{dir.lead}`
+/// templates. The why and fix read in words: parameters and each item's
+/// fields filled in (per item, under its alias), what only a host can tell
+/// as `‹expression›`.
+#[test]
+fn explain_renders_templates_in_words_per_item() {
+    let (code, out, err) = run(bin().args([
+        "explain",
+        "storage.noatime",
+        "--set",
+        "storage.zimbra_db_dir=/srv/zimbra/db",
+    ]));
+    assert_eq!(code, 0, "{err}");
+    assert!(!out.contains("{dir."), "raw template: {out}");
+    assert!(out.contains("why (storage.noatime-zimbra-db):"), "{out}");
+    assert!(out.contains("fix (storage.noatime-mysql):"), "{out}");
+    assert!(
+        out.contains("/srv/zimbra/db lives on the volume mounted at ‹point›"),
+        "the item's ${{params.zimbra_db_dir}} is filled in with --set: {out}"
+    );
+    assert!(
+        out.contains("Every search opens Lucene segment files"),
+        "{out}"
+    );
+    let (_, out, _) = run(bin().args(["explain", "linux.tcp-tw-recycle"]));
+    assert!(out.contains("net.ipv4.tcp_tw_recycle is ‹actual›"), "{out}");
+}
+
 #[test]
 fn completions_are_generated_for_every_shell() {
     for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
