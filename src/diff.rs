@@ -85,8 +85,19 @@ pub struct DiffOptions<'a> {
 
 /// Gather both sides with the same policies, evaluate, and compare.
 pub fn diff(policies: &PolicySet, before: &Side, after: &Side, opts: &DiffOptions) -> Diff {
-    let fb = engine::gather(policies, &before.host);
-    let fa = engine::gather(policies, &after.host);
+    // every namespace, and every live kernel key: a runtime change is a
+    // change whether or not a rule reads that key
+    let mut needs = engine::needs(policies);
+    for depth in 1..=8 {
+        needs.sysctl_globs.insert(vec!["*"; depth].join("."));
+    }
+    needs.namespaces.extend(
+        crate::catalogue::NAMESPACES
+            .iter()
+            .map(|n| n.name.to_string()),
+    );
+    let fb = crate::facts::gather(&before.host, &needs);
+    let fa = crate::facts::gather(&after.host, &needs);
     let mut rb = Report::new(vec![engine::evaluate(policies, &fb)], policies);
     let mut ra = Report::new(vec![engine::evaluate(policies, &fa)], policies);
     if let Some(w) = opts.waivers {
@@ -305,9 +316,36 @@ fn change(
     }
 }
 
+/// Option-file namespaces, where `skip-X` is `X = OFF` to the server.
+const OPTION_NAMESPACES: [&str; 3] = ["mycnf", "mycnf_effective", "zimbra_mycnf"];
+
+/// An option's key and value as the server takes them: `skip_X` set (on)
+/// is `X` off, so `skip-external-locking` before and `external_locking =
+/// OFF` after (how each release's option table names it) are one setting.
+fn server_meaning<'a>(k: &'a str, e: &Entry) -> (&'a str, Option<bool>) {
+    let as_bool = |e: &Entry| match e {
+        Entry::Set(s) => match &s.value {
+            Value::Bool(b) => Some(*b),
+            Value::Number(n) if *n == 0.0 || *n == 1.0 => Some(*n == 1.0),
+            Value::Str(x) => crate::value::parse_bool(x),
+            _ => None,
+        },
+        Entry::Unreadable { .. } => None,
+    };
+    match (k.strip_prefix("skip_"), as_bool(e)) {
+        (Some(base), Some(b)) => (base, Some(!b)),
+        (_, b) => (k, b),
+    }
+}
+
 fn diff_namespace(name: &str, b: Option<&Namespace>, a: Option<&Namespace>, out: &mut Vec<Change>) {
     let empty = Namespace::default();
     let (nb, na) = (b.unwrap_or(&empty), a.unwrap_or(&empty));
+    // not read on either side (for whatever reason each gives): the same
+    // state, not a change
+    if nb.unavailable.is_some() && na.unavailable.is_some() {
+        return;
+    }
     if nb.unavailable.is_some() || na.unavailable.is_some() {
         let describe = |n: &Namespace| match &n.unavailable {
             Some(r) => format!("unavailable: {r}"),
@@ -325,10 +363,23 @@ fn diff_namespace(name: &str, b: Option<&Namespace>, a: Option<&Namespace>, out:
         }
         return;
     }
+    if OPTION_NAMESPACES.contains(&name) {
+        diff_options(name, nb, na, out);
+        return;
+    }
     let keys: BTreeSet<&String> = nb.entries.keys().chain(na.entries.keys()).collect();
-    for k in keys {
+    // counters and random values the kernel changes by itself (a snapshot
+    // leaves them out of its capture): never a change
+    let volatile = |k: &str| {
+        name == "sysctl" && (crate::snapshot::volatile_sysctl(k) || k == "vm.stat_refresh")
+    };
+    for k in keys.into_iter().filter(|k| !volatile(k)) {
         match (nb.entries.get(k), na.entries.get(k)) {
             (Some(x), Some(y)) if entries_equal(x, y) => {}
+            // a live key no one can read (write-only, EIO) against a capture
+            // that could not list it: nothing is known to have changed
+            (None, Some(Entry::Unreadable { .. })) | (Some(Entry::Unreadable { .. }), None)
+                if name == "sysctl" => {}
             (x, y) => out.push(change(
                 name,
                 k,
@@ -338,6 +389,46 @@ fn diff_namespace(name: &str, b: Option<&Namespace>, a: Option<&Namespace>, out:
                 y.map(entry_evidence).unwrap_or_default(),
             )),
         }
+    }
+}
+
+/// A namespace's entries by what the server makes of each key.
+type ByMeaning<'a> = BTreeMap<&'a str, (&'a String, &'a Entry, Option<bool>)>;
+
+fn by_meaning(n: &Namespace) -> ByMeaning<'_> {
+    n.entries
+        .iter()
+        .map(|(k, e)| {
+            let (m, b) = server_meaning(k, e);
+            (m, (k, e, b))
+        })
+        .collect()
+}
+
+/// [`diff_namespace`] of option files: keys compared by what the server
+/// makes of them ([`server_meaning`]), shown as written.
+fn diff_options(name: &str, nb: &Namespace, na: &Namespace, out: &mut Vec<Change>) {
+    let (sb, sa) = (by_meaning(nb), by_meaning(na));
+    let keys: BTreeSet<&str> = sb.keys().chain(sa.keys()).copied().collect();
+    for k in keys {
+        let (x, y) = (sb.get(k), sa.get(k));
+        let same = match (x, y) {
+            (Some((_, _, Some(p))), Some((_, _, Some(q)))) => p == q,
+            (Some((_, e, _)), Some((_, f, _))) => entries_equal(e, f),
+            _ => false,
+        };
+        if same {
+            continue;
+        }
+        let shown = y.or(x).map_or(k, |(orig, _, _)| orig.as_str());
+        out.push(change(
+            name,
+            shown,
+            x.map(|(_, e, _)| entry_text(e)),
+            y.map(|(_, e, _)| entry_text(e)),
+            x.map(|(_, e, _)| entry_evidence(e)).unwrap_or_default(),
+            y.map(|(_, e, _)| entry_evidence(e)).unwrap_or_default(),
+        ));
     }
 }
 

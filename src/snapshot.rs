@@ -395,7 +395,7 @@ const VOLATILE_SYSCTL: [&str; 14] = [
     "net.ipv4.tcp_mem_usage",
 ];
 
-fn volatile_sysctl(key: &str) -> bool {
+pub(crate) fn volatile_sysctl(key: &str) -> bool {
     VOLATILE_SYSCTL
         .iter()
         .any(|v| key == *v || (v.ends_with('.') && key.starts_with(v)))

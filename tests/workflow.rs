@@ -195,7 +195,7 @@ fn zimbra_upgrade_diff_shows_the_regenerated_my_cnf() {
     // The generated my.cnf is read by the Zimbra reader: the pool change is a
     // setting change with the line on each side.
     assert!(
-        out.contains("changed  zimbra_mycnf.innodb_buffer_pool_size: 6 GiB -> 7 GiB\n           before: /opt/zimbra/conf/my.cnf:18\n           after:  /opt/zimbra/conf/my.cnf:17"),
+        out.contains("changed  Zimbra my.cnf: innodb_buffer_pool_size: 6 GiB -> 7 GiB\n           before: /opt/zimbra/conf/my.cnf:18\n           after:  /opt/zimbra/conf/my.cnf:17"),
         "{out}"
     );
     insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {
@@ -463,4 +463,89 @@ fn a_recaptured_unchanged_host_is_byte_identical_in_git() {
     } else {
         assert!(!out.contains("--mysql:"), "a server answered: {out}");
     }
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let t = e.file_type().unwrap();
+        let dest = to.join(e.file_name());
+        if t.is_dir() {
+            copy_tree(&e.path(), &dest);
+        } else if t.is_symlink() {
+            std::os::unix::fs::symlink(std::fs::read_link(e.path()).unwrap(), dest).unwrap();
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
+
+/// Issue 30: `diff S live` of an unchanged host printed "Settings: 3
+/// changed" (an unavailable namespace compared with itself); a runtime
+/// change (somaxconn 4096 -> 128 in captures/sysctl-a.txt) was invisible
+/// without `--files`; an unchanged `skip-external-locking` line showed as
+/// removed and added; namespace ids and empty "Fixes: 0" sections reached
+/// the text.
+#[test]
+fn diff_says_what_changed_and_nothing_else() {
+    let tmp = tempfile::tempdir().unwrap();
+    let snap = tmp.path().join("s");
+    let o = bin(&["snapshot", "--out", snap.to_str().unwrap()], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = bin(&["diff", snap.to_str().unwrap(), "live"], None);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}{}", stderr(&o));
+    assert!(!out.contains("Settings:"), "an unchanged host: {out}");
+    assert!(out.contains("No setting and no verdict changed."), "{out}");
+    // a runtime change alone, in the running group, without --files
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    copy_tree(
+        &Path::new(ROOT).join("testdata/pairs/mariadb-upgrade/after"),
+        &a,
+    );
+    copy_tree(&a, &b);
+    let cap = b.join("captures/sysctl-a.txt");
+    let text = std::fs::read_to_string(&cap).unwrap();
+    assert!(text.contains("net.core.somaxconn = 4096"), "{text}");
+    std::fs::write(
+        &cap,
+        text.replace("net.core.somaxconn = 4096", "net.core.somaxconn = 128"),
+    )
+    .unwrap();
+    let o = bin(&["diff", a.to_str().unwrap(), b.to_str().unwrap()], None);
+    let out = stdout(&o);
+    assert!(
+        out.contains(
+            "Running now:\n  changed  sysctl (running): net.core.somaxconn: 4096 -> 128\n"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("Settings: 1 changed, 0 added, 0 removed"),
+        "{out}"
+    );
+    // an upgrade: the option table's new name for a line is no change
+    let (b, a) = pair("mariadb-upgrade");
+    let out = stdout(&bin(&["diff", &b, &a], None));
+    assert!(!out.contains("external_locking"), "{out}");
+    assert!(
+        out.contains("removed  MySQL option files: innodb_checksums (was 1)"),
+        "{out}"
+    );
+    for internal in [
+        "mycnf_effective.",
+        "sysctl_procps.",
+        "mycnf.",
+        "Fixes: 0",
+        "Regressions: 0",
+    ] {
+        assert!(!out.contains(internal), "`{internal}` in the text: {out}");
+    }
+    // JSON keeps the namespace ids
+    let json = stdout(&bin(&["diff", &b, &a, "--format", "json"], None));
+    assert!(
+        json.contains("\"namespace\": \"mycnf_effective\""),
+        "{json}"
+    );
 }

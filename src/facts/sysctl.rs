@@ -1029,7 +1029,13 @@ fn expand_proc_glob(host: &Host, pattern: &str) -> Vec<String> {
                 };
                 if let Ok(entries) = host.read_dir(dir) {
                     for e in entries {
-                        if pat.matches(&e.name) && (last || e.kind == Some(EntryKind::Dir)) {
+                        // a key is a file: a glob's last part never names a directory
+                        let fits = if last {
+                            e.kind != Some(EntryKind::Dir)
+                        } else {
+                            e.kind == Some(EntryKind::Dir)
+                        };
+                        if pat.matches(&e.name) && fits {
                             next.push(format!("{dir}/{}", e.name));
                         }
                     }

@@ -3,7 +3,7 @@
 //! the diff it is handed; computes nothing.
 
 use crate::facts::Evidence;
-use crate::report::diff::{ChangeKind, Diff, VerdictChange};
+use crate::report::diff::{Change, ChangeKind, Diff, VerdictChange};
 use crate::report::Status;
 
 use super::Format;
@@ -62,6 +62,98 @@ fn verdict_line(out: &mut String, c: &VerdictChange) {
     }
 }
 
+/// The groups of the text form, by namespace: running values apart from
+/// what the configuration applies at the next start.
+const GROUPS: [(&str, &[&str]); 3] = [
+    ("Running now", &["sysctl", "mysql", "mount"]),
+    (
+        "Configuration (applied at the next boot, restart or mount)",
+        &[
+            "sysctl_boot",
+            "sysctl_procps",
+            "mycnf",
+            "mycnf_effective",
+            "fstab",
+            "localconfig",
+            "zimbra_mycnf",
+        ],
+    ),
+    ("Host", &["facts", "du", "paths", "ext4"]),
+];
+
+/// What people call a namespace (JSON keeps the namespace ids).
+fn label(ns: &str) -> &str {
+    match ns {
+        "sysctl" => "sysctl (running)",
+        "sysctl_boot" => "sysctl (next boot)",
+        "sysctl_procps" => "sysctl (procps --system)",
+        "mycnf" => "MySQL option files",
+        "mycnf_effective" => "MySQL option files, as the server runs them",
+        "mysql" => "MySQL (running)",
+        "fstab" => "fstab",
+        "mount" => "mounts (running)",
+        "ext4" => "ext4 layout",
+        "localconfig" => "Zimbra localconfig",
+        "zimbra_mycnf" => "Zimbra my.cnf",
+        "facts" => "host",
+        "du" => "directory size",
+        "paths" => "path",
+        other => other,
+    }
+}
+
+/// A derived namespace's change that says again what its source's does
+/// (`sysctl_procps` after `sysctl_boot`, `mycnf_effective` after `mycnf`):
+/// shown once, in text; JSON has both.
+fn repeats(c: &Change, all: &[Change]) -> bool {
+    let source = match c.namespace.as_str() {
+        "sysctl_procps" => "sysctl_boot",
+        "mycnf_effective" => "mycnf",
+        _ => return false,
+    };
+    all.iter().any(|o| {
+        o.namespace == source
+            && o.subject == c.subject
+            && o.before == c.before
+            && o.after == c.after
+    })
+}
+
+fn change_lines(out: &mut String, c: &Change) {
+    let subject = if c.subject == "*" {
+        label(&c.namespace).to_string()
+    } else {
+        format!("{}: {}", label(&c.namespace), c.subject)
+    };
+    match c.kind {
+        ChangeKind::Changed => out.push_str(&format!(
+            "  changed  {subject}: {} -> {}\n",
+            c.before.as_deref().unwrap_or(""),
+            c.after.as_deref().unwrap_or("")
+        )),
+        ChangeKind::Added => out.push_str(&format!(
+            "  added    {subject} = {}\n",
+            c.after.as_deref().unwrap_or("")
+        )),
+        ChangeKind::Removed => out.push_str(&format!(
+            "  removed  {subject} (was {})\n",
+            c.before.as_deref().unwrap_or("")
+        )),
+    }
+    if !c.evidence_before.is_empty() {
+        out.push_str(&format!(
+            "           before: {}\n",
+            evidence_list(&c.evidence_before)
+        ));
+    }
+    if !c.evidence_after.is_empty() {
+        out.push_str(&format!(
+            "           after:  {}\n",
+            evidence_list(&c.evidence_after)
+        ));
+    }
+}
+
 /// Plain-text form: header, settings changes, verdict changes, file diffs.
 pub fn render_text(d: &Diff) -> String {
     let mut out = String::new();
@@ -107,53 +199,62 @@ pub fn render_text(d: &Diff) -> String {
         }
     }
     let count = |k: ChangeKind| d.changes.iter().filter(|c| c.kind == k).count();
-    out.push_str(&format!(
-        "\nSettings: {} changed, {} added, {} removed\n",
-        count(ChangeKind::Changed),
-        count(ChangeKind::Added),
-        count(ChangeKind::Removed)
-    ));
-    for c in &d.changes {
-        let subject = format!("{}.{}", c.namespace, c.subject);
-        match c.kind {
-            ChangeKind::Changed => out.push_str(&format!(
-                "  changed  {subject}: {} -> {}\n",
-                c.before.as_deref().unwrap_or(""),
-                c.after.as_deref().unwrap_or("")
-            )),
-            ChangeKind::Added => out.push_str(&format!(
-                "  added    {subject} = {}\n",
-                c.after.as_deref().unwrap_or("")
-            )),
-            ChangeKind::Removed => out.push_str(&format!(
-                "  removed  {subject} (was {})\n",
-                c.before.as_deref().unwrap_or("")
-            )),
+    let shown: Vec<&Change> = d
+        .changes
+        .iter()
+        .filter(|c| !repeats(c, &d.changes))
+        .collect();
+    if !d.changes.is_empty() {
+        out.push_str(&format!(
+            "\nSettings: {} changed, {} added, {} removed\n",
+            count(ChangeKind::Changed),
+            count(ChangeKind::Added),
+            count(ChangeKind::Removed)
+        ));
+    }
+    // what runs now apart from what the files say the next start applies
+    for (group, members) in GROUPS {
+        let list: Vec<&&Change> = shown
+            .iter()
+            .filter(|c| members.contains(&c.namespace.as_str()))
+            .collect();
+        if list.is_empty() {
+            continue;
         }
-        if !c.evidence_before.is_empty() {
-            out.push_str(&format!(
-                "           before: {}\n",
-                evidence_list(&c.evidence_before)
-            ));
-        }
-        if !c.evidence_after.is_empty() {
-            out.push_str(&format!(
-                "           after:  {}\n",
-                evidence_list(&c.evidence_after)
-            ));
+        out.push_str(&format!("{group}:\n"));
+        for c in list {
+            change_lines(&mut out, c);
         }
     }
-    for (title, list) in [
+    let grouped: Vec<&str> = GROUPS.iter().flat_map(|(_, m)| m.iter().copied()).collect();
+    let other: Vec<&&Change> = shown
+        .iter()
+        .filter(|c| !grouped.contains(&c.namespace.as_str()))
+        .collect();
+    if !other.is_empty() {
+        out.push_str("Other:\n");
+        for c in other {
+            change_lines(&mut out, c);
+        }
+    }
+    let verdicts = [
         ("Regressions", &d.regressions),
         ("Fixes", &d.fixes),
         ("New findings", &d.new),
         ("Vanished findings", &d.vanished),
         ("Other verdict changes", &d.other),
-    ] {
+    ];
+    for (title, list) in verdicts {
+        if list.is_empty() {
+            continue;
+        }
         out.push_str(&format!("\n{title}: {}\n", list.len()));
         for c in list {
             verdict_line(&mut out, c);
         }
+    }
+    if d.changes.is_empty() && verdicts.iter().all(|(_, l)| l.is_empty()) {
+        out.push_str("\nNo setting and no verdict changed.\n");
     }
     if let Some(files) = &d.files {
         let missed = d.files_not_compared.as_deref().unwrap_or_default();
