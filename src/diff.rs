@@ -844,6 +844,8 @@ fn diff_hosts_files_with(
 
 /// A unified diff of two versions of a file within the output bounds.
 fn bounded_unified(path: &str, x: &[u8], y: &[u8]) -> String {
+    // the name on one line: a newline in it cannot print a report line
+    let shown = crate::render::printable(path, false);
     let binary = x.contains(&0) || y.contains(&0);
     if binary || x.len() > MAX_DIFF_FILE_BYTES || y.len() > MAX_DIFF_FILE_BYTES {
         let first = x
@@ -858,7 +860,7 @@ fn bounded_unified(path: &str, x: &[u8], y: &[u8]) -> String {
             format!("too large to show (limit {MAX_DIFF_FILE_BYTES} bytes)")
         };
         return format!(
-            "--- before{path}\n+++ after{path}\n@@ {} file changed: {} -> {} bytes, first difference at byte {first} (line {line}); {why} @@\n",
+            "--- before{shown}\n+++ after{shown}\n@@ {} file changed: {} -> {} bytes, first difference at byte {first} (line {line}); {why} @@\n",
             if binary { "binary" } else { "large" },
             x.len(),
             y.len(),
@@ -869,7 +871,7 @@ fn bounded_unified(path: &str, x: &[u8], y: &[u8]) -> String {
     let full = d
         .unified_diff()
         .context_radius(3)
-        .header(&format!("before{path}"), &format!("after{path}"))
+        .header(&format!("before{shown}"), &format!("after{shown}"))
         .to_string();
     let mut out = String::new();
     let mut left = 0usize;
@@ -908,11 +910,12 @@ pub fn diff_files(b: &BTreeMap<String, String>, a: &BTreeMap<String, String>) ->
     for p in paths {
         match (b.get(p), a.get(p)) {
             (Some(x), Some(y)) if x != y => {
+                let shown = crate::render::printable(p, false);
                 let d = similar::TextDiff::from_lines(x.as_str(), y.as_str());
                 let unified = d
                     .unified_diff()
                     .context_radius(3)
-                    .header(&format!("before{p}"), &format!("after{p}"))
+                    .header(&format!("before{shown}"), &format!("after{shown}"))
                     .to_string();
                 out.push(FileChange {
                     path: p.clone(),

@@ -62,6 +62,7 @@ pub(crate) mod host;
 pub(crate) mod parse;
 pub(crate) mod policy;
 pub(crate) mod policytest;
+pub(crate) mod printable;
 pub(crate) mod reader;
 pub(crate) mod render;
 pub(crate) mod report;

@@ -53,7 +53,7 @@ const LAYERS: &[(&str, &[&str])] = &[
 
 /// Usable by every layer; import nothing of the crate. `reader` is the one
 /// capped, FIFO-safe file read that `host` and the policy loader share.
-const LEAVES: &[&str] = &["secret", "value", "catalogue", "reader"];
+const LEAVES: &[&str] = &["secret", "value", "catalogue", "reader", "printable"];
 
 /// The crate root only re-exports.
 const ROOT: &str = "lib";

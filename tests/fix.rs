@@ -367,8 +367,9 @@ fn two_rules_wanting_different_values_give_one_choice_with_both_reasons() {
     );
     assert!(
         p.patch.contains("+net.core.somaxconn = 8192\n"),
-        "{}",
-        p.patch
+        "{}\n{}",
+        p.patch,
+        p.summary()
     );
     assert!(p.fixes.iter().any(|f| f.rule == "mine.high"));
     assert!(

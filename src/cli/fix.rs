@@ -15,9 +15,17 @@ use super::common::{load_policies, write_out, Exit, PolicyArgs};
 #[derive(Args, Debug)]
 pub(crate) struct FixArgs {
     /// Snapshot directory to fix; without it the live host is captured
-    /// into a private temporary snapshot first (nothing on the host changes).
+    /// into a private temporary snapshot first (nothing on the host
+    /// changes): files read-only, `tune2fs -l` on ext4 devices, `rpm -qa`,
+    /// and `my_print_defaults` plus the `mysql` client (`SHOW GLOBAL
+    /// VARIABLES`), all as the user running `fix` (often root); the stderr
+    /// summary says what ran. `--no-mysql` skips the two MySQL commands.
     #[arg(long, value_name = "DIR")]
     pub(crate) snapshot: Option<std::path::PathBuf>,
+    /// Live host: do not run `my_print_defaults` and the `mysql` client
+    /// (drift rules against the running server are then unknown).
+    #[arg(long)]
+    pub(crate) no_mysql: bool,
     #[command(flatten)]
     pub(crate) policies: PolicyArgs,
     /// Only fix findings of rules whose id matches this glob (repeatable).
@@ -96,6 +104,7 @@ pub(crate) fn run(a: FixArgs) -> Exit {
         only,
         skip,
         waivers,
+        no_mysql: a.no_mysql,
         tamper: None,
     };
     let plan = match fix::plan(&set, a.snapshot.as_deref(), &opts) {

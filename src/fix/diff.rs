@@ -22,7 +22,17 @@
 //! A change that cannot meet these without quoting a secret (a secret line
 //! right after it, or a changed line that itself holds one) is refused
 //! with the line numbers and what to change by hand; the caller lists it
-//! as unfixable.
+//! as unfixable. A line holding a control character (other than tab, or
+//! CRs ending it) or a bidirectional override is treated the same way: a
+//! patch must show lines exactly, so such a line is never printed.
+//!
+//! Lines are split at `\n` only (a CR is part of its line), the same way
+//! for the diff, the secret check and the applier. File names in the
+//! `---`/`+++` headers are quoted as git quotes them when they hold a blank,
+//! a quote, a backslash, a control character or a non-ASCII byte
+//! ([`header_name`]); [`parse`] reads a header name the way GNU patch
+//! does (an unquoted name ends at a tab or, without one, at the first
+//! blank), so the proof edits the file GNU patch would.
 
 use crate::secret;
 
@@ -41,10 +51,30 @@ pub struct SecretInPatch {
     pub changed: bool,
     /// The change, said so an admin can make it by hand (no secret in it).
     pub by_hand: String,
+    /// The line holds a control character, not a secret.
+    pub control: bool,
 }
 
 impl std::fmt::Display for SecretInPatch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.control {
+            let (what, why) = if self.changed {
+                ("the change rewrites it", "the patch would print it")
+            } else {
+                (
+                    "comes right after the change",
+                    "the patch would print it as context",
+                )
+            };
+            return write!(
+                f,
+                "line {} of `{}` holds a control character and {what}, so {why} (a patch \
+                 cannot escape it); make the change by hand: {}",
+                self.line,
+                crate::printable::quoted_name(&self.path),
+                self.by_hand
+            );
+        }
         if self.changed {
             write!(
                 f,
@@ -70,6 +100,9 @@ impl std::fmt::Display for SecretInPatch {
 /// not quote `<redacted>` where the host has the real value).
 pub fn secret_lines(path: &str, text: &str) -> Vec<bool> {
     let redacted = secret::redact_text(secret::file_kind(path), text);
+    if redacted.len() == text.len() && redacted == text && !text.contains(secret::REDACTED) {
+        return vec![false; text.split('\n').count()];
+    }
     let mut theirs = redacted.split('\n');
     text.split('\n')
         .map(|l| match theirs.next() {
@@ -78,6 +111,109 @@ pub fn secret_lines(path: &str, text: &str) -> Vec<bool> {
             None => true,
         })
         .collect()
+}
+
+/// Whether a line (split at `\n`) holds a character a patch would print
+/// raw that [`crate::printable`] escapes: a control character other than
+/// tab, or a bidirectional override. CRs at its end are its line ending
+/// (they only return the cursor before the newline) and do not count.
+pub fn control_line(line: &str) -> bool {
+    let body = line.strip_suffix('\n').unwrap_or(line);
+    let body = body.trim_end_matches('\r');
+    body.chars()
+        .any(|c| crate::printable::unsafe_char(c, false))
+}
+
+/// A file name for a `---`/`+++` header, as git writes it: as it is when
+/// it is plain ASCII without blanks, quotes or backslashes, else in double
+/// quotes with C escapes (`\t`, `\n`, `\"`, `\\`, octal for other bytes),
+/// which GNU patch and `git apply` both read back.
+pub fn header_name(name: &str) -> String {
+    if name
+        .bytes()
+        .all(|b| b.is_ascii_graphic() && b != b'"' && b != b'\\')
+    {
+        return name.to_string();
+    }
+    let mut o = String::with_capacity(name.len() + 8);
+    o.push('"');
+    for b in name.bytes() {
+        match b {
+            b'"' => o.push_str("\\\""),
+            b'\\' => o.push_str("\\\\"),
+            0x07 => o.push_str("\\a"),
+            0x08 => o.push_str("\\b"),
+            b'\t' => o.push_str("\\t"),
+            b'\n' => o.push_str("\\n"),
+            0x0b => o.push_str("\\v"),
+            0x0c => o.push_str("\\f"),
+            b'\r' => o.push_str("\\r"),
+            0x20..=0x7e => o.push(b as char),
+            _ => o.push_str(&format!("\\{b:03o}")),
+        }
+    }
+    o.push('"');
+    o
+}
+
+/// A header name as GNU patch 2.7 reads it (`pch.c`, `fetchname`): a
+/// double-quoted name with C escapes, else the text up to a tab or, when
+/// the line has none, up to the first blank.
+fn read_header_name(s: &str) -> Result<String, String> {
+    let Some(q) = s.strip_prefix('"') else {
+        let end = match s.find('\t') {
+            Some(t) => t,
+            None => s.find(char::is_whitespace).unwrap_or(s.len()),
+        };
+        return Ok(s[..end].to_string());
+    };
+    let b = q.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    loop {
+        match b.get(i) {
+            None => return Err("a quoted name without its closing quote".into()),
+            Some(b'"') => break,
+            Some(b'\\') => {
+                let c = *b.get(i + 1).ok_or("a quoted name ends in a backslash")?;
+                i += 2;
+                out.push(match c {
+                    b'a' => 0x07,
+                    b'b' => 0x08,
+                    b'f' => 0x0c,
+                    b'n' => b'\n',
+                    b'r' => b'\r',
+                    b't' => b'\t',
+                    b'v' => 0x0b,
+                    b'\\' => b'\\',
+                    b'"' => b'"',
+                    b'0'..=b'7' => {
+                        let mut v = u32::from(c - b'0');
+                        for _ in 0..2 {
+                            match b.get(i) {
+                                Some(d @ b'0'..=b'7') => {
+                                    v = v * 8 + u32::from(d - b'0');
+                                    i += 1;
+                                }
+                                _ => break,
+                            }
+                        }
+                        u8::try_from(v).map_err(|_| "an octal escape above \\377")?
+                    }
+                    _ => return Err("an unknown escape in a quoted name".into()),
+                });
+            }
+            Some(&c) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    let rest = &q[i + 1..];
+    if !(rest.is_empty() || rest.starts_with('\t')) {
+        return Err("text after a quoted name".into());
+    }
+    String::from_utf8(out).map_err(|_| "a quoted name that is not UTF-8".to_string())
 }
 
 /// A changed region: old lines `o0..o1`, new lines `n0..n1` (0-based).
@@ -104,11 +240,19 @@ pub fn unified(
     }
     let ol: Vec<&str> = old.split_inclusive('\n').collect();
     let nl: Vec<&str> = new.split_inclusive('\n').collect();
-    let old_secret = secret_lines(path, old);
-    let new_secret = secret_lines(path, new);
-    let diff = similar::TextDiff::from_lines(old, new);
+    let hidden = |text: &str, lines: &[&str]| -> (Vec<bool>, Vec<bool>) {
+        let mut secret = secret_lines(path, text);
+        let control: Vec<bool> = lines.iter().map(|l| control_line(l)).collect();
+        for (s, c) in secret.iter_mut().zip(&control) {
+            *s |= *c;
+        }
+        (secret, control)
+    };
+    let (old_secret, old_control) = hidden(old, &ol);
+    let (new_secret, new_control) = hidden(new, &nl);
+    let ops = similar::capture_diff_slices(similar::Algorithm::Myers, &ol, &nl);
     let mut regions: Vec<Region> = Vec::new();
-    for op in diff.ops() {
+    for op in &ops {
         if op.tag() == similar::DiffTag::Equal {
             continue;
         }
@@ -150,6 +294,7 @@ pub fn unified(
                     line: i + 1,
                     changed: true,
                     by_hand: by_hand(),
+                    control: old_control[i],
                 });
             }
             if let Some(i) = (r.n0..r.n1).find(|&i| new_secret[i]) {
@@ -158,6 +303,7 @@ pub fn unified(
                     line: r.o0 + 1 + (i - r.n0).min(r.o1 - r.o0),
                     changed: true,
                     by_hand: by_hand(),
+                    control: new_control[i],
                 });
             }
         }
@@ -174,6 +320,7 @@ pub fn unified(
                 line: last.o1 + 1,
                 changed: false,
                 by_hand: by_hand(),
+                control: old_control[last.o1],
             });
         }
         let lead = if ends_file {
@@ -237,7 +384,7 @@ fn by_hand(
         if secret {
             "(a line holding a secret)".to_string()
         } else {
-            format!("`{}`", l.trim_end_matches('\n'))
+            format!("`{}`", l.trim_end_matches('\n').trim_end_matches('\r'))
         }
     };
     let mut parts = Vec::new();
@@ -311,9 +458,14 @@ pub fn parse(patch: &str) -> Result<Vec<FilePatch>, ApplyError> {
                 .get(i + 1)
                 .and_then(|b| b.trim_end_matches('\n').strip_prefix("+++ "))
                 .ok_or_else(|| err(n, "`---` without `+++`"))?;
+            let a = read_header_name(a).map_err(|e| err(n, &e))?;
+            let b = read_header_name(b).map_err(|e| err(n + 1, &e))?;
             let path = b
                 .strip_prefix("b/")
                 .ok_or_else(|| err(n + 1, "the new name does not start with `b/`"))?;
+            if a != "/dev/null" && a.strip_prefix("a/") != Some(path) {
+                return Err(err(n, "the old and new names differ"));
+            }
             if path
                 .split('/')
                 .any(|c| c.is_empty() || c == "." || c == "..")

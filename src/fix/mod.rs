@@ -15,6 +15,7 @@ use serde::Serialize;
 use crate::facts::Facts;
 use crate::host::Host;
 use crate::policy::{Bound, Check, PolicySet, Remedy, Rule, Severity};
+use crate::printable::printable;
 use crate::report::{Finding, HostReport, Report, Status};
 use crate::resolve::Resolver;
 use crate::value::Value;
@@ -67,6 +68,9 @@ pub struct FixOptions {
     pub skip: Vec<glob::Pattern>,
     /// Waivers: a waived finding is not fixed.
     pub waivers: Option<crate::waiver::WaiverSet>,
+    /// Live host only: do not run `my_print_defaults` and the `mysql`
+    /// client to capture `SHOW GLOBAL VARIABLES` (`--no-mysql`).
+    pub no_mysql: bool,
     /// Tests only: rewrite the patch text before the proof applies it (a
     /// corrupted patch must fail the proof).
     #[doc(hidden)]
@@ -174,11 +178,12 @@ impl Plan {
         );
         for s in &self.runtime {
             o.push('\n');
+            // host data in a comment: one line, no control character
             for f in &s.fixes {
-                let _ = writeln!(o, "# fixes {f}");
+                let _ = writeln!(o, "# fixes {}", printable(f, false));
             }
             if !s.note.is_empty() {
-                let _ = writeln!(o, "# {}", s.note);
+                let _ = writeln!(o, "# {}", printable(&s.note, false));
             }
             if s.needs_restart {
                 let _ = writeln!(o, "# needs a restart:\n# {}", s.command);
@@ -196,42 +201,55 @@ impl Plan {
         if self.fixes.is_empty() && self.unfixable.is_empty() {
             o.push_str("nothing to fix: no failing finding with a remedy\n");
         }
+        // every piece of host data on one line, control characters escaped
+        let p = |s: &str| printable(s, false).into_owned();
         for f in &self.fixes {
             let _ = writeln!(
                 o,
                 "fixes {} {}: {} -> {}",
-                f.rule, f.subject, f.before, f.after
+                p(&f.rule),
+                p(&f.subject),
+                p(&f.before),
+                p(&f.after)
             );
         }
         for u in &self.unfixable {
-            let _ = writeln!(o, "cannot fix {} {}: {}", u.rule, u.subject, u.reason);
+            let _ = writeln!(
+                o,
+                "cannot fix {} {}: {}",
+                p(&u.rule),
+                p(&u.subject),
+                p(&u.reason)
+            );
         }
         for n in &self.notes {
-            let _ = writeln!(o, "note: {n}");
+            let _ = writeln!(o, "note: {}", p(n));
         }
         match &self.proof {
             None => o.push_str("proof: skipped (--no-verify)\n"),
-            Some(p) => {
-                if let Some(e) = &p.patch_error {
-                    let _ = writeln!(o, "proof: the printed patch does not apply: {e}");
+            Some(pr) => {
+                if let Some(e) = &pr.patch_error {
+                    let _ = writeln!(o, "proof: the printed patch does not apply: {}", p(e));
                 }
-                for u in &p.new_failures {
+                for u in &pr.new_failures {
                     let _ = writeln!(
                         o,
                         "proof: the plan makes {} {} fail: {}",
-                        u.rule, u.subject, u.reason
+                        p(&u.rule),
+                        p(&u.subject),
+                        p(&u.reason)
                     );
                 }
-                if p.passed() {
+                if pr.passed() {
                     let _ = write!(
                         o,
                         "proof: re-audit of the patched copy passes every targeted finding, no new failure"
                     );
-                    if p.assumes_restarts > 0 {
+                    if pr.assumes_restarts > 0 {
                         let _ = write!(
                             o,
                             " (assuming the {} commented restart step(s) are run)",
-                            p.assumes_restarts
+                            pr.assumes_restarts
                         );
                     }
                     o.push('\n');
@@ -336,26 +354,75 @@ struct Ctx<'a> {
 }
 
 /// A file's lines while a round edits it: each slot is one original line
-/// (`None`: deleted; a slot may hold inserted lines after its own).
+/// without its ending (`None`: deleted; a slot may hold inserted lines
+/// after its own, joined by `\n`), and each line's own ending (`\n`,
+/// `\r\n`, or none for a last line without one), so that a CRLF file keeps
+/// its CRs and a stray CR stays part of its line.
 #[derive(Debug, Clone)]
 struct Lines {
     kind: EditKind,
     slots: Vec<Option<String>>,
-    trailing_newline: bool,
+    eols: Vec<&'static str>,
+    /// The ending of lines the plan adds: the file's first line's.
+    eol: &'static str,
     existed: bool,
 }
 
 impl Lines {
+    fn of(text: Option<&str>, kind: EditKind) -> Lines {
+        let (mut slots, mut eols) = (Vec::new(), Vec::new());
+        for piece in text.unwrap_or("").split_inclusive('\n') {
+            let (body, eol) = if let Some(b) = piece.strip_suffix("\r\n") {
+                (b, "\r\n")
+            } else if let Some(b) = piece.strip_suffix('\n') {
+                (b, "\n")
+            } else {
+                (piece, "")
+            };
+            slots.push(Some(body.to_string()));
+            eols.push(eol);
+        }
+        let eol = eols
+            .first()
+            .copied()
+            .filter(|e| !e.is_empty())
+            .unwrap_or("\n");
+        Lines {
+            kind,
+            slots,
+            eols,
+            eol,
+            existed: text.is_some(),
+        }
+    }
+
     /// The file's text as the edits leave it (`None`: a file that did not
     /// exist and stays empty).
     fn text(&self) -> Option<String> {
-        let kept: Vec<&str> = self.slots.iter().flatten().map(String::as_str).collect();
+        let kept: Vec<(&str, &str)> = self
+            .slots
+            .iter()
+            .zip(&self.eols)
+            .filter_map(|(s, e)| s.as_deref().map(|s| (s, *e)))
+            .collect();
         if !self.existed && kept.is_empty() {
             return None;
         }
-        let mut text = kept.join("\n");
-        if self.trailing_newline && !kept.is_empty() {
-            text.push('\n');
+        let mut text = String::new();
+        let last = kept.len().saturating_sub(1);
+        for (i, (body, eol)) in kept.iter().enumerate() {
+            // a line that no longer ends the file needs an ending
+            let eol = if eol.is_empty() && i < last {
+                self.eol
+            } else {
+                eol
+            };
+            if eol == "\r\n" {
+                text.push_str(&body.replace('\n', "\r\n"));
+            } else {
+                text.push_str(body);
+            }
+            text.push_str(eol);
         }
         Some(text)
     }
@@ -368,12 +435,29 @@ impl Ctx<'_> {
         self.host.resolve(path).unwrap_or_else(|_| path.to_string())
     }
 
-    /// Write a whole simulated file (a `proc/sys` value).
+    /// Write a whole simulated file (a `proc/sys` value). Pending like a
+    /// line edit, so a change refused later in the round is undone whole.
     fn write_sim(&mut self, path: &str, text: &str) -> Result<(), String> {
         let path = self.real(path);
+        let existed = self
+            .current(&path)
+            .map_err(|e| format!("cannot simulate the runtime step: {e}"))?
+            .is_some();
+        let mut l = Lines::of(Some(text), EditKind::Simulated);
+        l.existed = existed || !text.is_empty();
+        self.pending.insert(path, l);
+        Ok(())
+    }
+
+    /// The text of `path` as this round leaves it so far (`None`: missing).
+    fn current(&mut self, path: &str) -> Result<Option<String>, String> {
+        let path = self.real(path);
+        if let Some(l) = self.pending.get(&path) {
+            return Ok(l.text());
+        }
         self.tree
-            .write(&path, text, EditKind::Simulated)
-            .map_err(|e| format!("cannot simulate the runtime step on `{path}`: {e}"))
+            .read(&path)
+            .map_err(|e| format!("cannot read `{path}` in the copy: {e}"))
     }
 
     fn lines(&mut self, path: &str, kind: EditKind) -> Result<&mut Lines, String> {
@@ -383,19 +467,17 @@ impl Ctx<'_> {
                 .tree
                 .read(path)
                 .map_err(|e| format!("cannot read `{path}` in the copy: {e}"))?;
-            let existed = text.is_some();
-            let text = text.unwrap_or_default();
-            let trailing_newline = text.is_empty() || text.ends_with('\n');
-            let slots = text.lines().map(|l| Some(l.to_string())).collect();
-            self.pending.insert(
-                path.to_string(),
-                Lines {
-                    kind,
-                    slots,
-                    trailing_newline,
-                    existed,
-                },
-            );
+            if text.is_none() && crate::host::unescape_name(path) != path.as_bytes() {
+                // the reader showed a name that is not UTF-8 with `\xNN`
+                // escapes: the copy has no file of that name, and `fix`
+                // would have to name its bytes in the patch
+                return Err(format!(
+                    "the name of `{path}` is not UTF-8, so `fix` cannot name the file in a \
+                     patch; edit it by hand (or rename it)"
+                ));
+            }
+            self.pending
+                .insert(path.to_string(), Lines::of(text.as_deref(), kind));
         }
         let l = self.pending.get_mut(path).expect("inserted above");
         if kind == EditKind::Config {
@@ -445,11 +527,15 @@ impl Ctx<'_> {
     /// Append lines at the end of `path` (created when missing).
     fn append(&mut self, path: &str, text: &str, kind: EditKind) -> Result<(), String> {
         let l = self.lines(path, kind)?;
-        if !l.trailing_newline {
-            l.trailing_newline = true;
+        let eol = l.eol;
+        if let Some(last) = l.eols.last_mut() {
+            if last.is_empty() {
+                *last = eol;
+            }
         }
         for t in text.lines() {
             l.slots.push(Some(t.to_string()));
+            l.eols.push(eol);
         }
         Ok(())
     }
@@ -483,7 +569,25 @@ impl Ctx<'_> {
         Ok(())
     }
 
-    fn step(&mut self, command: String, why: &str, needs_restart: bool, note: &str) {
+    /// Add a runtime step (or the finding to the same step). A command
+    /// that would carry a control character into the script is refused:
+    /// the writers check their values first, so this is the last guard.
+    fn step(
+        &mut self,
+        command: String,
+        why: &str,
+        needs_restart: bool,
+        note: &str,
+    ) -> Result<(), String> {
+        if let Some(c) = command
+            .chars()
+            .find(|c| crate::printable::unsafe_char(*c, false))
+        {
+            return Err(format!(
+                "the runtime step would carry {} into the script",
+                char_name(c)
+            ));
+        }
         if let Some(s) = self
             .steps
             .iter_mut()
@@ -492,7 +596,7 @@ impl Ctx<'_> {
             if !s.fixes.iter().any(|f| f == why) {
                 s.fixes.push(why.to_string());
             }
-            return;
+            return Ok(());
         }
         self.steps.push(Step {
             command,
@@ -500,6 +604,7 @@ impl Ctx<'_> {
             needs_restart,
             note: note.to_string(),
         });
+        Ok(())
     }
 
     fn note(&mut self, n: String) {
@@ -507,6 +612,37 @@ impl Ctx<'_> {
             self.notes.push(n);
         }
     }
+}
+
+/// A character in words, for a reason (`a newline`, `U+001B`).
+fn char_name(c: char) -> String {
+    match c {
+        '\n' => "a newline".into(),
+        '\r' => "a carriage return (CR)".into(),
+        '\t' => "a tab".into(),
+        c => format!("the control character U+{:04X}", c as u32),
+    }
+}
+
+/// A value a writer puts into a file or a command: refused, with the
+/// reason, when it holds a newline or any character the output cannot show
+/// (control characters other than tab, bidirectional overrides), so that
+/// a host value can never become a second line or drive a terminal.
+fn check_value(what: &str, v: &str) -> Result<(), String> {
+    match v.chars().find(|c| crate::printable::unsafe_char(*c, false)) {
+        None => Ok(()),
+        Some(c) => Err(format!(
+            "the {what} holds {}, which `fix` cannot write on one line of a file or a \
+             command; set it by hand",
+            char_name(c)
+        )),
+    }
+}
+
+/// A comment line's text from host data (`# fixes RULE SUBJECT`): one line,
+/// control characters shown as escapes.
+fn comment(text: &str) -> String {
+    printable(text, false).into_owned()
 }
 
 /// One audit of the copy: its facts and findings (waivers applied).
@@ -534,24 +670,64 @@ pub fn plan(
     snapshot: Option<&Path>,
     opts: &FixOptions,
 ) -> Result<Plan, String> {
+    let mut live_note = None;
     let mut tree = match snapshot {
         Some(dir) => Tree::copy_of(dir)
             .map_err(|e| format!("cannot copy snapshot `{}`: {e}", dir.display()))?,
         None => {
             let t = Tree::empty().map_err(|e| format!("cannot make a temporary directory: {e}"))?;
-            crate::snapshot::take(
+            let meta = crate::snapshot::take(
                 policies,
                 t.root(),
                 &crate::snapshot::SnapshotOptions {
                     force: false,
-                    mysql: true,
+                    mysql: !opts.no_mysql,
                 },
             )
             .map_err(|e| format!("cannot capture the live host: {e}"))?;
+            live_note = Some(live_capture_note(&meta, opts.no_mysql));
             t
         }
     };
-    plan_on(policies, &mut tree, opts)
+    let mut plan = plan_on(policies, &mut tree, opts)?;
+    if let Some(n) = live_note {
+        plan.notes.insert(0, n);
+    }
+    Ok(plan)
+}
+
+/// What capturing the live host ran, as the summary says it: the commands
+/// a snapshot runs (as the user running `fix`, often root) and how to turn
+/// the MySQL ones off.
+fn live_capture_note(meta: &crate::snapshot::SnapshotMeta, no_mysql: bool) -> String {
+    let user = if rustix::process::geteuid().is_root() {
+        "root".to_string()
+    } else {
+        format!("uid {}", rustix::process::geteuid().as_raw())
+    };
+    let captured: Vec<&str> = meta
+        .files
+        .iter()
+        .map(String::as_str)
+        .filter(|f| f.starts_with("captures/"))
+        .collect();
+    let mysql = if no_mysql {
+        "not run: my_print_defaults and the mysql client (--no-mysql)".to_string()
+    } else {
+        "it ran my_print_defaults (client option groups) and the mysql client \
+         (SHOW GLOBAL VARIABLES into captures/mysql-variables.tsv); --no-mysql turns both off"
+            .to_string()
+    };
+    format!(
+        "captured the live host into a private snapshot first, as {user}: files read-only, \
+         tune2fs -l for each ext4 device and rpm -qa where installed; {mysql}; captures taken: {}; \
+         `fix --snapshot DIR` plans on a snapshot taken beforehand instead",
+        if captured.is_empty() {
+            "none".to_string()
+        } else {
+            captured.join(", ")
+        }
+    )
 }
 
 /// Plan on a working copy (see [`plan`]).
@@ -574,6 +750,9 @@ pub fn plan_on(policies: &PolicySet, tree: &mut Tree, opts: &FixOptions) -> Resu
     // findings already given a change, and why one could not be planned
     let mut planned: BTreeSet<(String, String)> = BTreeSet::new();
     let mut reasons: BTreeMap<(String, String), String> = BTreeMap::new();
+    // findings whose rule lost a conflict: the plan writes another rule's
+    // value, so they stay failing by design (unfixable, not a failed proof)
+    let mut lost: BTreeMap<(String, String), String> = BTreeMap::new();
     let rounds = if opts.no_verify { 1 } else { MAX_ROUNDS };
     for _ in 0..rounds {
         let host = tree
@@ -601,7 +780,7 @@ pub fn plan_on(policies: &PolicySet, tree: &mut Tree, opts: &FixOptions) -> Resu
         if changes.is_empty() {
             break;
         }
-        let (now, later) = schedule(changes, &mut notes, opts.no_verify);
+        let (now, later) = schedule(changes, &mut notes, &mut lost, opts.no_verify);
         for c in &later {
             reasons.insert(
                 split_why(&c.why),
@@ -735,7 +914,7 @@ pub fn plan_on(policies: &PolicySet, tree: &mut Tree, opts: &FixOptions) -> Resu
                 after,
             });
         } else {
-            let reason = match (reasons.get(&k), planned.contains(&k)) {
+            let reason = match (lost.get(&k).or(reasons.get(&k)), planned.contains(&k)) {
                 (Some(r), _) => r.clone(),
                 (None, true) => format!(
                     "the planned change does not make it pass: {}",
@@ -748,7 +927,7 @@ pub fn plan_on(policies: &PolicySet, tree: &mut Tree, opts: &FixOptions) -> Resu
                 subject: k.1.clone(),
                 reason,
             };
-            if planned.contains(&k) {
+            if planned.contains(&k) && !lost.contains_key(&k) {
                 still_failing.push(u.clone());
             }
             unfixable.push(u);
@@ -776,6 +955,18 @@ pub fn plan_on(policies: &PolicySet, tree: &mut Tree, opts: &FixOptions) -> Resu
         assumes_restarts: steps.iter().filter(|s| s.needs_restart).count(),
         patch_error,
     });
+    // an unproven patch is not printed: people apply what `fix` prints
+    let patch = match &proof {
+        Some(p) if !p.passed() && !patch.is_empty() => {
+            notes.push(
+                "the patch is not printed because the proof failed; `--no-verify` prints it \
+                 unproven"
+                    .into(),
+            );
+            String::new()
+        }
+        _ => patch,
+    };
     Ok(Plan {
         schema: FIX_SCHEMA,
         patch,
@@ -800,6 +991,7 @@ fn split_why(why: &str) -> (String, String) {
 fn schedule(
     changes: Vec<Change>,
     notes: &mut Vec<String>,
+    lost: &mut BTreeMap<(String, String), String>,
     single_round: bool,
 ) -> (Vec<Change>, Vec<Change>) {
     let mut by_target: BTreeMap<Target, Vec<Change>> = BTreeMap::new();
@@ -812,15 +1004,25 @@ fn schedule(
         let first = cs[0].clone();
         for other in &cs[1..] {
             match (&first.op, &other.op) {
-                (Op::Set(a, _), Op::Set(b, _)) if !same_value(a, b) => notes.push(format!(
-                    "conflict: {} wants {} and {} wants {}; the plan writes {} ({} is the more severe rule)",
-                    first.why,
-                    crate::expr::show(a),
-                    other.why,
-                    crate::expr::show(b),
-                    crate::expr::show(a),
-                    first.why
-                )),
+                (Op::Set(a, _), Op::Set(b, _)) if !same_value(a, b) => {
+                    notes.push(format!(
+                        "conflict: {} wants {} and {} wants {}; the plan writes {} ({} is the more severe rule)",
+                        first.why,
+                        crate::expr::show(a),
+                        other.why,
+                        crate::expr::show(b),
+                        crate::expr::show(a),
+                        first.why
+                    ));
+                    lost.insert(
+                        split_why(&other.why),
+                        format!(
+                            "conflict: the plan writes {} for the more severe rule {}",
+                            crate::expr::show(a),
+                            first.why
+                        ),
+                    );
+                }
                 _ => {}
             }
         }

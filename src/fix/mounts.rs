@@ -1,9 +1,11 @@
 //! Mount edits: the options field of the mount point's /etc/fstab entry
 //! (the other columns, their alignment and every comment kept), then a
 //! `mount -o remount` step; the proof's simulation on the mount table
-//! (mountinfo, or a `mount -l` capture).
+//! (mountinfo, or a `mount -l` capture). An option the fstab field cannot
+//! hold as one option (a blank, a comma, a control character) or a mount
+//! point the command cannot carry is refused with the reason.
 
-use super::{shell, Change, Ctx, EditKind, Op};
+use super::{check_value, shell, Change, Ctx, EditKind, Op};
 use crate::resolve::{Lookup, Resolver};
 
 /// Options that exclude each other: adding one drops the others.
@@ -102,6 +104,17 @@ pub(super) fn apply(cx: &mut Ctx, point: &str, c: &Change) -> Result<(), String>
     else {
         return Err("a value change on a mount point".into());
     };
+    check_value("mount point", point)?;
+    for o in add.iter().chain(remove) {
+        check_value("mount option", o)?;
+        if o.is_empty() || o.contains(|c: char| c.is_whitespace() || c == ',' || c == '#') {
+            return Err(format!(
+                "the mount option `{}` is empty or holds a blank, a comma or `#`, which one \
+                 option of an fstab field cannot hold",
+                super::comment(o)
+            ));
+        }
+    }
     let r = Resolver::from_facts(cx.host, cx.facts);
     let m = r.mount(point);
     if c.persist {
@@ -158,7 +171,7 @@ pub(super) fn apply(cx: &mut Ctx, point: &str, c: &Change) -> Result<(), String>
                 s.fixes.push(c.why.clone());
             }
         } else {
-            cx.step(cmd, &c.why, false, "");
+            cx.step(cmd, &c.why, false, "")?;
         }
         if let Some(n) = mounted.at.line {
             let line = cx.line(&mounted.at.path, n, EditKind::Simulated)?;

@@ -3,9 +3,13 @@
 //! the name and of sizes and booleans kept; a missing option added to the
 //! last server group of the file the server reads last; `SET GLOBAL` for
 //! dynamic variables and a commented restart otherwise; the proof's
-//! simulation on the `SHOW GLOBAL VARIABLES` capture.
+//! simulation on the `SHOW GLOBAL VARIABLES` capture. Every value goes
+//! into the file through [`option_value`], which escapes backslashes and
+//! quotes a value the server would otherwise cut or trim (`#`, quotes,
+//! outer blanks), and refuses one no option-file line can hold (a newline
+//! or another control character): the server reads back exactly the value.
 
-use super::{plain, round_to, shell, Change, Ctx, EditKind, Op};
+use super::{check_value, comment, plain, round_to, shell, Change, Ctx, EditKind, Op};
 use crate::policy::Bound;
 use crate::resolve::{Lookup, Resolver};
 use crate::value::Value;
@@ -141,9 +145,26 @@ fn server_text(name: &str, v: &Value, bound: Bound) -> String {
     }
 }
 
+/// The text after `=` that MariaDB and MySQL read back as exactly `v`
+/// (my_print_defaults prints it): backslashes escaped (`\\`, the option
+/// file escape), and the whole in double quotes (`\"` inside) when it is
+/// empty, starts or ends with a blank, or holds `#` or a quote; a value
+/// holding a newline or another control character is refused.
+pub(super) fn option_value(v: &str) -> Result<String, String> {
+    check_value("value", v)?;
+    let escaped = v.replace('\\', "\\\\");
+    let quote = v.is_empty() || v.trim() != v || v.contains(['#', '\'', '"']);
+    if quote {
+        Ok(format!("\"{}\"", escaped.replace('"', "\\\"")))
+    } else {
+        Ok(escaped)
+    }
+}
+
 /// An option line with its value replaced, keeping the name as written,
 /// the blanks around `=`, quotes and a trailing comment; a bare option
-/// (`innodb_file_per_table`) gains ` = VALUE`.
+/// (`innodb_file_per_table`) gains ` = VALUE`. `value` is option-file
+/// text ([`option_value`]): already quoted, it replaces the old quotes.
 pub(super) fn with_value(line: &str, value: &str) -> String {
     let Some(eq) = line.find('=') else {
         let end = line.find('#').unwrap_or(line.len());
@@ -177,8 +198,8 @@ pub(super) fn with_value(line: &str, value: &str) -> String {
     };
     let tail = &body[end..];
     match q {
-        Some(q) => format!("{head}{lead}{q}{value}{q}{tail}"),
-        None => format!("{head}{lead}{value}{tail}"),
+        Some(q) if !value.starts_with('"') => format!("{head}{lead}{q}{value}{q}{tail}"),
+        _ => format!("{head}{lead}{value}{tail}"),
     }
 }
 
@@ -197,6 +218,17 @@ pub(super) fn apply(cx: &mut Ctx, name: &str, c: &Change) -> Result<(), String> 
         Op::Mount { .. } => return Err("not an option".into()),
     };
     let (v, bound) = v;
+    check_value("option name", name)?;
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
+    {
+        return Err(format!(
+            "`{}` is not an option name `fix` can write",
+            comment(name)
+        ));
+    }
+    check_value("value", &plain(v))?;
     let r = Resolver::from_facts(cx.host, cx.facts);
     let res = r.option(name);
     let mut written = None;
@@ -210,6 +242,7 @@ pub(super) fn apply(cx: &mut Ctx, name: &str, c: &Change) -> Result<(), String> 
             let line = cx.line(&at.path, n, EditKind::Config)?;
             let existing = value_of_line(&line);
             let text = file_text(name, v, *bound, existing.as_deref());
+            let text = option_value(&text)?;
             cx.replace(&at.path, n, with_value(&line, &text), EditKind::Config)?;
             written = Some(text);
         } else {
@@ -217,7 +250,7 @@ pub(super) fn apply(cx: &mut Ctx, name: &str, c: &Change) -> Result<(), String> 
                 .last_file
                 .clone()
                 .ok_or("the server reads no option file to add the option to")?;
-            let text = file_text(name, v, *bound, None);
+            let text = option_value(&file_text(name, v, *bound, None))?;
             add_option(cx, &last.path, name, &text, &c.why)?;
             written = Some(text);
         }
@@ -240,7 +273,7 @@ pub(super) fn apply(cx: &mut Ctx, name: &str, c: &Change) -> Result<(), String> 
             let dynamic = DYNAMIC.contains(&name);
             if dynamic {
                 let sql = format!("SET GLOBAL {name} = {}", sql_value(&sv));
-                cx.step(shell::command(&["mysql", "-e", &sql]), &c.why, false, "");
+                cx.step(shell::command(&["mysql", "-e", &sql]), &c.why, false, "")?;
             } else {
                 let svc = service(cx);
                 cx.step(
@@ -248,7 +281,7 @@ pub(super) fn apply(cx: &mut Ctx, name: &str, c: &Change) -> Result<(), String> 
                     &c.why,
                     true,
                     &format!("{name} is read only at start (not dynamic)"),
-                );
+                )?;
             }
             if let Some(n) = a.at.line {
                 cx.replace(&a.at.path, n, format!("{name}\t{sv}"), EditKind::Simulated)?;
@@ -301,14 +334,14 @@ fn remove(cx: &mut Ctx, name: &str, c: &Change) -> Result<(), String> {
                 &c.why,
                 false,
                 "DEFAULT is the server's compiled-in default, what it starts with once the lines are gone",
-            );
+            )?;
         } else {
             cx.step(
                 shell::command(&["systemctl", "restart", service(cx)]),
                 &c.why,
                 true,
                 &format!("{name} is read only at start (not dynamic)"),
-            );
+            )?;
         }
     }
     Ok(())
@@ -376,11 +409,12 @@ fn add_option(cx: &mut Ctx, path: &str, name: &str, value: &str, why: &str) -> R
     match group_end {
         Some(n) => {
             let cur = cx.line(path, n, EditKind::Config)?;
+            let why = comment(why);
             cx.replace(path, n, format!("{cur}\n# {why}\n{line}"), EditKind::Config)
         }
         None => cx.append(
             path,
-            &format!("\n[mysqld]\n# {why}\n{line}\n"),
+            &format!("\n[mysqld]\n# {}\n{line}\n", comment(why)),
             EditKind::Config,
         ),
     }

@@ -3,9 +3,13 @@
 //! value or, for `remove`, deleted; a drop-in in /etc/sysctl.d that sorts
 //! after the vendor file when the value comes from /usr/lib or /lib, which
 //! are never edited), `sysctl -w` for the running kernel, and the proof's
-//! simulation of it on `proc/sys` or the `sysctl -a` capture.
+//! simulation of it on `proc/sys` or the `sysctl -a` capture. A key or
+//! value that the file or the command cannot hold exactly (a newline or
+//! another control character, blanks the reader would trim, a key with a
+//! blank or `=`) is refused with the reason; comments quote host data
+//! escaped.
 
-use super::{plain, shell, Change, Ctx, EditKind, Op};
+use super::{check_value, comment, plain, shell, Change, Ctx, EditKind, Op};
 use crate::facts::Evidence;
 use crate::resolve::{Lookup, Resolver};
 
@@ -45,6 +49,28 @@ pub(super) fn with_value(line: &str, value: &str) -> Option<String> {
         .take_while(|c| *c == ' ' || *c == '\t')
         .collect();
     Some(format!("{head}{lead}{value}"))
+}
+
+/// Whether `key = value` (a sysctl.d line, and `sysctl -w key=value`) reads
+/// back as exactly this key and value: the reader trims blanks around
+/// both, and a key ends at the first `=`.
+pub(super) fn writable(key: &str, value: &str) -> Result<(), String> {
+    check_value("key", key)?;
+    check_value("value", value)?;
+    if key.is_empty() || key.contains(|c: char| c.is_whitespace() || c == '=') {
+        return Err(format!(
+            "the key `{}` holds a blank or `=`, which a sysctl.d line cannot hold",
+            comment(key)
+        ));
+    }
+    if value.is_empty() || value.trim() != value {
+        return Err(
+            "the value is empty or starts or ends with a blank, which a sysctl.d file trims; \
+             set it by hand"
+                .into(),
+        );
+    }
+    Ok(())
 }
 
 pub(super) fn apply(cx: &mut Ctx, key: &str, c: &Change) -> Result<(), String> {
@@ -87,9 +113,7 @@ pub(super) fn apply(cx: &mut Ctx, key: &str, c: &Change) -> Result<(), String> {
         }
         Op::Set(v, _) => {
             let value = plain(v);
-            if value.contains('\n') {
-                return Err("the value spans lines".into());
-            }
+            writable(key, &value)?;
             if c.persist {
                 for e in lines.iter().filter(|e| editable(&e.path)) {
                     let n = e.line.unwrap_or(0);
@@ -102,8 +126,7 @@ pub(super) fn apply(cx: &mut Ctx, key: &str, c: &Change) -> Result<(), String> {
                 if !wins_in_etc {
                     let name = drop_in_name(&names);
                     let path = format!("/etc/sysctl.d/{name}");
-                    let exists = cx.tree.read(&path).ok().flatten().is_some()
-                        || cx.pending.contains_key(&path);
+                    let exists = cx.current(&path).ok().flatten().is_some();
                     let mut text = String::new();
                     if !exists {
                         text.push_str("# Written by `driftaudit fix`.\n");
@@ -111,11 +134,11 @@ pub(super) fn apply(cx: &mut Ctx, key: &str, c: &Change) -> Result<(), String> {
                     if let Some(w) = &boot_winner {
                         text.push_str(&format!(
                             "# fixes {}: {key} was set in a vendor file ({}); this file sorts after it\n",
-                            c.why,
-                            w.location()
+                            comment(&c.why),
+                            comment(&w.location())
                         ));
                     } else {
-                        text.push_str(&format!("# fixes {}\n", c.why));
+                        text.push_str(&format!("# fixes {}\n", comment(&c.why)));
                     }
                     text.push_str(&format!("{key} = {value}\n"));
                     cx.append(&path, &text, EditKind::Config)?;
@@ -131,7 +154,7 @@ pub(super) fn apply(cx: &mut Ctx, key: &str, c: &Change) -> Result<(), String> {
                 };
                 if differs {
                     let cmd = shell::command(&["sysctl", "-w", &format!("{key}={value}")]);
-                    cx.step(cmd, &c.why, false, "");
+                    cx.step(cmd, &c.why, false, "")?;
                     simulate(cx, &res.running, key, &value)?;
                 }
             }

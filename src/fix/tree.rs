@@ -256,7 +256,8 @@ impl Tree {
     }
 
     /// The unified diff of every configuration edit, paths relative to the
-    /// host root (`a/etc/...`, `b/etc/...`; `/dev/null` for a new file),
+    /// host root (`a/etc/...`, `b/etc/...`, quoted as git quotes an unusual
+    /// name; `/dev/null` for a new file),
     /// never quoting a secret line ([`super::diff::unified`]).
     pub fn patch(&self) -> io::Result<String> {
         let mut out = String::new();
@@ -269,11 +270,11 @@ impl Tree {
             let rel = path.trim_start_matches('/');
             let (a, b) = (
                 if before.is_some() {
-                    format!("a/{rel}")
+                    super::diff::header_name(&format!("a/{rel}"))
                 } else {
                     "/dev/null".to_string()
                 },
-                format!("b/{rel}"),
+                super::diff::header_name(&format!("b/{rel}")),
             );
             let d = super::diff::unified(path, old, &after, &a, &b)
                 .map_err(|e| io::Error::other(e.to_string()))?;

@@ -28,8 +28,9 @@ pub fn render_json(d: &Diff) -> String {
 }
 
 fn evidence_list(e: &[Evidence]) -> String {
+    // each file name on one line (a newline in it cannot forge a line)
     e.iter()
-        .map(|x| x.to_string())
+        .map(|x| super::quoted_name(&x.to_string()))
         .collect::<Vec<_>>()
         .join(", ")
 }

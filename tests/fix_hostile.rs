@@ -1,0 +1,620 @@
+//! Issue 29, the `fix` items (1, 3, 4, 12, 13, 14): what `fix` writes from
+//! host data. A value that would span lines or carry a control character is
+//! unfixable with the reason, never an option-file line; file names reach
+//! the patch headers quoted as git quotes them, and GNU patch edits exactly
+//! that file; a failed proof prints no patch; CR and CRLF files are edited
+//! in place; a change refused for an adjacent secret is listed unfixable;
+//! a live `fix` says which captures it runs. Each test applies what `fix`
+//! printed with the real tool where one exists.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use driftaudit::unstable::fix::{self, FixOptions, Plan, Prefer};
+use driftaudit::unstable::policy::PolicySet;
+
+fn host(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata/hosts")
+        .join(name)
+}
+
+/// A copy of a snapshot (`cp -a` keeps its symlinks).
+fn copy(dir: &Path) -> tempfile::TempDir {
+    let t = tempfile::tempdir().unwrap();
+    let ok = Command::new("cp")
+        .arg("-a")
+        .arg(format!("{}/.", dir.display()))
+        .arg(t.path())
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    t
+}
+
+fn fix_cli(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_driftaudit"))
+        .arg("fix")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn with_policy(yaml: &str) -> PolicySet {
+    let mut set = PolicySet::builtin().unwrap();
+    set.add_str("mine.yaml", yaml).unwrap();
+    set
+}
+
+fn only(g: &str) -> FixOptions {
+    FixOptions {
+        only: vec![glob::Pattern::new(g).unwrap()],
+        ..FixOptions::default()
+    }
+}
+
+/// `patch -p1` (GNU patch) on `dir` with `patch` as its input; (ok, output).
+fn gnu_patch(dir: &Path, patch: &str) -> Option<(bool, String)> {
+    use std::io::Write;
+    let bin = common::tool("patch", "patch")?;
+    let mut child = Command::new(bin)
+        .args(["-p1", "--batch", "--no-backup-if-mismatch", "-d"])
+        .arg(dir)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(patch.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    Some((
+        out.status.success(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    ))
+}
+
+/// Every file under `dir`, relative, sorted (names as bytes, lossily shown).
+fn files(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = walkdir::WalkDir::new(dir)
+        .min_depth(1)
+        .into_iter()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().is_file())
+        .map(|e| e.path().strip_prefix(dir).unwrap().to_path_buf())
+        .collect();
+    v.sort();
+    v
+}
+
+/// A C0 or C1 control character other than newline and tab, or DEL.
+fn control(s: &str) -> Option<char> {
+    s.chars()
+        .find(|c| c.is_control() && *c != '\n' && *c != '\t')
+}
+
+fn mysql_healthy_with_running(value_tsv: &str) -> tempfile::TempDir {
+    let t = copy(&host("mysql-healthy"));
+    let tsv = t.path().join("captures/mysql-variables.tsv");
+    let text = std::fs::read_to_string(&tsv).unwrap();
+    let text = text.replace(
+        "\nmax_connections\t300\n",
+        &format!("\nmax_connections\t{value_tsv}\n"),
+    );
+    assert!(text.contains(value_tsv));
+    std::fs::write(&tsv, text).unwrap();
+    t
+}
+
+// item 1
+
+#[test]
+fn a_running_value_with_a_newline_is_unfixable_not_an_include() {
+    let t = mysql_healthy_with_running(
+        "300\\n!include /tmp/evil.cnf\\n[mysqld]\\nplugin_load_add = evil.so",
+    );
+    let s = t.path().to_str().unwrap();
+    for extra in [&[][..], &["--no-verify"][..]] {
+        for format in ["text", "json"] {
+            let mut args = vec![
+                "--snapshot",
+                s,
+                "--only",
+                "mysql.config-runtime-drift",
+                "--prefer",
+                "running",
+                "--format",
+                format,
+            ];
+            args.extend_from_slice(extra);
+            let o = fix_cli(&args);
+            let out = String::from_utf8_lossy(&o.stdout);
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(1), "{args:?}\n{out}{err}");
+            assert!(
+                !out.contains("!include") && !out.contains("plugin_load_add"),
+                "{args:?}: the running value became option-file lines:\n{out}"
+            );
+            assert!(
+                err.contains("cannot fix mysql.config-runtime-drift max_connections:")
+                    && err.contains("newline"),
+                "{args:?}: not listed unfixable with the reason:\n{err}"
+            );
+            // one summary line per finding: the value cannot split it
+            assert!(!err.lines().any(|l| l.starts_with("!include")), "{err}");
+        }
+    }
+}
+
+#[test]
+fn a_pinned_value_with_a_newline_is_unfixable_not_a_new_group() {
+    let set = with_policy(
+        "policy: mine\ntitle: Mine\nrules:\n\
+         \x20 - id: mine.init-connect\n    title: t\n    severity: low\n    setting: mycnf.init_connect\n    expect: { equals: \"SET NAMES utf8\\n[mysqld]\\ninit_file = /tmp/evil.sql\", present: true }\n    why: w\n    fix: f\n    references: []\n",
+    );
+    for no_verify in [false, true] {
+        let opts = FixOptions {
+            no_verify,
+            ..only("mine.*")
+        };
+        let p = fix::plan(&set, Some(&host("mysql-healthy")), &opts).unwrap();
+        assert!(
+            !p.patch.contains("init_file") && !p.patch.contains("+[mysqld]"),
+            "{}",
+            p.patch
+        );
+        let u = p
+            .unfixable
+            .iter()
+            .find(|u| u.rule == "mine.init-connect")
+            .unwrap_or_else(|| panic!("not unfixable: {}", p.summary()));
+        assert!(u.reason.contains("newline"), "{}", u.reason);
+    }
+}
+
+#[test]
+fn a_value_with_quotes_hash_or_backslash_reads_back_exactly_in_my_print_defaults() {
+    let Some(mpd) = common::tool("my_print_defaults", "mariadb-client") else {
+        return;
+    };
+    for v in [
+        "SET NAMES utf8 # not a comment",
+        "it's \"quoted\"",
+        "C:\\new\\table",
+        "  padded  ",
+    ] {
+        let yaml_v = serde_json::to_string(v).unwrap();
+        let set = with_policy(&format!(
+            "policy: mine\ntitle: Mine\nrules:\n\
+             \x20 - id: mine.init-connect\n    title: t\n    severity: low\n    setting: mycnf.init_connect\n    expect: {{ equals: {yaml_v}, present: true }}\n    why: w\n    fix: f\n    references: []\n",
+        ));
+        let p = fix::plan(&set, Some(&host("mysql-healthy")), &only("mine.*")).unwrap();
+        if p.unfixable.iter().any(|u| u.rule == "mine.init-connect") {
+            // refused with a reason is allowed; a patch that misreads is not
+            assert!(p.patch.is_empty(), "{v:?}: {}", p.patch);
+            continue;
+        }
+        let t = copy(&host("mysql-healthy"));
+        let Some((ok, out)) = gnu_patch(t.path(), &p.patch) else {
+            return;
+        };
+        assert!(ok, "{out}\n{}", p.patch);
+        let file = p
+            .patch
+            .lines()
+            .find_map(|l| l.strip_prefix("+++ b/"))
+            .unwrap();
+        let text = std::fs::read_to_string(t.path().join(file)).unwrap();
+        let alone: String = text
+            .lines()
+            .filter(|l| !l.trim_start().starts_with('!'))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let f = t.path().join("alone.cnf");
+        std::fs::write(&f, alone).unwrap();
+        let o = Command::new(&mpd)
+            .arg(format!("--defaults-file={}", f.display()))
+            .arg("mysqld")
+            .output()
+            .unwrap();
+        let printed = String::from_utf8_lossy(&o.stdout);
+        let got = printed
+            .lines()
+            .filter_map(|l| {
+                l.strip_prefix("--init_connect=")
+                    .or(l.strip_prefix("--init-connect="))
+            })
+            .next_back();
+        assert_eq!(got, Some(v), "{v:?}:\n{printed}\n{}", p.patch);
+        assert!(p.proof.as_ref().unwrap().passed(), "{}", p.summary());
+    }
+}
+
+#[test]
+fn a_plan_whose_proof_failed_prints_no_patch() {
+    fn tamper(p: &str) -> String {
+        p.replace(
+            "-net.ipv4.tcp_tw_recycle = 1",
+            "-net.ipv4.tcp_tw_recycle = 7",
+        )
+    }
+    let opts = FixOptions {
+        tamper: Some(tamper),
+        ..FixOptions::default()
+    };
+    let p: Plan = fix::plan(
+        &PolicySet::builtin().unwrap(),
+        Some(&host("nat-story")),
+        &opts,
+    )
+    .unwrap();
+    assert!(!p.proof.as_ref().unwrap().passed());
+    assert_eq!(p.exit_code(), 1);
+    assert!(
+        p.patch.is_empty(),
+        "an unproven patch printed:\n{}",
+        p.patch
+    );
+    let json: serde_json::Value = serde_json::from_str(&p.to_json()).unwrap();
+    assert_eq!(json["patch"], "", "{json}");
+    assert!(
+        p.summary().contains("--no-verify"),
+        "the summary does not say how to see the unproven patch:\n{}",
+        p.summary()
+    );
+}
+
+// item 3
+
+#[test]
+fn a_tab_space_or_newline_in_a_file_name_reaches_gnu_patch_as_that_file() {
+    for name in [
+        "70-a\tb.conf",
+        "70-a b.conf",
+        "70-x\n+++ b\n@@ -0,0 +1 @@\n+evil.conf",
+        "70-q\"uo\\te.conf",
+    ] {
+        let t = copy(&host("nat-story"));
+        let d = t.path().join("etc/sysctl.d");
+        std::fs::rename(d.join("60-perf.conf"), d.join(name)).unwrap();
+        // the name GNU patch would misread it as, present to be misedited
+        let short: String = name.chars().take_while(|c| !c.is_whitespace()).collect();
+        if short != name {
+            std::fs::write(d.join(&short), "net.ipv4.tcp_tw_recycle = 1\n").unwrap();
+        }
+        let p = fix::plan(
+            &PolicySet::builtin().unwrap(),
+            Some(t.path()),
+            &only("linux.tcp-tw-recycle"),
+        )
+        .unwrap();
+        let target = copy(t.path());
+        let before = files(target.path());
+        if p.unfixable.iter().any(|u| u.rule == "linux.tcp-tw-recycle") {
+            assert!(!p.patch.contains(&short[3..]), "{name:?}: {}", p.patch);
+            continue;
+        }
+        assert!(
+            p.proof.as_ref().unwrap().passed(),
+            "{name:?}: {}",
+            p.summary()
+        );
+        let Some((ok, out)) = gnu_patch(target.path(), &p.patch) else {
+            return;
+        };
+        assert!(ok, "{name:?}: GNU patch: {out}\n{}", p.patch);
+        assert_eq!(files(target.path()), before, "{name:?}: {out}\n{}", p.patch);
+        let edited =
+            std::fs::read_to_string(target.path().join("etc/sysctl.d").join(name)).unwrap();
+        assert!(
+            edited.contains("net.ipv4.tcp_tw_recycle = 0\n"),
+            "{name:?}: the named file was not edited:\n{edited}\n{out}\n{}",
+            p.patch
+        );
+        if short != name {
+            let other =
+                std::fs::read_to_string(target.path().join("etc/sysctl.d").join(&short)).unwrap();
+            assert_eq!(
+                other, "net.ipv4.tcp_tw_recycle = 1\n",
+                "{name:?}: {}",
+                p.patch
+            );
+        }
+        assert!(!target.path().join("etc/passwd").exists());
+    }
+}
+
+#[test]
+fn the_proof_reads_patch_header_names_as_gnu_patch_reads_them() {
+    let body = "@@ -1 +1 @@\n-a = 1\n+a = 2\n";
+    // unquoted: GNU patch takes the name up to the tab
+    let p = format!("--- a/etc/70-a\tb.conf\n+++ b/etc/70-a\tb.conf\n{body}");
+    // (or refuses it: never the name with its tab, which patch would not edit)
+    if let Ok(f) = fix::diff::parse(&p) {
+        assert_eq!(f[0].path, "/etc/70-a", "{p}");
+    }
+    // quoted as git quotes it: the name with its tab
+    let p = format!("--- \"a/etc/70-a\\tb.conf\"\n+++ \"b/etc/70-a\\tb.conf\"\n{body}");
+    let f = fix::diff::parse(&p).unwrap();
+    assert_eq!(f[0].path, "/etc/70-a\tb.conf");
+}
+
+// item 4
+
+#[test]
+fn control_characters_from_host_values_never_reach_fix_output() {
+    let t = copy(&host("nat-story"));
+    let conf = t.path().join("etc/sysctl.d/60-perf.conf");
+    let text = std::fs::read_to_string(&conf).unwrap().replace(
+        "net.core.somaxconn = 4096",
+        "net.core.somaxconn = 4096\x1b]0;pwned\x07\x1b[2J",
+    );
+    std::fs::write(&conf, text).unwrap();
+    std::fs::write(
+        t.path().join("proc/sys/net/core/somaxconn"),
+        "128\x1b[1A\r\x07\n",
+    )
+    .unwrap();
+    let s = t.path().to_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for (i, prefer) in ["configured", "running"].iter().enumerate() {
+        let script = dir.path().join(format!("steps{i}.sh"));
+        let o = fix_cli(&[
+            "--snapshot",
+            s,
+            "--prefer",
+            prefer,
+            "--runtime",
+            script.to_str().unwrap(),
+        ]);
+        let out = String::from_utf8_lossy(&o.stdout);
+        let err = String::from_utf8_lossy(&o.stderr);
+        let sh = std::fs::read_to_string(&script).unwrap();
+        for (what, text) in [("patch", &*out), ("stderr", &*err), ("script", &*sh)] {
+            assert_eq!(
+                control(text),
+                None,
+                "--prefer {prefer}: a control character in the {what}:\n{text:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_file_name_with_newlines_cannot_forge_a_diff_text_line() {
+    let name = "70-x\nRegressions: 0\n.conf";
+    let a = copy(&host("nat-story"));
+    let b = copy(&host("nat-story"));
+    std::fs::write(
+        a.path().join("etc/sysctl.d").join(name),
+        "vm.swappiness = 10\n",
+    )
+    .unwrap();
+    std::fs::write(
+        b.path().join("etc/sysctl.d").join(name),
+        "vm.swappiness = 60\n",
+    )
+    .unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_driftaudit"))
+        .args(["diff", "--files", "--color", "never"])
+        .arg(a.path())
+        .arg(b.path())
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("swappiness"), "{out}");
+    assert_eq!(
+        out.lines()
+            .filter(|l| l.starts_with("Regressions:"))
+            .count(),
+        1,
+        "a file name forged a report line:\n{out}"
+    );
+}
+
+// item 12
+
+fn nat_with_perf(text: impl Fn(&str) -> String) -> (tempfile::TempDir, String) {
+    let t = copy(&host("nat-story"));
+    let conf = t.path().join("etc/sysctl.d/60-perf.conf");
+    let new = text(&std::fs::read_to_string(&conf).unwrap());
+    std::fs::write(&conf, &new).unwrap();
+    (t, new)
+}
+
+/// Plan `linux.tcp-tw-recycle`, apply the patch with GNU patch to a copy, and
+/// return 60-perf.conf as patched.
+fn patched_perf(t: &Path) -> Option<(Plan, String)> {
+    let p = fix::plan(
+        &PolicySet::builtin().unwrap(),
+        Some(t),
+        &only("linux.tcp-tw-recycle"),
+    )
+    .unwrap();
+    let target = copy(t);
+    let (ok, out) = gnu_patch(target.path(), &p.patch)?;
+    assert!(ok, "{out}\n{}", p.patch);
+    let text = std::fs::read_to_string(target.path().join("etc/sysctl.d/60-perf.conf")).unwrap();
+    Some((p, text))
+}
+
+#[test]
+fn a_line_ending_cr_cr_lf_is_edited_in_place_and_no_other_line_changes() {
+    let (t, old) = nat_with_perf(|s| {
+        s.replace(
+            "net.ipv4.tcp_tw_recycle = 1\n",
+            "net.ipv4.tcp_tw_recycle = 1\r\r\n",
+        )
+    });
+    let Some((p, new)) = patched_perf(t.path()) else {
+        return;
+    };
+    assert!(p.proof.as_ref().unwrap().passed(), "{}", p.summary());
+    let (o, n): (Vec<&str>, Vec<&str>) = (old.split('\n').collect(), new.split('\n').collect());
+    assert_eq!(o.len(), n.len(), "lines added or lost:\n{}", p.patch);
+    for (i, (a, b)) in o.iter().zip(&n).enumerate() {
+        if a.starts_with("net.ipv4.tcp_tw_recycle") {
+            assert!(b.starts_with("net.ipv4.tcp_tw_recycle = 0"), "{b:?}");
+        } else {
+            assert_eq!(a, b, "line {} changed:\n{}", i + 1, p.patch);
+        }
+    }
+}
+
+#[test]
+fn a_crlf_file_keeps_its_line_endings_and_only_the_edited_line_changes() {
+    let (t, old) = nat_with_perf(|s| s.replace('\n', "\r\n"));
+    let Some((p, new)) = patched_perf(t.path()) else {
+        return;
+    };
+    assert!(p.proof.as_ref().unwrap().passed(), "{}", p.summary());
+    assert_eq!(
+        p.patch.matches("\n-").count(),
+        1,
+        "more than one line rewritten:\n{}",
+        p.patch
+    );
+    assert_eq!(
+        new,
+        old.replace(
+            "net.ipv4.tcp_tw_recycle = 1\r\n",
+            "net.ipv4.tcp_tw_recycle = 0\r\n"
+        )
+    );
+}
+
+#[test]
+fn a_lone_cr_in_a_running_value_is_unfixable_not_a_panic() {
+    for v in ["128\r9\n", "128\r\r\n", "1\r"] {
+        let t = copy(&host("nat-story"));
+        std::fs::write(t.path().join("proc/sys/net/core/somaxconn"), v).unwrap();
+        let opts = FixOptions {
+            prefer: Prefer::Running,
+            ..only("sysctl.persisted-drift")
+        };
+        let s = t.path().to_path_buf();
+        let p = std::thread::spawn(move || {
+            fix::plan(&PolicySet::builtin().unwrap(), Some(&s), &opts).unwrap()
+        })
+        .join()
+        .unwrap_or_else(|_| panic!("{v:?}: fix panicked"));
+        assert!(!p.patch.contains('\r'), "{v:?}: {:?}", p.patch);
+        // unfixable with the reason, or (a reader that trims the CR as a
+        // blank) the value without it written and proven
+        let refused = p
+            .unfixable
+            .iter()
+            .any(|u| u.rule == "sysctl.persisted-drift" && u.reason.contains("carriage return"));
+        assert!(
+            refused || p.proof.as_ref().unwrap().passed(),
+            "{v:?}: {}",
+            p.summary()
+        );
+    }
+}
+
+#[test]
+fn a_non_utf8_file_name_is_refused_by_name_not_as_a_missing_line() {
+    use std::os::unix::ffi::OsStrExt;
+    let t = copy(&host("nat-story"));
+    let d = t.path().join("etc/sysctl.d");
+    std::fs::rename(
+        d.join("60-perf.conf"),
+        d.join(std::ffi::OsStr::from_bytes(b"60-\xffperf.conf")),
+    )
+    .unwrap();
+    let p = fix::plan(
+        &PolicySet::builtin().unwrap(),
+        Some(t.path()),
+        &only("linux.tcp-tw-recycle"),
+    )
+    .unwrap();
+    let u = p
+        .unfixable
+        .iter()
+        .find(|u| u.rule == "linux.tcp-tw-recycle")
+        .unwrap_or_else(|| panic!("{}", p.summary()));
+    assert!(
+        !u.reason.contains("has no line") && u.reason.contains("UTF-8"),
+        "{}",
+        u.reason
+    );
+}
+
+// item 13
+
+#[test]
+fn a_change_refused_for_an_adjacent_secret_is_listed_unfixable_not_fixed() {
+    let t = copy(&host("nat-story"));
+    let conf = t.path().join("etc/sysctl.d/60-perf.conf");
+    let text = std::fs::read_to_string(&conf).unwrap().replace(
+        "net.ipv4.tcp_tw_recycle = 1\n",
+        "net.ipv4.tcp_tw_recycle = 1\nnet.ipv4.tcp_fastopen_key = 00000000-11111111-22222222-33333333\n",
+    );
+    std::fs::write(&conf, text).unwrap();
+    let p = fix::plan(
+        &PolicySet::builtin().unwrap(),
+        Some(t.path()),
+        &only("linux.tcp-tw-recycle"),
+    )
+    .unwrap();
+    assert!(
+        !p.fixes.iter().any(|f| f.rule == "linux.tcp-tw-recycle"),
+        "reported fixed: {}",
+        p.summary()
+    );
+    let u = p
+        .unfixable
+        .iter()
+        .find(|u| u.rule == "linux.tcp-tw-recycle")
+        .unwrap_or_else(|| panic!("{}", p.summary()));
+    assert!(u.reason.contains("secret"), "{}", u.reason);
+    assert!(!p.patch.contains("tcp_tw_recycle"), "{}", p.patch);
+    assert!(
+        p.runtime
+            .iter()
+            .all(|s| !s.command.contains("tcp_tw_recycle")),
+        "{:?}",
+        p.runtime
+    );
+}
+
+// item 14
+
+#[test]
+fn fix_says_which_live_captures_it_runs_and_how_to_turn_them_off() {
+    let help = Command::new(env!("CARGO_BIN_EXE_driftaudit"))
+        .args(["fix", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    for w in ["my_print_defaults", "mysql", "--no-mysql"] {
+        assert!(help.contains(w), "`fix --help` does not name {w}:\n{help}");
+    }
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/fix.md")).unwrap();
+    for w in ["my_print_defaults", "--no-mysql"] {
+        assert!(doc.contains(w), "docs/fix.md does not name {w}");
+    }
+    // the live run's summary names what it ran (or with --no-mysql, that it
+    // did not run the MySQL captures)
+    let o = fix_cli(&["--no-mysql", "--no-verify"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.code().unwrap_or(9) <= 1, "{err}");
+    assert!(
+        err.contains("captured the live host") && err.contains("--no-mysql"),
+        "{err}"
+    );
+    assert!(err.contains("not run: my_print_defaults"), "{err}");
+}
