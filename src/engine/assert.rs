@@ -20,18 +20,41 @@ pub(super) fn check(rule: &Rule, cx: &RuleCx, e: &Expr) -> Finding {
         Ok(false) => Status::Fail,
         Err(m) => return missing_finding(rule, cx, m),
     };
-    let actual: Vec<String> = {
+    let touched: Vec<(String, Value)> = {
         let mut seen = BTreeSet::new();
         cx.touched
             .borrow()
             .iter()
             .filter(|(_, k, _)| seen.insert(k.clone()))
-            .map(|(_, k, s)| format!("{k} = {}", brief(&s.value)))
+            .map(|(_, k, s)| (k.clone(), s.value.clone()))
             .collect()
     };
+    let actual: Vec<String> = touched
+        .iter()
+        .map(|(k, v)| format!("{k} = {}", brief(v)))
+        .collect();
+    // for people: a record's fields the check reads, not the whole record
+    let read = fields_read(rule, e);
+    let shown: Vec<String> = touched
+        .iter()
+        .map(|(k, v)| match v {
+            Value::Record(m) if read.iter().any(|f| m.contains_key(f.as_str())) => {
+                let parts: Vec<String> = read
+                    .iter()
+                    .filter_map(|f| Some(format!("{f}: {}", m.get(f.as_str())?.to_plain())))
+                    .collect();
+                // record namespaces (mount, fstab, ext4) are keyed by mount point
+                format!("{}, mount: {k}", parts.join(", "))
+            }
+            _ => format!("{k} = {}", brief(v)),
+        })
+        .collect();
     let mut f = base_finding(rule, status);
     f.expected = Some(assert_text(rule));
-    f.actual = (!actual.is_empty()).then(|| actual.join(", "));
+    f.actual = (!shown.is_empty()).then(|| shown.join(", "));
+    if shown != actual {
+        f.actual_whole = Some(actual.join(", "));
+    }
     cx.special
         .borrow_mut()
         .insert("expected".into(), Value::Str(assert_text(rule)));
@@ -40,6 +63,24 @@ pub(super) fn check(rule: &Rule, cx: &RuleCx, e: &Expr) -> Finding {
         .insert("actual".into(), Value::Str(actual.join(", ")));
     finish(rule, cx, status, &mut f);
     f
+}
+
+/// The record fields the check reads (`m.atime` in the assertion or a
+/// `let` it uses), in the order they first appear.
+fn fields_read(rule: &Rule, e: &Expr) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut note = |x: &Expr| {
+        if let Expr::Field(_, f) = x {
+            if !out.iter().any(|o| o == f) {
+                out.push(f.clone());
+            }
+        }
+    };
+    crate::expr::walk(e, &mut note);
+    for l in rule.lets.values() {
+        crate::expr::walk(l, &mut note);
+    }
+    out
 }
 
 fn assert_text(rule: &Rule) -> String {

@@ -97,6 +97,10 @@ pub struct Finding {
     /// What the host has.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub actual: Option<String>,
+    /// `actual` with every field of the records it names, where `actual`
+    /// shows only the fields the rule reads (JSON only, when it differs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actual_whole: Option<String>,
     /// The host's value as read, before the conversions (only when one was
     /// applied).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -158,6 +162,7 @@ impl Finding {
             subject: Vec::new(),
             expected: None,
             actual: None,
+            actual_whole: None,
             actual_raw: None,
             conversions: Vec::new(),
             evidence: Vec::new(),
