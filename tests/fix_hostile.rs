@@ -496,9 +496,19 @@ fn a_crlf_file_keeps_its_line_endings_and_only_the_edited_line_changes() {
 
 #[test]
 fn a_lone_cr_in_a_running_value_is_unfixable_not_a_panic() {
-    for v in ["128\r9\n", "128\r\r\n", "1\r"] {
+    // somaxconn is set in no file (a line is added), tcp_tw_recycle is set
+    // at 60-perf.conf:3 (that line is rewritten with the running value)
+    let cases = ["128\r9\n", "128\r\r\n", "1\r"]
+        .into_iter()
+        .map(|v| ("net/core/somaxconn", v))
+        .chain(
+            ["0\r\r\n", "0\r", "0\r5\n"]
+                .into_iter()
+                .map(|v| ("net/ipv4/tcp_tw_recycle", v)),
+        );
+    for (key, v) in cases {
         let t = copy(&host("nat-story"));
-        std::fs::write(t.path().join("proc/sys/net/core/somaxconn"), v).unwrap();
+        std::fs::write(t.path().join("proc/sys").join(key), v).unwrap();
         let opts = FixOptions {
             prefer: Prefer::Running,
             ..only("sysctl.persisted-drift")
