@@ -77,8 +77,6 @@ pub fn gather(host: &Host, needs: &Needs) -> Facts {
     gather_extensions(host, needs, &mut facts);
     presence::detect(host, &mut facts);
     resolve_evidence_links(host, &mut facts);
-    facts.issues.sort();
-    facts.issues.dedup();
     // Last: a directory may be the value of a setting or fact read above.
     let paths: BTreeSet<String> = needs
         .dir_sizes
@@ -88,6 +86,15 @@ pub fn gather(host: &Host, needs: &Needs) -> Facts {
     if !paths.is_empty() {
         gather_dir_sizes(host, &paths, &mut facts);
     }
+    facts.issues.sort();
+    facts.issues.dedup();
+    // Problems of one kind in one file are one finding, whichever reader
+    // found them (issue 29): the readers merge as they go, this merges
+    // what came from different places.
+    let mut all = IssueCollector::default();
+    all.extend(std::mem::take(&mut facts.issues));
+    facts.issues = all.into_vec();
+    facts.issues.sort();
     facts
 }
 

@@ -190,8 +190,76 @@ pub struct FileIssue {
     pub read_error: Option<String>,
 }
 
+/// Problems with host files as the readers find them, merged per file,
+/// reader and level as [`crate::parse::Issues`] merges one parse's: problems
+/// of one kind are one issue with the count, the first and last lines and a
+/// sample, however many lines have them. A whole-file issue (no line) is
+/// kept as it is.
+#[derive(Debug, Default)]
+pub struct IssueCollector {
+    order: Vec<(String, String, IssueLevel)>,
+    by_file: std::collections::HashMap<(String, String, IssueLevel), crate::parse::Issues>,
+    whole: Vec<FileIssue>,
+}
+
+impl IssueCollector {
+    /// Add one issue.
+    pub fn push(&mut self, i: FileIssue) {
+        let Some(line) = i.line else {
+            self.whole.push(i);
+            return;
+        };
+        let key = (i.path, i.source, i.level);
+        let issue = Issue {
+            line,
+            column: i.column,
+            message: i.message,
+        };
+        match self.by_file.get_mut(&key) {
+            Some(is) => is.push(issue),
+            None => {
+                let mut is = crate::parse::Issues::new();
+                is.push(issue);
+                self.order.push(key.clone());
+                self.by_file.insert(key, is);
+            }
+        }
+    }
+
+    /// The issues, in the order their files first came.
+    pub fn into_vec(mut self) -> Vec<FileIssue> {
+        let mut out = self.whole;
+        for key in self.order {
+            let Some(is) = self.by_file.remove(&key) else {
+                continue;
+            };
+            let (path, source, level) = key;
+            for i in is.into_vec() {
+                out.push(FileIssue {
+                    path: path.clone(),
+                    line: Some(i.line),
+                    column: i.column,
+                    message: i.message,
+                    source: source.clone(),
+                    level,
+                    read_error: None,
+                });
+            }
+        }
+        out
+    }
+}
+
+impl Extend<FileIssue> for IssueCollector {
+    fn extend<T: IntoIterator<Item = FileIssue>>(&mut self, iter: T) {
+        for i in iter {
+            self.push(i);
+        }
+    }
+}
+
 /// How a [`FileIssue`] is reported.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum IssueLevel {
     /// Malformed input that the host's software skips or rejects: a `fail` finding.

@@ -997,13 +997,15 @@ fn build_namespaces(
     let mut refused: BTreeMap<String, (String, Evidence)> = BTreeMap::new();
     // "set again" is said once per option and file, not once per line.
     let mut set_again: BTreeSet<(String, String)> = BTreeSet::new();
+    // One issue per kind and file, however many lines (issue 29).
+    let mut collected = crate::facts::IssueCollector::default();
     for o in argv {
         let name = read_name(read, &o.name, o.value.as_deref());
         if name.key.is_empty() {
             continue;
         }
         let ev = &o.evidence;
-        let push = |issues: &mut Vec<FileIssue>, level, m: String| {
+        let push = |issues: &mut crate::facts::IssueCollector, level, m: String| {
             issues.push(FileIssue {
                 path: ev.path.clone(),
                 line: ev.line,
@@ -1017,11 +1019,11 @@ fn build_namespaces(
             })
         };
         if let Some(m) = &name.ambiguous {
-            push(issues, crate::facts::IssueLevel::Problem, m.clone());
+            push(&mut collected, crate::facts::IssueLevel::Problem, m.clone());
         }
         if let Some(p) = &name.prefix {
             push(
-                issues,
+                &mut collected,
                 crate::facts::IssueLevel::Note,
                 format!(
                     "`{}` is read as `{}`: {} accepts a unique prefix of an option name, but says \"Using unique option prefix '{p}' is error-prone and can break in the future\" (a new option with the same beginning makes it ambiguous and stops the server; MySQL 8.0 refuses prefixes){}; write `{}`",
@@ -1041,7 +1043,7 @@ fn build_namespaces(
             (None, None) => {
                 if name.spec.is_none() && BOOLEANS_REQUIRING_VALUE.contains(&name.key.as_str()) {
                     push(
-                        issues,
+                        &mut collected,
                         crate::facts::IssueLevel::Problem,
                         format!(
                             "bare `{}`: MariaDB refuses to start (\"option '--{}' requires an argument\"); write `{} = ON`",
@@ -1073,7 +1075,7 @@ fn build_namespaces(
                     );
                 if let Some(w) = warn.filter(|_| !reported_below) {
                     push(
-                        issues,
+                        &mut collected,
                         crate::facts::IssueLevel::Problem,
                         format!("`{}`: {w}", o.name),
                     );
@@ -1103,7 +1105,7 @@ fn build_namespaces(
             Ok(Accept::Value(_)) => Some(s.clone()),
             Ok(Accept::Ignored) => {
                 push(
-                    issues,
+                    &mut collected,
                     crate::facts::IssueLevel::Problem,
                     format!(
                         "`{}`: {} ignores this line (\"ignoring option '--{}' due to invalid value\"; use 1/0, ON/OFF, TRUE/FALSE){}",
@@ -1117,7 +1119,7 @@ fn build_namespaces(
             }
             Err(why) if name.loose => {
                 push(
-                    issues,
+                    &mut collected,
                     crate::facts::IssueLevel::Problem,
                     format!(
                         "`{}`: {why}; being `loose-`, {} ignores this line with a warning instead of refusing to start{}",
@@ -1140,7 +1142,7 @@ fn build_namespaces(
                     why
                 };
                 push(
-                    issues,
+                    &mut collected,
                     crate::facts::IssueLevel::Problem,
                     format!(
                         "`{shown}`: {why}: the server refuses to start (\"Error while setting value\" / \"Aborting\"){}",
@@ -1168,7 +1170,7 @@ fn build_namespaces(
                 && set_again.insert((name.key.clone(), ev.path.clone()))
             {
                 push(
-                    issues,
+                    &mut collected,
                     crate::facts::IssueLevel::Problem,
                     format!(
                         "`{}` set again: `{}` here overrides `{}` from {}; the last value wins",
@@ -1219,6 +1221,7 @@ fn build_namespaces(
             },
         );
     }
+    issues.extend(collected.into_vec());
     (ns, eff)
 }
 

@@ -343,6 +343,7 @@ fn sos_dir_sizes(host: &Host, paths: &std::collections::BTreeSet<String>, facts:
 /// Parse `du -sb PATH` lines (`bytes<TAB>path`), with their line numbers.
 fn parse_du(text: &str, facts: &mut Facts) -> Vec<(String, u64, usize)> {
     let mut out = Vec::new();
+    let mut issues = crate::facts::IssueCollector::default();
     for (n, line) in parse::numbered_lines(text) {
         if line.trim().is_empty() {
             continue;
@@ -353,7 +354,7 @@ fn parse_du(text: &str, facts: &mut Facts) -> Vec<(String, u64, usize)> {
             .and_then(|(b, p)| Some((b.trim().parse::<u64>().ok()?, p.trim().to_string())));
         match parsed {
             Some((b, p)) if p.starts_with('/') => out.push((p, b, n)),
-            _ => facts.issues.push(FileIssue {
+            _ => issues.push(FileIssue {
                 path: DU.path.into(),
                 line: Some(n),
                 column: None,
@@ -364,6 +365,7 @@ fn parse_du(text: &str, facts: &mut Facts) -> Vec<(String, u64, usize)> {
             }),
         }
     }
+    facts.issues.extend(issues.into_vec());
     out
 }
 

@@ -529,7 +529,7 @@ pub fn parse_device_head(head: &[u8]) -> Result<Ext4Layout, String> {
 /// is used; a second one is an issue. Output without one (a failed capture,
 /// usage text) gives `None` and an issue.
 pub fn parse_text(text: &str) -> (Option<Ext4Layout>, Vec<Issue>) {
-    let mut issues = Vec::new();
+    let mut issues = super::Issues::new();
     let mut fields: BTreeMap<String, (String, usize)> = BTreeMap::new();
     let mut start: Option<usize> = None;
     let mut last_label: Option<String> = None;
@@ -596,9 +596,9 @@ pub fn parse_text(text: &str) -> (Option<Ext4Layout>, Vec<Issue>) {
             1,
             format!("no superblock listing (`Filesystem volume name:` line) found{what}"),
         ));
-        return (None, issues);
+        return (None, issues.into_vec());
     };
-    let num = |label: &str, issues: &mut Vec<Issue>| -> Option<u64> {
+    let num = |label: &str, issues: &mut super::Issues| -> Option<u64> {
         let (v, line) = fields.get(label)?;
         let first = v.split_whitespace().next().unwrap_or("");
         match first.parse::<u64>() {
@@ -627,7 +627,7 @@ pub fn parse_text(text: &str) -> (Option<Ext4Layout>, Vec<Issue>) {
             start,
             format!("superblock listing lacks {}", missing.join(", ")),
         ));
-        return (None, issues);
+        return (None, issues.into_vec());
     }
     let words = |label: &str| -> Vec<String> {
         match fields.get(label) {
@@ -659,7 +659,7 @@ pub fn parse_text(text: &str) -> (Option<Ext4Layout>, Vec<Issue>) {
         first_block: num("First block", &mut issues),
         bigalloc: words("Filesystem features").iter().any(|f| f == "bigalloc"),
     };
-    (Some(layout), issues)
+    (Some(layout), issues.into_vec())
 }
 
 fn is_feature_words(t: &str) -> bool {

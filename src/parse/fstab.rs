@@ -235,7 +235,7 @@ pub(crate) fn parse_lines<T>(
     describe: impl Fn(String) -> String,
 ) -> (Vec<T>, Vec<Issue>) {
     let mut out = Vec::new();
-    let mut issues = Vec::new();
+    let mut issues = super::Issues::new();
     for (n, raw) in numbered_lines(text) {
         if raw.len() > MAX_LINE_BYTES {
             issues.push(Issue::at(
@@ -256,7 +256,7 @@ pub(crate) fn parse_lines<T>(
             Err((col, msg)) => issues.push(Issue::at_col(n, col, describe(msg))),
         }
     }
-    (out, issues)
+    (out, issues.into_vec())
 }
 
 /// Effective atime behaviour of a mount.

@@ -70,20 +70,21 @@ pub fn parse_xml(text: &str) -> (Option<Vec<LcKey>>, Vec<Issue>) {
         return (None, issues);
     }
     let mut keys = KeyList::default();
+    let mut key_issues = super::Issues::new();
     for el in root
         .children()
         .filter(|n| n.is_element() && n.tag_name().name() == "key")
     {
         let line = lines.line_of(el.range().start);
         let Some(name) = el.attribute("name") else {
-            issues.push(Issue::at(line, "<key> without a name attribute; ignored"));
+            key_issues.push(Issue::at(line, "<key> without a name attribute; ignored"));
             continue;
         };
         let Some(value_el) = el
             .children()
             .find(|n| n.is_element() && n.tag_name().name() == "value")
         else {
-            issues.push(Issue::at(
+            key_issues.push(Issue::at(
                 line,
                 format!(
                     "key `{}` has no <value> child: Zimbra treats it as null (unset)",
@@ -99,6 +100,7 @@ pub fn parse_xml(text: &str) -> (Option<Vec<LcKey>>, Vec<Issue>) {
             line,
         });
     }
+    issues.extend(key_issues.into_vec());
     keys.repeat_issues(&mut issues, |name, times, first, last| {
         format!(
             "key `{}` is set {times} times (first at line {first}); Zimbra keeps the last value, at line {last}",
@@ -267,7 +269,7 @@ impl LineIndex {
 /// key. A repeated key keeps the last value, with an issue.
 pub fn parse_zmlocalconfig(text: &str) -> (Vec<LcKey>, Vec<Issue>) {
     let mut keys = KeyList::default();
-    let mut issues = Vec::new();
+    let mut lines_issues = super::Issues::new();
     let mut after_secret = false;
     for (n, raw) in numbered_lines(text) {
         if raw.trim().is_empty() {
@@ -289,12 +291,12 @@ pub fn parse_zmlocalconfig(text: &str) -> (Vec<LcKey>, Vec<Issue>) {
                     )
                 )
             };
-            issues.push(Issue::at(n, msg));
+            lines_issues.push(Issue::at(n, msg));
             continue;
         };
         let name = k.trim();
         if name.is_empty() || name.contains(char::is_whitespace) {
-            issues.push(Issue::at(
+            lines_issues.push(Issue::at(
                 n,
                 "line has ` = ` but no single-word key before it; ignored",
             ));
@@ -308,6 +310,8 @@ pub fn parse_zmlocalconfig(text: &str) -> (Vec<LcKey>, Vec<Issue>) {
             line: n,
         });
     }
+    // The repeated keys are bounded on their own ([`MAX_REPEAT_ISSUES`]).
+    let mut issues = lines_issues.into_vec();
     keys.repeat_issues(&mut issues, |name, times, first, last| {
         format!(
             "key `{}` appears {times} times (first at line {first}); the last value, at line {last}, is used",

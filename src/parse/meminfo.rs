@@ -19,7 +19,7 @@ pub struct MemField {
 /// in a pt-summary capture, the 2.4-era byte table) are skipped with an issue.
 pub fn parse(text: &str) -> (Vec<MemField>, Vec<Issue>) {
     let mut out = Vec::new();
-    let mut issues = Vec::new();
+    let mut issues = super::Issues::new();
     for (n, raw) in numbered_lines(text) {
         if raw.trim().is_empty() {
             continue;
@@ -49,7 +49,7 @@ pub fn parse(text: &str) -> (Vec<MemField>, Vec<Issue>) {
             None => issues.push(Issue::at(n, "not a `Name: value kB` meminfo line; skipped")),
         }
     }
-    (out, issues)
+    (out, issues.into_vec())
 }
 
 #[cfg(test)]

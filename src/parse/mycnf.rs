@@ -139,7 +139,7 @@ fn trim_start(b: &[u8]) -> &[u8] {
 /// Parse one option file. Every line is looked at; each problem is an
 /// [`Issue`] and, where mysys would stop reading, a [`Directive::Stop`].
 pub fn parse(input: &str) -> Parsed {
-    let mut out = Parsed::default();
+    let mut out = Building::default();
     let mut found_group = false;
     let mut before_group_reported = false;
     // Not `numbered_lines`: a CR is whitespace to mysys, and it matters on
@@ -188,7 +188,17 @@ pub fn parse(input: &str) -> Parsed {
             );
         }
     }
-    out
+    Parsed {
+        directives: out.directives,
+        issues: out.issues.into_vec(),
+    }
+}
+
+/// A [`Parsed`] being built: its issues merged by kind as they come.
+#[derive(Default)]
+struct Building {
+    directives: Vec<Directive>,
+    issues: super::Issues,
 }
 
 fn parse_line(
@@ -196,7 +206,7 @@ fn parse_line(
     n: usize,
     found_group: &mut bool,
     before_reported: &mut bool,
-    out: &mut Parsed,
+    out: &mut Building,
 ) {
     let lead = buf.iter().position(|c| !is_sp(*c)).unwrap_or(buf.len());
     let ptr = &buf[lead..];
@@ -251,12 +261,11 @@ fn parse_line(
                 return;
             }
         }
+        // Not quoted: `!password hunter2` is as likely as a typo of
+        // `!include`, and the line number finds it.
         out.issues.push(Issue::at(
             n,
-            format!(
-                "unknown directive `{}`: mysys ignores it",
-                truncate(&text(trim_end(ptr)), QUOTE)
-            ),
+            "a `!` directive other than `!include` and `!includedir`: mysys ignores the line (its text is not shown: it may hold a secret)",
         ));
         return;
     }

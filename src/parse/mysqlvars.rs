@@ -98,10 +98,10 @@ pub fn parse(text: &str) -> Parsed {
         Some(l) if l.starts_with("Variable_name\t") => Some(Format::TsvWithHeader),
         Some(_) => Some(Format::Tsv),
     };
-    let mut p = Parsed {
+    let mut p = Building {
         format,
         vars: Vec::new(),
-        issues: Vec::new(),
+        issues: super::Issues::new(),
     };
     match format {
         None => p
@@ -124,10 +124,21 @@ pub fn parse(text: &str) -> Parsed {
         }
     }
     dedup(&mut p);
-    p
+    Parsed {
+        format: p.format,
+        vars: p.vars,
+        issues: p.issues.into_vec(),
+    }
 }
 
-fn dedup(p: &mut Parsed) {
+/// A [`Parsed`] being built: its issues merged by kind as they come.
+struct Building {
+    format: Option<Format>,
+    vars: Vec<Var>,
+    issues: super::Issues,
+}
+
+fn dedup(p: &mut Building) {
     let mut seen = std::collections::HashMap::new();
     let mut out: Vec<Var> = Vec::with_capacity(p.vars.len());
     for v in std::mem::take(&mut p.vars) {
@@ -151,7 +162,7 @@ fn dedup(p: &mut Parsed) {
     p.vars = out;
 }
 
-fn parse_tsv(lines: &[(usize, &str)], p: &mut Parsed) {
+fn parse_tsv(lines: &[(usize, &str)], p: &mut Building) {
     let mut header_seen = false;
     for &(n, l) in lines {
         if l.is_empty() {
@@ -185,7 +196,7 @@ fn parse_tsv(lines: &[(usize, &str)], p: &mut Parsed) {
     }
 }
 
-fn parse_table(lines: &[(usize, &str)], p: &mut Parsed) {
+fn parse_table(lines: &[(usize, &str)], p: &mut Building) {
     for &(n, raw) in lines {
         let l = raw.trim_end();
         if l.is_empty() || l.starts_with("+-") {
@@ -225,7 +236,7 @@ fn parse_table(lines: &[(usize, &str)], p: &mut Parsed) {
     }
 }
 
-fn parse_vertical(lines: &[(usize, &str)], p: &mut Parsed) {
+fn parse_vertical(lines: &[(usize, &str)], p: &mut Building) {
     let mut name: Option<(String, usize)> = None;
     let mut in_value = false;
     for &(n, raw) in lines {

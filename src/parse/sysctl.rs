@@ -4,7 +4,7 @@
 
 use std::borrow::Cow;
 
-use super::{numbered_lines, truncate, Issue};
+use super::{numbered_lines, truncate, Issue, Issues};
 use crate::secret;
 
 /// One line of a sysctl configuration file.
@@ -152,7 +152,7 @@ pub fn parse_conf(text: &str) -> (Vec<ConfLine>, Vec<Issue>) {
 /// [`MAX_VALUE_BYTES`] is kept to that many bytes with an issue.
 pub fn parse_conf_file(text: &str) -> ConfFile {
     let mut lines = Vec::new();
-    let mut issues = Vec::new();
+    let mut issues = Issues::new();
     let mut systemd_stops_at = None;
     for (n, raw) in numbered_lines(text) {
         if raw.len() > MAX_LINE_BYTES {
@@ -238,7 +238,7 @@ pub fn parse_conf_file(text: &str) -> ConfFile {
     }
     ConfFile {
         lines,
-        issues,
+        issues: issues.into_vec(),
         systemd_stops_at,
     }
 }
@@ -288,7 +288,7 @@ pub fn parse_capture(text: &str) -> (Vec<CaptureValue<'_>>, Vec<Issue>) {
     // hostile capture cannot make it quadratic with colliding keys
     let mut index: std::collections::HashMap<Cow<'_, str>, usize> =
         std::collections::HashMap::with_capacity(text.len() / 40);
-    let mut issues = Vec::new();
+    let mut issues = Issues::new();
     // entries whose value reached MAX_CAPTURE_VALUE_BYTES: later lines are dropped
     let mut capped: std::collections::HashSet<usize> = std::collections::HashSet::new();
     // index in `out` of the key on the previous line
@@ -411,7 +411,7 @@ pub fn parse_capture(text: &str) -> (Vec<CaptureValue<'_>>, Vec<Issue>) {
             }
         }
     }
-    (out, issues)
+    (out, issues.into_vec())
 }
 
 #[cfg(test)]

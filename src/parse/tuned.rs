@@ -163,7 +163,7 @@ fn protect_colons(text: &str) -> String {
 /// Parse a TuneD profile (`tuned.conf`). A file configparser would refuse is
 /// an issue (tuned then fails to load the profile) and gives no sections.
 pub fn parse_profile(text: &str) -> (TunedProfile, Vec<Issue>) {
-    let mut issues = Vec::new();
+    let mut issues = super::Issues::new();
     let text = &without_comments(text);
     if let Some((n, l)) = first_line_without_delimiter(text) {
         let l: String = l.chars().take(80).collect();
@@ -173,7 +173,7 @@ pub fn parse_profile(text: &str) -> (TunedProfile, Vec<Issue>) {
                 "`{l}` has no `=`; tuned (configparser, `=` only) refuses the file and cannot load the profile"
             ),
         ));
-        return (TunedProfile::default(), issues);
+        return (TunedProfile::default(), issues.into_vec());
     }
     let protected = protect_colons(text);
     let ini = match ini::Ini::load_from_str_opt(&protected, ini_options()) {
@@ -186,7 +186,7 @@ pub fn parse_profile(text: &str) -> (TunedProfile, Vec<Issue>) {
                     e.msg
                 ),
             ));
-            return (TunedProfile::default(), issues);
+            return (TunedProfile::default(), issues.into_vec());
         }
     };
     let lines = locate_lines(text);
@@ -236,7 +236,7 @@ pub fn parse_profile(text: &str) -> (TunedProfile, Vec<Issue>) {
             }
         }
     }
-    (profile, issues)
+    (profile, issues.into_vec())
 }
 
 /// `/etc/tuned/tuned-main.conf` (ConfigObj, no sections): `key = value` pairs.
