@@ -124,9 +124,11 @@ impl Issues {
     /// Add `issue`, merged into the one of its kind when there is one.
     pub fn push(&mut self, issue: Issue) {
         let kind = issue_kind(&issue.message);
-        let at = self.tally.iter().position(|t| t.kind == kind).or_else(|| {
-            (self.tally.len() > MAX_ISSUE_KINDS).then_some(MAX_ISSUE_KINDS)
-        });
+        let at = self
+            .tally
+            .iter()
+            .position(|t| t.kind == kind)
+            .or_else(|| (self.tally.len() > MAX_ISSUE_KINDS).then_some(MAX_ISSUE_KINDS));
         if let Some(at) = at {
             let t = &mut self.tally[at];
             t.count += 1;
@@ -250,17 +252,37 @@ mod tests {
             is.push(Issue::at(n, format!("`a{n}` is not `key = value`")));
         }
         for k in 0..40 {
-            is.push(Issue::at(2_000_000 + k, format!("problem {k} of kind {}", "x".repeat(k))));
+            is.push(Issue::at(
+                2_000_000 + k,
+                format!("problem {k} of kind {}", "x".repeat(k)),
+            ));
         }
         let v = is.into_vec();
         assert_eq!(v.len(), MAX_ISSUE_KINDS + 1, "{v:#?}");
         assert_eq!(v[0].line, 1);
         assert!(v[0].message.starts_with("`a1` is not"), "{}", v[0].message);
-        assert!(v[0].message.contains("1000000 lines like it"), "{}", v[0].message);
-        assert!(v[0].message.contains("the last line 1000000"), "{}", v[0].message);
+        assert!(
+            v[0].message.contains("1000000 lines like it"),
+            "{}",
+            v[0].message
+        );
+        assert!(
+            v[0].message.contains("the last line 1000000"),
+            "{}",
+            v[0].message
+        );
         let over = &v[MAX_ISSUE_KINDS];
-        assert!(over.message.starts_with("25 more problem(s) of other kinds"), "{}", over.message);
-        assert!(over.message.contains("the last line 2000039"), "{}", over.message);
+        assert!(
+            over.message
+                .starts_with("25 more problem(s) of other kinds"),
+            "{}",
+            over.message
+        );
+        assert!(
+            over.message.contains("the last line 2000039"),
+            "{}",
+            over.message
+        );
     }
 
     #[test]

@@ -476,7 +476,7 @@ mod tests {
         let mut out: Vec<(String, String, usize)> = Vec::new();
         let mut index: std::collections::HashMap<Cow<'_, str>, usize> =
             std::collections::HashMap::new();
-        let mut issues = Vec::new();
+        let mut issues = crate::parse::Issues::new();
         let mut capped: std::collections::HashSet<usize> = std::collections::HashSet::new();
         let mut last: Option<usize> = None;
         for (n, raw) in numbered_lines(text) {
@@ -558,7 +558,7 @@ mod tests {
                 }
             }
         }
-        (out, issues)
+        (out, issues.into_vec())
     }
 
     fn assert_same_as_reference(text: &str) {
