@@ -175,6 +175,9 @@ const LOCALCONFIG_SECRET_SUFFIXES: &[&str] = &[
     "_passphrase",
     "_token",
     "_private_key",
+    // `zimbra_api_key`, `*_access_key`, `*_secret_key`: a key by meaning
+    // (issue 29); `*_keystore`, `*_key_size` do not end in it
+    "_key",
 ];
 
 /// sysctl keys whose value is key material: the ones the kernel itself
@@ -287,6 +290,96 @@ pub fn localconfig_key_is_secret(name: &str) -> bool {
         || LOCALCONFIG_SECRET_SUFFIXES
             .iter()
             .any(|s| n.ends_with(s) && n.len() > s.len())
+}
+
+/// Whether a name inside a value (a Java `-Dname=value` property such as
+/// `javax.net.ssl.trustStorePassword`, a `--name=value` option, a bare
+/// `name=value`) names a secret, by meaning: it mentions a password,
+/// passphrase, secret or credential, or its last word is a key or token
+/// (`...apiKey`, `...secret_key`, `...auth.token`).
+pub fn embedded_name_is_secret(name: &str) -> bool {
+    let n = name.trim().to_ascii_lowercase();
+    if n.is_empty() {
+        return false;
+    }
+    if ["password", "passwd", "passphrase", "secret", "credential"]
+        .iter()
+        .any(|w| n.contains(w))
+    {
+        return true;
+    }
+    let last = n.rsplit(['.', '_', '-', ':', '/']).next().unwrap_or("");
+    matches!(last, "key" | "token" | "pwd" | "pass" | "pw")
+        || [
+            "apikey",
+            "privatekey",
+            "accesskey",
+            "secretkey",
+            "authtoken",
+        ]
+        .iter()
+        .any(|w| last.ends_with(w))
+}
+
+/// `value` with the value of every secret assignment inside it (see
+/// [`embedded_name_is_secret`]: `-Djavax.net.ssl.trustStorePassword=x` in
+/// `mailboxd_java_options`) replaced by [`REDACTED`], the rest kept, so a
+/// heap size beside a password stays checkable. A quoted value (`-Dp="a
+/// b"`) is redacted to its closing quote.
+pub fn redact_embedded(value: &str) -> Cow<'_, str> {
+    if !value.contains('=') {
+        return Cow::Borrowed(value);
+    }
+    let mut out = String::with_capacity(value.len());
+    let mut changed = false;
+    let mut rest = value;
+    while !rest.is_empty() {
+        let ws = rest.len() - rest.trim_start().len();
+        out.push_str(&rest[..ws]);
+        rest = &rest[ws..];
+        if rest.is_empty() {
+            break;
+        }
+        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        let tok = &rest[..end];
+        if let Some((name, v)) = tok.split_once('=') {
+            let bare = match name.strip_prefix("-D") {
+                Some(p) if !name.starts_with("--") => p,
+                _ => name.trim_start_matches('-'),
+            };
+            if embedded_name_is_secret(bare) {
+                changed = true;
+                out.push_str(name);
+                out.push('=');
+                out.push_str(REDACTED);
+                let value_at = name.len() + 1;
+                let mut upto = end;
+                if let Some(q) = v.chars().next().filter(|c| *c == '"' || *c == '\'') {
+                    let closed_in_token = v.len() > 1 && v[1..].contains(q);
+                    if !closed_in_token {
+                        upto = match rest[value_at + 1..].find(q) {
+                            Some(i) => {
+                                let e = value_at + 1 + i + 1;
+                                e + rest[e..]
+                                    .find(char::is_whitespace)
+                                    .unwrap_or(rest.len() - e)
+                            }
+                            None => rest.len(),
+                        };
+                    }
+                }
+                rest = &rest[upto..];
+                continue;
+            }
+        }
+        out.push_str(tok);
+        rest = &rest[end..];
+    }
+    if changed {
+        Cow::Owned(out)
+    } else {
+        Cow::Borrowed(value)
+    }
 }
 
 /// Whether a sysctl key (dotted or slashed, a glob such as
@@ -645,6 +738,8 @@ fn redact_zmlocalconfig(text: &str) -> String {
                 in_secret = localconfig_key_is_secret(k.trim());
                 if in_secret && !v.is_empty() {
                     Cow::Owned(format!("{k} = {REDACTED}"))
+                } else if let Cow::Owned(r) = redact_embedded(v) {
+                    Cow::Owned(format!("{k} = {r}"))
                 } else {
                     Cow::Borrowed(line)
                 }
@@ -688,7 +783,17 @@ pub fn redact_localconfig_xml(text: &str) -> String {
         let Some(name) = node.attribute("name") else {
             continue;
         };
-        if !localconfig_key_is_secret(name) {
+        // A secret key, or one whose value holds a secret assignment
+        // (`-D...Password=` in `mailboxd_java_options`): the whole value.
+        let embeds = || {
+            node.children()
+                .filter(|n| n.is_element() && n.tag_name().name() == "value")
+                .any(|v| {
+                    v.text()
+                        .is_some_and(|t| matches!(redact_embedded(t), Cow::Owned(_)))
+                })
+        };
+        if !localconfig_key_is_secret(name) && !embeds() {
             continue;
         }
         for v in node
@@ -875,6 +980,26 @@ pub fn catalogue() -> Vec<CatalogueEntry> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn secrets_inside_java_option_strings_are_redacted_by_meaning() {
+        let v = "-server -Xmx2g -Djavax.net.ssl.trustStorePassword=P1 -Dzimbra.apiKey=P2 \
+                 -Dx.keystore=/k -Dauth.token='a b P3' --db-secret=\"P4 P5\" -Dk=v";
+        let r = redact_embedded(v);
+        for p in ["P1", "P2", "P3", "P4", "P5"] {
+            assert!(!r.contains(p), "{p} in {r}");
+        }
+        for kept in ["-server", "-Xmx2g", "-Dx.keystore=/k", "-Dk=v"] {
+            assert!(r.contains(kept), "{kept} lost from {r}");
+        }
+        assert!(r.contains(&format!("trustStorePassword={REDACTED}")), "{r}");
+        assert!(matches!(
+            redact_embedded("-Xmx2g -Dfoo=bar"),
+            Cow::Borrowed(_)
+        ));
+        assert!(localconfig_key_is_secret("zimbra_api_key"));
+        assert!(!localconfig_key_is_secret("mailboxd_keystore"));
+    }
 
     #[test]
     fn secret_options_by_meaning_including_prefixes() {

@@ -492,7 +492,10 @@ fn error_messages_name_file_line_and_key_never_the_value() {
     assert_eq!(keys.len(), 1);
     let msgs: String = issues.iter().map(|i| i.message.clone()).collect();
     assert_no_marker(&msgs, &["ZMPW1", "ZMPW2"]);
-    assert!(msgs.contains("zimbra_mysql_password") && msgs.contains("ldap_root_password"));
+    // two lines of one kind of problem are one issue (issue 29, item 5):
+    // it names the first key and both lines
+    assert!(msgs.contains("zimbra_mysql_password"), "{msgs}");
+    assert!(msgs.contains("the first line 1, the last line 2"), "{msgs}");
 }
 
 /// Every format's redaction is read back by the same reader: the file
@@ -681,4 +684,75 @@ fn diff_files_holds_one_file_at_a_time_and_bounds_its_output() {
     assert_eq!(d.len(), 1);
     assert!(d[0].unified.contains("-c\n+C\n"), "{}", d[0].unified);
     assert!(d[0].unified.len() < 2000, "{}", d[0].unified.len());
+}
+
+fn localconfig_xml(api_key: &str, trust: &str) -> String {
+    format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<localconfig>
+  <key name="zimbra_server_hostname">
+    <value>mail.example.org</value>
+  </key>
+  <key name="zimbra_api_key">
+    <value>{api_key}</value>
+  </key>
+  <key name="mailboxd_java_options">
+    <value>-server -Xmx2g -Djavax.net.ssl.trustStorePassword={trust} -Dhttps.protocols=TLSv1.2</value>
+  </key>
+</localconfig>
+"#
+    )
+}
+
+/// Issue 29, item 7: `diff --files` and `baseline` printed `zimbra_api_key`
+/// and a `-Djavax.net.ssl.trustStorePassword=` inside
+/// `mailboxd_java_options`. Secrets are found by meaning in every key (a
+/// `*_key`) and inside option strings, and the rest of such a string stays
+/// checkable.
+#[test]
+fn localconfig_api_keys_and_java_option_passwords_never_leave() {
+    let d = tempfile::tempdir().unwrap();
+    let (a, b) = (d.path().join("a"), d.path().join("b"));
+    let a_xml = localconfig_xml("APIKEY-CANARY-A", "TRUST-CANARY-A");
+    let b_xml = localconfig_xml("APIKEY-CANARY-B", "TRUST-CANARY-B")
+        .replace("mail.example.org", "mail2.example.org");
+    snapshot(&a, &[("/opt/zimbra/conf/localconfig.xml", &a_xml)]);
+    snapshot(&b, &[("/opt/zimbra/conf/localconfig.xml", &b_xml)]);
+    let markers = [
+        "APIKEY-CANARY-A",
+        "APIKEY-CANARY-B",
+        "TRUST-CANARY-A",
+        "TRUST-CANARY-B",
+    ];
+    let (sa, sb) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let mut out = String::new();
+    for (x, y) in [(sa, sb), (sb, sa)] {
+        for format in ["text", "json"] {
+            out.push_str(&all_output(&bin(&[
+                "diff", x, y, "--files", "--format", format,
+            ])));
+            out.push_str(&all_output(&bin(&["diff", x, y, "--format", format])));
+        }
+    }
+    let baseline = bin(&["baseline", "--snapshot", sa, "--namespace", "localconfig"]);
+    out.push_str(&all_output(&baseline));
+    assert_no_marker(&out, &markers);
+    // the files did differ, and diff said so
+    assert!(out.contains("localconfig.xml"), "{out}");
+    // the rest of the option string is kept and checkable
+    let facts = facts_of(&a);
+    match value_of(&facts, "localconfig", "mailboxd_java_options") {
+        Value::Str(s) => {
+            assert!(s.contains("-Xmx2g"), "{s}");
+            assert!(s.contains("-Dhttps.protocols=TLSv1.2"), "{s}");
+            assert!(s.contains(&format!("trustStorePassword={REDACTED}")), "{s}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        value_of(&facts, "localconfig", "zimbra_api_key"),
+        Value::Str(REDACTED.into())
+    );
+    assert!(secret::localconfig_key_is_secret("zimbra_api_key"));
+    assert!(!secret::localconfig_key_is_secret("mailboxd_keystore"));
 }

@@ -170,7 +170,16 @@ fn localconfig_namespace(
             }
             Ok(expanded) => {
                 let mut notes: Vec<String> = default_note.into_iter().collect();
-                if expanded != *value {
+                // A secret inside the value (`-D...Password=x` in a Java
+                // option string) is redacted there, the rest kept (issue 29).
+                let (expanded, value) = match crate::secret::redact_embedded(&expanded) {
+                    std::borrow::Cow::Owned(r) => {
+                        notes.push("a secret inside the value is redacted".into());
+                        (r, crate::secret::redact_embedded(value).into_owned())
+                    }
+                    std::borrow::Cow::Borrowed(_) => (expanded, value.clone()),
+                };
+                if expanded != value {
                     notes.push(format!("`{value}` expanded"));
                 }
                 let mut s = Setting::new(typed(&expanded), value.clone(), evidence);
