@@ -358,3 +358,25 @@ fn changed_since_audits_exactly_the_folders_git_says_changed() {
         assert!(err.contains(&format!("`{bad}` is not a commit")), "{err}");
     }
 }
+
+/// Issue 29, item 6: `merge` reads its inputs as the policy loader does. A
+/// FIFO is refused at once (before, merge blocked on it), and `/dev/zero`
+/// is refused as a device (before, it was read until memory ran out); both
+/// exit 2 naming the input.
+#[test]
+fn merge_refuses_a_fifo_and_a_device_instead_of_blocking_or_filling_memory() {
+    let d = tempfile::tempdir().unwrap();
+    let fifo = d.path().join("shard.json");
+    let ok = Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "mkfifo");
+    for input in [fifo.to_str().unwrap(), "/dev/zero"] {
+        let (code, out, err) = run(&["merge", input], d.path());
+        assert_eq!(code, 2, "merge {input}: {out}{err}");
+        assert!(err.contains(input), "merge {input}: {err}");
+        assert!(out.is_empty(), "merge {input}: {out}");
+    }
+}

@@ -40,11 +40,35 @@ pub(crate) struct MergeArgs {
     waivers: Option<PathBuf>,
 }
 
+/// Largest report `merge` reads: a fleet of thousands of hosts is tens of
+/// megabytes of JSON.
+const MAX_REPORT_BYTES: u64 = 256 * 1024 * 1024;
+
+/// Read one report through the capped, FIFO-safe reader the policy loader
+/// uses (issue 29): a FIFO or device is refused, not waited on, and no more
+/// than [`MAX_REPORT_BYTES`] is read (`/dev/zero` cannot fill memory).
+fn read_report(p: &std::path::Path) -> Result<String, String> {
+    use driftaudit::unstable::reader::{self, Failure};
+    let abs = std::path::absolute(p).map_err(|e| e.to_string())?;
+    let bytes = reader::read_file(&abs, MAX_REPORT_BYTES).map_err(|e| match e {
+        Failure::TooLarge(_) => format!(
+            "larger than the {MAX_REPORT_BYTES}-byte report cap; merge fewer shards at a time"
+        ),
+        e => e.to_string(),
+    })?;
+    String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "not UTF-8 text (invalid byte at offset {}); give the JSON report `check --format json` wrote",
+            e.utf8_error().valid_up_to()
+        )
+    })
+}
+
 pub(crate) fn run(a: MergeArgs) -> Exit {
     let mut docs = Vec::with_capacity(a.reports.len());
     for p in &a.reports {
         let name = p.display().to_string();
-        let text = match std::fs::read_to_string(p) {
+        let text = match read_report(p) {
             Ok(t) => t,
             Err(e) => return Exit::Error(format!("cannot read `{name}`: {e}")),
         };
