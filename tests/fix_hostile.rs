@@ -194,51 +194,75 @@ fn a_value_with_quotes_hash_or_backslash_reads_back_exactly_in_my_print_defaults
         "C:\\new\\table",
         "  padded  ",
     ] {
-        let yaml_v = serde_json::to_string(v).unwrap();
-        let set = with_policy(&format!(
-            "policy: mine\ntitle: Mine\nrules:\n\
-             \x20 - id: mine.init-connect\n    title: t\n    severity: low\n    setting: mycnf.init_connect\n    expect: {{ equals: {yaml_v}, present: true }}\n    why: w\n    fix: f\n    references: []\n",
-        ));
-        let p = fix::plan(&set, Some(&host("mysql-healthy")), &only("mine.*")).unwrap();
-        if p.unfixable.iter().any(|u| u.rule == "mine.init-connect") {
-            // refused with a reason is allowed; a patch that misreads is not
-            assert!(p.patch.is_empty(), "{v:?}: {}", p.patch);
-            continue;
-        }
-        let t = copy(&host("mysql-healthy"));
-        let Some((ok, out)) = gnu_patch(t.path(), &p.patch) else {
-            return;
-        };
-        assert!(ok, "{out}\n{}", p.patch);
-        let file = p
-            .patch
-            .lines()
-            .find_map(|l| l.strip_prefix("+++ b/"))
-            .unwrap();
-        let text = std::fs::read_to_string(t.path().join(file)).unwrap();
-        let alone: String = text
-            .lines()
-            .filter(|l| !l.trim_start().starts_with('!'))
-            .map(|l| format!("{l}\n"))
-            .collect();
-        let f = t.path().join("alone.cnf");
-        std::fs::write(&f, alone).unwrap();
-        let o = Command::new(&mpd)
-            .arg(format!("--defaults-file={}", f.display()))
-            .arg("mysqld")
-            .output()
-            .unwrap();
-        let printed = String::from_utf8_lossy(&o.stdout);
-        let got = printed
-            .lines()
-            .filter_map(|l| {
-                l.strip_prefix("--init_connect=")
-                    .or(l.strip_prefix("--init-connect="))
-            })
-            .next_back();
-        assert_eq!(got, Some(v), "{v:?}:\n{printed}\n{}", p.patch);
-        assert!(p.proof.as_ref().unwrap().passed(), "{}", p.summary());
+        option_value_reads_back(&mpd, v);
     }
+}
+
+/// Plan `init_connect = v` on mysql-healthy: either the finding is
+/// unfixable with a reason and nothing is printed, or GNU patch applies
+/// the patch and `my_print_defaults` reads back exactly `v`.
+fn option_value_reads_back(mpd: &Path, v: &str) {
+    // a YAML double-quoted scalar (JSON's escapes, and DEL/C1 escaped too)
+    let yaml_v: String = serde_json::to_string(v)
+        .unwrap()
+        .chars()
+        .map(|c| {
+            if c.is_control() {
+                format!("\\u{:04x}", c as u32)
+            } else {
+                c.to_string()
+            }
+        })
+        .collect();
+    let set = with_policy(&format!(
+        "policy: mine\ntitle: Mine\nrules:\n\
+         \x20 - id: mine.init-connect\n    title: t\n    severity: low\n    setting: mycnf.init_connect\n    expect: {{ equals: {yaml_v}, present: true }}\n    why: w\n    fix: f\n    references: []\n",
+    ));
+    let p = fix::plan(&set, Some(&host("mysql-healthy")), &only("mine.*")).unwrap();
+    if p.unfixable.iter().any(|u| u.rule == "mine.init-connect") {
+        // refused with a reason is allowed; a patch that misreads is not
+        assert!(p.patch.is_empty(), "{v:?}: {}", p.patch);
+        assert!(
+            p.unfixable
+                .iter()
+                .all(|u| u.rule != "mine.init-connect" || !u.reason.is_empty()),
+            "{v:?}: refused without a reason"
+        );
+        return;
+    }
+    let t = copy(&host("mysql-healthy"));
+    let Some((ok, out)) = gnu_patch(t.path(), &p.patch) else {
+        return;
+    };
+    assert!(ok, "{out}\n{}", p.patch);
+    let file = p
+        .patch
+        .lines()
+        .find_map(|l| l.strip_prefix("+++ b/"))
+        .unwrap();
+    let text = std::fs::read_to_string(t.path().join(file)).unwrap();
+    let alone: String = text
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('!'))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let f = t.path().join("alone.cnf");
+    std::fs::write(&f, alone).unwrap();
+    let o = Command::new(mpd)
+        .arg(format!("--defaults-file={}", f.display()))
+        .arg("mysqld")
+        .output()
+        .unwrap();
+    let printed = String::from_utf8_lossy(&o.stdout);
+    let got = printed
+        .lines()
+        .filter_map(|l| {
+            l.strip_prefix("--init_connect=")
+                .or(l.strip_prefix("--init-connect="))
+        })
+        .next_back();
+    assert_eq!(got, Some(v), "{v:?}:\n{printed}\n{}", p.patch);
+    assert!(p.proof.as_ref().unwrap().passed(), "{}", p.summary());
 }
 
 #[test]
@@ -627,4 +651,72 @@ fn fix_says_which_live_captures_it_runs_and_how_to_turn_them_off() {
         "{err}"
     );
     assert!(err.contains("not run: my_print_defaults"), "{err}");
+}
+
+// the writers' property tests: any host value or file name either reaches
+// the real consumer as exactly itself or is refused with a reason
+
+/// Text from the host-data alphabet: blanks, quotes, backslashes, comment
+/// and group characters, control characters, non-ASCII.
+fn hostile_text(max: usize) -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::*;
+    proptest::collection::vec(
+        prop::sample::select(vec![
+            "a", "b", "1", ".", "-", " ", "\t", "\n", "\r", "\"", "'", "\\", "#", "=", "[", "]",
+            "!", ";", "$", "\u{1b}", "\u{7f}", "\u{202e}", "é", "*",
+        ]),
+        1..max,
+    )
+    .prop_map(|v| v.concat())
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig {
+        cases: 48,
+        failure_persistence: None,
+        ..proptest::prelude::ProptestConfig::default()
+    })]
+
+    /// Patch headers: a name quoted by `header_name` is the file GNU patch
+    /// edits, and the proof's reader reads the same name.
+    #[test]
+    fn any_file_name_in_a_patch_header_is_the_file_gnu_patch_edits(name in hostile_text(12)) {
+        proptest::prop_assume!(name != "." && name != "..");
+        let t = tempfile::tempdir().unwrap();
+        std::fs::create_dir(t.path().join("etc")).unwrap();
+        std::fs::write(t.path().join("etc").join(&name), "a = 1\n").unwrap();
+        let patch = format!(
+            "--- {}\n+++ {}\n@@ -1 +1 @@\n-a = 1\n+a = 2\n",
+            fix::diff::header_name(&format!("a/etc/{name}")),
+            fix::diff::header_name(&format!("b/etc/{name}")),
+        );
+        let parsed = fix::diff::parse(&patch).unwrap();
+        proptest::prop_assert_eq!(&parsed[0].path, &format!("/etc/{name}"));
+        let Some((ok, out)) = gnu_patch(t.path(), &patch) else {
+            return Ok(());
+        };
+        proptest::prop_assert!(ok, "{:?}: {}\n{}", name, out, patch);
+        proptest::prop_assert_eq!(
+            std::fs::read_to_string(t.path().join("etc").join(&name)).unwrap(),
+            "a = 2\n"
+        );
+        proptest::prop_assert_eq!(files(t.path()).len(), 1, "{:?}", files(t.path()));
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig {
+        cases: 24,
+        failure_persistence: None,
+        ..proptest::prelude::ProptestConfig::default()
+    })]
+
+    /// Option files: any pinned value is read back exactly by
+    /// `my_print_defaults` from the patched file, or refused with a reason.
+    #[test]
+    fn any_option_value_reads_back_exactly_or_is_refused(v in hostile_text(10)) {
+        if let Some(mpd) = common::tool("my_print_defaults", "mariadb-client") {
+            option_value_reads_back(&mpd, &v);
+        }
+    }
 }
