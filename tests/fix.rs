@@ -143,7 +143,11 @@ fn every_test_host_with_failures_gets_a_patch_the_tools_accept_and_a_passing_pro
                 u.reason
             );
         }
-        fixed_rules.extend(p.fixes.iter().map(|f| f.rule.clone()));
+        fixed_rules.extend(
+            p.fixes
+                .iter()
+                .flat_map(|f| std::iter::once(f.rule.clone()).chain(f.alias.clone())),
+        );
         apply(&dir, &p.patch);
     }
     // the hosts exercise every kind of edit
@@ -451,7 +455,8 @@ fn the_cli_prints_the_patch_writes_the_script_and_exits_by_the_plan() {
         .output()
         .unwrap();
     assert_eq!(z.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&z.stderr).contains("cannot fix storage.db-on-rotational"));
+    assert!(String::from_utf8_lossy(&z.stderr)
+        .contains("cannot fix storage.on-rotational (alias storage.db-on-rotational)"));
     // usage error: exit 2
     let u = Command::new(bin)
         .args(["fix", "--prefer", "sideways"])

@@ -350,3 +350,38 @@ fn fixing_the_live_host_reads_it_and_changes_nothing_on_it() {
     assert_eq!(here, [std::ffi::OsString::from("steps.sh")]);
     assert_eq!(fingerprint(&watched), before);
 }
+
+/// Issue 30: `check` reported `storage.on-rotational`, `fix` on the same
+/// host said "cannot fix storage.mysql-on-rotational" (the alias). Every
+/// command prints the canonical id; the alias stands beside it.
+#[test]
+fn fix_names_findings_by_the_canonical_id_with_the_alias_beside_it() {
+    let h = host("zimbra-storage-before");
+    let o = fix(&["--snapshot", h.to_str().unwrap()]);
+    let err = stderr(&o);
+    assert!(
+        err.contains(
+            "cannot fix storage.on-rotational (alias storage.db-on-rotational) zimbra-db, /:"
+        ),
+        "{err}"
+    );
+    assert!(
+        !err.contains("cannot fix storage.db-on-rotational"),
+        "{err}"
+    );
+    let o = fix(&["--snapshot", h.to_str().unwrap(), "--format", "json"]);
+    let v = json(&o);
+    let u = v["unfixable"].as_array().unwrap();
+    let rot: Vec<_> = u
+        .iter()
+        .filter(|x| x["alias"] == "storage.db-on-rotational")
+        .collect();
+    assert_eq!(rot.len(), 1, "{u:?}");
+    assert_eq!(rot[0]["rule"], "storage.on-rotational");
+    assert!(
+        fixed_rules(&v)
+            .iter()
+            .all(|r| !r.starts_with("storage.noatime-")),
+        "{v}"
+    );
+}

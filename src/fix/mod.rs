@@ -94,8 +94,12 @@ pub struct Step {
 /// A finding the plan fixes, before -> after (after from the proof).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Fixed {
-    /// Rule id (a `for_each` item's alias when it has one).
+    /// Rule id (the canonical one).
     pub rule: String,
+    /// The `for_each` item's alias (`storage.db-on-rotational`), shown
+    /// beside the rule id, never instead of it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alias: Option<String>,
     /// Subject (setting names, mount point).
     pub subject: String,
     /// The host's value now.
@@ -107,8 +111,12 @@ pub struct Fixed {
 /// A finding the plan does not fix, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Unfixable {
-    /// Rule id (a `for_each` item's alias when it has one).
+    /// Rule id (the canonical one).
     pub rule: String,
+    /// The `for_each` item's alias (`storage.db-on-rotational`), shown
+    /// beside the rule id, never instead of it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alias: Option<String>,
     /// Subject.
     pub subject: String,
     /// Why.
@@ -207,7 +215,7 @@ impl Plan {
             let _ = writeln!(
                 o,
                 "fixes {} {}: {} -> {}",
-                p(&f.rule),
+                p(&shown_id(&f.rule, f.alias.as_deref())),
                 p(&f.subject),
                 p(&f.before),
                 p(&f.after)
@@ -217,7 +225,7 @@ impl Plan {
             let _ = writeln!(
                 o,
                 "cannot fix {} {}: {}",
-                p(&u.rule),
+                p(&shown_id(&u.rule, u.alias.as_deref())),
                 p(&u.subject),
                 p(&u.reason)
             );
@@ -309,10 +317,19 @@ struct Change {
     reads: BTreeSet<Target>,
 }
 
-/// The id `fix` names a finding by: a `for_each` item's alias (the id the
-/// rule had before it was one rule per item), else the rule id.
+/// What tells a finding's item apart across audits: a `for_each` item's
+/// alias (the id the rule had before it was one rule per item), else the
+/// rule id. Never shown: people read [`shown_id`].
 fn id_of(f: &Finding) -> String {
     f.alias.clone().unwrap_or_else(|| f.rule.clone())
+}
+
+/// The rule id as every command prints it, the item's alias beside it.
+fn shown_id(rule: &str, alias: Option<&str>) -> String {
+    match alias {
+        Some(a) => format!("{rule} (alias {a})"),
+        None => rule.to_string(),
+    }
 }
 
 /// Findings are matched across audits by rule and subject.
@@ -321,7 +338,11 @@ fn key_of(f: &Finding) -> (String, String) {
 }
 
 fn label(f: &Finding) -> String {
-    format!("{} {}", id_of(f), f.subject.join(", "))
+    format!(
+        "{} {}",
+        shown_id(&f.rule, f.alias.as_deref()),
+        f.subject.join(", ")
+    )
 }
 
 /// The target a namespace key is written through.
@@ -881,14 +902,16 @@ pub fn plan_on(policies: &PolicySet, tree: &mut Tree, opts: &FixOptions) -> Resu
         if opts.no_verify {
             if planned.contains(&k) {
                 fixes.push(Fixed {
-                    rule: id_of(f),
+                    rule: f.rule.clone(),
+                    alias: f.alias.clone(),
                     subject: k.1.clone(),
                     before: before_v,
                     after: "(not verified)".into(),
                 });
             } else {
                 unfixable.push(Unfixable {
-                    rule: id_of(f),
+                    rule: f.rule.clone(),
+                    alias: f.alias.clone(),
                     subject: k.1.clone(),
                     reason: reasons
                         .get(&k)
@@ -908,7 +931,8 @@ pub fn plan_on(policies: &PolicySet, tree: &mut Tree, opts: &FixOptions) -> Resu
                 (None, None) => f.expected.clone().unwrap_or_default(),
             };
             fixes.push(Fixed {
-                rule: id_of(f),
+                rule: f.rule.clone(),
+                alias: f.alias.clone(),
                 subject: k.1.clone(),
                 before: before_v,
                 after,
@@ -923,7 +947,8 @@ pub fn plan_on(policies: &PolicySet, tree: &mut Tree, opts: &FixOptions) -> Resu
                 (None, false) => "no change planned".into(),
             };
             let u = Unfixable {
-                rule: id_of(f),
+                rule: f.rule.clone(),
+                alias: f.alias.clone(),
                 subject: k.1.clone(),
                 reason,
             };
@@ -944,7 +969,8 @@ pub fn plan_on(policies: &PolicySet, tree: &mut Tree, opts: &FixOptions) -> Resu
         .filter(|f| f.status == Status::Fail)
         .filter(|f| before_status.get(&key_of(f)) != Some(&Status::Fail))
         .map(|f| Unfixable {
-            rule: id_of(f),
+            rule: f.rule.clone(),
+            alias: f.alias.clone(),
             subject: f.subject.join(", "),
             reason: f.explanation.clone(),
         })
