@@ -368,3 +368,60 @@ fn shipped_policy_tests_pass_and_cover_every_rule_both_ways() {
         "shipped rules without a {{pass, fail}} expectation in policies/*.test.yaml: {missing:#?}"
     );
 }
+
+/// Issue 29, item 8: `driftaudit test` quoted the first line of any file
+/// named in `policies:` or `waivers:` (a test file naming `/etc/shadow`
+/// printed it; CI runs `driftaudit test` on pull requests). A test names
+/// files in its own directory tree only, and a named file that is not a
+/// policy is reported without its content.
+#[test]
+fn a_test_file_cannot_make_driftaudit_test_print_files_outside_its_tree() {
+    let ws = tempfile::tempdir().unwrap();
+    let outside = ws.path().join("shadow");
+    std::fs::write(&outside, "root:SHADOW-CANARY-1:19000:0:99999:7:::\n").unwrap();
+    let t = ws.path().join("t");
+    std::fs::create_dir_all(&t).unwrap();
+    std::os::unix::fs::symlink(&outside, t.join("linked")).unwrap();
+    std::fs::write(t.join("keyfile.txt"), "INTREE-CANARY-2: not a policy\n").unwrap();
+    let case = |name: &str, field: &str, file: &str| {
+        let (policies, waivers) = if field == "policies" {
+            (format!("policies: [{file}]\n"), String::new())
+        } else {
+            (
+                "builtin: true\n".to_string(),
+                format!("    waivers: {file}\n"),
+            )
+        };
+        std::fs::write(
+            t.join(format!("{name}.test.yaml")),
+            format!(
+                "{policies}cases:\n  - name: c\n    files:\n      /etc/hostname: h\n{waivers}    expect:\n      - {{ rule: sysctl.persisted-drift, status: none }}\n"
+            ),
+        )
+        .unwrap();
+    };
+    case("abs", "policies", outside.to_str().unwrap());
+    case("up", "policies", "../shadow");
+    case("link", "policies", "linked");
+    case("intree", "policies", "keyfile.txt");
+    case("waiver-abs", "waivers", outside.to_str().unwrap());
+    case("waiver-up", "waivers", "../shadow");
+    for name in ["abs", "up", "link", "intree", "waiver-abs", "waiver-up"] {
+        for format in ["text", "junit"] {
+            let file = format!("t/{name}.test.yaml");
+            let (code, out, err) = run_in(ws.path(), &["test", "--format", format, &file]);
+            let all = format!("{out}{err}");
+            assert_eq!(code, 2, "{name} {format}: {all}");
+            assert!(
+                !all.contains("SHADOW-CANARY-1") && !all.contains("INTREE-CANARY-2"),
+                "{name} {format} quoted the file:\n{all}"
+            );
+            let said = if name == "intree" {
+                "is not a policy file"
+            } else {
+                "outside the test file's directory"
+            };
+            assert!(all.contains(said), "{name} {format}: {all}");
+        }
+    }
+}

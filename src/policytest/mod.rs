@@ -502,8 +502,24 @@ impl Loader<'_> {
         };
         let mut ok = true;
         for (at, p) in paths {
+            if !self.confined(at, "policies", &p) {
+                ok = false;
+                continue;
+            }
             if let Err(e) = set.add_path(&p) {
-                self.policy_error(at, e);
+                if looks_like_policy(&p) {
+                    self.policy_error(at, e);
+                } else {
+                    // Not a policy (a key file, /etc/shadow): the loader's
+                    // message would quote its text (issue 29, item 8).
+                    self.problem(
+                        at,
+                        format!(
+                            "`policies`: `{}` is not a policy file (no top-level `rules:` or `schema:`); its content is not shown",
+                            p.display()
+                        ),
+                    );
+                }
                 ok = false;
             }
         }
@@ -512,6 +528,25 @@ impl Loader<'_> {
             return None;
         }
         ok.then_some((set, targets))
+    }
+
+    /// Whether `p`, named by the test file's `field`, is inside the test
+    /// file's directory tree (symbolic links resolved); if not, a problem
+    /// that names it and quotes nothing of it (issue 29, item 8: a test
+    /// naming `/etc/shadow` printed its first line).
+    fn confined(&mut self, at: (usize, usize), field: &str, p: &Path) -> bool {
+        if inside(self.dir, p) {
+            return true;
+        }
+        self.problem(
+            at,
+            format!(
+                "`{field}`: `{}` is outside the test file's directory `{}`; a test names files in its own directory tree only, symbolic links resolved (copy the file there)",
+                p.display(),
+                self.dir.display()
+            ),
+        );
+        false
     }
 
     fn policy_error(&mut self, at: (usize, usize), e: PolicyError) {
@@ -592,6 +627,12 @@ impl Loader<'_> {
             }
         };
         let waivers = match &c.waivers {
+            Some(w)
+                if !self.confined(line_col(&w.referenced), "waivers", &self.dir.join(&w.value)) =>
+            {
+                ok = false;
+                None
+            }
             Some(w) => match WaiverSet::load(self.dir.join(&w.value)) {
                 Ok(set) => Some(set),
                 Err(e) => {
@@ -994,6 +1035,35 @@ fn describe(f: &Finding) -> String {
         (false, true) => head,
         (false, false) => format!("{head}; {why}"),
     }
+}
+
+/// Whether `p` is inside `dir`: both resolved when `p` exists, else `p`
+/// below `dir` with no `..` in what follows.
+fn inside(dir: &Path, p: &Path) -> bool {
+    use std::path::Component;
+    match (dir.canonicalize(), p.canonicalize()) {
+        (Ok(d), Ok(f)) => f.starts_with(d),
+        _ => p.strip_prefix(dir).is_ok_and(|r| {
+            r.components()
+                .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
+        }),
+    }
+}
+
+/// Whether the file at `p` reads as a policy: a line of its first 64 KiB
+/// starts `rules:` or `schema:`. Only then do load errors quote it.
+fn looks_like_policy(p: &Path) -> bool {
+    use std::io::Read;
+    let Ok(o) = crate::reader::open_regular(p) else {
+        return false;
+    };
+    let mut head = Vec::new();
+    if o.file.take(64 * 1024).read_to_end(&mut head).is_err() {
+        return false;
+    }
+    String::from_utf8_lossy(&head)
+        .lines()
+        .any(|l| l.starts_with("rules:") || l.starts_with("schema:"))
 }
 
 #[cfg(test)]
