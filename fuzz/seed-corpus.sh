@@ -18,6 +18,11 @@ T=fstab;           seed $T fstab
 T=mountinfo;       seed $T mounts
 T=ext4;            seed $T ext4
 T=policy_yaml;     mkdir -p corpus/$T; cp -f ../policies/*.yaml corpus/$T/
+T=fix_plan;        mkdir -p corpus/$T
+# fix: mode byte (bit 0: --prefer running), sysctl.d text, 0xff, a running value
+printf '\001net.ipv4.tcp_tw_recycle = 1\r\nnet.core.somaxconn = 4096\n\377128\r\r\n' > corpus/$T/crlf
+printf '\000net.ipv4.tcp_tw_recycle = 1\r\r\nnet.core.somaxconn = 4096\n' > corpus/$T/crcrlf
+printf '\001net.core.somaxconn = 4096\n\377128\r9\033]0;x\007\n' > corpus/$T/control
 T=expr;            mkdir -p corpus/$T
 # expressions: every `assert:`/`applies:`-style line of the built-in policies
 grep -hoE '(assert|expect|when|value|setting): .*' ../policies/*.yaml | sed 's/^[a-z]*: //' |
