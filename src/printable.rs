@@ -7,7 +7,8 @@
 
 /// Whether [`printable`] escapes `c`: C0 and C1 control characters and DEL
 /// except tab (and newline when `keep_newlines`), the bidirectional marks
-/// and overrides, and the Unicode line and paragraph separators. Writers
+/// and overrides, the Unicode line and paragraph separators, and the
+/// noncharacters (U+FDD0..U+FDEF, every U+xFFFE/U+xFFFF). Writers
 /// that cannot escape (a patch line, an option-file value) refuse text
 /// holding one.
 pub fn unsafe_char(c: char, keep_newlines: bool) -> bool {
@@ -17,6 +18,9 @@ pub fn unsafe_char(c: char, keep_newlines: bool) -> bool {
         c if c.is_control() => true, // C0, DEL and C1
         '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => true,
         '\u{2028}' | '\u{2029}' => true,
+        // Unicode noncharacters (U+FFFE and U+FFFF are forbidden in XML 1.0)
+        '\u{fdd0}'..='\u{fdef}' => true,
+        c if (c as u32) & 0xfffe == 0xfffe => true,
         _ => false,
     }
 }
@@ -28,8 +32,9 @@ pub fn unsafe_char(c: char, keep_newlines: bool) -> bool {
 /// nor reorder what is shown. Tabs stay; newlines stay only when
 /// `keep_newlines` (multi-line explanations), else they show as `\n` so one
 /// value cannot split a report line. Every human format (text, markdown,
-/// diff, fleet summary) runs host data through here; JSON, SARIF and JUnit
-/// keep values exact and rely on their own escaping.
+/// diff, fleet summary), JUnit XML (which cannot hold U+FFFE, U+FFFF or most
+/// C0 characters) and Prometheus labels run host data through here; JSON and
+/// SARIF keep values exact and rely on their own escaping.
 ///
 /// ```
 /// use driftaudit::unstable::render::printable;

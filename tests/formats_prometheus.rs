@@ -215,7 +215,9 @@ fn prometheus_label_values_survive_a_hostile_host_name() {
         .iter()
         .map(|s| s["labels"]["host"].as_str().unwrap())
         .collect();
-    assert!(hosts.contains(&evil), "the host name comes back exactly");
+    // the host name comes back exactly, its newlines shown as `\n`
+    let shown = evil.replace('\n', "\\n");
+    assert!(hosts.contains(&shown.as_str()), "{hosts:?}");
     assert_eq!(samples(&fams, "driftaudit_hosts").len(), 1);
     assert_eq!(
         samples(&fams, "driftaudit_hosts")[0]["value"].as_f64(),
@@ -382,4 +384,139 @@ fn the_documented_textfile_recipe_writes_a_parsable_file_atomically() {
         std::fs::read_to_string(textfile.join("driftaudit.prom")).unwrap(),
         text
     );
+}
+
+/// Every `driftaudit_findings` and `driftaudit_unevaluated_domains` series
+/// key (name and labels) of parsed families, each exactly once.
+fn assert_no_series_twice(fams: &BTreeMap<String, Json>, hosts: usize) {
+    for (name, per_host) in [
+        ("driftaudit_findings", 30),
+        ("driftaudit_unevaluated_domains", 1),
+    ] {
+        let mut seen = std::collections::BTreeSet::new();
+        for s in samples(fams, name) {
+            assert!(
+                seen.insert(s["labels"].to_string()),
+                "{name}: series twice: {}",
+                s["labels"]
+            );
+        }
+        assert_eq!(seen.len(), hosts * per_host, "{name}");
+    }
+}
+
+#[test]
+fn prometheus_host_labels_are_unique_when_a_host_is_named_like_a_suffix() {
+    // Issue 29, item 9: `a`, `a` and `a#2` gave 31 repeated series (the
+    // second `a` became `a#2`, the name of the third host), which
+    // node_exporter rejects for the whole textfile.
+    let Some(python) = parser() else { return };
+    let mut r = report_of(&["nat-story", "clean", "mysql-warmup-story", "clean"]);
+    for (h, name) in r.hosts.iter_mut().zip(["a", "a", "a#2", "a#2#2"]) {
+        h.host = name.into();
+    }
+    let text = prometheus::render_at(&r, 0.0);
+    let fams = parse(&python, &text);
+    assert_no_series_twice(&fams, 4);
+    // the first host of a name keeps it exactly; every label names one host
+    let hosts: std::collections::BTreeSet<&str> = samples(&fams, "driftaudit_findings")
+        .iter()
+        .map(|s| s["labels"]["host"].as_str().unwrap())
+        .collect();
+    assert_eq!(hosts.len(), 4, "{hosts:?}");
+    assert!(hosts.contains("a") && hosts.contains("a#2") && hosts.contains("a#2#2"));
+}
+
+#[test]
+fn prometheus_never_writes_a_control_character_into_a_label() {
+    // Issue 29, item 9: CR and NUL reached label values raw.
+    let Some(python) = parser() else { return };
+    let mut r = report_of(&["nat-story", "clean"]);
+    r.hosts[0].host = "web\r1\0\x1b[31m\x7f\u{85}\u{2028}\u{202e}".into();
+    r.hosts[1].host = "web\\r1".into();
+    let text = prometheus::render_at(&r, 0.0);
+    for (i, line) in text.split('\n').enumerate() {
+        assert!(
+            !line.chars().any(|c| c.is_control()
+                || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}')),
+            "line {}: a raw control or line-breaking character: {line:?}",
+            i + 1
+        );
+    }
+    let fams = parse(&python, &text);
+    assert_no_series_twice(&fams, 2);
+    let label = samples(&fams, "driftaudit_findings")[0]["labels"]["host"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        label, "web\\r1\\x00\\x1b[31m\\x7f\\x85\\u{2028}\\u{202e}",
+        "every control character shown as its escape"
+    );
+}
+
+/// Characters host data may hold, hostile ones over-represented.
+const HOST_ALPHABET: &[char] = &[
+    'a',
+    'Z',
+    '0',
+    '#',
+    '2',
+    ' ',
+    '\\',
+    '"',
+    '\'',
+    '{',
+    '}',
+    '=',
+    ',',
+    '\n',
+    '\r',
+    '\t',
+    '\0',
+    '\x1b',
+    '\x07',
+    '\x7f',
+    '\u{85}',
+    '\u{9b}',
+    '\u{2028}',
+    '\u{202e}',
+    '\u{fffd}',
+    '\u{fffe}',
+    '\u{ffff}',
+    '\u{10ffff}',
+    'é',
+    '😀',
+];
+
+#[test]
+fn prometheus_for_any_host_names_parses_with_unique_series() {
+    // A property test over the host-data alphabet: 48 fleets of 3 hosts
+    // whose names are drawn from it (with repeats), parsed by the real
+    // parser in one run.
+    use proptest::strategy::{Strategy, ValueTree};
+    let Some(python) = parser() else { return };
+    let base = report_of(&["nat-story", "clean", "clean"]);
+    let name = proptest::collection::vec(proptest::sample::select(HOST_ALPHABET), 0..6)
+        .prop_map(|v| v.into_iter().collect::<String>());
+    let names = proptest::collection::vec(
+        proptest::prop_oneof![name.clone(), proptest::strategy::Just("a".to_string())],
+        3,
+    );
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    for _ in 0..48 {
+        let names = names.new_tree(&mut runner).unwrap().current();
+        let mut r = base.clone();
+        for (h, n) in r.hosts.iter_mut().zip(&names) {
+            h.host = n.clone();
+        }
+        let text = prometheus::render_at(&r, 0.0);
+        assert!(
+            !text
+                .chars()
+                .any(|c| c != '\n' && (c.is_control() || c == '\u{2028}' || c == '\u{2029}')),
+            "{names:?}: a raw control character in {text:?}"
+        );
+        assert_no_series_twice(&parse(&python, &text), 3);
+    }
 }

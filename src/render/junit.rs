@@ -1,5 +1,5 @@
-//! JUnit XML renderer (quick-junit writer, which escapes and strips control
-//! characters) shaped for GitLab's unit test reports, which key a test case
+//! JUnit XML renderer (quick-junit writer, which escapes markup; every value
+//! first made printable, so no character XML 1.0 forbids is written) shaped for GitLab's unit test reports, which key a test case
 //! by `classname` and `name`, keep only the first of equal keys and show
 //! `classname` as the suite: one `<testsuite>` per host, one `<testcase>` per
 //! rule and subject on the host (`classname` = `HOST.policy`, `name` =
@@ -131,10 +131,10 @@ fn block<'a>(findings: impl Iterator<Item = &'a Finding>) -> String {
 /// failure, error or skip.
 fn non_success(status: &mut TestCaseStatus, ty: &str, list: &[&Finding]) {
     if let Some(first) = list.first() {
-        status.set_message(first.explanation.trim());
+        status.set_message(x(first.explanation.trim()));
     }
     status.set_type(ty);
-    status.set_description(block(list.iter().copied()));
+    status.set_description(x(&block(list.iter().copied())));
 }
 
 /// The test case name of a rule's findings on one subject: the rule id,
@@ -213,7 +213,7 @@ fn case(
     tc.set_classname(classname);
     tc.set_assertions(findings.len());
     if let Some(file) = case_file(h, decided, findings, repo_root) {
-        tc.extra.insert("file".into(), file.into());
+        tc.extra.insert("file".into(), x(&file).into());
     }
     // Everything that did not decide the verdict and is not a plain pass.
     let rest: Vec<&Finding> = findings
@@ -224,7 +224,7 @@ fn case(
     if findings.is_empty() {
         tc.set_system_out("no findings for this rule on this host\n");
     } else if !rest.is_empty() {
-        tc.set_system_out(block(rest.into_iter()));
+        tc.set_system_out(x(&block(rest.into_iter())));
     }
     tc
 }
@@ -245,7 +245,7 @@ fn suite(
     for f in &h.findings {
         rules.entry(f.rule.as_str()).or_insert(f.policy.as_str());
     }
-    let mut s = TestSuite::new(h.host.as_str());
+    let mut s = TestSuite::new(x(&h.host));
     s.add_property(Property::new(
         "source",
         match h.source {
@@ -256,14 +256,14 @@ fn suite(
     for c in &h.coverage {
         s.add_property(Property::new(
             format!("coverage.{}", c.domain.as_str()),
-            super::text::coverage_line(c),
+            x(&super::text::coverage_line(c)),
         ));
     }
     if let Some(line) = super::text::hard_links_line(h, |p| p.to_string()) {
-        s.add_property(Property::new("coverage.hard_links", line));
+        s.add_property(Property::new("coverage.hard_links", x(&line)));
     }
     for (rule, policy) in rules {
-        let classname = format!("{label}.{policy}");
+        let classname = format!("{label}.{}", x(policy));
         // one test case per subject of the rule, in the report's order
         let mut by_subject: BTreeMap<&[String], Vec<&Finding>> = BTreeMap::new();
         for f in h.findings.iter().filter(|f| f.rule == rule) {
@@ -273,13 +273,13 @@ fn suite(
             by_subject.insert(&[], Vec::new());
         }
         for (subject, fs) in by_subject {
-            let mut name = case_name(rule, subject);
+            let mut name = x(&case_name(rule, subject));
             // Unique in the whole report, whatever a hostile name holds
             // (`a[b]` as a rule id, a subject that repeats another's name).
             let mut n = 1;
             while used.contains(&(classname.clone(), name.clone())) {
                 n += 1;
-                name = format!("{} #{n}", case_name(rule, subject));
+                name = format!("{} #{n}", x(&case_name(rule, subject)));
             }
             used.insert((classname.clone(), name.clone()));
             s.add_test_case(case(h, &classname, &name, &fs, repo_root));
@@ -288,24 +288,16 @@ fn suite(
     s
 }
 
-/// The host part of each suite's class names: the host name, with `#N`
-/// added from the second host of the same name on (two snapshots of one
-/// host in one report), so no two hosts share a GitLab suite.
+/// The host part of each suite's class names: unique by construction
+/// ([`super::unique_labels`]), so no two hosts share a GitLab suite.
 fn host_labels(report: &Report) -> Vec<String> {
-    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
-    report
-        .hosts
-        .iter()
-        .map(|h| {
-            let n = seen.entry(h.host.as_str()).or_insert(0);
-            *n += 1;
-            if *n == 1 {
-                h.host.clone()
-            } else {
-                format!("{}#{n}", h.host)
-            }
-        })
-        .collect()
+    super::unique_labels(report.hosts.iter().map(|h| h.host.as_str()))
+}
+
+/// A value for the XML: every character XML 1.0 forbids (U+FFFE, U+FFFF,
+/// C0 but tab and newline) and every other control made visible.
+fn x(s: &str) -> String {
+    super::printable(s, true).into_owned()
 }
 
 /// Render the report as JUnit XML, `file` attributes relative to

@@ -98,33 +98,36 @@ pub fn text(run: &TestRun, verbose: bool) -> String {
 
 /// The run as JUnit XML (see the module docs).
 pub fn junit(run: &TestRun) -> String {
+    // every value made printable: no character XML 1.0 forbids is written
+    let x = |s: &str| super::printable(s, true).into_owned();
     let mut r = quick_junit::Report::new("driftaudit test");
     let mut used = BTreeSet::new();
     for f in &run.files {
-        let mut s = TestSuite::new(f.path.as_str());
+        let path = x(&f.path);
+        let mut s = TestSuite::new(path.as_str());
         for c in &f.cases {
             let bad: Vec<&Checked> = c.checks.iter().filter(|k| !k.ok()).collect();
             let status = if bad.is_empty() {
                 TestCaseStatus::success()
             } else {
                 let mut st = TestCaseStatus::non_success(NonSuccessKind::Failure);
-                st.set_message(mismatch_line(&f.path, bad[0]));
+                st.set_message(x(&mismatch_line(&f.path, bad[0])));
                 st.set_type("mismatch");
                 let body: Vec<String> = bad.iter().map(|k| mismatch_line(&f.path, k)).collect();
-                st.set_description(body.join("\n"));
+                st.set_description(x(&body.join("\n")));
                 st
             };
-            let mut name = c.name.clone();
+            let mut name = x(&c.name);
             let mut n = 1;
-            while used.contains(&(f.path.clone(), name.clone())) {
+            while used.contains(&(path.clone(), name.clone())) {
                 n += 1;
-                name = format!("{} #{n}", c.name);
+                name = format!("{} #{n}", x(&c.name));
             }
-            used.insert((f.path.clone(), name.clone()));
+            used.insert((path.clone(), name.clone()));
             let mut tc = TestCase::new(name, status);
-            tc.set_classname(f.path.as_str());
+            tc.set_classname(path.as_str());
             tc.set_assertions(c.checks.len());
-            tc.extra.insert("file".into(), f.path.as_str().into());
+            tc.extra.insert("file".into(), path.as_str().into());
             tc.extra
                 .insert("line".into(), c.line.to_string().as_str().into());
             let held: Vec<String> = c
@@ -141,7 +144,7 @@ pub fn junit(run: &TestRun) -> String {
                 })
                 .collect();
             if !held.is_empty() {
-                tc.set_system_out(format!("host {}\n{}\n", c.host, held.join("\n")));
+                tc.set_system_out(x(&format!("host {}\n{}\n", c.host, held.join("\n"))));
             }
             s.add_test_case(tc);
         }

@@ -10,8 +10,9 @@
 //! Series (docs/formats.md, Prometheus):
 //! - `driftaudit_findings{host,status,severity}`: findings of the host by
 //!   status and rule severity, every combination written (a zero is a
-//!   value, an absent series is not); a second host of the same name (two
-//!   snapshots of one host) is `HOST#2`, so no series repeats;
+//!   value, an absent series is not); host labels are unique by
+//!   construction (a second host of one name is `HOST#N` with the first N
+//!   no host has), so no series repeats;
 //! - `driftaudit_unevaluated_domains{host}`: detected domains none of whose
 //!   rules reached a verdict (never a silent all-clear);
 //! - `driftaudit_rule_failing_hosts{rule,policy,severity}`: hosts on which
@@ -133,14 +134,19 @@ pub fn fleet_rule_failures(summary: &FleetSummary, policies: &PolicySet) -> Rule
         .collect()
 }
 
-/// A label value in the text format: `\`, `"` and newline escaped.
+/// A label value in the text format: control characters, line separators
+/// and direction overrides first made visible ([`super::printable`]: a CR
+/// is the two characters `\r`), then `\`, `"` and newline escaped, so no
+/// byte the exposition format or its consumers mishandle is written raw.
 pub fn label_value(s: &str) -> String {
+    let s = super::printable(s, false);
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
             '\\' => out.push_str("\\\\"),
             '"' => out.push_str("\\\""),
             '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\\\t"),
             c => out.push(c),
         }
     }
@@ -156,21 +162,11 @@ fn header(out: &mut String, name: &str, help: &str) {
 /// Write the metrics of hosts (and, for more than one host, the per-rule
 /// failing hosts) at `now` (seconds since the Unix epoch).
 pub fn render_counts(hosts: &[HostCounts], rules: Option<&RuleFailures>, now: f64) -> String {
-    // A series must be unique: from the second host of one name on (before
-    // and after snapshots of a host), the label is `HOST#N`, as in JUnit.
-    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
-    let labels: Vec<String> = hosts
+    // A series must be unique: host labels are unique by construction
+    // (`HOST#N` with the first N no host has, whatever the names hold).
+    let labels: Vec<String> = super::unique_labels(hosts.iter().map(|h| h.host.as_str()))
         .iter()
-        .map(|h| {
-            let n = seen.entry(h.host.as_str()).or_insert(0);
-            *n += 1;
-            let name = if *n == 1 {
-                h.host.clone()
-            } else {
-                format!("{}#{n}", h.host)
-            };
-            label_value(&name)
-        })
+        .map(|l| label_value(l))
         .collect();
     let mut out = String::new();
     header(
