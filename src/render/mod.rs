@@ -164,4 +164,3 @@ pub fn unique_labels<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String
     }
     out
 }
-

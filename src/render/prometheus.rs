@@ -258,7 +258,9 @@ mod tests {
 
     #[test]
     fn label_values_escape_backslash_quote_and_newline() {
-        assert_eq!(label_value("a\\b\"c\nd"), "a\\\\b\\\"c\\nd");
+        // a newline is host data shown as its escape (`\n`, printable), whose
+        // backslash the exposition format then escapes: it parses back as `\n`
+        assert_eq!(label_value("a\\b\"c\nd"), "a\\\\b\\\"c\\\\nd");
         assert_eq!(label_value("web1"), "web1");
     }
 }
