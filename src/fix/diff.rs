@@ -114,7 +114,7 @@ pub fn secret_lines(path: &str, text: &str) -> Vec<bool> {
 }
 
 /// Whether a line (split at `\n`) holds a character a patch would print
-/// raw that [`crate::printable`] escapes: a control character other than
+/// raw that `printable` escapes: a control character other than
 /// tab, or a bidirectional override. CRs at its end are its line ending
 /// (they only return the cursor before the newline) and do not count.
 pub fn control_line(line: &str) -> bool {
