@@ -240,26 +240,7 @@ impl WaiverSet {
         for h in &mut report.hosts {
             usage.add(&self.apply_host(h, today));
         }
-        for (finding, host) in self.verdicts(&usage, today) {
-            let t = report
-                .hosts
-                .iter()
-                .position(|h| h.host == host)
-                .unwrap_or(0);
-            if let Some(h) = report.hosts.get_mut(t) {
-                let mut findings = std::mem::take(&mut h.findings);
-                findings.push(finding);
-                h.set_findings(findings);
-            }
-        }
-        if report
-            .hosts
-            .iter()
-            .any(|h| h.findings.iter().any(|f| f.rule == WAIVER_RULE))
-            && !report.rules.iter().any(|r| r.id == WAIVER_RULE)
-        {
-            report.rules.push(waiver_rule_meta());
-        }
+        attach(report, self.verdicts(&usage, today));
     }
 
     /// Apply to one host's report (a fleet applies host by host, on any
