@@ -223,7 +223,8 @@ pub fn rule_id(policy: &str, ns: &str) -> String {
     format!("{policy}.{}", ns.replace('_', "-"))
 }
 
-/// The text a value is pinned as: what the engine's comparison
+/// The text a value is pinned as when the golden host's own spelling does
+/// not read back ([`golden_spelling`]): what the engine's comparison
 /// (`Value::loosely_equals`) finds equal to the value read, sizes in bytes,
 /// booleans as ON/OFF, numbers in full precision, lists space-separated.
 fn pin_text(v: &Value) -> Option<String> {
@@ -245,6 +246,19 @@ fn pin_text(v: &Value) -> Option<String> {
             .map(|v| v.join(" ")),
         Value::Record(_) => None,
     }
+}
+
+/// The golden host's own text for a value (`10G`, not `10737418240`), when
+/// it reads back equal under the engine's comparison; `None` when it does
+/// not (quoted text, a boolean written as a bare option name), and the
+/// value is pinned as [`pin_text`] writes it.
+fn golden_spelling(v: &Value, raw: &str) -> Option<String> {
+    let raw = raw.trim();
+    if raw.is_empty() || matches!(v, Value::Record(_)) {
+        return None;
+    }
+    v.loosely_equals(&Value::Str(raw.to_string()))
+        .then(|| raw.to_string())
 }
 
 fn globs(flag: &'static str, gs: &[String]) -> Result<Vec<glob::Pattern>, BaselineError> {
@@ -467,7 +481,7 @@ fn pick(
                 leave(key, "secret: its value is never written");
                 continue;
             }
-            pin_text(&setting.value)
+            golden_spelling(&setting.value, &setting.raw).or_else(|| pin_text(&setting.value))
         };
         if key.contains("${") || value.as_deref().is_some_and(|v| v.contains("${")) {
             // a policy reads `${` as the start of a parameter reference

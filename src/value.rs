@@ -87,6 +87,13 @@ impl Value {
                     && parse_bool(s) == n.as_bool()
             }
             (Value::Str(a), Value::Str(b)) => normalize_ws(a) == normalize_ws(b),
+            // `10G` against a size read as 10737418240 bytes: by meaning
+            (Value::Size(n), Value::Str(s)) | (Value::Str(s), Value::Size(n))
+                if s.trim().parse::<f64>().is_err() && parse_size(s).is_ok() =>
+            {
+                let m = parse_size(s).unwrap_or(f64::NAN);
+                (n - m).abs() <= f64::EPSILON * n.abs().max(m.abs()).max(1.0)
+            }
             (a, b) => match (a.as_f64(), b.as_f64()) {
                 (Some(x), Some(y)) => (x - y).abs() <= f64::EPSILON * x.abs().max(y.abs()).max(1.0),
                 _ => normalize_ws(&a.to_plain()) == normalize_ws(&b.to_plain()),
@@ -228,6 +235,18 @@ mod tests {
         assert_eq!(parse_size("42").unwrap(), 42.0);
         assert!(parse_size("12 apples").is_err());
         assert!(parse_size("G").is_err());
+    }
+
+    #[test]
+    fn a_size_equals_a_size_spelled_text_by_meaning() {
+        let ten_g = Value::Size(10.0 * 1073741824.0);
+        for same in ["10G", "10240M", "10 GiB", "10737418240"] {
+            assert!(ten_g.loosely_equals(&Value::Str(same.into())), "{same}");
+            assert!(Value::Str(same.into()).loosely_equals(&ten_g), "{same}");
+        }
+        for other in ["11G", "10", "10 apples", ""] {
+            assert!(!ten_g.loosely_equals(&Value::Str(other.into())), "{other}");
+        }
     }
 
     #[test]

@@ -131,7 +131,7 @@ fn baseline_then_check_of_a_modified_copy_reports_exactly_the_modified_settings(
         "db01.example.com",
         "{key: \"net.core.somaxconn\", value: \"1024\"}",
         "{key: \"max_connections\", value: \"300\"}",
-        "{key: \"innodb_buffer_pool_size\", value: \"1073741824\"}",
+        "{key: \"innodb_buffer_pool_size\", value: \"1G\"}",
         "{key: \"/var/lib/mysql\", value: \"rw,suid,dev,exec,auto,nouser,async\"}",
     ] {
         assert!(yaml.contains(want), "{want}:\n{yaml}");
@@ -365,7 +365,7 @@ fn values_yaml_or_the_engine_could_misread_round_trip() {
     ]);
     assert_eq!(code, 0, "{err}");
     for want in [
-        "{key: \"net.ipv4.ip_local_port_range\", value: \"32768 60999\"}",
+        "{key: \"net.ipv4.ip_local_port_range\", value: \"32768\\t60999\"}",
         "{key: \"site_yes\", value: \"yes\"}",
         "{key: \"site_hex\", value: \"0x10\"}",
         "{key: \"site_exp\", value: \"1e3\"}",
@@ -772,4 +772,66 @@ fn fix_sets_a_zimbra_localconfig_key_back_to_the_golden_value_with_zmlocalconfig
         err.contains("mailboxd_java_heap_size = 6144 -> mailboxd_java_heap_size = 7168"),
         "{err}"
     );
+}
+
+/// Issue 30: a pinned size was written in bytes (`10737418240`) where the
+/// golden file said `10G`; it keeps the golden spelling and is compared by
+/// meaning, so `10240M` passes and `11G` fails.
+#[test]
+fn a_pinned_size_keeps_the_golden_spelling_and_compares_by_meaning() {
+    let ws = tempfile::tempdir().unwrap();
+    let golden = ws.path().join("golden");
+    copy_host("mysql-includedir-override", &golden);
+    let policy = ws.path().join("golden.yaml");
+    let (code, _, err) = run(&[
+        "baseline",
+        "--snapshot",
+        golden.to_str().unwrap(),
+        "--namespace",
+        "mycnf_effective",
+        "--keys",
+        "innodb_buffer_pool_size",
+        "-o",
+        policy.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let yaml = std::fs::read_to_string(&policy).unwrap();
+    assert!(
+        yaml.contains("{key: \"innodb_buffer_pool_size\", value: \"10G\"}"),
+        "the golden host's spelling: {yaml}"
+    );
+    let file = "etc/mysql/mariadb.conf.d/99-override.cnf";
+    for (spelling, want) in [("10G", 0), ("10240M", 0), ("10485760K", 0), ("11G", 1)] {
+        let host = ws.path().join(format!("h-{spelling}"));
+        copy_host("mysql-includedir-override", &host);
+        if spelling != "10G" {
+            edit(
+                &host.join(file),
+                "innodb_buffer_pool_size = 10G",
+                &format!("innodb_buffer_pool_size = {spelling}"),
+            );
+        }
+        let (code, out, err) = run(&[
+            "check",
+            "--snapshot",
+            host.to_str().unwrap(),
+            "--no-builtin",
+            "--policy",
+            policy.to_str().unwrap(),
+            "--format",
+            "json",
+        ]);
+        let bad = not_passing(&json(&out));
+        let failing: Vec<&str> = bad
+            .iter()
+            .filter(|(r, _, _)| r.starts_with("baseline-"))
+            .map(|(_, s, _)| s.as_str())
+            .collect();
+        if want == 0 {
+            assert!(failing.is_empty(), "{spelling} means 10G: {out}{err}");
+        } else {
+            assert_eq!(code, 1, "{out}{err}");
+            assert_eq!(failing, ["innodb_buffer_pool_size"], "{spelling}: {out}");
+        }
+    }
 }
