@@ -1,6 +1,9 @@
 //! `driftaudit baseline`: a policy that pins a known-good ("golden") host's
 //! effective values, one `for_each` rule per namespace over a list
-//! parameter of `{key, value}` items (docs/policy-language.md, "Baselines").
+//! parameter of `{key, value}` items (docs/policy-language.md, "Baselines"),
+//! and per closed configuration namespace one `for_each` over its keys
+//! whose `where:` leaves out the pins and the `NS_open` globs, so a setting
+//! the golden host lacks fails as "not on the golden host".
 //! Reads the host through the facts readers, leaves out volatile keys (a
 //! documented default list) and secrets (never written, not even in a
 //! note), writes every value through `serde_json` (valid YAML flow, so `yes`,
@@ -125,7 +128,36 @@ pub struct BaselineOptions {
     pub ignore: Vec<String>,
     /// Do not apply [`DEFAULT_IGNORE`].
     pub no_default_ignore: bool,
+    /// Configuration namespaces left out of the closed world (`--open`): a
+    /// setting the checked host has and the golden host lacks is not judged.
+    pub open: Vec<String>,
 }
+
+/// The configuration namespaces a baseline closes by default: a setting a
+/// checked host has there and the golden host lacks fails ("not on the
+/// golden host"). The running `sysctl`, `mysql` and `mount` hold what the
+/// kernel and server report whatever the configuration says (a thousand
+/// kernel values, every server variable), so they stay open.
+pub const CLOSED_NAMESPACES: &[&str] = &[
+    "sysctl_boot",
+    "sysctl_procps",
+    "mycnf_effective",
+    "mycnf",
+    "zimbra_mycnf",
+    "localconfig",
+    "fstab",
+];
+
+/// Per-interface sysctl key families: `PREFIX.IFACE.KEY`. A checked host's
+/// key of an interface the golden host has no key of is not judged as
+/// added (interface names differ between hosts: `eth0`, `ens3`), except
+/// for `all` and `default`, which every host has.
+const PER_INTERFACE: &[&str] = &[
+    "net.ipv4.conf",
+    "net.ipv6.conf",
+    "net.ipv4.neigh",
+    "net.ipv6.neigh",
+];
 
 /// Why a baseline could not be made.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -194,6 +226,10 @@ pub struct Baseline {
     pub left_out: Vec<LeftOut>,
     /// How many keys the default volatile list left out.
     pub volatile: usize,
+    /// Per closed namespace, the globs of keys the closed world does not
+    /// judge, before the namespace's left-out keys are added to them
+    /// (namespaces not here are open).
+    pub closed: BTreeMap<String, Vec<(String, String)>>,
     /// The policy YAML.
     pub yaml: String,
 }
@@ -333,6 +369,18 @@ pub fn generate(host: &Host, opts: &BaselineOptions) -> Result<Baseline, Baselin
         }
         v
     };
+    for n in &opts.open {
+        if !PINNABLE.iter().any(|(p, _)| p == n) {
+            return Err(BaselineError::UnknownNamespace {
+                name: n.clone(),
+                known: PINNABLE
+                    .iter()
+                    .map(|(p, _)| format!("`{p}`"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
+        }
+    }
     let keys = globs("--keys", &opts.keys)?;
     let ignore = globs("--ignore", &opts.ignore)?;
     let volatile: Vec<glob::Pattern> = if opts.no_default_ignore {
@@ -372,6 +420,14 @@ pub fn generate(host: &Host, opts: &BaselineOptions) -> Result<Baseline, Baselin
             Err(why) => empty.push((ns.clone(), why)),
         }
     }
+    let closed = wanted
+        .iter()
+        .filter(|ns| CLOSED_NAMESPACES.contains(&ns.as_str()) && !opts.open.contains(ns))
+        .filter_map(|ns| {
+            let p = pins.iter().find(|(n, _)| n == ns)?;
+            Some((ns.clone(), open_globs(ns, &p.1, opts)))
+        })
+        .collect();
     let mut b = Baseline {
         host: name,
         captured,
@@ -380,6 +436,7 @@ pub fn generate(host: &Host, opts: &BaselineOptions) -> Result<Baseline, Baselin
         empty,
         left_out,
         volatile: volatile_count,
+        closed,
         yaml: String::new(),
     };
     b.yaml = render(&b);
@@ -387,6 +444,95 @@ pub fn generate(host: &Host, opts: &BaselineOptions) -> Result<Baseline, Baselin
     b.left_out.sort();
     b.yaml = render(&b);
     Ok(b)
+}
+
+/// A key as a glob that matches only it (`[*]` for a `*`); a leading `!`,
+/// which `matches` reads as "judge again", is written `?` (such a key's
+/// glob also matches any other first character).
+fn exact_glob(key: &str) -> String {
+    let g = glob::Pattern::escape(key);
+    match g.strip_prefix('!') {
+        Some(rest) => format!("?{rest}"),
+        None => g,
+    }
+}
+
+/// The globs of keys of `ns` the closed world does not judge: per-interface
+/// keys of interfaces the golden host has no key of, then (with `--keys`)
+/// every key those globs do not select, whatever its interface, then the
+/// default ignore list and `--ignore`. The namespace's
+/// left-out keys are added when the policy is written. In `matches`
+/// order: the last glob that matches decides, `!GLOB` judges again.
+fn open_globs(ns: &str, pins: &[Pin], opts: &BaselineOptions) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    let own = |g: &str| -> Option<String> {
+        match g.split_once('.') {
+            Some((n, rest)) if n == ns => Some(rest.to_string()),
+            Some((n, _)) if PINNABLE.iter().any(|(p, _)| *p == n) => None,
+            _ => Some(g.to_string()),
+        }
+    };
+    if ns.starts_with("sysctl") {
+        let mut ifaces = BTreeSet::new();
+        for p in pins {
+            for fam in PER_INTERFACE {
+                if let Some(rest) = p.key.strip_prefix(fam).and_then(|r| r.strip_prefix('.')) {
+                    if let Some((iface, _)) = rest.split_once('.') {
+                        ifaces.insert((*fam, iface.to_string()));
+                    }
+                }
+            }
+        }
+        for fam in PER_INTERFACE {
+            out.push((
+                format!("{fam}.*"),
+                "an interface the golden host has no key of (names differ between hosts)".into(),
+            ));
+            for iface in ["all", "default"] {
+                out.push((
+                    format!("!{fam}.{iface}.*"),
+                    "every host has it: judged".into(),
+                ));
+            }
+            for (_, iface) in ifaces.iter().filter(|(f, _)| f == fam) {
+                if iface != "all" && iface != "default" {
+                    out.push((
+                        format!("!{fam}.{}.*", glob::Pattern::escape(iface)),
+                        "an interface of the golden host: judged".into(),
+                    ));
+                }
+            }
+        }
+    }
+    if !opts.keys.is_empty() {
+        out.push(("*".into(), "not selected by `--keys`".into()));
+        out.extend(
+            opts.keys
+                .iter()
+                .filter_map(|g| own(g))
+                .map(|g| (format!("!{g}"), "selected by `--keys`".into())),
+        );
+    }
+    if ns == "fstab" || ns == "mount" {
+        out.push((
+            "[!/]*".into(),
+            "not a mount point (swap or a pseudo entry)".into(),
+        ));
+    }
+    if !opts.no_default_ignore {
+        out.extend(
+            DEFAULT_IGNORE
+                .iter()
+                .map(|(g, why)| (g.to_string(), why.to_string())),
+        );
+    }
+    out.extend(
+        opts.ignore
+            .iter()
+            .filter_map(|g| own(g))
+            .map(|g| (g, "left out by `--ignore`".into())),
+    );
+    out
 }
 
 type Filters<'a> = (
@@ -610,11 +756,123 @@ fn render(b: &Baseline) -> String {
             let _ = writeln!(y, "    - {{key: {}, value: {}}}", q(&p.key), q(&p.value));
         }
     }
+    for (ns, globs) in open_lists(b) {
+        let _ = writeln!(
+            y,
+            "  # keys of {ns} the golden host lacks that are not judged as added (`matches` order)"
+        );
+        if globs.is_empty() {
+            let _ = writeln!(y, "  {ns}_open: []");
+        } else {
+            let _ = writeln!(y, "  {ns}_open:");
+            for (g, why) in globs {
+                let _ = writeln!(y, "    - {{glob: {}, why: {}}}", q(&g), q(&why));
+            }
+        }
+    }
     let _ = writeln!(y, "rules:");
     for (ns, _) in &b.pins {
         rule(&mut y, b, ns);
     }
+    for (ns, _) in open_lists(b) {
+        added_rule(&mut y, b, &ns);
+    }
     y
+}
+
+/// Each closed namespace that has pins, with its `NS_open` globs: the
+/// options' globs, then every key of it the baseline left out.
+fn open_lists(b: &Baseline) -> Vec<(String, Vec<(String, String)>)> {
+    b.pins
+        .iter()
+        .filter_map(|(ns, _)| {
+            let mut globs = b.closed.get(ns)?.clone();
+            globs.extend(
+                b.left_out
+                    .iter()
+                    .filter(|l| &l.namespace == ns)
+                    .map(|l| (exact_glob(&l.key), format!("left out: {}", l.reason))),
+            );
+            Some((ns.clone(), globs))
+        })
+        .collect()
+}
+
+/// The rule id of a closed namespace's "not on the golden host" rule.
+pub fn added_rule_id(policy: &str, ns: &str) -> String {
+    format!("{}-added", rule_id(policy, ns))
+}
+
+/// The closed world of `ns`: every key the checked host has that the
+/// golden host's pins do not name and `NS_open` does not match fails.
+fn added_rule(y: &mut String, b: &Baseline, ns: &str) {
+    let host = &literal(&b.host);
+    let when = &literal(&b.captured);
+    let record = PINNABLE.iter().any(|(p, f)| *p == ns && f.is_none());
+    let what = match ns {
+        "sysctl_boot" => "kernel parameter the next boot applies",
+        "sysctl_procps" => "kernel parameter procps `sysctl --system` applies",
+        "mycnf_effective" => "MySQL/MariaDB option the server runs with",
+        "mycnf" => "MySQL/MariaDB option the option files write",
+        "zimbra_mycnf" => "Zimbra MariaDB option",
+        "localconfig" => "Zimbra localconfig key",
+        "fstab" => "/etc/fstab mount point",
+        _ => "setting",
+    };
+    let bind = if record { "m" } else { "k" };
+    let filter = format!(
+        "not contains(field(params.{ns}, \"key\"), {bind}.key) and not matches({bind}.key, field(params.{ns}_open, \"glob\"))"
+    );
+    let _ = writeln!(y, "  - id: {}", q(&added_rule_id(&b.policy_id, ns)));
+    let _ = writeln!(
+        y,
+        "    title: {}",
+        q(&format!("No {what} that the golden host {host} lacks"))
+    );
+    let _ = writeln!(y, "    severity: medium");
+    let _ = writeln!(y, "    for_each:");
+    if record {
+        let _ = writeln!(y, "      records: {ns}");
+    } else {
+        let _ = writeln!(y, "      keys: {}", q(&format!("{ns}.*")));
+    }
+    let _ = writeln!(y, "      as: {bind}");
+    let _ = writeln!(y, "      where: {}", q(&filter));
+    let fix = format!(
+        "Remove it (the evidence is the line that sets it); or, if this host is right, \
+         regenerate the baseline from a golden host that has it, or add it to params.{ns}_open."
+    );
+    if record {
+        let _ = writeln!(y, "    let:");
+        let _ = writeln!(
+            y,
+            "      options: {}",
+            q("default(join(m.options, \",\"), \"(none)\")")
+        );
+        let _ = writeln!(y, "    assert: \"false\"");
+        let _ = writeln!(
+            y,
+            "    why: {}",
+            q(&format!(
+                "{{m.key}} is mounted here with the options {{options}}, but it is not on the \
+                 golden host {host} ({when})."
+            ))
+        );
+        let _ = writeln!(y, "    fix: {}", q(&format!("{{m.key}}: {fix}")));
+    } else {
+        let _ = writeln!(y, "    setting: {}", q(&format!("{ns}.${{k.key}}")));
+        let _ = writeln!(y, "    expect: {{ absent: true }}");
+        let _ = writeln!(
+            y,
+            "    why: {}",
+            q(&format!(
+                "{{setting}} is {{actual}} here ({{source}}), but it is not on the golden host \
+                 {host} ({when})."
+            ))
+        );
+        let _ = writeln!(y, "    fix: {}", q(&format!("{{setting}}: {fix}")));
+    }
+    let _ = writeln!(y, "    references: []");
 }
 
 /// Text pasted into a `why`/`fix` template: braces would open an
@@ -725,6 +983,23 @@ fn prove(b: &mut Baseline, host: &Host) -> Result<(), BaselineError> {
                 let e = bad.entry(ns.clone()).or_default();
                 e.extend(f.subject.iter().cloned());
             }
+            if f.rule == added_rule_id(&b.policy_id, ns) && f.status != Status::Skip {
+                // a key of the golden host itself the closed world judges:
+                // it is left out of the judging, with the reason
+                match f.subject.first() {
+                    Some(key) if f.status == Status::Fail => b.left_out.push(LeftOut {
+                        namespace: ns.clone(),
+                        key: key.clone(),
+                        reason: "on the golden host but not pinned: not judged as added".into(),
+                    }),
+                    _ => {
+                        return Err(BaselineError::Load(format!(
+                            "the closed world of {ns} is {:?} on the golden host itself: {}",
+                            f.status, f.explanation
+                        )))
+                    }
+                }
+            }
         }
     }
     for (ns, pins) in &mut b.pins {
@@ -806,6 +1081,7 @@ mod tests {
                 reason: "r".into(),
             }],
             volatile: 0,
+            closed: BTreeMap::new(),
             yaml: String::new(),
         };
         let y = render(&b);

@@ -435,6 +435,20 @@ pub const FUNCTIONS: &[FunctionSpec] = &[
         description: "true when a list has an item equal to `x`, or a string contains `x`",
     },
     FunctionSpec {
+        name: "field",
+        min_args: 2,
+        max_args: 2,
+        signature: "field(list, name)",
+        description: "the `name` field of each item of a list of records, in order (`field(params.pins, \"key\")`); an item without it is left out",
+    },
+    FunctionSpec {
+        name: "matches",
+        min_args: 2,
+        max_args: 2,
+        signature: "matches(text, globs)",
+        description: "true when `text` matches the glob or list of globs (`*`, `?`, `[abc]`, `[!abc]`); in a list, an entry `!GLOB` excludes again what it matches, and the last entry that matches decides, as in `.gitignore`",
+    },
+    FunctionSpec {
         name: "mount_of",
         min_args: 1,
         max_args: 1,

@@ -76,8 +76,10 @@ fn not_passing(report: &serde_json::Value) -> Vec<(String, String, serde_json::V
         .flat_map(|h| h["findings"].as_array().unwrap().iter())
         .filter(|f| {
             let status = f["status"].as_str().unwrap();
+            // a closed world with nothing added is one `skip` ("nothing to judge")
             matches!(status, "fail" | "error")
-                || (f["rule"].as_str().unwrap().starts_with("baseline-") && status != "pass")
+                || (f["rule"].as_str().unwrap().starts_with("baseline-")
+                    && !matches!(status, "pass" | "skip"))
         })
         .map(|f| {
             let subject: Vec<&str> = f["subject"]
@@ -834,4 +836,212 @@ fn a_pinned_size_keeps_the_golden_spelling_and_compares_by_meaning() {
             assert_eq!(failing, ["innodb_buffer_pool_size"], "{spelling}: {out}");
         }
     }
+}
+
+/// Issue 30: a copy of the golden host with `max_connections = 500`, a
+/// buffer pool and `net.ipv4.tcp_keepalive_time = 600` ADDED (none of them
+/// set on the golden host) checked "0 failed": a baseline pinned what the
+/// golden host sets and ignored what the checked host adds. Each added
+/// setting is one failure naming the key, its value and its file:line.
+#[test]
+fn a_host_with_an_added_setting_fails_the_closed_baseline() {
+    let ws = tempfile::tempdir().unwrap();
+    let golden = ws.path().join("golden");
+    let added = ws.path().join("added");
+    copy_host("sos-centos7-mariadb", &golden);
+    copy_host("sos-centos7-mariadb", &added);
+    // the golden host sets none of them
+    edit(&golden.join("etc/my.cnf"), "max_connections=300\n", "");
+    edit(
+        &golden.join("etc/my.cnf"),
+        "innodb_buffer_pool_size=1G\n",
+        "",
+    );
+    edit(
+        &added.join("etc/my.cnf"),
+        "innodb_buffer_pool_size=1G\n",
+        "",
+    );
+    edit(
+        &added.join("etc/my.cnf"),
+        "max_connections=300\n",
+        "max_connections=500\ninnodb_buffer_pool_size=2G\n",
+    );
+    let sysctl = std::fs::read_to_string(added.join("etc/sysctl.conf")).unwrap();
+    assert!(!sysctl.contains("tcp_keepalive_time"), "{sysctl}");
+    let n = sysctl.lines().count();
+    std::fs::write(
+        added.join("etc/sysctl.conf"),
+        format!("{sysctl}net.ipv4.tcp_keepalive_time = 600\n"),
+    )
+    .unwrap();
+    let fstab = std::fs::read_to_string(added.join("etc/fstab")).unwrap();
+    std::fs::write(
+        added.join("etc/fstab"),
+        format!("{fstab}/dev/sdb1 /data ext4 defaults,noatime 0 2\n"),
+    )
+    .unwrap();
+    let policy = ws.path().join("golden.yaml");
+    let (code, _, err) = run(&[
+        "baseline",
+        "--snapshot",
+        golden.to_str().unwrap(),
+        "-o",
+        policy.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let p = policy.to_str().unwrap();
+    let check = |host: &Path| {
+        run(&[
+            "check",
+            "--snapshot",
+            host.to_str().unwrap(),
+            "--no-builtin",
+            "--policy",
+            p,
+            "--format",
+            "json",
+        ])
+    };
+    let (code, out, err) = check(&golden);
+    assert_eq!(code, 0, "the golden host checks clean: {out}{err}");
+    let (code, out, err) = check(&added);
+    assert_eq!(code, 1, "added settings fail: {out}{err}");
+    let bad = not_passing(&json(&out));
+    let got: Vec<(&str, &str)> = bad
+        .iter()
+        .map(|(r, s, _)| (r.as_str(), s.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("baseline-db01-example-com.fstab-added", "/data"),
+            (
+                "baseline-db01-example-com.mycnf-effective-added",
+                "innodb_buffer_pool_size"
+            ),
+            (
+                "baseline-db01-example-com.mycnf-effective-added",
+                "max_connections"
+            ),
+            (
+                "baseline-db01-example-com.sysctl-boot-added",
+                "net.ipv4.tcp_keepalive_time"
+            ),
+        ],
+        "{out}"
+    );
+    let (_, _, data) = &bad[0];
+    let why = data["explanation"].as_str().unwrap();
+    assert!(
+        why.contains("/data is mounted here with the options")
+            && why.contains("noatime")
+            && why.contains("not on the golden host"),
+        "{why}"
+    );
+    assert_eq!(
+        evidence(data)[0],
+        format!("/etc/fstab:{}", fstab.lines().count() + 1),
+        "{data}"
+    );
+    let (_, _, tw) = &bad[3];
+    assert_eq!(tw["actual"], "600", "{tw}");
+    assert_eq!(
+        evidence(tw)[0],
+        format!("/etc/sysctl.conf:{}", n + 1),
+        "{tw}"
+    );
+    let why = tw["explanation"].as_str().unwrap();
+    assert!(
+        why.contains("net.ipv4.tcp_keepalive_time is 600 here")
+            && why.contains("not on the golden host"),
+        "{why}"
+    );
+    let (_, _, mc) = &bad[2];
+    assert_eq!(mc["actual"], "500", "{mc}");
+    let line = std::fs::read_to_string(added.join("etc/my.cnf"))
+        .unwrap()
+        .lines()
+        .position(|l| l == "max_connections=500")
+        .unwrap();
+    assert_eq!(evidence(mc)[0], format!("/etc/my.cnf:{}", line + 1), "{mc}");
+
+    // `--open NS` leaves a namespace out of the closed world
+    let (code, _, err) = run(&[
+        "baseline",
+        "--snapshot",
+        golden.to_str().unwrap(),
+        "--open",
+        "mycnf_effective",
+        "--open",
+        "fstab",
+        "-o",
+        p,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, _) = check(&added);
+    assert_eq!(code, 1, "{out}");
+    let bad = not_passing(&json(&out));
+    let got: Vec<&str> = bad.iter().map(|(_, s, _)| s.as_str()).collect();
+    assert_eq!(got, ["net.ipv4.tcp_keepalive_time"], "{out}");
+}
+
+/// What a checked host legitimately has that the golden host lacks is not
+/// "added": keys the baseline left out on purpose (`--ignore`, the default
+/// volatile list, secrets) and per-interface keys of interfaces the golden
+/// host has no key of; `all`/`default` and the golden host's own
+/// interfaces stay judged.
+#[test]
+fn keys_a_baseline_leaves_out_on_purpose_are_not_added_settings() {
+    let ws = tempfile::tempdir().unwrap();
+    let golden = ws.path().join("golden");
+    let checked = ws.path().join("checked");
+    let write = |host: &Path, text: &str| {
+        let p = host.join("etc/sysctl.d/60-site.conf");
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    write(
+        &golden,
+        "vm.swappiness = 10\nnet.ipv4.conf.eth0.rp_filter = 1\nnet.core.rmem_max = 1\n",
+    );
+    write(
+        &checked,
+        "vm.swappiness = 10\nnet.ipv4.conf.eth0.rp_filter = 1\nnet.core.rmem_max = 1\n\
+         kernel.hostname = other\nnet.ipv4.conf.ens3.rp_filter = 1\nnet.core.wmem_max = 5\n\
+         net.ipv4.conf.all.rp_filter = 2\nnet.ipv4.conf.eth0.log_martians = 1\n",
+    );
+    let policy = ws.path().join("golden.yaml");
+    let (code, yaml, err) = run(&[
+        "baseline",
+        "--snapshot",
+        golden.to_str().unwrap(),
+        "--namespace",
+        "sysctl_boot",
+        "--ignore",
+        "net.core.wmem_*",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    std::fs::write(&policy, &yaml).unwrap();
+    let (code, out, err) = run(&[
+        "check",
+        "--snapshot",
+        checked.to_str().unwrap(),
+        "--no-builtin",
+        "--policy",
+        policy.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    let bad = not_passing(&json(&out));
+    let got: Vec<&str> = bad.iter().map(|(_, s, _)| s.as_str()).collect();
+    assert_eq!(
+        got,
+        [
+            "net.ipv4.conf.all.rp_filter",
+            "net.ipv4.conf.eth0.log_martians"
+        ],
+        "{yaml}\n{out}"
+    );
 }

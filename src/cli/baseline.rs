@@ -35,6 +35,13 @@ pub(crate) struct BaselineArgs {
     /// leaves out (counters, random values, host names).
     #[arg(long)]
     pub(crate) no_default_ignore: bool,
+    /// Leave namespace NS out of the closed world (repeatable): by default a
+    /// setting a checked host has in a configuration namespace (sysctl_boot,
+    /// sysctl_procps, mycnf_effective, mycnf, zimbra_mycnf, localconfig,
+    /// fstab) and the golden host lacks fails as "not on the golden host";
+    /// with --open NS such settings are not judged.
+    #[arg(long = "open", value_name = "NS")]
+    pub(crate) open: Vec<String>,
     /// Write the policy to FILE (replaced atomically) instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub(crate) output: Option<PathBuf>,
@@ -53,6 +60,7 @@ pub(crate) fn run(a: BaselineArgs) -> Exit {
         keys: a.keys,
         ignore: a.ignore,
         no_default_ignore: a.no_default_ignore,
+        open: a.open,
     };
     let b = match baseline::generate(&host, &opts) {
         Ok(b) => b,

@@ -65,7 +65,9 @@ enum Command {
     Fix(fix::FixArgs),
     /// Write a policy that pins a golden host's effective values (sysctl.d,
     /// my.cnf, localconfig, fstab): `check` then reports every setting that
-    /// differs on another host.
+    /// differs on another host, and every setting it has that the golden host
+    /// lacks (a closed world; --open NS leaves a namespace out). Values keep
+    /// the golden host's spelling (10G) and compare by meaning.
     Baseline(baseline::BaselineArgs),
     /// Run policy tests (`*.test.yaml`): expected verdicts of rules on
     /// snapshots; exit 1 on any mismatch.

@@ -78,27 +78,51 @@ fn expand(
                 })
                 .collect()
         }
-        ForEachSource::Keys { ns, pattern } => {
+        ForEachSource::Keys {
+            ns,
+            pattern,
+            filter,
+        } => {
             let space = namespace(facts, ns).map_err(|why| finding(Status::Unknown, why))?;
             let mut out = Vec::new();
             for key in space.entries.keys() {
                 if let Some(parts) = star_match(pattern, key) {
+                    let value = Value::Str(parts.join("."));
+                    let item = ItemKey {
+                        ns: ns.clone(),
+                        key: key.clone(),
+                        parts,
+                    };
+                    if let Some((e, text)) = filter {
+                        let cx = RecordCx {
+                            record: &value,
+                            item: &item,
+                            bind: &fe.bind,
+                            policy,
+                            facts,
+                        };
+                        if !kept(e, text, &cx, &finding)? {
+                            continue;
+                        }
+                    }
                     out.push(Item {
-                        value: Value::Str(parts.join(".")),
-                        subject: parts.join("."),
-                        key: Some(ItemKey {
-                            ns: ns.clone(),
-                            key: key.clone(),
-                            parts,
-                        }),
+                        subject: value.to_plain(),
+                        value,
+                        key: Some(item),
                         when: None,
                     });
                 }
             }
             if out.is_empty() {
+                let which = match filter {
+                    Some(_) => " and passes the rule's `where:`",
+                    None => "",
+                };
                 return Err(finding(
                     Status::Skip,
-                    format!("no key of {ns} matches `{pattern}` on this host: nothing to judge"),
+                    format!(
+                        "no key of {ns} matches `{pattern}`{which} on this host: nothing to judge"
+                    ),
                 ));
             }
             out
@@ -111,42 +135,34 @@ fn expand(
                     Entry::Set(s) => s.value.clone(),
                     Entry::Unreadable { .. } => Value::Record(Default::default()),
                 };
+                let item = ItemKey {
+                    ns: ns.clone(),
+                    key: key.clone(),
+                    parts: Vec::new(),
+                };
                 if let Some((e, text)) = filter {
                     let cx = RecordCx {
                         record: &value,
+                        item: &item,
                         bind: &fe.bind,
                         policy,
                         facts,
                     };
-                    match eval(e, &cx).and_then(|v| crate::eval::truthy(&v)) {
-                        Ok(true) => {}
-                        Ok(false) | Err(Missing::Absent { .. }) => continue,
-                        Err(m) => {
-                            return Err(finding(
-                                if matches!(m, Missing::Error(_)) {
-                                    Status::Error
-                                } else {
-                                    Status::Unknown
-                                },
-                                format!("for_each: `where: {text}` on {ns}[\"{key}\"]: {m}"),
-                            ))
-                        }
+                    if !kept(e, text, &cx, &finding)? {
+                        continue;
                     }
                 }
                 out.push(Item {
                     value,
                     subject: key.clone(),
-                    key: Some(ItemKey {
-                        ns: ns.clone(),
-                        key: key.clone(),
-                        parts: Vec::new(),
-                    }),
+                    key: Some(item),
                     when: None,
                 });
             }
             if out.is_empty() {
                 let which = match filter {
-                    Some((_, text)) => format!(" where `{text}`"),
+                    Some((_, text)) if text.chars().count() <= 60 => format!(" where `{text}`"),
+                    Some(_) => " that passes the rule's `where:`".into(),
                     None => String::new(),
                 };
                 return Err(finding(
@@ -239,8 +255,37 @@ pub(crate) fn star_match(pattern: &str, key: &str) -> Option<Vec<String>> {
 
 /// The context of a `where:` filter: the record's fields by name, the
 /// bound name for the record itself, the policy's parameters and facts.
+/// Whether a `where:` filter keeps an item: false or absent leaves it out,
+/// an error or an unknown is the rule's one finding (naming the item).
+fn kept(
+    e: &Expr,
+    text: &str,
+    cx: &RecordCx,
+    finding: &dyn Fn(Status, String) -> Box<Finding>,
+) -> Result<bool, Box<Finding>> {
+    match eval(e, cx).and_then(|v| crate::eval::truthy(&v)) {
+        Ok(keep) => Ok(keep),
+        Err(Missing::Absent { .. }) => Ok(false),
+        Err(m) => Err(finding(
+            if matches!(m, Missing::Error(_)) {
+                Status::Error
+            } else {
+                Status::Unknown
+            },
+            format!(
+                "for_each: `where: {text}` on {}[\"{}\"]: {m}",
+                cx.item.ns, cx.item.key
+            ),
+        )),
+    }
+}
+
+/// What a `where:` filter reads: the item (a record's fields, or a key
+/// item's matched text), `NAME.key` (the item's key), `NAME.value` (a key
+/// item's value), facts and `params`.
 struct RecordCx<'a> {
     record: &'a Value,
+    item: &'a ItemKey,
     bind: &'a str,
     policy: Option<&'a Policy>,
     facts: &'a Facts,
@@ -276,8 +321,39 @@ impl Context for RecordCx<'_> {
     }
     fn setting(&self, ns: &str, _key: &str) -> Result<Value, Missing> {
         Err(Missing::Error(format!(
-            "a `where:` filter reads the record's fields, not `{ns}`"
+            "a `where:` filter reads the item (its fields, `.key`, `.value`), not `{ns}`"
         )))
+    }
+    fn name_field(&self, name: &str, field: &str) -> Option<Result<Value, Missing>> {
+        if name != self.bind {
+            return None;
+        }
+        if let Value::Record(m) = self.record {
+            if m.contains_key(field) {
+                return None;
+            }
+        }
+        match field {
+            "key" => Some(Ok(Value::Str(self.item.key.clone()))),
+            "value" if !self.item.parts.is_empty() => {
+                let entry = self
+                    .facts
+                    .namespaces
+                    .get(&self.item.ns)
+                    .and_then(|s| s.entries.get(&self.item.key));
+                Some(match entry {
+                    Some(Entry::Set(s)) => Ok(s.value.clone()),
+                    _ => Err(Missing::Unknown {
+                        subject: self.item.key.clone(),
+                        reason: "unreadable on this host".into(),
+                    }),
+                })
+            }
+            "parts" if !self.item.parts.is_empty() => Some(Ok(Value::List(
+                self.item.parts.iter().cloned().map(Value::Str).collect(),
+            ))),
+            _ => None,
+        }
     }
     fn dir_size(&self, path: &str) -> Result<Value, Missing> {
         Err(Missing::Error(format!(

@@ -95,7 +95,7 @@ fn path_need(e: &Expr, rule: &Rule, policy: Option<&Policy>, hops: usize) -> Opt
 /// is not planned: the rule says so when evaluated).
 fn plan_for_each(n: &mut Needs, r: &Rule, fe: &ForEach, policy: Option<&Policy>) {
     match &fe.source {
-        ForEachSource::Keys { ns, pattern } => {
+        ForEachSource::Keys { ns, pattern, .. } => {
             if ns.starts_with("sysctl") {
                 n.sysctl_globs.insert(pattern.clone());
             }

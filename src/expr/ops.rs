@@ -147,6 +147,44 @@ pub fn function(f: &str, vals: &[Value]) -> Result<Value, String> {
                 ))
             }
         })),
+        "field" => {
+            let name = vals[1].to_plain();
+            match first {
+                Value::List(items) => Ok(Value::List(
+                    items
+                        .iter()
+                        .filter_map(|i| match i {
+                            Value::Record(m) => m.get(&name).cloned(),
+                            _ => None,
+                        })
+                        .collect(),
+                )),
+                other => err(format!(
+                    "`field` needs a list of records, got {}",
+                    other.type_name()
+                )),
+            }
+        }
+        "matches" => {
+            let text = first.to_plain();
+            let globs: Vec<String> = match &vals[1] {
+                Value::List(items) => items.iter().map(Value::to_plain).collect(),
+                one => vec![one.to_plain()],
+            };
+            let mut hit = false;
+            for g in &globs {
+                let (negated, g) = match g.strip_prefix('!') {
+                    Some(rest) => (true, rest),
+                    None => (false, g.as_str()),
+                };
+                let p = glob::Pattern::new(g)
+                    .map_err(|e| format!("`matches`: `{g}` is not a glob: {}", e.msg))?;
+                if p.matches(&text) {
+                    hit = !negated;
+                }
+            }
+            Ok(Value::Bool(hit))
+        }
         "pct" => Ok(Value::Str(format!(
             "{} %",
             format_number((num(first, f)? * 1000.0).round() / 10.0)
@@ -266,5 +304,48 @@ pub fn constant(
                 }
             }
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::function;
+    use crate::value::Value;
+
+    fn s(t: &str) -> Value {
+        Value::Str(t.into())
+    }
+
+    #[test]
+    fn matches_reads_globs_and_the_last_matching_entry_decides() {
+        let list = |gs: &[&str]| Value::List(gs.iter().map(|g| s(g)).collect());
+        let m = |text: &str, globs: Value| function("matches", &[s(text), globs]).unwrap();
+        assert_eq!(
+            m("net.ipv4.conf.eth0.rp_filter", s("net.*")),
+            Value::Bool(true)
+        );
+        assert_eq!(m("vm.swappiness", s("net.*")), Value::Bool(false));
+        let open = list(&["net.ipv4.conf.*", "!net.ipv4.conf.all.*"]);
+        assert_eq!(m("net.ipv4.conf.ens3.x", open.clone()), Value::Bool(true));
+        assert_eq!(m("net.ipv4.conf.all.x", open.clone()), Value::Bool(false));
+        assert_eq!(m("vm.x", open), Value::Bool(false));
+        assert_eq!(m("a[*]b", s("a[[]*[]]b")), Value::Bool(true));
+        assert_eq!(m("/srv", s("[!/]*")), Value::Bool(false));
+        assert!(function("matches", &[s("x"), s("[")]).is_err());
+    }
+
+    #[test]
+    fn field_takes_one_field_of_each_record() {
+        let rec = |k: &str| Value::Record([("key".to_string(), s(k))].into_iter().collect());
+        let got = function(
+            "field",
+            &[
+                Value::List(vec![rec("a"), s("not a record"), rec("b")]),
+                s("key"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(got, Value::List(vec![s("a"), s("b")]));
+        assert!(function("field", &[s("x"), s("key")]).is_err());
     }
 }

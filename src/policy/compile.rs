@@ -703,9 +703,36 @@ fn compile_for_each(
             format!("`as: {bind}` would hide the fact, namespace, `let` or word of that name; pick another"),
         );
     }
-    if let (Some(w), None) = (&f.filter, &f.records) {
-        bad(c, Place::of(w), "`where` filters `records` only".into());
+    if let (Some(w), Some(_)) = (&f.filter, &f.param) {
+        bad(
+            c,
+            Place::of(w),
+            "`where` filters `keys` and `records`; a list parameter's items have `when:`".into(),
+        );
     }
+    // `where` names the record's fields or the key item's `NAME.key` and
+    // `NAME.value` (and the bound name): not checked against facts, since
+    // the fields are the item's own
+    let filter = match &f.filter {
+        None => None,
+        Some(w) => match expr::parse(&w.value) {
+            Ok(e) => {
+                scope.check_params(c, &e, Place::of(w));
+                Some((e, w.value.clone()))
+            }
+            Err(err) => {
+                c.problem(
+                    Place::of(w).plus(err.offset),
+                    id,
+                    Problem::InvalidExpression {
+                        context: "for_each.where".into(),
+                        reason: err.message,
+                    },
+                );
+                None
+            }
+        },
+    };
     let source = if let Some(p) = &f.param {
         let name = p.value.trim();
         match scope.params.get(name) {
@@ -776,6 +803,7 @@ fn compile_for_each(
         ForEachSource::Keys {
             ns: ns.to_string(),
             pattern: pattern.to_string(),
+            filter,
         }
     } else {
         let r = f.records.as_ref()?;
@@ -792,28 +820,6 @@ fn compile_for_each(
             );
             return None;
         }
-        // `where` names the record's fields (and the bound name): not checked
-        // against facts, since the fields are the record's own
-        let filter = match &f.filter {
-            None => None,
-            Some(w) => match expr::parse(&w.value) {
-                Ok(e) => {
-                    scope.check_params(c, &e, Place::of(w));
-                    Some((e, w.value.clone()))
-                }
-                Err(err) => {
-                    c.problem(
-                        Place::of(w).plus(err.offset),
-                        id,
-                        Problem::InvalidExpression {
-                            context: "for_each.where".into(),
-                            reason: err.message,
-                        },
-                    );
-                    None
-                }
-            },
-        };
         ForEachSource::Records {
             ns: ns.to_string(),
             filter,

@@ -349,11 +349,26 @@ mod generate {
                 o.push_str("Some(Box::new(ForEach{source:");
                 match &fe.source {
                     ForEachSource::Param(p) => write!(o, "ForEachSource::Param(s({p:?}))").unwrap(),
-                    ForEachSource::Keys { ns, pattern } => write!(
-                        o,
-                        "ForEachSource::Keys{{ns:s({ns:?}),pattern:s({pattern:?})}}"
-                    )
-                    .unwrap(),
+                    ForEachSource::Keys {
+                        ns,
+                        pattern,
+                        filter,
+                    } => {
+                        write!(
+                            o,
+                            "ForEachSource::Keys{{ns:s({ns:?}),pattern:s({pattern:?}),filter:"
+                        )
+                        .unwrap();
+                        match filter {
+                            None => o.push_str("None"),
+                            Some((e, text)) => {
+                                o.push_str("Some((");
+                                expr(o, e);
+                                write!(o, ",s({text:?})))").unwrap();
+                            }
+                        }
+                        o.push('}');
+                    }
                     ForEachSource::Records { ns, filter } => {
                         write!(o, "ForEachSource::Records{{ns:s({ns:?}),filter:").unwrap();
                         match filter {

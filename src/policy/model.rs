@@ -193,6 +193,8 @@ pub enum ForEachSource {
         ns: String,
         /// The key glob as written after the namespace (`net.ipv4.conf.*.rp_filter`).
         pattern: String,
+        /// `where:` as compiled and as written: only the keys it holds for.
+        filter: Option<(Expr, String)>,
     },
     /// The records of a record namespace, optionally filtered.
     Records {
@@ -453,6 +455,10 @@ impl Rule {
         let mut templates = vec![&self.why, &self.fix];
         if let Some(fe) = &self.for_each {
             if let ForEachSource::Records {
+                filter: Some((e, _)),
+                ..
+            }
+            | ForEachSource::Keys {
                 filter: Some((e, _)),
                 ..
             } = &fe.source
