@@ -184,6 +184,11 @@ pub enum BaselineError {
     /// The generated policy does not load (a bug: the text is ours).
     #[error("the generated baseline does not load: {0}")]
     Load(String),
+    /// The generated policy loads, but not as what was meant: read back by
+    /// the policy loader, a pin, a parameter or a rule differs (a bug in
+    /// the writer; nothing is written).
+    #[error("the generated baseline does not read back as written: {0}; nothing was written (please report it)")]
+    Mismatch(String),
 }
 
 /// One pinned value.
@@ -443,14 +448,172 @@ pub fn generate(host: &Host, opts: &BaselineOptions) -> Result<Baseline, Baselin
     prove(&mut b, host)?;
     b.left_out.sort();
     b.yaml = render(&b);
+    verify(&b)?;
     Ok(b)
+}
+
+/// A baseline of `pins` (per namespace) for a golden host named `host`,
+/// without reading a host: the same filtering of keys and values a pin
+/// cannot hold ([`unpinnable`], glob keys), the same writer, the same
+/// closed world (default options) and the same read-back check as
+/// [`generate`], but no audit of the golden host. For tests of the writer.
+pub fn from_pins(
+    host: &str,
+    captured: &str,
+    pins: Vec<(String, Vec<Pin>)>,
+) -> Result<Baseline, BaselineError> {
+    let mut left_out = Vec::new();
+    let mut kept = Vec::new();
+    for (ns, list) in pins {
+        let mut out: Vec<Pin> = Vec::new();
+        for p in list {
+            let why = unpinnable(&p.key)
+                .or_else(|| unpinnable(&p.value))
+                .or_else(|| {
+                    p.key
+                        .contains(['*', '?', '['])
+                        .then_some("a glob key: it names no one setting")
+                })
+                .or_else(|| {
+                    out.iter()
+                        .any(|o| o.key == p.key)
+                        .then_some("a second value of one key")
+                });
+            match why {
+                Some(reason) => left_out.push(LeftOut {
+                    namespace: ns.clone(),
+                    key: p.key,
+                    reason: reason.into(),
+                }),
+                None => out.push(p),
+            }
+        }
+        if !out.is_empty() {
+            kept.push((ns, out));
+        }
+    }
+    let opts = BaselineOptions::default();
+    let closed = kept
+        .iter()
+        .filter(|(ns, _)| CLOSED_NAMESPACES.contains(&ns.as_str()))
+        .map(|(ns, p)| (ns.clone(), open_globs(ns, p, &opts)))
+        .collect();
+    left_out.sort();
+    let mut b = Baseline {
+        host: host.to_string(),
+        captured: captured.to_string(),
+        policy_id: policy_id(host),
+        pins: kept,
+        empty: Vec::new(),
+        left_out,
+        volatile: 0,
+        closed,
+        yaml: String::new(),
+    };
+    b.yaml = render(&b);
+    verify(&b)?;
+    Ok(b)
+}
+
+/// Read the written policy back with the policy loader and compare it
+/// with what was meant, structurally: one policy of the intended id,
+/// exactly the intended parameters (each pin's key and value, each open
+/// glob, nothing more), exactly the intended rules in order. Data that
+/// became structure, or a string that does not read back, is an error.
+fn verify(b: &Baseline) -> Result<(), BaselineError> {
+    let mismatch = |what: String| Err(BaselineError::Mismatch(what));
+    if b.pins.is_empty() {
+        // `rules: []` is no policy the loader takes: check it as YAML
+        let top: serde_json::Value =
+            serde_saphyr::from_str(&b.yaml).map_err(|e| BaselineError::Load(e.to_string()))?;
+        let keys: BTreeSet<&str> = top
+            .as_object()
+            .map(|o| o.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        if keys != BTreeSet::from(["policy", "title", "description", "rules"]) {
+            return mismatch(format!("the top-level keys read back as {keys:?}"));
+        }
+        return Ok(());
+    }
+    let mut set = PolicySet::new();
+    set.add_str("baseline.yaml", &b.yaml)
+        .map_err(|e| BaselineError::Load(e.to_string()))?;
+    let [policy] = set.policies.as_slice() else {
+        return mismatch(format!("{} policies instead of one", set.policies.len()));
+    };
+    if policy.id != b.policy_id {
+        return mismatch(format!("the policy id reads back as `{}`", policy.id));
+    }
+    let mut want: BTreeMap<String, Vec<Vec<(&str, String)>>> = BTreeMap::new();
+    for (ns, pins) in &b.pins {
+        want.insert(
+            ns.clone(),
+            pins.iter()
+                .map(|p| vec![("key", p.key.clone()), ("value", p.value.clone())])
+                .collect(),
+        );
+    }
+    for (ns, globs) in open_lists(b) {
+        want.insert(
+            format!("{ns}_open"),
+            globs
+                .into_iter()
+                .map(|(g, why)| vec![("glob", g), ("why", why)])
+                .collect(),
+        );
+    }
+    let names: Vec<&String> = policy.params.keys().collect();
+    if names != want.keys().collect::<Vec<_>>() {
+        return mismatch(format!("the parameters read back as {names:?}"));
+    }
+    for (name, items) in &want {
+        let Some(Value::List(got)) = policy.params.get(name) else {
+            return mismatch(format!("the parameter `{name}` is not a list"));
+        };
+        if got.len() != items.len() {
+            return mismatch(format!(
+                "the parameter `{name}` reads back with {} items, not {}",
+                got.len(),
+                items.len()
+            ));
+        }
+        for (i, (g, w)) in got.iter().zip(items).enumerate() {
+            let Value::Record(m) = g else {
+                return mismatch(format!("item {} of `{name}` is not a map", i + 1));
+            };
+            let same = m.len() == w.len()
+                && w.iter()
+                    .all(|(f, v)| matches!(m.get(*f), Some(Value::Str(s)) if s == v));
+            if !same {
+                return mismatch(format!(
+                    "item {} of `{name}` does not read back as written",
+                    i + 1
+                ));
+            }
+        }
+    }
+    let mut rules: Vec<String> = b
+        .pins
+        .iter()
+        .map(|(ns, _)| rule_id(&b.policy_id, ns))
+        .collect();
+    rules.extend(
+        open_lists(b)
+            .iter()
+            .map(|(ns, _)| added_rule_id(&b.policy_id, ns)),
+    );
+    let got: Vec<&str> = set.rules.iter().map(|r| r.id.as_str()).collect();
+    if got != rules.iter().map(String::as_str).collect::<Vec<_>>() {
+        return mismatch(format!("the rules read back as {got:?}"));
+    }
+    Ok(())
 }
 
 /// A key as a glob that matches only it (`[*]` for a `*`); a leading `!`,
 /// which `matches` reads as "judge again", is written `?` (such a key's
 /// glob also matches any other first character).
 fn exact_glob(key: &str) -> String {
-    let g = glob::Pattern::escape(key);
+    let g = no_reference(&glob::Pattern::escape(key));
     match g.strip_prefix('!') {
         Some(rest) => format!("?{rest}"),
         None => g,
@@ -523,6 +686,7 @@ fn open_globs(ns: &str, pins: &[Pin], opts: &BaselineOptions) -> Vec<(String, St
         out.extend(
             DEFAULT_IGNORE
                 .iter()
+                .filter(|(g, _)| ignore_applies(g, ns))
                 .map(|(g, why)| (g.to_string(), why.to_string())),
         );
     }
@@ -530,9 +694,30 @@ fn open_globs(ns: &str, pins: &[Pin], opts: &BaselineOptions) -> Vec<(String, St
         opts.ignore
             .iter()
             .filter_map(|g| own(g))
-            .map(|g| (g, "left out by `--ignore`".into())),
+            .map(|g| (no_reference(&g), "left out by `--ignore`".into())),
     );
     out
+}
+
+/// A glob with each `$` written `[$]`: the same keys, and no `${` that
+/// the policy loader would read as a reference.
+fn no_reference(glob: &str) -> String {
+    glob.replace('$', "[$]")
+}
+
+/// Whether a [`DEFAULT_IGNORE`] glob can match a key of `ns`: mount points
+/// in `fstab`/`mount`, `zimbra_*` in `localconfig`, dotted kernel keys in
+/// the sysctl namespaces, the others (MySQL options) in the MySQL ones.
+fn ignore_applies(glob: &str, ns: &str) -> bool {
+    if glob.starts_with('/') {
+        matches!(ns, "fstab" | "mount")
+    } else if glob.starts_with("zimbra_") {
+        ns == "localconfig"
+    } else if glob.contains('.') {
+        ns.starts_with("sysctl")
+    } else {
+        matches!(ns, "mycnf_effective" | "mycnf" | "zimbra_mycnf" | "mysql")
+    }
 }
 
 type Filters<'a> = (
@@ -629,12 +814,8 @@ fn pick(
             }
             golden_spelling(&setting.value, &setting.raw).or_else(|| pin_text(&setting.value))
         };
-        if key.contains("${") || value.as_deref().is_some_and(|v| v.contains("${")) {
-            // a policy reads `${` as the start of a parameter reference
-            leave(
-                key,
-                "holds `${`, which a policy reads as a reference: not pinned",
-            );
+        if let Some(why) = unpinnable(key).or_else(|| value.as_deref().and_then(unpinnable)) {
+            leave(key, why);
             continue;
         }
         match value {
@@ -646,6 +827,20 @@ fn pick(
         }
     }
     Ok(out)
+}
+
+/// Why a key or value is not pinned though it could be written: `${`,
+/// which a policy reads as a reference, and control characters (C0 but
+/// TAB, DEL, C1), which no reviewer reads in a policy and no check output
+/// shows as they are. `None`: it is pinned.
+pub fn unpinnable(s: &str) -> Option<&'static str> {
+    if s.contains("${") {
+        return Some("holds `$` then `{`, which a policy reads as a reference: not pinned");
+    }
+    if s.chars().any(|c| c != '\t' && c.is_control()) {
+        return Some("holds a control character (a newline, ESC, DEL, ...): not pinned");
+    }
+    None
 }
 
 /// A YAML double-quoted scalar, the one way a generated policy writes a

@@ -1045,3 +1045,162 @@ fn keys_a_baseline_leaves_out_on_purpose_are_not_added_settings() {
         "{yaml}\n{out}"
     );
 }
+
+/// Issue 29 item 2: one hostile golden value (`${`, DEL, ESC, BEL) leaves
+/// THAT pin out with the reason under `# Left out:` and does not fail the
+/// whole baseline; the other pins are written.
+#[test]
+fn a_hostile_golden_value_leaves_that_pin_out_and_the_baseline_is_written() {
+    let ws = tempfile::tempdir().unwrap();
+    let host = ws.path().join("h");
+    std::fs::create_dir_all(host.join("captures")).unwrap();
+    std::fs::write(
+        host.join("captures/zmlocalconfig.txt"),
+        "site_ok = fine\nsite_del = a\x7fb\nsite_esc = x\x1b[31my\nsite_ref = a${b\nsite_bell = ding\x07\n",
+    )
+    .unwrap();
+    let (code, yaml, err) = run(&[
+        "baseline",
+        "--snapshot",
+        host.to_str().unwrap(),
+        "--namespace",
+        "localconfig",
+        "--keys",
+        "site_*",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        yaml.contains("{key: \"site_ok\", value: \"fine\"}"),
+        "{yaml}"
+    );
+    for key in ["site_del", "site_esc", "site_bell"] {
+        assert!(
+            yaml.contains(&format!(
+                "# Left out: localconfig.{key}: holds a control character"
+            )),
+            "{key}: {yaml}"
+        );
+        assert!(!yaml.contains(&format!("key: \"{key}\"")), "{key}: {yaml}");
+    }
+    assert!(
+        yaml.contains("# Left out: localconfig.site_ref: holds `$` then `{`"),
+        "{yaml}"
+    );
+    assert!(
+        !yaml.contains('\u{7f}') && !yaml.contains('\u{1b}'),
+        "{yaml}"
+    );
+    let policy = ws.path().join("golden.yaml");
+    std::fs::write(&policy, &yaml).unwrap();
+    let (code, out, err) = run(&[
+        "check",
+        "--snapshot",
+        host.to_str().unwrap(),
+        "--no-builtin",
+        "--policy",
+        policy.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "the golden host checks clean: {out}{err}");
+}
+
+mod writer_properties {
+    use driftaudit::unstable::baseline::{self, Pin};
+    use driftaudit::PolicySet;
+    use proptest::prelude::*;
+
+    /// Keys and values from the alphabet that breaks YAML writers: full
+    /// Unicode with controls, newlines, `#`, `&`, `*`, `: `, `- `, quotes,
+    /// `${`, braces.
+    fn hostile() -> impl Strategy<Value = String> {
+        let piece = prop_oneof![
+            Just("\n".to_string()),
+            Just("#".to_string()),
+            Just("&a".to_string()),
+            Just("*".to_string()),
+            Just(": ".to_string()),
+            Just("- ".to_string()),
+            Just("\"".to_string()),
+            Just("'".to_string()),
+            Just("${".to_string()),
+            Just("{".to_string()),
+            Just("}".to_string()),
+            Just("\\".to_string()),
+            Just("\r".to_string()),
+            Just("\u{7f}".to_string()),
+            Just("\u{85}".to_string()),
+            Just("\u{2028}".to_string()),
+            Just("\u{feff}".to_string()),
+            Just("\u{fffe}".to_string()),
+            Just("overrides:\n  - {rule: \"*\", severity: info}".to_string()),
+            "[a-z_.]{1,8}",
+            any::<char>().prop_map(String::from),
+        ];
+        prop::collection::vec(piece, 1..6).prop_map(|v| v.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+        #[test]
+        fn the_written_baseline_loads_as_exactly_the_intended_pins_or_the_pin_is_left_out(
+            host in hostile(),
+            pins in prop::collection::vec((hostile(), hostile()), 1..5),
+        ) {
+            let intended: Vec<Pin> = pins
+                .iter()
+                .map(|(k, v)| Pin { key: k.clone(), value: v.clone() })
+                .collect();
+            let b = baseline::from_pins(&host, "now", vec![("localconfig".into(), intended.clone())])
+                .unwrap_or_else(|e| panic!("{e}"));
+            let kept: Vec<&Pin> = b.pins.iter().flat_map(|(_, p)| p.iter()).collect();
+            let mut set = PolicySet::new();
+            if !kept.is_empty() {
+                set.add_str("b.yaml", &b.yaml).unwrap_or_else(|e| panic!("{e}\n{}", b.yaml));
+                prop_assert_eq!(set.policies.len(), 1);
+            }
+            // every intended pin is kept or left out with a reason
+            for p in &intended {
+                let is_kept = kept.contains(&p);
+                let left = b.left_out.iter().any(|l| l.key == p.key && !l.reason.is_empty());
+                prop_assert!(is_kept || left, "{:?} neither pinned nor left out", p);
+            }
+            // the loaded pins are exactly the kept ones, key and value
+            let loaded: Vec<(String, String)> = match set.policies.first().and_then(|p| p.params.get("localconfig")) {
+                None => Vec::new(),
+                Some(driftaudit::Value::List(items)) => items
+                    .iter()
+                    .map(|i| match i {
+                        driftaudit::Value::Record(m) => (
+                            m.get("key").map(|v| v.to_plain()).unwrap_or_default(),
+                            m.get("value").map(|v| v.to_plain()).unwrap_or_default(),
+                        ),
+                        other => panic!("{other:?}"),
+                    })
+                    .collect(),
+                Some(other) => panic!("{other:?}"),
+            };
+            let want: Vec<(String, String)> =
+                kept.iter().map(|p| (p.key.clone(), p.value.clone())).collect();
+            prop_assert_eq!(loaded, want);
+            // exactly the intended rules, and no structure from data
+            let ids: Vec<&str> = set.rules.iter().map(|r| r.id.as_str()).collect();
+            let want_ids: Vec<String> = if kept.is_empty() {
+                Vec::new()
+            } else {
+                vec![
+                    baseline::rule_id(&b.policy_id, "localconfig"),
+                    baseline::added_rule_id(&b.policy_id, "localconfig"),
+                ]
+            };
+            prop_assert_eq!(ids, want_ids.iter().map(String::as_str).collect::<Vec<_>>());
+            let top: serde_json::Value = serde_saphyr::from_str(&b.yaml).unwrap();
+            let mut keys: Vec<&str> = top.as_object().unwrap().keys().map(String::as_str).collect();
+            keys.sort();
+            let mut expect = vec!["description", "policy", "rules", "title"];
+            if !kept.is_empty() {
+                expect.push("params");
+                expect.sort();
+            }
+            prop_assert_eq!(keys, expect);
+        }
+    }
+}
