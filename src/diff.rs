@@ -603,7 +603,13 @@ pub fn diff_verdicts(b: &HostReport, a: &HostReport) -> Verdicts {
                 match y {
                     None => v.fixes.push(vc(x)),
                     Some(y) if matches!(y.status, Status::Pass | Status::Skip) => {
-                        v.fixes.push(vc(y))
+                        // a rule's one summary pass (no subject) fixes the
+                        // subject that failed: the fix names it
+                        let mut c = vc(y);
+                        if c.finding.subject.is_empty() {
+                            c.finding.subject = x.subject.clone();
+                        }
+                        v.fixes.push(c)
                     }
                     Some(y) => v.other.push(vc(y)),
                 }

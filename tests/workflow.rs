@@ -549,3 +549,559 @@ fn diff_says_what_changed_and_nothing_else() {
         "{json}"
     );
 }
+
+/// `git` in `repo` with no user or system configuration read.
+fn git(repo: &Path, git_bin: &Path, args: &[&str]) -> String {
+    let o = Command::new(git_bin)
+        .args([
+            "-c",
+            "user.name=Admin",
+            "-c",
+            "user.email=admin@example.org",
+        ])
+        .args(["-c", "commit.gpgsign=false", "-c", "core.autocrlf=false"])
+        .args(args)
+        .current_dir(repo)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .expect("run git");
+    assert!(
+        o.status.success(),
+        "git {args:?}: {}{}",
+        stdout(&o),
+        stderr(&o)
+    );
+    stdout(&o)
+}
+
+/// `driftaudit ARGS` run in `dir` (paths in the output are as a user in
+/// their repository types them).
+fn bin_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_driftaudit"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("DRIFTAUDIT_TODAY")
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run driftaudit")
+}
+
+/// `driftaudit snapshot --out OUT --force` of this machine, in a private
+/// mount and UTS namespace whose host name is `name` (nothing on the real
+/// host changes).
+fn snapshot_live(repo: &Path, out: &str, name: &str) -> Output {
+    Command::new("unshare")
+        .args(["-m", "-u", "--propagation", "private", "sh", "-ec"])
+        .arg(r#"hostname "$NAME"; "$DRIFTAUDIT" snapshot --out "$OUT" --force"#)
+        .current_dir(repo)
+        .env("DRIFTAUDIT", env!("CARGO_BIN_EXE_driftaudit"))
+        .env("NAME", name)
+        .env("OUT", out)
+        .output()
+        .expect("run unshare")
+}
+
+/// The tree of `host` at commit `rev` of `repo`, exported to `to`.
+fn export(repo: &Path, git_bin: &Path, rev: &str, host: &str, to: &Path) -> String {
+    std::fs::create_dir_all(to).unwrap();
+    let arch = to.join("tree.tar");
+    git(
+        repo,
+        git_bin,
+        &["archive", "-o", arch.to_str().unwrap(), rev, host],
+    );
+    let ok = Command::new("tar")
+        .arg("-xf")
+        .arg(&arch)
+        .arg("-C")
+        .arg(to)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    to.join(host).display().to_string()
+}
+
+/// A stand-in for procps `sysctl -w KEY=VALUE` on a snapshot: it writes the
+/// value where the snapshot keeps the running kernel's (`$SNAP/proc/sys`,
+/// dots as slashes) and refuses anything else the script might ask.
+const SYSCTL_STUB: &str = r#"#!/bin/sh
+[ "$#" -eq 2 ] && [ "$1" = -w ] || { echo "stub sysctl: unexpected: $*" >&2; exit 64; }
+k=${2%%=*}; v=${2#*=}
+f="$SNAP/proc/sys/$(printf '%s' "$k" | tr . /)"
+[ -f "$f" ] || { echo "stub sysctl: no such key: $k" >&2; exit 65; }
+printf '%s\n' "$v" > "$f"
+printf '%s = %s\n' "$k" "$v"
+"#;
+
+/// Issue 30's done-when: an admin's whole path through the binary, in one
+/// temporary git repository, every step composing with the one before and
+/// asserting on what the user reads. Snapshot two hosts (this machine live,
+/// in a private namespace, and shipped testdata) and commit; check the
+/// fleet with one shared waiver file scoped by `host:`; the MariaDB 10.11
+/// upgrade check with `--only 'upgrade.*'` and an overlay demoting
+/// `upgrade.mariadb.default-changed`; `explain` of an upgrade rule; `fix`
+/// with `--runtime`, the patch applied with `git apply`, the runtime steps
+/// run against the snapshot, the re-check clean, commit; `baseline` of the
+/// fixed host failing exactly the added and the changed setting of another;
+/// a runtime change committed and `diff` of the two commits showing it and
+/// nothing else; and a second snapshot of the unchanged live host
+/// byte-identical in git.
+#[test]
+fn an_admins_whole_path_composes_from_snapshot_to_diff_in_one_git_repository() {
+    if !common::can_unshare("the live snapshot of the workflow walk") {
+        return;
+    }
+    let Some(git_bin) = common::program("git", "git") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("audit");
+    std::fs::create_dir_all(repo.join("hosts")).unwrap();
+    git(&repo, &git_bin, &["init", "-q", "-b", "main"]);
+
+    // 1. Snapshot two hosts and commit them.
+    let o = snapshot_live(&repo, "hosts/app-live-01", "app-live-01");
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stderr(&o).contains("snapshot of app-live-01 written to hosts/app-live-01"),
+        "{}",
+        stderr(&o)
+    );
+    copy_tree(
+        &Path::new(ROOT).join("testdata/hosts/nat-story"),
+        &repo.join("hosts/web-backend-02"),
+    );
+    // a MariaDB 10.3 server, named as its /etc/hostname says
+    let db = repo.join("hosts/db-buster");
+    copy_tree(
+        &Path::new(ROOT).join("testdata/hosts/upgrade-mariadb-10.3"),
+        &db,
+    );
+    let meta = std::fs::read_to_string(db.join("snapshot.json")).unwrap();
+    std::fs::write(
+        db.join("snapshot.json"),
+        meta.replace("\"upgrade-mariadb-10.3\"", "\"db-buster\""),
+    )
+    .unwrap();
+    git(&repo, &git_bin, &["add", "-A"]);
+    git(
+        &repo,
+        &git_bin,
+        &["commit", "-qm", "snapshots of the fleet"],
+    );
+
+    // 2. The fleet with one waiver file: each waiver scopes its hosts, and a
+    // host it does not scope neither is waived nor fails for it.
+    std::fs::write(
+        repo.join("waivers.yaml"),
+        "# One waiver file for the whole fleet.\n\
+         - rule: linux.unprivileged-bpf\n  host: \"web-*\"\n  reason: \"OPS-4410: the tracing agent loads eBPF as its own user\"\n  expires: 2099-12-31\n\
+         - rule: mysql.pool-too-small-for-data\n  host: \"db-*\"\n  reason: \"OPS-4411: du of the data directory comes with the next snapshot\"\n  expires: 2099-12-31\n",
+    )
+    .unwrap();
+    let o = bin_in(
+        &repo,
+        &[
+            "check",
+            "--fleet",
+            "hosts",
+            "--waivers",
+            "waivers.yaml",
+            "--quiet",
+        ],
+    );
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}{}", stderr(&o));
+    assert!(
+        out.contains(
+            "web-backend-02: 2 failed (linux.tcp-tw-recycle, sysctl.persisted-drift), 3 unknown, 1 waived\n"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("db-buster: clean (5 passed), 6 unknown, 1 waived\n"),
+        "{out}"
+    );
+    let live_line = out
+        .lines()
+        .find(|l| l.starts_with("app-live-01: "))
+        .unwrap_or_else(|| panic!("the live host is in the fleet: {out}"));
+    assert!(!live_line.contains("waived"), "{live_line}");
+    assert!(!out.contains("driftaudit.waiver"), "no stale waiver: {out}");
+    assert!(out.contains("fleet: 3 hosts"), "{out}");
+    let o = bin_in(
+        &repo,
+        &[
+            "check",
+            "--fleet",
+            "hosts",
+            "--waivers",
+            "waivers.yaml",
+            "--format",
+            "json",
+        ],
+    );
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let live = v["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["host"] == "app-live-01")
+        .unwrap();
+    assert!(
+        live["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["rule"] != "driftaudit.waiver" && f["status"] != "waived"),
+        "the live host is in no waiver's scope: {live}"
+    );
+
+    // 3. The MariaDB 10.11 upgrade: the upgrade rules are rules, selected by
+    // a glob and demoted by a site overlay.
+    std::fs::write(
+        repo.join("upgrade-site.yaml"),
+        "policy: site-upgrade\ntitle: What this site accepts of the 10.11 upgrade\n\
+         overrides:\n  - rule: upgrade.mariadb.default-changed\n    severity: info\n",
+    )
+    .unwrap();
+    let upgrade = [
+        "check",
+        "--snapshot",
+        "hosts/db-buster",
+        "--target",
+        "mariadb=10.11",
+        "--only",
+        "upgrade.*",
+    ];
+    let o = bin_in(&repo, &upgrade);
+    let plain = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{plain}{}", stderr(&o));
+    assert!(
+        plain.contains(
+            "MEDIUM (5)\n  FAIL upgrade.mariadb.default-changed [explicit_defaults_for_timestamp]"
+        ),
+        "{plain}"
+    );
+    let o = bin_in(
+        &repo,
+        &[&upgrade[..], &["--policy", "upgrade-site.yaml"]].concat(),
+    );
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}{}", stderr(&o));
+    assert!(!out.contains("MEDIUM ("), "demoted to info: {out}");
+    assert!(
+        out.contains(
+            "INFO (6)\n  FAIL upgrade.mariadb.default-changed [explicit_defaults_for_timestamp]"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("  FAIL upgrade.mariadb.removed-option [innodb_checksums]"),
+        "{out}"
+    );
+    assert!(
+        out.contains("db-buster: 14 failed (2 high, 6 low, 6 info), 1 passed"),
+        "{out}"
+    );
+    for line in out.lines().filter(|l| l.starts_with("  FAIL ")) {
+        assert!(
+            line.starts_with("  FAIL upgrade."),
+            "--only upgrade.*: {line}"
+        );
+    }
+    let o = bin_in(&repo, &["explain", "upgrade.mariadb.removed-option"]);
+    let out = stdout(&o);
+    assert!(o.status.success(), "{out}{}", stderr(&o));
+    assert!(
+        out.starts_with("upgrade.mariadb.removed-option  (high)\n"),
+        "{out}"
+    );
+    assert!(out.contains("the server will not start"), "{out}");
+    assert!(!out.contains("{"), "templates rendered: {out}");
+
+    // 4. Fix the web host: a patch and runtime steps, the patch applied with
+    // git apply, the steps run against the snapshot; the re-check is clean.
+    let o = bin_in(
+        &repo,
+        &[
+            "fix",
+            "--snapshot",
+            "hosts/web-backend-02",
+            "--waivers",
+            "waivers.yaml",
+            "--runtime",
+            "../runtime.sh",
+        ],
+    );
+    let patch = stdout(&o);
+    let summary = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{patch}{summary}");
+    assert!(
+        patch.contains("-net.ipv4.tcp_tw_recycle = 1\n+net.ipv4.tcp_tw_recycle = 0\n"),
+        "{patch}"
+    );
+    assert!(
+        !patch.contains("unprivileged_bpf"),
+        "a waived finding is not fixed: {patch}"
+    );
+    assert!(
+        summary.contains("proof: re-audit of the patched copy passes every targeted finding"),
+        "{summary}"
+    );
+    let script = std::fs::read_to_string(tmp.path().join("runtime.sh")).unwrap();
+    assert!(
+        script.contains("\nsysctl -w net.core.somaxconn=4096\n"),
+        "{script}"
+    );
+    assert!(
+        script.contains("\nsysctl -w net.ipv4.tcp_tw_recycle=0"),
+        "{script}"
+    );
+    std::fs::write(tmp.path().join("fix.patch"), &patch).unwrap();
+    let Some(git_ref) = common::tool("git", "git") else {
+        return;
+    };
+    git(
+        &repo,
+        &git_ref,
+        &[
+            "apply",
+            "--directory=hosts/web-backend-02",
+            tmp.path().join("fix.patch").to_str().unwrap(),
+        ],
+    );
+    let stubs = tmp.path().join("stubs");
+    std::fs::create_dir(&stubs).unwrap();
+    std::fs::write(stubs.join("sysctl"), SYSCTL_STUB).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(stubs.join("sysctl"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        stubs.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let run = Command::new("sh")
+        .arg(tmp.path().join("runtime.sh"))
+        .env("PATH", &path)
+        .env("SNAP", repo.join("hosts/web-backend-02"))
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}{}", stdout(&run), stderr(&run));
+    assert_eq!(
+        stdout(&run),
+        "net.core.somaxconn = 4096\nnet.ipv4.tcp_tw_recycle = 0\n"
+    );
+    let o = bin_in(
+        &repo,
+        &[
+            "check",
+            "--snapshot",
+            "hosts/web-backend-02",
+            "--waivers",
+            "waivers.yaml",
+            "--quiet",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "web-backend-02: clean (10 passed), 3 unknown, 1 waived\n"
+    );
+    git(&repo, &git_bin, &["add", "-A"]);
+    git(&repo, &git_bin, &["commit", "-qm", "web-backend-02: fixed"]);
+
+    // diff of the fix's two commits: the fixed settings, runtime apart from
+    // the next boot's, the fixed verdicts, and nothing else.
+    let before = export(
+        &repo,
+        &git_bin,
+        "HEAD~1",
+        "hosts/web-backend-02",
+        &tmp.path().join("c1"),
+    );
+    let after = export(
+        &repo,
+        &git_bin,
+        "HEAD",
+        "hosts/web-backend-02",
+        &tmp.path().join("c2"),
+    );
+    let o = bin_in(&repo, &["diff", &before, &after]);
+    let out = stdout(&o);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "no regression: {out}{}",
+        stderr(&o)
+    );
+    assert!(
+        out.contains("Settings: 3 changed, 0 added, 0 removed\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "Running now:\n  changed  sysctl (running): net.core.somaxconn: 128 -> 4096\n"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("Configuration (applied at the next boot, restart or mount):\n  changed  sysctl (next boot): net.ipv4.tcp_tw_recycle: 1 -> 0\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "\nFixes: 2\n  [high] linux.tcp-tw-recycle net.ipv4.tcp_tw_recycle: fail -> pass\n"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("  [medium] sysctl.persisted-drift net.core.somaxconn: fail -> pass\n"),
+        "{out}"
+    );
+    assert_eq!(
+        out.matches("  changed  ").count(),
+        3,
+        "the three changes and nothing else: {out}"
+    );
+
+    // 5. A baseline of the fixed host; a host with one added and one changed
+    // setting fails exactly those two.
+    let o = bin_in(
+        &repo,
+        &[
+            "baseline",
+            "--snapshot",
+            "hosts/web-backend-02",
+            "-o",
+            "baseline.yaml",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("baseline of web-backend-02: 18 value(s) pinned"),
+        "{}",
+        stderr(&o)
+    );
+    let other = repo.join("hosts/web-backend-03");
+    copy_tree(&repo.join("hosts/web-backend-02"), &other);
+    let meta = std::fs::read_to_string(other.join("snapshot.json")).unwrap();
+    std::fs::write(
+        other.join("snapshot.json"),
+        meta.replace("\"web-backend-02\"", "\"web-backend-03\""),
+    )
+    .unwrap();
+    let perf = other.join("etc/sysctl.d/60-perf.conf");
+    let text = std::fs::read_to_string(&perf).unwrap();
+    std::fs::write(
+        &perf,
+        text.replace("tcp_fin_timeout = 30", "tcp_fin_timeout = 15"),
+    )
+    .unwrap();
+    std::fs::write(
+        other.join("etc/sysctl.d/70-local.conf"),
+        "vm.swappiness = 10\n",
+    )
+    .unwrap();
+    let against = |host: &str| {
+        bin_in(
+            &repo,
+            &[
+                "check",
+                "--no-builtin",
+                "--policy",
+                "baseline.yaml",
+                "--snapshot",
+                host,
+            ],
+        )
+    };
+    let o = against("hosts/web-backend-02");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "the golden host passes: {}",
+        stdout(&o)
+    );
+    let o = against("hosts/web-backend-03");
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}{}", stderr(&o));
+    let fails: Vec<&str> = out.lines().filter(|l| l.starts_with("  FAIL ")).collect();
+    assert_eq!(fails.len(), 2, "{out}");
+    assert!(
+        fails[0]
+            .starts_with("  FAIL baseline-web-backend-02.sysctl-boot [net.ipv4.tcp_fin_timeout]"),
+        "{out}"
+    );
+    assert!(
+        fails[1].starts_with("  FAIL baseline-web-backend-02.sysctl-boot-added [vm.swappiness]"),
+        "{out}"
+    );
+    assert!(
+        out.contains("      actual: 15    expected: = 30\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("      at /etc/sysctl.d/70-local.conf:1\n"),
+        "{out}"
+    );
+    std::fs::remove_dir_all(&other).unwrap();
+
+    // 6. Someone runs `sysctl -w` on the fixed host; its new snapshot is
+    // committed; diff of the two commits shows that change and nothing else.
+    let run = Command::new("sysctl")
+        .args(["-w", "net.core.somaxconn=128"])
+        .env("PATH", &path)
+        .env("SNAP", repo.join("hosts/web-backend-02"))
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", stderr(&run));
+    git(&repo, &git_bin, &["add", "-A"]);
+    git(
+        &repo,
+        &git_bin,
+        &["commit", "-qm", "web-backend-02: recaptured"],
+    );
+    let before = export(
+        &repo,
+        &git_bin,
+        "HEAD~1",
+        "hosts/web-backend-02",
+        &tmp.path().join("c3"),
+    );
+    let after = export(
+        &repo,
+        &git_bin,
+        "HEAD",
+        "hosts/web-backend-02",
+        &tmp.path().join("c4"),
+    );
+    let o = bin_in(&repo, &["diff", &before, &after]);
+    let out = stdout(&o);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "a regression: {out}{}",
+        stderr(&o)
+    );
+    let body = out.split_once('\n').map(|(_, b)| b).unwrap_or("");
+    let expected = "\nSettings: 1 changed, 0 added, 0 removed\n\
+        Running now:\n  changed  sysctl (running): net.core.somaxconn: 4096 -> 128\n\
+        \x20          before: /etc/sysctl.d/60-perf.conf:5, /proc/sys/net/core/somaxconn\n\
+        \x20          after:  /proc/sys/net/core/somaxconn\n\
+        \nRegressions: 1\n  [medium] sysctl.persisted-drift net.core.somaxconn: pass -> fail\n\
+        \x20     actual: 128; expected: 4096\n";
+    assert!(body.starts_with(expected), "{body}");
+
+    // 7. The live host, unchanged, snapshotted again: nothing for git.
+    let o = snapshot_live(&repo, "hosts/app-live-01", "app-live-01");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let status = git(&repo, &git_bin, &["status", "--porcelain"]);
+    let changed: Vec<&str> = status.lines().filter(|l| l.contains("hosts/")).collect();
+    assert!(
+        changed.is_empty(),
+        "a second snapshot changed files: {status}"
+    );
+}

@@ -199,12 +199,14 @@ pub fn render_text(d: &Diff) -> String {
             ));
         }
     }
-    let count = |k: ChangeKind| d.changes.iter().filter(|c| c.kind == k).count();
     let shown: Vec<&Change> = d
         .changes
         .iter()
         .filter(|c| !repeats(c, &d.changes))
         .collect();
+    // the counts are of the lines the text shows (a derived namespace's
+    // repeat of its source's change is one change to a reader)
+    let count = |k: ChangeKind| shown.iter().filter(|c| c.kind == k).count();
     if !d.changes.is_empty() {
         out.push_str(&format!(
             "\nSettings: {} changed, {} added, {} removed\n",
