@@ -520,3 +520,65 @@ fn a_fleet_report_fits_where_people_read_it() {
     assert_eq!(code, 2);
     assert!(err.contains("--quiet shapes the text report"), "{err}");
 }
+
+/// Issue 30 ("text for people"): the fleet summary's `worst` column held
+/// record dumps cut at 40 characters, several hosts joined with `; ` on one
+/// line, and `1 failing = 1` gave a value without the key it belongs to.
+/// Each example is now a line of its own: the host (its folder when the
+/// name differs), how many of its subjects fail, and `[subject] value` as
+/// `check` prints them; JSON keeps the subject beside the value.
+#[test]
+fn the_fleet_summarys_worst_hosts_say_which_key_has_which_value() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let (_, out, err) = run(
+        &["check", "--summary", "--fleet"],
+        &root.join("testdata/hosts"),
+    );
+    assert!(out.starts_with("==> fleet summary ("), "{out}{err}");
+    let worst: Vec<&str> = out
+        .lines()
+        .filter(|l| l.trim_start().starts_with("worst: "))
+        .collect();
+    assert!(worst.len() >= 10, "{out}");
+    assert!(
+        out.contains("worst: web-backend-02 (nat-story): [net.ipv4.tcp_tw_recycle] 1\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("worst: mysql-includedir-override: [max_connections] 400\n"),
+        "{out}"
+    );
+    // a host with two failing subjects of a rule says so, then the first
+    assert!(
+        out.contains("worst: zimbra-storage-before: 2 failing, first [zimbra-db, /] rotational: ON, mount: /\n"),
+        "{out}"
+    );
+    for l in out.lines() {
+        assert!(
+            !l.contains(" failing = "),
+            "the old `N failing = value`: {l}"
+        );
+        assert!(!l.contains("; "), "one example a line: {l}");
+        assert!(!l.contains('{'), "a record dump: {l}");
+    }
+    // the second and third examples of a rule are lines of their own
+    let recycle = out
+        .split("linux.tcp-tw-recycle ")
+        .nth(1)
+        .expect("tcp-tw-recycle row");
+    let rows: Vec<&str> = recycle.lines().skip(1).take(3).collect();
+    assert!(
+        rows[1]
+            .trim_start()
+            .starts_with("db01.example.com (sos-centos7-mariadb): ["),
+        "{rows:?}"
+    );
+    let (_, json, _) = run(
+        &["check", "--format", "json", "--fleet"],
+        &root.join("testdata/hosts"),
+    );
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let ex = &v["fleet"]["rules"]["linux.tcp-tw-recycle"]["worst"][0];
+    assert_eq!(ex["subject"][0], "net.ipv4.tcp_tw_recycle", "{ex}");
+    assert_eq!(ex["actual"], "1", "{ex}");
+}

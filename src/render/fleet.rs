@@ -51,25 +51,44 @@ impl FleetSummary {
             if let Some(a) = aliases.get(id.as_str()) {
                 let _ = writeln!(out, "  {:<width$}  aliases: {}", "", a.join(", "));
             }
-            if !st.worst.is_empty() {
-                let ex: Vec<String> = st
-                    .worst
-                    .iter()
-                    .map(|e| {
-                        let actual = e
-                            .actual
-                            .as_deref()
-                            .map(|a| format!(" = {}", truncate(a, 40)))
-                            .unwrap_or_default();
-                        format!(
-                            "{} ({}, {} failing{actual})",
-                            crate::render::quoted_name(&e.host),
-                            crate::render::quoted_name(&e.path),
-                            e.failing
-                        )
-                    })
-                    .collect();
-                let _ = writeln!(out, "  {:<width$}  worst: {}", "", ex.join("; "));
+            // one example a line: the host (its folder when the name differs),
+            // how many of its subjects fail, and the fields the rule read on
+            // the first of them (what `actual:` shows, never a record)
+            for (i, e) in st.worst.iter().enumerate() {
+                let label = if i == 0 { "worst:" } else { "" };
+                let host = crate::render::quoted_name(&e.host);
+                let folder = if e.path == e.host || e.path.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", crate::render::quoted_name(&e.path))
+                };
+                let failing = if e.failing == 1 {
+                    String::new()
+                } else {
+                    format!(" {} failing, first", e.failing)
+                };
+                let actual = e
+                    .actual
+                    .as_deref()
+                    .map(|a| truncate(&crate::render::printable(a, false), 72))
+                    .unwrap_or_default();
+                // `[subject]` as `check` prints it, unless the value names its
+                // keys itself (`pool = 25 GiB, dump = OFF`)
+                let subject = if e.subject.is_empty() || actual.contains(" = ") {
+                    String::new()
+                } else {
+                    format!(" [{}]", crate::render::quoted_name(&e.subject.join(", ")))
+                };
+                let actual = if actual.is_empty() {
+                    actual
+                } else {
+                    format!(" {actual}")
+                };
+                let _ = writeln!(
+                    out,
+                    "  {:<width$}  {label:<6} {host}{folder}:{failing}{subject}{actual}",
+                    ""
+                );
             }
         }
         if quiet > 0 {

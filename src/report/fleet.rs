@@ -26,6 +26,10 @@ pub struct Example {
     pub failing: usize,
     /// Worst severity among the failures (rules have one severity; kept for clarity).
     pub severity: Severity,
+    /// The subject of its first failing finding (the key or item whose
+    /// value `actual` is).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub subject: Vec<String>,
     /// The host's value (`actual`) of its first failing finding.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub actual: Option<String>,
@@ -118,6 +122,8 @@ pub struct RuleDigest {
     pub worst: Status,
     /// Failing findings (subjects).
     pub failing: usize,
+    /// Subject of the first failing finding.
+    pub subject: Vec<String>,
     /// `actual` of the first failing finding.
     pub actual: Option<String>,
     /// For an alias row: the rule id it is an item of (see [`RuleStats::alias_of`]).
@@ -145,6 +151,7 @@ impl HostDigest {
                         severity: f.severity,
                         worst: f.status,
                         failing: 0,
+                        subject: Vec::new(),
                         actual: None,
                         alias_of: alias_of.cloned(),
                     });
@@ -156,7 +163,8 @@ impl HostDigest {
                 }
                 if f.status == Status::Fail {
                     r.failing += 1;
-                    if r.actual.is_none() {
+                    if r.failing == 1 {
+                        r.subject = f.subject.clone();
                         r.actual = f.actual.clone();
                     }
                 }
@@ -255,6 +263,7 @@ impl FleetSummary {
                         path: d.path.clone(),
                         failing: r.failing,
                         severity: r.severity,
+                        subject: r.subject,
                         actual: r.actual,
                     },
                 );
@@ -289,6 +298,7 @@ impl FleetSummary {
                         path: f.subject.first().cloned().unwrap_or_default(),
                         failing: 1,
                         severity: f.severity,
+                        subject: Vec::new(),
                         actual: f.actual.clone(),
                     },
                 );
