@@ -91,6 +91,19 @@ pub struct Step {
     pub note: String,
 }
 
+/// One edit of the patch: one file and key (a sysctl key, an option, a
+/// mount point's fstab entry), written once whatever number of findings
+/// it fixes, with every one of them listed against it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Edit {
+    /// The host path the patch changes.
+    pub file: String,
+    /// The key (setting name, option name, mount point) it sets there.
+    pub key: String,
+    /// The findings it fixes (`RULE SUBJECT`).
+    pub fixes: Vec<String>,
+}
+
 /// A finding the plan fixes, before -> after (after from the proof).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Fixed {
@@ -152,6 +165,9 @@ pub struct Plan {
     pub schema: &'static str,
     /// Unified diff relative to the host root (empty: no file changes).
     pub patch: String,
+    /// The patch's edits, one per file and key, with the findings each
+    /// fixes (empty when no patch is printed).
+    pub edits: Vec<Edit>,
     /// Runtime steps, in order.
     pub runtime: Vec<Step>,
     /// Findings fixed.
@@ -230,6 +246,31 @@ impl Plan {
                 p(&u.reason)
             );
         }
+        // one line per edit and per step, every finding it fixes on it
+        let findings = |fs: &[String]| {
+            format!(
+                "for {}: {}",
+                count(fs.len(), "finding"),
+                fs.iter().map(|f| p(f)).collect::<Vec<_>>().join("; ")
+            )
+        };
+        for e in &self.edits {
+            let _ = writeln!(
+                o,
+                "edit {} {}, {}",
+                p(&e.file),
+                p(&e.key),
+                findings(&e.fixes)
+            );
+        }
+        for s in &self.runtime {
+            let restart = if s.needs_restart {
+                " (commented out: needs a restart)"
+            } else {
+                ""
+            };
+            let _ = writeln!(o, "step {}{restart}, {}", p(&s.command), findings(&s.fixes));
+        }
         for n in &self.notes {
             let _ = writeln!(o, "note: {}", p(n));
         }
@@ -275,6 +316,15 @@ impl Plan {
     }
 }
 
+/// `n thing` or `n things`.
+fn count(n: usize, thing: &str) -> String {
+    if n == 1 {
+        format!("1 {thing}")
+    } else {
+        format!("{n} {thing}s")
+    }
+}
+
 /// Where a change goes.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 enum Target {
@@ -310,8 +360,11 @@ struct Change {
     persist: bool,
     /// Change the running system (the runtime script).
     apply_now: bool,
-    /// `RULE SUBJECT` of the finding.
-    why: String,
+    /// `RULE SUBJECT` of each finding the change fixes (one change per
+    /// target and operation: findings wanting the same are merged).
+    why: Vec<String>,
+    /// The findings' keys ([`key_of`]), in the order of `why`.
+    keys: Vec<(String, String)>,
     severity: Severity,
     /// Targets the finding's rule reads.
     reads: BTreeSet<Target>,
@@ -372,6 +425,10 @@ struct Ctx<'a> {
     notes: &'a mut Vec<String>,
     /// Pending line edits of this round, per file.
     pending: BTreeMap<String, Lines>,
+    /// The patch's edits so far: (host path, key) -> the findings.
+    edits: &'a mut BTreeMap<(String, String), Vec<String>>,
+    /// The key and findings of the change being written.
+    cur: (String, Vec<String>),
 }
 
 /// A file's lines while a round edits it: each slot is one original line
@@ -517,6 +574,21 @@ impl Ctx<'_> {
             .ok_or_else(|| format!("`{path}` has no line {n}"))
     }
 
+    /// A configuration edit of `path` for the change being written: listed
+    /// against its file and key, once.
+    fn record(&mut self, path: &str, kind: EditKind) {
+        if kind != EditKind::Config {
+            return;
+        }
+        let k = (self.real(path), self.cur.0.clone());
+        let fixes = self.edits.entry(k).or_default();
+        for w in &self.cur.1 {
+            if !fixes.contains(w) {
+                fixes.push(w.clone());
+            }
+        }
+    }
+
     fn replace(
         &mut self,
         path: &str,
@@ -524,6 +596,7 @@ impl Ctx<'_> {
         text: String,
         kind: EditKind,
     ) -> Result<(), String> {
+        self.record(path, kind);
         let l = self.lines(path, kind)?;
         match l.slots.get_mut(n.wrapping_sub(1)) {
             Some(slot) => {
@@ -535,6 +608,7 @@ impl Ctx<'_> {
     }
 
     fn delete(&mut self, path: &str, n: usize, kind: EditKind) -> Result<(), String> {
+        self.record(path, kind);
         let l = self.lines(path, kind)?;
         match l.slots.get_mut(n.wrapping_sub(1)) {
             Some(slot) => {
@@ -547,6 +621,7 @@ impl Ctx<'_> {
 
     /// Append lines at the end of `path` (created when missing).
     fn append(&mut self, path: &str, text: &str, kind: EditKind) -> Result<(), String> {
+        self.record(path, kind);
         let l = self.lines(path, kind)?;
         let eol = l.eol;
         if let Some(last) = l.eols.last_mut() {
@@ -596,7 +671,7 @@ impl Ctx<'_> {
     fn step(
         &mut self,
         command: String,
-        why: &str,
+        why: &[String],
         needs_restart: bool,
         note: &str,
     ) -> Result<(), String> {
@@ -614,14 +689,16 @@ impl Ctx<'_> {
             .iter_mut()
             .find(|s| s.command == command && s.needs_restart == needs_restart)
         {
-            if !s.fixes.iter().any(|f| f == why) {
-                s.fixes.push(why.to_string());
+            for w in why {
+                if !s.fixes.contains(w) {
+                    s.fixes.push(w.clone());
+                }
             }
             return Ok(());
         }
         self.steps.push(Step {
             command,
-            fixes: vec![why.to_string()],
+            fixes: why.to_vec(),
             needs_restart,
             note: note.to_string(),
         });
@@ -768,6 +845,7 @@ pub fn plan_on(policies: &PolicySet, tree: &mut Tree, opts: &FixOptions) -> Resu
     let target_keys: BTreeSet<(String, String)> = targets.iter().map(key_of).collect();
     let mut steps = Vec::new();
     let mut notes = Vec::new();
+    let mut edits: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
     // findings already given a change, and why one could not be planned
     let mut planned: BTreeSet<(String, String)> = BTreeSet::new();
     let mut reasons: BTreeMap<(String, String), String> = BTreeMap::new();
@@ -803,10 +881,13 @@ pub fn plan_on(policies: &PolicySet, tree: &mut Tree, opts: &FixOptions) -> Resu
         }
         let (now, later) = schedule(changes, &mut notes, &mut lost, opts.no_verify);
         for c in &later {
-            reasons.insert(
-                split_why(&c.why),
-                "its value depends on another change of this plan; run without --no-verify".into(),
-            );
+            for k in &c.keys {
+                reasons.insert(
+                    k.clone(),
+                    "its value depends on another change of this plan; run without --no-verify"
+                        .into(),
+                );
+            }
         }
         if now.is_empty() {
             break;
@@ -818,10 +899,18 @@ pub fn plan_on(policies: &PolicySet, tree: &mut Tree, opts: &FixOptions) -> Resu
             steps: &mut steps,
             notes: &mut notes,
             pending: BTreeMap::new(),
+            edits: &mut edits,
+            cur: (String::new(), Vec::new()),
         };
         for c in &now {
+            cx.cur = (key_name(&c.target).to_string(), c.why.clone());
             // a change that would make the patch quote a secret is undone
-            let saved = (cx.pending.clone(), cx.steps.clone(), cx.notes.clone());
+            let saved = (
+                cx.pending.clone(),
+                cx.steps.clone(),
+                cx.notes.clone(),
+                cx.edits.clone(),
+            );
             let res = match &c.target {
                 Target::Sysctl(k) => sysctl::apply(&mut cx, k, c),
                 Target::Option(n) => mycnf::apply(&mut cx, n, c),
@@ -834,17 +923,20 @@ pub fn plan_on(policies: &PolicySet, tree: &mut Tree, opts: &FixOptions) -> Resu
                 cx.pending = saved.0;
                 *cx.steps = saved.1;
                 *cx.notes = saved.2;
+                *cx.edits = saved.3;
             }
-            match res {
-                Ok(()) => {
-                    planned.insert(split_why(&c.why));
-                    touched
-                        .entry(split_why(&c.why))
-                        .or_default()
-                        .insert(c.target.clone());
-                }
-                Err(reason) => {
-                    reasons.insert(split_why(&c.why), reason);
+            for k in &c.keys {
+                match &res {
+                    Ok(()) => {
+                        planned.insert(k.clone());
+                        touched
+                            .entry(k.clone())
+                            .or_default()
+                            .insert(c.target.clone());
+                    }
+                    Err(reason) => {
+                        reasons.insert(k.clone(), reason.clone());
+                    }
                 }
             }
         }
@@ -993,9 +1085,19 @@ pub fn plan_on(policies: &PolicySet, tree: &mut Tree, opts: &FixOptions) -> Resu
         }
         _ => patch,
     };
+    // the edits of the printed patch, one per file and key
+    let in_patch: BTreeSet<String> = diff::parse(&patch)
+        .map(|fs| fs.into_iter().map(|f| f.path).collect())
+        .unwrap_or_default();
+    let edits = edits
+        .into_iter()
+        .filter(|((file, _), _)| in_patch.contains(file))
+        .map(|((file, key), fixes)| Edit { file, key, fixes })
+        .collect();
     Ok(Plan {
         schema: FIX_SCHEMA,
         patch,
+        edits,
         runtime: steps,
         fixes,
         unfixable,
@@ -1004,10 +1106,11 @@ pub fn plan_on(policies: &PolicySet, tree: &mut Tree, opts: &FixOptions) -> Resu
     })
 }
 
-fn split_why(why: &str) -> (String, String) {
-    match why.split_once(' ') {
-        Some((r, s)) => (r.to_string(), s.to_string()),
-        None => (why.to_string(), String::new()),
+/// The key a target sets, as an edit lists it.
+fn key_name(t: &Target) -> &str {
+    match t {
+        Target::Sysctl(k) | Target::Option(k) | Target::Localconfig(k) | Target::Mount(k) => k,
+        Target::ZimbraPool => "innodb_buffer_pool_size",
     }
 }
 
@@ -1033,33 +1136,52 @@ fn schedule(
                 (Op::Set(a, _), Op::Set(b, _)) if !same_value(a, b) => {
                     notes.push(format!(
                         "conflict: {} wants {} and {} wants {}; the plan writes {} ({} is the more severe rule)",
-                        first.why,
+                        first.why.join("; "),
                         crate::expr::show(a),
-                        other.why,
+                        other.why.join("; "),
                         crate::expr::show(b),
                         crate::expr::show(a),
-                        first.why
+                        first.why.join("; ")
                     ));
-                    lost.insert(
-                        split_why(&other.why),
-                        format!(
-                            "conflict: the plan writes {} for the more severe rule {}",
-                            crate::expr::show(a),
-                            first.why
-                        ),
-                    );
+                    for k in &other.keys {
+                        lost.insert(
+                            k.clone(),
+                            format!(
+                                "conflict: the plan writes {} for the more severe rule {}",
+                                crate::expr::show(a),
+                                first.why.join("; ")
+                            ),
+                        );
+                    }
                 }
                 _ => {}
             }
         }
-        // every change of the target is kept (each writer is idempotent), but
-        // a conflicting value is replaced by the chosen one
+        // a conflicting value is replaced by the chosen one; then the
+        // changes that do the same to the target are one change, fixing
+        // all their findings (one edit per file and key, one step per
+        // command)
+        let mut merged: Vec<Change> = Vec::new();
         for mut c in cs {
             if let (Op::Set(a, ab), Op::Set(_, _)) = (&first.op, &c.op) {
                 c.op = Op::Set(a.clone(), *ab);
             }
-            chosen.push(c);
+            match merged.iter_mut().find(|m| m.op == c.op) {
+                Some(m) => {
+                    for (w, k) in c.why.into_iter().zip(c.keys) {
+                        if !m.keys.contains(&k) {
+                            m.why.push(w);
+                            m.keys.push(k);
+                        }
+                    }
+                    m.persist |= c.persist;
+                    m.apply_now |= c.apply_now;
+                    m.reads.extend(c.reads);
+                }
+                None => merged.push(c),
+            }
         }
+        chosen.extend(merged);
     }
     if single_round {
         return (chosen, Vec::new());
@@ -1138,7 +1260,8 @@ fn changes_for(
         op,
         persist,
         apply_now,
-        why: why.clone(),
+        why: vec![why.clone()],
+        keys: vec![key_of(f)],
         severity: rule.severity,
         reads: reads.clone(),
     };

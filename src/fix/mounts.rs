@@ -157,18 +157,42 @@ pub(super) fn apply(cx: &mut Ctx, point: &str, c: &Change) -> Result<(), String>
             format!("remount,{}", flags.join(","))
         };
         let cmd = shell::command(&["mount", "-o", &opt, point]);
-        // one remount per mount point: the one naming flags wins
+        // one remount per mount point, naming the flags of every change
         let tail = format!(" {}", shell::quote(point));
         if let Some(s) = cx
             .steps
             .iter_mut()
             .find(|s| s.command.starts_with("mount -o remount") && s.command.ends_with(&tail))
         {
+            let had: Vec<String> = s
+                .command
+                .split(' ')
+                .nth(2)
+                .unwrap_or("remount")
+                .split(',')
+                .skip(1)
+                .map(str::to_string)
+                .collect();
+            let mut all = had.clone();
             if opt != "remount" {
-                s.command = cmd;
+                all = edit_options(
+                    &had,
+                    &flags.iter().map(|f| f.to_string()).collect::<Vec<_>>(),
+                    &[],
+                );
+                all.retain(|o| o != "defaults");
             }
-            if !s.fixes.contains(&c.why) {
-                s.fixes.push(c.why.clone());
+            if all != had {
+                let opt = std::iter::once("remount".to_string())
+                    .chain(all)
+                    .collect::<Vec<_>>()
+                    .join(",");
+                s.command = shell::command(&["mount", "-o", &opt, point]);
+            }
+            for w in &c.why {
+                if !s.fixes.contains(w) {
+                    s.fixes.push(w.clone());
+                }
             }
         } else {
             cx.step(cmd, &c.why, false, "")?;

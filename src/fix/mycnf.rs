@@ -374,7 +374,13 @@ fn sql_value(v: &str) -> String {
 
 /// Add `name = value` to the last server group of `path` (a new
 /// `[mysqld]` at the end when it has none).
-fn add_option(cx: &mut Ctx, path: &str, name: &str, value: &str, why: &str) -> Result<(), String> {
+fn add_option(
+    cx: &mut Ctx,
+    path: &str,
+    name: &str,
+    value: &str,
+    why: &[String],
+) -> Result<(), String> {
     let text = cx
         .tree
         .read(path)
@@ -406,15 +412,16 @@ fn add_option(cx: &mut Ctx, path: &str, name: &str, value: &str, why: &str) -> R
     }
     let group_end = group_end.or(fallback);
     let line = format!("{name} = {value}");
+    // a comment line per finding the option fixes, host data escaped
+    let why: String = why.iter().map(|w| format!("# {}\n", comment(w))).collect();
     match group_end {
         Some(n) => {
             let cur = cx.line(path, n, EditKind::Config)?;
-            let why = comment(why);
-            cx.replace(path, n, format!("{cur}\n# {why}\n{line}"), EditKind::Config)
+            cx.replace(path, n, format!("{cur}\n{why}{line}"), EditKind::Config)
         }
         None => cx.append(
             path,
-            &format!("\n[mysqld]\n# {}\n{line}\n", comment(why)),
+            &format!("\n[mysqld]\n{why}{line}\n"),
             EditKind::Config,
         ),
     }

@@ -132,13 +132,17 @@ pub(super) fn apply(cx: &mut Ctx, key: &str, c: &Change) -> Result<(), String> {
                         text.push_str("# Written by `driftaudit fix`.\n");
                     }
                     if let Some(w) = &boot_winner {
+                        for why in &c.why {
+                            text.push_str(&format!("# fixes {}\n", comment(why)));
+                        }
                         text.push_str(&format!(
-                            "# fixes {}: {key} was set in a vendor file ({}); this file sorts after it\n",
-                            comment(&c.why),
+                            "# {key} was set in a vendor file ({}); this file sorts after it\n",
                             comment(&w.location())
                         ));
                     } else {
-                        text.push_str(&format!("# fixes {}\n", comment(&c.why)));
+                        for why in &c.why {
+                            text.push_str(&format!("# fixes {}\n", comment(why)));
+                        }
                     }
                     text.push_str(&format!("{key} = {value}\n"));
                     cx.append(&path, &text, EditKind::Config)?;

@@ -42,7 +42,7 @@ pub(super) fn apply_localconfig(cx: &mut Ctx, key: &str, c: &Change) -> Result<(
 }
 
 /// The `zmlocalconfig -e` step (and its restart) and its simulation.
-fn set_localconfig(cx: &mut Ctx, key: &str, value: &str, why: &str) -> Result<(), String> {
+fn set_localconfig(cx: &mut Ctx, key: &str, value: &str, why: &[String]) -> Result<(), String> {
     check_value("key", key)?;
     check_value("value", value)?;
     let entry = cx
@@ -122,7 +122,7 @@ fn set_localconfig(cx: &mut Ctx, key: &str, value: &str, why: &str) -> Result<()
 /// `remedy: { remove: localconfig.KEY }`: `zmlocalconfig -u KEY` as user
 /// zimbra (Zimbra then uses the key's built-in default), and its
 /// simulation: the key's `<key>` element (or capture line) deleted.
-fn unset_localconfig(cx: &mut Ctx, key: &str, why: &str) -> Result<(), String> {
+fn unset_localconfig(cx: &mut Ctx, key: &str, why: &[String]) -> Result<(), String> {
     let entry = cx
         .facts
         .namespaces
