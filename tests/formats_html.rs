@@ -5,7 +5,11 @@
 //! findings are in the DOM after it ran, a `drift:` finding is a
 //! before/after table in the DOM (read back by a probe script in the
 //! browser), and screenshots are written to target/artifacts/ for the
-//! reviewer. Without chromium the browser test
+//! reviewer. The Content-Security-Policy allows no inline code but the
+//! page's own script and style blocks, by their SHA-256 (recomputed with
+//! python3's hashlib): probes are added with their own hash, and an
+//! injected script or `onerror=` attribute (an escaping bug simulated) is
+//! proven not to run. Without chromium the browser test
 //! skips with one line (fails under CI=true).
 
 mod common;
@@ -92,6 +96,135 @@ fn html_is_self_contained_and_escapes_host_text() {
     assert!(page.contains("<svg"));
 }
 
+/// The base64 SHA-256 of `text` as CSP writes it, computed by python3's
+/// hashlib (the reference, not the library's own hash).
+fn reference_sha256(python: &Path, text: &str) -> String {
+    use std::io::Write;
+    let mut child = Command::new(python)
+        .args([
+            "-c",
+            "import sys, hashlib, base64; print(base64.b64encode(hashlib.sha256(sys.stdin.buffer.read()).digest()).decode())",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("run python3");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success());
+    String::from_utf8(o.stdout).unwrap().trim().to_string()
+}
+
+/// The page's Content-Security-Policy (the `<meta http-equiv>` content).
+fn csp(page: &str) -> &str {
+    let at = page
+        .find("http-equiv=\"Content-Security-Policy\" content=\"")
+        .expect("a CSP meta tag")
+        + 46;
+    &page[at..at + page[at..].find('"').unwrap()]
+}
+
+/// One directive's sources (`script-src` -> `['sha256-...']`).
+fn directive<'a>(csp: &'a str, name: &str) -> Vec<&'a str> {
+    csp.split(';')
+        .map(str::trim)
+        .find_map(|d| d.strip_prefix(name).filter(|r| r.starts_with(' ')))
+        .map(|r| r.split_whitespace().collect())
+        .unwrap_or_default()
+}
+
+/// The text of every `<TAG>...</TAG>` block of the page.
+fn blocks<'a>(page: &'a str, tag: &str) -> Vec<&'a str> {
+    let open = format!("<{tag}>");
+    let close = format!("</{tag}>");
+    let mut out = Vec::new();
+    let mut rest = page;
+    while let Some(i) = rest.find(&open) {
+        let body = &rest[i + open.len()..];
+        let j = body.find(&close).expect("a closed block");
+        out.push(&body[..j]);
+        rest = &body[j..];
+    }
+    out
+}
+
+/// The page with a probe script before `</body>`, allowed by the CSP by its
+/// own hash (python3's), as the page's script is: a probe that respects the
+/// policy instead of switching it off.
+fn with_probe(python: &Path, page: &str, script: &str) -> String {
+    let hash = reference_sha256(python, script);
+    let policy = csp(page);
+    let allowed = policy.replacen("script-src ", &format!("script-src 'sha256-{hash}' "), 1);
+    assert_ne!(allowed, policy, "the CSP has a script-src");
+    page.replacen(policy, &allowed, 1)
+        .replace("</body>", &format!("<script>{script}</script></body>"))
+}
+
+fn python() -> Option<PathBuf> {
+    common::tool("python3", "python3")
+}
+
+#[test]
+fn html_csp_allows_no_inline_code_but_its_own_hashed_blocks() {
+    let single = html::render(&report_of(&["nat-story"]));
+    let fleet = html::render(&report_of(FLEET));
+    let cli = Command::new(env!("CARGO_BIN_EXE_driftaudit"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args([
+            "check",
+            "--snapshot",
+            "testdata/hosts/mysql-warmup-story",
+            "--format",
+            "html",
+        ])
+        .output()
+        .unwrap();
+    let cli = String::from_utf8(cli.stdout).unwrap();
+    let python = python();
+    for (name, page) in [("single host", &single), ("fleet", &fleet), ("cli", &cli)] {
+        let policy = csp(page);
+        assert!(
+            !policy.contains("unsafe-inline") && !policy.contains("unsafe-eval"),
+            "{name}: the CSP allows inline code: {policy}"
+        );
+        // no inline event handler or style attribute anywhere: no ` on...=`
+        // and no ` style=` inside a tag
+        let tags: Vec<&str> = page
+            .split('<')
+            .skip(1)
+            .map(|t| t.split('>').next().unwrap())
+            .collect();
+        for t in &tags {
+            let lower = t.to_ascii_lowercase();
+            let attrs: Vec<&str> = lower.split_whitespace().skip(1).collect();
+            assert!(
+                !attrs
+                    .iter()
+                    .any(|a| (a.starts_with("on") && a.contains('=')) || a.starts_with("style=")),
+                "{name}: an inline handler or style attribute: <{t}>"
+            );
+        }
+        for (tag, dir) in [("script", "script-src"), ("style", "style-src")] {
+            let bodies = blocks(page, tag);
+            let sources = directive(policy, dir);
+            assert_eq!(bodies.len(), 1, "{name}: one {tag} block");
+            assert_eq!(sources.len(), 1, "{name}: {dir} is one hash: {policy}");
+            if let Some(py) = &python {
+                assert_eq!(
+                    sources[0],
+                    format!("'sha256-{}'", reference_sha256(py, bodies[0])),
+                    "{name}: {dir} is the hash of the {tag} block"
+                );
+            }
+        }
+    }
+}
+
 fn chromium() -> Option<PathBuf> {
     common::tool("chromium", "chromium")
 }
@@ -136,12 +269,10 @@ fn html_renders_in_headless_chromium_without_console_errors() {
 
     // The console check can fail: a planted error is seen.
     let planted = tmp.path().join("planted.html");
+    let Some(python) = python() else { return };
     std::fs::write(
         &planted,
-        text.replace(
-            "</body>",
-            "<script>console.error('driftaudit-probe')</script></body>",
-        ),
+        with_probe(&python, &text, "console.error('driftaudit-probe')"),
     )
     .unwrap();
     let (_, console) = browse(&chrome, &planted, &["--dump-dom"]);
@@ -220,7 +351,7 @@ fn html_from_the_cli_is_the_library_page() {
 /// Reads every drift table back from the DOM Chromium built, into a
 /// `<pre id="probe">` that `--dump-dom` prints: rule, subject, the cells of
 /// each side, the removed and added options, and whether it is displayed.
-const DRIFT_PROBE: &str = r#"<script>
+const DRIFT_PROBE: &str = r#"
 (function () {
   var out = [];
   document.querySelectorAll("article.finding").forEach(function (f) {
@@ -246,7 +377,7 @@ const DRIFT_PROBE: &str = r#"<script>
   p.textContent = JSON.stringify(out);
   document.body.appendChild(p);
 })();
-</script>"#;
+"#;
 
 #[test]
 fn html_shows_drift_as_before_and_after_in_headless_chromium() {
@@ -273,11 +404,8 @@ fn html_shows_drift_as_before_and_after_in_headless_chromium() {
     let page = tmp.path().join("drift.html");
     std::fs::write(&page, &text).unwrap();
     let probed = tmp.path().join("probed.html");
-    std::fs::write(
-        &probed,
-        text.replace("</body>", &format!("{DRIFT_PROBE}</body>")),
-    )
-    .unwrap();
+    let Some(python) = python() else { return };
+    std::fs::write(&probed, with_probe(&python, &text, DRIFT_PROBE)).unwrap();
     let (dom, console) = browse(&chrome, &probed, &["--dump-dom"]);
     assert!(console.is_empty(), "console messages: {console:#?}");
     let start = dom.find("<pre id=\"probe\">").expect("the probe ran") + 16;
@@ -354,4 +482,98 @@ fn html_shows_drift_as_before_and_after_in_headless_chromium() {
     let bytes = std::fs::read(&png).expect("screenshot written");
     assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n") && bytes.len() > 20_000);
     std::fs::copy(&page, artifacts.join("drift.html")).unwrap();
+}
+
+/// Unchecks `fail` in the status filter, as a reader would, and records what
+/// the page's own script then shows, into `<pre id="probe">`.
+const FILTER_PROBE: &str = r##"
+(function () {
+  var box = document.querySelector("#filters input[name=status][value=fail]");
+  box.checked = false;
+  box.dispatchEvent(new Event("change", { bubbles: true }));
+  var visible = document.querySelectorAll("article.finding:not([hidden])").length;
+  var fails = document.querySelectorAll("article.finding[data-status=fail]:not([hidden])").length;
+  var submitted = document.getElementById("filters").dispatchEvent(new Event("submit", { cancelable: true }));
+  var p = document.createElement("pre");
+  p.id = "probe";
+  p.textContent = JSON.stringify({ visible: visible, fails: fails, shown: document.getElementById("shown").textContent, submit_default: submitted });
+  document.body.appendChild(p);
+})();
+"##;
+
+#[test]
+fn html_csp_runs_the_pages_script_and_no_injected_inline_code_in_headless_chromium() {
+    let Some(chrome) = chromium() else { return };
+    let Some(python) = python() else { return };
+    let r = report_of(FLEET);
+    let text = html::render(&r);
+    let tmp = tempfile::tempdir().unwrap();
+
+    // An escaping bug simulated: markup in host text reaching the page raw,
+    // as an inline script, an event-handler attribute and a javascript: URL.
+    let injected = text.replacen(
+        "<footer",
+        "<img src=x onerror=\"document.body.setAttribute('data-pwned','onerror')\">\
+         <svg onload=\"document.body.setAttribute('data-pwned','onload')\"></svg>\
+         <script>document.body.setAttribute('data-pwned','script')</script>\
+         <footer",
+        1,
+    );
+    assert_ne!(injected, text);
+    let page = tmp.path().join("injected.html");
+    std::fs::write(&page, &injected).unwrap();
+    let (dom, console) = browse(&chrome, &page, &["--dump-dom"]);
+    assert!(
+        dom.contains("<img src=\"x\"") && dom.contains("data-pwned','script'"),
+        "the injected markup is in the page: {}",
+        &dom[..dom.len().min(400)]
+    );
+    assert!(!dom.contains("data-pwned=\""), "injected inline code ran");
+    assert!(
+        console
+            .iter()
+            .any(|l| l.contains("Content Security Policy")),
+        "the browser refused the injected code: {console:#?}"
+    );
+    // ... while the page's own script still ran
+    let all: usize = r.hosts.iter().map(|h| h.findings.len()).sum();
+    let shown = r
+        .hosts
+        .iter()
+        .flat_map(|h| &h.findings)
+        .filter(|f| !matches!(f.status, Status::Pass | Status::Skip))
+        .count();
+    assert!(
+        dom.contains(&format!("{shown} of {all} findings shown")),
+        "the page's script did not run under its CSP"
+    );
+
+    // The filters work: unchecking `fail` hides every failing finding, and
+    // submitting the form is cancelled by the script (no navigation).
+    let probed = tmp.path().join("probed.html");
+    std::fs::write(&probed, with_probe(&python, &text, FILTER_PROBE)).unwrap();
+    let (dom, console) = browse(&chrome, &probed, &["--dump-dom"]);
+    assert!(console.is_empty(), "console messages: {console:#?}");
+    let start = dom.find("<pre id=\"probe\">").expect("the probe ran") + 16;
+    let end = start + dom[start..].find("</pre>").unwrap();
+    let probe: serde_json::Value =
+        serde_json::from_str(&dom[start..end].replace("&quot;", "\"")).expect("probe JSON");
+    let fails = r
+        .hosts
+        .iter()
+        .flat_map(|h| &h.findings)
+        .filter(|f| f.status == Status::Fail)
+        .count();
+    assert!(fails > 0);
+    assert_eq!(probe["fails"], 0, "{probe}");
+    assert_eq!(probe["visible"], shown - fails, "{probe}");
+    assert_eq!(
+        probe["shown"],
+        format!("{} of {all} findings shown", shown - fails),
+        "{probe}"
+    );
+    assert_eq!(
+        probe["submit_default"], false,
+        "submit is cancelled: {probe}"
+    );
 }

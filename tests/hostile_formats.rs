@@ -1,12 +1,11 @@
-//! Issue 29, items 10 and 11: what the XML and HTML writers make of host
-//! data. JUnit (the report's and `driftaudit test`'s) is parsed by a real
-//! XML 1.0 parser (python3's xml.etree, expat), the HTML page by python3's
+//! Issue 29, item 10: what the XML and HTML writers make of host data.
+//! JUnit (the report's and `driftaudit test`'s) is parsed by a real XML 1.0
+//! parser (python3's xml.etree, expat), the HTML page by python3's
 //! html.parser, for hostile values and for a property test over the
-//! host-data alphabet; the page's Content-Security-Policy is read back and
-//! its hashes recomputed (python3's hashlib), and headless Chromium proves
-//! the report's own script runs under it while a planted inline script and
-//! event handler do not. Without python3 or chromium a test skips with one
-//! line (fails under CI=true).
+//! host-data alphabet. Item 11 (the page's Content-Security-Policy, proven
+//! in headless Chromium) is in tests/formats_html.rs beside the other
+//! browser tests. Without python3 a test skips with one line (fails under
+//! CI=true).
 
 mod common;
 

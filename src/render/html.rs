@@ -1,7 +1,12 @@
-//! HTML report: one self-contained page (inline CSS, a few lines of inline
-//! JS for the filters, inline SVG; nothing fetched from the network) from
-//! the askama template `templates/report.html`, compiled and type-checked
-//! with the crate, with HTML escaping on every value the template prints.
+//! HTML report: one self-contained page (one style block, one script block
+//! for the filters, inline SVG; nothing fetched from the network) from the
+//! askama template `templates/report.html`, compiled and type-checked with
+//! the crate, with HTML escaping on every value the template prints. The
+//! style and script are `templates/report.css` and `templates/report.js`,
+//! compiled in; the Content-Security-Policy allows exactly those two blocks
+//! by their SHA-256 and no other inline code (no `'unsafe-inline'`, no event
+//! handler or style attributes), so markup that escaped into the page by a
+//! bug cannot run.
 //! Sees only the [`Report`]: the values in it are already what every format
 //! may show (secrets are redacted where they are read); never evaluates
 //! rules or reads host data.
@@ -23,6 +28,50 @@ use crate::policy::Severity;
 use crate::report::{BreakdownData, Finding, HostReport, Report, Status};
 
 use super::printable;
+
+/// The page's one style block and one script block, as written between
+/// their tags (the CSP hashes exactly these bytes).
+const STYLE: &str = include_str!("../../templates/report.css");
+const SCRIPT: &str = include_str!("../../templates/report.js");
+
+/// Standard base64 with padding (RFC 4648, section 4), as CSP hash sources
+/// spell a digest.
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            chunk.get(1).copied().unwrap_or(0),
+            chunk.get(2).copied().unwrap_or(0),
+        ];
+        let n = u32::from(b[0]) << 16 | u32::from(b[1]) << 8 | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(ALPHABET[(n >> (18 - 6 * i) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// A CSP hash source for an inline block: `'sha256-BASE64'`.
+fn hash_source(text: &str) -> String {
+    use sha2::{Digest, Sha256};
+    format!("'sha256-{}'", base64(&Sha256::digest(text.as_bytes())))
+}
+
+/// The page's Content-Security-Policy: nothing loaded, no inline code but
+/// the page's own style and script blocks (by hash), images only as data.
+fn content_security_policy() -> String {
+    format!(
+        "default-src 'none'; style-src {}; script-src {}; img-src data:; base-uri 'none'; form-action 'none'",
+        hash_source(STYLE),
+        hash_source(SCRIPT)
+    )
+}
 
 /// Statuses in the order the page lists and filters them.
 const STATUSES: [Status; 6] = [
@@ -415,6 +464,10 @@ struct HostRow {
 #[template(path = "report.html")]
 struct Page {
     version: &'static str,
+    /// Written unescaped: built here from constants and base64 digests.
+    csp: String,
+    style: &'static str,
+    script: &'static str,
     fleet: bool,
     severities: Vec<&'static str>,
     statuses: Vec<(&'static str, bool)>,
@@ -428,6 +481,9 @@ struct Page {
 pub fn render(report: &Report) -> String {
     let page = Page {
         version: env!("CARGO_PKG_VERSION"),
+        csp: content_security_policy(),
+        style: STYLE,
+        script: SCRIPT,
         fleet: report.hosts.len() > 1,
         severities: Severity::ALL.iter().rev().map(|s| s.as_str()).collect(),
         statuses: STATUSES
@@ -478,6 +534,37 @@ pub fn render(report: &Report) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn base64_is_rfc_4648() {
+        for (plain, coded) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(base64(plain.as_bytes()), coded);
+        }
+        // FIPS 180-2's "abc" vector, as CSP writes it
+        assert_eq!(
+            hash_source("abc"),
+            "'sha256-ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0='"
+        );
+    }
+
+    #[test]
+    fn the_hashed_blocks_cannot_end_early() {
+        // the HTML parser ends a raw-text block at `</script` / `</style`
+        // (any case), so the hashed text must not hold one
+        assert!(!SCRIPT.to_ascii_lowercase().contains("</script"));
+        assert!(!SCRIPT.contains("<!--"));
+        assert!(!STYLE.to_ascii_lowercase().contains("</style"));
+        let csp = content_security_policy();
+        assert!(!csp.contains('"') && !csp.contains('<') && !csp.contains("unsafe"));
+    }
 
     #[test]
     fn bytes_read_like_an_admin_writes_them() {
