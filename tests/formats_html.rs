@@ -577,3 +577,107 @@ fn html_csp_runs_the_pages_script_and_no_injected_inline_code_in_headless_chromi
         "submit is cancelled: {probe}"
     );
 }
+
+/// Each finding's `expected` cell as python3's html.parser reads the page:
+/// `[rule, expected text]` in page order.
+const EXPECTED_CELLS: &str = r#"
+import sys, json
+from html.parser import HTMLParser
+class P(HTMLParser):
+    def __init__(self):
+        super().__init__(); self.rule = None; self.div = 0; self.before = None; self.code = False; self.out = []
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "article": self.rule = a.get("data-rule")
+        if tag == "div" and a.get("class") == "before" and self.rule: self.before = True; self.out.append([self.rule, ""])
+        if tag == "code" and self.before: self.code = True
+    def handle_endtag(self, tag):
+        if tag == "code" and self.code: self.code = False; self.before = None
+    def handle_data(self, d):
+        if self.code: self.out[-1][1] += d
+p = P(); p.feed(sys.stdin.read()); print(json.dumps(p.out))
+"#;
+
+#[test]
+fn html_and_markdown_show_an_assert_rules_expected_in_words() {
+    use driftaudit::unstable::render::markdown;
+    use std::io::Write;
+    let r = report_of(&["zimbra-khimki-asfound"]);
+    let f = r.hosts[0]
+        .findings
+        .iter()
+        .find(|f| f.rule == "zimbra.buffer-pool-fits-db")
+        .expect("the buffer pool rule");
+    assert_eq!(f.status, Status::Fail);
+    // the report keeps the expression; people get it in words, with the
+    // setting `pool` reads and the value `target` has on this host, which
+    // the explanation's template computes on its own path ("needs is X:")
+    assert_eq!(f.expected.as_deref(), Some("pool >= target"));
+    let words = f.expected_for_people().unwrap();
+    let needs = f
+        .explanation
+        .split("The pool this host needs is ")
+        .nth(1)
+        .and_then(|s| s.split(':').next())
+        .expect("the explanation names the pool this host needs");
+    assert_eq!(words, format!("innodb_buffer_pool_size at least {needs}"));
+
+    // HTML, read by a real HTML parser: every assert finding's cell holds
+    // words, this one those words
+    let page = html::render(&r);
+    if let Some(python) = python() {
+        let mut child = Command::new(&python)
+            .args(["-c", EXPECTED_CELLS])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("run python3");
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(page.as_bytes())
+            .unwrap();
+        let o = child.wait_with_output().unwrap();
+        assert!(o.status.success());
+        let cells: Vec<(String, String)> = serde_json::from_slice(&o.stdout).unwrap();
+        assert!(
+            cells.contains(&(f.rule.clone(), words.to_string())),
+            "{cells:#?}"
+        );
+        for (rule, cell) in &cells {
+            assert!(
+                !cell.contains(">=") && !cell.contains("<=") && !cell.contains("=="),
+                "{rule}: expected shows an expression: {cell}"
+            );
+        }
+    }
+
+    // Markdown: the finding's facts line says `expected WORDS`
+    let md = markdown::render(&r);
+    let line = md
+        .lines()
+        .skip_while(|l| !l.contains("`zimbra.buffer-pool-fits-db`"))
+        .nth(1)
+        .expect("the finding's facts line");
+    let unescaped = line.replace('\\', "");
+    assert!(
+        unescaped.contains(&format!(" · expected {words} · ")),
+        "{line}"
+    );
+    assert!(!md.contains("pool >= target"));
+
+    // the text report says the same words
+    let o = Command::new(env!("CARGO_BIN_EXE_driftaudit"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args([
+            "check",
+            "--snapshot",
+            "testdata/hosts/zimbra-khimki-asfound",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.contains(&format!("expected: {words}\n")), "{text}");
+    assert!(!text.contains("pool >= target"));
+}

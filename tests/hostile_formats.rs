@@ -153,6 +153,9 @@ fn hostile(base: &Report, values: &[String]) -> Report {
             if f.expected.is_some() {
                 f.expected = Some(format!("x{v}"));
             }
+            if f.expected_words.is_some() {
+                f.expected_words = Some(format!("w{v}"));
+            }
             if f.actual.is_some() {
                 f.actual = Some(format!("y{v}"));
             }

@@ -1039,10 +1039,7 @@ fn an_admins_whole_path_composes_from_snapshot_to_diff_in_one_git_repository() {
         fails[1].starts_with("  FAIL baseline-web-backend-02.sysctl-boot-added [vm.swappiness]"),
         "{out}"
     );
-    assert!(
-        out.contains("      actual: 15    expected: = 30\n"),
-        "{out}"
-    );
+    assert!(out.contains("      actual: 15    expected: 30\n"), "{out}");
     assert!(
         out.contains("      at /etc/sysctl.d/70-local.conf:1\n"),
         "{out}"

@@ -1,13 +1,14 @@
 //! `assert:` rules: one boolean expression over the rule's context; the
-//! expected text is the expression's canonical text and the actual text
-//! the settings it read. Must not do I/O or evaluate other check kinds.
+//! expected text is the expression's canonical text (and, for people, the
+//! same in words with the values computed on this host) and the actual
+//! text the settings it read. Must not do I/O or evaluate other check kinds.
 
 use std::collections::BTreeSet;
 
 use super::eval::RuleCx;
 use super::finding::{base_finding, brief, finish, missing_finding};
 use crate::eval::{eval, truthy};
-use crate::expr::Expr;
+use crate::expr::{BinOp, Expr, UnOp};
 use crate::policy::{Check, Rule};
 use crate::report::{Finding, Status};
 use crate::value::Value;
@@ -51,6 +52,11 @@ pub(super) fn check(rule: &Rule, cx: &RuleCx, e: &Expr) -> Finding {
         .collect();
     let mut f = base_finding(rule, status);
     f.expected = Some(assert_text(rule));
+    // after `touched` is taken: the words evaluate the sides again
+    let words = in_words(rule, cx, e, 0);
+    if f.expected.as_deref() != Some(words.as_str()) {
+        f.expected_words = Some(words);
+    }
     f.actual = (!shown.is_empty()).then(|| shown.join(", "));
     if shown != actual {
         f.actual_whole = Some(actual.join(", "));
@@ -89,5 +95,133 @@ fn assert_text(rule: &Rule) -> String {
     match &rule.check {
         Check::Assert(e) => e.to_string(),
         _ => String::new(),
+    }
+}
+
+/// Deeper than any `let` chain a policy writes; the words stop there.
+const MAX_WORDS_DEPTH: usize = 32;
+
+/// The assertion in words: each comparison as the setting or field its left
+/// side reads, the operator in words and the value of the other side on
+/// this host (`pool >= target` is `innodb_buffer_pool_size at least 10.6
+/// GiB`); a comparison of two computed values, and anything but a
+/// comparison, `and`, `or`, `not` or a read, keeps its canonical text.
+fn in_words(rule: &Rule, cx: &RuleCx, e: &Expr, depth: usize) -> String {
+    if depth > MAX_WORDS_DEPTH {
+        return e.to_string();
+    }
+    match e {
+        Expr::Binary(op @ (BinOp::And | BinOp::Or), a, b) => {
+            let side = |x: &Expr| match x {
+                Expr::Binary(o @ (BinOp::And | BinOp::Or), ..) if o != op => {
+                    format!("({})", in_words(rule, cx, x, depth + 1))
+                }
+                _ => in_words(rule, cx, x, depth + 1),
+            };
+            let word = if *op == BinOp::And { "and" } else { "or" };
+            format!("{} {word} {}", side(a), side(b))
+        }
+        Expr::Binary(op, a, b) => {
+            let Some(word) = comparison(*op) else {
+                return e.to_string();
+            };
+            match (read_name(rule, cx, a, depth), read_name(rule, cx, b, depth)) {
+                (Some(name), _) => format!("{name} {word} {}", value(cx, b)),
+                (None, Some(name)) => {
+                    let flipped = comparison(flip(*op)).unwrap_or(word);
+                    format!("{name} {flipped} {}", value(cx, a))
+                }
+                // two computed sides: the name the policy gave the left
+                (None, None) => match (label(rule, a), label(rule, b)) {
+                    (Some(name), _) => format!("{name} {word} {}", value(cx, b)),
+                    (None, Some(name)) => {
+                        let flipped = comparison(flip(*op)).unwrap_or(word);
+                        format!("{name} {flipped} {}", value(cx, a))
+                    }
+                    (None, None) => e.to_string(),
+                },
+            }
+        }
+        Expr::Unary(UnOp::Not, x) => match x.as_ref() {
+            Expr::Binary(BinOp::And | BinOp::Or, ..) => {
+                format!("not ({})", in_words(rule, cx, x, depth + 1))
+            }
+            _ => format!("not {}", in_words(rule, cx, x, depth + 1)),
+        },
+        other => read_name(rule, cx, other, depth).unwrap_or_else(|| other.to_string()),
+    }
+}
+
+/// A comparison operator in words, `None` for any other.
+fn comparison(op: BinOp) -> Option<&'static str> {
+    Some(match op {
+        BinOp::Eq => "is",
+        BinOp::Ne => "is not",
+        BinOp::Lt => "less than",
+        BinOp::Le => "at most",
+        BinOp::Gt => "more than",
+        BinOp::Ge => "at least",
+        _ => return None,
+    })
+}
+
+/// The comparison with its sides swapped (`1 < x` is `x > 1`).
+fn flip(op: BinOp) -> BinOp {
+    match op {
+        BinOp::Lt => BinOp::Gt,
+        BinOp::Le => BinOp::Ge,
+        BinOp::Gt => BinOp::Lt,
+        BinOp::Ge => BinOp::Le,
+        other => other,
+    }
+}
+
+/// The name of what an operand reads from the host, if it reads one thing
+/// directly: a setting's key, a record's field, a fact, the `for_each`
+/// item, or a `let` bound to one of these. A computed operand has none.
+fn read_name(rule: &Rule, cx: &RuleCx, x: &Expr, depth: usize) -> Option<String> {
+    if depth > MAX_WORDS_DEPTH {
+        return None;
+    }
+    match x {
+        Expr::Setting(_, key) => match key.as_ref() {
+            Expr::Lit(Value::Str(k)) => Some(k.clone()),
+            k => match eval(k, cx) {
+                Ok(Value::Str(k)) => Some(k),
+                _ => None,
+            },
+        },
+        Expr::Field(base, field) => {
+            let reads = matches!(base.as_ref(), Expr::Setting(..))
+                || read_name(rule, cx, base, depth + 1).is_some();
+            reads.then(|| field.clone())
+        }
+        Expr::Name(n) => match rule.lets.get(n) {
+            Some(l) => read_name(rule, cx, l, depth + 1),
+            None => (crate::expr::FACTS.contains(&n.as_str())
+                || cx.special.borrow().contains_key(n))
+            .then(|| n.clone()),
+        },
+        _ => None,
+    }
+}
+
+/// The name the policy gives a computed operand: a record field's name
+/// (`entry.atime` is `atime`) or a `let`'s (`heap`).
+fn label(rule: &Rule, x: &Expr) -> Option<String> {
+    match x {
+        Expr::Field(_, field) => Some(field.clone()),
+        Expr::Name(n) if rule.lets.contains_key(n) => Some(n.clone()),
+        _ => None,
+    }
+}
+
+/// An operand's value on this host as people read it (a string unquoted,
+/// a size with its unit), or its canonical text when it cannot be computed.
+fn value(cx: &RuleCx, x: &Expr) -> String {
+    match eval(x, cx) {
+        Ok(Value::Str(s)) if s.is_empty() => "empty".into(),
+        Ok(v) => brief(&v),
+        Err(_) => x.to_string(),
     }
 }

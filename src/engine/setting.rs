@@ -69,6 +69,30 @@ fn expected_text(expect: &[(ExpectOp, Vec<Value>)]) -> String {
         .join(" and ")
 }
 
+/// The expectations as people read them (`at least 1`, `0`, `one of a, b`):
+/// the formats for people show these, JSON keeps [`expected_text`] and
+/// has these only where they differ from it.
+fn expected_words(expect: &[(ExpectOp, Vec<Value>)]) -> Option<String> {
+    let words = expect
+        .iter()
+        .map(|(op, vals)| {
+            let vs = vals.iter().map(expr::show).collect::<Vec<_>>().join(", ");
+            let word = match op {
+                ExpectOp::Equals => return vs,
+                ExpectOp::OneOf => "one of",
+                ExpectOp::Not => "not",
+                ExpectOp::Min => "at least",
+                ExpectOp::Max => "at most",
+                ExpectOp::Gt => "more than",
+                ExpectOp::Lt => "less than",
+            };
+            format!("{word} {vs}")
+        })
+        .collect::<Vec<_>>()
+        .join(" and ");
+    (words != expected_text(expect)).then_some(words)
+}
+
 /// Judge a `setting:` rule over its context: one finding.
 pub(super) fn check(
     rule: &Rule,
@@ -128,6 +152,7 @@ pub(super) fn check(
                 .borrow_mut()
                 .insert("expected".into(), Value::Str(expected.clone()));
             f.expected = Some(expected);
+            f.expected_words = expected_words(&evaluated);
             finish(rule, cx, Status::Fail, &mut f);
             if f.subject.is_empty() {
                 f.subject = vec![canon];
@@ -205,6 +230,7 @@ pub(super) fn check(
                         f.subject = vec![canon.clone()];
                         f.actual = Some(expr::show(&actual));
                         f.expected = Some(expected.clone());
+                        f.expected_words = expected_words(&evaluated);
                         f.evidence = cx.evidence();
                         f.explanation = format!(
                             "{canon} is `{}`, which is not a number, so it cannot be compared ({expected})",
@@ -220,6 +246,7 @@ pub(super) fn check(
     let status = if ok { Status::Pass } else { Status::Fail };
     let mut f = base_finding(rule, status);
     f.expected = Some(expected.clone());
+    f.expected_words = expected_words(&evaluated);
     f.actual = Some(expr::show(&actual));
     if let Some(raw) = &raw {
         let numeric = evaluated.iter().any(|(op, _)| {

@@ -245,7 +245,7 @@ impl Item {
             status: f.status.as_str(),
             severity: f.severity.as_str(),
             subject: show(&f.subject.join(", ")),
-            expected: f.expected.as_deref().map(show),
+            expected: f.expected_for_people().map(show),
             actual: f.actual.as_deref().map(show),
             explanation: show(f.explanation.trim()),
             fix: if f.status == Status::Pass {

@@ -231,7 +231,7 @@ fn host(out: &mut String, h: &HostReport) {
                     .join(", "),
             );
         }
-        if let Some(e) = &f.expected {
+        if let Some(e) = f.expected_for_people() {
             facts.push(format!("expected {}", escape(e)));
         }
         if let Some(a) = &f.actual {

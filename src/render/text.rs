@@ -417,7 +417,7 @@ fn finding(out: &mut String, f: &Finding, p: &Paint, label: &str, color: Style) 
         subject,
         one(&f.title)
     );
-    if let (Some(a), Some(e)) = (&f.actual, &f.expected) {
+    if let (Some(a), Some(e)) = (&f.actual, f.expected_for_people()) {
         // the text read and each conversion, only where one was applied
         let read = match (&f.actual_raw, f.conversions.as_slice()) {
             (Some(raw), [_, ..]) => {

@@ -94,6 +94,14 @@ pub struct Finding {
     /// What the rule expects, in words.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expected: Option<String>,
+    /// `expected` for people where `expected` is an expression (an
+    /// `assert:` rule's `pool >= target`): the setting or field it reads,
+    /// the comparison in words and the value computed on this host
+    /// (`innodb_buffer_pool_size at least 10.6 GiB`). Absent when it would
+    /// say the same as `expected`; text, HTML and Markdown show it in place
+    /// of `expected` ([`Finding::expected_for_people`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_words: Option<String>,
     /// What the host has.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub actual: Option<String>,
@@ -161,6 +169,7 @@ impl Finding {
             status,
             subject: Vec::new(),
             expected: None,
+            expected_words: None,
             actual: None,
             actual_whole: None,
             actual_raw: None,
@@ -194,6 +203,12 @@ impl Finding {
     pub fn with_expected(mut self, expected: impl Into<String>) -> Finding {
         self.expected = Some(expected.into());
         self
+    }
+
+    /// What the rule expects as the formats for people show it: the words
+    /// of an expression where there are some, else `expected`.
+    pub fn expected_for_people(&self) -> Option<&str> {
+        self.expected_words.as_deref().or(self.expected.as_deref())
     }
 
     /// What the host has.
