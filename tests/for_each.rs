@@ -673,3 +673,83 @@ fn an_except_without_a_reason_is_a_load_error() {
         "{err}"
     );
 }
+
+/// Issue 30, volume under control: a rule's findings over many subjects
+/// (rp_filter off on four interfaces of testdata/foreach/ifaces-open) are
+/// one heading in text output, rule id, title and severity once, then a
+/// line per interface with its actual value and its own file:line, read
+/// back against the JSON report of the same check.
+#[test]
+fn check_text_shows_one_rules_findings_over_many_interfaces_under_one_heading() {
+    let snap = "testdata/foreach/ifaces-open";
+    let (code, json, err) = run(&["check", "--snapshot", snap, "--format", "json"]);
+    assert_eq!(code, 1, "{err}");
+    let r: Json = serde_json::from_str(&json).unwrap();
+    let fails: Vec<&Json> = r["hosts"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "linux.rp-filter" && f["status"] == "fail")
+        .collect();
+    assert!(fails.len() >= 3, "{json}");
+    let at = |f: &Json| -> Vec<String> {
+        f["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| format!("{}:{}", e["path"].as_str().unwrap(), e["line"]))
+            .collect()
+    };
+    let shared: Vec<String> = at(fails[0])
+        .into_iter()
+        .filter(|e| fails.iter().all(|f| at(f).contains(e)))
+        .collect();
+
+    let (code, text, err) = run(&["check", "--snapshot", snap]);
+    assert_eq!(code, 1, "{err}");
+    let title = fails[0]["title"].as_str().unwrap();
+    let heads: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("linux.rp-filter"))
+        .collect();
+    assert_eq!(heads.len(), 1, "one heading for the rule: {text}");
+    assert!(
+        heads[0].starts_with("  FAIL linux.rp-filter ")
+            && heads[0].ends_with(&format!("{title}  ({} subjects)", fails.len())),
+        "{}",
+        heads[0]
+    );
+    assert_eq!(text.matches(title).count(), 1, "{text}");
+    assert!(
+        text.contains(&format!("\nLOW ({})\n", fails.len())),
+        "{text}"
+    );
+    for e in &shared {
+        assert_eq!(
+            text.matches(&format!("      at {e}\n")).count(),
+            1,
+            "{text}"
+        );
+    }
+    for f in &fails {
+        let iface = f["subject"][0].as_str().unwrap();
+        let own: Vec<String> = at(f).into_iter().filter(|e| !shared.contains(e)).collect();
+        let line = format!(
+            "      [{iface}] actual: {}    at {}\n",
+            f["actual"].as_str().unwrap(),
+            own.join(", ")
+        );
+        assert!(!own.is_empty() && text.contains(&line), "{line}{text}");
+    }
+    // a rule with one finding keeps the finding's own heading
+    let (_, one, _) = run(&["check", "--snapshot", "testdata/foreach/ifaces"]);
+    let heads: Vec<&str> = one
+        .lines()
+        .filter(|l| l.contains("linux.rp-filter"))
+        .collect();
+    assert_eq!(heads.len(), 1, "{one}");
+    assert!(
+        heads[0].starts_with("  FAIL linux.rp-filter [eth0, ") && !heads[0].contains("subjects"),
+        "{one}"
+    );
+}

@@ -98,9 +98,7 @@ fn host(out: &mut String, h: &HostReport, p: &Paint, verbose: bool) {
                 &format!("{} ({})", sev.as_str().to_uppercase(), fails.len())
             )
         );
-        for f in fails {
-            finding(out, f, p, "FAIL", sev_color(*sev));
-        }
+        findings(out, &fails, p, "FAIL", sev_color(*sev));
     }
     for (status, label, color) in [
         (Status::Waived, "WAIVED", ASIDE),
@@ -117,9 +115,7 @@ fn host(out: &mut String, h: &HostReport, p: &Paint, verbose: bool) {
             "\n{}",
             p.c(color, &format!("{label} ({})", list.len()))
         );
-        for f in list {
-            finding(out, f, p, label, color);
-        }
+        findings(out, &list, p, label, color);
     }
     // rules a site overlay turned off: never hidden, even without -v
     let disabled: Vec<&Finding> = h
@@ -403,6 +399,202 @@ pub fn quiet_line(h: &crate::report::HostReport) -> String {
     )
 }
 
+/// A list of findings, a rule's findings over several subjects (one per
+/// interface of `linux.rp-filter`) under one heading where [`groupable`],
+/// at the place of the rule's first finding; the others one by one.
+fn findings(out: &mut String, list: &[&Finding], p: &Paint, label: &str, color: Style) {
+    let mut rules: Vec<(&str, Vec<&Finding>)> = Vec::new();
+    for f in list {
+        match rules.iter_mut().find(|(r, _)| *r == f.rule) {
+            Some((_, fs)) => fs.push(f),
+            None => rules.push((&f.rule, vec![f])),
+        }
+    }
+    for (_, fs) in rules {
+        if groupable(&fs) {
+            group(out, &fs, p, label, color);
+        } else {
+            for f in fs {
+                finding(out, f, p, label, color);
+            }
+        }
+    }
+}
+
+/// Findings of one rule over many subjects: three or more (two stay whole),
+/// each with an actual value and a subject name of its own that tells it
+/// from the others (`eth0`), none with a waiver or a breakdown to show, and
+/// one fix for all but for each one's own names and values (so the first's
+/// stands for the rest: `upgrade.*.default-changed`, whose fix differs per
+/// option, stays one by one).
+fn groupable(fs: &[&Finding]) -> bool {
+    fs.len() >= 3
+        && fs
+            .iter()
+            .all(|f| f.actual.is_some() && f.waiver.is_none() && f.breakdown.is_none())
+        && own_names(fs).is_some()
+        && fs
+            .iter()
+            .all(|f| alike(&fix_shape(fs, f), &fix_shape(fs, fs[0])))
+}
+
+/// Whether two fixes say nearly the same words: at least nine in ten of the
+/// longer one's words are in the other (one name a template wrote twice,
+/// `conf.default` in the `default` interface's fix, is not a different
+/// fix; an option's own advice is).
+fn alike(a: &str, b: &str) -> bool {
+    let mut rest: Vec<&str> = b.split_whitespace().collect();
+    let words: Vec<&str> = a.split_whitespace().collect();
+    let longer = words.len().max(rest.len());
+    let mut common = 0;
+    for w in words {
+        if let Some(i) = rest.iter().position(|r| *r == w) {
+            rest.swap_remove(i);
+            common += 1;
+        }
+    }
+    common * 10 >= longer * 9
+}
+
+/// A finding's fix with its own subject names, expected and actual values
+/// taken out (longest first, so `eth1/100` goes before `eth1`).
+fn fix_shape(fs: &[&Finding], f: &Finding) -> String {
+    let mut own: Vec<&str> = f
+        .subject
+        .iter()
+        .filter(|s| !fs.iter().all(|g| g.subject.contains(s)))
+        .map(String::as_str)
+        .chain(f.expected_for_people())
+        .chain(f.actual.as_deref())
+        .filter(|s| !s.is_empty())
+        .collect();
+    own.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    own.iter()
+        .fold(f.fix.clone(), |fix, s| fix.replace(s, "\u{0}"))
+}
+
+/// Each finding's first subject not all of them share, if every one has one
+/// and no two are the same.
+fn own_names<'a>(fs: &[&'a Finding]) -> Option<Vec<&'a str>> {
+    let mut names: Vec<&str> = Vec::new();
+    for f in fs {
+        let name = f
+            .subject
+            .iter()
+            .find(|s| !fs.iter().all(|g| g.subject.contains(s)))?;
+        if names.contains(&name.as_str()) {
+            return None;
+        }
+        names.push(name);
+    }
+    Some(names)
+}
+
+/// One rule over several subjects: the rule id, title and the subjects all
+/// share once; the expectation once when it is the same for all; a line per
+/// subject with what differs (its subjects, actual, file:line); then the
+/// first one's explanation and fix (each one's own: `--format json`).
+fn group(out: &mut String, fs: &[&Finding], p: &Paint, label: &str, color: Style) {
+    let first = fs[0];
+    let shared: Vec<&String> = first
+        .subject
+        .iter()
+        .filter(|s| fs.iter().all(|f| f.subject.contains(s)))
+        .collect();
+    let common = if shared.is_empty() {
+        String::new()
+    } else {
+        let names: Vec<&str> = shared.iter().map(|s| s.as_str()).collect();
+        format!(" [{}]", one(&names.join(", ")))
+    };
+    let _ = writeln!(
+        out,
+        "  {} {}{}  {}  ({} subjects)",
+        p.c(color, label),
+        p.c(BOLD, &one(&first.rule)),
+        common,
+        one(&first.title),
+        fs.len()
+    );
+    let expected = first.expected_for_people();
+    let same_expected = fs.iter().all(|f| f.expected_for_people() == expected);
+    if let (Some(e), true) = (expected, same_expected) {
+        let _ = writeln!(out, "      expected: {}", one(e));
+    }
+    for e in first
+        .evidence
+        .iter()
+        .filter(|e| fs.iter().all(|f| f.evidence.contains(e)))
+    {
+        let _ = writeln!(out, "      at {}", quoted_name(&e.to_string()));
+    }
+    // a subject by the first name of its own (`eth0`), which groupable
+    // made sure tells it from the others
+    let names = own_names(fs).unwrap_or_default();
+    let tag = |i: usize| {
+        names
+            .get(i)
+            .map(|n| format!("[{}] ", one(n)))
+            .unwrap_or_default()
+    };
+    for (i, f) in fs.iter().enumerate() {
+        let mut line = format!("      {}", tag(i));
+        if let Some(a) = &f.actual {
+            let _ = write!(line, "actual: {}{}", one(a), read(f));
+        }
+        if !same_expected {
+            if let Some(e) = f.expected_for_people() {
+                let _ = write!(line, "    expected: {}", one(e));
+            }
+        }
+        let at: Vec<String> = f
+            .evidence
+            .iter()
+            .filter(|e| !fs.iter().all(|g| g.evidence.contains(e)))
+            .map(|e| quoted_name(&e.to_string()))
+            .collect();
+        if !at.is_empty() {
+            let _ = write!(line, "    at {}", at.join(", "));
+        }
+        let _ = writeln!(out, "{}", line.trim_end());
+    }
+    let alike = fs
+        .iter()
+        .all(|f| f.explanation == first.explanation && f.fix == first.fix);
+    if !alike {
+        let _ = writeln!(
+            out,
+            "      for {}(each subject's own in --format json):",
+            tag(0)
+        );
+    }
+    for line in wrap(&printable(&first.explanation, true), 76) {
+        let _ = writeln!(out, "      {line}");
+    }
+    if !first.fix.is_empty() {
+        let mut head = true;
+        for line in wrap(&printable(&first.fix, true), 71) {
+            let _ = writeln!(out, "      {}{line}", if head { "fix: " } else { "     " });
+            head = false;
+        }
+    }
+}
+
+/// The text read and each conversion, only where one was applied.
+fn read(f: &Finding) -> String {
+    match (&f.actual_raw, f.conversions.as_slice()) {
+        (Some(raw), [_, ..]) => {
+            let steps: Vec<String> = f
+                .conversions
+                .iter()
+                .map(|c| format!("{} after {}", one(&c.value), c.step))
+                .collect();
+            format!(" (`{}` -> {})", one(raw), steps.join(" -> "))
+        }
+        _ => String::new(),
+    }
+}
+
 fn finding(out: &mut String, f: &Finding, p: &Paint, label: &str, color: Style) {
     let subject = if f.subject.is_empty() {
         String::new()
@@ -418,18 +610,7 @@ fn finding(out: &mut String, f: &Finding, p: &Paint, label: &str, color: Style) 
         one(&f.title)
     );
     if let (Some(a), Some(e)) = (&f.actual, f.expected_for_people()) {
-        // the text read and each conversion, only where one was applied
-        let read = match (&f.actual_raw, f.conversions.as_slice()) {
-            (Some(raw), [_, ..]) => {
-                let steps: Vec<String> = f
-                    .conversions
-                    .iter()
-                    .map(|c| format!("{} after {}", one(&c.value), c.step))
-                    .collect();
-                format!(" (`{}` -> {})", one(raw), steps.join(" -> "))
-            }
-            _ => String::new(),
-        };
+        let read = read(f);
         let _ = writeln!(
             out,
             "      actual: {}{read}    expected: {}",
