@@ -753,3 +753,72 @@ fn check_text_shows_one_rules_findings_over_many_interfaces_under_one_heading() 
         "{one}"
     );
 }
+
+/// Issue 30, text for people: an assertion's expected in words names the
+/// setting read on either side (a constant first is turned round), gives
+/// the other side's value computed on this host, and says `not a == b` as
+/// `a is not b`; a for_each item's field is named by its field; the JSON
+/// `expected` keeps the expression.
+#[test]
+fn expected_in_words_names_the_setting_read_and_computes_the_other_side() {
+    let snap = snapshot(&[(
+        "captures/sysctl-a.txt",
+        "net.core.somaxconn = 128\nvm.swappiness = 60\nnet.ipv4.ip_forward = 1\n\
+         net.ipv4.conf.all.rp_filter = 0\nnet.ipv4.conf.eth0.rp_filter = 0\n",
+    )]);
+    let pol = policy_file(
+        snap.path(),
+        r#"policy: t
+title: t
+params:
+  backlog: 512
+rules:
+  - id: t.flip
+    title: t
+    severity: low
+    assert: params.backlog * 2 <= sysctl.net.core.somaxconn
+    why: w
+    fix: f
+  - id: t.mix
+    title: t
+    severity: low
+    assert: sysctl.vm.swappiness < 2 * 5 and not sysctl.net.ipv4.ip_forward == 1
+    why: w
+    fix: f
+  - id: t.item
+    title: t
+    severity: low
+    for_each: { keys: "sysctl.net.ipv4.conf.*.rp_filter", as: iface }
+    applies:
+      - when: iface == "eth0"
+    assert: iface.value >= 1
+    why: w
+    fix: f
+"#,
+    );
+    let r = check(snap.path(), &pol, &[]);
+    let words = |id: &str| {
+        let f = r["hosts"][0]["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["rule"] == id && f["status"] == "fail")
+            .unwrap_or_else(|| panic!("{id} fails: {r:#}"));
+        (
+            f["expected"].as_str().unwrap().to_string(),
+            f["expected_words"].as_str().unwrap().to_string(),
+        )
+    };
+    assert_eq!(
+        words("t.flip"),
+        (
+            "(params.backlog * 2) <= sysctl.net.core.somaxconn".into(),
+            "net.core.somaxconn at least 1024".into()
+        )
+    );
+    assert_eq!(
+        words("t.mix").1,
+        "vm.swappiness less than 10 and net.ipv4.ip_forward is not 1"
+    );
+    assert_eq!(words("t.item").1, "value at least 1");
+}

@@ -143,6 +143,13 @@ fn in_words(rule: &Rule, cx: &RuleCx, e: &Expr, depth: usize) -> String {
             }
         }
         Expr::Unary(UnOp::Not, x) => match x.as_ref() {
+            // `not a == b` is `a is not b`
+            Expr::Binary(op, a, b) if comparison(*op).is_some() => in_words(
+                rule,
+                cx,
+                &Expr::Binary(negate(*op), a.clone(), b.clone()),
+                depth + 1,
+            ),
             Expr::Binary(BinOp::And | BinOp::Or, ..) => {
                 format!("not ({})", in_words(rule, cx, x, depth + 1))
             }
@@ -163,6 +170,19 @@ fn comparison(op: BinOp) -> Option<&'static str> {
         BinOp::Ge => "at least",
         _ => return None,
     })
+}
+
+/// The comparison that holds when `op` does not (`not a < b` is `a >= b`).
+fn negate(op: BinOp) -> BinOp {
+    match op {
+        BinOp::Eq => BinOp::Ne,
+        BinOp::Ne => BinOp::Eq,
+        BinOp::Lt => BinOp::Ge,
+        BinOp::Le => BinOp::Gt,
+        BinOp::Gt => BinOp::Le,
+        BinOp::Ge => BinOp::Lt,
+        other => other,
+    }
 }
 
 /// The comparison with its sides swapped (`1 < x` is `x > 1`).
