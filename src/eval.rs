@@ -95,9 +95,24 @@ pub fn eval(e: &Expr, cx: &dyn Context) -> Result<Value, Missing> {
             },
             _ => eval(base, cx)?,
         } {
-            Value::Record(map) => map.get(field).cloned().ok_or_else(|| Missing::Absent {
-                subject: field.clone(),
-                reason: format!("has no field `{field}`"),
+            Value::Record(map) => map.get(field).cloned().ok_or_else(|| {
+                // a field the reader could not determine is `FIELD?`: the
+                // reason (text, or a record with `reason` and `decide`)
+                match map.get(&format!("{field}?")) {
+                    Some(why) => Missing::Unknown {
+                        subject: field.clone(),
+                        reason: match why {
+                            Value::Record(w) => {
+                                w.get("reason").map(Value::to_plain).unwrap_or_default()
+                            }
+                            other => other.to_plain(),
+                        },
+                    },
+                    None => Missing::Absent {
+                        subject: field.clone(),
+                        reason: format!("has no field `{field}`"),
+                    },
+                }
             }),
             other => err(format!(
                 "`.{field}` needs a record, got {}",

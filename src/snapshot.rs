@@ -715,6 +715,10 @@ fn check_out_dir(out: &Path, force: bool) -> Result<OutState, SnapshotError> {
 /// Read the storage facts the storage reader uses (rotational flags, device
 /// mapper names, slaves), so they are in the log whatever the policies read.
 fn capture_block_devices(host: &Host) {
+    // the hypervisor or cloud, named in findings about virtual disks
+    for f in ["sys_vendor", "product_name"] {
+        let _ = host.read_bytes_capped(&format!("/sys/class/dmi/id/{f}"), 4096);
+    }
     let Ok(devs) = host.read_dir("/sys/block") else {
         return;
     };
@@ -734,6 +738,10 @@ fn capture_block_devices(host: &Host) {
     {
         let base = format!("/sys/block/{}", d.name);
         let _ = host.read_bytes_capped(&format!("{base}/queue/rotational"), 4096);
+        // what the disk is: a virtual or cloud disk's flag is not its medium
+        for f in ["device/vendor", "device/model", "device/modalias"] {
+            let _ = host.read_bytes_capped(&format!("{base}/{f}"), 4096);
+        }
         let _ = host.read_bytes_capped(&format!("{base}/dm/name"), 4096);
         if let Ok(slaves) = host.read_dir(&format!("{base}/slaves")) {
             for s in slaves {

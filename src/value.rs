@@ -110,6 +110,8 @@ impl Value {
             Value::List(items) => self_list_text(items),
             Value::Record(map) => map
                 .iter()
+                // `FIELD?` says why FIELD is unknown: not a value
+                .filter(|(k, _)| !k.ends_with('?'))
                 .map(|(k, v)| format!("{k}={}", v.to_plain()))
                 .collect::<Vec<_>>()
                 .join(","),

@@ -550,7 +550,7 @@ fn the_fleet_summarys_worst_hosts_say_which_key_has_which_value() {
     );
     // a host with two failing subjects of a rule says so, then the first
     assert!(
-        out.contains("worst: zimbra-storage-before: 2 failing, first [zimbra-db, /] rotational: ON, mount: /\n"),
+        out.contains("worst: zimbra-storage-before: 2 failing, first [zimbra-db, /] virtual_disk: OFF, rotational: ON, mount: /\n"),
         "{out}"
     );
     for l in out.lines() {

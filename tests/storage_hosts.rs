@@ -150,14 +150,27 @@ fn after_the_ssd_move_passes_every_storage_rule() {
     assert_eq!(got.len(), 20, "{got:?}");
     // the numbers the pass rests on come from the mkfs.ext4 capture
     let density = finding(&f, "storage.index-inode-density");
+    // a pass names the fields the rule read; the whole record (the device
+    // and its features) stays in actual_whole
     assert_names(
         &density.explanation,
-        &["bytes_per_inode: 10240", "device: /dev/md1", "dir_index"],
+        &["bytes_per_inode: 10240", "mount: /opt/zimbra/index"],
+    );
+    assert_names(
+        density.actual_whole.as_deref().unwrap_or(""),
+        &["device: /dev/md1", "dir_index"],
     );
     let reserved = finding(&f, "storage.reserved-blocks-zimbra-db");
     assert_names(&reserved.explanation, &["reserved_pct: 2"]);
     let rot = finding(&f, "storage.db-on-rotational");
-    assert_names(&rot.explanation, &["rotational: OFF", "source: /dev/md1"]);
+    assert_names(
+        &rot.explanation,
+        &["rotational: OFF", "mount: /opt/zimbra/db"],
+    );
+    assert_names(
+        rot.actual_whole.as_deref().unwrap_or(""),
+        &["source: /dev/md1", "disks: sde, sdf", "virtual_disk: OFF"],
+    );
 }
 
 #[test]
@@ -282,7 +295,7 @@ fn an_unmounted_fstab_entry_is_judged_on_its_options_and_says_so() {
         Status::Pass,
         "/opt/zimbra/db lives on / (noatime) while its volume is not mounted"
     );
-    assert_names(&live.explanation, &["/ = "]);
+    assert_names(&live.explanation, &["atime: noatime, mount: /"]);
     // the unmounted line is not drift: nothing is mounted there to compare
     assert_eq!(finding(&f, "storage.fstab-live-drift").status, Status::Pass);
 }

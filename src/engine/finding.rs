@@ -104,6 +104,11 @@ pub(super) fn finish(rule: &Rule, cx: &RuleCx, status: Status, f: &mut Finding) 
             f.explanation = text;
             f.fix = cx.render(&rule.fix);
         }
+        // a record the rule read: the fields it read, as `actual:` shows
+        // them (the whole record stays in JSON's actual_whole)
+        Status::Pass if f.explanation.is_empty() && f.actual_whole.is_some() => {
+            f.explanation = format!("passes: {}", f.actual.as_deref().unwrap_or(""));
+        }
         Status::Pass if f.explanation.is_empty() => {
             let mut seen = BTreeSet::new();
             let parts: Vec<String> = cx
@@ -139,9 +144,37 @@ pub(super) fn missing_finding(rule: &Rule, cx: &RuleCx, m: Missing) -> Finding {
     f.evidence = cx.evidence();
     f.explanation = text;
     if status == Status::Unknown {
-        f.fix = cx.facts.unreadable_fix().into();
+        match undecided(cx, &f.explanation) {
+            Some((fix, param)) => {
+                f.fix = fix;
+                f.decided_by = param;
+            }
+            None => f.fix = cx.facts.unreadable_fix().into(),
+        }
     }
     f
+}
+
+/// What decides an unknown record field, when its reader says
+/// (`FIELD?: {reason, decide, param}` in a record the rule read, such as a
+/// virtual disk's `rotational`): the fix, better than the generic "capture
+/// it", and the parameter that decides it.
+fn undecided(cx: &RuleCx, explanation: &str) -> Option<(String, Option<String>)> {
+    let (field, _) = explanation.split_once(": ")?;
+    let key = format!("{field}?");
+    cx.touched
+        .borrow()
+        .iter()
+        .find_map(|(_, _, s)| match &s.value {
+            Value::Record(m) => match m.get(&key) {
+                Some(Value::Record(w)) => Some((
+                    w.get("decide")?.to_plain(),
+                    w.get("param").map(Value::to_plain),
+                )),
+                _ => None,
+            },
+            _ => None,
+        })
 }
 
 /// A value for one-line summaries: records list their fields (`{k: v, ...}`),
@@ -151,6 +184,7 @@ pub(super) fn brief(v: &Value) -> String {
         Value::Record(map) => format!(
             "{{{}}}",
             map.iter()
+                .filter(|(k, _)| !k.ends_with('?'))
                 .map(|(k, v)| format!("{k}: {}", v.to_plain()))
                 .collect::<Vec<_>>()
                 .join(", ")

@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::host::Host;
 
+pub(crate) mod disks;
 pub mod model;
 pub mod mysql;
 pub mod presence;

@@ -618,8 +618,57 @@ fn mount_record(host: &Host, m: &Mount, block: &mut BlockFiles) -> BTreeMap<Stri
     if m.source.starts_with("/dev/") {
         r.insert("device".into(), Value::Str(m.source.clone()));
     }
-    if let Some(rot) = rotational_with(host, &m.source, m.devno.as_deref(), block).0 {
-        r.insert("rotational".into(), Value::Bool(rot));
+    let md = medium_with(host, &m.source, m.devno.as_deref(), block);
+    match (md.rotational, md.not_the_medium) {
+        (Some(rot), _) => {
+            r.insert("rotational".into(), Value::Bool(rot));
+        }
+        (None, Some((reason, decide))) => {
+            // `rotational?`: why the flag is not the medium and what decides
+            // it (the evaluator answers `m.rotational` with this unknown)
+            r.insert(
+                "rotational?".into(),
+                Value::Record(BTreeMap::from([
+                    ("reason".to_string(), Value::Str(reason)),
+                    ("decide".to_string(), Value::Str(decide)),
+                    (
+                        "param".to_string(),
+                        Value::Str("storage.assume_media".into()),
+                    ),
+                ])),
+            );
+        }
+        (None, None) if m.source.starts_with("/dev/") => {
+            r.insert(
+                "rotational?".into(),
+                Value::Str(format!(
+                    "no sysfs queue/rotational for {} (/sys/block{})",
+                    m.source,
+                    if block.sys_block_is_dir(host) {
+                        " has no such disk"
+                    } else {
+                        " is not in the snapshot"
+                    }
+                )),
+            );
+        }
+        (None, None) => {}
+    }
+    r.insert("virtual_disk".into(), Value::Bool(md.virtual_disk));
+    // what a rule about sharing a volume says of a virtual disk: one
+    // virtual disk is not one set of spindles
+    if md.virtual_disk {
+        r.insert(
+            "disk_note".into(),
+            Value::Str(format!(
+                "{} is a virtual disk, so sharing it is sharing the hypervisor's storage, \
+                 which may still be apart from the system's I/O on a SAN-backed or cloud volume. ",
+                md.leaves.join(", ")
+            )),
+        );
+    }
+    if !md.leaves.is_empty() {
+        r.insert("disks".into(), Value::Str(md.leaves.join(", ")));
     }
     r
 }
@@ -1016,6 +1065,11 @@ struct Rotational<'h> {
     host: &'h Host,
     memo: BTreeMap<String, Option<Option<bool>>>,
     visited: usize,
+    /// Leaves whose flag is not their medium (virtual and cloud disks),
+    /// with why, in the order they were met.
+    not_the_medium: Vec<(String, super::disks::DiskKind, Option<bool>)>,
+    /// Every leaf disk met, in order.
+    leaves: Vec<String>,
 }
 
 impl Rotational<'_> {
@@ -1055,16 +1109,62 @@ impl Rotational<'_> {
             }
             return if all_known { Some(false) } else { None };
         }
-        let text = host
+        let flag = host
             .read_to_string(&format!("/sys/block/{disk}/queue/rotational"))
-            .ok()?;
-        match text.trim() {
-            "1" => Some(true),
-            "0" => Some(false),
-            _ => None,
+            .ok()
+            .and_then(|t| match t.trim() {
+                "1" => Some(true),
+                "0" => Some(false),
+                _ => None,
+            });
+        self.leaves.push(disk.clone());
+        let kind = disk_kind(host, &disk);
+        if !kind.flag_is_the_medium() {
+            self.not_the_medium.push((disk, kind, flag));
+            return None;
         }
+        flag
     }
 }
+
+/// What a whole disk is ([`super::disks::classify`]) from its sysfs
+/// `device/` files (a missing one reads as empty).
+fn disk_kind(host: &Host, disk: &str) -> super::disks::DiskKind {
+    let read = |f: &str| {
+        host.read_to_string(&format!("/sys/block/{disk}/device/{f}"))
+            .unwrap_or_default()
+    };
+    let (vendor, model, modalias) = (read("vendor"), read("model"), read("modalias"));
+    super::disks::classify(&super::disks::DiskId {
+        name: disk,
+        vendor: &vendor,
+        model: &model,
+        modalias: &modalias,
+    })
+}
+
+/// What the rotational lookup of a mount found: the flag when it describes
+/// the medium, else why not.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Medium {
+    /// Whether the disks spin; `None` when unknown.
+    pub rotational: Option<bool>,
+    /// Why `rotational` is unknown because of what the disk is (a virtual
+    /// or cloud disk), with what decides it.
+    pub not_the_medium: Option<(String, String)>,
+    /// Whether a leaf is a virtual or cloud disk.
+    pub virtual_disk: bool,
+    /// The leaf disks (`sda, sdb` under an md array).
+    pub leaves: Vec<String>,
+    /// Block devices looked at.
+    pub visited: usize,
+}
+
+/// How a site says what backs a virtual disk (the storage policy's
+/// `assume_media` parameter).
+pub(crate) const DECIDE_MEDIUM: &str = "Say what backs it: `--set storage.assume_media=ssd` (or `hdd`) \
+     for this host, or a site overlay `overrides: [{rule: \"storage.*\", params: {assume_media: ssd}}]` \
+     (docs/policy-language.md, Overrides); physical disks keep their own flag";
 
 /// Whether the disk under a mount source spins: `None` when unknown (no
 /// `/sys/block` data, a network or virtual filesystem).
@@ -1085,19 +1185,49 @@ fn rotational_with(
     devno: Option<&str>,
     block: &mut BlockFiles,
 ) -> (Option<bool>, usize) {
+    let m = medium_with(host, source, devno, block);
+    (m.rotational, m.visited)
+}
+
+/// The rotational lookup of a mount source with what the disks are.
+fn medium_with(host: &Host, source: &str, devno: Option<&str>, block: &mut BlockFiles) -> Medium {
     if !block.sys_block_is_dir(host) {
-        return (None, 0);
+        return Medium::default();
     }
     let Some(name) = kernel_name(host, source, devno, block) else {
-        return (None, 0);
+        return Medium::default();
     };
     let mut r = Rotational {
         host,
         memo: BTreeMap::new(),
         visited: 0,
+        not_the_medium: Vec::new(),
+        leaves: Vec::new(),
     };
-    let v = r.of(&name, 0);
-    (v, r.visited)
+    let rotational = r.of(&name, 0);
+    let not_the_medium = r.not_the_medium.first().map(|(disk, kind, flag)| {
+        let what = if *disk == name {
+            disk.clone()
+        } else {
+            format!("{name} (on {disk})")
+        };
+        let decide = match kind {
+            super::disks::DiskKind::Cloud { decides, .. } => {
+                format!("{DECIDE_MEDIUM}. What backs it: {decides}.")
+            }
+            _ => format!(
+                "{DECIDE_MEDIUM}. What backs it: the hypervisor's storage (its datastore, pool or volume type)."
+            ),
+        };
+        (kind.reason(&what, *flag), decide)
+    });
+    Medium {
+        rotational,
+        virtual_disk: !r.not_the_medium.is_empty(),
+        not_the_medium,
+        leaves: r.leaves,
+        visited: r.visited,
+    }
 }
 
 #[cfg(test)]

@@ -46,6 +46,12 @@ impl FleetSummary {
                 if n > 0 {
                     let _ = write!(out, ", {n} {what}");
                 }
+                if what == "unknown" {
+                    // a parameter would decide them: say which, and how many
+                    for (p, k) in &st.hosts_unknown_decided_by {
+                        let _ = write!(out, " ({k} decided by setting {p})");
+                    }
+                }
             }
             out.push('\n');
             if let Some(a) = aliases.get(id.as_str()) {

@@ -51,6 +51,10 @@ pub struct RuleStats {
     pub hosts_skipped: usize,
     /// Hosts where data was missing.
     pub hosts_unknown: usize,
+    /// Of the unknown hosts, those a policy parameter would decide, by
+    /// parameter (`storage.assume_media`: a virtual disk's medium).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub hosts_unknown_decided_by: BTreeMap<String, usize>,
     /// Hosts where the rule could not be evaluated.
     pub hosts_error: usize,
     /// Hosts where a waiver covered it.
@@ -126,6 +130,8 @@ pub struct RuleDigest {
     pub subject: Vec<String>,
     /// `actual` of the first failing finding.
     pub actual: Option<String>,
+    /// The parameter that would decide an unknown finding of the rule.
+    pub decided_by: Option<String>,
     /// For an alias row: the rule id it is an item of (see [`RuleStats::alias_of`]).
     pub alias_of: Option<String>,
 }
@@ -153,6 +159,7 @@ impl HostDigest {
                         failing: 0,
                         subject: Vec::new(),
                         actual: None,
+                        decided_by: None,
                         alias_of: alias_of.cloned(),
                     });
                     rules.len() - 1
@@ -160,6 +167,9 @@ impl HostDigest {
                 let r = &mut rules[i];
                 if rank(f.status) > rank(r.worst) {
                     r.worst = f.status;
+                }
+                if f.status == Status::Unknown && r.decided_by.is_none() {
+                    r.decided_by = f.decided_by.clone();
                 }
                 if f.status == Status::Fail {
                     r.failing += 1;
@@ -250,7 +260,12 @@ impl FleetSummary {
             match r.worst {
                 Status::Fail => st.hosts_failing += 1,
                 Status::Error => st.hosts_error += 1,
-                Status::Unknown => st.hosts_unknown += 1,
+                Status::Unknown => {
+                    st.hosts_unknown += 1;
+                    if let Some(p) = &r.decided_by {
+                        *st.hosts_unknown_decided_by.entry(p.clone()).or_default() += 1;
+                    }
+                }
                 Status::Waived => st.hosts_waived += 1,
                 Status::Pass => st.hosts_passing += 1,
                 _ => st.hosts_skipped += 1,
@@ -325,6 +340,9 @@ impl FleetSummary {
             st.hosts_passing += o.hosts_passing;
             st.hosts_skipped += o.hosts_skipped;
             st.hosts_unknown += o.hosts_unknown;
+            for (p, n) in o.hosts_unknown_decided_by {
+                *st.hosts_unknown_decided_by.entry(p).or_default() += n;
+            }
             st.hosts_error += o.hosts_error;
             st.hosts_waived += o.hosts_waived;
             for ex in o.worst {

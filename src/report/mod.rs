@@ -148,6 +148,11 @@ pub struct Finding {
     /// waivers, policy tests and fleet summaries match it as well as `rule`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alias: Option<String>,
+    /// An `unknown` finding that a policy parameter would decide (a
+    /// virtual disk's medium: `storage.assume_media`), when the reader
+    /// names one; fleet summaries count such hosts apart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_by: Option<String>,
 }
 
 impl Finding {
@@ -184,6 +189,7 @@ impl Finding {
             domain: None,
             overridden: Vec::new(),
             alias: None,
+            decided_by: None,
         }
     }
 
