@@ -2,7 +2,7 @@
 // policies/*.yaml: the built-in policies, compiled. Do not edit.
 
 /// Hash of the YAML this was generated from.
-const FROZEN_FROM: u64 = 0xbfd59bde5b2c54e3;
+const FROZEN_FROM: u64 = 0x81f49ee152d68fd5;
 
 /// The built-in policies and rules.
 #[rustfmt::skip]
@@ -364,8 +364,8 @@ overridden:Vec::new(),
 for_each:Some(Box::new(ForEach{source:ForEachSource::Param(s("data_dirs")),bind:s("dir"),subject:None,setting_key:None,alias:Some(tpl("storage.reserved-blocks-{dir.id}",vec![TemplatePart::Text(s("storage.reserved-blocks-")),TemplatePart::Expr(Expr::Field(b(Expr::Name(s("dir"))),s("id"))),])),only:Vec::new(),skip:Vec::new(),item_params:vec![s("zimbra_db_dir"),s("zimbra_index_dir"),s("zimbra_store_dir"),],except:vec![]}))},
 Rule{id:s("storage.on-rotational"),policy:s("storage"),title:s("The database or index directory is on solid-state storage"),severity:Severity::Medium,
 applies:vec![],
-lets:BTreeMap::from([(s("assumed"),Expr::Binary(BinOp::And,b(Expr::Field(b(Expr::Name(s("m"))),s("virtual_disk"))),b(Expr::Binary(BinOp::Ne,b(Expr::Param(s("assume_media"))),b(Expr::Lit(Value::Str(s("")))))))),(s("m"),Expr::Setting(s("mount"),b(Expr::Name(s("point"))))),(s("point"),Expr::Call(s("mount_of"),vec![Expr::Field(b(Expr::Name(s("dir"))),s("path")),])),(s("spinning"),Expr::Binary(BinOp::Or,b(Expr::Binary(BinOp::And,b(Expr::Name(s("assumed"))),b(Expr::Binary(BinOp::Eq,b(Expr::Param(s("assume_media"))),b(Expr::Lit(Value::Str(s("hdd")))))))),b(Expr::Binary(BinOp::And,b(Expr::Unary(UnOp::Not,b(Expr::Name(s("assumed"))))),b(Expr::Field(b(Expr::Name(s("m"))),s("rotational"))))))),]),
-check:Check::Assert(Expr::Unary(UnOp::Not,b(Expr::Name(s("spinning"))))),
+lets:BTreeMap::from([(s("assumed"),Expr::Binary(BinOp::And,b(Expr::Field(b(Expr::Name(s("m"))),s("virtual_disk"))),b(Expr::Binary(BinOp::Ne,b(Expr::Param(s("assume_media"))),b(Expr::Lit(Value::Str(s("")))))))),(s("m"),Expr::Setting(s("mount"),b(Expr::Name(s("point"))))),(s("point"),Expr::Call(s("mount_of"),vec![Expr::Field(b(Expr::Name(s("dir"))),s("path")),])),(s("rotational"),Expr::Binary(BinOp::Or,b(Expr::Binary(BinOp::And,b(Expr::Name(s("assumed"))),b(Expr::Binary(BinOp::Eq,b(Expr::Param(s("assume_media"))),b(Expr::Lit(Value::Str(s("hdd")))))))),b(Expr::Binary(BinOp::And,b(Expr::Unary(UnOp::Not,b(Expr::Name(s("assumed"))))),b(Expr::Field(b(Expr::Name(s("m"))),s("rotational"))))))),]),
+check:Check::Assert(Expr::Unary(UnOp::Not,b(Expr::Name(s("rotational"))))),
 why:tpl("{dir.lead} lives on {m.source} (mounted at {point}), whose disks spin (sysfs queue/rotational = 1, or assume_media = hdd for a virtual disk). {dir.rotational_why}\n",vec![TemplatePart::Expr(Expr::Field(b(Expr::Name(s("dir"))),s("lead"))),TemplatePart::Text(s(" lives on ")),TemplatePart::Expr(Expr::Field(b(Expr::Name(s("m"))),s("source"))),TemplatePart::Text(s(" (mounted at ")),TemplatePart::Expr(Expr::Name(s("point"))),TemplatePart::Text(s("), whose disks spin (sysfs queue/rotational = 1, or assume_media = hdd for a virtual disk). ")),TemplatePart::Expr(Expr::Field(b(Expr::Name(s("dir"))),s("rotational_why"))),TemplatePart::Text(s("\n")),]),
 fix:tpl("{dir.rotational_fix}\n",vec![TemplatePart::Expr(Expr::Field(b(Expr::Name(s("dir"))),s("rotational_fix"))),TemplatePart::Text(s("\n")),]),
 references:vec![s("https://wiki.zimbra.com/wiki/Performance_Tuning_Guidelines_for_Large_Deployments"),s("https://docs.kernel.org/block/queue-sysfs.html"),s("https://mariadb.com/kb/en/innodb-buffer-pool/"),],
