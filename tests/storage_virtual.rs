@@ -354,6 +354,24 @@ fn the_fleet_summary_counts_the_hosts_a_parameter_would_decide() {
             ["storage.assume_media"],
         3
     );
+    // the HTML report's rule table: in the rule's row, the unknown cell
+    let o = run(&[
+        "check",
+        "--format",
+        "html",
+        "--fleet",
+        t.path().to_str().unwrap(),
+    ]);
+    let page = text(&o.stdout);
+    let row = page
+        .split("<tr data-rule=\"storage.on-rotational\">")
+        .nth(1)
+        .and_then(|r| r.split("</tr>").next())
+        .unwrap_or_else(|| panic!("no row: {page}"));
+    assert!(
+        row.contains("<td class=\"n\">3<br><span class=\"muted decided\">3 decided by setting storage.assume_media</span></td>"),
+        "{row}"
+    );
 }
 
 /// The CI machine is a virtio guest (issue 36): its own live check, and a

@@ -371,6 +371,9 @@ struct RuleRow {
     severity: &'static str,
     fail: usize,
     unknown: usize,
+    /// Of the unknown hosts, those a policy parameter would decide (the
+    /// parameter, how many hosts).
+    decided: Vec<(String, usize)>,
     error: usize,
     waived: usize,
     pass: usize,
@@ -390,6 +393,7 @@ fn rule_rows(report: &Report) -> Vec<RuleRow> {
                 severity: r.severity.as_str(),
                 fail: 0,
                 unknown: 0,
+                decided: Vec::new(),
                 error: 0,
                 waived: 0,
                 pass: 0,
@@ -415,6 +419,7 @@ fn rule_rows(report: &Report) -> Vec<RuleRow> {
                 severity: f.severity.as_str(),
                 fail: 0,
                 unknown: 0,
+                decided: Vec::new(),
                 error: 0,
                 waived: 0,
                 pass: 0,
@@ -428,7 +433,21 @@ fn rule_rows(report: &Report) -> Vec<RuleRow> {
                         row.examples.push((format!("host-{i}"), show(&h.host)));
                     }
                 }
-                Status::Unknown => row.unknown += 1,
+                Status::Unknown => {
+                    row.unknown += 1;
+                    let by = h
+                        .findings
+                        .iter()
+                        .filter(|x| x.rule == rule && x.status == Status::Unknown)
+                        .find_map(|x| x.decided_by.as_deref());
+                    if let Some(p) = by {
+                        let p = show(p);
+                        match row.decided.iter_mut().find(|(q, _)| *q == p) {
+                            Some((_, n)) => *n += 1,
+                            None => row.decided.push((p, 1)),
+                        }
+                    }
+                }
                 Status::Error => row.error += 1,
                 Status::Waived => row.waived += 1,
                 Status::Pass => row.pass += 1,
