@@ -449,4 +449,40 @@ fn this_virtio_guest_is_unknown_live_and_in_its_snapshot_until_assume_media_says
             assert!(why.contains("virtio-blk"), "{why}");
         }
     }
+    // CI installs a MariaDB server: its data directory is on this disk, so
+    // the live verdict is the unknown above, and the parameter decides it
+    let on_root = |v: &serde_json::Value| {
+        v["hosts"][0]["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["subject"][0] == "mysql" && f["status"] != "skip")
+            .cloned()
+    };
+    match on_root(&v) {
+        Some(f)
+            if f["explanation"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("rotational: ") =>
+        {
+            assert_eq!(f["status"], "unknown", "{f}");
+            let o = run(&[
+                "check",
+                "--only",
+                "storage.on-rotational",
+                "--set",
+                "storage.assume_media=ssd",
+                "--format",
+                "json",
+            ]);
+            let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+            assert_eq!(on_root(&v).unwrap()["status"], "pass", "{v}");
+        }
+        Some(f) => assert_ne!(f["status"], "fail", "{f}"),
+        None => common::skip(
+            "the live half needs a MySQL/MariaDB data directory on this host",
+            "no server is installed here (CI installs mariadb-server)",
+        ),
+    }
 }
