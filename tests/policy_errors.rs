@@ -361,3 +361,22 @@ fn a_duplicate_key_names_the_key_not_a_library_option() {
     assert_eq!(codes(&p), [Code::DuplicateKey], "{p:?}");
     assert_eq!(p[0].message, "duplicate key `title`");
 }
+
+/// Issue 30's walk: an overlay written without `policy:` failed with
+/// serde's "missing field `policy`" alone; the error says what a policy
+/// file starts with.
+#[test]
+fn an_overlay_without_policy_says_what_a_policy_file_starts_with() {
+    let e = load_err("overrides:\n  - rule: linux.aslr\n    severity: info\n");
+    assert!(
+        e.contains("my-policy.yaml:1:1: missing field `policy`"),
+        "{e}"
+    );
+    assert!(
+        e.contains("every policy file, a site overlay too, starts with `policy: ID`"),
+        "{e}"
+    );
+    let e = load_err("policy: site\noverrides: []\n");
+    assert!(e.contains("missing field `title`"), "{e}");
+    assert!(e.contains("starts with `policy: ID`"), "{e}");
+}

@@ -634,6 +634,19 @@ pub(super) fn yaml_problem(
             key: clip(k.clone()),
         },
         _ if syntax => Problem::YamlSyntax { message },
+        // a file's own head: say what every policy file (an overlay too)
+        // starts with, not serde's words alone
+        _ if ["policy", "title"]
+            .iter()
+            .any(|f| message.starts_with(&format!("missing field `{f}`")) && column <= 1) =>
+        {
+            Problem::YamlShape {
+                message: format!(
+                    "{message}: every policy file, a site overlay too, starts with `policy: ID` \
+                     (its name, used in `--set ID.PARAM=VALUE`) and `title: TEXT`"
+                ),
+            }
+        }
         _ => Problem::YamlShape { message },
     };
     problem_at(path, text, line, column, None, problem)
