@@ -1204,3 +1204,29 @@ mod writer_properties {
         }
     }
 }
+
+/// A golden host with nothing in the namespaces asked for wrote `rules: []`
+/// and exited 0; `check` then refused that file ("a policy needs `rules`").
+/// Now it is an input error saying why each namespace was empty, and no file
+/// is written.
+#[test]
+fn a_baseline_with_nothing_to_pin_is_an_error_and_writes_nothing() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("b.yaml");
+    let (code, stdout, err) = run(&[
+        "baseline",
+        "--snapshot",
+        "testdata/hosts/upgrade-mariadb-10.3",
+        "--namespace",
+        "fstab",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{stdout}{err}");
+    assert!(
+        err.contains("baseline of upgrade-mariadb-10.3: nothing to pin (fstab: /etc/fstab does not exist); nothing was written"),
+        "{err}"
+    );
+    assert!(!out.exists());
+    assert!(stdout.is_empty(), "{stdout}");
+}

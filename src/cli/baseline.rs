@@ -67,6 +67,37 @@ pub(crate) fn run(a: BaselineArgs) -> Exit {
         Err(e) => return e.into(),
     };
     let pinned: usize = b.pins.iter().map(|(_, p)| p.len()).sum();
+    if pinned == 0 {
+        // a policy with no rule is no policy the loader (or `check`) takes
+        let why: Vec<String> = b
+            .empty
+            .iter()
+            .map(|(ns, r)| {
+                format!(
+                    "{ns}: {}",
+                    driftaudit::unstable::render::printable(r, false)
+                )
+            })
+            .chain(b.left_out.iter().take(3).map(|l| {
+                format!(
+                    "{}.{} left out: {}",
+                    l.namespace,
+                    driftaudit::unstable::render::printable(&l.key, false),
+                    l.reason
+                )
+            }))
+            .collect();
+        return Exit::Error(format!(
+            "baseline of {}: nothing to pin ({}); nothing was written. Pin other namespaces \
+             with --namespace, or take the baseline from a golden host whose snapshot holds them",
+            driftaudit::unstable::render::printable(&b.host, false),
+            if why.is_empty() {
+                "no value in the namespaces asked for".to_string()
+            } else {
+                why.join("; ")
+            }
+        ));
+    }
     eprintln!(
         "driftaudit: baseline of {}: {pinned} value(s) pinned in {} namespace(s); left out: {} volatile, {} other (listed in the file's header)",
         b.host,
