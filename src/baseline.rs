@@ -420,7 +420,14 @@ pub fn generate(host: &Host, opts: &BaselineOptions) -> Result<Baseline, Baselin
             &mut volatile_count,
         );
         match got {
-            Ok(p) if p.is_empty() => empty.push((ns.clone(), "nothing to pin".into())),
+            Ok(p) if p.is_empty() => empty.push((
+                ns.clone(),
+                if opts.keys.is_empty() && opts.ignore.is_empty() {
+                    "no value set here".into()
+                } else {
+                    "no value left after --keys and --ignore".into()
+                },
+            )),
             Ok(p) => pins.push((ns.clone(), p)),
             Err(why) => empty.push((ns.clone(), why)),
         }
