@@ -769,3 +769,140 @@ fn snapshot_mysql_capture_is_our_tsv_whatever_the_client_defaults_say() {
     assert_eq!(mine["init_connect"], "SET @a='a\tb',\n@b='c\\\\d'");
     drop(server);
 }
+
+/// The runtime script's `SET GLOBAL` steps, against the real server: pin
+/// `max_connections` on mysql-healthy (running 300) to any value from the
+/// host-data alphabet; either `fix` refuses it with a reason, or the
+/// script hands `mysql` exactly `-e 'SET GLOBAL max_connections = LIT'`
+/// and the server reads LIT as the pinned value (`SELECT HEX(LIT)`
+/// through the real client, byte for byte), under the default sql_mode and
+/// under NO_BACKSLASH_ESCAPES, where a backslash is an ordinary character
+/// (and `SET GLOBAL init_connect = LIT` stores exactly it).
+#[test]
+fn any_set_global_value_is_one_sql_literal_the_server_reads_back_or_is_refused() {
+    use driftaudit::unstable::fix::{self, FixOptions};
+    use proptest::prelude::*;
+    let Some(t) = tools() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path();
+    install_db(&t, work);
+    let cnf = work.join("server.cnf");
+    write(&cnf, "[mysqld]\n");
+    let server = start(&t.0, &t.3, &cnf, work);
+    let client = t.2.clone();
+    let sock = server.sock.clone();
+    let healthy = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/hosts/mysql-healthy");
+    let check = |v: &str| -> Result<(), TestCaseError> {
+        let yaml_v: String = serde_json::to_string(v)
+            .unwrap()
+            .chars()
+            .map(|c| {
+                if c.is_control() {
+                    format!("\\u{:04x}", c as u32)
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect();
+        let mut set = PolicySet::builtin().unwrap();
+        set.add_str(
+            "mine.yaml",
+            &format!(
+                "policy: mine\ntitle: Mine\nrules:\n\
+                 \x20 - id: mine.pin\n    title: t\n    severity: low\n    setting: mycnf.max_connections\n    expect: {{ equals: {yaml_v}, present: true }}\n    why: w\n    fix: f\n    references: []\n"
+            ),
+        )
+        .unwrap();
+        let opts = FixOptions {
+            only: vec![glob::Pattern::new("mine.*").unwrap()],
+            ..FixOptions::default()
+        };
+        let p = fix::plan(&set, Some(&healthy), &opts).unwrap();
+        if let Some(u) = p.unfixable.iter().find(|u| u.rule == "mine.pin") {
+            prop_assert!(
+                !u.reason.trim().is_empty(),
+                "{:?}: refused without a reason",
+                v
+            );
+            prop_assert!(
+                p.runtime.is_empty(),
+                "{:?}: refused but a step: {}",
+                v,
+                p.script()
+            );
+            return Ok(());
+        }
+        let s = tempfile::tempdir().unwrap();
+        let words = common::run_with_stubs(s.path(), &p.script(), &["mysql"]);
+        let step = match &words[..] {
+            [(_, w)] if w.len() == 2 && w[0] == "-e" => w[1].clone(),
+            _ => {
+                return Err(TestCaseError::fail(format!(
+                    "{v:?}: not one `mysql -e`: {words:?}\n{}",
+                    p.script()
+                )))
+            }
+        };
+        let Some(lit) = step.strip_prefix("SET GLOBAL max_connections = ") else {
+            return Err(TestCaseError::fail(format!("{v:?}: {step:?}")));
+        };
+        let want: String = v.bytes().map(|b| format!("{b:02X}")).collect();
+        let number = v.trim().parse::<f64>().ok();
+        let boolean =
+            ["on", "off", "yes", "no", "true", "false"].contains(&v.trim().to_lowercase().as_str());
+        for mode in ["DEFAULT", "'NO_BACKSLASH_ESCAPES'"] {
+            sql(&client, &sock, &format!("SET GLOBAL sql_mode = {mode}"));
+            let quoted = lit.starts_with('\'') || lit.starts_with("X'");
+            // a bare word is read by SET as written (a name or a number)
+            let got = if quoted {
+                unhex(sql(&client, &sock, &format!("SELECT HEX({lit})")).trim())
+            } else {
+                lit.to_string()
+            };
+            // a number the rule compares as one may be written as that
+            // number, a boolean as ON/OFF; anything else must be v's bytes
+            let ok = got == v
+                || number.is_some_and(|a| got.parse::<f64>().is_ok_and(|b| a == b))
+                || boolean && (got == "ON" || got == "OFF");
+            prop_assert!(
+                ok,
+                "{:?} as {} reads back as {:?} under sql_mode {}",
+                v,
+                lit,
+                got,
+                mode
+            );
+            // and as the value of a string variable, through SET GLOBAL
+            if number.is_none() && got == v {
+                sql(&client, &sock, &format!("SET GLOBAL init_connect = {lit}"));
+                let set = sql(&client, &sock, "SELECT HEX(@@global.init_connect)");
+                prop_assert_eq!(
+                    set.trim(),
+                    want.as_str(),
+                    "{:?} as {} under {}",
+                    v,
+                    lit,
+                    mode
+                );
+            }
+        }
+        Ok(())
+    };
+    for v in [
+        "1", "a\\b", "it's", "a\\'b", "\\", "x\\\\y", "$(id)", "a;b", "\"q\"",
+    ] {
+        check(v).unwrap();
+    }
+    let alphabet = prop::sample::select(vec![
+        "a", "b", "1", ".", "-", " ", "\t", "\n", "\"", "'", "\\", "#", ";", "$", "`", "\u{1b}",
+        "é", "%", "_",
+    ]);
+    let strategy = proptest::collection::vec(alphabet, 1..10).prop_map(|v| v.concat());
+    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
+        cases: 48,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    });
+    runner.run(&strategy, |v| check(&v)).unwrap();
+    drop(server);
+}

@@ -1,11 +1,14 @@
 //! Mount edits: the options field of the mount point's /etc/fstab entry
 //! (the other columns, their alignment and every comment kept), then a
 //! `mount -o remount` step; the proof's simulation on the mount table
-//! (mountinfo, or a `mount -l` capture). An option the fstab field cannot
+//! (mountinfo, or a `mount -l` capture). Option fields are split as
+//! libmount splits them (at commas outside double quotes), so a quoted
+//! value such as `context="a,b"` is one option, kept whole. An option the fstab field cannot
 //! hold as one option (a blank, a comma, a control character) or a mount
 //! point the command cannot carry is refused with the reason.
 
 use super::{check_value, shell, Change, Ctx, EditKind, Op};
+use crate::parse::mountopts::split_options;
 use crate::resolve::{Lookup, Resolver};
 
 /// Options that exclude each other: adding one drops the others.
@@ -128,7 +131,7 @@ pub(super) fn apply(cx: &mut Ctx, point: &str, c: &Change) -> Result<(), String>
         let f = fields(&line);
         let current: Vec<String> = f
             .get(3)
-            .map(|&(s, e)| line[s..e].split(',').map(str::to_string).collect())
+            .map(|&(s, e)| split_options(&line[s..e]))
             .unwrap_or_default();
         let new = edit_options(&current, add, remove);
         if new != current {
@@ -211,7 +214,7 @@ pub(super) fn apply(cx: &mut Ctx, point: &str, c: &Change) -> Result<(), String>
 /// list of a `mount -l` line.
 fn simulate_line(line: &str, add: &[String], remove: &[String]) -> String {
     let edit = |field: &str, keep: &dyn Fn(&str) -> bool| -> String {
-        let cur: Vec<String> = field.split(',').map(str::to_string).collect();
+        let cur = split_options(field);
         let adds: Vec<String> = add.iter().filter(|a| keep(a)).cloned().collect();
         edit_options(&cur, &adds, remove).join(",")
     };

@@ -131,14 +131,23 @@ pub(super) fn file_text(name: &str, v: &Value, bound: Bound, existing: Option<&s
     }
 }
 
-/// The value as the server reports it (`SHOW GLOBAL VARIABLES`; `SET GLOBAL`).
+/// The value as the server reports it (`SHOW GLOBAL VARIABLES`; `SET GLOBAL`):
+/// a size is the bytes of what the option file gets ([`size_text`]), so the
+/// file and the running server agree (a pinned size of 1 byte is 1, not
+/// rounded to 0 MiB).
 fn server_text(name: &str, v: &Value, bound: Bound) -> String {
     if let Some(b) = as_bool(v).filter(|_| matches!(v, Value::Bool(_)) || v.as_f64().is_none()) {
         return (if b { "ON" } else { "OFF" }).into();
     }
     match v.as_f64() {
         Some(n) if matches!(v, Value::Size(_)) || crate::facts::mysql::is_size_option(name) => {
-            crate::value::format_number(round_to(n, 1048576.0, bound))
+            let text = size_text(n, bound, None);
+            let (num, unit) = match text.chars().last().and_then(unit_of) {
+                Some(u) => (&text[..text.len() - 1], u),
+                None => (text.as_str(), 1.0),
+            };
+            let bytes = num.parse::<f64>().map_or(n, |x| x * unit);
+            crate::value::format_number(bytes)
         }
         Some(n) => crate::value::format_number(round_to(n, 1.0, bound)),
         None => plain(v),
@@ -362,13 +371,31 @@ fn service(cx: &Ctx) -> &'static str {
     }
 }
 
+/// `v` as one SQL literal that the server reads back as exactly `v`
+/// whatever its sql_mode (tests/mariadb_server.rs holds it to a real one).
 fn sql_value(v: &str) -> String {
-    if v.chars()
-        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
-    {
+    // bare: a name (`ROW`, `ON`), or a decimal number; never what SQL reads
+    // otherwise (`0x1a` is a hex string, `1e5` a float, `a.b` a column)
+    let name = v.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    let number = {
+        let (int, frac) = v.split_once('.').unwrap_or((v, "0"));
+        !int.is_empty()
+            && !frac.is_empty()
+            && int.chars().all(|c| c.is_ascii_digit())
+            && frac.chars().all(|c| c.is_ascii_digit())
+    };
+    if name || number {
         v.to_string()
+    } else if v.contains('\\') {
+        // a backslash is an escape in a quoted string unless the server runs
+        // with sql_mode NO_BACKSLASH_ESCAPES, which the plan cannot know: a
+        // hex literal reads the same under both
+        let hex: String = v.bytes().map(|b| format!("{b:02X}")).collect();
+        format!("X'{hex}'")
     } else {
-        format!("'{}'", v.replace('\\', "\\\\").replace('\'', "''"))
+        // `''` is a quote in every sql_mode
+        format!("'{}'", v.replace('\'', "''"))
     }
 }
 

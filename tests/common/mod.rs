@@ -132,3 +132,63 @@ pub fn in_private_mounts(bin: &Path, script: &str) -> std::process::Output {
         .output()
         .expect("run unshare")
 }
+
+/// Write `script` to `dir/steps.sh`, check it with `sh -n`, and run it with
+/// `stubs` first on PATH: each records the words it was given into
+/// `dir/NAME.args` (NUL-separated); `su` runs `su - USER -c CMD`'s CMD with
+/// `sh -c`. Returns each recording stub's words, in `stubs` order. A stub
+/// run is how a test sees exactly what a generated script hands a program
+/// that cannot run here (zmlocalconfig, mount on a real device).
+pub fn run_with_stubs(dir: &Path, script: &str, stubs: &[&str]) -> Vec<(String, Vec<String>)> {
+    let bin = dir.join("stubs");
+    std::fs::create_dir_all(&bin).unwrap();
+    for s in stubs {
+        let body = if *s == "su" {
+            // su - USER -c CMD: run CMD as a shell would (the stubs stay on PATH)
+            "#!/bin/sh\n[ \"$1\" = - ] && [ \"$3\" = -c ] || exit 97\nexec sh -c \"$4\"\n"
+                .to_string()
+        } else {
+            format!(
+                "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\0' \"$a\"; done >> '{}/{s}.args'\n",
+                dir.display()
+            )
+        };
+        let p = bin.join(s);
+        std::fs::write(&p, body).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let path = dir.join("steps.sh");
+    std::fs::write(&path, script).unwrap();
+    let n = std::process::Command::new("sh")
+        .arg("-n")
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(
+        n.status.success(),
+        "sh -n: {}\n{script}",
+        String::from_utf8_lossy(&n.stderr)
+    );
+    let out = std::process::Command::new("sh")
+        .arg(&path)
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the script failed: {}\n{script}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stubs
+        .iter()
+        .filter(|s| **s != "su")
+        .map(|s| {
+            let words = std::fs::read(dir.join(format!("{s}.args"))).unwrap_or_default();
+            let words = String::from_utf8(words).unwrap();
+            let mut w: Vec<String> = words.split('\0').map(str::to_string).collect();
+            w.pop();
+            (s.to_string(), w)
+        })
+        .collect()
+}
