@@ -187,6 +187,74 @@ fn completions_are_generated_for_every_shell() {
     }
 }
 
+/// What bash completes for `words` (the last one being completed), with
+/// the generated script loaded; `None` without bash.
+fn bash_completes(words: &[&str]) -> Option<Vec<String>> {
+    if !have("bash") {
+        return None;
+    }
+    let (_, script, _) = run(bin().args(["completions", "bash"]));
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("driftaudit.bash");
+    std::fs::write(&f, &script).unwrap();
+    let line = words.join(" ");
+    let cur = words[words.len() - 1];
+    let prev = words[words.len() - 2];
+    let o = Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "source {p} && COMP_WORDS=({line}) COMP_CWORD={n} COMP_LINE='{line}' COMP_POINT={len} && _driftaudit driftaudit '{cur}' '{prev}' && printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            p = f.display(),
+            n = words.len() - 1,
+            len = line.len(),
+        ))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    Some(
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .map(str::to_string)
+            .collect(),
+    )
+}
+
+#[test]
+fn completions_offer_rule_ids_aliases_and_targets_where_they_are_asked_for() {
+    // rule ids and items' aliases after --only, --skip (check and fix) and
+    // explain; upgrade rules too, whatever --target says
+    let Some(got) = bash_completes(&["driftaudit", "check", "--only", "storage.on"]) else {
+        return;
+    };
+    assert!(got.iter().any(|c| c == "storage.on-rotational"), "{got:?}");
+    let got = bash_completes(&["driftaudit", "fix", "--skip", "storage.db-on"]).unwrap();
+    assert!(
+        got.iter().any(|c| c == "storage.db-on-rotational"),
+        "alias: {got:?}"
+    );
+    let got = bash_completes(&["driftaudit", "explain", "upgrade.mariadb.rem"]).unwrap();
+    assert!(
+        got.iter().any(|c| c == "upgrade.mariadb.removed-option"),
+        "{got:?}"
+    );
+    let got = bash_completes(&["driftaudit", "check", "--target", "mariadb="]).unwrap();
+    assert!(got.iter().any(|c| c == "mariadb=10.11"), "{got:?}");
+    let got = bash_completes(&["driftaudit", "list", "--target", "mysql="]).unwrap();
+    assert!(got.iter().any(|c| c == "mysql=8.0"), "{got:?}");
+    // a glob is still accepted as it is, and help does not list the ids
+    let (code, _, err) = run(bin().args([
+        "check",
+        "--snapshot",
+        "testdata/hosts/nat-story",
+        "--only",
+        "linux.*",
+        "-q",
+    ]));
+    assert_eq!(code, 1, "{err}");
+    let (_, help, _) = run(bin().args(["check", "--help"]));
+    assert!(!help.contains("storage.on-rotational"), "{help}");
+}
+
 #[test]
 fn the_man_page_is_valid_roff() {
     let (code, man, err) = run(bin().arg("man"));

@@ -7,7 +7,8 @@ use clap::Args;
 use driftaudit::{audit, render, Format, Host, PolicySet, RenderOptions};
 
 use super::common::{
-    color, load_policies_with, write_out, Exit, FailOnArg, PolicyArgs, ReportFormat,
+    color, load_policies_with, write_out, Exit, FailOnArg, PolicyArgs, ReportFormat, RuleIdArg,
+    TargetArg,
 };
 use super::fleet;
 
@@ -45,10 +46,10 @@ pub(crate) struct CheckArgs {
     #[command(flatten)]
     pub(crate) policies: PolicyArgs,
     /// Only rules whose id matches this glob (repeatable).
-    #[arg(long = "only", value_name = "GLOB")]
+    #[arg(long = "only", value_name = "GLOB", value_parser = RuleIdArg, hide_possible_values = true)]
     pub(crate) only: Vec<String>,
     /// Skip rules whose id matches this glob (repeatable).
-    #[arg(long = "skip", value_name = "GLOB")]
+    #[arg(long = "skip", value_name = "GLOB", value_parser = RuleIdArg, hide_possible_values = true)]
     pub(crate) skip: Vec<String>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = ReportFormat(Format::Text))]
@@ -75,7 +76,7 @@ pub(crate) struct CheckArgs {
     /// Also check readiness for an upgrade to PRODUCT=VERSION (repeatable):
     /// mariadb=10.3|10.4|10.5|10.6|10.11|11.4, mysql=5.7|8.0|8.4 or
     /// kernel=X.Y; adds upgrade.* findings (docs/upgrade.md).
-    #[arg(long = "target", value_name = "PRODUCT=VERSION")]
+    #[arg(long = "target", value_name = "PRODUCT=VERSION", value_parser = TargetArg, hide_possible_values = true)]
     pub(crate) target: Vec<String>,
     /// Repository root that SARIF locations and JUnit `file` paths are
     /// relative to (default: the working directory), so code scanning and

@@ -252,3 +252,94 @@ mod tests {
         );
     }
 }
+
+/// The rule ids (and items' aliases) shell completions offer after
+/// `--only`, `--skip` and `explain`: the built-in policies and every
+/// product's upgrade rules. Built only when asked (completions, never an
+/// audit).
+static RULE_IDS: LazyLock<Vec<String>> = LazyLock::new(|| {
+    let mut set = match PolicySet::builtin() {
+        Ok(s) => s,
+        Err(_) => return Vec::new(),
+    };
+    if driftaudit::unstable::upgrade::register_all(&mut set).is_err() {
+        return Vec::new();
+    }
+    let mut ids = Vec::new();
+    for r in &set.rules {
+        ids.push(r.id.clone());
+        if let Some(fe) = &r.for_each {
+            ids.extend(fe.static_aliases(set.policy_of(r)).into_iter().flatten());
+        }
+    }
+    ids.sort();
+    ids.dedup();
+    ids
+});
+
+/// A rule id or glob (`--only`, `--skip`, `explain RULE`): any text is
+/// accepted as it is; the rule ids are this argument's completions.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RuleIdArg;
+
+impl clap::builder::TypedValueParser for RuleIdArg {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        clap::builder::StringValueParser::new().parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(
+            RULE_IDS.iter().map(|id| PossibleValue::new(id.as_str())),
+        ))
+    }
+}
+
+/// The `--target` forms shell completions offer: `PRODUCT=VERSION` for each
+/// release series the upgrade data knows (a product whose data names no
+/// series, the kernel, is offered with its examples).
+static TARGETS: LazyLock<Vec<String>> = LazyLock::new(|| {
+    let Ok(all) = driftaudit::unstable::upgrade::data::builtin() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for k in all {
+        let p = k.product.as_str();
+        if k.targets.is_empty() {
+            out.extend(["4.12", "5.15", "6.1", "6.6"].map(|v| format!("{p}={v}")));
+        } else {
+            out.extend(k.targets.iter().map(|v| format!("{p}={v}")));
+        }
+    }
+    out
+});
+
+/// `--target PRODUCT=VERSION`: any text here (checked where it is used, with
+/// the accepted forms in the error); the known series are its completions.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TargetArg;
+
+impl clap::builder::TypedValueParser for TargetArg {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        clap::builder::StringValueParser::new().parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(
+            TARGETS.iter().map(|t| PossibleValue::new(t.as_str())),
+        ))
+    }
+}

@@ -10,7 +10,7 @@ use clap::{Args, ValueEnum};
 
 use driftaudit::unstable::fix::{self, FixOptions, Prefer};
 
-use super::common::{load_policies, write_out, Exit, PolicyArgs};
+use super::common::{load_policies, write_out, Exit, PolicyArgs, RuleIdArg};
 
 #[derive(Args, Debug)]
 pub(crate) struct FixArgs {
@@ -29,10 +29,10 @@ pub(crate) struct FixArgs {
     #[command(flatten)]
     pub(crate) policies: PolicyArgs,
     /// Only fix findings of rules whose id matches this glob (repeatable).
-    #[arg(long = "only", value_name = "GLOB")]
+    #[arg(long = "only", value_name = "GLOB", value_parser = RuleIdArg, hide_possible_values = true)]
     pub(crate) only: Vec<String>,
     /// Never fix findings of rules whose id matches this glob (repeatable).
-    #[arg(long = "skip", value_name = "GLOB")]
+    #[arg(long = "skip", value_name = "GLOB", value_parser = RuleIdArg, hide_possible_values = true)]
     pub(crate) skip: Vec<String>,
     /// Waiver file (YAML): waived findings are not fixed.
     #[arg(long, value_name = "FILE")]

@@ -8,7 +8,7 @@
 use clap::{Args, ValueEnum};
 use serde_json::json;
 
-use super::common::{load_policies_with, write_out, Exit, PolicyArgs};
+use super::common::{load_policies_with, write_out, Exit, PolicyArgs, TargetArg};
 
 #[derive(Args, Debug)]
 pub(crate) struct ListArgs {
@@ -19,7 +19,7 @@ pub(crate) struct ListArgs {
     pub(crate) format: ListFormat,
     /// Also list the upgrade rules `check --target PRODUCT=VERSION` adds
     /// (repeatable; the forms `check --target` takes).
-    #[arg(long = "target", value_name = "PRODUCT=VERSION")]
+    #[arg(long = "target", value_name = "PRODUCT=VERSION", value_parser = TargetArg, hide_possible_values = true)]
     pub(crate) target: Vec<String>,
 }
 

@@ -56,6 +56,7 @@ enum Command {
     /// Explain one rule: rationale, fix, references, parameters, what it reads.
     Explain {
         /// Rule id, e.g. linux.tcp-tw-recycle.
+        #[arg(value_parser = common::RuleIdArg, hide_possible_values = true)]
         rule: String,
         #[command(flatten)]
         policies: PolicyArgs,
