@@ -1,15 +1,19 @@
 //! `driftaudit schema`, `completions SHELL` and `man`: output generated from
-//! definitions (the policy loader's types, the clap definition in `mod.rs`)
-//! rather than from an audit.
+//! definitions (the policy loader's types, the clap definition in `mod.rs`,
+//! the man pages' table in `manual.rs`) rather than from an audit.
 
 use super::common::{write_out, Exit};
-use super::Cli;
+use super::{manual, Cli};
 
 /// Output generated from definitions rather than from an audit.
 pub(crate) enum Generated {
     Schema,
     Completions(clap_complete::Shell),
-    Man,
+    /// One page to stdout, or with `out` every page into that directory.
+    Man {
+        command: Option<String>,
+        out: Option<std::path::PathBuf>,
+    },
 }
 
 pub(crate) fn run(what: Generated) -> Exit {
@@ -26,13 +30,20 @@ pub(crate) fn run(what: Generated) -> Exit {
             clap_complete::generate(shell, &mut Cli::command(), "driftaudit", &mut buf);
             buf
         }
-        Generated::Man => {
-            let mut buf = Vec::new();
-            if let Err(e) = clap_mangen::Man::new(Cli::command()).render(&mut buf) {
-                return Exit::Error(format!("cannot render the man page: {e}"));
+        Generated::Man { command, out: None } => {
+            match manual::page(Cli::command(), command.as_deref()) {
+                Ok(p) => p.into_bytes(),
+                Err(e) => return Exit::Error(e),
             }
-            buf
         }
+        Generated::Man { out: Some(dir), .. } => match manual::write_all(Cli::command(), &dir) {
+            Ok(files) => {
+                let mut s = files.join("\n");
+                s.push('\n');
+                s.into_bytes()
+            }
+            Err(e) => return Exit::Error(e),
+        },
     };
     match write_out(&String::from_utf8_lossy(&text)) {
         Ok(()) => Exit::Clean,

@@ -17,6 +17,7 @@ mod fix;
 mod fleet;
 mod generated;
 mod list;
+mod manual;
 mod merge;
 mod snapshot;
 mod test;
@@ -80,8 +81,18 @@ enum Command {
         /// Shell to generate for.
         shell: clap_complete::Shell,
     },
-    /// Print the man page (roff), e.g. `driftaudit man > driftaudit.1`.
-    Man,
+    /// Print a man page (roff): driftaudit(1), or driftaudit-COMMAND(1)
+    /// with a command, e.g. `driftaudit man fix > driftaudit-fix.1`; `--out
+    /// DIR` writes them all.
+    Man {
+        /// The command whose page to print (check, snapshot, diff, fix, ...).
+        #[arg(value_parser = clap::builder::PossibleValuesParser::new(manual::commands().collect::<Vec<_>>()))]
+        command: Option<String>,
+        /// Write every page into DIR (driftaudit.1, driftaudit-check.1, ...),
+        /// created if missing, and print their names.
+        #[arg(long, value_name = "DIR", conflicts_with = "command")]
+        out: Option<std::path::PathBuf>,
+    },
 }
 
 /// Parse the command line, run the subcommand, and map its [`Exit`] to the
@@ -108,7 +119,7 @@ pub(crate) fn run() -> ExitCode {
         Command::Baseline(a) => baseline::run(a),
         Command::Schema => generated::run(Generated::Schema),
         Command::Completions { shell } => generated::run(Generated::Completions(shell)),
-        Command::Man => generated::run(Generated::Man),
+        Command::Man { command, out } => generated::run(Generated::Man { command, out }),
     };
     result.into()
 }
