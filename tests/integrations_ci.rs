@@ -112,13 +112,59 @@ fn subst(
 struct ActionRun {
     /// Exit status of the last step that ran (the job's status).
     failed_step: Option<String>,
+    /// The failed step's exit code.
+    failed_code: Option<i32>,
     outputs: BTreeMap<String, BTreeMap<String, String>>,
     uploaded: Option<PathBuf>,
     summary: String,
+    /// `actions/cache/restore` and `save` steps run: (`restore` or `save`,
+    /// key, path, whether a restore hit).
+    cache: Vec<(String, String, PathBuf, bool)>,
 }
 
-/// Run action.yml's steps in `ws` with `given` inputs.
+/// The machine a job runs on: its tool cache (`RUNNER_TOOL_CACHE`), the
+/// repository's actions cache (shared by every runner: `key/` directories
+/// here) and directories put first on `PATH` (stub programs), before the
+/// test's own `PATH` unless `inherit_path` is false.
+struct Runner {
+    tool_cache: PathBuf,
+    actions_cache: PathBuf,
+    path_first: Vec<PathBuf>,
+    inherit_path: bool,
+}
+
+impl Runner {
+    fn new(dir: &Path) -> Runner {
+        Runner {
+            tool_cache: dir.join("tool-cache"),
+            actions_cache: dir.join("actions-cache"),
+            path_first: Vec::new(),
+            inherit_path: true,
+        }
+    }
+}
+
+/// Run action.yml's steps in `ws` with `given` inputs, on a runner of the
+/// workspace's own (`.runner/`).
 fn run_action(ws: &Path, given: &[(&str, &str)]) -> ActionRun {
+    run_action_on(&Runner::new(&ws.join(".runner")), ws, given)
+}
+
+/// Copy the tree `from` to `to` (replaced), as actions/cache does.
+fn copy_dir(from: &Path, to: &Path) {
+    let _ = fs::remove_dir_all(to);
+    fs::create_dir_all(to.parent().unwrap()).unwrap();
+    let ok = Command::new("cp")
+        .arg("-a")
+        .arg(from)
+        .arg(to)
+        .status()
+        .unwrap();
+    assert!(ok.success(), "cp -a {} {}", from.display(), to.display());
+}
+
+/// Run action.yml's steps in `ws` with `given` inputs on `runner`.
+fn run_action_on(runner: &Runner, ws: &Path, given: &[(&str, &str)]) -> ActionRun {
     let action = yaml(&repo().join("action.yml"));
     assert_eq!(action["runs"]["using"], "composite");
     let mut inputs = BTreeMap::new();
@@ -138,10 +184,19 @@ fn run_action(ws: &Path, given: &[(&str, &str)]) -> ActionRun {
     let mut steps: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
     let mut run = ActionRun {
         failed_step: None,
+        failed_code: None,
         outputs: BTreeMap::new(),
         uploaded: None,
         summary: String::new(),
+        cache: Vec::new(),
     };
+    let path = std::env::join_paths(
+        runner.path_first.iter().cloned().chain(
+            std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+                .filter(|_| runner.inherit_path),
+        ),
+    )
+    .unwrap();
     for (n, step) in action["runs"]["steps"]
         .as_array()
         .unwrap()
@@ -159,6 +214,40 @@ fn run_action(ws: &Path, given: &[(&str, &str)]) -> ActionRun {
             }
         }
         if let Some(uses) = step["uses"].as_str() {
+            if let Some(op) = uses
+                .strip_prefix("actions/cache/")
+                .and_then(|u| u.split_once("@v"))
+                .map(|(op, _)| op)
+            {
+                let with = |k: &str| subst(step["with"][k].as_str().unwrap_or(""), &inputs, &steps);
+                let (key, dir) = (with("key"), PathBuf::from(with("path")));
+                assert!(
+                    !key.is_empty() && dir.is_absolute(),
+                    "{id}: key `{key}`, path `{}`",
+                    dir.display()
+                );
+                let stored = runner.actions_cache.join(&key);
+                let hit = match op {
+                    "restore" => {
+                        let hit = stored.is_dir();
+                        if hit {
+                            copy_dir(&stored, &dir);
+                        }
+                        let mut o = BTreeMap::new();
+                        o.insert("cache-hit".to_string(), hit.to_string());
+                        steps.insert(id.clone(), o);
+                        hit
+                    }
+                    "save" => {
+                        assert!(dir.is_dir(), "{id}: nothing to save at {}", dir.display());
+                        copy_dir(&dir, &stored);
+                        false
+                    }
+                    _ => panic!("{uses}"),
+                };
+                run.cache.push((op.to_string(), key, dir, hit));
+                continue;
+            }
             assert!(
                 uses.starts_with("github/codeql-action/upload-sarif@v"),
                 "{uses}"
@@ -184,6 +273,8 @@ fn run_action(ws: &Path, given: &[(&str, &str)]) -> ActionRun {
             .env("GITHUB_OUTPUT", &out_file)
             .env("GITHUB_STEP_SUMMARY", &summary)
             .env("RUNNER_TEMP", &tmp)
+            .env("RUNNER_TOOL_CACHE", &runner.tool_cache)
+            .env("PATH", &path)
             .env("NO_COLOR", "1");
         if let Some(env) = step["env"].as_object() {
             for (k, v) in env {
@@ -193,6 +284,7 @@ fn run_action(ws: &Path, given: &[(&str, &str)]) -> ActionRun {
         let out = cmd.output().unwrap();
         steps.insert(id.clone(), outputs(&out_file));
         if !out.status.success() {
+            run.failed_code = out.status.code();
             run.failed_step = Some(format!(
                 "{id}: {}{}",
                 String::from_utf8_lossy(&out.stdout),
@@ -303,31 +395,268 @@ fn the_github_action_audits_a_tree_uploads_sarif_and_merges_a_sharded_matrix() {
     assert!(bad.uploaded.is_none());
 }
 
+/// A directory of stub programs, put first on PATH: `cargo` appends its
+/// arguments to `cargo.log` in `dir` and, for `cargo install ... --root R`,
+/// leaves this test build's binary as R/bin/driftaudit (what the real build
+/// would leave); `driftaudit` exits 97, so a job that runs the driftaudit on
+/// PATH instead of the one it was given fails.
+fn stubs(dir: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = dir.join("stubs");
+    fs::create_dir_all(&bin).unwrap();
+    let cargo = format!(
+        "#!/bin/sh\necho \"$*\" >> '{log}'\nroot=\nwhile [ $# -gt 0 ]; do [ \"$1\" = --root ] && root=$2; shift; done\n[ -n \"$root\" ] || exit 97\nmkdir -p \"$root/bin\" && cp '{da}' \"$root/bin/driftaudit\"\n",
+        log = dir.join("cargo.log").display(),
+        da = da(),
+    );
+    for (name, body) in [
+        ("cargo", cargo.as_str()),
+        ("driftaudit", "#!/bin/sh\nexit 97\n"),
+    ] {
+        fs::write(bin.join(name), body).unwrap();
+        fs::set_permissions(bin.join(name), fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    bin
+}
+
+/// What the `cargo` stub of [`stubs`] was run with, one line per run.
+fn cargo_runs(dir: &Path) -> Vec<String> {
+    fs::read_to_string(dir.join("cargo.log"))
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+fn sha256_hex(file: &Path) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(fs::read(file).unwrap())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 #[test]
-fn the_gitlab_template_shards_with_parallel_and_reports_junit() {
+fn the_github_action_given_a_deb_audits_with_its_unpacked_binary_and_builds_nothing() {
     let ws = workspace();
     let ws = ws.path();
-    let t = yaml(&repo().join("integrations/gitlab/driftaudit.gitlab-ci.yml"));
-    let mut env: Vec<(String, String)> = t["variables"]
-        .as_object()
-        .unwrap()
-        .iter()
-        .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string()))
-        .collect();
-    env.retain(|(k, _)| k != "DRIFTAUDIT");
-    env.push(("DRIFTAUDIT".into(), da().into()));
-    let job = |name: &str, extra: &[(&str, String)]| -> (i32, String) {
-        let lines: Vec<String> = t[name]["script"]
-            .as_array()
-            .unwrap_or_else(|| panic!("{name} has a script"))
+    let t = tempfile::tempdir().unwrap();
+    let Some(deb) = common::driftaudit_deb(t.path()) else {
+        return;
+    };
+    let mut runner = Runner::new(&t.path().join("runner"));
+    runner.path_first.push(stubs(t.path()));
+    let deb = deb.to_str().unwrap();
+    let run = run_action_on(&runner, ws, &[("driftaudit", deb), ("fail-on", "high")]);
+    // unpacked into the tool cache under the .deb's sha256, and that binary used
+    let tree = runner
+        .tool_cache
+        .join(format!("driftaudit/deb-{}", sha256_hex(Path::new(deb))));
+    let bin = tree.join("usr/bin/driftaudit");
+    assert_eq!(
+        run.outputs["install"].get("driftaudit").map(String::as_str),
+        Some(bin.to_str().unwrap()),
+        "{:?}",
+        run.failed_step
+    );
+    assert!(bin.is_file());
+    assert_eq!(run.outputs["install"]["built"], "false");
+    // the audit ran with it (a stub `driftaudit` on PATH would exit 97)
+    let audit = &run.outputs["audit"];
+    assert!(audit["hosts"].parse::<usize>().unwrap() >= 14, "{audit:?}");
+    assert_eq!(audit["exit-code"], "1", "the test hosts have high findings");
+    assert!(run.uploaded.as_deref().is_some_and(Path::is_file));
+    assert!(
+        run.failed_step
+            .as_deref()
+            .is_some_and(|f| f.contains("findings at or above high")),
+        "{:?}",
+        run.failed_step
+    );
+    // nothing built, and the source build's cache steps skipped
+    assert_eq!(cargo_runs(t.path()), Vec::<String>::new());
+    assert!(!run.outputs.contains_key("source"), "{:?}", run.outputs);
+    assert!(run.cache.is_empty(), "{:?}", run.cache);
+
+    // the next job on this runner reuses the unpacked tree
+    fs::write(tree.join("kept"), "").unwrap();
+    let again = run_action_on(&runner, ws, &[("driftaudit", deb), ("fail-on", "critical")]);
+    assert_eq!(
+        again.outputs["install"]["driftaudit"],
+        bin.to_str().unwrap()
+    );
+    assert!(tree.join("kept").is_file(), "unpacked again");
+}
+
+#[test]
+fn the_github_action_refuses_a_deb_without_usr_bin_driftaudit_and_a_runner_without_dpkg_deb() {
+    if common::program("dpkg-deb", "dpkg").is_none() {
+        return;
+    }
+    let ws = workspace();
+    let ws = ws.path();
+    let t = tempfile::tempdir().unwrap();
+    let tree = t.path().join("not-driftaudit");
+    fs::create_dir_all(tree.join("usr/share/doc/driftaudit")).unwrap();
+    fs::write(tree.join("usr/share/doc/driftaudit/README"), "no binary\n").unwrap();
+    let deb = t.path().join("no-binary.deb");
+    common::build_deb(&tree, &deb);
+    let runner = Runner::new(&t.path().join("runner"));
+    let run = run_action_on(&runner, ws, &[("driftaudit", deb.to_str().unwrap())]);
+    let failed = run.failed_step.expect("refused");
+    assert!(
+        failed.starts_with("install:")
+            && failed.contains("::error title=driftaudit::")
+            && failed.contains("holds no usr/bin/driftaudit"),
+        "{failed}"
+    );
+    assert_eq!(run.failed_code, Some(2));
+    assert!(!run.outputs.contains_key("audit"), "the audit did not run");
+    // nothing half-unpacked is left under a key
+    let left: Vec<_> = fs::read_dir(runner.tool_cache.join("driftaudit"))
+        .map(|d| d.map(|e| e.unwrap().file_name()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "{left:?}");
+
+    // a runner without dpkg-deb: PATH holds bash alone
+    let Some(good) = common::driftaudit_deb(t.path()) else {
+        return;
+    };
+    let only_bash = t.path().join("only-bash");
+    fs::create_dir_all(&only_bash).unwrap();
+    std::os::unix::fs::symlink(common::find_tool("bash").unwrap(), only_bash.join("bash")).unwrap();
+    let mut runner = Runner::new(&t.path().join("runner2"));
+    runner.path_first.push(only_bash);
+    runner.inherit_path = false;
+    let run = run_action_on(&runner, ws, &[("driftaudit", good.to_str().unwrap())]);
+    let failed = run.failed_step.expect("refused");
+    assert!(
+        failed.starts_with("install:") && failed.contains("no dpkg-deb"),
+        "{failed}"
+    );
+    assert_eq!(run.failed_code, Some(2));
+}
+
+#[test]
+fn a_new_runner_restores_the_source_build_from_the_actions_cache_instead_of_rebuilding() {
+    let ws = workspace();
+    let ws = ws.path();
+    let t = tempfile::tempdir().unwrap();
+    let stub_dir = stubs(t.path());
+    let on = |name: &str| {
+        let mut r = Runner::new(&t.path().join(name));
+        r.actions_cache = t.path().join("actions-cache");
+        r.path_first.push(stub_dir.clone());
+        r
+    };
+    let lock = sha256_hex(&repo().join("Cargo.lock"));
+
+    // the first runner builds (the cargo stub) and saves the build
+    let first = on("runner-1");
+    let run = run_action_on(&first, ws, &[("fail-on", "critical")]);
+    let source = run.outputs["source"].clone();
+    let (dir, key) = (PathBuf::from(&source["dir"]), source["key"].clone());
+    assert!(dir.starts_with(&first.tool_cache), "{}", dir.display());
+    assert!(key.ends_with(&lock[..16]), "keyed on Cargo.lock: {key}");
+    let builds = cargo_runs(t.path());
+    assert_eq!(builds.len(), 1, "{builds:?}");
+    assert!(
+        builds[0].starts_with("install --locked")
+            && builds[0].contains(&format!("--path {}", repo().display()))
+            && builds[0].ends_with(&format!("--root {}", dir.display())),
+        "{}",
+        builds[0]
+    );
+    assert_eq!(run.outputs["install"]["built"], "true");
+    assert_eq!(
+        run.cache,
+        [
+            ("restore".into(), key.clone(), dir.clone(), false),
+            ("save".into(), key.clone(), dir.clone(), false)
+        ]
+    );
+    assert!(run.outputs["audit"]["hosts"].parse::<usize>().unwrap() >= 14);
+
+    // the same runner again: its tool cache has the build, nothing saved
+    let run = run_action_on(&first, ws, &[("fail-on", "critical")]);
+    assert_eq!(cargo_runs(t.path()).len(), 1);
+    assert_eq!(run.outputs["install"]["built"], "false");
+    assert_eq!(run.cache.len(), 1, "restore only: {:?}", run.cache);
+
+    // a new runner, empty tool cache: restored from the actions cache, not rebuilt
+    let second = on("runner-2");
+    let run = run_action_on(&second, ws, &[("fail-on", "critical")]);
+    let dir2 = PathBuf::from(&run.outputs["source"]["dir"]);
+    assert!(dir2.starts_with(&second.tool_cache));
+    assert_eq!(run.cache, [("restore".into(), key, dir2.clone(), true)]);
+    assert_eq!(cargo_runs(t.path()).len(), 1, "rebuilt on the new runner");
+    assert_eq!(
+        run.outputs["install"]["driftaudit"],
+        dir2.join("bin/driftaudit").to_str().unwrap()
+    );
+    assert!(run.outputs["audit"]["hosts"].parse::<usize>().unwrap() >= 14);
+}
+
+/// The GitLab template's variables, and its jobs run as GitLab's bash runner
+/// runs them.
+struct GitLab {
+    t: Value,
+    env: Vec<(String, String)>,
+}
+
+impl GitLab {
+    /// The template, its variables with `DRIFTAUDIT` replaced by `driftaudit`.
+    fn new(driftaudit: &str) -> GitLab {
+        let t = yaml(&repo().join("integrations/gitlab/driftaudit.gitlab-ci.yml"));
+        let mut env: Vec<(String, String)> = t["variables"]
+            .as_object()
+            .unwrap()
             .iter()
-            .map(|l| l.as_str().unwrap().to_string())
+            .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string()))
             .collect();
-        // GitLab's bash runner stops at the first failing line
+        env.retain(|(k, _)| k != "DRIFTAUDIT");
+        env.push(("DRIFTAUDIT".into(), driftaudit.into()));
+        GitLab { t, env }
+    }
+
+    /// `key` of job `name`, or of the job it `extends:` (one name or a list,
+    /// the last one that has it, as GitLab merges them).
+    fn keyword(&self, name: &str, key: &str) -> Value {
+        let job = &self.t[name];
+        if !job[key].is_null() {
+            return job[key].clone();
+        }
+        let parents: Vec<String> = match &job["extends"] {
+            Value::String(p) => vec![p.clone()],
+            Value::Array(ps) => ps
+                .iter()
+                .filter_map(|p| p.as_str().map(String::from))
+                .collect(),
+            _ => Vec::new(),
+        };
+        parents
+            .iter()
+            .rev()
+            .map(|p| self.keyword(p, key))
+            .find(|v| !v.is_null())
+            .unwrap_or(Value::Null)
+    }
+
+    /// Job `name`'s before_script and script lines in one shell (GitLab
+    /// runs them in one), stopping at the first failing line; `extra`
+    /// variables over the template's.
+    fn job(&self, ws: &Path, name: &str, extra: &[(&str, String)]) -> (i32, String) {
+        let mut lines: Vec<String> = Vec::new();
+        for key in ["before_script", "script"] {
+            if let Some(ls) = self.keyword(name, key).as_array() {
+                lines.extend(ls.iter().map(|l| l.as_str().unwrap().to_string()));
+            }
+        }
+        assert!(!lines.is_empty(), "{name} has a script");
         let out = Command::new("bash")
             .args(["-e", "-o", "pipefail", "-c", &lines.join("\n")])
             .current_dir(ws)
-            .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .envs(extra.iter().map(|(k, v)| (*k, v.as_str())))
             .env("NO_COLOR", "1")
             .output()
@@ -340,7 +669,16 @@ fn the_gitlab_template_shards_with_parallel_and_reports_junit() {
                 String::from_utf8_lossy(&out.stderr)
             ),
         )
-    };
+    }
+}
+
+#[test]
+fn the_gitlab_template_shards_with_parallel_and_reports_junit() {
+    let ws = workspace();
+    let ws = ws.path();
+    let gl = GitLab::new(da());
+    let t = &gl.t;
+    let job = |name: &str, extra: &[(&str, String)]| gl.job(ws, name, extra);
     // parallel: 3
     for k in 1..=3 {
         let (code, out) = job(
@@ -415,6 +753,108 @@ fn the_gitlab_template_shards_with_parallel_and_reports_junit() {
     let (code, _) = job(".driftaudit-report", &[]);
     assert_eq!(code, 1);
     assert_eq!(fs::read_to_string(ws.join(junit_path)).unwrap(), junit);
+}
+
+/// PATH for a GitLab job: `first`, then the system directories only (no
+/// ~/.cargo/bin, so neither a real cargo nor an installed driftaudit is found).
+fn job_path(first: &Path) -> String {
+    format!("{}:/usr/local/bin:/usr/bin:/bin", first.display())
+}
+
+#[test]
+fn the_gitlab_template_given_driftaudit_deb_runs_both_jobs_from_the_unpacked_binary() {
+    let ws = workspace();
+    let ws = ws.path();
+    let t = tempfile::tempdir().unwrap();
+    let Some(deb) = common::driftaudit_deb(t.path()) else {
+        return;
+    };
+    // the template's default DRIFTAUDIT (`driftaudit`), which on this PATH is
+    // a stub that exits 97, as `cargo` records and refuses to build
+    let gl = GitLab::new("driftaudit");
+    for job in [".driftaudit-check", ".driftaudit-report"] {
+        assert_eq!(
+            gl.keyword(job, "cache")["paths"][0],
+            ".driftaudit-cache/",
+            "{job} keeps the source build"
+        );
+    }
+    let env = [
+        ("DRIFTAUDIT_DEB", deb.display().to_string()),
+        ("PATH", job_path(&stubs(t.path()))),
+    ];
+    let (code, out) = gl.job(ws, ".driftaudit-check", &env);
+    assert_eq!(code, 0, "{out}");
+    let used = out
+        .lines()
+        .find_map(|l| l.strip_prefix("driftaudit: "))
+        .unwrap_or_else(|| panic!("which driftaudit: {out}"));
+    assert!(
+        used.contains("/usr/bin/driftaudit, driftaudit ")
+            && !used.starts_with(&*ws.to_string_lossy()),
+        "the package's binary, unpacked outside the checkout: {used}"
+    );
+    let shard: Value =
+        serde_json::from_str(&fs::read_to_string(ws.join("driftaudit-shard-1.json")).unwrap())
+            .unwrap();
+    let hosts = shard["hosts"].as_array().map_or(0, Vec::len);
+    assert!(hosts >= 14, "every test host in the one shard: {hosts}");
+    let (code, out) = gl.job(ws, ".driftaudit-report", &env);
+    assert_eq!(
+        code, 1,
+        "findings at or above high fail the report job: {out}"
+    );
+    assert!(out.contains("/usr/bin/driftaudit, driftaudit "), "{out}");
+    let junit = fs::read_to_string(ws.join("driftaudit-junit.xml")).unwrap();
+    assert!(junit.contains("<failure"), "{junit}");
+    assert_eq!(cargo_runs(t.path()), Vec::<String>::new(), "nothing built");
+    assert!(!ws.join(".driftaudit-cache").exists());
+
+    // a DRIFTAUDIT_DEB that is not a file in the job says so (exit 2)
+    let (code, out) = gl.job(
+        ws,
+        ".driftaudit-check",
+        &[
+            ("DRIFTAUDIT_DEB", "no-such.deb".into()),
+            ("PATH", job_path(&stubs(t.path()))),
+        ],
+    );
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("`no-such.deb` is not a file"), "{out}");
+}
+
+#[test]
+fn the_gitlab_template_builds_driftaudit_source_once_into_its_cached_directory() {
+    let ws = workspace();
+    let ws = ws.path();
+    let t = tempfile::tempdir().unwrap();
+    let gl = GitLab::new("driftaudit");
+    let env = [
+        ("DRIFTAUDIT_SOURCE", repo().display().to_string()),
+        ("PATH", job_path(&stubs(t.path()))),
+    ];
+    // the stub `driftaudit` on PATH "runs": drop it, so the source is built
+    fs::remove_file(t.path().join("stubs/driftaudit")).unwrap();
+    let (code, out) = gl.job(ws, ".driftaudit-check", &env);
+    assert_eq!(code, 0, "{out}");
+    let builds = cargo_runs(t.path());
+    assert_eq!(builds.len(), 1, "{builds:?}");
+    let cache = ws.join(".driftaudit-cache");
+    assert!(
+        builds[0].starts_with("install --locked")
+            && builds[0].contains(&format!("--path {}", repo().display()))
+            && builds[0].contains(&format!("--root {}/", cache.display())),
+        "{}",
+        builds[0]
+    );
+    // the report job (a later job, the cache restored) uses the build
+    let (code, out) = gl.job(ws, ".driftaudit-report", &env);
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(cargo_runs(t.path()).len(), 1, "rebuilt: {out}");
+    assert!(
+        out.contains(&format!("driftaudit: {}/", cache.display())),
+        "{out}"
+    );
 }
 
 fn pre_commit() -> Option<PathBuf> {

@@ -192,3 +192,69 @@ pub fn run_with_stubs(dir: &Path, script: &str, stubs: &[&str]) -> Vec<(String, 
         })
         .collect()
 }
+
+/// Build a Debian package from `tree` (files laid out as installed) into
+/// `out` with `dpkg-deb --build`, after writing `tree/DEBIAN/control` for
+/// package `driftaudit` at this crate's version and this machine's
+/// architecture (`dpkg --print-architecture`). Panics when dpkg-deb fails.
+pub fn build_deb(tree: &Path, out: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let arch = std::process::Command::new("dpkg")
+        .arg("--print-architecture")
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_else(|| "amd64".into());
+    let debian = tree.join("DEBIAN");
+    std::fs::create_dir_all(&debian).unwrap();
+    std::fs::set_permissions(&debian, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(
+        debian.join("control"),
+        format!(
+            "Package: driftaudit\nVersion: {}-0test\nArchitecture: {arch}\nMaintainer: driftaudit tests <tests@example.invalid>\nSection: admin\nPriority: optional\nDescription: driftaudit built by the integration tests\n the test binary alone, as usr/bin/driftaudit\n",
+            env!("CARGO_PKG_VERSION")
+        ),
+    )
+    .unwrap();
+    let o = std::process::Command::new("dpkg-deb")
+        .args(["--root-owner-group", "--build"])
+        .arg(tree)
+        .arg(out)
+        .output()
+        .expect("run dpkg-deb");
+    assert!(
+        o.status.success(),
+        "dpkg-deb --build {}: {}",
+        tree.display(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// The driftaudit .deb the integration tests install: `$DRIFTAUDIT_DEB`
+/// (`.ci/run` sets it to scripts/package's package), else one built into
+/// `dir` with [`build_deb`] holding this test build's binary as
+/// usr/bin/driftaudit, so the package path is tested without cargo-deb.
+/// `None` after [`skip`] when dpkg-deb is missing.
+pub fn driftaudit_deb(dir: &Path) -> Option<PathBuf> {
+    if let Some(deb) = std::env::var_os("DRIFTAUDIT_DEB").filter(|d| !d.is_empty()) {
+        let deb = PathBuf::from(deb);
+        assert!(
+            deb.is_file(),
+            "DRIFTAUDIT_DEB={}: no such file",
+            deb.display()
+        );
+        return Some(deb);
+    }
+    program("dpkg-deb", "dpkg")?;
+    let tree = dir.join("deb-tree");
+    std::fs::create_dir_all(tree.join("usr/bin")).unwrap();
+    std::fs::copy(
+        env!("CARGO_BIN_EXE_driftaudit"),
+        tree.join("usr/bin/driftaudit"),
+    )
+    .unwrap();
+    let deb = dir.join("driftaudit_test.deb");
+    build_deb(&tree, &deb);
+    Some(deb)
+}
