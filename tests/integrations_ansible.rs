@@ -199,3 +199,158 @@ fn ansible_role_snapshots_localhost_into_git_audits_it_and_a_second_run_changes_
     let meta = fs::read_to_string(snap.join("snapshot.json")).unwrap();
     assert!(meta.contains("\"linux-network\""), "{meta}");
 }
+
+/// Write `t/inventory.yml`: localhost over `connection: local` (become
+/// through su, the CI virtualenv's python when there is one) with `vars`
+/// (YAML lines, indented four spaces).
+fn write_inventory(t: &Path, vars: &str) {
+    let python = std::env::var_os("DRIFTAUDIT_CI_VENV")
+        .map(|v| PathBuf::from(v).join("bin/python"))
+        .filter(|p| p.is_file())
+        .map(|p| format!("      ansible_python_interpreter: {}\n", p.display()))
+        .unwrap_or_default();
+    fs::write(
+        t.join("inventory.yml"),
+        format!("all:\n  hosts:\n    localhost:\n      ansible_connection: local\n      ansible_become_method: su\n{python}  vars:\n{vars}"),
+    )
+    .unwrap();
+}
+
+/// `dpkg -r driftaudit` when dropped: the package test leaves the machine's
+/// packages as it found them, also when an assertion fails half-way.
+struct RemovePackageOnDrop;
+
+impl Drop for RemovePackageOnDrop {
+    fn drop(&mut self) {
+        let out = Command::new("dpkg").args(["-r", "driftaudit"]).output();
+        if !out.as_ref().is_ok_and(|o| o.status.success()) {
+            eprintln!("dpkg -r driftaudit failed: {out:?}");
+        }
+    }
+}
+
+/// `dpkg-query`'s status of the driftaudit package ("install ok installed"
+/// once installed), empty when dpkg knows no such package.
+fn package_status() -> String {
+    Command::new("dpkg-query")
+        .args(["-W", "-f=${Status}", "driftaudit"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default()
+}
+
+#[test]
+fn ansible_role_given_a_deb_installs_the_package_on_the_host_and_audits_with_it_unpacked_on_the_controller(
+) {
+    let Some(ansible) = ansible_playbook() else {
+        return;
+    };
+    if common::program("git", "git").is_none() || common::program("dpkg", "dpkg").is_none() {
+        return;
+    }
+    if !rustix::process::geteuid().is_root() {
+        common::skip(
+            "needs root",
+            "installs a package on localhost with apt; run the test as root",
+        );
+        return;
+    }
+    if package_status() == "install ok installed" {
+        common::skip(
+            "needs a machine without the driftaudit package",
+            "one is installed here already and the test would remove it afterwards; dpkg -r driftaudit first",
+        );
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let t = t.path();
+    let Some(deb) = common::driftaudit_deb(t) else {
+        return;
+    };
+    fs::write(
+        t.join("always-fails.yaml"),
+        "policy: ansible-test\ntitle: Ansible role test\nrules:\n  - id: test.pid-max-tiny\n    title: kernel.pid_max is below 2\n    severity: high\n    setting: sysctl.kernel.pid_max\n    expect: { max: 1 }\n    why: kernel.pid_max is {actual} ({source}).\n    fix: Nothing; this rule exists to fail.\n",
+    )
+    .unwrap();
+    let d = t.display();
+    // neither driftaudit_bin nor driftaudit_controller_bin: their defaults
+    // follow the package
+    write_inventory(
+        t,
+        &format!(
+            "    driftaudit_deb_src: {deb}\n    driftaudit_remote_dir: {d}/host/scratch\n    driftaudit_fetch_dir: {d}/fetch\n    driftaudit_repo: {d}/repo\n    driftaudit_become: true\n    driftaudit_mysql: false\n    driftaudit_builtin_policies: false\n    driftaudit_policies: [{d}/always-fails.yaml]\n    driftaudit_fail_on: critical\n    driftaudit_report_json: {d}/report.json\n",
+            deb = deb.display(),
+        ),
+    );
+    let _remove = RemovePackageOnDrop;
+
+    let first = play(&ansible, t, &[]);
+    assert_eq!(first.code, 0, "{}", first.out);
+    assert_eq!(
+        package_status(),
+        "install ok installed",
+        "dpkg -s driftaudit after the play:\n{}",
+        first.out
+    );
+    assert!(Path::new("/usr/bin/driftaudit").is_file());
+    let name = deb.file_name().unwrap();
+    assert!(
+        t.join("host/scratch").join(name).is_file(),
+        "the .deb copied to the host"
+    );
+    // the host's snapshot, taken by /usr/bin/driftaudit, committed
+    assert_eq!(
+        commits(&t.join("repo")),
+        ["driftaudit snapshot of localhost"]
+    );
+    assert!(t.join("repo/localhost/captures/sysctl-a.txt").is_file());
+    // the controller's check ran with the package unpacked into the fetch dir
+    assert!(t.join("fetch/package/usr/bin/driftaudit").is_file());
+    let report: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(t.join("report.json")).unwrap()).unwrap();
+    assert_eq!(
+        report["hosts"].as_array().map(Vec::len),
+        Some(1),
+        "{report}"
+    );
+    assert!(report.to_string().contains("test.pid-max-tiny"), "{report}");
+
+    // the same package again: nothing installed, unpacked or committed
+    let second = play(&ansible, t, &[]);
+    assert_eq!(second.code, 0, "{}", second.out);
+    assert_eq!(
+        second.changed, 0,
+        "second run must change nothing:\n{}",
+        second.out
+    );
+    assert_eq!(commits(&t.join("repo")).len(), 1);
+}
+
+#[test]
+fn ansible_role_refuses_both_a_deb_and_a_binary_before_installing_anything() {
+    let Some(ansible) = ansible_playbook() else {
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let t = t.path();
+    let d = t.display();
+    write_inventory(
+        t,
+        &format!(
+            "    driftaudit_deb_src: {d}/driftaudit.deb\n    driftaudit_binary_src: {bin}\n    driftaudit_bin: {d}/host/bin/driftaudit\n    driftaudit_remote_dir: {d}/host/scratch\n    driftaudit_fetch_dir: {d}/fetch\n    driftaudit_repo: {d}/repo\n    driftaudit_become: false\n",
+            bin = env!("CARGO_BIN_EXE_driftaudit"),
+        ),
+    );
+    let run = play(&ansible, t, &[]);
+    assert_ne!(run.code, 0, "{}", run.out);
+    assert_eq!(run.failed, 1, "{}", run.out);
+    assert!(
+        run.out.contains("driftaudit_deb_src") && run.out.contains("are both set"),
+        "{}",
+        run.out
+    );
+    assert!(
+        !t.join("host").exists() && !t.join("repo").exists(),
+        "nothing done"
+    );
+}
