@@ -5,7 +5,9 @@
 //! controller (one directory per inventory host), audits the fleet there and
 //! fails the play on findings at or above the threshold. A second run
 //! reports no change and makes no commit; a run whose snapshot differs
-//! commits it. Everything it writes is under a temporary directory.
+//! commits it. Everything it writes is under a temporary directory, except
+//! the package test's: `driftaudit_deb_src` installs the .deb on localhost
+//! (root only) and the test removes it again with `dpkg -r`.
 
 use std::fs;
 use std::path::{Path, PathBuf};

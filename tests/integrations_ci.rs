@@ -4,11 +4,17 @@
 //!   values) and the outputs earlier steps wrote to $GITHUB_OUTPUT, `if:`
 //!   conditions evaluated; the upload-sarif step's `sarif_file` must name the
 //!   SARIF written. One job over the fleet, then a matrix of two shards and
-//!   a merge job.
+//!   a merge job. The package path: `driftaudit:` a .deb (`$DRIFTAUDIT_DEB`,
+//!   else one built from the test binary) unpacked into the tool cache, a
+//!   .deb without the binary refused; without the input, the source build
+//!   (a `cargo` stub) saved to and restored from a simulated actions cache
+//!   by a second runner.
 //! - integrations/gitlab/driftaudit.gitlab-ci.yml: the script lines of the
 //!   check job under `parallel: 3` (CI_NODE_INDEX/CI_NODE_TOTAL) and of the
 //!   report job, in one shell each with `set -eo pipefail` as GitLab's
-//!   runner does; the JUnit file it declares under artifacts:reports:junit.
+//!   runner does, after `.driftaudit-install`'s before_script; the JUnit
+//!   file it declares under artifacts:reports:junit; the jobs from
+//!   `DRIFTAUDIT_DEB` unpacked and from a source build kept in its cache dir.
 //! - .pre-commit-hooks.yaml through `pre-commit try-repo` (PyPI, the
 //!   `.ci/run` virtualenv `$DRIFTAUDIT_CI_VENV`).
 
