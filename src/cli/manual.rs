@@ -478,12 +478,14 @@ mod tests {
     fn every_subcommand_has_a_page_and_every_page_a_subcommand() {
         use clap::CommandFactory;
         let cli = super::super::Cli::command();
-        let subs: Vec<_> = cli
+        // as sets: the pages keep the order of an admin's path (check,
+        // snapshot, diff, fix, ...), the clap definition its own
+        let subs: std::collections::BTreeSet<_> = cli
             .get_subcommands()
             .map(|s| s.get_name().to_string())
             .filter(|s| s != "help")
             .collect();
-        let pages: Vec<_> = commands().map(str::to_string).collect();
+        let pages: std::collections::BTreeSet<_> = commands().map(str::to_string).collect();
         assert_eq!(subs, pages);
         for p in PAGES {
             assert!(!p.examples.is_empty(), "{}: no example", p.command);
