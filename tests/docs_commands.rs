@@ -363,3 +363,37 @@ fn every_man_page_renders_cleanly_and_its_examples_exit_as_they_say() {
         failed.join("\n")
     );
 }
+
+/// Review of issue 32: `man --out DIR` wrote each page with a plain
+/// `std::fs::write`, which follows a symbolic link planted at a page's
+/// name, so whoever could write DIR could make a root `driftaudit man
+/// --out` overwrite any file. The page now goes to a temporary file that
+/// is renamed over the name: the link is replaced and its target untouched.
+#[test]
+fn man_out_replaces_a_planted_link_instead_of_writing_through_it() {
+    let bin = env!("CARGO_BIN_EXE_driftaudit");
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("man");
+    fs::create_dir(&dir).unwrap();
+    let victim = tmp.path().join("victim");
+    fs::write(&victim, "precious\n").unwrap();
+    std::os::unix::fs::symlink(&victim, dir.join("driftaudit-fix.1")).unwrap();
+    let o = Command::new(bin)
+        .args(["man", "--out"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(fs::read_to_string(&victim).unwrap(), "precious\n");
+    let page = dir.join("driftaudit-fix.1");
+    let meta = fs::symlink_metadata(&page).unwrap();
+    assert!(meta.file_type().is_file(), "the link is still there");
+    assert!(fs::read_to_string(&page).unwrap().contains(".TH"));
+    // and nothing but the pages is left behind (no stray temporary file)
+    let stray: Vec<_> = fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| !n.ends_with(".1"))
+        .collect();
+    assert!(stray.is_empty(), "{stray:?}");
+}

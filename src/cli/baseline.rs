@@ -5,15 +5,14 @@
 //! a symbolic link). What was left out goes to stderr as one summary line;
 //! no value is ever printed there.
 
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::Args;
 
 use driftaudit::unstable::baseline::{self, BaselineOptions};
 use driftaudit::Host;
 
-use super::common::{write_out, Exit};
+use super::common::{write_atomic, write_out, Exit};
 
 #[derive(Args, Debug)]
 pub(crate) struct BaselineArgs {
@@ -119,30 +118,4 @@ pub(crate) fn run(a: BaselineArgs) -> Exit {
             )),
         },
     }
-}
-
-/// Write `text` to a new temporary file in `path`'s directory and rename it
-/// over `path`: a reader never sees half a policy, a failed write leaves
-/// the old file, and a symbolic link at `path` is replaced, not followed.
-fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
-    if path.is_dir() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::IsADirectory,
-            "is a directory",
-        ));
-    }
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".driftaudit-baseline-")
-        .tempfile_in(dir)?;
-    tmp.write_all(text.as_bytes())?;
-    tmp.as_file().sync_all()?;
-    use std::os::unix::fs::PermissionsExt as _;
-    tmp.as_file()
-        .set_permissions(std::fs::Permissions::from_mode(0o644))?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
 }

@@ -1,8 +1,11 @@
 //! What the subcommands share: the policy flags and loading, severity and
 //! format flags, the exit-code enum, and writing output to stdout (a closed
-//! pipe is not an error). Nothing here audits or formats a report.
+//! pipe is not an error) or to a named file (a temporary file renamed over
+//! it, so a planted link is replaced). Nothing here audits or formats a
+//! report.
 
 use std::io::Write;
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::LazyLock;
 
@@ -342,4 +345,31 @@ impl clap::builder::TypedValueParser for TargetArg {
             TARGETS.iter().map(|t| PossibleValue::new(t.as_str())),
         ))
     }
+}
+
+/// Write `text` to a new temporary file in `path`'s directory and rename it
+/// over `path`: a reader never sees half a file (a policy, a man page), a failed write leaves
+/// the old file, and a symbolic link at `path` is replaced, not followed.
+pub(crate) fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
+    // the entry itself, not what a link there points to: a link is replaced
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::IsADirectory,
+            "is a directory",
+        ));
+    }
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".driftaudit-")
+        .tempfile_in(dir)?;
+    tmp.write_all(text.as_bytes())?;
+    tmp.as_file().sync_all()?;
+    use std::os::unix::fs::PermissionsExt as _;
+    tmp.as_file()
+        .set_permissions(std::fs::Permissions::from_mode(0o644))?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
 }

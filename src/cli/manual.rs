@@ -461,7 +461,9 @@ pub(crate) fn write_all(cli: clap::Command, dir: &Path) -> Result<Vec<String>, S
             Some(n) => format!("driftaudit-{n}.1"),
         };
         let path = dir.join(&file);
-        std::fs::write(&path, text)
+        // temp file and rename: a link planted at the page's name is
+        // replaced, not followed, and no reader sees half a page
+        super::common::write_atomic(&path, &text)
             .map_err(|e| format!("cannot write `{}`: {e}", path.display()))?;
         written.push(file);
     }
