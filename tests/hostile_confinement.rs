@@ -142,7 +142,7 @@ fn swapping_a_snapshot_directory_for_a_symlink_never_reads_outside() {
         std::thread::spawn(move || {
             let mut n = 0u64;
             while !stop.load(Ordering::Relaxed) {
-                let other = if n % 2 == 0 { &alt } else { &rel };
+                let other = if n.is_multiple_of(2) { &alt } else { &rel };
                 // Swap in the link, then back, then again: the directory
                 // spends about half of the time as a symlink.
                 if exchange(&dir, other) {

@@ -237,7 +237,7 @@ pub fn inode_ratio_range(g: &Geometry, ipg: u64) -> Option<(u64, u64)> {
 /// only when the range is one value.
 fn roundest_in(lo: u64, hi: u64, raw: f64) -> (u64, bool) {
     fn digits(mut n: u64) -> u32 {
-        while n > 0 && n % 10 == 0 {
+        while n > 0 && n.is_multiple_of(10) {
             n /= 10;
         }
         n.checked_ilog10().map_or(0, |d| d + 1)

@@ -29,7 +29,7 @@ pub fn escape(s: &str) -> String {
     let mut in_code = false;
     for c in flat.chars() {
         match c {
-            '`' if ticks % 2 == 0 => {
+            '`' if ticks.is_multiple_of(2) => {
                 in_code = !in_code;
                 out.push(c);
             }
