@@ -510,6 +510,8 @@ pub enum FileKind {
     LocalconfigXml,
     /// `zmlocalconfig` output captures.
     Zmlocalconfig,
+    /// MySQL 8's `mysqld-auto.cnf` (JSON written by `SET PERSIST`).
+    PersistedJson,
     /// A `/proc/sys` file: its whole content is the value of one key.
     ProcSys,
     /// Other `/proc` and `/sys` files: kernel output, copied as it is.
@@ -555,6 +557,9 @@ pub fn file_kind(path: &str) -> FileKind {
     if name.ends_with(".xml") {
         return FileKind::LocalconfigXml;
     }
+    if name == "mysqld-auto.cnf" {
+        return FileKind::PersistedJson;
+    }
     if path.contains("/sysctl.d/") || name == "sysctl.conf" {
         return FileKind::Sysctl;
     }
@@ -566,6 +571,38 @@ pub fn file_kind(path: &str) -> FileKind {
         return FileKind::OptionFile;
     }
     FileKind::Other
+}
+
+/// `mysqld-auto.cnf` with the `Value` of every secret server variable
+/// replaced (any section: `SET PERSIST` of a secret variable before MySQL
+/// 8.0.29 stores it in clear). A file with a secret is written back as one
+/// JSON line (its path stays the provenance), one without is copied as it
+/// is; one that is not JSON is replaced by the placeholder: nothing in it
+/// can be told safe.
+fn redact_persisted_json(text: &str) -> String {
+    fn walk(v: &mut serde_json::Value) -> bool {
+        let mut changed = false;
+        if let serde_json::Value::Object(map) = v {
+            for (k, child) in map.iter_mut() {
+                if server_variable_is_secret(k) || option_is_secret(k) {
+                    if let Some(val) = child.get_mut("Value") {
+                        *val = serde_json::Value::String(REDACTED.into());
+                        changed = true;
+                    }
+                }
+                changed |= walk(child);
+            }
+        }
+        changed
+    }
+    match serde_json::from_str::<serde_json::Value>(text) {
+        // nothing secret: the file as it is, so its lines stay true
+        Ok(mut v) => match walk(&mut v) {
+            false => text.to_string(),
+            true => format!("{v}\n"),
+        },
+        Err(_) => format!("{REDACTED}\n"),
+    }
 }
 
 /// A copied file with every secret value replaced by the placeholder in
@@ -595,6 +632,7 @@ pub fn redact_text(kind: FileKind, text: &str) -> String {
         FileKind::ServerVariables => redact_server_variables(text),
         FileKind::LocalconfigXml => redact_localconfig_xml(text),
         FileKind::Zmlocalconfig => redact_zmlocalconfig(text),
+        FileKind::PersistedJson => redact_persisted_json(text),
         FileKind::Other => map_lines(text, |l| {
             let l2 = redact_mount_line(l);
             match redact_assignment(&l2, &is_secret_anywhere) {

@@ -906,3 +906,65 @@ fn any_set_global_value_is_one_sql_literal_the_server_reads_back_or_is_refused()
     runner.run(&strategy, |v| check(&v)).unwrap();
     drop(server);
 }
+
+/// Issue 31: a real MariaDB 10.11 + galera-4 node, bootstrapped as a
+/// one-node cluster from a Galera option tree (`[galera]` group, `wsrep_*`
+/// options, quoted `wsrep_provider_options`, `wsrep_sst_auth`). Before, its
+/// healthy configuration drifted: `wsrep_provider_options` runs as the list
+/// of every provider default, and `binlog_format = row` runs as `ROW`. Now
+/// the running node shows no drift, and the SST password appears nowhere
+/// in the report.
+#[test]
+fn a_healthy_galera_node_shows_no_drift_and_hides_its_sst_password() {
+    let Some(t) = tools() else { return };
+    let Some(provider) = [
+        "/usr/lib/galera/libgalera_smm.so",
+        "/usr/lib64/galera-4/libgalera_smm.so",
+    ]
+    .into_iter()
+    .map(Path::new)
+    .find(|p| p.exists()) else {
+        common::skip("a Galera node", "needs galera-4 (libgalera_smm.so)");
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path();
+    install_db(&t, work);
+    let cnf = format!(
+        "[mysqld]\ninnodb_buffer_pool_size = 64M\nbinlog_format = row\ndefault_storage_engine = innodb\ninnodb_autoinc_lock_mode = 2\n\n[galera]\nwsrep_on = ON\nwsrep_provider = {}\nwsrep_cluster_address = gcomm://\nwsrep_cluster_name = driftaudit-ci\nwsrep_node_address = 127.0.0.1\nwsrep_provider_options = \"gcache.size=32M; gcs.fc_limit = 40; gmcast.listen_addr=tcp://127.0.0.1:{}\"\nwsrep_sst_auth = sstuser:S3cr3t-sst-pw\n",
+        provider.display(),
+        45000 + std::process::id() % 5000
+    );
+    let host = run_case(&t, work, &cnf, &[]);
+    let facts = gather(&host, &Needs::default());
+    let rt = &facts.namespaces["mysql"];
+    // the node really runs Galera with the provider's full option list
+    match rt.get("wsrep_provider_options") {
+        Some(Entry::Set(s)) => assert!(
+            s.raw.contains("gcs.fc_limit = 40") && s.raw.contains("evs."),
+            "{}",
+            s.raw
+        ),
+        other => panic!("no wsrep_provider_options at runtime: {other:?}"),
+    }
+    let mut p = PolicySet::builtin().unwrap();
+    p.filter(&["mysql.*".to_string()], &[]).unwrap();
+    let report = engine::audit_host(&p, &host);
+    let drift: Vec<_> = report
+        .findings
+        .iter()
+        .filter(|f| f.rule == "mysql.config-runtime-drift")
+        .collect();
+    assert!(
+        drift.iter().all(|f| f.status == Status::Pass) && !drift.is_empty(),
+        "{drift:#?}"
+    );
+    let json = serde_json::to_string(&report.findings).unwrap();
+    assert!(!json.contains("S3cr3t-sst-pw"), "the SST password leaked");
+    let snap_vars =
+        std::fs::read_to_string(work.join("snap/captures/mysql-variables.tsv")).unwrap();
+    assert!(
+        snap_vars.contains("wsrep_sst_auth"),
+        "the capture has the variable"
+    );
+}

@@ -479,27 +479,28 @@ fn server_rounding_and_clamping_is_not_runtime_drift() {
         "{drift:?}"
     );
 
-    // MySQL 8.0: no limits table, so a differing number is the server's own
-    // adjustment, said as such, not "SET GLOBAL or not restarted".
+    // MySQL 8.0: its documented limits (src/facts/mysql/documented) give
+    // every running value here from the file: the block size 1024 of
+    // max_allowed_packet, the 1 GiB maximum of max_binlog_size, the 32 KiB
+    // minimum of sort_buffer_size, the 4096 block of key_buffer_size.
     let vars = "version\t8.0.36\nmax_allowed_packet\t999424\nmax_binlog_size\t1073741824\nsort_buffer_size\t32768\nkey_buffer_size\t9998336\n";
     let dir = server(cnf, Some(vars), "1\t/var/lib/mysql\n", MEM_16G);
     let (drift, inputs) = drift_and_inputs(&audit(dir.path()));
-    // MariaDB 10.11's limits give the same 999424, 1 GiB and 9998336; its
-    // minimum for sort_buffer_size (1024) does not give 32768: unknown.
-    assert_eq!(
-        drift,
-        [
-            (String::new(), Status::Pass),
-            ("sort_buffer_size".to_string(), Status::Unknown)
-        ],
-        "{drift:?}"
-    );
-    assert!(
-        inputs.iter().any(|i| i.contains("`max_binlog_size`")
-            && i.contains("the server may have adjusted it")
-            && i.contains("MySQL 8.0.36")),
-        "{inputs:#?}"
-    );
+    assert_eq!(drift, [(String::new(), Status::Pass)], "{drift:?}");
+    for key in [
+        "max_allowed_packet",
+        "max_binlog_size",
+        "sort_buffer_size",
+        "key_buffer_size",
+    ] {
+        assert!(
+            inputs.iter().any(|i| i.contains(&format!("`{key}`"))
+                && i.contains("the server adjusted it")
+                && i.contains("MySQL 8.0's documented limits")
+                && i.contains("https://dev.mysql.com/doc/refman/8.0/en/")),
+            "{key}: {inputs:#?}"
+        );
+    }
 }
 
 #[test]
@@ -925,7 +926,7 @@ fn snapshot_records_the_rpm_server_package() {
 }
 
 /// A runtime capture of a version driftaudit has no limits table for (MySQL
-/// 8.0, MariaDB 10.6, MariaDB 11.4): a running value a block size, minimum
+/// 5.6, MariaDB 10.4: neither generated nor documented): a running value a block size, minimum
 /// or maximum could explain is never "SET GLOBAL or not restarted" drift.
 /// Where the one modelled table (MariaDB 10.11) gives exactly the running
 /// value it passes with a note naming the missing table; where only some
@@ -936,9 +937,8 @@ fn snapshot_records_the_rpm_server_package() {
 fn runtime_values_of_versions_without_a_limits_table_are_not_set_global_drift() {
     let cnf = "[mysqld]\ndatadir = /var/lib/mysql\nmax_allowed_packet = 1000000\nsort_buffer_size = 100\nmax_binlog_size = 2G\nmax_connections = 500\nthread_cache_size = 1000\n";
     for (version, label) in [
-        ("8.0.36", "MySQL 8.0.36"),
-        ("10.6.16-MariaDB-0ubuntu0.22.04.1", "MariaDB 10.6.16"),
-        ("11.4.2-MariaDB-ubu2404", "MariaDB 11.4.2"),
+        ("5.6.51", "MySQL 5.6.51"),
+        ("10.4.34-MariaDB-1:10.4.34+maria~ubu2004", "MariaDB 10.4.34"),
     ] {
         let vars = format!("version\t{version}\nmax_allowed_packet\t999424\nsort_buffer_size\t32768\nmax_binlog_size\t1073741824\nmax_connections\t1000\nthread_cache_size\t256\n");
         let dir = server(cnf, Some(&vars), "1\t/var/lib/mysql\n", MEM_16G);

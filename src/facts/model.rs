@@ -414,6 +414,11 @@ pub struct Facts {
     /// line), for the resolver; `None` until the option-file reader ran.
     #[serde(skip)]
     pub option_files: Option<OptionFilesRead>,
+    /// What shows a MySQL/MariaDB server besides its option files and
+    /// runtime capture (an installed server package, a sosreport's `du` of
+    /// the data directory or a running `mysqld`/`mariadbd`), for presence.
+    #[serde(skip)]
+    pub server_signs: Vec<String>,
 }
 
 /// How the MySQL/MariaDB server reads its option files: the groups it reads,
@@ -480,6 +485,7 @@ impl Facts {
             detections: Vec::new(),
             known_paths: BTreeMap::new(),
             option_files: None,
+            server_signs: Vec::new(),
         }
     }
 

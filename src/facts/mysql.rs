@@ -19,7 +19,10 @@ use crate::parse::mysqlvars;
 use crate::secret::{self, REDACTED};
 use crate::value::{format_size, Value};
 
+mod adjust;
+pub mod documented;
 pub mod limits;
+pub mod persisted;
 
 use super::{Entry, Evidence, Facts, FileIssue, Namespace, Needs, Setting};
 
@@ -1715,55 +1718,43 @@ pub fn server_package(line: &str) -> Option<(usize, ServerVersion, String)> {
     Some((rank, v, crate::parse::truncate(nvra, 120)))
 }
 
-/// ` (N)` after a configured value written otherwise (`2G`), else nothing.
-fn number_if_other(raw: &str, n: f64) -> String {
-    let num = crate::value::format_number(n);
-    if raw.trim() == num {
-        String::new()
-    } else {
-        format!(" ({num})")
-    }
-}
-
 /// What was looked for when the server version stays unknown.
 const UNKNOWN_VERSION_WHY: &str = "no runtime capture, no server package in a package list (dpkg status, installed-rpms, /var/log/rpmpkgs), no upgrade-info file in the data directory";
 
 /// What would decide the server version.
 const UNKNOWN_VERSION_FIX: &str = "capture `SHOW GLOBAL VARIABLES` (driftaudit snapshot --mysql) or the installed server package (`rpm -qa`: driftaudit snapshot, sos's installed-rpms)";
 
-/// Whether the server plausibly lowered `key` at start-up from other
-/// settings or the process's limits (beyond the per-option limits), given
-/// the configured (`effective`) and running (`rt`) values; the reason if so.
-/// MariaDB and MySQL lower max_connections and table_open_cache when the
-/// open-files limit cannot hold max_connections + 2 × table_open_cache ×
-/// instances + a few dozen descriptors ("Changed limits" in the error log),
-/// and MariaDB keeps thread_cache_size at most max_connections.
-fn startup_adjusted(key: &str, effective: &Namespace, rt: &Namespace) -> Option<String> {
-    let num = |ns: &Namespace, k: &str| match ns.get(k) {
-        Some(Entry::Set(s)) => s.value.as_f64(),
-        _ => None,
-    };
-    match key {
-        "max_connections" | "table_open_cache" | "table_open_cache_instances" => {
-            let ofl = num(rt, "open_files_limit")?;
-            let conns = num(effective, "max_connections").or(num(rt, "max_connections"))?;
-            let cache = num(effective, "table_open_cache").or(num(rt, "table_open_cache"))?;
-            let inst = num(rt, "table_open_cache_instances").unwrap_or(1.0);
-            (ofl < conns + 2.0 * cache * inst + 64.0).then(|| format!(
-                "the open-files limit {} cannot hold max_connections {} + 2 × table_open_cache {} × {} instance(s), so the server lowered it at start-up (\"Changed limits\" in the error log); raise LimitNOFILE / open_files_limit or lower the setting",
-                crate::value::format_number(ofl),
-                crate::value::format_number(conns),
-                crate::value::format_number(cache),
-                crate::value::format_number(inst)
-            ))
-        }
-        "thread_cache_size" => {
-            let conns = num(rt, "max_connections")?;
-            (num(rt, key) == Some(conns))
-                .then(|| "the server keeps thread_cache_size at most max_connections".to_string())
-        }
-        _ => None,
+/// The sosreport's own signs of a server: sos's `du -s /var/lib/mysql/*`
+/// (the mysql plugin runs it only where a server package is installed) and
+/// a `mysqld`/`mariadbd` in its `ps auxwww`. Empty for other layouts.
+fn sos_server_signs(host: &Host) -> Vec<String> {
+    use crate::host::layout::{sos_mangle, Layout};
+    if host.layout() != Some(Layout::Sosreport) {
+        return Vec::new();
     }
+    let mut signs = Vec::new();
+    let du = format!(
+        "/sos_commands/mysql/{}",
+        sos_mangle("du -s /var/lib/mysql/*")
+    );
+    if let Ok(t) = host.read_to_string(&du) {
+        if t.lines().any(|l| l.contains("/var/lib/mysql")) {
+            signs.push(format!("{du} (the data directory's size)"));
+        }
+    }
+    let ps = "/sos_commands/process/ps_auxwww";
+    if let Ok(t) = host.read_to_string(ps) {
+        // USER PID %CPU %MEM VSZ RSS TTY STAT START TIME COMMAND
+        if let Some((n, _)) = t.lines().enumerate().find(|(_, l)| {
+            l.split_whitespace().nth(10).is_some_and(|c| {
+                let prog = c.rsplit('/').next().unwrap_or(c);
+                matches!(prog, "mysqld" | "mariadbd")
+            })
+        }) {
+            signs.push(format!("{ps}:{} (a running server)", n + 1));
+        }
+    }
+    signs
 }
 
 /// Gather the `mysql`, `mycnf` and `mycnf_effective` namespaces and the
@@ -1889,6 +1880,21 @@ pub fn gather(host: &Host, _needs: &Needs, facts: &mut Facts) {
     let mut effective = set.effective.clone();
     effective.absent_means =
         "not set in any option file: the server's compiled-in default applies".into();
+    // MySQL 8 applies the variables persisted with SET PERSIST after every
+    // option file (the `mycnf` namespace stays what my_print_defaults sees).
+    let persist_dir = match set.namespace.get("datadir") {
+        Some(Entry::Set(s)) if !s.raw.is_empty() => s.raw.clone(),
+        _ => DEFAULT_DATADIR.to_string(),
+    };
+    persisted::apply(
+        host,
+        &persist_dir,
+        files_version.as_ref(),
+        &set.namespace,
+        &read,
+        &mut effective,
+        &mut facts.issues,
+    );
     let rt = if runtime.unavailable.is_none() {
         Some(&runtime)
     } else {
@@ -2061,132 +2067,14 @@ pub fn gather(host: &Host, _needs: &Needs, facts: &mut Facts) {
             }
         }
     }
-    // Where the model cannot say what the server makes of a number (no
-    // limits for this version or variable, or a start-up adjustment from
-    // other settings), a running value that differs is the server's own
-    // adjustment, not drift: take it, and say so.
     if let Some(rt) = rt {
-        let keys: Vec<String> = effective.entries.keys().cloned().collect();
-        for key in keys {
-            let modeled = read.limits && read.table.is_some_and(|t| t.get(&key).is_some());
-            let startup = startup_adjusted(&key, &effective, rt);
-            if modeled && startup.is_none() {
-                continue;
-            }
-            let Some(Entry::Set(want)) = effective.entries.get(&key) else {
-                continue;
-            };
-            let Some(Entry::Set(have)) = rt.get(&key) else {
-                continue;
-            };
-            let (Some(w), Some(h)) = (want.value.as_f64(), have.value.as_f64()) else {
-                continue;
-            };
-            if !matches!(want.value, Value::Number(_) | Value::Size(_)) || w == h {
-                continue;
-            }
-            // A start-up adjustment only ever lowers the value.
-            if modeled && h > w {
-                continue;
-            }
-            let ev = want.evidence[0].clone();
-            let server = files_version
-                .as_ref()
-                .map(|v| {
-                    format!(
-                        "{} {}.{}.{}",
-                        if v.mariadb { "MariaDB" } else { "MySQL" },
-                        v.parts[0],
-                        v.parts[1],
-                        v.parts[2]
-                    )
-                })
-                .unwrap_or_else(|| "this server".into());
-            let verb = if startup.is_some() {
-                "adjusted it"
-            } else {
-                "may have adjusted it"
-            };
-            let why = match startup {
-                Some(s) => s,
-                None => {
-                    // No limits for this version (or variable): the one
-                    // modelled table is a reference for what a limit would
-                    // do, never a prediction for another version.
-                    let reference = limits::table_for(&ServerVersion {
-                        parts: [10, 11, 0],
-                        mariadb: true,
-                    });
-                    let spec = reference.and_then(|t| t.get(&key).map(|s| (t.label, s)));
-                    let missing = match read.table {
-                        Some(t) if read.limits => {
-                            format!("the {} table has no limits for `{key}`", t.label)
-                        }
-                        _ => format!("no limits table for {server}"),
-                    };
-                    let limited = spec.map(|(label, s)| (label, s, s.limit(w)));
-                    match &limited {
-                        Some((label, _, l)) if l.value == h => format!(
-                            "{missing}; {label}'s limits for `{key}` give the same: {}",
-                            l.how.as_deref().unwrap_or("unchanged")
-                        ),
-                        // Raised above the configured value, which is at
-                        // least the reference minimum: no limit explains it.
-                        Some((_, s, _)) if h > w && s.min.is_some_and(|m| w >= m) => continue,
-                        _ => {
-                            let could = if h < w {
-                                "a maximum or block size could lower it"
-                            } else {
-                                "a minimum could raise it"
-                            };
-                            let reference = match &limited {
-                                Some((label, _, l)) => format!(
-                                    "; {label}'s limits would give {}",
-                                    crate::value::format_number(l.value)
-                                ),
-                                None => String::new(),
-                            };
-                            let reason = format!(
-                                "configured {}{} at {ev}, the server runs {}: the server may have adjusted it ({missing}: {could}{reference}), or it was changed since the start (`SET GLOBAL`); driftaudit cannot tell which: compare with the limits of this server (`mysqld --verbose --help`, or NUMERIC_MIN_VALUE, NUMERIC_MAX_VALUE and NUMERIC_BLOCK_SIZE in information_schema.SYSTEM_VARIABLES)",
-                                want.raw,
-                                number_if_other(&want.raw, w),
-                                have.raw
-                            );
-                            effective.entries.insert(
-                                key.clone(),
-                                Entry::Unreadable {
-                                    reason,
-                                    evidence: vec![ev],
-                                },
-                            );
-                            continue;
-                        }
-                    }
-                }
-            };
-            let text = format!(
-                "configured {}{} at {ev}, the server runs {}: the server {verb} ({why})",
-                want.raw,
-                number_if_other(&want.raw, w),
-                have.raw
-            );
-            facts.issues.push(FileIssue {
-                path: ev.path.clone(),
-                line: ev.line,
-                column: None,
-                message: format!("`{key}`: {text}"),
-                source: SOURCE.into(),
-                level: crate::facts::IssueLevel::Note,
-                read_error: None,
-            });
-            if let Some(Entry::Set(s)) = effective.entries.get_mut(&key) {
-                s.note = Some(text);
-                s.value = match s.value {
-                    Value::Size(_) => Value::Size(h),
-                    _ => Value::Number(h),
-                };
-            }
-        }
+        adjust::judge_runtime(
+            &mut effective,
+            rt,
+            &read,
+            files_version.as_ref(),
+            &mut facts.issues,
+        );
     }
     facts.option_files = Some(crate::facts::OptionFilesRead {
         groups: groups.iter().map(|g| g.to_lowercase()).collect(),
@@ -2218,6 +2106,31 @@ pub fn gather(host: &Host, _needs: &Needs, facts: &mut Facts) {
         }
     }
     ns_mycnf.canonicalize = Some(canonical_name);
+    // A server the report shows (its package, du, process) whose option
+    // files the report does not hold: its configuration is not known, which
+    // is not "no option file configures it" (sos's mysql plugin on Debian
+    // and Ubuntu copies /etc/mysql/conf.d/mysql* only).
+    let mut signs = sos_server_signs(host);
+    if let Some((_, src)) = &installed {
+        if host.layout() == Some(crate::host::layout::Layout::Sosreport) {
+            signs.insert(0, src.clone());
+        }
+    }
+    if !signs.is_empty()
+        && runtime.unavailable.is_some()
+        && DEFAULT_FILES
+            .iter()
+            .all(|f| matches!(host.kind_of(f), Err(ReadError::NotFound)))
+    {
+        let reason = format!(
+            "MySQL/MariaDB is present ({}), but the sosreport holds none of its option files ({}): sos's mysql plugin copies /etc/my.cnf, /etc/my.cnf.d/ on RHEL and only /etc/mysql/conf.d/mysql* on Debian and Ubuntu. Audit a driftaudit snapshot of the host instead (`driftaudit snapshot --mysql`), or copy the host's /etc/mysql/ into the extracted report at its path",
+            signs.join(", "),
+            DEFAULT_FILES.join(", ")
+        );
+        ns_mycnf.unavailable = Some(reason.clone());
+        effective.unavailable = Some(reason);
+    }
+    facts.server_signs = signs;
     facts.namespaces.insert("mycnf".into(), ns_mycnf);
     facts.namespaces.insert("mycnf_effective".into(), effective);
     facts.namespaces.insert("mysql".into(), runtime);

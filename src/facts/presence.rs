@@ -234,6 +234,8 @@ pub fn detect(host: &Host, facts: &mut Facts) {
     } else if host.kind() == SourceKind::Live && exists(&datadir) {
         sources.push(datadir.clone());
     }
+    // a server package, a sosreport's du or process list
+    sources.extend(facts.server_signs.iter().cloned());
     let mysql = Detection::new(
         Domain::Mysql,
         sources,

@@ -11,6 +11,7 @@ pub mod meminfo;
 pub mod mountinfo;
 pub mod mountopts;
 pub mod mycnf;
+pub mod mysqld_auto;
 pub mod mysqlvars;
 pub mod sysctl;
 pub mod tuned;

@@ -258,3 +258,16 @@ pub fn driftaudit_deb(dir: &Path) -> Option<PathBuf> {
     build_deb(&tree, &deb);
     Some(deb)
 }
+
+/// A snapshot directory built from a literal tree: (host path, content)
+/// pairs, parents created. Removed when the returned directory drops.
+pub fn snapshot_tree(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    for (path, text) in files {
+        let p = dir.path().join(path.trim_start_matches('/'));
+        std::fs::create_dir_all(p.parent().expect("a file path has a parent"))
+            .expect("create the parents");
+        std::fs::write(p, text).expect("write the file");
+    }
+    dir
+}

@@ -1,0 +1,307 @@
+//! Issue 31, MySQL and MariaDB: the verdicts an admin would give on shapes
+//! the other tests do not hold: MySQL 8's persisted variables
+//! (`mysqld-auto.cnf`, SET PERSIST / PERSIST_ONLY), runtime drift judged with
+//! a version's documented limits (a difference only a documented limit or
+//! adjustment can produce is a note, anything else fails), the start-up
+//! adjustments mysqld derives (open-files limit), enum values compared as
+//! the server compares them, and Galera's key=value provider options.
+
+mod common;
+
+use std::path::Path;
+
+use driftaudit::unstable::engine;
+use driftaudit::unstable::host::Host;
+use driftaudit::unstable::policy::PolicySet;
+use driftaudit::unstable::report::{Finding, Status};
+
+fn audit(dir: &Path) -> Vec<Finding> {
+    let mut p = PolicySet::builtin().expect("built-in policies load");
+    p.filter(&["mysql.*".to_string()], &[]).unwrap();
+    let h = Host::snapshot(dir).unwrap();
+    engine::audit_host(&p, &h).findings
+}
+
+/// config-runtime-drift findings as (subject, status), and the input notes.
+fn drift(f: &[Finding]) -> (Vec<(String, Status)>, Vec<String>) {
+    (
+        f.iter()
+            .filter(|x| x.rule == "mysql.config-runtime-drift")
+            .map(|x| (x.subject.join(","), x.status))
+            .collect(),
+        f.iter()
+            .filter(|x| x.rule == "driftaudit.input")
+            .map(|x| format!("{:?} {}", x.status, x.explanation))
+            .collect(),
+    )
+}
+
+fn one<'a>(f: &'a [Finding], subject: &str) -> &'a Finding {
+    f.iter()
+        .find(|x| x.rule == "mysql.config-runtime-drift" && x.subject == [subject])
+        .unwrap_or_else(|| panic!("no drift finding for {subject}: {f:#?}"))
+}
+
+const MEM: &str = "MemTotal:       16365876 kB\n";
+
+fn mysql8(cnf: &str, vars: &str, auto: Option<&str>) -> tempfile::TempDir {
+    let mut files = vec![
+        ("/etc/my.cnf", cnf),
+        ("/proc/meminfo", MEM),
+        ("/captures/du.txt", "1\t/var/lib/mysql\n"),
+        ("/captures/mysql-variables.tsv", vars),
+    ];
+    if let Some(a) = auto {
+        files.push(("/var/lib/mysql/mysqld-auto.cnf", a));
+    }
+    common::snapshot_tree(&files)
+}
+
+/// The persisted file as MySQL 8.0.36 writes it (version 2, one line):
+/// max_connections with SET PERSIST, innodb_log_file_size... with
+/// PERSIST_ONLY (a read-only variable: taken at the next restart).
+const AUTO_V2: &str = r#"{"Version": 2, "mysql_dynamic_variables": {"max_connections": {"Value": "800", "Metadata": {"Host": "localhost", "User": "root", "Timestamp": 1733300000000000}}}, "mysql_static_variables": {"innodb_buffer_pool_instances": {"Value": "4", "Metadata": {"Host": "localhost", "User": "root", "Timestamp": 1733300000000000}}}}"#;
+
+/// Before: mysqld-auto.cnf was not read. A server running the values it
+/// persisted with SET PERSIST was reported as drifting from its option
+/// files, and a PERSIST_ONLY value waiting for a restart was missed.
+#[test]
+fn mysql_8_persisted_variables_are_the_last_option_source() {
+    let cnf = "[mysqld]\ndatadir = /var/lib/mysql\nmax_connections = 500\ninnodb_buffer_pool_instances = 8\n";
+    let vars = "version\t8.0.36\nmax_connections\t800\ninnodb_buffer_pool_instances\t8\n";
+    let dir = mysql8(cnf, vars, Some(AUTO_V2));
+    let f = audit(dir.path());
+    let (d, _) = drift(&f);
+    // max_connections runs as persisted: no drift; the pool instances wait
+    // for a restart: drift, saying so
+    assert_eq!(
+        d,
+        [("innodb_buffer_pool_instances".to_string(), Status::Fail)],
+        "{f:#?}"
+    );
+    let pending = one(&f, "innodb_buffer_pool_instances");
+    assert_eq!(pending.expected.as_deref(), Some("4"));
+    assert_eq!(pending.actual.as_deref(), Some("8"));
+    assert!(
+        pending.explanation.contains("SET PERSIST_ONLY")
+            && pending.explanation.contains("next restart")
+            && pending
+                .explanation
+                .contains("mysql_static_variables.innodb_buffer_pool_instances"),
+        "{}",
+        pending.explanation
+    );
+    assert_eq!(
+        pending.evidence[0].to_string(),
+        "/var/lib/mysql/mysqld-auto.cnf:1"
+    );
+    // the option file's line is named as the assignment it overrides
+    assert!(
+        pending
+            .explanation
+            .contains("the option files set 8 at /etc/my.cnf:4"),
+        "{}",
+        pending.explanation
+    );
+
+    // The same file beside a MariaDB server is not read: MariaDB has no
+    // persisted variables, so the option files alone configure it.
+    let vars = "version\t10.11.19-MariaDB-0+deb12u1\nmax_connections\t800\ninnodb_buffer_pool_instances\t8\n";
+    let dir = mysql8(cnf, vars, Some(AUTO_V2));
+    let (d, _) = drift(&audit(dir.path()));
+    assert_eq!(
+        d,
+        [("max_connections".to_string(), Status::Fail)],
+        "MariaDB reads no mysqld-auto.cnf"
+    );
+
+    // persisted_globals_load = OFF: the server ignores the file
+    let off = format!("{cnf}persisted_globals_load = OFF\n");
+    let vars = "version\t8.0.36\nmax_connections\t500\ninnodb_buffer_pool_instances\t8\n";
+    let dir = mysql8(&off, vars, Some(AUTO_V2));
+    let f = audit(dir.path());
+    let (d, notes) = drift(&f);
+    assert_eq!(d, [(String::new(), Status::Pass)], "{f:#?}");
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("persisted_globals_load is OFF")),
+        "{notes:#?}"
+    );
+}
+
+/// A corrupt mysqld-auto.cnf is a problem with its place (MySQL refuses to
+/// start), never silently ignored.
+#[test]
+fn a_corrupt_persisted_file_is_a_problem_with_its_line() {
+    let cnf = "[mysqld]\ndatadir = /var/lib/mysql\n";
+    let vars = "version\t8.0.36\nmax_connections\t151\n";
+    let dir = mysql8(
+        cnf,
+        vars,
+        Some("{\"Version\": 2,\n\"mysql_dynamic_variables\": {\n"),
+    );
+    let (_, notes) = drift(&audit(dir.path()));
+    assert!(
+        notes.iter().any(|n| n.contains("mysqld-auto.cnf")
+            && n.contains("not valid JSON")
+            && n.contains("refuses to start")),
+        "{notes:#?}"
+    );
+}
+
+/// A snapshot copies mysqld-auto.cnf with the value of a secret variable
+/// persisted in clear (before 8.0.29) replaced; a file without one is
+/// copied byte for byte so its lines stay true.
+#[test]
+fn a_snapshot_redacts_secrets_persisted_in_clear() {
+    use driftaudit::unstable::snapshot::redact_file;
+    let path = "/var/lib/mysql/mysqld-auto.cnf";
+    let clear = r#"{"Version": 1, "mysql_server": {"keyring_hashicorp_secret_id": {"Value": "s3cr3t-approle", "Metadata": {"Timestamp": 1, "User": "root", "Host": "localhost"}}}}"#;
+    let out = String::from_utf8(redact_file(path, clear.as_bytes())).unwrap();
+    assert!(!out.contains("s3cr3t-approle"), "{out}");
+    assert!(out.contains("<redacted>"), "{out}");
+    assert_eq!(redact_file(path, AUTO_V2.as_bytes()), AUTO_V2.as_bytes());
+    let broken = redact_file(path, b"{\"Version\": 1, \"mysql_server\": {\"x\": \"pw");
+    assert_eq!(broken, b"<redacted>\n");
+}
+
+/// The issue's MySQL 8.0.36 host. Before: with no limits table for 8.0 a
+/// pool shrunk with SET GLOBAL from 4G to 2G was `unknown` ("a maximum or
+/// block size could lower it"), so a real shrink never failed CI. Now the
+/// version's documented limits decide: nothing documented turns 4G into 2G
+/// (the pool is rounded *up* to chunk × instances, its maximum is 2^64-1),
+/// so it is drift; max_connections at the compiled default 151 with 500
+/// configured and an open-files limit that allows 500 is the server that
+/// was not restarted; a pool the chunk rounding explains is a note.
+#[test]
+fn mysql_8_runtime_drift_fails_a_pool_shrink_and_an_unrestarted_server() {
+    let cnf = "[mysqld]\ndatadir = /var/lib/mysql\ninnodb_buffer_pool_size = 4G\nmax_connections = 500\nthread_cache_size = 1000\n";
+    let vars = "version\t8.0.36\ninnodb_buffer_pool_size\t2147483648\ninnodb_buffer_pool_chunk_size\t134217728\ninnodb_buffer_pool_instances\t8\nmax_connections\t151\nopen_files_limit\t10000\ntable_open_cache\t4000\nthread_cache_size\t256\n";
+    let dir = mysql8(cnf, vars, None);
+    let f = audit(dir.path());
+    let (d, _) = drift(&f);
+    assert_eq!(
+        d,
+        [
+            ("innodb_buffer_pool_size".to_string(), Status::Fail),
+            ("max_connections".to_string(), Status::Fail),
+            ("thread_cache_size".to_string(), Status::Fail),
+        ],
+        "{f:#?}"
+    );
+    let pool = one(&f, "innodb_buffer_pool_size");
+    assert!(
+        pool.explanation
+            .contains("no documented limit of MySQL 8.0 gives 2147483648"),
+        "{}",
+        pool.explanation
+    );
+    let conns = one(&f, "max_connections");
+    for want in ["compiled default 151", "not restarted"] {
+        assert!(
+            conns.explanation.contains(want),
+            "{want}: {}",
+            conns.explanation
+        );
+    }
+
+    // 4500M with 8 instances of 128 MiB chunks runs as 5G: the rounding is
+    // the server's, noted with its numbers, and passes.
+    let cnf = "[mysqld]\ndatadir = /var/lib/mysql\ninnodb_buffer_pool_size = 4500M\n";
+    let vars = "version\t8.0.36\ninnodb_buffer_pool_size\t5368709120\ninnodb_buffer_pool_chunk_size\t134217728\ninnodb_buffer_pool_instances\t8\n";
+    let dir = mysql8(cnf, vars, None);
+    let f = audit(dir.path());
+    let (d, _) = drift(&f);
+    assert_eq!(d, [(String::new(), Status::Pass)], "{f:#?}");
+    let h = Host::snapshot(dir.path()).unwrap();
+    let facts =
+        driftaudit::unstable::facts::gather(&h, &driftaudit::unstable::facts::Needs::default());
+    let eff = facts.namespaces["mycnf_effective"].get("innodb_buffer_pool_size");
+    let Some(driftaudit::unstable::facts::Entry::Set(s)) = eff else {
+        panic!("{eff:?}")
+    };
+    let note = s.note.as_deref().unwrap_or_default();
+    assert!(
+        note.contains("rounds the pool up to a multiple of chunk size × instances (128 MiB × 8)"),
+        "{note}"
+    );
+}
+
+/// mysqld lowers max_connections to `open_files_limit - 810` and
+/// table_open_cache to `max((open_files_limit - 10 - max_connections) / 2,
+/// 400)` when it cannot get the descriptors it asked for ("Changed limits:
+/// max_open_files: 1024 ... max_connections: 214 (requested 1000) ...
+/// table_open_cache: 400 (requested 2000)", MySQL 5.6 to 8.4): exactly
+/// those values are the server's, a note; any other lower value is drift.
+#[test]
+fn mysql_lowers_connections_for_the_open_files_limit_exactly_as_mysqld_computes() {
+    let cnf =
+        "[mysqld]\ndatadir = /var/lib/mysql\nmax_connections = 1000\ntable_open_cache = 2000\n";
+    let vars = |conns: &str, cache: &str| {
+        format!("version\t8.0.36\nopen_files_limit\t1024\nmax_connections\t{conns}\ntable_open_cache\t{cache}\n")
+    };
+    let dir = mysql8(cnf, &vars("214", "400"), None);
+    let (d, notes) = drift(&audit(dir.path()));
+    assert_eq!(d, [(String::new(), Status::Pass)], "{notes:#?}");
+    assert!(
+        notes.iter().any(|n| n.contains("`max_connections`")
+            && n.contains("the open-files limit 1024 leaves 214 connections")),
+        "{notes:#?}"
+    );
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("`table_open_cache`") && n.contains("= 400 tables")),
+        "{notes:#?}"
+    );
+    // 300 connections is not what 1024 open files give: drift
+    let dir = mysql8(cnf, &vars("300", "400"), None);
+    let (d, _) = drift(&audit(dir.path()));
+    assert_eq!(d, [("max_connections".to_string(), Status::Fail)]);
+}
+
+/// Before: text compared as written, so `binlog_format = row` (running as
+/// `ROW`) was drift, `optimizer_switch` was left out of the comparison, and
+/// a Galera node's `wsrep_provider_options` (the running value lists every
+/// provider default) always drifted. Now: enums and sets without case or
+/// order, booleans in every spelling, key=value lists by the keys the file
+/// sets; a listed key that runs otherwise is still drift, and says which.
+#[test]
+fn text_values_compare_as_the_server_compares_them() {
+    let cnf = "[mysqld]\ndatadir = /var/lib/mysql\nbinlog_format = row\ntransaction_isolation = read-committed\nsql_mode = strict_trans_tables\noptimizer_switch = 'index_merge=off,mrr=ON'\n[galera]\nwsrep_on = 1\nwsrep_provider_options = \"gcache.size=1G; gcs.fc_limit = 32\"\n";
+    let provider = "base_dir = /var/lib/mysql/; base_host = 10.0.0.1; evs.keepalive_period = PT1S; gcache.dir = /var/lib/mysql/; gcache.size = 1073741824; gcs.fc_limit = 32; gcs.fc_factor = 1.0; pc.ignore_sb = false";
+    let vars = |fc: &str| {
+        format!(
+            "version\t10.11.19-MariaDB-0+deb12u1\nbinlog_format\tROW\ntransaction_isolation\tREAD-COMMITTED\noptimizer_switch\tindex_merge=off,index_merge_union=on,mrr=on,mrr_cost_based=off\nwsrep_on\tON\nwsrep_provider_options\t{}\n",
+            provider.replace("gcs.fc_limit = 32", &format!("gcs.fc_limit = {fc}"))
+        )
+    };
+    let dir = common::snapshot_tree(&[
+        ("/etc/my.cnf", cnf),
+        ("/proc/meminfo", MEM),
+        ("/captures/du.txt", "1\t/var/lib/mysql\n"),
+        ("/captures/mysql-variables.tsv", &vars("32")),
+    ]);
+    let f = audit(dir.path());
+    let (d, _) = drift(&f);
+    assert_eq!(d, [(String::new(), Status::Pass)], "{f:#?}");
+
+    // gcs.fc_limit changed at runtime: drift, naming the key
+    let dir = common::snapshot_tree(&[
+        ("/etc/my.cnf", cnf),
+        ("/proc/meminfo", MEM),
+        ("/captures/du.txt", "1\t/var/lib/mysql\n"),
+        ("/captures/mysql-variables.tsv", &vars("160")),
+    ]);
+    let f = audit(dir.path());
+    let (d, _) = drift(&f);
+    assert_eq!(d, [("wsrep_provider_options".to_string(), Status::Fail)]);
+    let x = one(&f, "wsrep_provider_options");
+    assert!(
+        x.explanation
+            .contains("gcs.fc_limit=32 runs as gcs.fc_limit=160"),
+        "{}",
+        x.explanation
+    );
+}
