@@ -305,3 +305,52 @@ fn text_values_compare_as_the_server_compares_them() {
         x.explanation
     );
 }
+
+/// A value MySQL 8 persisted with SET PERSIST wins over every option file
+/// and lives in JSON the server rewrites itself. Keeping the running value
+/// (`fix --prefer running`) must not patch mysqld-auto.cnf as an option
+/// file (that would corrupt it) nor edit my.cnf (the persisted value would
+/// still win): it is `SET PERSIST` (PERSIST_ONLY and a restart for a
+/// read-only variable), and the plan is proven on a copy.
+#[test]
+fn fix_keeps_a_persisted_value_with_set_persist_not_a_file_edit() {
+    let cnf = "[mysqld]\ndatadir = /var/lib/mysql\nmax_connections = 500\n";
+    let auto = r#"{"Version": 2, "mysql_dynamic_variables": {"max_connections": {"Value": "800", "Metadata": {"Host": "localhost", "User": "root", "Timestamp": 1733300000000000}}}}"#;
+    let vars = "version\t8.0.36\nmax_connections\t600\n";
+    let dir = mysql8(cnf, vars, Some(auto));
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_driftaudit"))
+        .args(["fix", "--snapshot"])
+        .arg(dir.path())
+        .args([
+            "--only",
+            "mysql.config-runtime-drift",
+            "--prefer",
+            "running",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr)));
+    assert_eq!(v["patch"], "", "no file is patched: {v}");
+    let cmds: Vec<&str> = v["runtime"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["command"].as_str().unwrap())
+        .collect();
+    assert!(
+        cmds.iter()
+            .any(|c| c.contains("SET PERSIST max_connections = 600")),
+        "{cmds:?}"
+    );
+    assert!(
+        v["proof"]["new_failures"].as_array().unwrap().is_empty()
+            && v["proof"]["still_failing"]
+                .as_array()
+                .is_none_or(|a| a.is_empty()),
+        "{}",
+        v["proof"]
+    );
+}

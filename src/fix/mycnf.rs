@@ -1,7 +1,9 @@
 //! Option-file edits: the line that sets the winning value (in whatever file
 //! or versioned group the server read it from), with the file's spelling of
 //! the name and of sizes and booleans kept; a missing option added to the
-//! last server group of the file the server reads last; `SET GLOBAL` for
+//! last server group of the file the server reads last; `SET PERSIST` /
+//! `SET PERSIST_ONLY` where MySQL 8's mysqld-auto.cnf holds the winning
+//! value (that JSON file is the server's, never patched); `SET GLOBAL` for
 //! dynamic variables and a commented restart otherwise; the proof's
 //! simulation on the `SHOW GLOBAL VARIABLES` capture. Every value goes
 //! into the file through [`option_value`], which escapes backslashes and
@@ -51,6 +53,9 @@ pub(super) const DYNAMIC: &[&str] = &[
     "tmp_table_size",
     "wait_timeout",
 ];
+
+/// MySQL 8's persisted-variables file (`SET PERSIST`), never edited here.
+const PERSISTED_FILE: &str = crate::facts::mysql::persisted::FILE;
 
 /// Groups a server option may be added to, in order of preference.
 const SERVER_GROUPS: &[&str] = &["mysqld", "mariadb", "server"];
@@ -212,6 +217,30 @@ pub(super) fn with_value(line: &str, value: &str) -> String {
     }
 }
 
+/// mysqld-auto.cnf (one JSON line, as MySQL writes it) with `name`'s
+/// `Value` set to `value` in whichever section holds it.
+fn persisted_with(text: &str, name: &str, value: &str) -> Option<String> {
+    fn set(v: &mut serde_json::Value, name: &str, value: &str) -> bool {
+        let Some(map) = v.as_object_mut() else {
+            return false;
+        };
+        let mut done = false;
+        for (k, child) in map.iter_mut() {
+            if k.eq_ignore_ascii_case(name) {
+                if let Some(slot) = child.get_mut("Value") {
+                    *slot = serde_json::Value::String(value.to_string());
+                    done = true;
+                    continue;
+                }
+            }
+            done |= set(child, name, value);
+        }
+        done
+    }
+    let mut v: serde_json::Value = serde_json::from_str(text).ok()?;
+    set(&mut v, name, value).then(|| v.to_string())
+}
+
 /// The current value text of an option line (`None`: bare).
 fn value_of_line(line: &str) -> Option<String> {
     let eq = line.find('=')?;
@@ -241,6 +270,58 @@ pub(super) fn apply(cx: &mut Ctx, name: &str, c: &Change) -> Result<(), String> 
     let r = Resolver::from_facts(cx.host, cx.facts);
     let res = r.option(name);
     let mut written = None;
+    // MySQL 8: a value persisted with SET PERSIST wins over every option
+    // file and lives in JSON the server rewrites (mysqld-auto.cnf): never
+    // edited as an option file. The server persists the change itself.
+    let persisted = match &res.effective {
+        Lookup::Set(a) if a.at.path.ends_with(&format!("/{}", PERSISTED_FILE)) => Some(a),
+        _ => None,
+    };
+    if let (Some(p), true) = (persisted, c.persist) {
+        let sv = server_text(name, v, *bound);
+        let dynamic = DYNAMIC.contains(&name);
+        let verb = if dynamic {
+            "SET PERSIST"
+        } else {
+            "SET PERSIST_ONLY"
+        };
+        let sql = format!("{verb} {name} = {}", sql_value(&sv));
+        cx.step(
+            shell::command(&["mysql", "-e", &sql]),
+            &c.why,
+            false,
+            &format!(
+                "{name} is persisted in {} (SET PERSIST wins over the option files); the server rewrites that file itself",
+                p.at
+            ),
+        )?;
+        if !dynamic {
+            let svc = service(cx);
+            cx.step(
+                shell::command(&["systemctl", "restart", svc]),
+                &c.why,
+                true,
+                &format!("{name} is read only at start (not dynamic): PERSIST_ONLY takes effect at the restart"),
+            )?;
+        }
+        if let (true, Lookup::Set(a)) = (dynamic, &res.running) {
+            if let Some(n) = a.at.line {
+                cx.replace(&a.at.path, n, format!("{name}\t{sv}"), EditKind::Simulated)?;
+            }
+        }
+        // the proof's copy gets the file as the server writes it back (one
+        // JSON line with the new Value)
+        if let Some(json) = cx
+            .host
+            .read_to_string(&p.at.path)
+            .ok()
+            .filter(|t| t.trim_end().lines().count() == 1)
+            .and_then(|t| persisted_with(&t, name, &sv))
+        {
+            cx.replace(&p.at.path, 1, json, EditKind::Simulated)?;
+        }
+        return Ok(());
+    }
     if c.persist {
         let winner = match (&res.effective, &res.configured) {
             (Lookup::Set(a), _) | (_, Lookup::Set(a)) if a.at.line.is_some() => Some(a.at.clone()),
