@@ -14,6 +14,14 @@ use crate::parse::tuned::{
 
 use super::{Entry, Evidence, Facts, FileIssue, IssueLevel, Setting};
 
+pub mod recommend;
+use recommend::Recommendation;
+
+/// The key of the write [`sysctl_writes`] returns first when tuned applies a
+/// profile the files do not name: every value a file before tuned set, except
+/// what tuned re-applies, is unknown. A glob character, so never a real key.
+pub const ANY_KEY: &str = "*";
+
 /// One write tuned makes after boot, in order.
 #[derive(Debug, Clone)]
 pub struct Write {
@@ -80,8 +88,18 @@ pub enum TunedState {
     NotEnabled,
     /// Enabled, with these profile names (active_profile, then post_loaded_profile).
     Enabled(Vec<String>),
-    /// Enabled, but the profile cannot be known (active_profile missing or empty:
-    /// tuned picks its recommended profile at run time).
+    /// Enabled in `auto` mode (or with no mode and no active profile): the
+    /// profiles tuned applies at start (the recommended one, or the one it
+    /// last applied when the files do not decide the recommendation), then
+    /// post_loaded_profile; `note` says which and why, for people.
+    Recommended {
+        /// Profile names, as for `Enabled`.
+        names: Vec<String>,
+        /// Where the choice comes from.
+        note: String,
+    },
+    /// Enabled, but the profile cannot be known (auto mode, the files do not
+    /// decide the recommendation and active_profile is missing or empty).
     Unknown(String),
 }
 
@@ -89,8 +107,10 @@ pub enum TunedState {
 /// link; a snapshot keeps it even when its target is not copied) and which
 /// profiles it loads, as the daemon's `_get_startup_profile` does:
 /// `profile_mode` `auto`, or no mode and no active profile, means the
-/// recommender picks one at run time; `manual` with no active profile loads
-/// only the post-loaded profile, if any.
+/// recommender picks one at start ([`recommend`]); where the files do not
+/// decide it, active_profile (tuned writes the profile it applied there in
+/// both modes) stands in for it, with a note. `manual` with no active
+/// profile loads only the post-loaded profile, if any.
 pub fn state(host: &Host) -> TunedState {
     let enabled = host.read_link(ENABLED_LINK).is_some() || host.exists(ENABLED_LINK);
     if !enabled {
@@ -117,18 +137,53 @@ pub fn state(host: &Host) -> TunedState {
             ))
         }
     };
-    if !manual {
-        let why = if mode == "auto" {
-            format!("{PROFILE_MODE} is `auto`")
-        } else {
-            format!("{ACTIVE_PROFILE} is missing or empty")
-        };
-        return TunedState::Unknown(format!(
-            "tuned.service is enabled and {why}: tuned applies the profile it recommends at run time (recommend.conf matched against this machine), which the files do not say"
-        ));
+    let post: Vec<String> = words(POST_LOADED_PROFILE).into_iter().take(1).collect();
+    if manual {
+        names.extend(post);
+        return TunedState::Enabled(names);
     }
-    names.extend(words(POST_LOADED_PROFILE).into_iter().take(1));
-    TunedState::Enabled(names)
+    let why_auto = if mode == "auto" {
+        format!("{PROFILE_MODE} is `auto`")
+    } else {
+        format!("{PROFILE_MODE} is missing and {ACTIVE_PROFILE} is missing or empty")
+    };
+    let main = match host.read_to_string(MAIN_CONF) {
+        Ok(t) => parse_main_conf(&t),
+        Err(_) => Vec::new(),
+    };
+    let recommend_command = main
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "recommend_command")
+        .map(|(_, v)| v.as_str());
+    let active = names.join(" ");
+    match recommend::recommend(host, recommend_command) {
+        Recommendation::Profile { name, why } => {
+            let stale = if !active.is_empty() && active != name {
+                format!(
+                    "; {ACTIVE_PROFILE} still names `{active}`, the profile tuned applied last, but at its next start tuned applies `{name}`"
+                )
+            } else {
+                String::new()
+            };
+            let note = format!(
+                "{why_auto}: tuned runs its profile recommender at start and applies `{name}` ({why}){stale}"
+            );
+            let mut names = vec![name];
+            names.extend(post);
+            TunedState::Recommended { names, note }
+        }
+        Recommendation::Undecided(why) if !names.is_empty() => {
+            let note = format!(
+                "{why_auto}: tuned runs its profile recommender again at start, and {why}; driftaudit takes `{active}` from {ACTIVE_PROFILE}, the profile tuned applied last (it writes it in auto mode too), so the values are those of `{active}` as long as the recommender still picks it"
+            );
+            names.extend(post);
+            TunedState::Recommended { names, note }
+        }
+        Recommendation::Undecided(why) => TunedState::Unknown(format!(
+            "tuned.service is enabled and {why_auto}: tuned applies the profile its recommender picks at start, and {why}; which profile that is no file says, so every value tuned could set is unknown except what it re-applies from /run/sysctl.d, /etc/sysctl.d and /etc/sysctl.conf"
+        )),
+    }
 }
 
 /// The installed tuned's (major, minor), from its python package.
@@ -514,20 +569,6 @@ fn py_int(s: &str) -> Option<i128> {
 /// directory wins per name, sorted) and /etc/sysctl.conf with tuned's own
 /// line parser.
 pub fn sysctl_writes(host: &Host, facts: &mut Facts) -> Vec<Write> {
-    let names = match state(host) {
-        TunedState::NotEnabled => return Vec::new(),
-        TunedState::Unknown(reason) => {
-            facts.issues.push(
-                FileIssue::problem("tuned", ACTIVE_PROFILE, None, reason)
-                    .with_level(IssueLevel::Unknown),
-            );
-            return Vec::new();
-        }
-        TunedState::Enabled(n) => n,
-    };
-    if names.is_empty() {
-        return Vec::new(); // manual mode, no profile: tuned applies nothing
-    }
     let main = match host.read_to_string(MAIN_CONF) {
         Ok(t) => parse_main_conf(&t),
         Err(_) => Vec::new(),
@@ -541,6 +582,40 @@ pub fn sysctl_writes(host: &Host, facts: &mut Facts) -> Vec<Write> {
     let reapply = get("reapply_sysctl")
         .and_then(|v| parse_bool(&v))
         .unwrap_or(true);
+    let (names, how) = match state(host) {
+        TunedState::NotEnabled => return Vec::new(),
+        TunedState::Unknown(reason) => {
+            facts.issues.push(
+                FileIssue::problem("tuned", ACTIVE_PROFILE, None, reason.clone())
+                    .with_level(IssueLevel::Unknown),
+            );
+            // the unknown profile may set any key a file before tuned set;
+            // what tuned re-applies after it is known again
+            let mut out = vec![Write {
+                key: ANY_KEY.into(),
+                entry: Entry::Unreadable {
+                    reason: "tuned.service applies a profile its recommender picks at start, which no file names (see the tuned input finding at /etc/tuned/active_profile); the profile may set this key after systemd-sysctl".into(),
+                    evidence: vec![Evidence::file(ACTIVE_PROFILE)],
+                },
+                modifier: None,
+            }];
+            if reapply {
+                reapply_system(host, version(host), &mut out);
+            }
+            return out;
+        }
+        TunedState::Enabled(n) => (n, "active profile"),
+        TunedState::Recommended { names, note } => {
+            facts.issues.push(
+                FileIssue::problem("tuned", ACTIVE_PROFILE, None, note)
+                    .with_level(IssueLevel::Note),
+            );
+            (names, "recommended in auto mode")
+        }
+    };
+    if names.is_empty() {
+        return Vec::new(); // manual mode, no profile: tuned applies nothing
+    }
     let default_priority: i64 = get("default_instance_priority")
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or(0);
@@ -701,7 +776,7 @@ pub fn sysctl_writes(host: &Host, facts: &mut Facts) -> Vec<Write> {
                 .filter(|c| matches!(c, '>' | '<') && value.chars().count() > 1);
             let mut s = Setting::new(super::sysctl::typed(&value), value.clone(), ev);
             s.note = Some(format!(
-                "set by tuned profile `{}` (active profile `{active}`) after systemd-sysctl",
+                "set by tuned profile `{}` ({how} `{active}`) after systemd-sysctl",
                 o.profile
             ));
             out.push(Write {
