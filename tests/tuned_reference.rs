@@ -224,6 +224,33 @@ fn layouts() -> Vec<Layout> {
             unknown: &[],
         },
         Layout {
+            name: "reapplied-odd-separators-and-proc-sys-prefix-as-tuned-2-20-resolves-them",
+            enabled: true,
+            nodes: vec![
+                ("/etc/tuned/active_profile", File("tp\n")),
+                ("/usr/lib/tuned/tp/tuned.conf", File("[sysctl]\nvm.swappiness=10\nnet..core.somaxconn=91\n")),
+                ("/etc/sysctl.d/50-odd.conf", File("net..core.somaxconn = 81\nkernel.pid_max. = 82\n/vm/swappiness = 83\n/proc/sys/vm/dirty_ratio = 84\nvm//dirty_background_ratio = 85\n")),
+                ("/usr/lib/sysctl.d/40-vendor.conf", File("kernel.pid_max = 4194304\nvm.dirty_ratio = 20\n")),
+                (VERSION_PY, Copy(VERSION_PY)),
+            ],
+            keys: VM,
+            unknown: &[],
+        },
+        Layout {
+            name: "reapplied-odd-separators-with-the-tuned-version-unknown",
+            enabled: true,
+            nodes: vec![
+                ("/etc/tuned/active_profile", File("tp\n")),
+                ("/usr/lib/tuned/tp/tuned.conf", File("[sysctl]\nvm.swappiness=10\n")),
+                ("/etc/sysctl.d/50-odd.conf", File("net..core.somaxconn = 81\nkernel.pid_max. = 82\n/vm/swappiness = 83\n/proc/sys/vm/dirty_ratio = 84\n")),
+                ("/usr/lib/sysctl.d/40-vendor.conf", File("kernel.pid_max = 4194304\nvm.dirty_ratio = 20\n")),
+            ],
+            keys: VM,
+            // `/vm/swappiness` after the profile's 10: 2.20 writes 83 again,
+            // later releases write nothing (the slash form names no file)
+            unknown: &["vm.swappiness"],
+        },
+        Layout {
             name: "profile-that-cannot-be-parsed-applies-nothing",
             enabled: true,
             nodes: vec![

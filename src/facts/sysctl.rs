@@ -428,6 +428,11 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
             }
             continue;
         }
+        if let (Some(v), Some(cur)) = (&w.keep_if, boot.get(&k)) {
+            if cur.raw == *v {
+                continue;
+            }
+        }
         // a `>`/`<` value is judged against the value at that time
         let Some(e) = super::tuned::resolve(w, boot.get(&k)) else {
             continue;
@@ -958,6 +963,9 @@ fn procps_model(
                 ConfLine::Assign {
                     dash_blank: true,
                     ..
+                } | ConfLine::Assign {
+                    procps_fails: true,
+                    ..
                 }
             )
         })
@@ -977,6 +985,7 @@ fn procps_model(
                 key,
                 value,
                 dash_blank: false,
+                procps_fails: false,
                 line,
                 ..
             } = l

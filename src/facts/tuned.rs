@@ -6,7 +6,7 @@
 //! entries for the `sysctl_boot` namespace, never a namespace of its own.
 
 use crate::host::{EntryKind, Host, ReadError};
-use crate::parse::sysctl::{is_glob, normalize_key, swap_dot_slash};
+use crate::parse::sysctl::{is_glob, resolve_proc_path, swap_dot_slash};
 use crate::parse::tuned::{
     expand, parse_bool, parse_main_conf, parse_profile, parse_reapply, unit_bool, unquote,
     ExpandError, TunedProfile,
@@ -32,6 +32,10 @@ pub struct Write {
     /// A profile value's `>`/`<` prefix: tuned writes it only if it is
     /// larger/smaller than the value at that time (see [`resolve`]).
     pub modifier: Option<char>,
+    /// Nothing changes when the value at that time is already this (a line
+    /// tuned re-applies whose key depends on its version: where systemd's
+    /// value from the same line still stands, either way it stays).
+    pub keep_if: Option<String>,
 }
 
 /// The unit symlink `systemctl enable tuned` creates (`WantedBy=multi-user.target`).
@@ -453,8 +457,9 @@ enum KeyFate {
     Key(String),
     /// It writes nothing (a path that does not exist, or refused).
     Skip(&'static str),
-    /// It depends on the installed tuned's version, which is not known.
-    Unknown(String),
+    /// It depends on the installed tuned's version, which is not known: the
+    /// reason, and the keys it may write (up to 2.20, later).
+    Unknown(String, Vec<String>),
 }
 
 /// tuned's `_get_sysctl_path`. Up to 2.20 it turns every `.` into `/`, so a
@@ -468,21 +473,31 @@ fn tuned_key(key: &str, version: Option<(u32, u32)>) -> KeyFate {
     if is_glob(key) {
         return KeyFate::Skip("tuned expands no globs: it writes to a path that does not exist");
     }
-    // up to 2.20: the path is the key with every `.` made `/`
-    let old = (!key.contains("//") && !key.starts_with('/') && !key.ends_with('/'))
-        .then(|| key.replace('/', "."));
-    // later: dots are separators, slashes stand for dots in a name
-    let new = (normalize_key(key) == key).then(|| key.to_string());
+    // up to 2.20: the path is `/proc/sys/` + the key with every `.` made
+    // `/`, resolved by the kernel (repeated and leading separators work, a
+    // trailing one fails, `/proc/sys/` is not stripped)
+    let old = resolve_proc_path(&key.replace('.', "/"));
+    // later: `.` and `/` swap; a key whose first separator is `/` then
+    // names a file with dots in its first component, which no kernel has
+    let new = key
+        .bytes()
+        .find(|b| *b == b'.' || *b == b'/')
+        .is_none_or(|b| b == b'.')
+        .then(|| resolve_proc_path(&swap_dot_slash(key)))
+        .flatten();
     let fate = match version {
         Some(v) if v <= (2, 20) => old,
         Some(_) => new,
         None if old == new => new,
         None => {
-            return KeyFate::Unknown(format!(
-                "tuned up to 2.20 writes `{key}` to /proc/sys/{}, later releases to /proc/sys/{} (they swap `.` and `/`); the installed version is not known (its tuned/version.py is not in the snapshot)",
-                key.replace('.', "/"),
-                swap_dot_slash(key)
-            ))
+            return KeyFate::Unknown(
+                format!(
+                    "tuned up to 2.20 writes `{key}` to /proc/sys/{}, later releases to /proc/sys/{} (they swap `.` and `/`); the installed version is not known (its tuned/version.py is not in the snapshot)",
+                    key.replace('.', "/"),
+                    swap_dot_slash(key)
+                ),
+                old.into_iter().chain(new).collect(),
+            )
         }
     };
     let Some(k) = fate else {
@@ -598,6 +613,7 @@ pub fn sysctl_writes(host: &Host, facts: &mut Facts) -> Vec<Write> {
                     evidence: vec![Evidence::file(ACTIVE_PROFILE)],
                 },
                 modifier: None,
+                keep_if: None,
             }];
             if reapply {
                 reapply_system(host, version(host), &mut out);
@@ -686,6 +702,7 @@ pub fn sysctl_writes(host: &Host, facts: &mut Facts) -> Vec<Write> {
                     evidence: vec![ev.clone()],
                 },
                 modifier: None,
+                keep_if: None,
             };
             if unit.host_regex {
                 let mut w = unknown(format!(
@@ -710,10 +727,12 @@ pub fn sysctl_writes(host: &Host, facts: &mut Facts) -> Vec<Write> {
                     );
                     continue;
                 }
-                KeyFate::Unknown(why) => {
-                    let mut w = unknown(why);
-                    w.key = o.key.replace('/', ".");
-                    out.push(w);
+                KeyFate::Unknown(why, keys) => {
+                    for k in keys {
+                        let mut w = unknown(why.clone());
+                        w.key = k;
+                        out.push(w);
+                    }
                     continue;
                 }
             };
@@ -783,6 +802,7 @@ pub fn sysctl_writes(host: &Host, facts: &mut Facts) -> Vec<Write> {
                 key,
                 entry: Entry::Set(s),
                 modifier,
+                keep_if: None,
             });
         }
         if reapply {
@@ -820,8 +840,25 @@ fn reapply_system(host: &Host, version: Option<(u32, u32)>, out: &mut Vec<Write>
         for l in parse_reapply(&text) {
             // a spelling whose fate depends on tuned's version: systemd-sysctl
             // set the same line at boot, so the value stays as it was
-            let KeyFate::Key(key) = tuned_key(&l.key, version) else {
-                continue;
+            let key = match tuned_key(&l.key, version) {
+                KeyFate::Key(k) => k,
+                KeyFate::Skip(_) => continue,
+                // what the line sets depends on tuned's version: each key it
+                // may write is unknown after the profile
+                KeyFate::Unknown(why, keys) => {
+                    for k in keys {
+                        out.push(Write {
+                            key: k,
+                            entry: Entry::Unreadable {
+                                reason: format!("re-applied by tuned from {p}:{}: {why}", l.line),
+                                evidence: vec![Evidence::line(p.clone(), l.line)],
+                            },
+                            modifier: None,
+                            keep_if: Some(l.value.clone()),
+                        });
+                    }
+                    continue;
+                }
             };
             let mut s = Setting::new(
                 super::sysctl::typed(&l.value),
@@ -836,6 +873,7 @@ fn reapply_system(host: &Host, version: Option<(u32, u32)>, out: &mut Vec<Write>
                 key,
                 entry: Entry::Set(s),
                 modifier: None,
+                keep_if: None,
             });
         }
     }
