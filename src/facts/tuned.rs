@@ -2,7 +2,9 @@
 //! `[sysctl]` section of the active profile (with its `include=` chain,
 //! `[variables]` and `${...}`) and tuned's re-application of /run/sysctl.d,
 //! /etc/sysctl.d and /etc/sysctl.conf, in the order tuned's plugin_sysctl.py
-//! writes them after systemd-sysctl. Reads only through [`Host`]; produces
+//! writes them after systemd-sysctl; in `auto` mode the profile its
+//! recommender picks ([`recommend`]), or active_profile where the files do not
+//! decide it. Reads only through [`Host`]; produces
 //! entries for the `sysctl_boot` namespace, never a namespace of its own.
 
 use crate::host::{EntryKind, Host, ReadError};

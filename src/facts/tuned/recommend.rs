@@ -66,6 +66,9 @@ const DMI_CHASSIS_TYPES: [&str; 37] = [
 
 /// At most this many recommend.d files are read (a hostile snapshot).
 const MAX_FILES: usize = 256;
+/// At most this many conditions are evaluated in all; past it the
+/// recommendation is undecided (each may compile a pattern and read a file).
+const MAX_CONDITIONS: usize = 512;
 
 /// What the recommender picks.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,8 +115,9 @@ pub fn recommend(host: &Host, recommend_command: Option<&str>) -> Recommendation
         }
     }
     files.extend(by_name.into_values().take(MAX_FILES));
+    let budget = std::cell::Cell::new(MAX_CONDITIONS);
     for f in &files {
-        match process_config(host, f) {
+        match process_config(host, f, &budget) {
             Ok(None) => {}
             Ok(Some((name, line))) => {
                 return Recommendation::Profile {
@@ -152,16 +156,14 @@ fn sections(host: &Host, path: &str) -> Option<Vec<(String, usize, Vec<TunedOpti
         .section("DEFAULT")
         .map(|s| s.options.clone())
         .unwrap_or_default();
-    let header_line = |name: &str| -> usize {
-        text.lines()
-            .position(|l| {
-                let l = l.trim();
-                l.strip_prefix('[')
-                    .and_then(|r| r.strip_suffix(']'))
-                    .is_some_and(|n| n.trim() == name)
-            })
-            .map_or(1, |i| i + 1)
-    };
+    // each section's first header line, in one pass
+    let mut headers: std::collections::HashMap<&str, usize> = Default::default();
+    for (i, l) in text.lines().enumerate() {
+        if let Some(n) = l.trim().strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
+            headers.entry(n.trim()).or_insert(i + 1);
+        }
+    }
+    let header_line = |name: &str| headers.get(name).copied().unwrap_or(1);
     Some(
         profile
             .sections
@@ -183,11 +185,21 @@ fn sections(host: &Host, path: &str) -> Option<Vec<(String, usize, Vec<TunedOpti
 /// The first section of one rules file that matches: its profile name
 /// (`re.sub(r",[^,]*$", "", section)`) and line; `Ok(None)` when none
 /// matches; `Err` when a section before the match is undecided.
-fn process_config(host: &Host, path: &str) -> Result<Option<(String, usize)>, String> {
+fn process_config(
+    host: &Host,
+    path: &str,
+    budget: &std::cell::Cell<usize>,
+) -> Result<Option<(String, usize)>, String> {
     let Some(secs) = sections(host, path) else {
         return Ok(None);
     };
     for (name, line, opts) in secs {
+        if budget.get() < opts.len() {
+            return Err(format!(
+                "the rules hold more than {MAX_CONDITIONS} conditions by {path}:{line}, more than driftaudit evaluates"
+            ));
+        }
+        budget.set(budget.get() - opts.len());
         match section_matches(host, &opts) {
             Tri::True => {
                 let name = match name.rfind(',') {
@@ -409,6 +421,95 @@ mod tests {
             Tri::Undecided(_)
         ));
         assert!(matches!(re_match("\\p{L}", "a", false), Tri::Undecided(_)));
+    }
+
+    fn host_with(files: &[(&str, &str)]) -> (tempfile::TempDir, Host) {
+        let d = tempfile::tempdir().unwrap();
+        for (p, t) in files {
+            let p = d.path().join(p.trim_start_matches('/'));
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, t).unwrap();
+        }
+        let h = Host::snapshot(d.path()).unwrap();
+        (d, h)
+    }
+
+    #[test]
+    fn an_undecided_section_before_a_match_leaves_the_choice_undecided() {
+        let (_d, h) = host_with(&[(
+            "/usr/lib/tuned/recommend.d/50-tuned.conf",
+            "[virtual-guest]\nvirt=.+\n\n[balanced]\n",
+        )]);
+        let r = recommend(&h, None);
+        assert!(
+            matches!(&r, Recommendation::Undecided(w) if w.contains("virt-what") && w.contains("50-tuned.conf:1")),
+            "{r:?}"
+        );
+        // a failing condition in the same section decides it
+        let (_d, h) = host_with(&[(
+            "/usr/lib/tuned/recommend.d/50-tuned.conf",
+            "[atomic-guest]\nvirt=.+\nsystem=.*atomic.*\n\n[balanced]\n",
+        )]);
+        assert!(
+            matches!(recommend(&h, None), Recommendation::Profile { name, .. } if name == "balanced")
+        );
+    }
+
+    #[test]
+    fn default_section_chassis_and_unparsable_files() {
+        let (_d, h) = host_with(&[
+            // configparser refuses this file: tuned logs it and goes on
+            ("/etc/tuned/recommend.conf", "no section header\n"),
+            ("/etc/tuned/recommend.d/10-a.conf", "[DEFAULT]\n/etc/tuned/flag=on\n\n[laptop-ish]\nchassis_type=notebook\n\n[rack]\nchassis_type=rack\n"),
+            ("/etc/tuned/flag", "on\n"),
+            (CHASSIS_TYPE, "23\n"),
+        ]);
+        assert!(
+            matches!(recommend(&h, None), Recommendation::Profile { name, .. } if name == "rack")
+        );
+        // the [DEFAULT] condition applies to every section
+        let (_d, h) = host_with(&[
+            (
+                "/etc/tuned/recommend.d/10-a.conf",
+                "[DEFAULT]\n/etc/tuned/flag=on\n\n[rack]\nchassis_type=rack\n",
+            ),
+            (CHASSIS_TYPE, "23\n"),
+        ]);
+        assert!(
+            matches!(recommend(&h, None), Recommendation::Profile { name, .. } if name == "balanced")
+        );
+        // no chassis file: tuned asks dmidecode, which no file answers
+        let (_d, h) = host_with(&[(
+            "/etc/tuned/recommend.d/10-a.conf",
+            "[rack]\nchassis_type=rack\n",
+        )]);
+        assert!(
+            matches!(recommend(&h, None), Recommendation::Undecided(w) if w.contains("dmidecode"))
+        );
+    }
+
+    #[test]
+    fn hostile_rules_stop_at_the_condition_cap_and_stay_fast() {
+        // a pattern that backtracks exponentially in Python's re, many sections
+        let mut rules = String::new();
+        for i in 0..10_000 {
+            rules += &format!("[p{i}]\n/etc/tuned/x=(a+)+$\n");
+        }
+        let (_d, h) = host_with(&[
+            ("/etc/tuned/recommend.conf", &rules),
+            ("/etc/tuned/x", &format!("{}b", "a".repeat(5000))),
+        ]);
+        let t = std::time::Instant::now();
+        let r = recommend(&h, None);
+        assert!(
+            matches!(&r, Recommendation::Undecided(w) if w.contains(&MAX_CONDITIONS.to_string())),
+            "{r:?}"
+        );
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(20),
+            "{:?}",
+            t.elapsed()
+        );
     }
 
     #[test]
