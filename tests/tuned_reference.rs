@@ -292,8 +292,8 @@ enum Auto {
     /// applied on such a host, the reference's choice.
     ActiveProfile,
     /// They do not and there is no active_profile: unknown, an input
-    /// finding, and every key only a file tuned does not re-apply sets is
-    /// unknown.
+    /// finding, and every key one of the candidate profiles sets is unknown
+    /// unless tuned re-applies it from /etc.
     Unknown,
 }
 
@@ -452,16 +452,19 @@ fn auto_layouts() -> Vec<(Layout, Auto)> {
                     ("/usr/lib/sysctl.d/50-v.conf", File("vm.swappiness = 60\nvm.dirty_ratio = 20\n")),
                     ("/etc/sysctl.d/60-admin.conf", File("kernel.pid_max = 70000\n")),
                 ],
-                // vm.overcommit_memory: set by the profile alone, no file
-                // sets it, so our side has no value for it either way (the
-                // unknown input finding covers it); not compared
+                // the candidates are `tp` (its rule depends on the running
+                // processes) and the default `balanced`: what either sets is
+                // unknown (vm.swappiness over the vendor file, and
+                // vm.overcommit_memory, which no file sets); vm.dirty_ratio
+                // neither sets, so the vendor value stands
                 keys: &[
                     "vm.swappiness",
                     "vm.dirty_ratio",
+                    "vm.overcommit_memory",
                     "kernel.pid_max",
                     "net.core.somaxconn",
                 ],
-                unknown: &["vm.swappiness", "vm.dirty_ratio"],
+                unknown: &["vm.swappiness", "vm.overcommit_memory"],
             },
             Auto::Unknown,
         ),

@@ -274,12 +274,7 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
 
     // Keys we need live values for: rule keys + explicit persisted keys + glob expansions.
     let mut wanted: BTreeSet<String> = needs.sysctl_keys.clone();
-    wanted.extend(
-        tuned
-            .iter()
-            .filter(|w| w.key != super::tuned::ANY_KEY)
-            .map(|w| w.key.clone()),
-    );
+    wanted.extend(tuned.iter().map(|w| w.key.clone()));
     let mut globs: BTreeSet<String> = BTreeSet::new();
     for (_, lines) in parsed.iter().chain(procps_files.iter()) {
         for l in lines.iter() {
@@ -405,29 +400,7 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
     let mut boot_unknown: BTreeMap<String, Entry> = BTreeMap::new();
     for w in tuned {
         let k = w.key.clone();
-        if k == super::tuned::ANY_KEY {
-            // a profile no file names runs after systemd-sysctl: what the
-            // files set so far may be overwritten
-            if let Entry::Unreadable { reason, evidence } = &w.entry {
-                for (key, prev) in std::mem::take(&mut boot) {
-                    let mut ev = prev.evidence;
-                    ev.extend(evidence.iter().cloned());
-                    ev.truncate(MAX_EVIDENCE);
-                    boot_unknown.insert(
-                        key,
-                        Entry::Unreadable {
-                            reason: format!(
-                                "{} sets {}, but {reason}",
-                                ev.first().map(|e| e.to_string()).unwrap_or_default(),
-                                prev.raw
-                            ),
-                            evidence: ev,
-                        },
-                    );
-                }
-            }
-            continue;
-        }
+
         if let (Some(v), Some(cur)) = (&w.keep_if, boot.get(&k)) {
             if cur.raw == *v {
                 continue;

@@ -19,11 +19,6 @@ use super::{Entry, Evidence, Facts, FileIssue, IssueLevel, Setting};
 pub mod recommend;
 use recommend::Recommendation;
 
-/// The key of the write [`sysctl_writes`] returns first when tuned applies a
-/// profile the files do not name: every value a file before tuned set, except
-/// what tuned re-applies, is unknown. A glob character, so never a real key.
-pub const ANY_KEY: &str = "*";
-
 /// One write tuned makes after boot, in order.
 #[derive(Debug, Clone)]
 pub struct Write {
@@ -104,9 +99,17 @@ pub enum TunedState {
         /// Where the choice comes from.
         note: String,
     },
-    /// Enabled, but the profile cannot be known (auto mode, the files do not
-    /// decide the recommendation and active_profile is missing or empty).
+    /// Enabled, but tuned refuses to start (an invalid profile_mode).
     Unknown(String),
+    /// Enabled, but the profile cannot be known (auto mode, the files do not
+    /// decide the recommendation and active_profile is missing or empty):
+    /// why, and the profiles the recommender may answer.
+    Undecided {
+        /// For people: what would decide it.
+        reason: String,
+        /// One of these is applied (see [`recommend::Recommendation`]).
+        candidates: Vec<String>,
+    },
 }
 
 /// Decide whether tuned is enabled (the `multi-user.target.wants/tuned.service`
@@ -179,16 +182,20 @@ pub fn state(host: &Host) -> TunedState {
             names.extend(post);
             TunedState::Recommended { names, note }
         }
-        Recommendation::Undecided(why) if !names.is_empty() => {
+        Recommendation::Undecided(why, _) if !names.is_empty() => {
             let note = format!(
                 "{why_auto}: tuned runs its profile recommender again at start, and {why}; driftaudit takes `{active}` from {ACTIVE_PROFILE}, the profile tuned applied last (it writes it in auto mode too), so the values are those of `{active}` as long as the recommender still picks it"
             );
             names.extend(post);
             TunedState::Recommended { names, note }
         }
-        Recommendation::Undecided(why) => TunedState::Unknown(format!(
-            "tuned.service is enabled and {why_auto}: tuned applies the profile its recommender picks at start, and {why}; which profile that is no file says, so every value tuned could set is unknown except what it re-applies from /run/sysctl.d, /etc/sysctl.d and /etc/sysctl.conf"
-        )),
+        Recommendation::Undecided(why, candidates) => TunedState::Undecided {
+            reason: format!(
+                "tuned.service is enabled and {why_auto}: tuned applies the profile its recommender picks at start, and {why}; it is one of `{}`, which no file decides, so every value one of them sets is unknown unless tuned re-applies it from /run/sysctl.d, /etc/sysctl.d or /etc/sysctl.conf",
+                candidates.join("`, `")
+            ),
+            candidates,
+        },
     }
 }
 
@@ -586,6 +593,68 @@ fn py_int(s: &str) -> Option<i128> {
 /// directory wins per name, sorted) and /etc/sysctl.conf with tuned's own
 /// line parser.
 pub fn sysctl_writes(host: &Host, facts: &mut Facts) -> Vec<Write> {
+    let (reason, candidates) = match state(host) {
+        TunedState::Undecided { reason, candidates } => (reason, candidates),
+        other => return writes_for(host, other, facts, true),
+    };
+    facts.issues.push(
+        FileIssue::problem("tuned", ACTIVE_PROFILE, None, reason).with_level(IssueLevel::Unknown),
+    );
+    // every key one of the candidate profiles writes is unknown after it
+    let mut keys: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for c in &candidates {
+        let mut scratch = Facts::new(host);
+        for w in writes_for(
+            host,
+            TunedState::Enabled(vec![c.clone()]),
+            &mut scratch,
+            false,
+        ) {
+            let by = keys.entry(w.key).or_default();
+            if !by.contains(c) {
+                by.push(c.clone());
+            }
+        }
+    }
+    let mut out: Vec<Write> = keys
+        .into_iter()
+        .filter(|(k, _)| !k.is_empty())
+        .map(|(key, by)| Write {
+            key,
+            entry: Entry::Unreadable {
+                reason: format!(
+                    "tuned's recommender picks its profile at start, which no file decides (see the tuned input finding at {ACTIVE_PROFILE}); `{}` of its candidates sets this key after systemd-sysctl",
+                    by.join("`, `")
+                ),
+                evidence: vec![Evidence::file(ACTIVE_PROFILE)],
+            },
+            modifier: None,
+            keep_if: None,
+        })
+        .collect();
+    if reapply_enabled(host) {
+        reapply_system(host, version(host), &mut out);
+    }
+    out
+}
+
+/// tuned-main.conf's `reapply_sysctl` (default on).
+fn reapply_enabled(host: &Host) -> bool {
+    let main = match host.read_to_string(MAIN_CONF) {
+        Ok(t) => parse_main_conf(&t),
+        Err(_) => Vec::new(),
+    };
+    main.iter()
+        .rev()
+        .find(|(n, _)| n == "reapply_sysctl")
+        .and_then(|(_, v)| parse_bool(v))
+        .unwrap_or(true)
+}
+
+/// The writes for one [`TunedState`]; `with_reapply: false` leaves out the
+/// re-application of /etc files (for the candidates of an undecided
+/// recommendation, whose keys alone matter).
+fn writes_for(host: &Host, st: TunedState, facts: &mut Facts, with_reapply: bool) -> Vec<Write> {
     let main = match host.read_to_string(MAIN_CONF) {
         Ok(t) => parse_main_conf(&t),
         Err(_) => Vec::new(),
@@ -599,29 +668,18 @@ pub fn sysctl_writes(host: &Host, facts: &mut Facts) -> Vec<Write> {
     let reapply = get("reapply_sysctl")
         .and_then(|v| parse_bool(&v))
         .unwrap_or(true);
-    let (names, how) = match state(host) {
+    let reapply = reapply && with_reapply;
+    let (names, how) = match st {
         TunedState::NotEnabled => return Vec::new(),
+        // tuned does not start: it applies nothing
         TunedState::Unknown(reason) => {
             facts.issues.push(
-                FileIssue::problem("tuned", ACTIVE_PROFILE, None, reason.clone())
+                FileIssue::problem("tuned", ACTIVE_PROFILE, None, reason)
                     .with_level(IssueLevel::Unknown),
             );
-            // the unknown profile may set any key a file before tuned set;
-            // what tuned re-applies after it is known again
-            let mut out = vec![Write {
-                key: ANY_KEY.into(),
-                entry: Entry::Unreadable {
-                    reason: "tuned.service applies a profile its recommender picks at start, which no file names (see the tuned input finding at /etc/tuned/active_profile); the profile may set this key after systemd-sysctl".into(),
-                    evidence: vec![Evidence::file(ACTIVE_PROFILE)],
-                },
-                modifier: None,
-                keep_if: None,
-            }];
-            if reapply {
-                reapply_system(host, version(host), &mut out);
-            }
-            return out;
+            return Vec::new();
         }
+        TunedState::Undecided { .. } => return Vec::new(),
         TunedState::Enabled(n) => (n, "active profile"),
         TunedState::Recommended { names, note } => {
             facts.issues.push(

@@ -81,8 +81,10 @@ pub enum Recommendation {
         /// For people: where the choice comes from.
         why: String,
     },
-    /// It cannot be known from the files: what would decide it.
-    Undecided(String),
+    /// It cannot be known from the files: what would decide it, and every
+    /// profile the recommender may still answer (the undecided sections'
+    /// and the first one that surely matches after them, else the default).
+    Undecided(String, Vec<String>),
 }
 
 /// Three-valued result of one condition or section.
@@ -127,7 +129,10 @@ pub fn recommend(host: &Host, recommend_command: Option<&str>) -> Recommendation
                     ),
                 }
             }
-            Err(why) => return Recommendation::Undecided(why),
+            Err(why) => {
+                let at = files.iter().position(|g| g == f).unwrap_or(0);
+                return Recommendation::Undecided(why, candidates(host, &files[at..], &budget));
+            }
         }
     }
     Recommendation::Profile {
@@ -217,6 +222,43 @@ fn process_config(
         }
     }
     Ok(None)
+}
+
+/// The profiles the recommender may answer, from these files on: each
+/// section that is not surely false, up to the first one that surely
+/// matches; the default when none surely does. Bounded by `budget`.
+fn candidates(host: &Host, files: &[String], budget: &std::cell::Cell<usize>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |n: &str| {
+        let n = match n.rfind(',') {
+            Some(i) => &n[..i],
+            None => n,
+        };
+        if !out.iter().any(|o| o == n) {
+            out.push(n.to_string());
+        }
+    };
+    for f in files {
+        let Some(secs) = sections(host, f) else {
+            continue;
+        };
+        for (name, _, opts) in secs {
+            if budget.get() < opts.len() {
+                return out; // past the cap: what is known so far
+            }
+            budget.set(budget.get() - opts.len());
+            match section_matches(host, &opts) {
+                Tri::True => {
+                    push(&name);
+                    return out;
+                }
+                Tri::Undecided(_) => push(&name),
+                Tri::False => {}
+            }
+        }
+    }
+    push(DEFAULT_PROFILE);
+    out
 }
 
 /// Every condition of a section (AND); options the recommender does not
@@ -442,7 +484,7 @@ mod tests {
         )]);
         let r = recommend(&h, None);
         assert!(
-            matches!(&r, Recommendation::Undecided(w) if w.contains("virt-what") && w.contains("50-tuned.conf:1")),
+            matches!(&r, Recommendation::Undecided(w, c) if w.contains("virt-what") && w.contains("50-tuned.conf:1") && c == &["virtual-guest", "balanced"]),
             "{r:?}"
         );
         // a failing condition in the same section decides it
@@ -484,7 +526,7 @@ mod tests {
             "[rack]\nchassis_type=rack\n",
         )]);
         assert!(
-            matches!(recommend(&h, None), Recommendation::Undecided(w) if w.contains("dmidecode"))
+            matches!(recommend(&h, None), Recommendation::Undecided(w, _) if w.contains("dmidecode"))
         );
     }
 
@@ -502,7 +544,7 @@ mod tests {
         let t = std::time::Instant::now();
         let r = recommend(&h, None);
         assert!(
-            matches!(&r, Recommendation::Undecided(w) if w.contains(&MAX_CONDITIONS.to_string())),
+            matches!(&r, Recommendation::Undecided(w, _) if w.contains(&MAX_CONDITIONS.to_string())),
             "{r:?}"
         );
         assert!(
