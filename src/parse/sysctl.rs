@@ -131,7 +131,10 @@ pub struct ConfKey {
 
 /// [`ConfKey`] for the key part of a line. Neither tool strips a
 /// `/proc/sys/` prefix: both look for `/proc/sys/proc/sys/...` and set
-/// nothing.
+/// nothing (systemd's src/sysctl/sysctl.c `parse_file` passes the key to
+/// `sysctl_normalize` as written; only `--prefix=` arguments have
+/// `/proc/sys/` removed; measured with systemd 252 and procps 4.0.2 in
+/// tests/sysctl_reference.rs).
 pub fn conf_key(raw: &str) -> ConfKey {
     let path = key_as_path(raw.trim());
     ConfKey {
