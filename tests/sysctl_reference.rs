@@ -237,6 +237,31 @@ fn layouts() -> Vec<Layout> {
             )],
             keys: VM,
         },
+        // systemd 252 and procps 4.0.2 measured: neither strips `/proc/sys/`;
+        // repeated and leading separators work in both; a trailing one only
+        // in systemd (path_simplify), procps opens `.../pid_max/` and fails
+        Layout {
+            name: "proc-sys-prefix-and-repeated-leading-trailing-separators",
+            nodes: vec![(
+                "/etc/sysctl.d/50-odd.conf",
+                File("/proc/sys/vm/swappiness = 11\nvm..overcommit_memory = 2\nkernel.pid_max. = 3333\nvm//dirty_ratio = 44\n/kernel/core_pattern = core.%p\n"),
+            )],
+            keys: VM,
+        },
+        Layout {
+            name: "leading-dot-and-dotted-proc-sys-and-trailing-slash-in-dotted-form",
+            nodes: vec![
+                (
+                    "/etc/sysctl.d/50-odd.conf",
+                    File(".vm.swappiness = 12\n/proc/sys/kernel.pid_max = 5\nproc.sys.vm.dirty_ratio = 6\nvm.overcommit_memory/ = 1\nkernel.core_pattern.. = c2\n"),
+                ),
+                (
+                    "/usr/lib/sysctl.d/40-vendor.conf",
+                    File("kernel.pid_max = 4194304\nvm.dirty_ratio = 20\n"),
+                ),
+            ],
+            keys: VM,
+        },
         Layout {
             name: "many-files-one-key-last-wins",
             nodes: (0..40)
@@ -506,6 +531,9 @@ fn file_order_matches_systemd_analyze_cat_config_on_the_snapshot_root() {
 /// host is not changed): a relative link to /dev/null in /etc/sysctl.d masks
 /// the vendor file and is not "not a regular file"; a dangling link hides the
 /// vendor file. The child runs this test binary again with a marker variable.
+/// The machine's own enabled units are hidden (a tmpfs over
+/// multi-user.target.wants): an enabled TuneD whose profile the files do not
+/// decide makes vendor values unknown, which is not what this test is about.
 #[test]
 fn live_host_mask_and_dangling_link_in_a_namespace() {
     if std::env::var("DRIFTAUDIT_SYSCTL_NS_CHILD").is_ok() {
@@ -545,6 +573,7 @@ fn live_host_mask_and_dangling_link_in_a_namespace() {
         "set -e\nmount -t tmpfs tmpfs /etc/sysctl.d\nmount -t tmpfs tmpfs /usr/lib/sysctl.d\n\
          cp -a '{r}/etc/.' /etc/sysctl.d/\ncp -a '{r}/usr/.' /usr/lib/sysctl.d/\n\
          mount -t tmpfs tmpfs /run\nmount --bind /dev/null /etc/sysctl.conf\n\
+         if [ -d /etc/systemd/system/multi-user.target.wants ]; then mount -t tmpfs tmpfs /etc/systemd/system/multi-user.target.wants; fi\n\
          DRIFTAUDIT_SYSCTL_NS_CHILD=1 '{}' --exact live_host_mask_and_dangling_link_in_a_namespace --nocapture --test-threads=1\n",
         exe.display()
     );

@@ -400,6 +400,12 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
     let mut boot_unknown: BTreeMap<String, Entry> = BTreeMap::new();
     for w in tuned {
         let k = w.key.clone();
+
+        if let (Some(v), Some(cur)) = (&w.keep_if, boot.get(&k)) {
+            if cur.raw == *v {
+                continue;
+            }
+        }
         // a `>`/`<` value is judged against the value at that time
         let Some(e) = super::tuned::resolve(w, boot.get(&k)) else {
             continue;
@@ -930,6 +936,9 @@ fn procps_model(
                 ConfLine::Assign {
                     dash_blank: true,
                     ..
+                } | ConfLine::Assign {
+                    procps_fails: true,
+                    ..
                 }
             )
         })
@@ -949,6 +958,7 @@ fn procps_model(
                 key,
                 value,
                 dash_blank: false,
+                procps_fails: false,
                 line,
                 ..
             } = l

@@ -2,17 +2,22 @@
 //! `[sysctl]` section of the active profile (with its `include=` chain,
 //! `[variables]` and `${...}`) and tuned's re-application of /run/sysctl.d,
 //! /etc/sysctl.d and /etc/sysctl.conf, in the order tuned's plugin_sysctl.py
-//! writes them after systemd-sysctl. Reads only through [`Host`]; produces
+//! writes them after systemd-sysctl; in `auto` mode the profile its
+//! recommender picks ([`recommend`]), or active_profile where the files do not
+//! decide it. Reads only through [`Host`]; produces
 //! entries for the `sysctl_boot` namespace, never a namespace of its own.
 
 use crate::host::{EntryKind, Host, ReadError};
-use crate::parse::sysctl::{is_glob, normalize_key, swap_dot_slash};
+use crate::parse::sysctl::{is_glob, resolve_proc_path, swap_dot_slash};
 use crate::parse::tuned::{
     expand, parse_bool, parse_main_conf, parse_profile, parse_reapply, unit_bool, unquote,
     ExpandError, TunedProfile,
 };
 
 use super::{Entry, Evidence, Facts, FileIssue, IssueLevel, Setting};
+
+pub mod recommend;
+use recommend::Recommendation;
 
 /// One write tuned makes after boot, in order.
 #[derive(Debug, Clone)]
@@ -24,6 +29,10 @@ pub struct Write {
     /// A profile value's `>`/`<` prefix: tuned writes it only if it is
     /// larger/smaller than the value at that time (see [`resolve`]).
     pub modifier: Option<char>,
+    /// Nothing changes when the value at that time is already this (a line
+    /// tuned re-applies whose key depends on its version: where systemd's
+    /// value from the same line still stands, either way it stays).
+    pub keep_if: Option<String>,
 }
 
 /// The unit symlink `systemctl enable tuned` creates (`WantedBy=multi-user.target`).
@@ -80,17 +89,37 @@ pub enum TunedState {
     NotEnabled,
     /// Enabled, with these profile names (active_profile, then post_loaded_profile).
     Enabled(Vec<String>),
-    /// Enabled, but the profile cannot be known (active_profile missing or empty:
-    /// tuned picks its recommended profile at run time).
+    /// Enabled in `auto` mode (or with no mode and no active profile): the
+    /// profiles tuned applies at start (the recommended one, or the one it
+    /// last applied when the files do not decide the recommendation), then
+    /// post_loaded_profile; `note` says which and why, for people.
+    Recommended {
+        /// Profile names, as for `Enabled`.
+        names: Vec<String>,
+        /// Where the choice comes from.
+        note: String,
+    },
+    /// Enabled, but tuned refuses to start (an invalid profile_mode).
     Unknown(String),
+    /// Enabled, but the profile cannot be known (auto mode, the files do not
+    /// decide the recommendation and active_profile is missing or empty):
+    /// why, and the profiles the recommender may answer.
+    Undecided {
+        /// For people: what would decide it.
+        reason: String,
+        /// One of these is applied (see [`recommend::Recommendation`]).
+        candidates: Vec<String>,
+    },
 }
 
 /// Decide whether tuned is enabled (the `multi-user.target.wants/tuned.service`
 /// link; a snapshot keeps it even when its target is not copied) and which
 /// profiles it loads, as the daemon's `_get_startup_profile` does:
 /// `profile_mode` `auto`, or no mode and no active profile, means the
-/// recommender picks one at run time; `manual` with no active profile loads
-/// only the post-loaded profile, if any.
+/// recommender picks one at start ([`recommend`]); where the files do not
+/// decide it, active_profile (tuned writes the profile it applied there in
+/// both modes) stands in for it, with a note. `manual` with no active
+/// profile loads only the post-loaded profile, if any.
 pub fn state(host: &Host) -> TunedState {
     let enabled = host.read_link(ENABLED_LINK).is_some() || host.exists(ENABLED_LINK);
     if !enabled {
@@ -117,18 +146,57 @@ pub fn state(host: &Host) -> TunedState {
             ))
         }
     };
-    if !manual {
-        let why = if mode == "auto" {
-            format!("{PROFILE_MODE} is `auto`")
-        } else {
-            format!("{ACTIVE_PROFILE} is missing or empty")
-        };
-        return TunedState::Unknown(format!(
-            "tuned.service is enabled and {why}: tuned applies the profile it recommends at run time (recommend.conf matched against this machine), which the files do not say"
-        ));
+    let post: Vec<String> = words(POST_LOADED_PROFILE).into_iter().take(1).collect();
+    if manual {
+        names.extend(post);
+        return TunedState::Enabled(names);
     }
-    names.extend(words(POST_LOADED_PROFILE).into_iter().take(1));
-    TunedState::Enabled(names)
+    let why_auto = if mode == "auto" {
+        format!("{PROFILE_MODE} is `auto`")
+    } else {
+        format!("{PROFILE_MODE} is missing and {ACTIVE_PROFILE} is missing or empty")
+    };
+    let main = match host.read_to_string(MAIN_CONF) {
+        Ok(t) => parse_main_conf(&t),
+        Err(_) => Vec::new(),
+    };
+    let recommend_command = main
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "recommend_command")
+        .map(|(_, v)| v.as_str());
+    let active = names.join(" ");
+    match recommend::recommend(host, recommend_command) {
+        Recommendation::Profile { name, why } => {
+            let stale = if !active.is_empty() && active != name {
+                format!(
+                    "; {ACTIVE_PROFILE} still names `{active}`, the profile tuned applied last, but at its next start tuned applies `{name}`"
+                )
+            } else {
+                String::new()
+            };
+            let note = format!(
+                "{why_auto}: tuned runs its profile recommender at start and applies `{name}` ({why}){stale}"
+            );
+            let mut names = vec![name];
+            names.extend(post);
+            TunedState::Recommended { names, note }
+        }
+        Recommendation::Undecided(why, _) if !names.is_empty() => {
+            let note = format!(
+                "{why_auto}: tuned runs its profile recommender again at start, and {why}; driftaudit takes `{active}` from {ACTIVE_PROFILE}, the profile tuned applied last (it writes it in auto mode too), so the values are those of `{active}` as long as the recommender still picks it"
+            );
+            names.extend(post);
+            TunedState::Recommended { names, note }
+        }
+        Recommendation::Undecided(why, candidates) => TunedState::Undecided {
+            reason: format!(
+                "tuned.service is enabled and {why_auto}: tuned applies the profile its recommender picks at start, and {why}; it is one of `{}`, which no file decides, so every value one of them sets is unknown unless tuned re-applies it from /run/sysctl.d, /etc/sysctl.d or /etc/sysctl.conf",
+                candidates.join("`, `")
+            ),
+            candidates,
+        },
+    }
 }
 
 /// The installed tuned's (major, minor), from its python package.
@@ -398,8 +466,9 @@ enum KeyFate {
     Key(String),
     /// It writes nothing (a path that does not exist, or refused).
     Skip(&'static str),
-    /// It depends on the installed tuned's version, which is not known.
-    Unknown(String),
+    /// It depends on the installed tuned's version, which is not known: the
+    /// reason, and the keys it may write (up to 2.20, later).
+    Unknown(String, Vec<String>),
 }
 
 /// tuned's `_get_sysctl_path`. Up to 2.20 it turns every `.` into `/`, so a
@@ -413,21 +482,31 @@ fn tuned_key(key: &str, version: Option<(u32, u32)>) -> KeyFate {
     if is_glob(key) {
         return KeyFate::Skip("tuned expands no globs: it writes to a path that does not exist");
     }
-    // up to 2.20: the path is the key with every `.` made `/`
-    let old = (!key.contains("//") && !key.starts_with('/') && !key.ends_with('/'))
-        .then(|| key.replace('/', "."));
-    // later: dots are separators, slashes stand for dots in a name
-    let new = (normalize_key(key) == key).then(|| key.to_string());
+    // up to 2.20: the path is `/proc/sys/` + the key with every `.` made
+    // `/`, resolved by the kernel (repeated and leading separators work, a
+    // trailing one fails, `/proc/sys/` is not stripped)
+    let old = resolve_proc_path(&key.replace('.', "/"));
+    // later: `.` and `/` swap; a key whose first separator is `/` then
+    // names a file with dots in its first component, which no kernel has
+    let new = key
+        .bytes()
+        .find(|b| *b == b'.' || *b == b'/')
+        .is_none_or(|b| b == b'.')
+        .then(|| resolve_proc_path(&swap_dot_slash(key)))
+        .flatten();
     let fate = match version {
         Some(v) if v <= (2, 20) => old,
         Some(_) => new,
         None if old == new => new,
         None => {
-            return KeyFate::Unknown(format!(
-                "tuned up to 2.20 writes `{key}` to /proc/sys/{}, later releases to /proc/sys/{} (they swap `.` and `/`); the installed version is not known (its tuned/version.py is not in the snapshot)",
-                key.replace('.', "/"),
-                swap_dot_slash(key)
-            ))
+            return KeyFate::Unknown(
+                format!(
+                    "tuned up to 2.20 writes `{key}` to /proc/sys/{}, later releases to /proc/sys/{} (they swap `.` and `/`); the installed version is not known (its tuned/version.py is not in the snapshot)",
+                    key.replace('.', "/"),
+                    swap_dot_slash(key)
+                ),
+                old.into_iter().chain(new).collect(),
+            )
         }
     };
     let Some(k) = fate else {
@@ -514,20 +593,68 @@ fn py_int(s: &str) -> Option<i128> {
 /// directory wins per name, sorted) and /etc/sysctl.conf with tuned's own
 /// line parser.
 pub fn sysctl_writes(host: &Host, facts: &mut Facts) -> Vec<Write> {
-    let names = match state(host) {
-        TunedState::NotEnabled => return Vec::new(),
-        TunedState::Unknown(reason) => {
-            facts.issues.push(
-                FileIssue::problem("tuned", ACTIVE_PROFILE, None, reason)
-                    .with_level(IssueLevel::Unknown),
-            );
-            return Vec::new();
-        }
-        TunedState::Enabled(n) => n,
+    let (reason, candidates) = match state(host) {
+        TunedState::Undecided { reason, candidates } => (reason, candidates),
+        other => return writes_for(host, other, facts, true),
     };
-    if names.is_empty() {
-        return Vec::new(); // manual mode, no profile: tuned applies nothing
+    facts.issues.push(
+        FileIssue::problem("tuned", ACTIVE_PROFILE, None, reason).with_level(IssueLevel::Unknown),
+    );
+    // every key one of the candidate profiles writes is unknown after it
+    let mut keys: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for c in &candidates {
+        let mut scratch = Facts::new(host);
+        for w in writes_for(
+            host,
+            TunedState::Enabled(vec![c.clone()]),
+            &mut scratch,
+            false,
+        ) {
+            let by = keys.entry(w.key).or_default();
+            if !by.contains(c) {
+                by.push(c.clone());
+            }
+        }
     }
+    let mut out: Vec<Write> = keys
+        .into_iter()
+        .filter(|(k, _)| !k.is_empty())
+        .map(|(key, by)| Write {
+            key,
+            entry: Entry::Unreadable {
+                reason: format!(
+                    "tuned's recommender picks its profile at start, which no file decides (see the tuned input finding at {ACTIVE_PROFILE}); `{}` of its candidates sets this key after systemd-sysctl",
+                    by.join("`, `")
+                ),
+                evidence: vec![Evidence::file(ACTIVE_PROFILE)],
+            },
+            modifier: None,
+            keep_if: None,
+        })
+        .collect();
+    if reapply_enabled(host) {
+        reapply_system(host, version(host), &mut out);
+    }
+    out
+}
+
+/// tuned-main.conf's `reapply_sysctl` (default on).
+fn reapply_enabled(host: &Host) -> bool {
+    let main = match host.read_to_string(MAIN_CONF) {
+        Ok(t) => parse_main_conf(&t),
+        Err(_) => Vec::new(),
+    };
+    main.iter()
+        .rev()
+        .find(|(n, _)| n == "reapply_sysctl")
+        .and_then(|(_, v)| parse_bool(v))
+        .unwrap_or(true)
+}
+
+/// The writes for one [`TunedState`]; `with_reapply: false` leaves out the
+/// re-application of /etc files (for the candidates of an undecided
+/// recommendation, whose keys alone matter).
+fn writes_for(host: &Host, st: TunedState, facts: &mut Facts, with_reapply: bool) -> Vec<Write> {
     let main = match host.read_to_string(MAIN_CONF) {
         Ok(t) => parse_main_conf(&t),
         Err(_) => Vec::new(),
@@ -541,6 +668,30 @@ pub fn sysctl_writes(host: &Host, facts: &mut Facts) -> Vec<Write> {
     let reapply = get("reapply_sysctl")
         .and_then(|v| parse_bool(&v))
         .unwrap_or(true);
+    let reapply = reapply && with_reapply;
+    let (names, how) = match st {
+        TunedState::NotEnabled => return Vec::new(),
+        // tuned does not start: it applies nothing
+        TunedState::Unknown(reason) => {
+            facts.issues.push(
+                FileIssue::problem("tuned", ACTIVE_PROFILE, None, reason)
+                    .with_level(IssueLevel::Unknown),
+            );
+            return Vec::new();
+        }
+        TunedState::Undecided { .. } => return Vec::new(),
+        TunedState::Enabled(n) => (n, "active profile"),
+        TunedState::Recommended { names, note } => {
+            facts.issues.push(
+                FileIssue::problem("tuned", ACTIVE_PROFILE, None, note)
+                    .with_level(IssueLevel::Note),
+            );
+            (names, "recommended in auto mode")
+        }
+    };
+    if names.is_empty() {
+        return Vec::new(); // manual mode, no profile: tuned applies nothing
+    }
     let default_priority: i64 = get("default_instance_priority")
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or(0);
@@ -611,6 +762,7 @@ pub fn sysctl_writes(host: &Host, facts: &mut Facts) -> Vec<Write> {
                     evidence: vec![ev.clone()],
                 },
                 modifier: None,
+                keep_if: None,
             };
             if unit.host_regex {
                 let mut w = unknown(format!(
@@ -635,10 +787,12 @@ pub fn sysctl_writes(host: &Host, facts: &mut Facts) -> Vec<Write> {
                     );
                     continue;
                 }
-                KeyFate::Unknown(why) => {
-                    let mut w = unknown(why);
-                    w.key = o.key.replace('/', ".");
-                    out.push(w);
+                KeyFate::Unknown(why, keys) => {
+                    for k in keys {
+                        let mut w = unknown(why.clone());
+                        w.key = k;
+                        out.push(w);
+                    }
                     continue;
                 }
             };
@@ -701,13 +855,14 @@ pub fn sysctl_writes(host: &Host, facts: &mut Facts) -> Vec<Write> {
                 .filter(|c| matches!(c, '>' | '<') && value.chars().count() > 1);
             let mut s = Setting::new(super::sysctl::typed(&value), value.clone(), ev);
             s.note = Some(format!(
-                "set by tuned profile `{}` (active profile `{active}`) after systemd-sysctl",
+                "set by tuned profile `{}` ({how} `{active}`) after systemd-sysctl",
                 o.profile
             ));
             out.push(Write {
                 key,
                 entry: Entry::Set(s),
                 modifier,
+                keep_if: None,
             });
         }
         if reapply {
@@ -745,8 +900,25 @@ fn reapply_system(host: &Host, version: Option<(u32, u32)>, out: &mut Vec<Write>
         for l in parse_reapply(&text) {
             // a spelling whose fate depends on tuned's version: systemd-sysctl
             // set the same line at boot, so the value stays as it was
-            let KeyFate::Key(key) = tuned_key(&l.key, version) else {
-                continue;
+            let key = match tuned_key(&l.key, version) {
+                KeyFate::Key(k) => k,
+                KeyFate::Skip(_) => continue,
+                // what the line sets depends on tuned's version: each key it
+                // may write is unknown after the profile
+                KeyFate::Unknown(why, keys) => {
+                    for k in keys {
+                        out.push(Write {
+                            key: k,
+                            entry: Entry::Unreadable {
+                                reason: format!("re-applied by tuned from {p}:{}: {why}", l.line),
+                                evidence: vec![Evidence::line(p.clone(), l.line)],
+                            },
+                            modifier: None,
+                            keep_if: Some(l.value.clone()),
+                        });
+                    }
+                    continue;
+                }
             };
             let mut s = Setting::new(
                 super::sysctl::typed(&l.value),
@@ -761,6 +933,7 @@ fn reapply_system(host: &Host, version: Option<(u32, u32)>, out: &mut Vec<Write>
                 key,
                 entry: Entry::Set(s),
                 modifier: None,
+                keep_if: None,
             });
         }
     }

@@ -32,7 +32,9 @@ pub const ZMLOCALCONFIG_CAPTURE: &str = crate::catalogue::ZMLOCALCONFIG.name;
 const CAPTURE_PATH: &str = crate::catalogue::ZMLOCALCONFIG.path;
 
 /// Compiled defaults (`LC.java`, ZCS 8.8-10) of the keys the shipped policies
-/// read. `mailboxd_java_heap_size` has none: the installer writes it.
+/// read. `mailboxd_java_heap_size` has none there (`KnownKey.newKey(null)`):
+/// the installer writes it, and where it is missing the control script's
+/// default applies ([`SCRIPT_HEAP_MB`]).
 pub const COMPILED_DEFAULTS: &[(&str, &str)] = &[
     ("zimbra_home", "/opt/zimbra"),
     ("zimbra_db_directory", "${zimbra_home}/db"),
@@ -46,10 +48,27 @@ pub const COMPILED_DEFAULTS: &[(&str, &str)] = &[
     ("zimbra_mysql_user", "zimbra"),
 ];
 
+/// The heap (MB) mailboxd runs with when localconfig has no
+/// `mailboxd_java_heap_size` (or an empty one): Zimbra's control script
+/// zm-core-utils `src/bin/zmmailboxdctl` line 39,
+/// `javaXmx=${mailboxd_java_heap_size:=512}`, passed as `-Xmx${javaXmx}m`
+/// (line 96) after `mailboxd_java_options`, so it wins over an `-Xmx` there.
+/// A fixed default since ZCS 7.0 (commit 47a0b88e, 2010-10-16, bug 48936);
+/// before that the script computed system memory x
+/// `mailboxd_java_heap_memory_percent`.
+pub const SCRIPT_HEAP_MB: &str = "512";
+
+/// The key ZCS 6 sized the heap from; since ZCS 7.0 zmmailboxdctl never
+/// reads it (zmupgrade.pm's bug-43140 step turned it into
+/// `mailboxd_java_heap_size` once, on the upgrade to 7.0).
+pub const OBSOLETE_HEAP_PERCENT: &str = "mailboxd_java_heap_memory_percent";
+
 /// Where a raw value came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Origin {
     Default,
+    /// Not in localconfig: the control script's own default.
+    Script,
     Capture(usize),
     Xml(usize),
 }
@@ -138,6 +157,35 @@ fn localconfig_namespace(
         }
     }
 
+    // zmmailboxdctl's `${mailboxd_java_heap_size:=512}`: unset or empty
+    if raw
+        .get("mailboxd_java_heap_size")
+        .is_none_or(|(v, _)| v.is_empty())
+    {
+        raw.insert(
+            "mailboxd_java_heap_size".into(),
+            (SCRIPT_HEAP_MB.into(), Origin::Script),
+        );
+    }
+    if let Some((_, o)) = raw.get(OBSOLETE_HEAP_PERCENT) {
+        let (path, line) = match o {
+            Origin::Xml(l) => (LOCALCONFIG_XML, Some(*l)),
+            Origin::Capture(l) => (CAPTURE_PATH, Some(*l)),
+            Origin::Default | Origin::Script => (LOCALCONFIG_XML, None),
+        };
+        issues.push(
+            FileIssue::problem(
+                "localconfig",
+                path,
+                line,
+                format!(
+                    "`{OBSOLETE_HEAP_PERCENT}` has no effect since ZCS 7.0: zmmailboxdctl sizes the Java heap from `mailboxd_java_heap_size` alone (512 MB when that is not set); remove it with `zmlocalconfig -u {OBSOLETE_HEAP_PERCENT}` and set `mailboxd_java_heap_size`"
+                ),
+            )
+            .with_level(crate::facts::IssueLevel::Note),
+        );
+    }
+
     let mut ns = Namespace::new(format!(
         "not set in {LOCALCONFIG_XML} and no compiled default known to driftaudit (Zimbra treats it as null)"
     ));
@@ -145,10 +193,15 @@ fn localconfig_namespace(
         let evidence = match origin {
             Origin::Xml(l) => Evidence::line(LOCALCONFIG_XML, *l),
             Origin::Capture(l) => Evidence::line(CAPTURE_PATH, *l),
-            Origin::Default => Evidence::file(LOCALCONFIG_XML),
+            Origin::Default | Origin::Script => Evidence::file(LOCALCONFIG_XML),
         };
-        let default_note = (*origin == Origin::Default)
-            .then(|| "not set in the file: compiled default (LC.java)".to_string());
+        let default_note = match origin {
+            Origin::Default => Some("not set in the file: compiled default (LC.java)".to_string()),
+            Origin::Script => Some(format!(
+                "not set in localconfig (or empty): zmmailboxdctl starts mailboxd with -Xmx{SCRIPT_HEAP_MB}m (`javaXmx=${{mailboxd_java_heap_size:=512}}`, Zimbra zm-core-utils src/bin/zmmailboxdctl line 39)"
+            )),
+            _ => None,
+        };
         let touched_secret = Cell::new(false);
         let lookup = |k: &str| {
             if localconfig_key_is_secret(k) {
@@ -335,7 +388,7 @@ mod tests {
             Value::Str("/opt/zimbra/conf/my.cnf".into())
         );
         assert_eq!(set(&ns, "mysql_port").value, Value::Number(7306.0));
-        assert!(ns.get("mailboxd_java_heap_memory_percent").is_none());
+        assert!(ns.get(OBSOLETE_HEAP_PERCENT).is_none());
         // A non-secret key that embeds a password key is redacted too.
         assert_eq!(set(&ns, "ldap_url").value, Value::Str(REDACTED.into()));
         // The cycle is an issue at the key's line and an unreadable entry.
@@ -346,6 +399,42 @@ mod tests {
                 .any(|i| i.line == Some(25) && i.message.contains("recursive expansion")),
             "{issues:?}"
         );
+    }
+
+    #[test]
+    fn missing_or_empty_heap_size_is_zmmailboxdctls_512_mb_not_unset() {
+        for xml in [
+            "<localconfig>\n  <key name=\"zimbra_home\">\n    <value>/opt/zimbra</value>\n  </key>\n</localconfig>\n",
+            "<localconfig>\n  <key name=\"mailboxd_java_heap_size\">\n    <value></value>\n  </key>\n</localconfig>\n",
+        ] {
+            let mut issues = Vec::new();
+            let ns = localconfig_namespace(Ok(xml.into()), Err(ReadError::NotFound), &mut issues);
+            let heap = set(&ns, "mailboxd_java_heap_size");
+            assert_eq!(heap.value, Value::Number(512.0), "{xml}");
+            assert_eq!(heap.evidence, [Evidence::file(LOCALCONFIG_XML)]);
+            let note = heap.note.unwrap();
+            assert!(note.contains("zmmailboxdctl") && note.contains("-Xmx512m"), "{note}");
+            assert!(issues.is_empty(), "{issues:?}");
+        }
+    }
+
+    #[test]
+    fn obsolete_heap_memory_percent_is_reported_as_having_no_effect() {
+        let xml = "<localconfig>\n  <key name=\"mailboxd_java_heap_memory_percent\">\n    <value>40</value>\n  </key>\n</localconfig>\n";
+        let mut issues = Vec::new();
+        let ns = localconfig_namespace(Ok(xml.into()), Err(ReadError::NotFound), &mut issues);
+        // the heap is still the script's default, not 40 % of anything
+        assert_eq!(
+            set(&ns, "mailboxd_java_heap_size").value,
+            Value::Number(512.0)
+        );
+        let i = issues
+            .iter()
+            .find(|i| i.message.contains(OBSOLETE_HEAP_PERCENT))
+            .expect("a note about the obsolete key");
+        assert_eq!((i.path.as_str(), i.line), (LOCALCONFIG_XML, Some(2)));
+        assert!(i.message.contains("no effect"), "{}", i.message);
+        assert_eq!(i.level, crate::facts::IssueLevel::Note);
     }
 
     #[test]

@@ -18,6 +18,10 @@ pub enum ConfLine {
         value: String,
         /// Line started with `-`: failures to apply are ignored.
         ignore_failure: bool,
+        /// The key ends with a separator (`kernel.pid_max.`): systemd-sysctl
+        /// drops it, procps opens `/proc/sys/kernel/pid_max/`, fails and
+        /// sets nothing.
+        procps_fails: bool,
         /// Written `- key = value`, with blanks between the dash and the key:
         /// systemd-sysctl strips them and sets `key`; procps keeps them as part
         /// of the key (`/proc/sys/ key` does not exist) and sets nothing.
@@ -72,6 +76,70 @@ fn normalize_key_cow(key: &str) -> Cow<'_, str> {
             Cow::Owned(swap_dot_slash(key.trim_start_matches('/')))
         }
         _ => Cow::Borrowed(key),
+    }
+}
+
+/// The dotted key of the file a path below /proc/sys names, as the kernel
+/// resolves the path: empty and `.` components dropped (`net//ipv4/./x` is
+/// `net.ipv4.x`), a `.` inside a component written `/`. `None` when it names
+/// no sysctl file: a trailing `/` (opening `x/` fails, `Not a directory`), a
+/// `..` component, nothing at all, or `proc/sys/` again
+/// (`/proc/sys/proc/sys/...` exists on no kernel).
+pub fn resolve_proc_path(path: &str) -> Option<String> {
+    if path.ends_with('/') {
+        return None;
+    }
+    let comps: Vec<&str> = path
+        .split('/')
+        .filter(|c| !c.is_empty() && *c != ".")
+        .collect();
+    if comps.is_empty() || comps.contains(&"..") || comps.starts_with(&["proc", "sys"]) {
+        return None;
+    }
+    let mut out = String::with_capacity(path.len());
+    for (i, c) in comps.iter().enumerate() {
+        if i > 0 {
+            out.push('.');
+        }
+        push_swapped(&mut out, c);
+    }
+    Some(out)
+}
+
+/// A configuration file's key as a path below /proc/sys, the way systemd's
+/// `sysctl_normalize` and procps' `slashdot` both read it: when the first
+/// separator is `.`, every `.` and `/` swap; otherwise it is a path as
+/// written.
+fn key_as_path(key: &str) -> Cow<'_, str> {
+    match key.bytes().find(|b| *b == b'.' || *b == b'/') {
+        Some(b'.') => Cow::Owned(swap_dot_slash(key)),
+        _ => Cow::Borrowed(key),
+    }
+}
+
+/// What each tool sets for a key of a configuration line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfKey {
+    /// systemd-sysctl (`sysctl_normalize` then `path_simplify`: repeated,
+    /// leading and trailing separators dropped; measured with systemd 252).
+    pub systemd: Option<String>,
+    /// procps `sysctl` 4.0: `/proc/sys/` + the path, as the kernel resolves
+    /// it (repeated and leading separators work, with a warning about
+    /// repeated ones; a trailing one fails).
+    pub procps: Option<String>,
+}
+
+/// [`ConfKey`] for the key part of a line. Neither tool strips a
+/// `/proc/sys/` prefix: both look for `/proc/sys/proc/sys/...` and set
+/// nothing (systemd's src/sysctl/sysctl.c `parse_file` passes the key to
+/// `sysctl_normalize` as written; only `--prefix=` arguments have
+/// `/proc/sys/` removed; measured with systemd 252 and procps 4.0.2 in
+/// tests/sysctl_reference.rs).
+pub fn conf_key(raw: &str) -> ConfKey {
+    let path = key_as_path(raw.trim());
+    ConfKey {
+        systemd: resolve_proc_path(path.trim_end_matches('/')),
+        procps: resolve_proc_path(&path),
     }
 }
 
@@ -139,6 +207,21 @@ pub struct ConfFile {
     pub systemd_stops_at: Option<usize>,
 }
 
+/// Why a key names no sysctl file, for the line's issue.
+fn names_no_file(raw: &str) -> String {
+    let q = secret::quotable(secret::Format::Sysctl, raw);
+    let path = key_as_path(raw);
+    let under = path.trim_start_matches('/');
+    if let Some(rest) = under.strip_prefix("proc/sys/") {
+        let fix = resolve_proc_path(rest.trim_end_matches('/'));
+        return format!(
+            "`{q}`: keys are relative to /proc/sys, so systemd-sysctl and procps `sysctl --system` both look for /proc/sys/{under}, which does not exist, and neither sets anything{}",
+            fix.map(|f| format!("; write `{f}`")).unwrap_or_default()
+        );
+    }
+    format!("`{q}` names no file below /proc/sys (an empty or `..` component); systemd-sysctl and procps set nothing")
+}
+
 /// Parse a sysctl configuration file (see [`parse_conf_file`]).
 pub fn parse_conf(text: &str) -> (Vec<ConfLine>, Vec<Issue>) {
     let f = parse_conf_file(text);
@@ -179,10 +262,25 @@ pub fn parse_conf_file(text: &str) -> ConfFile {
                     None => (false, k),
                 };
                 let dash_blank = ignore_failure && k.starts_with(char::is_whitespace);
-                let key = normalize_key(k);
-                if key.is_empty() {
+                if k.trim().is_empty() {
                     issues.push(Issue::at_col(n, 1, "line has `=` but no key before it"));
                     continue;
+                }
+                let ck = conf_key(k);
+                let Some(key) = ck.systemd.clone() else {
+                    issues.push(Issue::at(n, names_no_file(k.trim())));
+                    continue;
+                };
+                let procps_fails = ck.procps.is_none();
+                if procps_fails {
+                    let q = secret::quotable(secret::Format::Sysctl, k.trim());
+                    issues.push(Issue::at(
+                        n,
+                        format!(
+                            "`{q}` ends with a separator: systemd-sysctl drops it and sets `{key}`, procps `sysctl --system` opens {}/ and fails (Not a directory), so the two disagree; remove the trailing separator",
+                            key_to_proc_path(&key)
+                        ),
+                    ));
                 }
                 if key.contains(char::is_whitespace) {
                     issues.push(Issue::at(
@@ -218,13 +316,15 @@ pub fn parse_conf_file(text: &str) -> ConfFile {
                     value: cut(v, MAX_VALUE_BYTES).to_string(),
                     ignore_failure,
                     dash_blank,
+                    procps_fails,
                     line: n,
                 });
             }
             None => match l.strip_prefix('-') {
-                Some(k) if !k.trim().is_empty() => {
-                    lines.push(ConfLine::Exclude { key: normalize_key(k), line: n })
-                }
+                Some(k) if !k.trim().is_empty() => match conf_key(k).systemd {
+                    Some(key) => lines.push(ConfLine::Exclude { key, line: n }),
+                    None => issues.push(Issue::at(n, names_no_file(k.trim()))),
+                },
                 _ => issues.push(Issue::at_col(
                     n,
                     raw.len() - raw.trim_start().len() + 1,
@@ -444,6 +544,72 @@ mod tests {
     }
 
     #[test]
+    fn separators_as_systemd_sysctl_252_and_procps_4_0_2_resolve_them() {
+        // what each tool set in a namespace with these lines (tests/sysctl_reference.rs)
+        let both = |k: &str, want: &str| {
+            let c = conf_key(k);
+            assert_eq!(c.systemd.as_deref(), Some(want), "systemd {k}");
+            assert_eq!(c.procps.as_deref(), Some(want), "procps {k}");
+        };
+        both("net..ipv4.tcp_syncookies", "net.ipv4.tcp_syncookies");
+        both("net/ipv4//tcp_fin_timeout", "net.ipv4.tcp_fin_timeout");
+        both("/net/core/somaxconn", "net.core.somaxconn");
+        both(".kernel.threads-max", "kernel.threads-max");
+        both("kernel//msgmax", "kernel.msgmax");
+        both(
+            "net.ipv4.conf.eth0/100.rp_filter",
+            "net.ipv4.conf.eth0/100.rp_filter",
+        );
+        both(
+            "net/ipv4/conf/eth0.100/rp_filter",
+            "net.ipv4.conf.eth0/100.rp_filter",
+        );
+        // a trailing separator: systemd drops it, procps fails
+        let c = conf_key("kernel.pid_max.");
+        assert_eq!(
+            (c.systemd.as_deref(), c.procps),
+            (Some("kernel.pid_max"), None)
+        );
+        // neither strips /proc/sys/
+        for k in [
+            "/proc/sys/net/ipv4/ip_forward",
+            "/proc/sys/vm.swappiness",
+            "proc/sys/kernel/msgmnb",
+            "/proc/sys//kernel/shmmni",
+        ] {
+            assert_eq!(
+                conf_key(k),
+                ConfKey {
+                    systemd: None,
+                    procps: None
+                },
+                "{k}"
+            );
+        }
+        let (lines, issues) = parse_conf(
+            "/proc/sys/net/ipv4/ip_forward = 1\nkernel.pid_max. = 3\nnet..ipv4.tcp_syncookies = 2\n",
+        );
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(
+            matches!(&lines[0], ConfLine::Assign { key, procps_fails: true, .. } if key == "kernel.pid_max")
+        );
+        assert!(
+            matches!(&lines[1], ConfLine::Assign { key, procps_fails: false, .. } if key == "net.ipv4.tcp_syncookies")
+        );
+        assert_eq!(issues.len(), 2, "{issues:?}");
+        assert!(
+            issues[0].message.contains("write `net.ipv4.ip_forward`"),
+            "{}",
+            issues[0].message
+        );
+        assert!(
+            issues[1].message.contains("procps"),
+            "{}",
+            issues[1].message
+        );
+    }
+
+    #[test]
     fn conf_lines() {
         let (lines, issues) = parse_conf(
             "# c\n; c\nvm.swappiness = 10 # low\n-net.ipv4.conf.all.rp_filter\n -kernel.x = 1\r\nbogus line\nnet.ipv4.ip_local_port_range = 1024\t65000\n",
@@ -456,6 +622,7 @@ mod tests {
                 value: "10 # low".into(),
                 ignore_failure: false,
                 dash_blank: false,
+                procps_fails: false,
                 line: 3
             }
         );

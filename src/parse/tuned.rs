@@ -191,6 +191,7 @@ pub fn parse_profile(text: &str) -> (TunedProfile, Vec<Issue>) {
     };
     let lines = locate_lines(text);
     let mut profile = TunedProfile::default();
+    let mut index: std::collections::HashMap<String, usize> = Default::default();
     for (name, props) in ini.iter() {
         let Some(name) = name else {
             if props.iter().next().is_some() {
@@ -201,16 +202,14 @@ pub fn parse_profile(text: &str) -> (TunedProfile, Vec<Issue>) {
             }
             continue;
         };
-        let idx = match profile.sections.iter().position(|s| s.name == name) {
-            Some(i) => i,
-            None => {
-                profile.sections.push(TunedSection {
-                    name: name.to_string(),
-                    options: Vec::new(),
-                });
-                profile.sections.len() - 1
-            }
-        };
+        // one lookup per section, so a file of many sections stays linear
+        let idx = *index.entry(name.to_string()).or_insert_with(|| {
+            profile.sections.push(TunedSection {
+                name: name.to_string(),
+                options: Vec::new(),
+            });
+            profile.sections.len() - 1
+        });
         let sec = &mut profile.sections[idx];
         for (pk, _) in props.iter() {
             // a repeated key: configparser (strict=False) keeps the last value

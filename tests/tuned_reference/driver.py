@@ -2,7 +2,8 @@
 # (tuned.profiles Locator/Loader/Merger, tuned.profiles.variables) and its
 # sysctl plugin's apply path (SysctlPlugin._instance_apply_static, which calls
 # _apply_system_sysctl with reapply_sysctl), run inside a private mount
-# namespace against a fake /proc/sys (a tmpfs the test mounted). The daemon's
+# namespace against a fake /proc/sys (a tmpfs the test mounted). In auto mode
+# tuned's own ProfileRecommender picks the profile. The daemon's
 # choice of profile (active_profile, profile_mode, post_loaded_profile) and the
 # unit manager's filtering and priority order are repeated from
 # daemon/daemon.py and units/manager.py. Prints what tuned wrote (with the
@@ -110,12 +111,21 @@ def main():
         manual = profile is not None
     post = cmd.get_post_loaded_profile()
     if not manual:
-        out.append("STATE\trecommended")
-        return
+        # the daemon's _get_recommended_profile: tuned's own recommender
+        # (recommend.conf, recommend.d, virt-what, /etc/system-release-cpe);
+        # the test points SYSTEM_RELEASE_FILE at the layout's copy and binds
+        # a fake virt-what, so the answer depends on the layout alone
+        from tuned.utils.profile_recommender import ProfileRecommender
+        if os.environ.get("LAYOUT_SYSTEM_RELEASE"):
+            consts.SYSTEM_RELEASE_FILE = os.environ["LAYOUT_SYSTEM_RELEASE"]
+        hardcoded = not cfg.get_bool(consts.CFG_RECOMMEND_COMMAND, consts.CFG_DEF_RECOMMEND_COMMAND)
+        profile = ProfileRecommender(is_hardcoded=hardcoded).recommend()
+        out.append("STATE\trecommended %s" % profile)
     names = (profile or "").split()
     if post:
         names.append(post)
-    out.append("STATE\tprofiles %s" % " ".join(names))
+    if manual:
+        out.append("STATE\tprofiles %s" % " ".join(names))
     if not names:
         return
     variables = Variables()
