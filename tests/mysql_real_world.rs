@@ -354,3 +354,123 @@ fn fix_keeps_a_persisted_value_with_set_persist_not_a_file_edit() {
         v["proof"]
     );
 }
+
+/// The value of a `mycnf_effective` key as text.
+fn effective(dir: &Path, key: &str) -> Option<String> {
+    let h = Host::snapshot(dir).unwrap();
+    let facts =
+        driftaudit::unstable::facts::gather(&h, &driftaudit::unstable::facts::Needs::default());
+    match facts.namespaces["mycnf_effective"].get(key) {
+        Some(driftaudit::unstable::facts::Entry::Set(s)) => Some(s.raw.clone()),
+        _ => None,
+    }
+}
+
+/// Before: only /etc/my.cnf and /etc/mysql/my.cnf were read, whatever the
+/// service said. mysys also reads `$MYSQL_HOME/my.cnf`, the
+/// `--defaults-extra-file` of the command line and `~/.my.cnf` of the user
+/// the server runs as, in that order; a `--defaults-file` replaces them all.
+/// The order is held to the real `my_print_defaults` (same files, same
+/// environment); the unit's `User=`, `Environment=`, `ExecStart=` and
+/// `ProtectHome=` decide which files those are on the audited host.
+#[test]
+fn the_service_unit_decides_which_option_files_the_server_reads() {
+    let mhome = "[mysqld]\nthread_cache_size = 11\nread_buffer_size = 131072\n";
+    let extra = "[mysqld]\nthread_cache_size = 22\nsort_buffer_size = 262144\n";
+    let home = "[mysqld]\nsort_buffer_size = 524288\nread_buffer_size = 262144\n";
+    if let Some(mpd) = common::tool("my_print_defaults", "mariadb-client") {
+        let t = tempfile::tempdir().unwrap();
+        let w = |p: &str, s: &str| {
+            let f = t.path().join(p);
+            std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+            std::fs::write(&f, s).unwrap();
+            f
+        };
+        w("mhome/my.cnf", mhome);
+        let e = w("extra.cnf", extra);
+        w("home/.my.cnf", home);
+        let o = std::process::Command::new(mpd)
+            .arg(format!("--defaults-extra-file={}", e.display()))
+            .arg("mysqld")
+            .env("HOME", t.path().join("home"))
+            .env("MYSQL_HOME", t.path().join("mhome"))
+            .output()
+            .unwrap();
+        let out = String::from_utf8_lossy(&o.stdout);
+        let last = |k: &str| {
+            out.lines()
+                .rev()
+                .find_map(|l| l.strip_prefix(&format!("--{k}=")))
+                .map(str::to_string)
+        };
+        // the reference: extra over MYSQL_HOME, ~/.my.cnf over both
+        assert_eq!(last("thread_cache_size").as_deref(), Some("22"), "{out}");
+        assert_eq!(last("sort_buffer_size").as_deref(), Some("524288"), "{out}");
+        assert_eq!(last("read_buffer_size").as_deref(), Some("262144"), "{out}");
+    }
+    let unit = "[Unit]\nDescription=MariaDB\n[Service]\nUser=dbuser\nEnvironment=MYSQL_HOME=/srv/mhome\nExecStart=/usr/sbin/mariadbd --defaults-extra-file=/etc/extra.cnf $MYSQLD_OPTS\n";
+    let passwd = "root:x:0:0:root:/root:/bin/sh\ndbuser:x:999:999::/srv/home:/usr/sbin/nologin\n";
+    let tree = |unit: &str, home_dir: &str| {
+        common::snapshot_tree(&[
+            ("/etc/my.cnf", "[mysqld]\ndatadir = /var/lib/mysql\n"),
+            ("/lib/systemd/system/mariadb.service", unit),
+            ("/etc/passwd", &passwd.replace("/srv/home", home_dir)),
+            ("/srv/mhome/my.cnf", mhome),
+            ("/etc/extra.cnf", extra),
+            (&format!("{home_dir}/.my.cnf"), home),
+        ])
+    };
+    let d = tree(unit, "/srv/home");
+    assert_eq!(
+        effective(d.path(), "thread_cache_size").as_deref(),
+        Some("22")
+    );
+    assert_eq!(
+        effective(d.path(), "sort_buffer_size").as_deref(),
+        Some("524288")
+    );
+    assert_eq!(
+        effective(d.path(), "read_buffer_size").as_deref(),
+        Some("262144")
+    );
+
+    // ProtectHome=true hides /home: that ~/.my.cnf is not read, and said so
+    let d = tree(&format!("{unit}ProtectHome=true\n"), "/home/dbuser");
+    assert_eq!(
+        effective(d.path(), "sort_buffer_size").as_deref(),
+        Some("262144")
+    );
+    let h = Host::snapshot(d.path()).unwrap();
+    let facts =
+        driftaudit::unstable::facts::gather(&h, &driftaudit::unstable::facts::Needs::default());
+    assert!(
+        facts
+            .issues
+            .iter()
+            .any(|i| i.path == "/home/dbuser/.my.cnf" && i.message.contains("ProtectHome=true")),
+        "{:#?}",
+        facts.issues
+    );
+
+    // a drop-in's --defaults-file replaces every other file
+    let d = tree(unit, "/srv/home");
+    let dropin = d
+        .path()
+        .join("etc/systemd/system/mariadb.service.d/override.conf");
+    std::fs::create_dir_all(dropin.parent().unwrap()).unwrap();
+    std::fs::write(
+        &dropin,
+        "[Service]\nExecStart=\nExecStart=/usr/sbin/mariadbd --defaults-file=/etc/extra.cnf\n",
+    )
+    .unwrap();
+    assert_eq!(
+        effective(d.path(), "thread_cache_size").as_deref(),
+        Some("22")
+    );
+    assert_eq!(effective(d.path(), "read_buffer_size"), None);
+    assert_eq!(
+        effective(d.path(), "datadir"),
+        None,
+        "/etc/my.cnf is not read"
+    );
+}

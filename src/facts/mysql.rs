@@ -23,6 +23,7 @@ mod adjust;
 pub mod documented;
 pub mod limits;
 pub mod persisted;
+mod service;
 
 use super::{Entry, Evidence, Facts, FileIssue, Namespace, Needs, Setting};
 
@@ -1776,7 +1777,9 @@ pub fn gather(host: &Host, _needs: &Needs, facts: &mut Facts) {
         }),
     );
 
-    let file_refs: Vec<&str> = DEFAULT_FILES.to_vec();
+    // the files the host's service definition says the server reads
+    let server_files = service::option_files(host, &mut facts.issues);
+    let file_refs: Vec<&str> = server_files.files.iter().map(String::as_str).collect();
 
     // Without a runtime capture the version comes from what is installed; the
     // data directory (for its upgrade-info file, the last place looked) from

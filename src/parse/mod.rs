@@ -15,6 +15,7 @@ pub mod mysqld_auto;
 pub mod mysqlvars;
 pub mod sysctl;
 pub mod tuned;
+pub mod unit;
 
 /// A problem found while parsing one file: where it is and what is wrong.
 /// Issues are data (they become findings), not errors.
