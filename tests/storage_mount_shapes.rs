@@ -151,3 +151,189 @@ fn defaults_after_other_options_is_what_libmount_mounts() {
         drift[0].explanation
     );
 }
+
+/// A real ext4 image with a fixed UUID and label; its `dumpe2fs -h`.
+fn ext4_image(path: &Path, uuid: &str, label: &str) -> String {
+    let f = std::fs::File::create(path).unwrap();
+    f.set_len(16 * 1024 * 1024).unwrap();
+    drop(f);
+    let out = Command::new("mkfs.ext4")
+        .args(["-q", "-F", "-U", uuid, "-L", label])
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let d = Command::new("dumpe2fs")
+        .arg("-h")
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(d.status.success(), "{}", String::from_utf8_lossy(&d.stderr));
+    String::from_utf8_lossy(&d.stdout).into_owned()
+}
+
+/// `/dev/disk/by-uuid/X` and `/dev/disk/by-label/L` specs name the device
+/// `UUID=X` and `LABEL=L` name. libmount mounts such a line (the links made
+/// in the namespace's own /dev as udev names them: the label's link name is
+/// blkid's `ID_FS_LABEL_ENC`, `db\x20data`) and mountinfo shows the loop
+/// device, not the link. Then, in the snapshot (which, like a real one,
+/// holds no /dev links): the drift cause is not "a different filesystem is
+/// mounted there" (the old code compared the link text with /dev/loopN);
+/// the unmounted by-label line's ext4 layout is found by the label inside a
+/// capture (the old code looked only at a capture named after the link);
+/// and a second device with the same UUID (a cloned image) is a finding:
+/// unknown for the line that names only the UUID, a problem and a note on
+/// the mounted one, never a silent pick.
+#[test]
+fn disk_by_links_resolve_like_tags_and_a_shared_uuid_is_a_finding() {
+    use driftaudit::unstable::{engine, policy::PolicySet, report::Status};
+    if !can_mount() {
+        return;
+    }
+    for (t, pkg) in [
+        ("mkfs.ext4", "e2fsprogs"),
+        ("dumpe2fs", "e2fsprogs"),
+        ("losetup", "mount"),
+        ("blkid", "util-linux"),
+    ] {
+        if common::tool(t, pkg).is_none() {
+            return;
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let uuid = "0b5c1e2d-1111-4222-8333-444455556666";
+    let a = ext4_image(&d.join("a.img"), uuid, "dbvol");
+    let b = ext4_image(
+        &d.join("b.img"),
+        "9f0e2a11-aaaa-4bbb-8ccc-ddddeeeeffff",
+        "db data",
+    );
+    // a clone of a: the same UUID on another device
+    let c = ext4_image(&d.join("c.img"), uuid, "dbclone");
+    let enc = Command::new("blkid")
+        .args(["-o", "udev", "-p"])
+        .arg(d.join("b.img"))
+        .output()
+        .unwrap();
+    let enc = String::from_utf8_lossy(&enc.stdout);
+    let label_link = enc
+        .lines()
+        .find_map(|l| l.strip_prefix("ID_FS_LABEL_ENC="))
+        .expect("blkid ID_FS_LABEL_ENC")
+        .to_string();
+    assert_eq!(label_link, "db\\x20data", "udev's encoding of the label");
+    let t = d.join("mnt");
+    for p in ["m", "n", "o"] {
+        std::fs::create_dir_all(t.join(p)).unwrap();
+    }
+    let t = t.display().to_string();
+    let mounted = format!("/dev/disk/by-uuid/{uuid} {t}/m ext4 defaults,noatime 0 2\n");
+    let fstab_path = d.join("fstab");
+    std::fs::write(&fstab_path, &mounted).unwrap();
+    let script = format!(
+        "set -e\nL=$(losetup --find --show {img})\ntrap 'losetup -d $L' EXIT\n\
+         unshare -m sh -e -c \"mount --make-rprivate /; mount -t tmpfs tmpfs /dev; \
+         mknod \\$0 b 7 \\${{0#/dev/loop}}; mknod /dev/null c 1 3; mkdir -p /dev/disk/by-uuid; \
+         ln -s ../../\\${{0#/dev/}} /dev/disk/by-uuid/{uuid}; mount -a -T {f}; cat /proc/self/mountinfo\" $L\n",
+        img = d.join("a.img").display(),
+        f = fstab_path.display()
+    );
+    let out = Command::new("sh").arg("-c").arg(&script).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}\n{script}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mountinfo = String::from_utf8_lossy(&out.stdout).into_owned();
+    let line = mountinfo
+        .lines()
+        .find(|l| l.contains(&format!(" {t}/m ")))
+        .unwrap_or_else(|| panic!("not mounted: {mountinfo}"));
+    let loopdev = line.split(" - ").nth(1).unwrap().split(' ').nth(1).unwrap();
+    assert!(loopdev.starts_with("/dev/loop"), "{line}");
+    let loopname = loopdev.trim_start_matches("/dev/");
+
+    // the file as it is now: nodev added after the mount (drift), and two
+    // lines that are not mounted
+    let fstab = format!(
+        "/dev/disk/by-uuid/{uuid} {t}/m ext4 defaults,noatime,nodev 0 2\n\
+         /dev/disk/by-label/{label_link} {t}/n ext4 noauto 0 0\n\
+         UUID={uuid} {t}/o ext4 noauto 0 0\n"
+    );
+    let snap = d.join("snap");
+    let cap_a = format!("captures/dumpe2fs/{loopname}.txt");
+    let host = write_snapshot(
+        &snap,
+        &[
+            ("etc/fstab", &fstab),
+            ("proc/self/mountinfo", &mountinfo),
+            (&cap_a, &a),
+            // named so that only the label or UUID inside can match them
+            ("captures/dumpe2fs/spare.txt", &b),
+            ("captures/dumpe2fs/clone.txt", &c),
+        ],
+    );
+    let f = facts::gather(&host, &Default::default());
+    let m = record(&f, "fstab", &format!("{t}/m"));
+    let cause = m["drift_cause"].to_plain();
+    assert!(!cause.contains("different filesystem"), "{cause}");
+    assert!(
+        cause.contains("edited after the volume was mounted"),
+        "{cause}"
+    );
+
+    let n = record(&f, "ext4", &format!("{t}/n"));
+    assert_eq!(n["label"].to_plain(), "db data");
+    assert_eq!(n["source"].to_plain(), "/captures/dumpe2fs/spare.txt");
+
+    match f.namespaces["ext4"].get(&format!("{t}/o")) {
+        Some(Entry::Unreadable { reason, .. }) => {
+            assert!(
+                reason.contains(&format!("UUID={uuid} is on 2 devices")),
+                "{reason}"
+            );
+            assert!(
+                reason.contains("clone.txt") && reason.contains(&cap_a),
+                "{reason}"
+            );
+        }
+        e => panic!("a UUID on two devices must not pick one: {e:?}"),
+    }
+    // the mounted one: its own layout, with the shared UUID said
+    match f.namespaces["ext4"].get(&format!("{t}/m")) {
+        Some(Entry::Set(s)) => {
+            let note = s.note.clone().unwrap_or_default();
+            assert!(note.contains("is on 2 devices"), "{note}");
+        }
+        e => panic!("{e:?}"),
+    }
+    assert!(
+        f.issues
+            .iter()
+            .any(|i| i.message.contains("is on 2 devices")),
+        "{:#?}",
+        f.issues
+    );
+
+    let mut p = PolicySet::builtin().unwrap();
+    p.filter(&["storage.fstab-live-drift".to_string()], &[])
+        .unwrap();
+    let report = engine::audit_host(&p, &host);
+    let fail: Vec<_> = report
+        .findings
+        .iter()
+        .filter(|f| f.rule == "storage.fstab-live-drift" && f.status == Status::Fail)
+        .collect();
+    assert_eq!(fail.len(), 1, "{fail:#?}");
+    assert!(
+        fail[0].explanation.contains("nodev"),
+        "{}",
+        fail[0].explanation
+    );
+    assert!(!fail[0].explanation.contains("different filesystem"));
+}

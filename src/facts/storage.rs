@@ -55,8 +55,8 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
             layouts
                 .device_of
                 .insert(fstab_key(e), resolve_spec(host, &e.spec));
-            if spec_tag(&e.spec).is_some() {
-                layouts.tag_of.insert(fstab_key(e), e.spec.clone());
+            if let Some(tag) = tag_of_spec(&e.spec) {
+                layouts.tag_of.insert(fstab_key(e), tag);
             }
         }
     }
@@ -77,8 +77,10 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
                 *slot = tag;
             }
         }
+        // the captures with their UUID and label, read at the first tag
+        let mut tagged = None;
         for (d, tag) in tag_by_device {
-            let found = ext4_entry(host, &d, tag.as_deref(), facts);
+            let found = ext4_entry(host, &d, tag.as_deref(), &mut tagged, facts);
             layouts.by_device.insert(d, found);
         }
     }
@@ -105,7 +107,12 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
                 } else {
                     None
                 };
-                let model = FstabModel::new(e, &key, entries, live, &layouts, facts);
+                let src_device = live
+                    .and_then(|ms| ms.iter().rev().find(|m| normalize_point(&m.target) == key))
+                    .filter(|m| m.source.starts_with("/dev/"))
+                    .map(|m| host.resolve(&m.source).unwrap_or_else(|_| m.source.clone()));
+                let spec_device = spec_device(host, &e.spec).map(|d| (d, src_device));
+                let model = FstabModel::new(e, &key, entries, live, &layouts, facts, spec_device);
                 for (o, why) in &model.canonical.refused {
                     facts.issues.push(FileIssue::problem(
                         "fstab",
@@ -345,6 +352,7 @@ impl FstabModel {
         live: Option<&[Mount]>,
         layouts: &Ext4Layouts,
         facts: &Facts,
+        spec_device: Option<(String, Option<String>)>,
     ) -> FstabModel {
         let opts = expand_defaults(&e.option_list());
         let is_bind = opts.iter().any(|o| o == "bind" || o == "rbind");
@@ -382,7 +390,7 @@ impl FstabModel {
             bind_source,
             cause: String::new(),
         };
-        m.cause = m.likely_cause(e, key, live);
+        m.cause = m.likely_cause(e, key, live, spec_device);
         m
     }
 
@@ -416,7 +424,17 @@ impl FstabModel {
 
     /// Why the live mount differs from this line, as far as the host data
     /// says; empty when it shows everything the line asks for.
-    fn likely_cause(&self, e: &FstabEntry, key: &str, live: Option<&[Mount]>) -> String {
+    /// `spec_device`: the device the spec names and what the live mount's
+    /// source resolves to, when both are known (a `/dev/disk/by-uuid/X` or
+    /// `UUID=` spec is the device its link or tag points at, never the
+    /// text compared with mountinfo's `/dev/sdb1`).
+    fn likely_cause(
+        &self,
+        e: &FstabEntry,
+        key: &str,
+        live: Option<&[Mount]>,
+        spec_device: Option<(String, Option<String>)>,
+    ) -> String {
         let Some(m) =
             live.and_then(|ms| ms.iter().rev().find(|m| normalize_point(&m.target) == key))
         else {
@@ -432,12 +450,11 @@ impl FstabModel {
         if missing.is_empty() {
             return String::new();
         }
-        let spec_is_device = e.spec.starts_with("/dev/");
-        if self.bind_source.is_none()
-            && spec_is_device
-            && m.source.starts_with("/dev/")
-            && m.source != e.spec
-        {
+        let different = match &spec_device {
+            Some((spec_dev, Some(src_dev))) => spec_dev != src_dev,
+            _ => false,
+        };
+        if self.bind_source.is_none() && different && m.source.starts_with("/dev/") {
             return format!(
                 "A different filesystem is mounted there ({}) than this line names ({}): it was mounted by hand or by another unit, not from this line.",
                 m.source, e.spec
@@ -744,6 +761,77 @@ fn resolve_spec(host: &Host, spec: &str) -> String {
     }
 }
 
+/// The device an fstab spec names: a `/dev/` path with its links followed,
+/// or the device a tag's `/dev/disk/by-*` link points at; `None` when it
+/// cannot be told here (a tag or by-* link the host or snapshot lacks).
+fn spec_device(host: &Host, spec: &str) -> Option<String> {
+    let dev = match spec_tag(spec) {
+        Some(_) => resolve_spec(host, spec),
+        None => spec.to_string(),
+    };
+    if !dev.starts_with("/dev/") {
+        return None;
+    }
+    let real = match host.resolve(&dev) {
+        Ok(r) => r,
+        // a by-* link the host (or snapshot) lacks names no device we know
+        Err(_) if tag_of_spec(&dev).is_some() => return None,
+        Err(_) => dev,
+    };
+    Some(real)
+}
+
+/// The udev symlink directories under `/dev/disk/` and the tag each names:
+/// `/dev/disk/by-uuid/X` is the device `UUID=X` names (udev's
+/// 60-persistent-storage.rules make these links from the same blkid values).
+const BY_DIRS: [(&str, &str); 4] = [
+    ("by-uuid", "UUID"),
+    ("by-label", "LABEL"),
+    ("by-partuuid", "PARTUUID"),
+    ("by-partlabel", "PARTLABEL"),
+];
+
+/// The tag a spec names, as `TAG=value`: `UUID=`/`LABEL=`/... as written,
+/// or a `/dev/disk/by-{uuid,label,partuuid,partlabel}/NAME` path, whose
+/// NAME udev wrote with `\xNN` for bytes outside `[A-Za-z0-9#+-.:=@_]`
+/// (a label `my data` is `by-label/my\x20data`).
+pub fn tag_of_spec(spec: &str) -> Option<String> {
+    if let Some((t, v)) = spec_tag(spec) {
+        return Some(format!("{t}={v}"));
+    }
+    let rest = spec.strip_prefix("/dev/disk/")?;
+    let (dir, name) = rest.split_once('/')?;
+    let tag = BY_DIRS.iter().find(|(d, _)| *d == dir)?.1;
+    if name.is_empty() || name.contains('/') {
+        return None;
+    }
+    Some(format!("{tag}={}", udev_unescape(name)))
+}
+
+/// Undo udev's `\xNN` encoding of a /dev/disk/by-* link name; a broken
+/// escape stays as written.
+fn udev_unescape(name: &str) -> String {
+    let b = name.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\' && b.get(i + 1) == Some(&b'x') {
+            if let Some(v) = name
+                .get(i + 2..i + 4)
+                .filter(|h| h.bytes().all(|c| c.is_ascii_hexdigit()))
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+            {
+                out.push(v);
+                i += 4;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 /// The capture name for a device: path without `/dev/`, `/` replaced by `_`.
 pub fn capture_name(device: &str) -> String {
     device
@@ -819,11 +907,14 @@ const MAX_TAG_CAPTURES: usize = 256;
 /// The `ext4` entry of a device and the layout behind it. In a snapshot the
 /// capture is `captures/{tune2fs,dumpe2fs}/NAME.txt` by device name; a
 /// `UUID=`/`LABEL=` spec (the device's own, or `tag` from the fstab line for
-/// that mount point) is also found by the UUID or label inside the captures.
+/// that mount point) is also found by the UUID or label inside the captures
+/// (`tagged`, read once); two devices whose captures carry that tag are a
+/// problem, not a pick.
 fn ext4_entry(
     host: &Host,
     device: &str,
     tag: Option<&str>,
+    tagged: &mut Option<Vec<(String, String, Ext4Layout)>>,
     facts: &mut Facts,
 ) -> (Entry, Option<Ext4Layout>) {
     match host.kind() {
@@ -867,6 +958,68 @@ fn ext4_entry(
                 s.note = approximation_note(&l);
                 (Entry::Set(s), Some(l))
             };
+            // a tag: every capture whose superblock has that UUID or label
+            // (one per device: a second device with the same tag is a finding)
+            let tags: Vec<(&str, &str)> = [Some(device), tag]
+                .into_iter()
+                .flatten()
+                .filter_map(spec_tag)
+                .filter(|(t, _)| matches!(*t, "UUID" | "LABEL"))
+                .collect();
+            let mut hits: Vec<(String, String, Ext4Layout)> = Vec::new();
+            if !tags.is_empty() {
+                // read and parsed once per host, whatever the number of tagged lines
+                let all = tagged.get_or_insert_with(|| {
+                    let mut all = Vec::new();
+                    let mut looked = 0usize;
+                    for tool in ["tune2fs", "dumpe2fs"] {
+                        let Ok(list) = host.read_dir(&format!("/captures/{tool}")) else {
+                            continue;
+                        };
+                        for f in list.iter().filter(|f| f.name.ends_with(".txt")) {
+                            if looked >= MAX_TAG_CAPTURES {
+                                break;
+                            }
+                            looked += 1;
+                            let cap = format!("{tool}/{}", f.name);
+                            if let Some((path, Some(l), _)) = read(&cap, &mut Vec::new()) {
+                                let stem = f.name.trim_end_matches(".txt").to_string();
+                                all.push((stem, path, l));
+                            }
+                        }
+                    }
+                    all
+                });
+                for (stem, path, l) in all.iter() {
+                    let hit = tags.iter().any(|(t, v)| match *t {
+                        "UUID" => l.uuid.as_deref().is_some_and(|u| u.eq_ignore_ascii_case(v)),
+                        _ => l.label.as_deref() == Some(*v),
+                    });
+                    if hit && !hits.iter().any(|(s, _, _)| s == stem) {
+                        hits.push((stem.clone(), path.clone(), l.clone()));
+                    }
+                }
+            }
+            let devices: BTreeSet<String> = hits
+                .iter()
+                .map(|(stem, _, _)| {
+                    let dev = format!("/dev/{}", stem.replace('_', "/"));
+                    host.resolve(&dev).unwrap_or(dev)
+                })
+                .collect();
+            let duplicate = (devices.len() > 1).then(|| {
+                let what: Vec<String> = tags.iter().map(|(t, v)| format!("{t}={v}")).collect();
+                let caps: Vec<String> = hits.iter().map(|(_, p, _)| p.clone()).collect();
+                let text = format!(
+                    "{} is on {} devices ({}), so which one mounts depends on which one udev or blkid finds first; \
+                     give each filesystem its own UUID (`tune2fs -U random DEVICE`, unmounted) or label (`e2label DEVICE NEW`)",
+                    what.join(" or "),
+                    devices.len(),
+                    caps.join(", ")
+                );
+                (text, caps)
+            });
+            let mut direct = None;
             for path in &paths {
                 match host.read_to_string(path) {
                     Ok(text) => {
@@ -882,7 +1035,10 @@ fn ext4_entry(
                                 .push(FileIssue::from_parse("ext4", path, i).with_level(level));
                         }
                         match layout {
-                            Some(l) => return found(path.clone(), l),
+                            Some(l) => {
+                                direct = Some((path.clone(), l));
+                                break;
+                            }
                             None => tried.push(format!("{path} holds no superblock listing")),
                         }
                     }
@@ -890,37 +1046,37 @@ fn ext4_entry(
                     Err(e) => tried.push(format!("{path}: {e}")),
                 }
             }
-            // a tag: the capture whose superblock has that UUID or label
-            let tags: Vec<(&str, &str)> = [Some(device), tag]
-                .into_iter()
-                .flatten()
-                .filter_map(spec_tag)
-                .filter(|(t, _)| matches!(*t, "UUID" | "LABEL"))
-                .collect();
-            if !tags.is_empty() {
-                let mut looked = 0usize;
-                for tool in ["tune2fs", "dumpe2fs"] {
-                    let Ok(list) = host.read_dir(&format!("/captures/{tool}")) else {
-                        continue;
-                    };
-                    for f in list.iter().filter(|f| f.name.ends_with(".txt")) {
-                        if looked >= MAX_TAG_CAPTURES {
-                            break;
-                        }
-                        looked += 1;
-                        let cap = format!("{tool}/{}", f.name);
-                        let Some((path, Some(l), _)) = read(&cap, &mut Vec::new()) else {
-                            continue;
-                        };
-                        let hit = tags.iter().any(|(t, v)| match *t {
-                            "UUID" => l.uuid.as_deref().is_some_and(|u| u.eq_ignore_ascii_case(v)),
-                            _ => l.label.as_deref() == Some(*v),
+            match (duplicate, direct) {
+                // the mounted device is known: its layout, and the tag is a problem
+                (Some((text, caps)), Some((path, l))) => {
+                    facts
+                        .issues
+                        .push(FileIssue::problem("ext4", &caps[0], None, text.clone()));
+                    let (mut entry, l) = found(path, l);
+                    if let Entry::Set(s) = &mut entry {
+                        s.note = Some(match s.note.take() {
+                            Some(n) => format!("{n}; {text}"),
+                            None => text,
                         });
-                        if hit {
-                            return found(path, l);
-                        }
                     }
+                    return (entry, l);
                 }
+                (Some((text, caps)), None) => {
+                    return (
+                        Entry::Unreadable {
+                            reason: text,
+                            evidence: caps.iter().map(|p| Evidence::file(p.as_str())).collect(),
+                        },
+                        None,
+                    );
+                }
+                (None, Some((path, l))) => return found(path, l),
+                (None, None) => {}
+            }
+            if let Some((_, path, l)) = hits.into_iter().next() {
+                return found(path, l);
+            }
+            if !tags.is_empty() {
                 let what: Vec<String> = tags.iter().map(|(t, v)| format!("{t}={v}")).collect();
                 tried.push(format!(
                     "no capture in /captures/tune2fs or /captures/dumpe2fs has {}",
@@ -1295,6 +1451,34 @@ mod tests {
         assert_eq!(normalize_point("/srv/../x"), "/srv/../x");
         assert_eq!(normalize_point("none"), "none");
         assert_eq!(normalize_point("swap:/dev/sda2"), "swap:/dev/sda2");
+    }
+
+    #[test]
+    fn disk_by_links_are_tags_with_udev_escapes_decoded() {
+        let t = |s: &str| tag_of_spec(s);
+        assert_eq!(t("/dev/disk/by-uuid/ab-12").as_deref(), Some("UUID=ab-12"));
+        assert_eq!(
+            t("/dev/disk/by-label/db\\x20data").as_deref(),
+            Some("LABEL=db data")
+        );
+        assert_eq!(
+            t("/dev/disk/by-partuuid/p1").as_deref(),
+            Some("PARTUUID=p1")
+        );
+        assert_eq!(
+            t("/dev/disk/by-partlabel/x").as_deref(),
+            Some("PARTLABEL=x")
+        );
+        assert_eq!(t("LABEL=\"a b\"").as_deref(), Some("LABEL=a b"));
+        // not a tag: other link directories, nested names, plain devices
+        assert_eq!(t("/dev/disk/by-id/ata-X"), None);
+        assert_eq!(t("/dev/disk/by-uuid/"), None);
+        assert_eq!(t("/dev/disk/by-uuid/a/b"), None);
+        assert_eq!(t("/dev/sda1"), None);
+        // a broken escape stays as written; never a panic on a short tail
+        assert_eq!(udev_unescape("a\\x2"), "a\\x2");
+        assert_eq!(udev_unescape("a\\x+1b"), "a\\x+1b");
+        assert_eq!(udev_unescape("\\x41\\"), "A\\");
     }
 
     #[test]
