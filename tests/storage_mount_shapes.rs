@@ -337,3 +337,90 @@ fn disk_by_links_resolve_like_tags_and_a_shared_uuid_is_a_finding() {
     );
     assert!(!fail[0].explanation.contains("different filesystem"));
 }
+
+/// `nofail` and `_netdev` lines that did not mount: libmount's `mount -a`
+/// goes on past a `nofail` line whose device is missing (exit 0, nothing in
+/// mountinfo), so the host boots with the line unmounted. That is not drift
+/// (there is no mount to compare) but it is said: `storage.fstab-not-mounted`
+/// fails the line with "configured with nofail, not mounted now", the drift
+/// rule compares only the mounted line, and a `noauto` line is not judged.
+#[test]
+fn nofail_lines_that_did_not_mount_are_said_as_such_not_as_drift() {
+    use driftaudit::unstable::{engine, policy::PolicySet, report::Status};
+    if !can_mount() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("mnt");
+    for p in ["up", "gone", "later", "net"] {
+        std::fs::create_dir_all(t.join(p)).unwrap();
+    }
+    let t = t.display().to_string();
+    let fstab = format!(
+        "tmpfs {t}/up tmpfs nosuid,nodev 0 0\n\
+         /dev/disk/by-uuid/00000000-dead-4bad-8bad-000000000000 {t}/gone ext4 defaults,nofail 0 2\n\
+         /dev/disk/by-uuid/00000000-dead-4bad-8bad-000000000001 {t}/later ext4 noauto 0 0\n"
+    );
+    let fstab_path = dir.path().join("fstab");
+    std::fs::write(&fstab_path, &fstab).unwrap();
+    let mountinfo = in_namespace(&format!(
+        "mount -a -T {}\ncat /proc/self/mountinfo",
+        fstab_path.display()
+    ));
+    assert!(mountinfo.contains(&format!(" {t}/up ")), "{mountinfo}");
+    assert!(!mountinfo.contains(&format!(" {t}/gone ")), "{mountinfo}");
+    // the snapshot's fstab also has a network line that is not mounted
+    let fstab = format!("{fstab}//nas/share {t}/net cifs _netdev,vers=3.0 0 0\n");
+    let host = write_snapshot(
+        &dir.path().join("snap"),
+        &[("etc/fstab", &fstab), ("proc/self/mountinfo", &mountinfo)],
+    );
+    let f = facts::gather(&host, &Default::default());
+    let state = |p: &str| record(&f, "fstab", &format!("{t}/{p}"))["mount_state"].to_plain();
+    assert_eq!(state("up"), "mounted");
+    assert_eq!(state("gone"), "configured with nofail, not mounted now");
+    assert_eq!(state("net"), "configured with _netdev, not mounted now");
+    assert!(state("later").starts_with("not mounted now (noauto"));
+
+    let mut p = PolicySet::builtin().unwrap();
+    p.filter(
+        &[
+            "storage.fstab-not-mounted".to_string(),
+            "storage.fstab-live-drift".to_string(),
+        ],
+        &[],
+    )
+    .unwrap();
+    let report = engine::audit_host(&p, &host);
+    let of = |rule: &str, st: Status| -> Vec<_> {
+        report
+            .findings
+            .iter()
+            .filter(|x| x.rule == rule && x.status == st)
+            .collect()
+    };
+    let not_mounted = of("storage.fstab-not-mounted", Status::Fail);
+    let subjects: BTreeSet<String> = not_mounted.iter().map(|x| x.subject[0].clone()).collect();
+    assert_eq!(
+        subjects,
+        BTreeSet::from([format!("{t}/gone"), format!("{t}/net")]),
+        "{not_mounted:#?}"
+    );
+    let gone = not_mounted
+        .iter()
+        .find(|x| x.subject[0].ends_with("/gone"))
+        .unwrap();
+    assert!(
+        gone.explanation
+            .contains("configured with nofail, not mounted now"),
+        "{}",
+        gone.explanation
+    );
+    assert!(of("storage.fstab-live-drift", Status::Fail).is_empty());
+    let pass = of("storage.fstab-live-drift", Status::Pass);
+    assert!(
+        pass[0].explanation.starts_with("1 configured value(s)"),
+        "{}",
+        pass[0].explanation
+    );
+}

@@ -44,6 +44,7 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
         Ok((_, ms)) => ms.iter().map(|m| normalize_point(&m.target)).collect(),
         Err(_) => BTreeSet::new(),
     };
+    let placeholders = automount_placeholders(mounts.as_ref().ok(), fstab.as_ref().ok());
 
     // ext4 layouts first: the fstab model needs each filesystem's superblock defaults
     let mut layouts = Ext4Layouts::default();
@@ -102,8 +103,9 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
                 if fstab_ns.entries.contains_key(&key) {
                     continue;
                 }
+                let placeholder = placeholders.contains(&key);
                 let mounted = if mounts.is_ok() {
-                    Some(live_points.contains(&key))
+                    Some(live_points.contains(&key) && !placeholder)
                 } else {
                     None
                 };
@@ -122,7 +124,7 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
                     ));
                 }
                 let mut s = Setting::new(
-                    Value::Record(fstab_record(e, mounted, &model)),
+                    Value::Record(fstab_record(e, mounted, placeholder, &model)),
                     e.options.clone().unwrap_or_default(),
                     Evidence::line(FSTAB, e.line),
                 );
@@ -156,6 +158,21 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
             let mut block = BlockFiles::default();
             for m in ms {
                 let key = normalize_point(&m.target);
+                if placeholders.contains(&key) && m.fstype == "autofs" {
+                    // the last (visible) mount here is the placeholder: the
+                    // filesystem's own options are not known until it mounts
+                    mount_ns.entries.insert(
+                        key.clone(),
+                        Entry::Unreadable {
+                            reason: format!(
+                                "only systemd's automount placeholder (autofs, {}) is mounted on {key}: the filesystem is mounted at the first access, so its options are not known yet (access it, e.g. `ls {key}`, or `systemctl start` its .mount unit, and audit again)",
+                                m.source
+                            ),
+                            evidence: vec![Evidence::line(path.clone(), m.line)],
+                        },
+                    );
+                    continue;
+                }
                 let mut s = Setting::new(
                     Value::Record(mount_record(host, m, &mut block)),
                     m.options.join(","),
@@ -287,9 +304,61 @@ fn strs(v: &[String]) -> Value {
     Value::List(v.iter().map(|s| Value::Str(s.clone())).collect())
 }
 
+/// Mount points where the visible live mount is an automount placeholder
+/// (autofs) standing for another filesystem: systemd's `systemd-1` autofs
+/// for an `x-systemd.automount` line or an automount unit, or an autofs
+/// mount on a point whose fstab line names another type. A real autofs
+/// map (automount(8) with its own fstab `autofs` line) is not one.
+fn automount_placeholders(
+    mounts: Option<&(String, Vec<Mount>)>,
+    fstab: Option<&Vec<FstabEntry>>,
+) -> BTreeSet<String> {
+    let mut visible: BTreeMap<String, &Mount> = BTreeMap::new();
+    for m in mounts.map(|(_, ms)| ms.as_slice()).unwrap_or(&[]) {
+        visible.insert(normalize_point(&m.target), m);
+    }
+    let first_line = |key: &str| fstab.and_then(|es| es.iter().find(|e| fstab_key(e) == key));
+    visible
+        .into_iter()
+        .filter(|(key, m)| {
+            m.fstype == "autofs"
+                && (m.source == "systemd-1"
+                    || first_line(key).is_some_and(|e| {
+                        e.vfstype != "autofs"
+                            || e.option_list().iter().any(|o| o == "x-systemd.automount")
+                    }))
+        })
+        .map(|(k, _)| k)
+        .collect()
+}
+
+/// What an fstab line's mount point holds now, for people: `mounted`, the
+/// automount placeholder, or why nothing is mounted (`noauto`, `nofail`,
+/// `_netdev` lines are expected not to be, or allowed to fail).
+fn mount_state(opts: &[String], mounted: bool, placeholder: bool) -> String {
+    let has = |w: &str| opts.iter().any(|o| o == w);
+    if mounted {
+        return "mounted".into();
+    }
+    if placeholder {
+        return "automount (x-systemd.automount): systemd's autofs placeholder is mounted, the filesystem itself mounts at the first access".into();
+    }
+    if has("noauto") {
+        return "not mounted now (noauto: mounted only by hand or by a unit that asks for it)"
+            .into();
+    }
+    match (has("nofail"), has("_netdev")) {
+        (true, true) => "configured with nofail and _netdev, not mounted now".into(),
+        (true, false) => "configured with nofail, not mounted now".into(),
+        (false, true) => "configured with _netdev, not mounted now".into(),
+        (false, false) => "not mounted now".into(),
+    }
+}
+
 fn fstab_record(
     e: &FstabEntry,
     mounted: Option<bool>,
+    placeholder: bool,
     model: &FstabModel,
 ) -> BTreeMap<String, Value> {
     let opts = expand_defaults(&e.option_list());
@@ -305,8 +374,20 @@ fn fstab_record(
         "noauto".into(),
         Value::Bool(opts.iter().any(|o| o == "noauto")),
     );
+    for (field, word) in [
+        ("nofail", "nofail"),
+        ("netdev", "_netdev"),
+        ("automount", "x-systemd.automount"),
+    ] {
+        r.insert(field.into(), Value::Bool(opts.iter().any(|o| o == word)));
+    }
+    r.insert("automount_placeholder".into(), Value::Bool(placeholder));
     if let Some(m) = mounted {
         r.insert("mounted".into(), Value::Bool(m));
+        r.insert(
+            "mount_state".into(),
+            Value::Str(mount_state(&opts, m, placeholder)),
+        );
     }
     if !model.cause.is_empty() {
         r.insert("drift_cause".into(), Value::Str(model.cause.clone()));
@@ -447,7 +528,8 @@ impl FstabModel {
             .iter()
             .filter(|o| !running.contains(o))
             .collect();
-        if missing.is_empty() {
+        // an automount placeholder is no drift: the mount namespace says so
+        if missing.is_empty() || (m.fstype == "autofs" && e.vfstype != "autofs") {
             return String::new();
         }
         let different = match &spec_device {
