@@ -1,8 +1,10 @@
-//! Storage facts: `/etc/fstab`, live mounts (mountinfo or /proc/mounts), ext4
-//! layout (snapshot captures or the live device's superblock) and whether a
-//! mount's disk is rotational (`/sys/block`). Produces the `fstab`, `mount`
-//! and `ext4` namespaces, keyed by mount point. All I/O goes through [`Host`];
-//! parsing lives in `parse::{fstab, mountinfo, ext4}`.
+//! Storage facts: `/etc/fstab` and the systemd `.mount` units no fstab line
+//! names (the configured mounts), live mounts (mountinfo or /proc/mounts),
+//! ext4 layout (snapshot captures or the live device's superblock, found by
+//! device, UUID or label) and whether a mount's disk is rotational
+//! (`/sys/block`). Produces the `fstab`, `mount` and `ext4` namespaces,
+//! keyed by mount point. All I/O goes through [`Host`]; parsing lives in
+//! `parse::{fstab, mountinfo, mountunit, ext4}`.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -11,6 +13,7 @@ use crate::parse::ext4::{parse_device_head, parse_text, Ext4Layout};
 use crate::parse::fstab::{self, expand_defaults, kernel_atime, spec_tag, FstabEntry};
 use crate::parse::mountinfo::{parse_mountinfo, parse_mounts, Mount};
 use crate::parse::mountopts::{self, Canonical, Ext4Defaults, FsContext, PER_MOUNT_FLAGS};
+use crate::parse::mountunit;
 use crate::secret::{redact_text, FileKind};
 use crate::value::Value;
 
@@ -144,6 +147,73 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
                 if !notes.is_empty() {
                     s.note = Some(notes.join("; "));
                 }
+                fstab_ns.entries.insert(key, Entry::Set(s));
+            }
+            // mounts systemd makes from .mount units that no fstab line names
+            for u in read_mount_units(host, facts) {
+                let from_fstab = u
+                    .unit
+                    .source_path
+                    .as_ref()
+                    .is_some_and(|p| normalize_point(&p.value) == FSTAB);
+                let key = u.point.clone();
+                if from_fstab || fstab_ns.entries.contains_key(&key) {
+                    continue; // the fstab line is the configuration (the generator's copy of it)
+                }
+                let Some(what) = &u.unit.what else {
+                    facts.issues.push(FileIssue::problem(
+                        "mount-unit",
+                        &u.files[0],
+                        None,
+                        format!("{} has no What=: systemd refuses to load it", u.name),
+                    ));
+                    continue;
+                };
+                let line = u.unit.options.as_ref().map_or(what.line, |o| o.line);
+                let e = FstabEntry {
+                    line,
+                    spec: what.value.clone(),
+                    file: key.clone(),
+                    vfstype: u
+                        .unit
+                        .fstype
+                        .as_ref()
+                        .map_or_else(|| "auto".to_string(), |t| t.value.clone()),
+                    options: u.unit.options.as_ref().map(|o| o.value.clone()),
+                    freq: 0,
+                    passno: 0,
+                };
+                let placeholder = placeholders.contains(&key);
+                let mounted = mounts
+                    .is_ok()
+                    .then(|| live_points.contains(&key) && !placeholder);
+                let spec_device = spec_device(host, &e.spec);
+                let model = FstabModel::new(
+                    &e,
+                    &key,
+                    entries,
+                    live,
+                    &layouts,
+                    facts,
+                    spec_device.map(|d| (d, None)),
+                );
+                let mut r = fstab_record(&e, mounted, placeholder, &model);
+                r.insert("unit".into(), Value::Str(u.name.clone()));
+                r.insert("unit_files".into(), strs(&u.files));
+                let at = if u.unit.options.is_some() {
+                    Evidence::line(u.options_file.clone(), line)
+                } else {
+                    Evidence::line(u.files[0].clone(), what.line)
+                };
+                let mut s =
+                    Setting::new(Value::Record(r), e.options.clone().unwrap_or_default(), at);
+                let mut notes = vec![format!(
+                    "mounted by the systemd unit {} ({}); no /etc/fstab line names {key}",
+                    u.name,
+                    u.files.join(", ")
+                )];
+                notes.extend(model.notes());
+                s.note = Some(notes.join("; "));
                 fstab_ns.entries.insert(key, Entry::Set(s));
             }
         }
@@ -819,6 +889,135 @@ fn read_fstab(host: &Host, facts: &mut Facts) -> Result<Vec<FstabEntry>, String>
             Err(format!("{FSTAB}: {e}"))
         }
     }
+}
+
+/// The unit directories systemd (252) loads `.mount` units from, highest
+/// priority first (systemd.unit(5), "Unit File Load Path"): the first
+/// directory holding `NAME.mount` gives the unit, and a drop-in
+/// `NAME.mount.d/X.conf` in a higher directory hides the same `X.conf` in a
+/// lower one. `/run/systemd/generator` is where systemd-fstab-generator puts
+/// the units it makes from /etc/fstab.
+pub const UNIT_DIRS: [&str; 7] = [
+    "/etc/systemd/system",
+    "/run/systemd/system",
+    "/run/systemd/generator",
+    "/usr/local/lib/systemd/system",
+    "/usr/lib/systemd/system",
+    "/lib/systemd/system",
+    "/run/systemd/generator.late",
+];
+
+/// Most `.mount` units (and drop-ins per unit) read from one host.
+const MAX_UNITS: usize = 512;
+
+/// A `.mount` unit as systemd loads it.
+pub struct UnitMount {
+    /// `srv-data.mount`.
+    pub name: String,
+    /// The mount point (`Where=`, which systemd requires to match the name).
+    pub point: String,
+    /// The unit file, then its drop-ins in the order they apply.
+    pub files: Vec<String>,
+    /// The `[Mount]` settings after every file.
+    pub unit: mountunit::MountUnit,
+    /// The file whose line set `Options=` last.
+    pub options_file: String,
+}
+
+/// The `.mount` units of a host, each read with its drop-ins. Masked units
+/// (linked to /dev/null) and units systemd refuses (a `Where=` that is not
+/// the path the name encodes) are left out, the latter with an issue.
+pub fn read_mount_units(host: &Host, facts: &mut Facts) -> Vec<UnitMount> {
+    let mut names: BTreeMap<String, String> = BTreeMap::new();
+    for dir in UNIT_DIRS {
+        let Ok(list) = host.read_dir(dir) else {
+            continue;
+        };
+        for e in list.iter().filter(|e| e.name.ends_with(".mount")) {
+            if names.len() >= MAX_UNITS {
+                break;
+            }
+            names
+                .entry(e.name.clone())
+                .or_insert_with(|| format!("{dir}/{}", e.name));
+        }
+    }
+    let mut out = Vec::new();
+    for (name, path) in names {
+        if host.resolve(&path).is_ok_and(|r| r == "/dev/null") {
+            continue; // masked
+        }
+        let Some(from_name) = mountunit::unit_path(&name) else {
+            continue;
+        };
+        let mut drop_ins: BTreeMap<String, String> = BTreeMap::new();
+        for dir in UNIT_DIRS {
+            let d = format!("{dir}/{name}.d");
+            let Ok(list) = host.read_dir(&d) else {
+                continue;
+            };
+            for e in list.iter().filter(|e| e.name.ends_with(".conf")) {
+                if drop_ins.len() >= MAX_UNITS {
+                    break;
+                }
+                drop_ins
+                    .entry(e.name.clone())
+                    .or_insert_with(|| format!("{d}/{}", e.name));
+            }
+        }
+        let mut files = vec![path.clone()];
+        files.extend(
+            drop_ins
+                .into_values()
+                .filter(|p| !host.resolve(p).is_ok_and(|r| r == "/dev/null")),
+        );
+        let mut unit = mountunit::MountUnit::default();
+        let mut options_file = path.clone();
+        for f in &files {
+            let text = match host.read_to_string(f) {
+                Ok(t) => t,
+                Err(ReadError::NotFound) => continue,
+                Err(e) => {
+                    facts
+                        .issues
+                        .push(FileIssue::unreadable("mount-unit", f, &e));
+                    continue;
+                }
+            };
+            let before = unit.options.clone();
+            for i in mountunit::apply(&mut unit, &text) {
+                facts
+                    .issues
+                    .push(FileIssue::from_parse("mount-unit", f, &i));
+            }
+            if unit.options != before {
+                options_file = f.clone();
+            }
+        }
+        let point = match &unit.where_ {
+            Some(w) if normalize_point(&w.value) != from_name => {
+                facts.issues.push(FileIssue::problem(
+                    "mount-unit",
+                    &path,
+                    Some(w.line),
+                    format!(
+                        "Where={} is not the path the unit name {name} stands for ({from_name}): systemd refuses to load this unit; rename it to `systemd-escape --path --suffix=mount {}`",
+                        w.value, w.value
+                    ),
+                ));
+                continue;
+            }
+            _ => from_name,
+        };
+        out.push(UnitMount {
+            name,
+            point,
+            files,
+            unit,
+            options_file,
+        });
+    }
+    out
 }
 
 /// Resolve `UUID=`/`LABEL=`/`PARTUUID=`/`PARTLABEL=` through `/dev/disk/by-*`

@@ -2,7 +2,7 @@
 // policies/*.yaml: the built-in policies, compiled. Do not edit.
 
 /// Hash of the YAML this was generated from.
-const FROZEN_FROM: u64 = 0xc2bbd923cd1f22c2;
+const FROZEN_FROM: u64 = 0xf9bf34063ae966b7;
 
 /// The built-in policies and rules.
 #[rustfmt::skip]
@@ -337,7 +337,7 @@ source:RuleSource{path:s("policies/storage.yaml"),line:240},
 breakdown:None,
 remedy:None,
 overridden:Vec::new(),
-for_each:Some(Box::new(ForEach{source:ForEachSource::Records{ns:s("fstab"),filter:Some((Expr::Binary(BinOp::And,b(Expr::Binary(BinOp::And,b(Expr::Binary(BinOp::And,b(Expr::Unary(UnOp::Not,b(Expr::Call(s("matches"),vec![Expr::Field(b(Expr::Name(s("e"))),s("key")),Expr::List(vec![Expr::Lit(Value::Str(s("swap:*"))),Expr::Lit(Value::Str(s("other:*"))),]),])))),b(Expr::Unary(UnOp::Not,b(Expr::Field(b(Expr::Name(s("e"))),s("noauto"))))))),b(Expr::Unary(UnOp::Not,b(Expr::Field(b(Expr::Name(s("e"))),s("automount_placeholder"))))))),b(Expr::Binary(BinOp::Eq,b(Expr::Field(b(Expr::Name(s("e"))),s("mounted"))),b(Expr::Lit(Value::Bool(false)))))),s("not matches(e.key, [\"swap:*\", \"other:*\"]) and not e.noauto and not e.automount_placeholder and e.mounted == false")))},bind:s("e"),subject:None,setting_key:None,alias:None,only:Vec::new(),skip:Vec::new(),item_params:vec![],except:vec![]}))},
+for_each:Some(Box::new(ForEach{source:ForEachSource::Records{ns:s("fstab"),filter:Some((Expr::Binary(BinOp::And,b(Expr::Binary(BinOp::And,b(Expr::Binary(BinOp::And,b(Expr::Binary(BinOp::And,b(Expr::Unary(UnOp::Not,b(Expr::Call(s("matches"),vec![Expr::Field(b(Expr::Name(s("e"))),s("key")),Expr::List(vec![Expr::Lit(Value::Str(s("swap:*"))),Expr::Lit(Value::Str(s("other:*"))),]),])))),b(Expr::Unary(UnOp::Not,b(Expr::Call(s("present"),vec![Expr::Field(b(Expr::Name(s("e"))),s("unit")),])))))),b(Expr::Unary(UnOp::Not,b(Expr::Field(b(Expr::Name(s("e"))),s("noauto"))))))),b(Expr::Unary(UnOp::Not,b(Expr::Field(b(Expr::Name(s("e"))),s("automount_placeholder"))))))),b(Expr::Binary(BinOp::Eq,b(Expr::Field(b(Expr::Name(s("e"))),s("mounted"))),b(Expr::Lit(Value::Bool(false)))))),s("not matches(e.key, [\"swap:*\", \"other:*\"]) and not present(e.unit) and not e.noauto and not e.automount_placeholder and e.mounted == false")))},bind:s("e"),subject:None,setting_key:None,alias:None,only:Vec::new(),skip:Vec::new(),item_params:vec![],except:vec![]}))},
 Rule{id:s("storage.dir-index"),policy:s("storage"),title:s("The database or index directory's ext4 volume has hashed directories (dir_index)"),severity:Severity::Medium,
 applies:vec![],
 lets:BTreeMap::from([(s("fs"),Expr::Setting(s("ext4"),b(Expr::Name(s("point"))))),(s("point"),Expr::Call(s("mount_of"),vec![Expr::Field(b(Expr::Name(s("dir"))),s("path")),])),]),
