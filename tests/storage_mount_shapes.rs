@@ -678,6 +678,93 @@ fn a_snapshot_keeps_the_hosts_mount_units() {
             })
             .collect()
     };
-    assert!(!units_of(&live).is_empty(), "this host's units were not read");
+    assert!(
+        !units_of(&live).is_empty(),
+        "this host's units were not read"
+    );
     assert_eq!(units_of(&live), units_of(&from_snap));
+}
+
+/// Small ext4 filesystems with 1 KiB blocks: the inode count mke2fs makes
+/// is rounded (to whole inode-table blocks per group, with few groups), so
+/// many `-i` values give one layout. The range driftaudit derives is
+/// checked against real mke2fs itself: `-i lo` and `-i hi` make the same
+/// inode count, `-i lo-1` and `-i hi+1` do not (where mke2fs accepts them),
+/// and when the range holds more than the picked value the record says
+/// `approximate (... the range lo..hi gives this layout)`.
+#[test]
+fn small_1k_block_filesystems_say_which_inode_ratios_give_their_layout() {
+    use driftaudit::unstable::parse::ext4::parse_text;
+    let (Some(mkfs), Some(dumpe2fs)) = (
+        common::tool("mkfs.ext4", "e2fsprogs"),
+        common::tool("dumpe2fs", "e2fsprogs"),
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("img");
+    let inodes = |size_mib: u64, ratio: u64| -> Option<(u64, String)> {
+        let f = std::fs::File::create(&img).unwrap();
+        f.set_len(size_mib * 1024 * 1024).unwrap();
+        drop(f);
+        let out = Command::new(&mkfs)
+            .args(["-q", "-F", "-b", "1024", "-i", &ratio.to_string()])
+            .arg(&img)
+            .output()
+            .unwrap();
+        if !out.status.success() {
+            return None; // a ratio mke2fs refuses
+        }
+        let d = Command::new(&dumpe2fs)
+            .arg("-h")
+            .arg(&img)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&d.stdout).into_owned();
+        let l = parse_text(&text).0.expect("dumpe2fs listing");
+        Some((l.inode_count, text))
+    };
+    let mut approximate = 0;
+    for size in [4u64, 8, 16, 64] {
+        for ratio in [1024u64, 3000, 4096, 8192, 12345, 65536] {
+            let Some((count, text)) = inodes(size, ratio) else {
+                continue;
+            };
+            let what = format!("{size} MiB -b 1024 -i {ratio}");
+            let l = parse_text(&text).0.unwrap();
+            let (lo, hi) = l
+                .inode_ratio_range()
+                .unwrap_or_else(|| panic!("{what}: no range"));
+            assert!(lo <= ratio && ratio <= hi, "{what}: {lo}..={hi}");
+            for r in [lo, hi] {
+                assert_eq!(
+                    inodes(size, r).map(|x| x.0),
+                    Some(count),
+                    "{what}: -i {r} in {lo}..={hi}"
+                );
+            }
+            for r in [lo - 1, hi + 1] {
+                if let Some((c, _)) = inodes(size, r) {
+                    assert_ne!(
+                        c, count,
+                        "{what}: -i {r} outside {lo}..={hi} gives the same layout"
+                    );
+                }
+            }
+            let picked = l.bytes_per_inode().unwrap();
+            assert!(lo <= picked && picked <= hi, "{what}");
+            match l.bytes_per_inode_approximation() {
+                Some(a) => {
+                    approximate += 1;
+                    assert!(!l.bytes_per_inode_is_exact());
+                    assert!(
+                        a.contains(&format!("the range {lo}..{hi} gives this layout")),
+                        "{what}: {a}"
+                    );
+                }
+                None => assert!(l.bytes_per_inode_is_exact(), "{what}"),
+            }
+        }
+    }
+    assert!(approximate > 0, "some small layouts are ambiguous");
 }
