@@ -768,3 +768,46 @@ fn small_1k_block_filesystems_say_which_inode_ratios_give_their_layout() {
     }
     assert!(approximate > 0, "some small layouts are ambiguous");
 }
+
+/// The rotational flag a rule needs is never a silent skip: a data
+/// directory whose mount has no `/dev/` source (a ZFS dataset, an NFS
+/// export, an overlay) or whose snapshot lacks /sys/block is `unknown` with
+/// what would decide it; the old code skipped the first kind ("has no field
+/// `rotational`"). Memory (tmpfs) spins nothing.
+#[test]
+fn rotational_that_the_host_data_cannot_tell_is_unknown_with_what_decides_it() {
+    use driftaudit::unstable::{engine, policy::PolicySet, report::Status};
+    let cases = [
+        ("22 20 0:50 / /var/lib/mysql rw,noatime - zfs tank/mysql rw,xattr", Status::Unknown, "zpool status tank"),
+        ("22 20 0:51 / /var/lib/mysql rw,noatime - nfs4 nas:/export/db rw,vers=4.2", Status::Unknown, "network filesystem"),
+        ("22 20 0:52 / /var/lib/mysql rw,relatime - overlay overlay rw,lowerdir=/a,upperdir=/b,workdir=/c", Status::Unknown, "not a block device"),
+        ("22 20 8:17 / /var/lib/mysql rw,noatime - ext4 /dev/sdb1 rw", Status::Unknown, "/sys/block is not in the snapshot"),
+        ("22 20 0:53 / /var/lib/mysql rw,noatime - tmpfs tmpfs rw,size=1048576k", Status::Pass, ""),
+    ];
+    for (line, want, text) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let mountinfo = format!("20 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw\n{line}\n");
+        let host = write_snapshot(
+            dir.path(),
+            &[
+                ("etc/mysql/my.cnf", "[mysqld]\ndatadir=/var/lib/mysql\n"),
+                ("var/lib/mysql/ibdata1", ""),
+                ("proc/self/mountinfo", &mountinfo),
+            ],
+        );
+        let mut p = PolicySet::builtin().unwrap();
+        p.filter(&["storage.mysql-on-rotational".to_string()], &[])
+            .unwrap();
+        let report = engine::audit_host(&p, &host);
+        let f = report
+            .findings
+            .iter()
+            .find(|f| {
+                f.rule == "storage.on-rotational"
+                    && f.subject.first().map(String::as_str) == Some("mysql")
+            })
+            .unwrap_or_else(|| panic!("{line}: {:#?}", report.findings));
+        assert_eq!(f.status, want, "{line}: {}", f.explanation);
+        assert!(f.explanation.contains(text), "{line}: {}", f.explanation);
+    }
+}

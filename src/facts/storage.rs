@@ -821,7 +821,14 @@ fn mount_record(host: &Host, m: &Mount, block: &mut BlockFiles) -> BTreeMap<Stri
                 )),
             );
         }
-        (None, None) => {}
+        (None, None) => {
+            if let Some(why) = not_a_block_device(m) {
+                r.insert("rotational?".into(), Value::Str(why));
+            } else if matches!(m.fstype.as_str(), "tmpfs" | "ramfs") {
+                // memory: nothing spins
+                r.insert("rotational".into(), Value::Bool(false));
+            }
+        }
     }
     r.insert("virtual_disk".into(), Value::Bool(md.virtual_disk));
     // what a rule about sharing a volume says of a virtual disk: one
@@ -840,6 +847,76 @@ fn mount_record(host: &Host, m: &Mount, block: &mut BlockFiles) -> BTreeMap<Stri
         r.insert("disks".into(), Value::Str(md.leaves.join(", ")));
     }
     r
+}
+
+/// Why a mount whose source is not a `/dev/` block device has no
+/// rotational flag, and what would tell it; `None` for kernel pseudo
+/// filesystems and memory, which no data directory lives on.
+fn not_a_block_device(m: &Mount) -> Option<String> {
+    let fs = m.fstype.as_str();
+    let pseudo = matches!(
+        fs,
+        "proc"
+            | "sysfs"
+            | "cgroup"
+            | "cgroup2"
+            | "devpts"
+            | "mqueue"
+            | "debugfs"
+            | "tracefs"
+            | "securityfs"
+            | "pstore"
+            | "bpf"
+            | "configfs"
+            | "fusectl"
+            | "hugetlbfs"
+            | "autofs"
+            | "binfmt_misc"
+            | "efivarfs"
+            | "selinuxfs"
+            | "nsfs"
+            | "rpc_pipefs"
+            | "devtmpfs"
+            | "tmpfs"
+            | "ramfs"
+    );
+    if pseudo || m.source.starts_with("/dev/") {
+        return None;
+    }
+    let network = matches!(
+        fs,
+        "nfs"
+            | "nfs4"
+            | "cifs"
+            | "smb3"
+            | "smbfs"
+            | "ceph"
+            | "glusterfs"
+            | "9p"
+            | "fuse.sshfs"
+            | "fuse.glusterfs"
+            | "fuse.cephfs"
+            | "lustre"
+            | "gpfs"
+            | "beegfs"
+    );
+    Some(if network {
+        format!(
+            "{} is a network filesystem ({fs}): its disks are on the server, which this host's /sys/block does not describe; judge them there",
+            m.source
+        )
+    } else if fs == "zfs" {
+        let pool = m.source.split('/').next().unwrap_or(&m.source);
+        format!(
+            "{} is a ZFS dataset: the disks of pool {pool} decide (`zpool status {pool}` lists them; each one's /sys/block/DEV/queue/rotational)",
+            m.source
+        )
+    } else {
+        format!(
+            "the source {} ({fs}) is not a block device, so the mount table does not say which disks hold it",
+            m.source
+        )
+    })
 }
 
 fn read_mounts(host: &Host, facts: &mut Facts) -> Result<(String, Vec<Mount>), String> {
