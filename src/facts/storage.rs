@@ -47,7 +47,12 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
         Ok((_, ms)) => ms.iter().map(|m| normalize_point(&m.target)).collect(),
         Err(_) => BTreeSet::new(),
     };
-    let placeholders = automount_placeholders(mounts.as_ref().ok(), fstab.as_ref().ok());
+    // .mount units configure the mount points no fstab line names
+    let units = match &fstab {
+        Ok(_) if wanted("fstab") || wanted("mount") => read_mount_units(host, facts),
+        _ => Vec::new(),
+    };
+    let placeholders = automount_placeholders(mounts.as_ref().ok(), fstab.as_ref().ok(), &units);
 
     // ext4 layouts first: the fstab model needs each filesystem's superblock defaults
     let mut layouts = Ext4Layouts::default();
@@ -150,7 +155,7 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
                 fstab_ns.entries.insert(key, Entry::Set(s));
             }
             // mounts systemd makes from .mount units that no fstab line names
-            for u in read_mount_units(host, facts) {
+            for u in &units {
                 let from_fstab = u
                     .unit
                     .source_path
@@ -375,13 +380,15 @@ fn strs(v: &[String]) -> Value {
 }
 
 /// Mount points where the visible live mount is an automount placeholder
-/// (autofs) standing for another filesystem: systemd's `systemd-1` autofs
-/// for an `x-systemd.automount` line or an automount unit, or an autofs
-/// mount on a point whose fstab line names another type. A real autofs
-/// map (automount(8) with its own fstab `autofs` line) is not one.
+/// (autofs) standing for a configured filesystem: the fstab line (its
+/// `x-systemd.automount`, or a type other than autofs) or `.mount` unit for
+/// that point says what will be mounted at the first access. An autofs
+/// mount nothing configures (systemd's own binfmt_misc automount, an
+/// automount(8) map) is a mount like any other.
 fn automount_placeholders(
     mounts: Option<&(String, Vec<Mount>)>,
     fstab: Option<&Vec<FstabEntry>>,
+    units: &[UnitMount],
 ) -> BTreeSet<String> {
     let mut visible: BTreeMap<String, &Mount> = BTreeMap::new();
     for m in mounts.map(|(_, ms)| ms.as_slice()).unwrap_or(&[]) {
@@ -392,11 +399,12 @@ fn automount_placeholders(
         .into_iter()
         .filter(|(key, m)| {
             m.fstype == "autofs"
-                && (m.source == "systemd-1"
-                    || first_line(key).is_some_and(|e| {
-                        e.vfstype != "autofs"
-                            || e.option_list().iter().any(|o| o == "x-systemd.automount")
-                    }))
+                && (first_line(key).is_some_and(|e| {
+                    e.vfstype != "autofs"
+                        || e.option_list().iter().any(|o| o == "x-systemd.automount")
+                }) || units.iter().any(|u| {
+                    u.point == *key && u.unit.fstype.as_ref().is_none_or(|t| t.value != "autofs")
+                }))
         })
         .map(|(k, _)| k)
         .collect()
