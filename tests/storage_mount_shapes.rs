@@ -811,3 +811,65 @@ fn rotational_that_the_host_data_cannot_tell_is_unknown_with_what_decides_it() {
         assert!(f.explanation.contains(text), "{line}: {}", f.explanation);
     }
 }
+
+/// Hostile unit directories: thousands of `.mount` units and drop-ins, a
+/// 200 KiB `Options=` line, a binary unit. The reader takes at most 512
+/// units and 512 drop-ins per unit, ignores the over-long line with an
+/// issue at its line (never a cut value), and never panics.
+#[test]
+fn hostile_mount_unit_directories_are_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let etc = root.join("etc/systemd/system");
+    std::fs::create_dir_all(etc.join("srv-a.mount.d")).unwrap();
+    std::fs::write(root.join("etc/fstab"), "/dev/sda1 / ext4 defaults 0 1\n").unwrap();
+    for i in 0..3000 {
+        std::fs::write(
+            etc.join(format!("m{i:04}.mount")),
+            format!("[Mount]\nWhat=tmpfs\nWhere=/m{i:04}\nType=tmpfs\n"),
+        )
+        .unwrap();
+        std::fs::write(
+            etc.join(format!("srv-a.mount.d/{i:04}.conf")),
+            "[Mount]\nOptions=ro\n",
+        )
+        .unwrap();
+    }
+    let long = format!(
+        "[Mount]\nWhat=/dev/sdb1\nType=ext4\nOptions={}\n",
+        "a,".repeat(100_000)
+    );
+    std::fs::write(etc.join("srv-a.mount"), long).unwrap();
+    std::fs::write(
+        etc.join("srv-b.mount"),
+        b"\xff\xfe[Mount]\x00What=\x01\n\\\n",
+    )
+    .unwrap();
+    let host = Host::snapshot(root).unwrap();
+    let started = std::time::Instant::now();
+    let f = facts::gather(&host, &Default::default());
+    let units = f.namespaces["fstab"]
+        .entries
+        .values()
+        .filter(|e| matches!(e, Entry::Set(s) if matches!(&s.value, Value::Record(r) if r.contains_key("unit"))))
+        .count();
+    assert!(units <= 512, "{units} units read");
+    assert!(started.elapsed().as_secs() < 20, "{:?}", started.elapsed());
+    // srv-a sorts after the m* units, beyond the bound: what is said of the
+    // long line is only said when it is read, so read srv-a alone
+    let dir2 = tempfile::tempdir().unwrap();
+    let etc2 = dir2.path().join("etc/systemd/system");
+    std::fs::create_dir_all(&etc2).unwrap();
+    std::fs::write(dir2.path().join("etc/fstab"), "").unwrap();
+    std::fs::copy(etc.join("srv-a.mount"), etc2.join("srv-a.mount")).unwrap();
+    let f = facts::gather(&Host::snapshot(dir2.path()).unwrap(), &Default::default());
+    let r = record(&f, "fstab", "/srv/a");
+    assert_eq!(r["options"], Value::List(vec![]), "a cut value is no value");
+    assert!(
+        f.issues
+            .iter()
+            .any(|i| i.line == Some(4) && i.message.contains("longer than 64 KiB")),
+        "{:#?}",
+        f.issues
+    );
+}
