@@ -620,6 +620,22 @@ fn mount_units_are_read_with_drop_ins_as_systemd_loads_them() {
         "{}",
         fail[0].explanation
     );
+
+    // `fix` edits /etc/fstab lines only: a unit's Options= line is not an
+    // fstab line, so the drift is not fixable by a patch and says why
+    let plan = driftaudit::unstable::fix::plan(
+        &PolicySet::builtin().unwrap(),
+        Some(&snap),
+        &Default::default(),
+    )
+    .unwrap();
+    assert!(!plan.patch.contains("srv-data.mount"), "{}", plan.patch);
+    let why: Vec<String> = plan.unfixable.iter().map(|u| format!("{u:?}")).collect();
+    assert!(
+        why.iter()
+            .any(|w| w.contains("/srv/data") && w.contains("srv-data.mount")),
+        "{why:#?}"
+    );
 }
 
 fn list_in_order(r: &std::collections::BTreeMap<String, Value>, field: &str) -> Vec<String> {
