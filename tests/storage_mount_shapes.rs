@@ -889,3 +889,49 @@ fn hostile_mount_unit_directories_are_bounded() {
         f.issues
     );
 }
+
+/// A host with no /etc/fstab that mounts its data volume by a `.mount`
+/// unit (image-based and minimal systems): the unit is the configuration,
+/// so the noatime rule on the configured side judges the unit's Options=
+/// (it was unknown: "/etc/fstab does not exist"); without units such a host
+/// stays as before.
+#[test]
+fn a_host_without_fstab_is_judged_from_its_mount_units() {
+    use driftaudit::unstable::{engine, policy::PolicySet, report::Status};
+    let dir = tempfile::tempdir().unwrap();
+    let host = write_snapshot(
+        dir.path(),
+        &[
+            ("etc/mysql/my.cnf", "[mysqld]\ndatadir=/var/lib/mysql\n"),
+            ("var/lib/mysql/ibdata1", ""),
+            (
+                "etc/systemd/system/var-lib-mysql.mount",
+                "[Mount]\nWhat=/dev/vdb1\nWhere=/var/lib/mysql\nType=ext4\nOptions=defaults,relatime\n",
+            ),
+            (
+                "proc/self/mountinfo",
+                "20 1 8:1 / / rw,relatime - ext4 /dev/vda1 rw\n22 20 8:17 / /var/lib/mysql rw,relatime - ext4 /dev/vdb1 rw\n",
+            ),
+        ],
+    );
+    let mut p = PolicySet::builtin().unwrap();
+    p.filter(&["storage.noatime-mysql-fstab".to_string()], &[])
+        .unwrap();
+    let report = engine::audit_host(&p, &host);
+    let f = report
+        .findings
+        .iter()
+        .find(|f| {
+            f.rule == "storage.noatime-fstab"
+                && f.subject.first().map(String::as_str) == Some("mysql")
+        })
+        .unwrap_or_else(|| panic!("{:#?}", report.findings));
+    assert_eq!(f.status, Status::Fail, "{}", f.explanation);
+    assert!(
+        f.evidence
+            .iter()
+            .any(|e| e.to_string() == "/etc/systemd/system/var-lib-mysql.mount:5"),
+        "{:?}",
+        f.evidence
+    );
+}

@@ -48,9 +48,18 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
         Err(_) => BTreeSet::new(),
     };
     // .mount units configure the mount points no fstab line names
-    let units = match &fstab {
-        Ok(_) if wanted("fstab") || wanted("mount") => read_mount_units(host, facts),
-        _ => Vec::new(),
+    let no_fstab = matches!(&fstab, Err(r) if *r == format!("{FSTAB} does not exist"));
+    let units = if (fstab.is_ok() || no_fstab) && (wanted("fstab") || wanted("mount")) {
+        read_mount_units(host, facts)
+    } else {
+        Vec::new()
+    };
+    // a host without /etc/fstab that mounts by units (a minimal or
+    // image-based system): the units are its configured mounts
+    let fstab = if no_fstab && !units.is_empty() {
+        Ok(Vec::new())
+    } else {
+        fstab
     };
     let placeholders = automount_placeholders(mounts.as_ref().ok(), fstab.as_ref().ok(), &units);
 
