@@ -652,7 +652,20 @@ pub(super) fn check(
 ) -> Vec<Finding> {
     let items = match expand(rule, policy, facts, fe) {
         Ok(items) => items,
-        Err(f) => return vec![*f],
+        Err(f) => {
+            // a set that cannot be listed on a host the rule does not apply
+            // to (no fstab, no storage at all) is the rule's skip, as for a
+            // rule without `for_each`; only a condition met leaves the unknown
+            if f.status == Status::Unknown {
+                let cx = RuleCx::new(facts, rule, policy);
+                if let Some(skip) = super::applies::first_unmet(rule, policy, &cx) {
+                    if skip.status == Status::Skip {
+                        return vec![skip];
+                    }
+                }
+            }
+            return vec![*f];
+        }
     };
     // the rule as its items see it, `for_each` gone: made once, not per item
     let base = copy_with(rule, rule.applies.clone());

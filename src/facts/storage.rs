@@ -1,8 +1,10 @@
-//! Storage facts: `/etc/fstab`, live mounts (mountinfo or /proc/mounts), ext4
-//! layout (snapshot captures or the live device's superblock) and whether a
-//! mount's disk is rotational (`/sys/block`). Produces the `fstab`, `mount`
-//! and `ext4` namespaces, keyed by mount point. All I/O goes through [`Host`];
-//! parsing lives in `parse::{fstab, mountinfo, ext4}`.
+//! Storage facts: `/etc/fstab` and the systemd `.mount` units no fstab line
+//! names (the configured mounts), live mounts (mountinfo or /proc/mounts),
+//! ext4 layout (snapshot captures or the live device's superblock, found by
+//! device, UUID or label) and whether a mount's disk is rotational
+//! (`/sys/block`). Produces the `fstab`, `mount` and `ext4` namespaces,
+//! keyed by mount point. All I/O goes through [`Host`]; parsing lives in
+//! `parse::{fstab, mountinfo, mountunit, ext4}`.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -11,6 +13,7 @@ use crate::parse::ext4::{parse_device_head, parse_text, Ext4Layout};
 use crate::parse::fstab::{self, expand_defaults, kernel_atime, spec_tag, FstabEntry};
 use crate::parse::mountinfo::{parse_mountinfo, parse_mounts, Mount};
 use crate::parse::mountopts::{self, Canonical, Ext4Defaults, FsContext, PER_MOUNT_FLAGS};
+use crate::parse::mountunit;
 use crate::secret::{redact_text, FileKind};
 use crate::value::Value;
 
@@ -44,6 +47,21 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
         Ok((_, ms)) => ms.iter().map(|m| normalize_point(&m.target)).collect(),
         Err(_) => BTreeSet::new(),
     };
+    // .mount units configure the mount points no fstab line names
+    let no_fstab = matches!(&fstab, Err(r) if *r == format!("{FSTAB} does not exist"));
+    let units = if (fstab.is_ok() || no_fstab) && (wanted("fstab") || wanted("mount")) {
+        read_mount_units(host, facts)
+    } else {
+        Vec::new()
+    };
+    // a host without /etc/fstab that mounts by units (a minimal or
+    // image-based system): the units are its configured mounts
+    let fstab = if no_fstab && !units.is_empty() {
+        Ok(Vec::new())
+    } else {
+        fstab
+    };
+    let placeholders = automount_placeholders(mounts.as_ref().ok(), fstab.as_ref().ok(), &units);
 
     // ext4 layouts first: the fstab model needs each filesystem's superblock defaults
     let mut layouts = Ext4Layouts::default();
@@ -55,8 +73,8 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
             layouts
                 .device_of
                 .insert(fstab_key(e), resolve_spec(host, &e.spec));
-            if spec_tag(&e.spec).is_some() {
-                layouts.tag_of.insert(fstab_key(e), e.spec.clone());
+            if let Some(tag) = tag_of_spec(&e.spec) {
+                layouts.tag_of.insert(fstab_key(e), tag);
             }
         }
     }
@@ -77,8 +95,10 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
                 *slot = tag;
             }
         }
+        // the captures with their UUID and label, read at the first tag
+        let mut tagged = None;
         for (d, tag) in tag_by_device {
-            let found = ext4_entry(host, &d, tag.as_deref(), facts);
+            let found = ext4_entry(host, &d, tag.as_deref(), &mut tagged, facts);
             layouts.by_device.insert(d, found);
         }
     }
@@ -100,12 +120,18 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
                 if fstab_ns.entries.contains_key(&key) {
                     continue;
                 }
+                let placeholder = placeholders.contains(&key);
                 let mounted = if mounts.is_ok() {
-                    Some(live_points.contains(&key))
+                    Some(live_points.contains(&key) && !placeholder)
                 } else {
                     None
                 };
-                let model = FstabModel::new(e, &key, entries, live, &layouts, facts);
+                let src_device = live
+                    .and_then(|ms| ms.iter().rev().find(|m| normalize_point(&m.target) == key))
+                    .filter(|m| m.source.starts_with("/dev/"))
+                    .map(|m| host.resolve(&m.source).unwrap_or_else(|_| m.source.clone()));
+                let spec_device = spec_device(host, &e.spec).map(|d| (d, src_device));
+                let model = FstabModel::new(e, &key, entries, live, &layouts, facts, spec_device);
                 for (o, why) in &model.canonical.refused {
                     facts.issues.push(FileIssue::problem(
                         "fstab",
@@ -115,7 +141,7 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
                     ));
                 }
                 let mut s = Setting::new(
-                    Value::Record(fstab_record(e, mounted, &model)),
+                    Value::Record(fstab_record(e, mounted, placeholder, &model)),
                     e.options.clone().unwrap_or_default(),
                     Evidence::line(FSTAB, e.line),
                 );
@@ -137,6 +163,73 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
                 }
                 fstab_ns.entries.insert(key, Entry::Set(s));
             }
+            // mounts systemd makes from .mount units that no fstab line names
+            for u in &units {
+                let from_fstab = u
+                    .unit
+                    .source_path
+                    .as_ref()
+                    .is_some_and(|p| normalize_point(&p.value) == FSTAB);
+                let key = u.point.clone();
+                if from_fstab || fstab_ns.entries.contains_key(&key) {
+                    continue; // the fstab line is the configuration (the generator's copy of it)
+                }
+                let Some(what) = &u.unit.what else {
+                    facts.issues.push(FileIssue::problem(
+                        "mount-unit",
+                        &u.files[0],
+                        None,
+                        format!("{} has no What=: systemd refuses to load it", u.name),
+                    ));
+                    continue;
+                };
+                let line = u.unit.options.as_ref().map_or(what.line, |o| o.line);
+                let e = FstabEntry {
+                    line,
+                    spec: what.value.clone(),
+                    file: key.clone(),
+                    vfstype: u
+                        .unit
+                        .fstype
+                        .as_ref()
+                        .map_or_else(|| "auto".to_string(), |t| t.value.clone()),
+                    options: u.unit.options.as_ref().map(|o| o.value.clone()),
+                    freq: 0,
+                    passno: 0,
+                };
+                let placeholder = placeholders.contains(&key);
+                let mounted = mounts
+                    .is_ok()
+                    .then(|| live_points.contains(&key) && !placeholder);
+                let spec_device = spec_device(host, &e.spec);
+                let model = FstabModel::new(
+                    &e,
+                    &key,
+                    entries,
+                    live,
+                    &layouts,
+                    facts,
+                    spec_device.map(|d| (d, None)),
+                );
+                let mut r = fstab_record(&e, mounted, placeholder, &model);
+                r.insert("unit".into(), Value::Str(u.name.clone()));
+                r.insert("unit_files".into(), strs(&u.files));
+                let at = if u.unit.options.is_some() {
+                    Evidence::line(u.options_file.clone(), line)
+                } else {
+                    Evidence::line(u.files[0].clone(), what.line)
+                };
+                let mut s =
+                    Setting::new(Value::Record(r), e.options.clone().unwrap_or_default(), at);
+                let mut notes = vec![format!(
+                    "mounted by the systemd unit {} ({}); no /etc/fstab line names {key}",
+                    u.name,
+                    u.files.join(", ")
+                )];
+                notes.extend(model.notes());
+                s.note = Some(notes.join("; "));
+                fstab_ns.entries.insert(key, Entry::Set(s));
+            }
         }
     }
 
@@ -149,6 +242,21 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
             let mut block = BlockFiles::default();
             for m in ms {
                 let key = normalize_point(&m.target);
+                if placeholders.contains(&key) && m.fstype == "autofs" {
+                    // the last (visible) mount here is the placeholder: the
+                    // filesystem's own options are not known until it mounts
+                    mount_ns.entries.insert(
+                        key.clone(),
+                        Entry::Unreadable {
+                            reason: format!(
+                                "only systemd's automount placeholder (autofs, {}) is mounted on {key}: the filesystem is mounted at the first access, so its options are not known yet (access it, e.g. `ls {key}`, or `systemctl start` its .mount unit, and audit again)",
+                                m.source
+                            ),
+                            evidence: vec![Evidence::line(path.clone(), m.line)],
+                        },
+                    );
+                    continue;
+                }
                 let mut s = Setting::new(
                     Value::Record(mount_record(host, m, &mut block)),
                     m.options.join(","),
@@ -280,9 +388,64 @@ fn strs(v: &[String]) -> Value {
     Value::List(v.iter().map(|s| Value::Str(s.clone())).collect())
 }
 
+/// Mount points where the visible live mount is an automount placeholder
+/// (autofs) standing for a configured filesystem: the fstab line (its
+/// `x-systemd.automount`, or a type other than autofs) or `.mount` unit for
+/// that point says what will be mounted at the first access. An autofs
+/// mount nothing configures (systemd's own binfmt_misc automount, an
+/// automount(8) map) is a mount like any other.
+fn automount_placeholders(
+    mounts: Option<&(String, Vec<Mount>)>,
+    fstab: Option<&Vec<FstabEntry>>,
+    units: &[UnitMount],
+) -> BTreeSet<String> {
+    let mut visible: BTreeMap<String, &Mount> = BTreeMap::new();
+    for m in mounts.map(|(_, ms)| ms.as_slice()).unwrap_or(&[]) {
+        visible.insert(normalize_point(&m.target), m);
+    }
+    let first_line = |key: &str| fstab.and_then(|es| es.iter().find(|e| fstab_key(e) == key));
+    visible
+        .into_iter()
+        .filter(|(key, m)| {
+            m.fstype == "autofs"
+                && (first_line(key).is_some_and(|e| {
+                    e.vfstype != "autofs"
+                        || e.option_list().iter().any(|o| o == "x-systemd.automount")
+                }) || units.iter().any(|u| {
+                    u.point == *key && u.unit.fstype.as_ref().is_none_or(|t| t.value != "autofs")
+                }))
+        })
+        .map(|(k, _)| k)
+        .collect()
+}
+
+/// What an fstab line's mount point holds now, for people: `mounted`, the
+/// automount placeholder, or why nothing is mounted (`noauto`, `nofail`,
+/// `_netdev` lines are expected not to be, or allowed to fail).
+fn mount_state(opts: &[String], mounted: bool, placeholder: bool) -> String {
+    let has = |w: &str| opts.iter().any(|o| o == w);
+    if mounted {
+        return "mounted".into();
+    }
+    if placeholder {
+        return "automount (x-systemd.automount): systemd's autofs placeholder is mounted, the filesystem itself mounts at the first access".into();
+    }
+    if has("noauto") {
+        return "not mounted now (noauto: mounted only by hand or by a unit that asks for it)"
+            .into();
+    }
+    match (has("nofail"), has("_netdev")) {
+        (true, true) => "configured with nofail and _netdev, not mounted now".into(),
+        (true, false) => "configured with nofail, not mounted now".into(),
+        (false, true) => "configured with _netdev, not mounted now".into(),
+        (false, false) => "not mounted now".into(),
+    }
+}
+
 fn fstab_record(
     e: &FstabEntry,
     mounted: Option<bool>,
+    placeholder: bool,
     model: &FstabModel,
 ) -> BTreeMap<String, Value> {
     let opts = expand_defaults(&e.option_list());
@@ -298,8 +461,20 @@ fn fstab_record(
         "noauto".into(),
         Value::Bool(opts.iter().any(|o| o == "noauto")),
     );
+    for (field, word) in [
+        ("nofail", "nofail"),
+        ("netdev", "_netdev"),
+        ("automount", "x-systemd.automount"),
+    ] {
+        r.insert(field.into(), Value::Bool(opts.iter().any(|o| o == word)));
+    }
+    r.insert("automount_placeholder".into(), Value::Bool(placeholder));
     if let Some(m) = mounted {
         r.insert("mounted".into(), Value::Bool(m));
+        r.insert(
+            "mount_state".into(),
+            Value::Str(mount_state(&opts, m, placeholder)),
+        );
     }
     if !model.cause.is_empty() {
         r.insert("drift_cause".into(), Value::Str(model.cause.clone()));
@@ -345,6 +520,7 @@ impl FstabModel {
         live: Option<&[Mount]>,
         layouts: &Ext4Layouts,
         facts: &Facts,
+        spec_device: Option<(String, Option<String>)>,
     ) -> FstabModel {
         let opts = expand_defaults(&e.option_list());
         let is_bind = opts.iter().any(|o| o == "bind" || o == "rbind");
@@ -382,7 +558,7 @@ impl FstabModel {
             bind_source,
             cause: String::new(),
         };
-        m.cause = m.likely_cause(e, key, live);
+        m.cause = m.likely_cause(e, key, live, spec_device);
         m
     }
 
@@ -416,7 +592,17 @@ impl FstabModel {
 
     /// Why the live mount differs from this line, as far as the host data
     /// says; empty when it shows everything the line asks for.
-    fn likely_cause(&self, e: &FstabEntry, key: &str, live: Option<&[Mount]>) -> String {
+    /// `spec_device`: the device the spec names and what the live mount's
+    /// source resolves to, when both are known (a `/dev/disk/by-uuid/X` or
+    /// `UUID=` spec is the device its link or tag points at, never the
+    /// text compared with mountinfo's `/dev/sdb1`).
+    fn likely_cause(
+        &self,
+        e: &FstabEntry,
+        key: &str,
+        live: Option<&[Mount]>,
+        spec_device: Option<(String, Option<String>)>,
+    ) -> String {
         let Some(m) =
             live.and_then(|ms| ms.iter().rev().find(|m| normalize_point(&m.target) == key))
         else {
@@ -429,15 +615,15 @@ impl FstabModel {
             .iter()
             .filter(|o| !running.contains(o))
             .collect();
-        if missing.is_empty() {
+        // an automount placeholder is no drift: the mount namespace says so
+        if missing.is_empty() || (m.fstype == "autofs" && e.vfstype != "autofs") {
             return String::new();
         }
-        let spec_is_device = e.spec.starts_with("/dev/");
-        if self.bind_source.is_none()
-            && spec_is_device
-            && m.source.starts_with("/dev/")
-            && m.source != e.spec
-        {
+        let different = match &spec_device {
+            Some((spec_dev, Some(src_dev))) => spec_dev != src_dev,
+            _ => false,
+        };
+        if self.bind_source.is_none() && different && m.source.starts_with("/dev/") {
             return format!(
                 "A different filesystem is mounted there ({}) than this line names ({}): it was mounted by hand or by another unit, not from this line.",
                 m.source, e.spec
@@ -652,7 +838,14 @@ fn mount_record(host: &Host, m: &Mount, block: &mut BlockFiles) -> BTreeMap<Stri
                 )),
             );
         }
-        (None, None) => {}
+        (None, None) => {
+            if let Some(why) = not_a_block_device(m) {
+                r.insert("rotational?".into(), Value::Str(why));
+            } else if matches!(m.fstype.as_str(), "tmpfs" | "ramfs") {
+                // memory: nothing spins
+                r.insert("rotational".into(), Value::Bool(false));
+            }
+        }
     }
     r.insert("virtual_disk".into(), Value::Bool(md.virtual_disk));
     // what a rule about sharing a volume says of a virtual disk: one
@@ -671,6 +864,76 @@ fn mount_record(host: &Host, m: &Mount, block: &mut BlockFiles) -> BTreeMap<Stri
         r.insert("disks".into(), Value::Str(md.leaves.join(", ")));
     }
     r
+}
+
+/// Why a mount whose source is not a `/dev/` block device has no
+/// rotational flag, and what would tell it; `None` for kernel pseudo
+/// filesystems and memory, which no data directory lives on.
+fn not_a_block_device(m: &Mount) -> Option<String> {
+    let fs = m.fstype.as_str();
+    let pseudo = matches!(
+        fs,
+        "proc"
+            | "sysfs"
+            | "cgroup"
+            | "cgroup2"
+            | "devpts"
+            | "mqueue"
+            | "debugfs"
+            | "tracefs"
+            | "securityfs"
+            | "pstore"
+            | "bpf"
+            | "configfs"
+            | "fusectl"
+            | "hugetlbfs"
+            | "autofs"
+            | "binfmt_misc"
+            | "efivarfs"
+            | "selinuxfs"
+            | "nsfs"
+            | "rpc_pipefs"
+            | "devtmpfs"
+            | "tmpfs"
+            | "ramfs"
+    );
+    if pseudo || m.source.starts_with("/dev/") {
+        return None;
+    }
+    let network = matches!(
+        fs,
+        "nfs"
+            | "nfs4"
+            | "cifs"
+            | "smb3"
+            | "smbfs"
+            | "ceph"
+            | "glusterfs"
+            | "9p"
+            | "fuse.sshfs"
+            | "fuse.glusterfs"
+            | "fuse.cephfs"
+            | "lustre"
+            | "gpfs"
+            | "beegfs"
+    );
+    Some(if network {
+        format!(
+            "{} is a network filesystem ({fs}): its disks are on the server, which this host's /sys/block does not describe; judge them there",
+            m.source
+        )
+    } else if fs == "zfs" {
+        let pool = m.source.split('/').next().unwrap_or(&m.source);
+        format!(
+            "{} is a ZFS dataset: the disks of pool {pool} decide (`zpool status {pool}` lists them; each one's /sys/block/DEV/queue/rotational)",
+            m.source
+        )
+    } else {
+        format!(
+            "the source {} ({fs}) is not a block device, so the mount table does not say which disks hold it",
+            m.source
+        )
+    })
 }
 
 fn read_mounts(host: &Host, facts: &mut Facts) -> Result<(String, Vec<Mount>), String> {
@@ -722,6 +985,135 @@ fn read_fstab(host: &Host, facts: &mut Facts) -> Result<Vec<FstabEntry>, String>
     }
 }
 
+/// The unit directories systemd (252) loads `.mount` units from, highest
+/// priority first (systemd.unit(5), "Unit File Load Path"): the first
+/// directory holding `NAME.mount` gives the unit, and a drop-in
+/// `NAME.mount.d/X.conf` in a higher directory hides the same `X.conf` in a
+/// lower one. `/run/systemd/generator` is where systemd-fstab-generator puts
+/// the units it makes from /etc/fstab.
+pub const UNIT_DIRS: [&str; 7] = [
+    "/etc/systemd/system",
+    "/run/systemd/system",
+    "/run/systemd/generator",
+    "/usr/local/lib/systemd/system",
+    "/usr/lib/systemd/system",
+    "/lib/systemd/system",
+    "/run/systemd/generator.late",
+];
+
+/// Most `.mount` units (and drop-ins per unit) read from one host.
+const MAX_UNITS: usize = 512;
+
+/// A `.mount` unit as systemd loads it.
+pub struct UnitMount {
+    /// `srv-data.mount`.
+    pub name: String,
+    /// The mount point (`Where=`, which systemd requires to match the name).
+    pub point: String,
+    /// The unit file, then its drop-ins in the order they apply.
+    pub files: Vec<String>,
+    /// The `[Mount]` settings after every file.
+    pub unit: mountunit::MountUnit,
+    /// The file whose line set `Options=` last.
+    pub options_file: String,
+}
+
+/// The `.mount` units of a host, each read with its drop-ins. Masked units
+/// (linked to /dev/null) and units systemd refuses (a `Where=` that is not
+/// the path the name encodes) are left out, the latter with an issue.
+pub fn read_mount_units(host: &Host, facts: &mut Facts) -> Vec<UnitMount> {
+    let mut names: BTreeMap<String, String> = BTreeMap::new();
+    for dir in UNIT_DIRS {
+        let Ok(list) = host.read_dir(dir) else {
+            continue;
+        };
+        for e in list.iter().filter(|e| e.name.ends_with(".mount")) {
+            if names.len() >= MAX_UNITS {
+                break;
+            }
+            names
+                .entry(e.name.clone())
+                .or_insert_with(|| format!("{dir}/{}", e.name));
+        }
+    }
+    let mut out = Vec::new();
+    for (name, path) in names {
+        if host.resolve(&path).is_ok_and(|r| r == "/dev/null") {
+            continue; // masked
+        }
+        let Some(from_name) = mountunit::unit_path(&name) else {
+            continue;
+        };
+        let mut drop_ins: BTreeMap<String, String> = BTreeMap::new();
+        for dir in UNIT_DIRS {
+            let d = format!("{dir}/{name}.d");
+            let Ok(list) = host.read_dir(&d) else {
+                continue;
+            };
+            for e in list.iter().filter(|e| e.name.ends_with(".conf")) {
+                if drop_ins.len() >= MAX_UNITS {
+                    break;
+                }
+                drop_ins
+                    .entry(e.name.clone())
+                    .or_insert_with(|| format!("{d}/{}", e.name));
+            }
+        }
+        let mut files = vec![path.clone()];
+        files.extend(
+            drop_ins
+                .into_values()
+                .filter(|p| !host.resolve(p).is_ok_and(|r| r == "/dev/null")),
+        );
+        let mut unit = mountunit::MountUnit::default();
+        let mut options_file = path.clone();
+        for f in &files {
+            let text = match host.read_to_string(f) {
+                Ok(t) => t,
+                Err(ReadError::NotFound) => continue,
+                Err(e) => {
+                    facts
+                        .issues
+                        .push(FileIssue::unreadable("mount-unit", f, &e));
+                    continue;
+                }
+            };
+            let before = unit.options.clone();
+            for i in mountunit::apply(&mut unit, &text) {
+                facts
+                    .issues
+                    .push(FileIssue::from_parse("mount-unit", f, &i));
+            }
+            if unit.options != before {
+                options_file = f.clone();
+            }
+        }
+        let point = match &unit.where_ {
+            Some(w) if normalize_point(&w.value) != from_name => {
+                facts.issues.push(FileIssue::problem(
+                    "mount-unit",
+                    &path,
+                    Some(w.line),
+                    format!(
+                        "Where={} is not the path the unit name {name} stands for ({from_name}): systemd refuses to load this unit; rename it to `systemd-escape --path --suffix=mount {}`",
+                        w.value, w.value
+                    ),
+                ));
+                continue;
+            }
+            _ => from_name,
+        };
+        out.push(UnitMount {
+            name,
+            point,
+            files,
+            unit,
+            options_file,
+        });
+    }
+    out
+}
+
 /// Resolve `UUID=`/`LABEL=`/`PARTUUID=`/`PARTLABEL=` through `/dev/disk/by-*`
 /// (inside the host root); other specs are returned unchanged.
 fn resolve_spec(host: &Host, spec: &str) -> String {
@@ -742,6 +1134,77 @@ fn resolve_spec(host: &Host, spec: &str) -> String {
         Ok(p) if p.starts_with("/dev/") => p,
         _ => spec.to_string(),
     }
+}
+
+/// The device an fstab spec names: a `/dev/` path with its links followed,
+/// or the device a tag's `/dev/disk/by-*` link points at; `None` when it
+/// cannot be told here (a tag or by-* link the host or snapshot lacks).
+fn spec_device(host: &Host, spec: &str) -> Option<String> {
+    let dev = match spec_tag(spec) {
+        Some(_) => resolve_spec(host, spec),
+        None => spec.to_string(),
+    };
+    if !dev.starts_with("/dev/") {
+        return None;
+    }
+    let real = match host.resolve(&dev) {
+        Ok(r) => r,
+        // a by-* link the host (or snapshot) lacks names no device we know
+        Err(_) if tag_of_spec(&dev).is_some() => return None,
+        Err(_) => dev,
+    };
+    Some(real)
+}
+
+/// The udev symlink directories under `/dev/disk/` and the tag each names:
+/// `/dev/disk/by-uuid/X` is the device `UUID=X` names (udev's
+/// 60-persistent-storage.rules make these links from the same blkid values).
+const BY_DIRS: [(&str, &str); 4] = [
+    ("by-uuid", "UUID"),
+    ("by-label", "LABEL"),
+    ("by-partuuid", "PARTUUID"),
+    ("by-partlabel", "PARTLABEL"),
+];
+
+/// The tag a spec names, as `TAG=value`: `UUID=`/`LABEL=`/... as written,
+/// or a `/dev/disk/by-{uuid,label,partuuid,partlabel}/NAME` path, whose
+/// NAME udev wrote with `\xNN` for bytes outside `[A-Za-z0-9#+-.:=@_]`
+/// (a label `my data` is `by-label/my\x20data`).
+pub fn tag_of_spec(spec: &str) -> Option<String> {
+    if let Some((t, v)) = spec_tag(spec) {
+        return Some(format!("{t}={v}"));
+    }
+    let rest = spec.strip_prefix("/dev/disk/")?;
+    let (dir, name) = rest.split_once('/')?;
+    let tag = BY_DIRS.iter().find(|(d, _)| *d == dir)?.1;
+    if name.is_empty() || name.contains('/') {
+        return None;
+    }
+    Some(format!("{tag}={}", udev_unescape(name)))
+}
+
+/// Undo udev's `\xNN` encoding of a /dev/disk/by-* link name; a broken
+/// escape stays as written.
+fn udev_unescape(name: &str) -> String {
+    let b = name.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\' && b.get(i + 1) == Some(&b'x') {
+            if let Some(v) = name
+                .get(i + 2..i + 4)
+                .filter(|h| h.bytes().all(|c| c.is_ascii_hexdigit()))
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+            {
+                out.push(v);
+                i += 4;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// The capture name for a device: path without `/dev/`, `/` replaced by `_`.
@@ -819,11 +1282,14 @@ const MAX_TAG_CAPTURES: usize = 256;
 /// The `ext4` entry of a device and the layout behind it. In a snapshot the
 /// capture is `captures/{tune2fs,dumpe2fs}/NAME.txt` by device name; a
 /// `UUID=`/`LABEL=` spec (the device's own, or `tag` from the fstab line for
-/// that mount point) is also found by the UUID or label inside the captures.
+/// that mount point) is also found by the UUID or label inside the captures
+/// (`tagged`, read once); two devices whose captures carry that tag are a
+/// problem, not a pick.
 fn ext4_entry(
     host: &Host,
     device: &str,
     tag: Option<&str>,
+    tagged: &mut Option<Vec<(String, String, Ext4Layout)>>,
     facts: &mut Facts,
 ) -> (Entry, Option<Ext4Layout>) {
     match host.kind() {
@@ -867,6 +1333,68 @@ fn ext4_entry(
                 s.note = approximation_note(&l);
                 (Entry::Set(s), Some(l))
             };
+            // a tag: every capture whose superblock has that UUID or label
+            // (one per device: a second device with the same tag is a finding)
+            let tags: Vec<(&str, &str)> = [Some(device), tag]
+                .into_iter()
+                .flatten()
+                .filter_map(spec_tag)
+                .filter(|(t, _)| matches!(*t, "UUID" | "LABEL"))
+                .collect();
+            let mut hits: Vec<(String, String, Ext4Layout)> = Vec::new();
+            if !tags.is_empty() {
+                // read and parsed once per host, whatever the number of tagged lines
+                let all = tagged.get_or_insert_with(|| {
+                    let mut all = Vec::new();
+                    let mut looked = 0usize;
+                    for tool in ["tune2fs", "dumpe2fs"] {
+                        let Ok(list) = host.read_dir(&format!("/captures/{tool}")) else {
+                            continue;
+                        };
+                        for f in list.iter().filter(|f| f.name.ends_with(".txt")) {
+                            if looked >= MAX_TAG_CAPTURES {
+                                break;
+                            }
+                            looked += 1;
+                            let cap = format!("{tool}/{}", f.name);
+                            if let Some((path, Some(l), _)) = read(&cap, &mut Vec::new()) {
+                                let stem = f.name.trim_end_matches(".txt").to_string();
+                                all.push((stem, path, l));
+                            }
+                        }
+                    }
+                    all
+                });
+                for (stem, path, l) in all.iter() {
+                    let hit = tags.iter().any(|(t, v)| match *t {
+                        "UUID" => l.uuid.as_deref().is_some_and(|u| u.eq_ignore_ascii_case(v)),
+                        _ => l.label.as_deref() == Some(*v),
+                    });
+                    if hit && !hits.iter().any(|(s, _, _)| s == stem) {
+                        hits.push((stem.clone(), path.clone(), l.clone()));
+                    }
+                }
+            }
+            let devices: BTreeSet<String> = hits
+                .iter()
+                .map(|(stem, _, _)| {
+                    let dev = format!("/dev/{}", stem.replace('_', "/"));
+                    host.resolve(&dev).unwrap_or(dev)
+                })
+                .collect();
+            let duplicate = (devices.len() > 1).then(|| {
+                let what: Vec<String> = tags.iter().map(|(t, v)| format!("{t}={v}")).collect();
+                let caps: Vec<String> = hits.iter().map(|(_, p, _)| p.clone()).collect();
+                let text = format!(
+                    "{} is on {} devices ({}), so which one mounts depends on which one udev or blkid finds first; \
+                     give each filesystem its own UUID (`tune2fs -U random DEVICE`, unmounted) or label (`e2label DEVICE NEW`)",
+                    what.join(" or "),
+                    devices.len(),
+                    caps.join(", ")
+                );
+                (text, caps)
+            });
+            let mut direct = None;
             for path in &paths {
                 match host.read_to_string(path) {
                     Ok(text) => {
@@ -882,7 +1410,10 @@ fn ext4_entry(
                                 .push(FileIssue::from_parse("ext4", path, i).with_level(level));
                         }
                         match layout {
-                            Some(l) => return found(path.clone(), l),
+                            Some(l) => {
+                                direct = Some((path.clone(), l));
+                                break;
+                            }
                             None => tried.push(format!("{path} holds no superblock listing")),
                         }
                     }
@@ -890,37 +1421,37 @@ fn ext4_entry(
                     Err(e) => tried.push(format!("{path}: {e}")),
                 }
             }
-            // a tag: the capture whose superblock has that UUID or label
-            let tags: Vec<(&str, &str)> = [Some(device), tag]
-                .into_iter()
-                .flatten()
-                .filter_map(spec_tag)
-                .filter(|(t, _)| matches!(*t, "UUID" | "LABEL"))
-                .collect();
-            if !tags.is_empty() {
-                let mut looked = 0usize;
-                for tool in ["tune2fs", "dumpe2fs"] {
-                    let Ok(list) = host.read_dir(&format!("/captures/{tool}")) else {
-                        continue;
-                    };
-                    for f in list.iter().filter(|f| f.name.ends_with(".txt")) {
-                        if looked >= MAX_TAG_CAPTURES {
-                            break;
-                        }
-                        looked += 1;
-                        let cap = format!("{tool}/{}", f.name);
-                        let Some((path, Some(l), _)) = read(&cap, &mut Vec::new()) else {
-                            continue;
-                        };
-                        let hit = tags.iter().any(|(t, v)| match *t {
-                            "UUID" => l.uuid.as_deref().is_some_and(|u| u.eq_ignore_ascii_case(v)),
-                            _ => l.label.as_deref() == Some(*v),
+            match (duplicate, direct) {
+                // the mounted device is known: its layout, and the tag is a problem
+                (Some((text, caps)), Some((path, l))) => {
+                    facts
+                        .issues
+                        .push(FileIssue::problem("ext4", &caps[0], None, text.clone()));
+                    let (mut entry, l) = found(path, l);
+                    if let Entry::Set(s) = &mut entry {
+                        s.note = Some(match s.note.take() {
+                            Some(n) => format!("{n}; {text}"),
+                            None => text,
                         });
-                        if hit {
-                            return found(path, l);
-                        }
                     }
+                    return (entry, l);
                 }
+                (Some((text, caps)), None) => {
+                    return (
+                        Entry::Unreadable {
+                            reason: text,
+                            evidence: caps.iter().map(|p| Evidence::file(p.as_str())).collect(),
+                        },
+                        None,
+                    );
+                }
+                (None, Some((path, l))) => return found(path, l),
+                (None, None) => {}
+            }
+            if let Some((_, path, l)) = hits.into_iter().next() {
+                return found(path, l);
+            }
+            if !tags.is_empty() {
                 let what: Vec<String> = tags.iter().map(|(t, v)| format!("{t}={v}")).collect();
                 tried.push(format!(
                     "no capture in /captures/tune2fs or /captures/dumpe2fs has {}",
@@ -1295,6 +1826,34 @@ mod tests {
         assert_eq!(normalize_point("/srv/../x"), "/srv/../x");
         assert_eq!(normalize_point("none"), "none");
         assert_eq!(normalize_point("swap:/dev/sda2"), "swap:/dev/sda2");
+    }
+
+    #[test]
+    fn disk_by_links_are_tags_with_udev_escapes_decoded() {
+        let t = |s: &str| tag_of_spec(s);
+        assert_eq!(t("/dev/disk/by-uuid/ab-12").as_deref(), Some("UUID=ab-12"));
+        assert_eq!(
+            t("/dev/disk/by-label/db\\x20data").as_deref(),
+            Some("LABEL=db data")
+        );
+        assert_eq!(
+            t("/dev/disk/by-partuuid/p1").as_deref(),
+            Some("PARTUUID=p1")
+        );
+        assert_eq!(
+            t("/dev/disk/by-partlabel/x").as_deref(),
+            Some("PARTLABEL=x")
+        );
+        assert_eq!(t("LABEL=\"a b\"").as_deref(), Some("LABEL=a b"));
+        // not a tag: other link directories, nested names, plain devices
+        assert_eq!(t("/dev/disk/by-id/ata-X"), None);
+        assert_eq!(t("/dev/disk/by-uuid/"), None);
+        assert_eq!(t("/dev/disk/by-uuid/a/b"), None);
+        assert_eq!(t("/dev/sda1"), None);
+        // a broken escape stays as written; never a panic on a short tail
+        assert_eq!(udev_unescape("a\\x2"), "a\\x2");
+        assert_eq!(udev_unescape("a\\x+1b"), "a\\x+1b");
+        assert_eq!(udev_unescape("\\x41\\"), "A\\");
     }
 
     #[test]

@@ -120,6 +120,18 @@ pub(super) fn apply(cx: &mut Ctx, point: &str, c: &Change) -> Result<(), String>
     }
     let r = Resolver::from_facts(cx.host, cx.facts);
     let m = r.mount(point);
+    // a mount point no fstab line names is configured by its systemd .mount
+    // unit: neither an fstab edit nor `mount -o remount` (which reads fstab)
+    // applies its Options=
+    if let Lookup::Set(fs) = &m.fstab {
+        if fs.at.path != crate::facts::storage::FSTAB {
+            let unit = crate::parse::mountunit::escape_path(point) + ".mount";
+            return Err(format!(
+                "{point} is mounted by the systemd unit {unit} ({}), not an /etc/fstab line: fix edits /etc/fstab only; change Options= there (`systemctl edit {unit}`) and apply it with `systemctl daemon-reload && systemctl reload {unit}`",
+                fs.at.path
+            ));
+        }
+    }
     if c.persist {
         let Lookup::Set(fs) = &m.fstab else {
             return Err(format!(

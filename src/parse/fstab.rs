@@ -439,6 +439,15 @@ mod tests {
             kernel_options(&v(&["defaults", "ro"])),
             v(&["ro", "relatime"])
         );
+        // `defaults` after other options undoes none of them (libmount)
+        assert_eq!(
+            kernel_options(&v(&["ro", "nosuid", "defaults"])),
+            v(&["ro", "nosuid", "relatime"])
+        );
+        assert_eq!(
+            kernel_options(&expand_defaults(&v(&["noexec", "defaults"]))),
+            v(&["rw", "noexec", "relatime"])
+        );
         assert_eq!(
             kernel_options(&v(&["users", "exec"])),
             v(&["rw", "nosuid", "nodev", "relatime"])

@@ -10,6 +10,7 @@ pub mod localconfig;
 pub mod meminfo;
 pub mod mountinfo;
 pub mod mountopts;
+pub mod mountunit;
 pub mod mycnf;
 pub mod mysqld_auto;
 pub mod mysqlvars;

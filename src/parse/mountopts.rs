@@ -88,16 +88,19 @@ pub fn split_options(s: &str) -> Vec<String> {
 /// What `defaults` stands for (mount(8)).
 pub const DEFAULTS: [&str; 7] = ["rw", "suid", "dev", "exec", "auto", "nouser", "async"];
 
-/// Replace each `defaults` by `rw,suid,dev,exec,auto,nouser,async` in place.
+/// The option list with `defaults` made explicit as libmount applies it:
+/// `defaults` sets nothing (util-linux `optmap.c` maps it to no flag), so
+/// `ro,defaults` mounts read-only and `nosuid,nodev,noexec,defaults` keeps
+/// all three. The words it stands for are the state every list starts
+/// from, so they go first (once, when the list names `defaults`) and every
+/// other option follows in its own order; expanding it in place would undo
+/// the options written before it.
 pub fn expand_defaults(opts: &[String]) -> Vec<String> {
     let mut out = Vec::with_capacity(opts.len() + 6);
-    for o in opts {
-        if o == "defaults" {
-            out.extend(DEFAULTS.iter().map(|s| s.to_string()));
-        } else {
-            out.push(o.clone());
-        }
+    if opts.iter().any(|o| o == "defaults") {
+        out.extend(DEFAULTS.iter().map(|s| s.to_string()));
     }
+    out.extend(opts.iter().filter(|o| *o != "defaults").cloned());
     out
 }
 
@@ -158,9 +161,7 @@ pub(crate) struct Flags {
 }
 
 /// Apply a generic flag (mount(8) and `path_mount`); false when `opt` is
-/// not one. `defaults` resets what it stands for (lists given to
-/// [`configured`] have it expanded first, so only unexpanded lists reach
-/// that arm).
+/// not one. `defaults` is a no-op, as in libmount (see [`expand_defaults`]).
 pub(crate) fn apply_flag(f: &mut Flags, opt: &str) -> bool {
     match opt {
         "ro" => f.ro = true,
@@ -197,13 +198,8 @@ pub(crate) fn apply_flag(f: &mut Flags, opt: &str) -> bool {
             f.nosuid = true;
             f.nodev = true;
         }
-        "defaults" => {
-            f.ro = false;
-            f.nosuid = false;
-            f.nodev = false;
-            f.noexec = false;
-            f.sync = false;
-        }
+        // libmount maps `defaults` to no flag: it undoes nothing written before it
+        "defaults" => {}
         "silent" | "loud" | "iversion" | "noiversion" | "i_version" | "rec" => {}
         _ => return false,
     }
@@ -1317,6 +1313,25 @@ mod tests {
         );
         assert_eq!(c.unknown, ["bogus=1"]);
         assert_eq!(c.unchecked.len(), 1);
+    }
+
+    #[test]
+    fn defaults_after_hardening_options_undoes_none_of_them() {
+        // libmount: `defaults` sets no flag (read back from mount -a -T in
+        // tests/storage_mount_units.rs)
+        assert_eq!(
+            opts("nosuid,nodev,noexec,defaults", "tmpfs"),
+            ["rw", "nosuid", "nodev", "noexec", "relatime"]
+        );
+        assert_eq!(opts("ro,defaults", "tmpfs"), ["ro", "relatime"]);
+        assert_eq!(
+            opts("sync,defaults,noatime", "ext4"),
+            ["rw", "sync", "noatime"]
+        );
+        assert_eq!(
+            expand_defaults(&split_options("nosuid,defaults,defaults")),
+            ["rw", "suid", "dev", "exec", "auto", "nouser", "async", "nosuid"]
+        );
     }
 
     #[test]
