@@ -7,7 +7,8 @@
 //!
 //! References for the identities recognised (each is what the guest's
 //! kernel shows, not what the host uses):
-//! - virtio-blk: the virtio specification gives the block device the
+//! - virtio-blk: its driver names the disks `vd*` (also where a snapshot
+//!   lacks sysfs `device/`, as an sosreport does); the virtio specification gives the block device the
 //!   device ID 2 (OASIS virtio 1.2, section 5 "Device Types"), so its
 //!   modalias is `virtio:d00000002v…` (`0x1af4` is Red Hat's virtio vendor
 //!   ID); the driver (drivers/block/virtio_blk.c) never marks its queue
@@ -69,7 +70,15 @@ pub fn classify(id: &DiskId) -> DiskKind {
     let model = id.model.trim();
     let alias = id.modalias.trim();
     let starts = |s: &str, p: &str| s.get(..p.len()).is_some_and(|h| h.eq_ignore_ascii_case(p));
-    if starts(alias, "virtio:d00000002v") {
+    // virtio_blk names its disks `vd` + letters (drivers/block/virtio_blk.c,
+    // `virtblk_name_format("vd", ...)`); no other driver uses the prefix, so
+    // the name decides where sysfs `device/` was not kept (an sosreport's
+    // block plugin copies only `queue/`)
+    let virtio_name = id
+        .name
+        .strip_prefix("vd")
+        .is_some_and(|r| !r.is_empty() && r.bytes().all(|b| b.is_ascii_lowercase()));
+    if starts(alias, "virtio:d00000002v") || (alias.is_empty() && virtio_name) {
         return DiskKind::Virtual {
             what: "virtio-blk disk (QEMU/KVM and other virtio hypervisors)",
         };
@@ -169,6 +178,8 @@ mod tests {
                 "QEMU virtual",
             ),
             (id("xvda", "", "", "xen:vbd"), "Xen"),
+            // an sosreport keeps only queue/: the virtio_blk name decides
+            (id("vdb", "", "", ""), "virtio-blk"),
             (
                 id("sda", "VMware  ", "Virtual disk    ", "scsi:t-0x00"),
                 "VMware",

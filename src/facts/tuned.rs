@@ -706,6 +706,29 @@ fn writes_for(host: &Host, st: TunedState, facts: &mut Facts, with_reapply: bool
     let version = version(host);
     let mut loaded = Vec::new();
     if let Err(e) = load(host, &dirs, &names, &mut loaded, &mut Vec::new(), facts) {
+        // A snapshot without any of tuned's profile directories did not
+        // capture them (an sosreport of a Debian host runs no tuned plugin):
+        // what the profile writes is not known, which is not "nothing".
+        if host.kind() == crate::host::SourceKind::Snapshot
+            && dirs
+                .iter()
+                .all(|d| matches!(host.kind_of(d), Err(crate::host::ReadError::NotFound)))
+        {
+            facts.issues.push(
+                FileIssue::problem(
+                    "tuned",
+                    ACTIVE_PROFILE,
+                    None,
+                    format!(
+                        "tuned.service is enabled and applies `{}`, but the snapshot holds none of tuned's profile directories ({}): the kernel parameters that profile writes after systemd-sysctl are not known, so a running value no file explains may be tuned's; capture /usr/lib/tuned and /etc/tuned (a driftaudit snapshot copies the profile it reads)",
+                        names.join(" "),
+                        dirs.join(", ")
+                    ),
+                )
+                .with_level(IssueLevel::Unknown),
+            );
+            return Vec::new();
+        }
         facts.issues.push(FileIssue::problem(
             "tuned",
             ACTIVE_PROFILE,
