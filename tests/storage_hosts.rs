@@ -309,33 +309,33 @@ fn a_data_directory_below_a_mount_point_is_judged_on_that_mount() {
         ("/srv/db/mysql/ibdata1", ""),
         (
             "/etc/fstab",
-            "/dev/vda1 / ext4 defaults 0 1\n/dev/vdb1 /srv/db ext4 defaults 0 2\n",
+            "/dev/sda1 / ext4 defaults 0 1\n/dev/sdb1 /srv/db ext4 defaults 0 2\n",
         ),
         (
             "/proc/self/mountinfo",
-            "20 1 252:1 / / rw,relatime - ext4 /dev/vda1 rw\n31 20 252:17 / /srv/db rw,relatime - ext4 /dev/vdb1 rw\n",
+            "20 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw\n31 20 8:17 / /srv/db rw,relatime - ext4 /dev/sdb1 rw\n",
         ),
-        ("/sys/block/vdb/queue/rotational", "1\n"),
-        ("/sys/block/vdb/vdb1/partition", "1\n"),
+        ("/sys/block/sdb/queue/rotational", "1\n"),
+        ("/sys/block/sdb/sdb1/partition", "1\n"),
     ]);
     let f = audit(&h);
     let live = finding(&f, "storage.noatime-mysql");
     assert_eq!(live.status, Status::Fail);
     assert_names(
         &live.explanation,
-        &["/srv/db/mysql lives on the volume mounted at /srv/db (/dev/vdb1, ext4)"],
+        &["/srv/db/mysql lives on the volume mounted at /srv/db (/dev/sdb1, ext4)"],
     );
     let rot = finding(&f, "storage.mysql-on-rotational");
     assert_eq!(rot.status, Status::Fail);
-    assert_names(&rot.explanation, &["on /dev/vdb1 (mounted at /srv/db)"]);
+    assert_names(&rot.explanation, &["on /dev/sdb1 (mounted at /srv/db)"]);
     assert_eq!(
         finding(&f, "storage.mysql-shares-volume").status,
         Status::Pass
     );
-    // no capture for vdb1: the ext4 rules cannot tell, and say why
+    // no capture for sdb1: the ext4 rules cannot tell, and say why
     let dir = finding(&f, "storage.dir-index-mysql");
     assert_eq!(dir.status, Status::Unknown);
-    assert_names(&dir.explanation, &["/dev/vdb1", "tune2fs/vdb1.txt"]);
+    assert_names(&dir.explanation, &["/dev/sdb1", "tune2fs/sdb1.txt"]);
 }
 
 #[test]
