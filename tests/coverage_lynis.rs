@@ -245,3 +245,116 @@ fn the_profile_parser_reads_lynis_lines_as_lynis_does() {
         ]
     );
 }
+
+/// Lynis's KRNL-6000 verdicts from its log: key -> (equal, what it found).
+/// Lines: `Result: sysctl key KEY contains equal expected and current value (V)`
+/// and `Result: sysctl key KEY has a different value than expected in scan
+/// profile. Expected=E, Real=R`.
+fn lynis_verdicts(log: &str) -> BTreeMap<String, (bool, String)> {
+    let mut out = BTreeMap::new();
+    for line in log.lines() {
+        let Some(rest) = line.split("Result: sysctl key ").nth(1) else {
+            continue;
+        };
+        let mut words = rest.splitn(2, ' ');
+        let key = words.next().unwrap_or("").to_string();
+        let tail = words.next().unwrap_or("");
+        if tail.starts_with("contains equal") {
+            out.insert(key, (true, tail.to_string()));
+        } else if tail.starts_with("has a different value") {
+            out.insert(key, (false, tail.to_string()));
+        }
+    }
+    out
+}
+
+#[test]
+fn on_this_host_the_shipped_rules_agree_with_lynis_krnl_6000_on_every_key_both_judge() {
+    let Some(lynis) = common::tool("lynis", "lynis") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().expect("a temporary directory");
+    let log = tmp.path().join("lynis.log");
+    let out = Command::new(&lynis)
+        .args([
+            "audit",
+            "system",
+            "--tests",
+            "KRNL-6000",
+            "--quick",
+            "--no-colors",
+            "--logfile",
+        ])
+        .arg(&log)
+        .arg("--report-file")
+        .arg(tmp.path().join("lynis-report.dat"))
+        .output()
+        .expect("run lynis");
+    assert!(
+        out.status.success(),
+        "lynis audit system --tests KRNL-6000: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let verdicts = lynis_verdicts(&std::fs::read_to_string(&log).expect("lynis wrote its log"));
+    assert!(
+        verdicts.len() >= 20,
+        "only {} sysctl verdicts in Lynis's log: has its log format changed?",
+        verdicts.len()
+    );
+
+    // driftaudit on the same live host.
+    let out = Command::new(env!("CARGO_BIN_EXE_driftaudit"))
+        .args(["check", "--format", "json"])
+        .output()
+        .expect("run driftaudit");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a JSON report");
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/coverage.md"))
+        .expect("docs/coverage.md");
+    let differs = doc_keys(&doc, "Where Lynis expects another value");
+
+    let mut compared = 0;
+    let mut problems = Vec::new();
+    for (key, (lynis_pass, said)) in &verdicts {
+        let mut judged = Vec::new();
+        for host in report["hosts"].as_array().expect("hosts") {
+            for f in host["findings"].as_array().expect("findings") {
+                let status = f["status"].as_str().unwrap_or("");
+                let mentions = f["subject"]
+                    .as_array()
+                    .is_some_and(|s| s.iter().any(|v| v.as_str() == Some(key.as_str())));
+                if mentions && (status == "pass" || status == "fail") {
+                    judged.push((
+                        f["rule"].as_str().unwrap_or("").to_string(),
+                        status == "pass",
+                    ));
+                }
+            }
+        }
+        if judged.is_empty() {
+            continue;
+        }
+        compared += 1;
+        let ours = judged.iter().all(|(_, pass)| *pass);
+        if ours != *lynis_pass && !differs.contains(key) {
+            problems.push(format!(
+                "{key}: Lynis {} ({said}), driftaudit {} ({})",
+                if *lynis_pass { "passes" } else { "flags it" },
+                if ours { "passes" } else { "fails" },
+                judged
+                    .iter()
+                    .map(|(r, p)| format!("{r} {}", if *p { "pass" } else { "fail" }))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+    }
+    assert!(
+        compared >= 15,
+        "only {compared} keys judged by both: {verdicts:?}"
+    );
+    assert!(
+        problems.is_empty(),
+        "verdicts differ where docs/coverage.md does not say why:\n{}",
+        problems.join("\n")
+    );
+}
