@@ -474,7 +474,7 @@ fn a_fleet_report_fits_where_people_read_it() {
         "{out}"
     );
     assert!(
-        out.contains("web-backend-02: 3 failed (linux.tcp-tw-recycle, "),
+        out.contains("web-backend-02: 4 failed (hardening.sysrq, linux.tcp-tw-recycle, "),
         "{out}"
     );
     // --summary: the table alone, one row per rule, aliases under it

@@ -716,7 +716,7 @@ fn an_admins_whole_path_composes_from_snapshot_to_diff_in_one_git_repository() {
     assert_eq!(o.status.code(), Some(1), "{out}{}", stderr(&o));
     assert!(
         out.contains(
-            "web-backend-02: 2 failed (linux.tcp-tw-recycle, sysctl.persisted-drift), 3 unknown, 1 waived\n"
+            "web-backend-02: 3 failed (hardening.sysrq, linux.tcp-tw-recycle, sysctl.persisted-drift), 10 unknown, 1 waived\n"
         ),
         "{out}"
     );
@@ -892,7 +892,7 @@ fn an_admins_whole_path_composes_from_snapshot_to_diff_in_one_git_repository() {
     assert!(run.status.success(), "{}{}", stdout(&run), stderr(&run));
     assert_eq!(
         stdout(&run),
-        "net.core.somaxconn = 4096\nnet.ipv4.tcp_tw_recycle = 0\n"
+        "kernel.sysrq = 0\nnet.core.somaxconn = 4096\nnet.ipv4.tcp_tw_recycle = 0\n"
     );
     let o = bin_in(
         &repo,
@@ -908,7 +908,7 @@ fn an_admins_whole_path_composes_from_snapshot_to_diff_in_one_git_repository() {
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
     assert_eq!(
         stdout(&o),
-        "web-backend-02: clean (10 passed), 3 unknown, 1 waived\n"
+        "web-backend-02: clean (14 passed), 10 unknown, 1 waived\n"
     );
     git(&repo, &git_bin, &["add", "-A"]);
     git(&repo, &git_bin, &["commit", "-qm", "web-backend-02: fixed"]);
@@ -938,23 +938,22 @@ fn an_admins_whole_path_composes_from_snapshot_to_diff_in_one_git_repository() {
         stderr(&o)
     );
     assert!(
-        out.contains("Settings: 3 changed, 0 added, 0 removed\n"),
+        out.contains("Settings: 5 changed, 0 added, 0 removed\n"),
         "{out}"
     );
     assert!(
-        out.contains(
-            "Running now:\n  changed  sysctl (running): net.core.somaxconn: 128 -> 4096\n"
-        ),
+        out.contains("  changed  sysctl (running): net.core.somaxconn: 128 -> 4096\n"),
         "{out}"
     );
     assert!(
-        out.contains("Configuration (applied at the next boot, restart or mount):\n  changed  sysctl (next boot): net.ipv4.tcp_tw_recycle: 1 -> 0\n"),
+        out.contains("  changed  sysctl (next boot): net.ipv4.tcp_tw_recycle: 1 -> 0\n"),
         "{out}"
     );
     assert!(
-        out.contains(
-            "\nFixes: 2\n  [high] linux.tcp-tw-recycle net.ipv4.tcp_tw_recycle: fail -> pass\n"
-        ),
+        out.contains("\nFixes: 3\n  [low] hardening.sysrq kernel.sysrq: fail -> pass\n")
+            && out.contains(
+                "\n  [high] linux.tcp-tw-recycle net.ipv4.tcp_tw_recycle: fail -> pass\n"
+            ),
         "{out}"
     );
     assert!(
@@ -963,8 +962,8 @@ fn an_admins_whole_path_composes_from_snapshot_to_diff_in_one_git_repository() {
     );
     assert_eq!(
         out.matches("  changed  ").count(),
-        3,
-        "the three changes and nothing else: {out}"
+        5,
+        "the three changes, kernel.sysrq (hardening.sysrq, fixed with them) running and at the next boot, and nothing else: {out}"
     );
 
     // 5. A baseline of the fixed host; a host with one added and one changed

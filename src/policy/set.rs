@@ -25,6 +25,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
         include_str!("../../policies/linux-sysctl.yaml"),
     ),
     (
+        "policies/linux-hardening.yaml",
+        include_str!("../../policies/linux-hardening.yaml"),
+    ),
+    (
         "policies/zimbra-memory.yaml",
         include_str!("../../policies/zimbra-memory.yaml"),
     ),
