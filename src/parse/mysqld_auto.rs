@@ -55,19 +55,55 @@ const SECTIONS: [(&str, bool); 6] = [
 /// a key from the server's keyring: not readable here.
 const SENSITIVE: &str = "mysql_sensitive_variables";
 
-/// The 1-based line where `"name"` first appears after byte `from`, and the
-/// byte after it.
-fn line_of(text: &str, name: &str, from: usize) -> (usize, usize) {
-    let quoted = format!("\"{name}\"");
-    match text.get(from..).and_then(|t| t.find(&quoted)) {
-        Some(i) => {
-            let at = from + i;
-            (
-                text[..at].bytes().filter(|b| *b == b'\n').count() + 1,
-                at + quoted.len(),
-            )
+/// Where each quoted string of the file starts, and where its lines start:
+/// built in one pass, so finding every variable's line is linear in the
+/// file (a search per variable from its section was quadratic on a hostile
+/// file of many variables).
+struct Places<'a> {
+    strings: std::collections::HashMap<&'a str, Vec<usize>>,
+    newlines: Vec<usize>,
+}
+
+impl<'a> Places<'a> {
+    fn new(text: &'a str) -> Places<'a> {
+        let b = text.as_bytes();
+        let mut strings: std::collections::HashMap<&'a str, Vec<usize>> = Default::default();
+        let mut newlines = Vec::new();
+        let mut i = 0;
+        while i < b.len() {
+            match b[i] {
+                b'\n' => newlines.push(i),
+                b'"' => {
+                    let open = i;
+                    i += 1;
+                    while i < b.len() && b[i] != b'"' {
+                        if b[i] == b'\n' {
+                            newlines.push(i);
+                        }
+                        i += if b[i] == b'\\' { 2 } else { 1 };
+                    }
+                    if let Some(t) = text.get(open + 1..i.min(b.len())) {
+                        strings.entry(t).or_default().push(open);
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
         }
-        None => (1, from),
+        Places { strings, newlines }
+    }
+
+    /// The 1-based line where `"name"` first appears at or after byte
+    /// `from`, and its byte offset (line 1 and `from` when it does not).
+    fn line_of(&self, name: &str, from: usize) -> (usize, usize) {
+        let at = self
+            .strings
+            .get(name)
+            .and_then(|v| v.get(v.partition_point(|p| *p < from)).copied());
+        match at {
+            Some(at) => (self.newlines.partition_point(|p| *p < at) + 1, at + 1),
+            None => (1, from),
+        }
     }
 }
 
@@ -108,19 +144,20 @@ pub fn parse(text: &str) -> AutoCnf {
             ),
         });
     }
+    let places = Places::new(text);
     let take = |out: &mut AutoCnf,
                 section: &str,
                 map: &serde_json::Map<String, serde_json::Value>,
                 at_restart: bool| {
         // names are found after their section's own name (the JSON map
         // does not keep the file's order)
-        let (_, from) = line_of(text, section, 0);
+        let (_, from) = places.line_of(section, 0);
         for (name, entry) in map {
             // version 1 nests the static section inside mysql_server
             if SECTIONS.iter().any(|(s, _)| s == name) {
                 continue;
             }
-            let (line, _) = line_of(text, name, from);
+            let (line, _) = places.line_of(name, from);
             let value = match entry.get("Value") {
                 Some(serde_json::Value::String(s)) => s.clone(),
                 Some(v @ (serde_json::Value::Number(_) | serde_json::Value::Bool(_))) => {
@@ -232,5 +269,18 @@ mod tests {
         // hostile nesting stops at serde_json's recursion limit, no overflow
         let deep = "[".repeat(100_000);
         assert_eq!(parse(&deep).issues.len(), 1);
+        // many variables: each found once, lines right (linear, not a
+        // search per variable)
+        let n = 20_000;
+        let body: Vec<String> = (0..n)
+            .map(|i| format!("\"v{i:05}\": {{\"Value\": \"{i}\"}}"))
+            .collect();
+        let text = format!(
+            "{{\"Version\": 1, \"mysql_server\": {{\n{}\n}}}}",
+            body.join(",\n")
+        );
+        let a = parse(&text);
+        assert_eq!(a.variables.len(), n);
+        assert_eq!(a.variables[n - 1].line, n + 1);
     }
 }

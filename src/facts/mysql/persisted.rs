@@ -18,15 +18,7 @@ use crate::parse::mysqld_auto;
 pub const FILE: &str = "mysqld-auto.cnf";
 
 fn issue(path: &str, line: Option<usize>, level: IssueLevel, message: String) -> FileIssue {
-    FileIssue {
-        path: path.to_string(),
-        line,
-        column: None,
-        message,
-        source: SOURCE.into(),
-        level,
-        read_error: None,
-    }
+    FileIssue::problem(SOURCE, path, line, message).with_level(level)
 }
 
 /// Apply `DATADIR/mysqld-auto.cnf` to `effective` (see the module doc).

@@ -37,15 +37,7 @@ pub(super) struct ServerFiles {
 }
 
 fn note(path: &str, line: Option<usize>, message: String) -> FileIssue {
-    FileIssue {
-        path: path.to_string(),
-        line,
-        column: None,
-        message,
-        source: SOURCE.into(),
-        level: IssueLevel::Note,
-        read_error: None,
-    }
+    FileIssue::problem(SOURCE, path, line, message).with_level(IssueLevel::Note)
 }
 
 /// The settings of the unit that matter here, after its drop-ins.
