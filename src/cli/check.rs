@@ -7,8 +7,8 @@ use clap::Args;
 use driftaudit::{audit, render, Format, Host, PolicySet, RenderOptions};
 
 use super::common::{
-    color, load_policies_with, write_out, Exit, FailOnArg, PolicyArgs, ReportFormat, RuleIdArg,
-    TargetArg,
+    color, load_policies_with, write_out, Exit, FailOnArg, PolicyArgs, ReportFormat,
+    RuleSelectorArg, TargetArg,
 };
 use super::fleet;
 
@@ -45,11 +45,13 @@ pub(crate) struct CheckArgs {
     pub(crate) changed_since: Option<String>,
     #[command(flatten)]
     pub(crate) policies: PolicyArgs,
-    /// Only rules whose id matches this glob (repeatable).
-    #[arg(long = "only", value_name = "GLOB", value_parser = RuleIdArg, hide_possible_values = true)]
+    /// Only rules whose id matches this glob, or that carry a tag matching
+    /// `tag:GLOB` (`tag:cis-l1-server`; repeatable).
+    #[arg(long = "only", value_name = "GLOB", value_parser = RuleSelectorArg, hide_possible_values = true)]
     pub(crate) only: Vec<String>,
-    /// Skip rules whose id matches this glob (repeatable).
-    #[arg(long = "skip", value_name = "GLOB", value_parser = RuleIdArg, hide_possible_values = true)]
+    /// Skip rules whose id matches this glob, or that carry a tag matching
+    /// `tag:GLOB` (repeatable).
+    #[arg(long = "skip", value_name = "GLOB", value_parser = RuleSelectorArg, hide_possible_values = true)]
     pub(crate) skip: Vec<String>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = ReportFormat(Format::Text))]
@@ -109,10 +111,15 @@ pub(crate) fn run(a: CheckArgs) -> Exit {
         Ok(s) => s,
         Err(e) => return e.into(),
     };
-    if let Err(e) = rule_globs_match(&set, &a.only, &a.skip) {
+    // `tag:NAME` selectors become the ids of the rules that carry the tag
+    let (only, skip) = match (set.expand_tags(&a.only), set.expand_tags(&a.skip)) {
+        (Ok(o), Ok(s)) => (o, s),
+        (Err(e), _) | (_, Err(e)) => return e.into(),
+    };
+    if let Err(e) = rule_globs_match(&set, &only, &skip) {
         return e.into();
     }
-    if let Err(e) = set.filter(&a.only, &a.skip) {
+    if let Err(e) = set.filter(&only, &skip) {
         return e.into();
     }
     if (a.quiet || a.summary) && a.format.0 != Format::Text {

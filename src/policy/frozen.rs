@@ -283,6 +283,14 @@ mod generate {
         for u in &r.references {
             write!(o, "s({u:?}),").unwrap();
         }
+        o.push_str("],\ntags:vec![");
+        for t in &r.tags {
+            write!(o, "s({t:?}),").unwrap();
+        }
+        o.push_str("],\ncontrols:vec![");
+        for t in &r.controls {
+            write!(o, "s({t:?}),").unwrap();
+        }
         write!(
             o,
             "],\nsource:RuleSource{{path:s({:?}),line:{}}},\nbreakdown:",

@@ -21,7 +21,7 @@ pub use model::{
     Rule, RuleSource, Severity, Template, TemplatePart, MAX_FOR_EACH_ITEMS,
 };
 pub use overlay::{Overridden, OverrideSource, OverrideSpec};
-pub use set::{PolicySet, BUILTIN, MAX_POLICY_BYTES};
+pub use set::{PolicySet, BUILTIN, MAX_POLICY_BYTES, TAG_PREFIX};
 pub use spec::{
     json_schema, BreakdownPartSpec, BreakdownSpec, CompareMode, Condition, DriftSpec, Expect,
     ForEachSpec, ParamValue, PolicyFile, RemedyOptionsSpec, RemedySpec, RuleSpec,

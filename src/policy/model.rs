@@ -323,6 +323,10 @@ pub struct Rule {
     pub fix: Template,
     /// References.
     pub references: Vec<String>,
+    /// Profiles the rule belongs to (`cis-l1-server`), in the order written.
+    pub tags: Vec<String>,
+    /// Benchmark items the rule answers (`cis-debian12:3.3.9`), as written.
+    pub controls: Vec<String>,
     /// Where the rule is defined.
     pub source: RuleSource,
     /// Optional picture of how a whole divides (text report bar).

@@ -63,6 +63,18 @@ pub enum ParamValue {
     List(Vec<BTreeMap<String, ParamValue>>),
 }
 
+/// A rule tag as the schema describes it (the loader checks the same form).
+#[derive(JsonSchema)]
+#[schemars(transparent)]
+#[allow(dead_code)] // schema only
+struct TagName(#[schemars(regex(pattern = r"^[a-z0-9][a-z0-9-]{0,63}$"))] String);
+
+/// A benchmark item as the schema describes it (the loader checks the same form).
+#[derive(JsonSchema)]
+#[schemars(transparent)]
+#[allow(dead_code)] // schema only
+struct ControlName(#[schemars(regex(pattern = r"^[a-z0-9][a-z0-9-]*:[^\s:]+$"))] String);
+
 /// One rule as written.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -124,6 +136,18 @@ pub struct RuleSpec {
     /// Reference URLs.
     #[serde(default)]
     pub references: Vec<String>,
+    /// Profiles the rule belongs to (`cis-l1-server`, `stig`,
+    /// `performance`): lowercase words of letters, digits and `-`;
+    /// `--only tag:NAME` selects the rules carrying one.
+    #[serde(default)]
+    #[schemars(with = "Vec<TagName>")]
+    pub tags: Vec<Spanned<String>>,
+    /// The benchmark items the rule answers, each `FRAMEWORK:ITEM`
+    /// (`cis-debian12:3.3.9`, `stig-rhel9:RHEL-09-253025`,
+    /// `anssi-bp28:R12`); docs/coverage.md is generated from them.
+    #[serde(default)]
+    #[schemars(with = "Vec<ControlName>")]
+    pub controls: Vec<Spanned<String>>,
     /// How a whole divides into parts (e.g. RAM into heap, pool and the rest),
     /// drawn as a one-line bar in the text report.
     #[serde(default)]
