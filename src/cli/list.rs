@@ -1,7 +1,6 @@
 //! `driftaudit list`: the effective rule set, one line per loaded rule (id,
-//! severity, title); under a tagged rule one `tags:` line; under a
-//! `for_each` rule whose items have aliases, one
-//! `aliases:` line; under a rule that a site overlay changed, one line per
+//! severity, title); under a `for_each` rule whose items have aliases, one
+//! `aliases:` line; under a tagged rule one `tags:` line; under a rule that a site overlay changed, one line per
 //! changed value naming the file, line and column that set it
 //! (`--format json`: the same as data); `--tags`: the tags with their rules.
 //! Formats only; loading and the
@@ -78,12 +77,12 @@ fn text(set: &driftaudit::PolicySet) -> String {
             },
             r.title
         ));
-        if !r.tags.is_empty() {
-            out.push_str(&format!("  tags: {}\n", r.tags.join(", ")));
-        }
         let aliases = aliases(set, r);
         if !aliases.is_empty() {
             out.push_str(&format!("  aliases: {}\n", one_line(&aliases.join(", "))));
+        }
+        if !r.tags.is_empty() {
+            out.push_str(&format!("  tags: {}\n", r.tags.join(", ")));
         }
         for o in &r.overridden {
             out.push_str(&format!("  {}\n", one_line(&o.to_string())));
