@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_saphyr::Spanned;
 
-use super::diagnostics::{problem_at, yaml_problem};
+use super::diagnostics::{line_col, problem_at, yaml_problem};
 use super::values::{param_value, parse_kernel_cond};
 use super::*;
 use crate::catalogue::{FACT_NAMES, FLAT_NAMESPACES, RECORD_NAMESPACES};
@@ -291,10 +291,6 @@ pub(super) struct Compiled {
     pub overrides: Vec<Spanned<OverrideSpec>>,
 }
 
-fn line_col(at: &serde_saphyr::Location) -> (usize, usize) {
-    ((at.line() as usize).max(1), (at.column() as usize).max(1))
-}
-
 /// Compile one policy file.
 pub(super) fn compile(path: &str, text: &str) -> Result<Compiled, PolicyError> {
     let raw = deserialize(path, text)?;
@@ -315,7 +311,7 @@ pub(super) fn compile(path: &str, text: &str) -> Result<Compiled, PolicyError> {
         }
     }
     c.problems
-        .extend(super::overlay::validate(path, text, &raw.overrides));
+        .extend(super::overrides::validate(path, text, &raw.overrides));
     if raw.rules.is_empty() && raw.overrides.is_empty() {
         let (line, column) = line_col(&raw.policy.referenced);
         c.problems.push(problem_at(

@@ -584,6 +584,11 @@ fn clip(message: String) -> String {
     }
 }
 
+/// 1-based line and column of a YAML location (0 is read as 1).
+pub(super) fn line_col(at: &serde_saphyr::Location) -> (usize, usize) {
+    ((at.line() as usize).max(1), (at.column() as usize).max(1))
+}
+
 pub(super) fn problem_at(
     path: &str,
     text: &str,

@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 
-use super::set::BUILTIN;
+use super::builtin::BUILTIN;
 use super::{
     Applies, Bound, Breakdown, Check, CompareMode, DriftCheck, ExpectOp, Policy, Remedy, Rule,
     RuleSource, Severity, Template, TemplatePart,

@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use super::builtin::{BUILTIN, TAG_PREFIX};
 use super::compile::{compile, Compiled};
 use super::diagnostics::problem_at;
 use super::overlay::{self, Layer, ParamOverrides};
@@ -13,37 +14,6 @@ use super::values::param_value;
 use super::{FilterError, ParamError, ParamValue, Policy, PolicyError, Problem, Rule};
 use crate::expr;
 use crate::value::Value;
-
-/// What starts a rule selector that names a tag (`--only tag:stig`).
-pub const TAG_PREFIX: &str = "tag:";
-
-/// The built-in policies, compiled into the binary.
-pub const BUILTIN: &[(&str, &str)] = &[
-    (
-        "policies/linux-network.yaml",
-        include_str!("../../policies/linux-network.yaml"),
-    ),
-    (
-        "policies/linux-sysctl.yaml",
-        include_str!("../../policies/linux-sysctl.yaml"),
-    ),
-    (
-        "policies/linux-hardening.yaml",
-        include_str!("../../policies/linux-hardening.yaml"),
-    ),
-    (
-        "policies/zimbra-memory.yaml",
-        include_str!("../../policies/zimbra-memory.yaml"),
-    ),
-    (
-        "policies/mysql-innodb.yaml",
-        include_str!("../../policies/mysql-innodb.yaml"),
-    ),
-    (
-        "policies/storage.yaml",
-        include_str!("../../policies/storage.yaml"),
-    ),
-];
 
 /// A set of loaded policies and their rules, validated together (rule ids unique).
 #[derive(Debug, Clone, Default)]

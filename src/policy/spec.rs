@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_saphyr::Spanned;
 
-use super::Severity;
+use super::{CompareMode, Severity};
 
 // ---------------------------------------------------------------- raw model
 
@@ -40,8 +40,8 @@ pub struct PolicyFile {
     /// Adjustments to rules of other policies (site overlays): severity,
     /// `disabled` with a reason, parameters, extra `applies` conditions.
     #[serde(default)]
-    #[schemars(with = "Vec<super::OverrideSpec>")]
-    pub overrides: Vec<Spanned<super::OverrideSpec>>,
+    #[schemars(with = "Vec<OverrideSpec>")]
+    pub overrides: Vec<Spanned<OverrideSpec>>,
 }
 
 /// A parameter value: a number, a boolean, or a string holding a size (`10G`),
@@ -341,16 +341,36 @@ pub struct DriftSpec {
     pub compare: Option<CompareMode>,
 }
 
-/// How drift compares two values.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum CompareMode {
-    /// Equal after normalisation (units, booleans, whitespace).
-    #[default]
-    Equal,
-    /// Every item of the configured list is in the running list (the running
-    /// side may show more, such as filesystem defaults the kernel adds).
-    Subset,
+/// One entry of `overrides:` as written: a target (`rule:` glob over rule
+/// ids, or `policy:` glob over policy ids for parameters) and what changes.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OverrideSpec {
+    /// Rules to adjust: a rule id or a glob over rule ids (`storage.*`).
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub rule: Option<Spanned<String>>,
+    /// Policies whose parameters to set: a policy id or a glob (`mysql-*`);
+    /// only with `params`.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub policy: Option<Spanned<String>>,
+    /// New severity of the matched rules.
+    #[serde(default)]
+    #[schemars(with = "Option<Severity>")]
+    pub severity: Option<Spanned<Severity>>,
+    /// Turn the matched rules off; the value is the reason, shown in every report.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub disabled: Option<Spanned<String>>,
+    /// Parameter values: for the matched rules only (`rule:`), or for the
+    /// whole policy (`policy:`).
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, ParamValue>")]
+    pub params: BTreeMap<String, Spanned<ParamValue>>,
+    /// Conditions added to the matched rules' own (all must hold).
+    #[serde(default)]
+    pub applies: Vec<Condition>,
 }
 
 /// The JSON Schema of a policy file, generated from the loader's own types.
