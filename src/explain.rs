@@ -12,6 +12,22 @@ use crate::policy::{
 use crate::render::text::wrap;
 use crate::value::Value;
 
+/// A rule's full description in words, by its id or an item's alias (what
+/// `driftaudit explain RULE` prints); `None` when no loaded rule has it.
+///
+/// ```
+/// use driftaudit::{explain_rule, PolicySet};
+///
+/// let policies = PolicySet::builtin()?;
+/// let text = explain_rule(&policies, "hardening.kptr-restrict").unwrap();
+/// assert!(text.contains("tags: stig, anssi-intermediary"));
+/// assert!(explain_rule(&policies, "no.such-rule").is_none());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn explain_rule(set: &PolicySet, id: &str) -> Option<String> {
+    set.rule_or_alias(id).map(|r| explain(set, r))
+}
+
 /// Describe a rule for people.
 pub fn explain(set: &PolicySet, rule: &Rule) -> String {
     let mut o = String::new();

@@ -80,7 +80,9 @@ pub use diff::{
     VerdictChange,
 };
 pub use engine::audit;
+pub use explain::explain_rule;
 pub use facts::{Detection, Domain, Evidence};
+pub use fleet::{audit_fleet, DiscoverError};
 pub use host::{Host, ReadError, SourceKind};
 pub use policy::{
     Code as PolicyCode, Overridden, OverrideSource, PolicyError, PolicyProblem, PolicySet,
@@ -97,6 +99,7 @@ pub use resolve::{
     Resolver, SysctlResolution,
 };
 pub use snapshot::{take as snapshot, SnapshotMeta, SnapshotOptions, Unreadable};
+pub use upgrade::{audit_upgrade, Target as UpgradeTarget, TargetError as UpgradeTargetError};
 pub use value::Value;
 pub use waiver::{Waiver, WaiverError, WaiverSet};
 

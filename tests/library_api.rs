@@ -195,6 +195,10 @@ fn stable_names_compile_from_the_crate_root() {
         SnapshotMeta, SnapshotOptions, SourceKind, Status, Summary, SysctlResolution, Unreadable,
         Value, VerdictChange, Waiver, WaiverError, WaiverNote, WaiverSet,
     };
+    #[allow(unused_imports)]
+    use driftaudit::{
+        audit_fleet, audit_upgrade, explain_rule, DiscoverError, UpgradeTarget, UpgradeTargetError,
+    };
     let host = Host::snapshot(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/testdata/hosts/mysql-includedir-override"
@@ -207,4 +211,9 @@ fn stable_names_compile_from_the_crate_root() {
     assert!(e.path.starts_with("/etc/mysql/"), "{e}");
     assert!(matches!(a.value, Value::Number(_)), "{:?}", a.value);
     let _: fn(&PolicySet, &[Host]) -> Report = audit;
+    let _: fn(&PolicySet, &std::path::Path) -> Result<Report, DiscoverError> = audit_fleet;
+    type UpgradeAudit = fn(&PolicySet, &[Host], &[UpgradeTarget]) -> Result<Report, PolicyError>;
+    let _: UpgradeAudit = audit_upgrade;
+    let _: fn(&PolicySet, &str) -> Option<String> = explain_rule;
+    let _: fn(&str) -> Result<UpgradeTarget, UpgradeTargetError> = UpgradeTarget::parse;
 }

@@ -90,6 +90,37 @@ pub struct DiscoverError {
     pub message: String,
 }
 
+/// Audit every snapshot under `root` (a fleet tree as `driftaudit check
+/// --fleet` reads it: snapshot folders found up to [`DEFAULT_MAX_DEPTH`]
+/// levels down, hidden folders skipped, in file-name order) into one
+/// report, each host's `path` its folder below `root`. A snapshot that
+/// cannot be opened is a host with an `error` finding; a folder that cannot
+/// be searched stops the walk with the error.
+///
+/// ```
+/// use driftaudit::{audit_fleet, PolicySet};
+///
+/// let policies = PolicySet::builtin()?;
+/// let report = audit_fleet(&policies, concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/hosts").as_ref())?;
+/// assert!(report.hosts.len() > 10);
+/// assert!(report.hosts.iter().any(|h| h.path.as_deref() == Some("nat-story")));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn audit_fleet(
+    policies: &PolicySet,
+    root: &Path,
+) -> Result<crate::report::Report, DiscoverError> {
+    let needs = engine::needs(policies);
+    let mut hosts = Vec::new();
+    for dir in discover(root, DEFAULT_MAX_DEPTH) {
+        let dir = dir?;
+        let mut h = audit_dir_planned(policies, &needs, &dir);
+        h.path = Some(relative_path(root, &dir));
+        hosts.push(h);
+    }
+    Ok(crate::report::Report::new(hosts, policies))
+}
+
 /// Audit one snapshot folder. A folder that cannot be opened as a snapshot
 /// still gives a report: one `driftaudit.input` finding with status `error`
 /// naming the folder, so a broken host is visible in every output format.

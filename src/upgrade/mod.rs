@@ -494,6 +494,38 @@ pub fn extend_report(
     }
 }
 
+/// Audit hosts for an upgrade: the policies' rules and, for each target
+/// (`mariadb=10.11`, `kernel=6.1`), what the host's persisted configuration
+/// does on that release. The upgrade rules join a copy of `policies` as
+/// rules of its registry, so the report's catalogue lists them and waivers
+/// applied to the report reach their findings. What `driftaudit check
+/// --target` does.
+///
+/// ```
+/// use driftaudit::{audit_upgrade, Host, PolicySet, Status, UpgradeTarget};
+///
+/// let policies = PolicySet::builtin()?;
+/// let host = Host::snapshot(concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/hosts/upgrade-mysql-5.7"))?;
+/// let target = UpgradeTarget::parse("mysql=8.0")?;
+/// let report = audit_upgrade(&policies, &[host], &[target])?;
+/// // options MySQL 8.0 removed are findings, listed in the report's catalogue
+/// let f = report.hosts[0].findings.iter().find(|f| f.rule.starts_with("upgrade.") && f.status == Status::Fail);
+/// assert!(f.is_some());
+/// assert!(report.rules.iter().any(|r| Some(&r.id) == f.map(|f| &f.rule)));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn audit_upgrade(
+    policies: &PolicySet,
+    hosts: &[Host],
+    targets: &[Target],
+) -> Result<crate::report::Report, PolicyError> {
+    let mut set = policies.clone();
+    register(&mut set, targets)?;
+    let mut report = crate::engine::audit(&set, hosts);
+    extend_report(&mut report, hosts, targets, &set);
+    Ok(report)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
