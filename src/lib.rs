@@ -53,7 +53,6 @@ pub(crate) mod catalogue;
 pub(crate) mod diff;
 pub(crate) mod engine;
 pub(crate) mod eval;
-pub(crate) mod explain;
 pub(crate) mod expr;
 pub(crate) mod facts;
 pub(crate) mod fix;
@@ -80,7 +79,6 @@ pub use diff::{
     VerdictChange,
 };
 pub use engine::audit;
-pub use explain::explain_rule;
 pub use facts::{Detection, Domain, Evidence};
 pub use fleet::{audit_fleet, DiscoverError};
 pub use host::{Host, ReadError, SourceKind};
@@ -89,6 +87,7 @@ pub use policy::{
     RuleSource, Severity,
 };
 pub use render::diff::render as render_diff;
+pub use render::explain::explain_rule;
 pub use render::{render, Format, RenderOptions};
 pub use report::{
     BreakdownData, CoverageReason, DomainCoverage, DriftData, Finding, HostReport, Report,
@@ -130,7 +129,7 @@ pub mod unstable {
     }
     /// Internal: no semver promise.
     pub mod explain {
-        pub use crate::explain::*;
+        pub use crate::render::explain::*;
     }
     /// Internal: no semver promise.
     pub mod expr {

@@ -47,7 +47,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("renderers", &["render"]),
     // Commands built on reports that still print for themselves (issue 14
     // item 5 moves their printers into render/).
-    ("report tools", &["diff", "fleet", "explain"]),
+    ("report tools", &["diff", "fleet"]),
     ("cli", &["cli"]),
 ];
 

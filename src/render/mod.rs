@@ -1,12 +1,14 @@
 //! Renderers: one file per output format, and the one [`Format`] enum every
 //! command's `--format` choices come from. Each printer sees only what it is
 //! handed (a [`Report`], a host report and the fleet summary for the stream
-//! printer, a diff for the diff printer) and returns text; none evaluates
+//! printer, a diff for the diff printer, a compiled rule for `explain`) and
+//! returns text; none evaluates
 //! rules or reads host data.
 
 use crate::report::Report;
 
 pub mod diff;
+pub mod explain;
 mod fleet;
 pub mod html;
 pub mod json;

@@ -5,11 +5,11 @@
 
 use std::fmt::Write;
 
+use super::text::wrap;
 use crate::expr::Expr;
 use crate::policy::{
     Applies, Check, ForEachSource, Policy, PolicySet, Rule, Template, TemplatePart,
 };
-use crate::render::text::wrap;
 use crate::value::Value;
 
 /// A rule's full description in words, by its id or an item's alias (what
