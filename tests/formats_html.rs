@@ -681,3 +681,31 @@ fn html_and_markdown_show_an_assert_rules_expected_in_words() {
     assert!(text.contains(&format!("expected: {words}\n")), "{text}");
     assert!(!text.contains("pool >= target"));
 }
+
+#[test]
+fn each_finding_shows_its_rules_tags_and_an_untagged_rule_shows_none() {
+    let report = report_of(&["nat-story"]);
+    let page = html::render(&report);
+    let set = PolicySet::builtin().unwrap();
+    for f in &report.hosts[0].findings {
+        let Some(rule) = set.rule(&f.rule) else {
+            continue;
+        };
+        let head = format!("<code>{}</code>", f.rule);
+        let at = page
+            .find(&head)
+            .unwrap_or_else(|| panic!("{} not on the page", f.rule));
+        let line_end = at + page[at..].find("</div>").unwrap();
+        let head_line = &page[at..line_end];
+        if rule.tags.is_empty() {
+            assert!(!head_line.contains("class=\"muted tags\""), "{head_line}");
+        } else {
+            let want = format!("<span class=\"muted tags\">{}</span>", rule.tags.join(", "));
+            assert!(head_line.contains(&want), "{}: {head_line}", f.rule);
+        }
+    }
+    assert!(
+        page.contains("cis-l1-server"),
+        "nat-story has a CIS finding"
+    );
+}
