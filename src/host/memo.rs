@@ -1,0 +1,64 @@
+//! The read memo: what one gather already learnt about paths (stats,
+//! resolutions, small files, directory walks), bounded in entries and bytes,
+//! so a path many readers ask about is looked up once. Must not decide
+//! what is read.
+
+use super::*;
+
+impl Host {
+    /// Whether this gather remembers answers (a snapshot inside
+    /// [`Host::remember_stats`], not recording a read log).
+    pub(super) fn memo_on(&self) -> bool {
+        self.kind == SourceKind::Snapshot && self.log.is_none() && self.memo(|m| m.on)
+    }
+
+    pub(super) fn memo<R>(&self, f: impl FnOnce(&mut StatMemo) -> R) -> R {
+        let mut g = self.stats.lock().unwrap_or_else(|p| p.into_inner());
+        f(&mut g)
+    }
+
+    /// Remember what each snapshot path is until the guard is dropped (one
+    /// gather: see [`StatMemo`]). No effect on the live host.
+    pub(crate) fn remember_stats(&self) -> StatsRemembered<'_> {
+        let mut g = self.stats.lock().unwrap_or_else(|p| p.into_inner());
+        g.on = self.kind == SourceKind::Snapshot;
+        drop(g);
+        StatsRemembered(self)
+    }
+
+    /// Remember [`Host::resolve`]'s answer for a lexical path.
+    pub(super) fn note_resolved(&self, key: String, got: Result<String, ReadError>) {
+        self.memo(|m| {
+            if m.resolved.len() >= MAX_STAT_MEMO {
+                m.resolved.clear();
+            }
+            m.resolved.insert(key, got);
+        });
+    }
+
+    pub(super) fn stat_of(&self, host_path: &str) -> Result<Meta, ReadError> {
+        Ok(match self.kind {
+            // On the live root confinement is the identity: let the kernel
+            // follow links in one stat instead of one lstat per component.
+            SourceKind::Live => Meta::from_std(&fs::metadata(live_path(host_path)?)?),
+            SourceKind::Snapshot => {
+                let key = self.memo_on().then(|| lexical(host_path));
+                if let Some(k) = &key {
+                    if let Some(known) = self.memo(|m| m.known.get(k).cloned()) {
+                        return known;
+                    }
+                }
+                let got = self.stat_in_root(host_path).map(|st| Meta::from_stat(&st));
+                if let Some(k) = key {
+                    self.memo(|m| {
+                        if m.known.len() >= MAX_STAT_MEMO {
+                            m.known.clear();
+                        }
+                        m.known.insert(k, got.clone());
+                    });
+                }
+                got?
+            }
+        })
+    }
+}
