@@ -1,7 +1,8 @@
 //! Policy model and loader, split the way cargo-deny splits a config: the
 //! raw spanned spec ([`spec`]; `overrides` for the problems an
 //! `overrides:` entry has on its own), compilation into [`Rule`]s one section at a
-//! time (`compile`), the problems a policy can have (`diagnostics`), site
+//! time (`compile/`: the file and its rules in `mod.rs`, `checks`, `for_each`,
+//! `remedy`, `texts`), the problems a policy can have (`diagnostics`), site
 //! overlays applied to compiled rules (`overlay`), the frozen built-ins
 //! (`frozen`; the list of built-ins is `builtin`), and the policy set (files, directories, the built-ins,
 //! duplicate ids, filters; `set`).
