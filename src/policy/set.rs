@@ -40,6 +40,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "policies/storage.yaml",
         include_str!("../../policies/storage.yaml"),
     ),
+    (
+        "policies/linux-mounts.yaml",
+        include_str!("../../policies/linux-mounts.yaml"),
+    ),
 ];
 
 /// A set of loaded policies and their rules, validated together (rule ids unique).
