@@ -10,6 +10,13 @@
 //! disagrees, when one marked `differs` agrees (the explanation would be
 //! false), and when an overlapping SSG rule is missing from the table.
 //!
+//! The same run holds the running side of the mount-option rules to
+//! libmount: CIS's own audit of each item is `findmnt -kn POINT` and a look
+//! for the option, so every `mounts.nodev`/`nosuid`/`noexec` finding on a
+//! mount point findmnt lists must pass exactly when findmnt shows the option
+//! (the planted fstab agrees with the mounts wherever both exist), and one
+//! on a point findmnt does not list and no fstab line names must be `skip`.
+//!
 //! The host is prepared in a private mount namespace (`unshare -m`, every
 //! mount private) and entered with `chroot`: a tmpfs root with the real
 //! top-level directories bind-mounted, except /tmp, /var, /home, /srv and
@@ -93,6 +100,7 @@ chroot "$R" oscap xccdf eval $RULES --results "$W/$STATE-oscap.xml" "$DS" > "$W/
 echo "oscap exit $?" >> "$W/$STATE-oscap.txt"
 chroot "$R" "$DRIFTAUDIT" check --format json > "$W/$STATE-driftaudit.json" 2> "$W/$STATE-driftaudit.err"
 chroot "$R" cat /proc/self/mountinfo > "$W/$STATE-mountinfo.txt"
+chroot "$R" findmnt -kn -r -o TARGET,OPTIONS > "$W/$STATE-findmnt.txt" 2>&1
 exit 0
 "#;
 
@@ -276,9 +284,80 @@ fn our_verdict(report: &serde_json::Value, id: &str) -> String {
     }
 }
 
+/// Each `mounts.nodev`/`nosuid`/`noexec` finding against `findmnt -kn -r -o
+/// TARGET,OPTIONS` of the same chroot (the last line for a target is the
+/// visible mount, as findmnt lists stacked mounts in mount order).
+fn findmnt_problems(state: &str, findmnt: &str, report: &serde_json::Value) -> Vec<String> {
+    let mut shown: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for line in findmnt.lines() {
+        if let Some((target, opts)) = line.split_once(' ') {
+            // findmnt -r escapes blanks as \x20; the planted points have none
+            shown.insert(
+                target.to_string(),
+                opts.split(',').map(str::to_string).collect(),
+            );
+        }
+    }
+    assert!(
+        shown.contains_key("/"),
+        "{state}: findmnt listed no root mount:\n{findmnt}"
+    );
+    let fstab = plant(state).fstab;
+    let mut problems = Vec::new();
+    let mut judged = 0;
+    for host in report["hosts"].as_array().expect("hosts") {
+        for f in host["findings"].as_array().expect("findings") {
+            let rule = f["rule"].as_str().unwrap_or("");
+            let Some(option) = rule.strip_prefix("mounts.") else {
+                continue;
+            };
+            if !["nodev", "nosuid", "noexec"].contains(&option) {
+                continue;
+            }
+            let status = f["status"].as_str().unwrap_or("");
+            let subject: Vec<&str> = f["subject"]
+                .as_array()
+                .map(|s| s.iter().filter_map(|v| v.as_str()).collect())
+                .unwrap_or_default();
+            // a skipped item names only its id: the point is the item's path
+            let point = subject.get(1).map(|p| p.to_string()).unwrap_or_else(|| {
+                format!("/{}", subject.first().unwrap_or(&"")).replace('-', "/")
+            });
+            judged += 1;
+            match shown.get(&point) {
+                Some(opts) => {
+                    let cis_pass = opts.iter().any(|o| o == option);
+                    if (status == "pass") != cis_pass || !(status == "pass" || status == "fail") {
+                        problems.push(format!(
+                            "{state}: {rule} on {point} is {status}, but findmnt shows {} ({})",
+                            opts.join(","),
+                            if cis_pass { "has it" } else { "lacks it" }
+                        ));
+                    }
+                }
+                None => {
+                    let configured = fstab
+                        .lines()
+                        .any(|l| l.split_whitespace().nth(1) == Some(point.as_str()));
+                    if !configured && status != "skip" {
+                        problems.push(format!(
+                            "{state}: {rule} on {point} is {status}, but {point} is neither mounted (findmnt) nor in /etc/fstab: expected skip"
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    assert!(judged >= 19, "{state}: only {judged} mount-option findings");
+    problems
+}
+
 #[test]
 fn the_shipped_rules_agree_with_openscap_ssg_debian11_except_where_docs_coverage_says_why() {
     let Some(_oscap) = common::tool("oscap", "openscap-scanner") else {
+        return;
+    };
+    let Some(_findmnt) = common::tool("findmnt", "util-linux") else {
         return;
     };
     if !Path::new(DS).is_file() {
@@ -370,6 +449,7 @@ fn the_shipped_rules_agree_with_openscap_ssg_debian11_except_where_docs_coverage
                 ));
             }
         }
+        problems.extend(findmnt_problems(state, &read("findmnt.txt"), &report));
         if !problems.is_empty() {
             problems.push(format!(
                 "{state}: the chroot's mounts:\n{}",
