@@ -12,7 +12,7 @@
 //!
 //! The same run holds the running side of the mount-option rules to
 //! libmount: CIS's own audit of each item is `findmnt -kn POINT` and a look
-//! for the option, so every `mounts.nodev`/`nosuid`/`noexec` finding on a
+//! for the option, so every `mounts.nodev`/`nosuid`/`noexec`/`dev-shm` finding on a
 //! mount point findmnt lists must pass exactly when findmnt shows the option
 //! (the planted fstab agrees with the mounts wherever both exist), and one
 //! on a point findmnt does not list and no fstab line names must be `skip`.
@@ -284,7 +284,7 @@ fn our_verdict(report: &serde_json::Value, id: &str) -> String {
     }
 }
 
-/// Each `mounts.nodev`/`nosuid`/`noexec` finding against `findmnt -kn -r -o
+/// Each `mounts.nodev`/`nosuid`/`noexec`/`dev-shm` finding against `findmnt -kn -r -o
 /// TARGET,OPTIONS` of the same chroot (the last line for a target is the
 /// visible mount, as findmnt lists stacked mounts in mount order).
 fn findmnt_problems(state: &str, findmnt: &str, report: &serde_json::Value) -> Vec<String> {
@@ -308,21 +308,22 @@ fn findmnt_problems(state: &str, findmnt: &str, report: &serde_json::Value) -> V
     for host in report["hosts"].as_array().expect("hosts") {
         for f in host["findings"].as_array().expect("findings") {
             let rule = f["rule"].as_str().unwrap_or("");
-            let Some(option) = rule.strip_prefix("mounts.") else {
-                continue;
-            };
-            if !["nodev", "nosuid", "noexec"].contains(&option) {
-                continue;
-            }
             let status = f["status"].as_str().unwrap_or("");
             let subject: Vec<&str> = f["subject"]
                 .as_array()
                 .map(|s| s.iter().filter_map(|v| v.as_str()).collect())
                 .unwrap_or_default();
-            // a skipped item names only its id: the point is the item's path
-            let point = subject.get(1).map(|p| p.to_string()).unwrap_or_else(|| {
-                format!("/{}", subject.first().unwrap_or(&"")).replace('-', "/")
-            });
+            let item = subject.first().copied().unwrap_or("");
+            // mounts.dev-shm's items are the options; the others' items are
+            // mount points (`var-log` is /var/log) and the rule the option
+            let (option, point) = match rule {
+                "mounts.dev-shm" => (item, "/dev/shm".to_string()),
+                "mounts.nodev" | "mounts.nosuid" | "mounts.noexec" => (
+                    &rule["mounts.".len()..],
+                    format!("/{item}").replace('-', "/"),
+                ),
+                _ => continue,
+            };
             judged += 1;
             match shown.get(&point) {
                 Some(opts) => {
