@@ -31,4 +31,8 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "policies/storage.yaml",
         include_str!("../../policies/storage.yaml"),
     ),
+    (
+        "policies/linux-mounts.yaml",
+        include_str!("../../policies/linux-mounts.yaml"),
+    ),
 ];
