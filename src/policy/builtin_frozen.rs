@@ -2,7 +2,7 @@
 // policies/*.yaml: the built-in policies, compiled. Do not edit.
 
 /// Hash of the YAML this was generated from.
-const FROZEN_FROM: u64 = 0x2fd58793463b8b11;
+const FROZEN_FROM: u64 = 0x61b00b4e0764b35e;
 
 /// The built-in policies and rules.
 #[rustfmt::skip]
@@ -680,6 +680,18 @@ breakdown:None,
 remedy:Some(Remedy::Set{ns:s("mycnf_effective"),key:s("old_passwords"),to:Expr::Lit(Value::Size(f(0x0))),text:s("0"),bound:Bound::Exact,derived:false}),
 overridden:Vec::new(),
 for_each:None},
+Rule{id:s("mysqlsec.option-file-permissions"),policy:s("mysql-hardening"),title:s("Option files that hold a password are not readable by other users"),severity:Severity::High,
+applies:vec![Applies::When(Expr::Name(s("mysql_installed")),s("mysql_installed")),],
+lets:BTreeMap::from([]),
+check:Check::Assert(Expr::Binary(BinOp::Eq,b(Expr::Field(b(Expr::Name(s("f"))),s("other_readable"))),b(Expr::Lit(Value::Bool(false))))),
+why:tpl("{f.key} holds {join(f.secrets, \", \")} and has mode {f.mode}: every local account can read it, so any user or compromised service on the host logs in to the server with those credentials (CIS Oracle MySQL 8.0 and CIS MariaDB 10.6, section 3, file permissions; the MySQL manual: an option file with a password must be readable only by its owner).\n",vec![TemplatePart::Expr(Expr::Field(b(Expr::Name(s("f"))),s("key"))),TemplatePart::Text(s(" holds ")),TemplatePart::Expr(Expr::Call(s("join"),vec![Expr::Field(b(Expr::Name(s("f"))),s("secrets")),Expr::Lit(Value::Str(s(", "))),])),TemplatePart::Text(s(" and has mode ")),TemplatePart::Expr(Expr::Field(b(Expr::Name(s("f"))),s("mode"))),TemplatePart::Text(s(": every local account can read it, so any user or compromised service on the host logs in to the server with those credentials (CIS Oracle MySQL 8.0 and CIS MariaDB 10.6, section 3, file permissions; the MySQL manual: an option file with a password must be readable only by its owner).\n")),]),
+fix:tpl("Run `chmod 600 {f.key}` (owned by the account that uses it: root, or mysql for the server's own files), or move the password to a file only that account can read (MySQL's `mysql_config_editor` login path, a socket-authenticated account instead of a password).\n",vec![TemplatePart::Text(s("Run `chmod 600 ")),TemplatePart::Expr(Expr::Field(b(Expr::Name(s("f"))),s("key"))),TemplatePart::Text(s("` (owned by the account that uses it: root, or mysql for the server's own files), or move the password to a file only that account can read (MySQL's `mysql_config_editor` login path, a socket-authenticated account instead of a password).\n")),]),
+references:vec![s("https://www.cisecurity.org/benchmark/oracle_mysql"),s("https://www.cisecurity.org/benchmark/mariadb"),s("https://dev.mysql.com/doc/refman/8.0/en/password-security-user.html"),s("https://mariadb.com/kb/en/configuring-mariadb-with-option-files/"),],
+source:RuleSource{path:s("policies/mysql-hardening.yaml"),line:378},
+breakdown:None,
+remedy:Some(Remedy::None{reason:s("driftaudit fix writes option values and runtime settings, not file permissions: run chmod 600 on the file")}),
+overridden:Vec::new(),
+for_each:Some(Box::new(ForEach{source:ForEachSource::Records{ns:s("mycnf_files"),filter:Some((Expr::Name(s("holds_secret")),s("holds_secret")))},bind:s("f"),subject:None,setting_key:None,alias:None,only:Vec::new(),skip:Vec::new(),item_params:vec![],except:vec![]}))},
 Rule{id:s("storage.noatime"),policy:s("storage"),title:s("The database or index directory is on a volume mounted noatime"),severity:Severity::Low,
 applies:vec![],
 lets:BTreeMap::from([(s("m"),Expr::Setting(s("mount"),b(Expr::Name(s("point"))))),(s("point"),Expr::Call(s("mount_of"),vec![Expr::Field(b(Expr::Name(s("dir"))),s("path")),])),]),
