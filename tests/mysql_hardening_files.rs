@@ -3,7 +3,8 @@
 //! private mount namespace (`unshare -m`, tmpfs over /etc/mysql and /root),
 //! judged live from `stat`, and the same tree as a snapshot whose
 //! `captures/file-modes.txt` is the real `stat -c '%a %n'` output: the same
-//! verdicts, and never the copied files' own modes.
+//! verdicts, and never the copied files' own modes; `driftaudit snapshot`
+//! of that host writes the capture itself.
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
@@ -71,6 +72,7 @@ printf '{deb}' > /etc/mysql/debian.cnf; chmod 640 /etc/mysql/debian.cnf
 printf '{root}' > /root/.my.cnf; chmod 600 /root/.my.cnf
 {stat} -c '%a %n' /etc/mysql/my.cnf /etc/mysql/debian.cnf /root/.my.cnf > {out}/file-modes.txt
 "$DRIFTAUDIT" check --only {RULE} --format json > {out}/live.json || true
+"$DRIFTAUDIT" snapshot --out {out}/taken > /dev/null
 "#,
         my = MY_CNF.replace('\n', "\\n"),
         deb = DEBIAN_CNF.replace('\n', "\\n"),
@@ -122,6 +124,18 @@ printf '{root}' > /root/.my.cnf; chmod 600 /root/.my.cnf
         snapshot_verdicts(&snap),
         expected,
         "snapshot with the stat capture"
+    );
+
+    // `driftaudit snapshot` of the live host records the bits it read
+    let taken = std::fs::read_to_string(out.join("taken/captures/file-modes.txt")).unwrap();
+    assert!(
+        taken.contains("644 /etc/mysql/my.cnf\n") && taken.contains("600 /root/.my.cnf\n"),
+        "{taken}"
+    );
+    assert_eq!(
+        snapshot_verdicts(&out.join("taken")),
+        expected,
+        "driftaudit's own snapshot"
     );
 
     // without the capture a snapshot cannot tell, whatever its copies' modes

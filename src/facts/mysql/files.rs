@@ -3,9 +3,10 @@
 //! `/etc/mysql/debian.cnf`, root's `~/.my.cnf`), as a record of whether it
 //! holds a secret (decided by [`crate::secret::option_is_secret`], by
 //! meaning) and its permission bits: the live host's `stat`, or a
-//! snapshot's `captures/file-modes.txt` (`stat -c '%a %n'` lines), never the
-//! mode of the copied file (copies, git checkouts and the snapshot writer's
-//! umask do not keep it). All reads go through [`Host`]; no policy logic.
+//! snapshot's `captures/file-modes.txt` (`stat -c '%a %n'` lines, which
+//! `driftaudit snapshot` writes from [`modes_capture`]), never the mode of
+//! the copied file (copies, git checkouts and the snapshot writer's umask do
+//! not keep it). All reads go through [`Host`]; no policy logic.
 
 use std::collections::BTreeMap;
 
@@ -99,6 +100,30 @@ pub fn gather(host: &Host, facts: &mut Facts) {
         );
     }
     facts.namespaces.insert("mycnf_files".into(), ns);
+}
+
+/// `captures/file-modes.txt` for a snapshot of this host: a `stat -c '%a %n'`
+/// line for every `mycnf_files` record whose mode is known (a path holding a
+/// newline cannot be one line and is left out, so it stays unknown); `None`
+/// when there is none.
+pub fn modes_capture(facts: &Facts) -> Option<String> {
+    let ns = facts.namespaces.get("mycnf_files")?;
+    let mut out = String::new();
+    for (path, e) in &ns.entries {
+        let Entry::Set(s) = e else { continue };
+        let Value::Record(r) = &s.value else { continue };
+        let Some(Value::Str(mode)) = r.get("mode") else {
+            continue;
+        };
+        let Ok(m) = u32::from_str_radix(mode, 8) else {
+            continue;
+        };
+        if path.contains('\n') || path.contains('\r') {
+            continue;
+        }
+        out.push_str(&format!("{m:o} {path}\n"));
+    }
+    (!out.is_empty()).then_some(out)
 }
 
 /// Names of the options of a file that take a secret (each once, in file
