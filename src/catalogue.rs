@@ -358,6 +358,13 @@ pub const FACTS: &[FactSpec] = &[
         description: "a MySQL/MariaDB server is present (see the presence table below)",
     },
     FactSpec {
+        name: "mysql_history_root",
+        kind: "string",
+        captures: &[],
+        domain: Some("mysql"),
+        description: "what root's `~/.mysql_history` is: `/dev/null` (a link to it), `absent`, `a file`, `a link to TARGET`; unknown in a snapshot that neither holds it nor lists it as absent",
+    },
+    FactSpec {
         name: "storage_detected",
         kind: "boolean",
         captures: &[],

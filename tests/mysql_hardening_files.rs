@@ -151,3 +151,82 @@ printf '{root}' > /root/.my.cnf; chmod 600 /root/.my.cnf
         "snapshot without the capture"
     );
 }
+
+/// The rule's single verdict in a `check --format json` output file.
+fn json_verdict(path: &Path, rule: &str) -> Status {
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let found: Vec<Status> = v["hosts"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == rule)
+        .map(|f| status(f["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(found.len(), 1, "{path:?}: {found:?}");
+    found[0]
+}
+
+fn snapshot_verdict(root: &Path, rule: &str) -> Status {
+    let host = Host::snapshot(root).unwrap();
+    let mut p = PolicySet::builtin().unwrap();
+    p.filter(&[rule.to_string()], &[]).unwrap();
+    let found: Vec<Status> = engine::audit_host(&p, &host)
+        .findings
+        .iter()
+        .filter(|f| f.rule == rule)
+        .map(|f| f.status)
+        .collect();
+    assert_eq!(found.len(), 1, "{root:?}: {found:?}");
+    found[0]
+}
+
+#[test]
+fn root_history_linked_to_dev_null_or_absent_passes_live_and_in_driftaudits_snapshot() {
+    if !common::can_unshare("root's ~/.mysql_history at its real path") {
+        return;
+    }
+    const HIST: &str = "mysqlsec.root-command-history";
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path();
+    let script = format!(
+        r#"mount -t tmpfs tmpfs /etc/mysql
+mount -t tmpfs tmpfs /root
+[ ! -e /etc/my.cnf ] || mount --bind /dev/null /etc/my.cnf
+printf '[mysqld]\ndatadir = /var/lib/mysql\n' > /etc/mysql/my.cnf
+for state in link file absent; do
+  rm -f /root/.mysql_history
+  case $state in
+    link) ln -s /dev/null /root/.mysql_history ;;
+    file) printf 'SELECT 1;\n' > /root/.mysql_history ;;
+  esac
+  "$DRIFTAUDIT" check --only {HIST} --format json > {out}/$state.json || true
+  "$DRIFTAUDIT" snapshot --out {out}/$state > /dev/null
+done
+"#,
+        out = out.display(),
+    );
+    let o = common::in_private_mounts(Path::new(env!("CARGO_BIN_EXE_driftaudit")), &script);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for (state, expected) in [
+        ("link", Status::Pass),
+        ("file", Status::Fail),
+        ("absent", Status::Pass),
+    ] {
+        assert_eq!(
+            json_verdict(&out.join(format!("{state}.json")), HIST),
+            expected,
+            "live, {state}"
+        );
+        assert_eq!(
+            snapshot_verdict(&out.join(state), HIST),
+            expected,
+            "driftaudit's snapshot, {state}"
+        );
+    }
+    // the history is probed, never copied: the snapshot's file is empty
+    assert_eq!(
+        std::fs::read_to_string(out.join("file/root/.mysql_history")).unwrap(),
+        ""
+    );
+}

@@ -2,7 +2,7 @@
 // policies/*.yaml: the built-in policies, compiled. Do not edit.
 
 /// Hash of the YAML this was generated from.
-const FROZEN_FROM: u64 = 0x61b00b4e0764b35e;
+const FROZEN_FROM: u64 = 0x263c965b06f6edce;
 
 /// The built-in policies and rules.
 #[rustfmt::skip]
@@ -692,6 +692,18 @@ breakdown:None,
 remedy:Some(Remedy::None{reason:s("driftaudit fix writes option values and runtime settings, not file permissions: run chmod 600 on the file")}),
 overridden:Vec::new(),
 for_each:Some(Box::new(ForEach{source:ForEachSource::Records{ns:s("mycnf_files"),filter:Some((Expr::Name(s("holds_secret")),s("holds_secret")))},bind:s("f"),subject:None,setting_key:None,alias:None,only:Vec::new(),skip:Vec::new(),item_params:vec![],except:vec![]}))},
+Rule{id:s("mysqlsec.root-command-history"),policy:s("mysql-hardening"),title:s("root's mysql client history is not kept (~/.mysql_history to /dev/null)"),severity:Severity::Low,
+applies:vec![Applies::When(Expr::Name(s("mysql_installed")),s("mysql_installed")),],
+lets:BTreeMap::from([]),
+check:Check::Assert(Expr::Binary(BinOp::Or,b(Expr::Binary(BinOp::Eq,b(Expr::Name(s("mysql_history_root"))),b(Expr::Lit(Value::Str(s("/dev/null")))))),b(Expr::Binary(BinOp::Eq,b(Expr::Name(s("mysql_history_root"))),b(Expr::Lit(Value::Str(s("absent")))))))),
+why:tpl("/root/.mysql_history is {mysql_history_root}: the mysql and mariadb clients append every statement root types to it, so `CREATE USER ... IDENTIFIED BY`, `SET PASSWORD` and `ALTER USER` leave passwords in a file that backups, support bundles and anyone who gets root's home directory read (CIS Oracle MySQL 8.0 1.3 and CIS MariaDB 10.11 1.3, \"Disable MySQL command history\", Level 2).\n",vec![TemplatePart::Text(s("/root/.mysql_history is ")),TemplatePart::Expr(Expr::Name(s("mysql_history_root"))),TemplatePart::Text(s(": the mysql and mariadb clients append every statement root types to it, so `CREATE USER ... IDENTIFIED BY`, `SET PASSWORD` and `ALTER USER` leave passwords in a file that backups, support bundles and anyone who gets root's home directory read (CIS Oracle MySQL 8.0 1.3 and CIS MariaDB 10.11 1.3, \"Disable MySQL command history\", Level 2).\n")),]),
+fix:tpl("Run `rm -f /root/.mysql_history && ln -s /dev/null /root/.mysql_history` (after reading it for passwords to change), and set `MYSQL_HISTFILE=/dev/null` in root's shell profile for clients started from other homes.\n",vec![TemplatePart::Text(s("Run `rm -f /root/.mysql_history && ln -s /dev/null /root/.mysql_history` (after reading it for passwords to change), and set `MYSQL_HISTFILE=/dev/null` in root's shell profile for clients started from other homes.\n")),]),
+references:vec![s("https://www.cisecurity.org/benchmark/oracle_mysql"),s("https://www.cisecurity.org/benchmark/mariadb"),s("https://dev.mysql.com/doc/refman/8.0/en/mysql-logging.html"),s("https://mariadb.com/kb/en/mariadb-command-line-client/"),],
+source:RuleSource{path:s("policies/mysql-hardening.yaml"),line:409},
+breakdown:None,
+remedy:Some(Remedy::None{reason:s("driftaudit fix writes option values and runtime settings, not files in a home directory: replace the file with a link to /dev/null")}),
+overridden:Vec::new(),
+for_each:None},
 Rule{id:s("storage.noatime"),policy:s("storage"),title:s("The database or index directory is on a volume mounted noatime"),severity:Severity::Low,
 applies:vec![],
 lets:BTreeMap::from([(s("m"),Expr::Setting(s("mount"),b(Expr::Name(s("point"))))),(s("point"),Expr::Call(s("mount_of"),vec![Expr::Field(b(Expr::Name(s("dir"))),s("path")),])),]),

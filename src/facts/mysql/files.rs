@@ -6,7 +6,9 @@
 //! snapshot's `captures/file-modes.txt` (`stat -c '%a %n'` lines, which
 //! `driftaudit snapshot` writes from [`modes_capture`]), never the mode of
 //! the copied file (copies, git checkouts and the snapshot writer's umask do
-//! not keep it). All reads go through [`Host`]; no policy logic.
+//! not keep it); and the `mysql_history_root` fact, what root's
+//! `~/.mysql_history` is (its link target or kind, never its content). All
+//! reads go through [`Host`]; no policy logic.
 
 use std::collections::BTreeMap;
 
@@ -22,6 +24,9 @@ pub const CLIENT_FILES: [&str; 2] = ["/etc/mysql/debian.cnf", "/root/.my.cnf"];
 
 /// Capture of permission bits in a snapshot: `stat -c '%a %n' FILE...`.
 pub const FILE_MODES: crate::catalogue::Capture = crate::catalogue::FILE_MODES;
+
+/// Where the mysql and mariadb clients keep root's command history.
+pub const ROOT_HISTORY: &str = "/root/.mysql_history";
 
 /// Most files described (the resolution itself is bounded far below this).
 const MAX_FILES: usize = 2000;
@@ -100,6 +105,54 @@ pub fn gather(host: &Host, facts: &mut Facts) {
         );
     }
     facts.namespaces.insert("mycnf_files".into(), ns);
+    facts
+        .facts
+        .insert("mysql_history_root".into(), root_history(host));
+}
+
+/// What root's `~/.mysql_history` is: `/dev/null` (a link to it), `absent`,
+/// `a file`, `a link to TARGET`, or unknown. Its content is never read (it
+/// holds every statement typed, passwords of `CREATE USER` included).
+fn root_history(host: &Host) -> Result<Value, String> {
+    if let Some(target) = host.read_link(ROOT_HISTORY) {
+        return Ok(Value::Str(if target == "/dev/null" {
+            "/dev/null".into()
+        } else {
+            format!("a link to {target}")
+        }));
+    }
+    match host.kind_of(ROOT_HISTORY) {
+        Ok(crate::host::EntryKind::File) => Ok(Value::Str("a file".into())),
+        Ok(_) => Ok(Value::Str("not a file".into())),
+        Err(ReadError::NotFound) if host.kind() == SourceKind::Live => {
+            Ok(Value::Str("absent".into()))
+        }
+        Err(ReadError::NotFound) => {
+            if declared_absent(host, ROOT_HISTORY) {
+                Ok(Value::Str("absent".into()))
+            } else {
+                Err(format!(
+                    "the snapshot holds no {ROOT_HISTORY} and its snapshot.json does not list it as absent (a copy of the files alone cannot prove absence): take it with `driftaudit snapshot`"
+                ))
+            }
+        }
+        Err(e) => Err(format!("{ROOT_HISTORY}: {e}")),
+    }
+}
+
+/// Whether a snapshot's `snapshot.json` lists `path` in `absent`.
+fn declared_absent(host: &Host, path: &str) -> bool {
+    let Ok(text) = host.read_to_string("/snapshot.json") else {
+        return false;
+    };
+    serde_json::from_str::<serde_json::Value>(&text)
+        .ok()
+        .and_then(|v| {
+            v.get("absent")?
+                .as_array()
+                .map(|a| a.iter().any(|p| p.as_str() == Some(path)))
+        })
+        .unwrap_or(false)
 }
 
 /// `captures/file-modes.txt` for a snapshot of this host: a `stat -c '%a %n'`
