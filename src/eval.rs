@@ -6,15 +6,14 @@
 //! `present` and `default` absorb. Pure: must not do I/O or read facts
 //! itself; sits above facts, below the engine.
 
-use std::fmt;
-
 use crate::expr::{ops, BinOp, Expr};
 use crate::value::Value;
 
 /// Why an expression has no value.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum Missing {
     /// A setting does not exist: rules skip (or `absent` passes).
+    #[error("{subject}: {reason}")]
     Absent {
         /// Canonical subject (`net.ipv4.tcp_tw_recycle`).
         subject: String,
@@ -22,6 +21,7 @@ pub enum Missing {
         reason: String,
     },
     /// Data could not be read: rules are `unknown`.
+    #[error("{subject}: {reason}")]
     Unknown {
         /// Subject.
         subject: String,
@@ -29,17 +29,8 @@ pub enum Missing {
         reason: String,
     },
     /// The expression itself is wrong for this data (type error): rules are `error`.
+    #[error("{0}")]
     Error(String),
-}
-
-impl fmt::Display for Missing {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Missing::Absent { subject, reason } => write!(f, "{subject}: {reason}"),
-            Missing::Unknown { subject, reason } => write!(f, "{subject}: {reason}"),
-            Missing::Error(e) => f.write_str(e),
-        }
-    }
 }
 
 /// What the evaluator needs from the outside world. Implemented by the

@@ -6,7 +6,6 @@
 //! imports nothing of the crate; must not confine paths to a root, keep a
 //! read log or a budget (that is `host`).
 
-use std::fmt;
 use std::fs::{self, File};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::Path;
@@ -15,43 +14,31 @@ use std::path::Path;
 pub const MAX_SYMLINKS: usize = 40;
 
 /// Why a file could not be read.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Failure {
     /// No such file or directory.
+    #[error("no such file or directory")]
     NotFound,
     /// Permission denied (EACCES/EPERM).
+    #[error("permission denied")]
     PermissionDenied,
     /// A FIFO, socket or device where a file was expected.
+    #[error("is a {0}, not a regular file")]
     NotRegular(&'static str),
     /// A directory where a file was expected.
+    #[error("{DIRECTORY}")]
     Directory,
     /// The file is larger than the cap (its size, at least cap + 1).
+    #[error("file is {0} bytes, larger than the cap")]
     TooLarge(u64),
     /// Too many symbolic links (a loop).
+    #[error("too many levels of symbolic links (more than {MAX_SYMLINKS})")]
     SymlinkLoop,
     /// Any other I/O error.
+    #[error("{0}")]
     Io(String),
 }
-
-impl fmt::Display for Failure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Failure::NotFound => f.write_str("no such file or directory"),
-            Failure::PermissionDenied => f.write_str("permission denied"),
-            Failure::NotRegular(kind) => write!(f, "is a {kind}, not a regular file"),
-            Failure::Directory => f.write_str(DIRECTORY),
-            Failure::TooLarge(n) => write!(f, "file is {n} bytes, larger than the cap"),
-            Failure::SymlinkLoop => write!(
-                f,
-                "too many levels of symbolic links (more than {MAX_SYMLINKS})"
-            ),
-            Failure::Io(e) => f.write_str(e),
-        }
-    }
-}
-
-impl std::error::Error for Failure {}
 
 /// An I/O error as part of a message in the house style: lowercase and
 /// without the `(os error N)` suffix (`No such file or directory (os error

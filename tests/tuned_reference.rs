@@ -1,5 +1,5 @@
 //! Differential test of the TuneD model (src/parse/tuned.rs,
-//! src/facts/tuned.rs) against TuneD's own code: for each layout,
+//! src/facts/tuned/mod.rs) against TuneD's own code: for each layout,
 //! systemd-sysctl and then tuned's profile loader and sysctl plugin
 //! (`tests/tuned_reference/driver.py`, run by the system python with the
 //! installed `tuned` package) apply the layout in a private mount namespace

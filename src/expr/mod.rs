@@ -258,18 +258,13 @@ fn exact_number(n: f64) -> String {
 }
 
 /// A syntax error: byte offset into the expression text and a message.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message} (at character {})", .offset + 1)]
 pub struct SyntaxError {
     /// 0-based character offset in the expression.
     pub offset: usize,
     /// What was expected.
     pub message: String,
-}
-
-impl fmt::Display for SyntaxError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} (at character {})", self.message, self.offset + 1)
-    }
 }
 
 /// `, did you mean `x`?` for the closest candidate within edit distance 3, else "".

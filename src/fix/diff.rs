@@ -406,14 +406,9 @@ fn by_hand(
 }
 
 /// Why a patch text does not apply.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
 pub struct ApplyError(pub String);
-
-impl std::fmt::Display for ApplyError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
 
 /// One file of a patch text.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -222,7 +222,8 @@ impl Knowledge {
 }
 
 /// One problem in a data file.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{path}:{line}:{column}: {message}")]
 pub struct DataProblem {
     /// File path as given.
     pub path: String,
@@ -232,16 +233,6 @@ pub struct DataProblem {
     pub column: usize,
     /// What is wrong.
     pub message: String,
-}
-
-impl fmt::Display for DataProblem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}:{}:{}: {}",
-            self.path, self.line, self.column, self.message
-        )
-    }
 }
 
 /// Why upgrade data could not be loaded: every problem found, in file order.

@@ -9,7 +9,6 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::ffi::{OsStr, OsString};
-use std::fmt;
 use std::fs::{self, File};
 use std::io::Read;
 use std::os::fd::{AsFd, OwnedFd};
@@ -62,60 +61,43 @@ pub enum SourceKind {
 
 /// Why a path could not be read. Every variant becomes an `unknown` finding
 /// (or "absent" for [`ReadError::NotFound`]) with this text as the reason.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ReadError {
     /// No such file or directory.
+    #[error("no such file or directory")]
     NotFound,
     /// Permission denied (EACCES/EPERM).
+    #[error("permission denied")]
     PermissionDenied,
     /// The path is a FIFO, socket or device where a file was expected.
+    #[error("is a {0}, not a regular file")]
     NotRegular(&'static str),
     /// A directory where a file was expected, or a file where a directory was.
+    #[error("{0}")]
     WrongKind(&'static str),
     /// The file is larger than the cap.
+    #[error("file is {0} bytes, larger than the {MAX_FILE_BYTES}-byte cap driftaudit reads")]
     TooLarge(u64),
     /// Too many symlinks (a loop).
+    #[error("too many levels of symbolic links (more than {MAX_SYMLINKS})")]
     SymlinkLoop,
     /// A bound on work was reached (entries walked, bytes read); the text
     /// says which.
+    #[error("{0}")]
     Limit(String),
     /// Not followed: a user other than root controls the way to the file and
     /// could not read it (see [`Host::read_to_string_for`]).
+    #[error("{0}")]
     Untrusted(String),
     /// Any other I/O error (EIO on stable_secret, ...).
+    #[error("{0}")]
     Io(String),
     /// A directory given as a snapshot holds nothing a snapshot has (see
     /// [`layout::detect`]).
+    #[error("not a snapshot: it holds none of {}", layout::SNAPSHOT_MARKERS)]
     NotASnapshot,
 }
-
-impl fmt::Display for ReadError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ReadError::NotFound => f.write_str("no such file or directory"),
-            ReadError::PermissionDenied => f.write_str("permission denied"),
-            ReadError::NotRegular(kind) => write!(f, "is a {kind}, not a regular file"),
-            ReadError::WrongKind(what) => write!(f, "{what}"),
-            ReadError::TooLarge(n) => write!(
-                f,
-                "file is {n} bytes, larger than the {MAX_FILE_BYTES}-byte cap driftaudit reads"
-            ),
-            ReadError::SymlinkLoop => write!(
-                f,
-                "too many levels of symbolic links (more than {MAX_SYMLINKS})"
-            ),
-            ReadError::Limit(e) | ReadError::Untrusted(e) | ReadError::Io(e) => f.write_str(e),
-            ReadError::NotASnapshot => write!(
-                f,
-                "not a snapshot: it holds none of {}",
-                layout::SNAPSHOT_MARKERS
-            ),
-        }
-    }
-}
-
-impl std::error::Error for ReadError {}
 
 impl From<std::io::Error> for ReadError {
     fn from(e: std::io::Error) -> Self {
