@@ -53,6 +53,8 @@ pub const DUMPE2FS: Capture = capture!("dumpe2fs/", "dumpe2fs -h DEVICE");
 /// `rpm -qa` lines of the installed MySQL/MariaDB server packages: the
 /// server version when there is no runtime capture.
 pub const INSTALLED_RPMS: Capture = capture!("installed-rpms", "rpm -qa");
+/// Permission bits of the MySQL option and credential files (`mycnf_files`).
+pub const FILE_MODES: Capture = capture!("file-modes.txt", "stat -c '%a %n' FILE...");
 
 /// Every capture a snapshot of ours may hold (docs/snapshot-format.md).
 pub const CAPTURES: &[Capture] = &[
@@ -64,6 +66,7 @@ pub const CAPTURES: &[Capture] = &[
     MYSQL_VARIABLES,
     INSTALLED_RPMS,
     ZMLOCALCONFIG,
+    FILE_MODES,
 ];
 
 /// How a namespace's values are addressed in an expression.
@@ -195,6 +198,15 @@ pub const NAMESPACES: &[NamespaceSpec] = &[
         captures: &[MYSQL_VARIABLES],
         domain: "mysql",
         description: "the running server's global variables; unknown without the capture",
+    },
+    NamespaceSpec {
+        name: "mycnf_files",
+        shape: Shape::Record,
+        canon: Canon::MountPoint,
+        absent: "the server reads no such option file, and it is not a client credential file driftaudit looks for",
+        captures: &[FILE_MODES],
+        domain: "mysql",
+        description: "each option file the server reads, `/etc/mysql/debian.cnf` and `/root/.my.cnf`: whether it holds a secret and its permission bits",
     },
     NamespaceSpec {
         name: "fstab",
@@ -344,6 +356,13 @@ pub const FACTS: &[FactSpec] = &[
         captures: &[MYSQL_VARIABLES, DU],
         domain: Some("mysql"),
         description: "a MySQL/MariaDB server is present (see the presence table below)",
+    },
+    FactSpec {
+        name: "mysql_history_root",
+        kind: "string",
+        captures: &[],
+        domain: Some("mysql"),
+        description: "what root's `~/.mysql_history` is: `/dev/null` (a link to it), `absent`, `a file`, `a link to TARGET`; unknown in a snapshot that neither holds it nor lists it as absent",
     },
     FactSpec {
         name: "storage_detected",

@@ -547,6 +547,11 @@ pub fn take(
     if !du.is_empty() {
         w.files.insert(DU.path.into(), du.into_bytes());
     }
+    // the option and credential files' permission bits (a copy's own mode is not the host's)
+    if let Some(text) = crate::facts::mysql::files::modes_capture(&facts) {
+        w.files
+            .insert(crate::catalogue::FILE_MODES.path.into(), text.into_bytes());
+    }
     let mountinfo = log
         .files
         .get("/proc/self/mountinfo")

@@ -7,7 +7,8 @@
 //! limits), the version from the runtime capture or else the installed
 //! package (dpkg database, RPM package lists, upgrade-info file), runtime variables from `captures/mysql-variables.tsv`, and the
 //! values the server will run with (its limits and buffer-pool rounding).
-//! Produces the `mycnf`, `mycnf_effective` and `mysql` namespaces and the
+//! Produces the `mycnf`, `mycnf_effective`, `mysql` (and, in [`files`],
+//! `mycnf_files`) namespaces and the
 //! `mysql_version` / `mysql_datadir` facts. All reads go through [`Host`];
 //! no policy logic here.
 
@@ -21,6 +22,7 @@ use crate::value::{format_size, Value};
 
 mod adjust;
 pub mod documented;
+pub mod files;
 pub mod limits;
 pub mod persisted;
 mod service;
@@ -2137,6 +2139,7 @@ pub fn gather(host: &Host, _needs: &Needs, facts: &mut Facts) {
     facts.namespaces.insert("mycnf".into(), ns_mycnf);
     facts.namespaces.insert("mycnf_effective".into(), effective);
     facts.namespaces.insert("mysql".into(), runtime);
+    files::gather(host, facts);
     let dd = datadir(facts);
     facts
         .facts

@@ -28,6 +28,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
         include_str!("../../policies/mysql-innodb.yaml"),
     ),
     (
+        "policies/mysql-hardening.yaml",
+        include_str!("../../policies/mysql-hardening.yaml"),
+    ),
+    (
         "policies/storage.yaml",
         include_str!("../../policies/storage.yaml"),
     ),
