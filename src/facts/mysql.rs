@@ -24,6 +24,7 @@ pub mod documented;
 pub mod limits;
 pub mod persisted;
 mod service;
+pub mod sizing;
 
 use super::{Entry, Evidence, Facts, FileIssue, Namespace, Needs, Setting};
 
@@ -2137,6 +2138,7 @@ pub fn gather(host: &Host, _needs: &Needs, facts: &mut Facts) {
     facts.namespaces.insert("mycnf".into(), ns_mycnf);
     facts.namespaces.insert("mycnf_effective".into(), effective);
     facts.namespaces.insert("mysql".into(), runtime);
+    sizing::gather(host, files_version.as_ref(), facts);
     let dd = datadir(facts);
     facts
         .facts

@@ -37,6 +37,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
         include_str!("../../policies/mysql-innodb.yaml"),
     ),
     (
+        "policies/mysql-sizing.yaml",
+        include_str!("../../policies/mysql-sizing.yaml"),
+    ),
+    (
         "policies/storage.yaml",
         include_str!("../../policies/storage.yaml"),
     ),
