@@ -386,4 +386,161 @@ mod tests {
             }
         }
     }
+
+    fn snapshot(files: &[(&str, &str)]) -> (tempfile::TempDir, Host) {
+        let dir = tempfile::tempdir().unwrap();
+        let cnf = [("/etc/my.cnf", "[mysqld]\n")];
+        for (p, text) in files.iter().chain(&cnf) {
+            let path = dir.path().join(p.trim_start_matches('/'));
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let host = Host::snapshot(dir.path()).unwrap();
+        (dir, host)
+    }
+
+    fn on() -> Entry {
+        Entry::Set(Setting::new(
+            Value::Bool(true),
+            "ON",
+            Evidence::file("/etc/my.cnf"),
+        ))
+    }
+
+    /// A hostile or foreign status capture never yields a number it does
+    /// not hold: wrong column counts, a non-numeric or negative figure, a
+    /// row of another name are skipped, and with no usable row the memory
+    /// is unknown, naming the capture.
+    #[test]
+    fn performance_schema_memory_is_read_only_from_its_exact_row() {
+        let cases = [
+            (
+                "performance_schema\tperformance_schema.memory\t123\n",
+                Some(123.0),
+            ),
+            ("x\tperformance_schema.memory\t123\textra\n", None),
+            ("performance_schema\tperformance_schema.memory\t-5\n", None),
+            ("performance_schema\tperformance_schema.memory\t1e9\n", None),
+            ("performance_schema\t(events).memory\t99\n", None),
+            ("", None),
+            ("\t\t\n\n\u{0}\t\u{0}\t\u{0}\n", None),
+        ];
+        for (text, want) in cases {
+            let (_d, host) = snapshot(&[("/captures/mysql-performance-schema.tsv", text)]);
+            let got = match pfs_memory(&host, Some(&on())) {
+                Entry::Set(s) => s.value.as_f64(),
+                Entry::Unreadable { reason, .. } => {
+                    assert!(reason.contains(PFS_CAPTURE), "{reason}");
+                    None
+                }
+            };
+            assert_eq!(got, want, "{text:?}");
+        }
+        // long input: one pass, the row found at the end
+        let mut big = "performance_schema\tx.memory\t1\n".repeat(200_000);
+        big.push_str("performance_schema\tperformance_schema.memory\t7\n");
+        let (_d, host) = snapshot(&[("/captures/mysql-performance-schema.tsv", &big)]);
+        assert!(
+            matches!(pfs_memory(&host, Some(&on())), Entry::Set(s) if s.value.as_f64() == Some(7.0))
+        );
+        // OFF: nothing allocated, whatever the capture says; no capture when ON: unknown
+        let (_d, host) = snapshot(&[]);
+        let off = Entry::Set(Setting::new(
+            Value::Bool(false),
+            "OFF",
+            Evidence::file("/etc/my.cnf"),
+        ));
+        assert!(
+            matches!(pfs_memory(&host, Some(&off)), Entry::Set(s) if s.value.as_f64() == Some(0.0))
+        );
+        assert!(matches!(
+            pfs_memory(&host, Some(&on())),
+            Entry::Unreadable { .. }
+        ));
+    }
+
+    /// The order the namespace documents: the option files, then the running
+    /// server, then the version's compiled default, then unknown.
+    #[test]
+    fn a_value_comes_from_the_files_then_the_server_then_the_versions_default() {
+        let mut files = Namespace::new("x");
+        files.set(
+            "sort_buffer_size",
+            Setting::new(
+                Value::Size(1048576.0),
+                "1M",
+                Evidence::line("/etc/my.cnf", 3),
+            ),
+        );
+        let mut rt = Namespace::new("x");
+        rt.set(
+            "sort_buffer_size",
+            Setting::new(
+                Value::Size(2097152.0),
+                "2097152",
+                Evidence::line("/captures/mysql-variables.tsv", 9),
+            ),
+        );
+        rt.set(
+            "join_buffer_size",
+            Setting::new(
+                Value::Size(524288.0),
+                "524288",
+                Evidence::line("/captures/mysql-variables.tsv", 5),
+            ),
+        );
+        let v = ServerVersion::parse("10.11.19-MariaDB").unwrap();
+        let t = documented::for_version(&v);
+        let get = |name: &str, rt: Option<&Namespace>, v: Option<&ServerVersion>| match resolve(
+            name,
+            Some(&files),
+            rt,
+            v,
+            v.and_then(documented::for_version),
+            "/etc/my.cnf",
+        ) {
+            Some(Entry::Set(s)) => Some(s.value.as_f64().unwrap()),
+            _ => None,
+        };
+        assert!(t.is_some());
+        assert_eq!(
+            get("sort_buffer_size", Some(&rt), Some(&v)),
+            Some(1048576.0)
+        );
+        assert_eq!(get("join_buffer_size", Some(&rt), Some(&v)), Some(524288.0));
+        // the running server lacks it: this server has no such variable
+        assert_eq!(
+            resolve(
+                "read_buffer_size",
+                Some(&files),
+                Some(&rt),
+                Some(&v),
+                t,
+                "/etc/my.cnf"
+            ),
+            None
+        );
+        assert_eq!(get("join_buffer_size", None, Some(&v)), Some(262144.0));
+        assert_eq!(
+            get("aria_pagecache_buffer_size", None, Some(&v)),
+            Some(134217728.0)
+        );
+        assert!(matches!(
+            resolve(
+                "join_buffer_size",
+                Some(&files),
+                None,
+                None,
+                None,
+                "/etc/my.cnf"
+            ),
+            Some(Entry::Unreadable { .. })
+        ));
+        // MySQL 5.6: no table of its defaults
+        let old = ServerVersion::parse("5.6.51").unwrap();
+        assert!(matches!(
+            resolve("join_buffer_size", Some(&files), None, Some(&old), None, "/etc/my.cnf"),
+            Some(Entry::Unreadable { reason, .. }) if reason.contains("MySQL 5.6.51")
+        ));
+    }
 }
