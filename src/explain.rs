@@ -1,4 +1,4 @@
-//! `explain`: a rule's full description in words (rationale, fix, references,
+//! `explain`: a rule's full description in words (rationale, fix, tags, references,
 //! parameters with defaults, what site overlays changed and where, and the
 //! facts and settings it reads). Pure text
 //! from the compiled policy; no host data.
@@ -145,6 +145,12 @@ pub fn explain(set: &PolicySet, rule: &Rule) -> String {
         for f in facts {
             let _ = writeln!(o, "  fact {f}");
         }
+    }
+    if !rule.tags.is_empty() {
+        let _ = writeln!(o, "\ntags: {}", rule.tags.join(", "));
+    }
+    if !rule.controls.is_empty() {
+        let _ = writeln!(o, "\nbenchmark items: {}", rule.controls.join(", "));
     }
     if !rule.references.is_empty() {
         let _ = writeln!(o, "\nreferences:");

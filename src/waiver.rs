@@ -402,6 +402,7 @@ pub fn waiver_rule_meta() -> RuleMeta {
         why: "An expired waiver no longer hides its findings; a waiver that matches nothing hides nothing and should be removed before it silently covers a future failure.".into(),
         fix: "Renew or delete the waiver named in the finding.".into(),
         references: vec![],
+        tags: vec![],
         source: RuleSource {
             path: "(built-in)".into(),
             line: 0,

@@ -449,3 +449,295 @@ fn grouped_and_nested_imports_are_read() {
     let refs: Vec<String> = code.iter().flat_map(|l| references(l)).collect();
     assert_eq!(refs, ["host"]);
 }
+
+// ------------------------------------------------------------ file level
+
+/// A file's crate (`lib` or `bin`: `main.rs` and `cli/`) and module path
+/// (`src/policy/compile.rs` -> `policy::compile`, `src/policy/mod.rs` ->
+/// `policy`, `src/lib.rs` -> ``).
+fn file_module(rel: &Path) -> (&'static str, Vec<String>) {
+    let mut segs: Vec<String> = rel
+        .iter()
+        .map(|s| s.to_string_lossy().into_owned())
+        .collect();
+    let last = segs.pop().unwrap();
+    let stem = last.strip_suffix(".rs").unwrap_or(&last).to_string();
+    let krate = if segs.first().is_some_and(|s| s == "cli") || stem == "main" {
+        "bin"
+    } else {
+        "lib"
+    };
+    if !matches!(stem.as_str(), "mod" | "lib" | "main") {
+        segs.push(stem);
+    }
+    (krate, segs)
+}
+
+/// The paths a line names through `crate::`, `super::` and `self::`, each
+/// as written after the prefix, groups expanded to the first segment of
+/// each member (`super::{overlay::{self, Layer}, values}` -> `super::overlay`,
+/// `super::values`). `pub use child::...` and `mod child;` are structure,
+/// not imports, and are left out by the caller.
+fn relative_paths(line: &str) -> Vec<(String, Vec<String>)> {
+    let mut out = Vec::new();
+    for prefix in ["crate::", "super::", "self::"] {
+        let mut rest = line;
+        while let Some(at) = rest.find(prefix) {
+            let before_ok = rest[..at]
+                .chars()
+                .last()
+                .is_none_or(|c| !(c.is_alphanumeric() || c == '_' || c == ':'));
+            let after = &rest[at + prefix.len()..];
+            rest = after;
+            if !before_ok {
+                continue;
+            }
+            let kind = prefix.trim_end_matches(':').to_string();
+            // `super::super::x`: each `super` is one segment of the path
+            let mut segs: Vec<String> = Vec::new();
+            let mut tail = after;
+            loop {
+                let ident: String = tail
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                if ident.is_empty() {
+                    break;
+                }
+                tail = &tail[ident.len()..];
+                segs.push(ident);
+                match tail.strip_prefix("::") {
+                    Some(t) => tail = t,
+                    None => break,
+                }
+            }
+            if let Some(group) = tail.strip_prefix('{') {
+                for h in group_heads(group) {
+                    let mut p = segs.clone();
+                    p.push(h);
+                    out.push((kind.clone(), p));
+                }
+            } else if !segs.is_empty() {
+                out.push((kind, segs));
+            }
+        }
+    }
+    out
+}
+
+/// Per folder module, the names its `mod.rs` re-exports from each child
+/// (`pub use overlay::{Overridden, OverrideSource};`).
+fn reexports(text: &str) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let joined = production_code(text).join(" ");
+    let mut rest = joined.as_str();
+    while let Some(at) = rest.find("pub use ") {
+        let after = &rest[at + 8..];
+        rest = after;
+        let child: String = after
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        let Some(tail) = after[child.len()..].strip_prefix("::") else {
+            continue;
+        };
+        let end = tail.find(';').unwrap_or(tail.len());
+        let names = &tail[..end];
+        for name in names.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
+            if !name.is_empty() && name != "self" {
+                out.entry(name.to_string()).or_insert_with(|| child.clone());
+            }
+        }
+    }
+    out
+}
+
+/// Lines with a `use` whose `{...}` group spans several lines joined into
+/// one, each with the 0-based number of its first line.
+fn statements(lines: &[String]) -> Vec<(usize, String)> {
+    let mut out: Vec<(usize, String)> = Vec::new();
+    let mut open = 0i64;
+    for (n, l) in lines.iter().enumerate() {
+        let depth: i64 = l.matches('{').count() as i64 - l.matches('}').count() as i64;
+        if open > 0 {
+            let last = out.last_mut().unwrap();
+            last.1.push(' ');
+            last.1.push_str(l.trim());
+            open += depth;
+        } else {
+            out.push((n, l.clone()));
+            let t = l.trim_start();
+            if (t.starts_with("use ")
+                || t.starts_with("pub use ")
+                || t.starts_with("pub(crate) use "))
+                && depth > 0
+            {
+                open = depth;
+            }
+        }
+    }
+    out
+}
+
+/// Every file's imports of other files of its crate, with the file and line
+/// of each: `crate::`/`super::`/`self::` paths resolved to the longest
+/// prefix that is a file module, a folder module's re-exported name to the
+/// child that defines it.
+fn file_graph(src: &Path) -> BTreeMap<String, BTreeMap<String, Vec<String>>> {
+    let mut files = Vec::new();
+    let mut stack = vec![src.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    let name = |k: &str, m: &[String]| format!("{k}:{}", m.join("::"));
+    let mut modules: BTreeSet<String> = BTreeSet::new();
+    let mut exports: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    let mut texts = Vec::new();
+    for f in &files {
+        let rel = f.strip_prefix(src).unwrap();
+        // frozen data is included into its module, not a module itself
+        if rel.ends_with("builtin_frozen.rs") {
+            continue;
+        }
+        let (k, m) = file_module(rel);
+        let text = std::fs::read_to_string(f).unwrap();
+        modules.insert(name(k, &m));
+        exports.insert(name(k, &m), reexports(&text));
+        texts.push((rel.to_path_buf(), k, m, text));
+    }
+    let mut g: BTreeMap<String, BTreeMap<String, Vec<String>>> = BTreeMap::new();
+    for (rel, k, m, text) in &texts {
+        let from = name(k, m);
+        for (n, line) in statements(&production_code(text)) {
+            let line = line.as_str();
+            let t = line.trim_start();
+            if t.starts_with("mod ")
+                || t.starts_with("pub mod ")
+                || t.starts_with("pub(crate) mod ")
+                || (t.starts_with("pub use ")
+                    && !t.starts_with("pub use crate::")
+                    && !t.starts_with("pub use super::"))
+                || t.starts_with("pub(crate) use ")
+                    && !t.contains("crate::")
+                    && !t.contains("super::")
+            {
+                continue;
+            }
+            for (kind, segs) in relative_paths(line) {
+                let mut abs: Vec<String> = match kind.as_str() {
+                    "crate" => Vec::new(),
+                    "self" => m.clone(),
+                    _ => m[..m.len().saturating_sub(1)].to_vec(),
+                };
+                let mut segs = segs.into_iter().peekable();
+                // further `super`s go up
+                while segs.peek().is_some_and(|s| s == "super") {
+                    segs.next();
+                    abs.pop();
+                }
+                abs.extend(segs);
+                // the longest prefix that is a file module
+                let mut len = abs.len();
+                while len > 0 && !modules.contains(&name(k, &abs[..len])) {
+                    len -= 1;
+                }
+                let mut to = abs[..len].to_vec();
+                if let Some(next) = abs.get(len) {
+                    if let Some(child) = exports.get(&name(k, &to)).and_then(|e| e.get(next)) {
+                        to.push(child.clone());
+                    }
+                }
+                let to = name(k, &to);
+                if to != from && modules.contains(&to) {
+                    g.entry(from.clone())
+                        .or_default()
+                        .entry(to)
+                        .or_default()
+                        .push(format!("src/{}:{}", rel.display(), n + 1));
+                }
+            }
+        }
+    }
+    g
+}
+
+#[test]
+fn no_two_files_import_each_other_in_a_circle() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let g = file_graph(&src);
+    // The reader works: edges everyone knows are there, through a
+    // `super::` group, a `crate::` path and a folder's re-export.
+    assert!(
+        g["lib:facts::tuned"].contains_key("lib:parse::tuned"),
+        "{:?}",
+        g["lib:facts::tuned"]
+    );
+    assert!(
+        g["lib:policy::overlay"].contains_key("lib:policy::compile"),
+        "{:?}",
+        g["lib:policy::overlay"]
+    );
+    assert!(
+        g["bin:cli::check"].contains_key("bin:cli::fleet"),
+        "{:?}",
+        g["bin:cli::check"]
+    );
+    assert!(
+        g["lib:policy::set"].contains_key("lib:policy::model"),
+        "{:?}",
+        g["lib:policy::set"]
+    );
+    let edges: BTreeMap<&str, Vec<&str>> = g
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.keys().map(String::as_str).collect()))
+        .collect();
+    if let Some(c) = find_cycle(&edges) {
+        let mut why = Vec::new();
+        for w in c.windows(2) {
+            let at = &g[w[0]][w[1]];
+            why.push(format!("{} -> {} ({})", w[0], w[1], at.join(", ")));
+        }
+        panic!(
+            "files of src/ import each other in a circle; move what they share into a file both import:\n{}",
+            why.join("\n")
+        );
+    }
+}
+
+#[test]
+fn a_circle_through_a_folders_reexport_is_caught() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path();
+    std::fs::create_dir_all(src.join("policy")).unwrap();
+    std::fs::write(src.join("lib.rs"), "mod policy;\n").unwrap();
+    std::fs::write(
+        src.join("policy/mod.rs"),
+        "mod a;\nmod b;\npub use a::Thing;\npub use b::{Other, More};\n",
+    )
+    .unwrap();
+    std::fs::write(
+        src.join("policy/a.rs"),
+        "use super::Other;\npub struct Thing;\n",
+    )
+    .unwrap();
+    std::fs::write(
+        src.join("policy/b.rs"),
+        "pub struct Other;\nfn f() { crate::policy::a::Thing; }\n",
+    )
+    .unwrap();
+    let g = file_graph(src);
+    assert!(g["lib:policy::a"].contains_key("lib:policy::b"), "{g:?}");
+    assert!(g["lib:policy::b"].contains_key("lib:policy::a"), "{g:?}");
+    assert!(
+        !g.contains_key("lib:policy"),
+        "structure lines are not imports: {g:?}"
+    );
+}

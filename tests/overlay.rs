@@ -56,10 +56,10 @@ fn list_shows_the_effective_rule_set_with_where_each_change_was_made() {
     let (code, out, err) = run(&["list", "--policy", SITE]);
     assert_eq!(code, 0, "{err}");
     // only the rules an overlay touched carry indented lines (besides a
-    // `for_each` rule's `aliases:` line)
+    // `for_each` rule's `aliases:` line and a tagged rule's `tags:` line)
     let lines: Vec<&str> = out
         .lines()
-        .filter(|l| !l.starts_with("  aliases: "))
+        .filter(|l| !l.starts_with("  aliases: ") && !l.starts_with("  tags: "))
         .collect();
     let touched: Vec<&str> = lines
         .iter()

@@ -380,3 +380,29 @@ fn an_overlay_without_policy_says_what_a_policy_file_starts_with() {
     assert!(e.contains("missing field `title`"), "{e}");
     assert!(e.contains("starts with `policy: ID`"), "{e}");
 }
+
+#[test]
+fn a_tag_that_is_not_a_lowercase_word_or_is_given_twice_is_pointed_at() {
+    let p = load_problems(&rule(
+        "    tags: [cis-l1-server, \"CIS L2\", stig, stig]\n    assert: \"true\"\n",
+    ));
+    assert_eq!(codes(&p), [Code::InvalidTag, Code::InvalidTag], "{p:?}");
+    let text: Vec<String> = p.iter().map(|x| x.to_string()).collect();
+    // line 7 `    tags: [...]`: each problem names its tag and why
+    assert!(
+        text[0].contains("tag `CIS L2`") && text[0].contains("lowercase word"),
+        "{text:?}"
+    );
+    assert!(
+        text[1].contains("tag `stig`") && text[1].contains("already has"),
+        "{text:?}"
+    );
+    // a well-formed list loads, in the order written
+    let mut set = PolicySet::builtin().unwrap();
+    set.add_str(
+        "ok.yaml",
+        &rule("    tags: [stig, cis-l1-server]\n    assert: \"true\"\n"),
+    )
+    .expect("well-formed tags load");
+    assert_eq!(set.rule("my.rule").unwrap().tags, ["stig", "cis-l1-server"]);
+}

@@ -1102,3 +1102,118 @@ fn an_admins_whole_path_composes_from_snapshot_to_diff_in_one_git_repository() {
         panic!("a second snapshot changed files: {status}\n{d}");
     }
 }
+
+/// Rule ids of a JSON report's findings (driftaudit.input aside).
+fn finding_rules(json: &str) -> std::collections::BTreeSet<String> {
+    let v: serde_json::Value = serde_json::from_str(json).expect("report JSON");
+    v["hosts"][0]["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter_map(|f| f["rule"].as_str())
+        .filter(|r| *r != "driftaudit.input")
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn a_tag_selects_exactly_the_rules_that_carry_it_in_every_command() {
+    let set = PolicySet::builtin().unwrap();
+    let tagged = |t: &str| -> std::collections::BTreeSet<String> {
+        set.rules
+            .iter()
+            .filter(|r| r.tags.iter().any(|x| x == t))
+            .map(|r| r.id.clone())
+            .collect()
+    };
+    let stig = tagged("stig");
+    assert!(stig.len() >= 15, "{stig:?}");
+    let host = "testdata/hosts/nat-story";
+    // check --only tag:stig: findings of the stig rules and no other
+    let o = bin(
+        &[
+            "check",
+            "--snapshot",
+            host,
+            "--only",
+            "tag:stig",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
+    let got = finding_rules(&stdout(&o));
+    assert!(got.is_subset(&stig) && !got.is_empty(), "{got:?}");
+    // a glob over tags, and --skip by tag composing with --only by id
+    let o = bin(
+        &[
+            "check",
+            "--snapshot",
+            host,
+            "--only",
+            "tag:cis-*",
+            "--skip",
+            "tag:stig",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    let got = finding_rules(&stdout(&o));
+    let cis_not_stig: std::collections::BTreeSet<String> =
+        tagged("cis-l1-server").difference(&stig).cloned().collect();
+    assert!(
+        got.is_subset(&cis_not_stig) && !got.is_empty(),
+        "{got:?} vs {cis_not_stig:?}"
+    );
+    // list --tags --format json: the same sets the library gives
+    let o = bin(&["list", "--tags", "--format", "json"], None);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let listed: std::collections::BTreeSet<String> = v["tags"]["stig"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(listed, stig);
+    // SARIF: each stig rule's descriptor carries the tag
+    let o = bin(
+        &[
+            "check",
+            "--snapshot",
+            host,
+            "--only",
+            "tag:stig",
+            "--format",
+            "sarif",
+        ],
+        None,
+    );
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    for d in v["runs"][0]["tool"]["driver"]["rules"].as_array().unwrap() {
+        let id = d["id"].as_str().unwrap();
+        if stig.contains(id) {
+            let tags = d["properties"]["tags"].as_array().unwrap();
+            assert!(tags.iter().any(|t| t == "stig"), "{id}: {tags:?}");
+        }
+    }
+    // fix --only tag:... plans only those rules' findings
+    let o = bin(&["fix", "--snapshot", host, "--only", "tag:anssi-*"], None);
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
+    // the patch touches sysctl configuration only: no other rule was planned
+    let patch = stdout(&o);
+    for l in patch.lines().filter(|l| l.starts_with("+++ ")) {
+        assert!(l.contains("sysctl"), "{l}\n{patch}");
+    }
+    // an unknown tag is a usage error naming the tags there are, never an empty audit
+    let o = bin(&["check", "--snapshot", host, "--only", "tag:cis-l3"], None);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(
+        e.contains("`tag:cis-l3` matches no tag") && e.contains("cis-l1-server"),
+        "{e}"
+    );
+    let o = bin(&["fix", "--snapshot", host, "--skip", "tag:nope"], None);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}

@@ -2,99 +2,11 @@
 //! in `fleet.rs`) a tree of snapshot folders, and render the report. Also
 //! the `--only`/`--skip` check that every glob matches a rule.
 
-use clap::Args;
-
 use driftaudit::{audit, render, Format, Host, PolicySet, RenderOptions};
 
-use super::common::{
-    color, load_policies_with, write_out, Exit, FailOnArg, PolicyArgs, ReportFormat, RuleIdArg,
-    TargetArg,
-};
+use super::check_args::{repo_root, targets, CheckArgs};
+use super::common::{color, load_policies_with, write_out, Exit};
 use super::fleet;
-
-#[derive(Args, Debug)]
-pub(crate) struct CheckArgs {
-    /// Snapshot directory to audit (repeatable); without it the live host is audited.
-    #[arg(long = "snapshot", value_name = "DIR")]
-    pub(crate) snapshot: Vec<std::path::PathBuf>,
-    /// Audit every snapshot folder under DIR in parallel, streaming each host
-    /// and ending with a fleet summary.
-    #[arg(long, value_name = "DIR", conflicts_with = "snapshot")]
-    pub(crate) fleet: Option<std::path::PathBuf>,
-    /// With --fleet: how many levels below DIR to look for snapshot folders.
-    #[arg(long, value_name = "N", default_value_t = driftaudit::unstable::fleet::DEFAULT_MAX_DEPTH)]
-    pub(crate) max_depth: usize,
-    /// With --fleet: audit only shard K of N (a CI matrix job), a stable
-    /// partition by each folder's path below DIR; `driftaudit merge` joins
-    /// the shards' JSON reports (docs/git-workflow.md).
-    #[arg(
-        long,
-        value_name = "K/N",
-        requires = "fleet",
-        conflicts_with = "snapshot"
-    )]
-    pub(crate) shard: Option<driftaudit::unstable::fleet::select::Shard>,
-    /// With --fleet: audit only the snapshot folders with changes since this
-    /// git commit (`git diff` in DIR's repository, plus untracked files).
-    #[arg(
-        long,
-        value_name = "GITREV",
-        requires = "fleet",
-        conflicts_with = "snapshot"
-    )]
-    pub(crate) changed_since: Option<String>,
-    #[command(flatten)]
-    pub(crate) policies: PolicyArgs,
-    /// Only rules whose id matches this glob (repeatable).
-    #[arg(long = "only", value_name = "GLOB", value_parser = RuleIdArg, hide_possible_values = true)]
-    pub(crate) only: Vec<String>,
-    /// Skip rules whose id matches this glob (repeatable).
-    #[arg(long = "skip", value_name = "GLOB", value_parser = RuleIdArg, hide_possible_values = true)]
-    pub(crate) skip: Vec<String>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = ReportFormat(Format::Text))]
-    pub(crate) format: ReportFormat,
-    /// Exit 1 when a finding at or above this severity fails; `unknown`: also
-    /// when any finding is unknown or an error (what could not be verified
-    /// fails CI too), and failures of every severity.
-    #[arg(long, value_enum, default_value_t = FailOnArg::Low)]
-    pub(crate) fail_on: FailOnArg,
-    /// Also list passing and skipped rules (text format).
-    #[arg(long, short)]
-    pub(crate) verbose: bool,
-    /// Text: one line per host, its failing rule ids and counts (with
-    /// --fleet, then the fleet's totals line).
-    #[arg(long, short, conflicts_with_all = ["verbose", "summary"])]
-    pub(crate) quiet: bool,
-    /// Text: the fleet summary table alone (one row per rule over every
-    /// host audited, --snapshot or --fleet), without each host's findings.
-    #[arg(long, conflicts_with = "verbose")]
-    pub(crate) summary: bool,
-    /// Waiver file (YAML): matching fail/unknown/error findings become waived.
-    #[arg(long, value_name = "FILE")]
-    pub(crate) waivers: Option<std::path::PathBuf>,
-    /// Also check readiness for an upgrade to PRODUCT=VERSION (repeatable):
-    /// mariadb=10.3|10.4|10.5|10.6|10.11|11.4, mysql=5.7|8.0|8.4 or
-    /// kernel=X.Y; adds upgrade.* findings (docs/upgrade.md).
-    #[arg(long = "target", value_name = "PRODUCT=VERSION", value_parser = TargetArg, hide_possible_values = true)]
-    pub(crate) target: Vec<String>,
-    /// Repository root that SARIF locations and JUnit `file` paths are
-    /// relative to (default: the working directory), so code scanning and
-    /// GitLab find `snapshots/db1/etc/sysctl.conf`; with --fleet --format
-    /// json, what each host's `root` is relative to (for `merge`).
-    #[arg(long, value_name = "DIR", visible_alias = "repo-root")]
-    pub(crate) sarif_root: Option<std::path::PathBuf>,
-}
-
-/// The `--target` values, or the usage error naming the accepted forms.
-pub(crate) fn targets(a: &CheckArgs) -> Result<Vec<driftaudit::unstable::upgrade::Target>, String> {
-    a.target
-        .iter()
-        .map(|t| {
-            driftaudit::unstable::upgrade::Target::parse(t).map_err(|e| format!("--target: {e}"))
-        })
-        .collect()
-}
 
 pub(crate) fn run(a: CheckArgs) -> Exit {
     let targets = match targets(&a) {
@@ -109,10 +21,15 @@ pub(crate) fn run(a: CheckArgs) -> Exit {
         Ok(s) => s,
         Err(e) => return e.into(),
     };
-    if let Err(e) = rule_globs_match(&set, &a.only, &a.skip) {
+    // `tag:NAME` selectors become the ids of the rules that carry the tag
+    let (only, skip) = match (set.expand_tags(&a.only), set.expand_tags(&a.skip)) {
+        (Ok(o), Ok(s)) => (o, s),
+        (Err(e), _) | (_, Err(e)) => return e.into(),
+    };
+    if let Err(e) = rule_globs_match(&set, &only, &skip) {
         return e.into();
     }
-    if let Err(e) = set.filter(&a.only, &a.skip) {
+    if let Err(e) = set.filter(&only, &skip) {
         return e.into();
     }
     if (a.quiet || a.summary) && a.format.0 != Format::Text {
@@ -368,17 +285,4 @@ fn close_ids(glob: &str, ids: &[&str]) -> String {
     }
     let list: Vec<String> = near.iter().map(|(_, id)| format!("`{id}`")).collect();
     format!("; close ids: {}", list.join(", "))
-}
-
-/// The repository root SARIF and JUnit paths are relative to: `--sarif-root`
-/// or the working directory, canonical (snapshot roots are canonical too).
-pub(crate) fn repo_root(dir: Option<&std::path::Path>) -> Result<std::path::PathBuf, String> {
-    match dir {
-        Some(d) => {
-            std::fs::canonicalize(d).map_err(|e| format!("--sarif-root `{}`: {e}", d.display()))
-        }
-        None => std::env::current_dir()
-            .and_then(std::fs::canonicalize)
-            .map_err(|e| format!("cannot read the working directory: {e}")),
-    }
 }

@@ -280,7 +280,49 @@ static RULE_IDS: LazyLock<Vec<String>> = LazyLock::new(|| {
     ids
 });
 
-/// A rule id or glob (`--only`, `--skip`, `explain RULE`): any text is
+/// What shell completions offer after `--only` and `--skip`: the rule ids
+/// of [`RULE_IDS`] and a `tag:NAME` for every tag of the built-in rules.
+static RULE_SELECTORS: LazyLock<Vec<String>> = LazyLock::new(|| {
+    let mut out: Vec<String> = PolicySet::builtin()
+        .map(|set| {
+            set.tags()
+                .into_keys()
+                .map(|t| format!("{}{t}", driftaudit::unstable::policy::TAG_PREFIX))
+                .collect()
+        })
+        .unwrap_or_default();
+    out.extend(RULE_IDS.iter().cloned());
+    out
+});
+
+/// A rule selector (`--only`, `--skip`): a rule-id glob or `tag:GLOB`,
+/// accepted as it is (checked against the loaded rules where it is used);
+/// the rule ids and tags are this argument's completions.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RuleSelectorArg;
+
+impl clap::builder::TypedValueParser for RuleSelectorArg {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        clap::builder::StringValueParser::new().parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(
+            RULE_SELECTORS
+                .iter()
+                .map(|id| PossibleValue::new(id.as_str())),
+        ))
+    }
+}
+
+/// A rule id (`explain RULE`): any text is
 /// accepted as it is; the rule ids are this argument's completions.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct RuleIdArg;

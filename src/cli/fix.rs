@@ -10,7 +10,7 @@ use clap::{Args, ValueEnum};
 
 use driftaudit::unstable::fix::{self, FixOptions, Prefer};
 
-use super::common::{load_policies, write_out, Exit, PolicyArgs, RuleIdArg};
+use super::common::{load_policies, write_out, Exit, PolicyArgs, RuleSelectorArg};
 
 #[derive(Args, Debug)]
 pub(crate) struct FixArgs {
@@ -28,11 +28,13 @@ pub(crate) struct FixArgs {
     pub(crate) no_mysql: bool,
     #[command(flatten)]
     pub(crate) policies: PolicyArgs,
-    /// Only fix findings of rules whose id matches this glob (repeatable).
-    #[arg(long = "only", value_name = "GLOB", value_parser = RuleIdArg, hide_possible_values = true)]
+    /// Only fix findings of rules whose id matches this glob, or that carry
+    /// a tag matching `tag:GLOB` (repeatable).
+    #[arg(long = "only", value_name = "GLOB", value_parser = RuleSelectorArg, hide_possible_values = true)]
     pub(crate) only: Vec<String>,
-    /// Never fix findings of rules whose id matches this glob (repeatable).
-    #[arg(long = "skip", value_name = "GLOB", value_parser = RuleIdArg, hide_possible_values = true)]
+    /// Never fix findings of rules whose id matches this glob, or that carry
+    /// a tag matching `tag:GLOB` (repeatable).
+    #[arg(long = "skip", value_name = "GLOB", value_parser = RuleSelectorArg, hide_possible_values = true)]
     pub(crate) skip: Vec<String>,
     /// Waiver file (YAML): waived findings are not fixed.
     #[arg(long, value_name = "FILE")]
@@ -76,10 +78,14 @@ pub(crate) fn run(a: FixArgs) -> Exit {
         Ok(s) => s,
         Err(e) => return Exit::Error(e.to_string()),
     };
-    if let Err(e) = super::check::rule_globs_match(&set, &a.only, &a.skip) {
+    let (only, skip) = match (set.expand_tags(&a.only), set.expand_tags(&a.skip)) {
+        (Ok(o), Ok(s)) => (o, s),
+        (Err(e), _) | (_, Err(e)) => return Exit::Error(e.to_string()),
+    };
+    if let Err(e) = super::check::rule_globs_match(&set, &only, &skip) {
         return Exit::Error(e.to_string());
     }
-    let (only, skip) = match (globs(&a.only), globs(&a.skip)) {
+    let (only, skip) = match (globs(&only), globs(&skip)) {
         (Ok(o), Ok(s)) => (o, s),
         (Err(e), _) | (_, Err(e)) => return Exit::Error(e),
     };

@@ -19,7 +19,7 @@ use driftaudit::unstable::render::{junit, sarif};
 use driftaudit::unstable::report::merge::{self, RunMeta};
 use driftaudit::{Format, PolicySet, RenderOptions, Severity};
 
-use super::check::CheckArgs;
+use super::check_args::{repo_root, CheckArgs};
 use super::common::{color, Exit, WriteError};
 
 /// Why `check --fleet` could not run, or ran but could not search everything.
@@ -82,7 +82,7 @@ pub(crate) fn check_fleet(
         format,
         Format::Json | Format::Jsonl | Format::Sarif | Format::Junit
     ) {
-        match super::check::repo_root(a.sarif_root.as_deref()) {
+        match repo_root(a.sarif_root.as_deref()) {
             Ok(r) => Some(r),
             Err(e) => return Exit::Error(e),
         }

@@ -13,7 +13,7 @@ use driftaudit::unstable::render::{junit, sarif};
 use driftaudit::unstable::report::merge;
 use driftaudit::{Format, RenderOptions};
 
-use super::check::repo_root;
+use super::check_args::repo_root;
 use super::common::{color, write_out, Exit, ReportFormat};
 
 #[derive(Args, Debug)]

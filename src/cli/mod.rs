@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand};
 
 mod baseline;
 mod check;
+mod check_args;
 mod common;
 mod diff;
 mod explain;
@@ -22,7 +23,7 @@ mod merge;
 mod snapshot;
 mod test;
 
-use check::CheckArgs;
+use check_args::CheckArgs;
 use common::PolicyArgs;
 use diff::DiffArgs;
 use generated::Generated;

@@ -595,6 +595,8 @@ fn copy_with(rule: &Rule, applies: Vec<Applies>) -> Rule {
         why: rule.why.clone(),
         fix: rule.fix.clone(),
         references: rule.references.clone(),
+        tags: rule.tags.clone(),
+        controls: rule.controls.clone(),
         source: rule.source.clone(),
         breakdown: rule.breakdown.clone(),
         remedy: rule.remedy.clone(),

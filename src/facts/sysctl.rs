@@ -9,7 +9,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::host::{EntryKind, Host, ReadError, SourceKind};
 use crate::parse::sysctl::{
-    is_glob, key_to_proc_path, parse_capture, parse_conf, swap_dot_slash, CaptureValue, ConfLine,
+    is_glob, key_to_proc_path, parse_capture, parse_conf, swap_dot_slash, typed, CaptureValue,
+    ConfLine,
 };
 use crate::secret::REDACTED;
 use crate::value::Value;
@@ -33,20 +34,6 @@ const EXTRA_SOURCES: [(&str, &str); 1] = [(
     "/etc/ufw/sysctl.conf",
     "ufw applies it when the firewall starts",
 )];
-
-/// Type a sysctl value: one integer -> number, several integers -> list, else string.
-pub fn typed(value: &str) -> Value {
-    let toks: Vec<&str> = value.split_whitespace().collect();
-    let nums: Option<Vec<f64>> = toks
-        .iter()
-        .map(|t| t.parse::<i64>().ok().map(|n| n as f64))
-        .collect();
-    match nums {
-        Some(n) if n.len() == 1 => Value::Number(n[0]),
-        Some(n) if n.len() > 1 => Value::List(n.into_iter().map(Value::Number).collect()),
-        _ => Value::Str(value.to_string()),
-    }
-}
 
 /// Where live values come from; a listing borrows from its text.
 enum Live<'t> {

@@ -8,7 +8,7 @@
 //! entries for the `sysctl_boot` namespace, never a namespace of its own.
 
 use crate::host::{EntryKind, Host, ReadError};
-use crate::parse::sysctl::{is_glob, resolve_proc_path, swap_dot_slash};
+use crate::parse::sysctl::{is_glob, resolve_proc_path, swap_dot_slash, typed};
 use crate::parse::tuned::{
     expand, parse_bool, parse_main_conf, parse_profile, parse_reapply, unit_bool, unquote,
     ExpandError, TunedProfile,
@@ -548,7 +548,7 @@ pub fn resolve(w: Write, current: Option<&Setting>) -> Option<Entry> {
             if !wins {
                 return None;
             }
-            s.value = super::sysctl::typed(&val);
+            s.value = typed(&val);
             s.raw = val;
             s.note = Some(format!(
                 "{} (`{op}`: {word} than {} from {})",
@@ -876,7 +876,7 @@ fn writes_for(host: &Host, st: TunedState, facts: &mut Facts, with_reapply: bool
                 .chars()
                 .next()
                 .filter(|c| matches!(c, '>' | '<') && value.chars().count() > 1);
-            let mut s = Setting::new(super::sysctl::typed(&value), value.clone(), ev);
+            let mut s = Setting::new(typed(&value), value.clone(), ev);
             s.note = Some(format!(
                 "set by tuned profile `{}` ({how} `{active}`) after systemd-sysctl",
                 o.profile
@@ -944,7 +944,7 @@ fn reapply_system(host: &Host, version: Option<(u32, u32)>, out: &mut Vec<Write>
                 }
             };
             let mut s = Setting::new(
-                super::sysctl::typed(&l.value),
+                typed(&l.value),
                 l.value.clone(),
                 Evidence::line(p.clone(), l.line),
             );

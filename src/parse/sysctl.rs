@@ -1,11 +1,27 @@
 //! sysctl formats: configuration files (`sysctl.conf`, `sysctl.d/*.conf`) as
 //! systemd-sysctl and procps read them, and `sysctl -a` captures. Also the
-//! dotted/slashed key normalisation both tools share. Pure.
+//! dotted/slashed key normalisation both tools share, and a value's type
+//! (number, list of numbers, text). Pure.
 
 use std::borrow::Cow;
 
 use super::{numbered_lines, truncate, Issue, Issues};
 use crate::secret;
+use crate::value::Value;
+
+/// Type a sysctl value: one integer -> number, several integers -> list, else string.
+pub fn typed(value: &str) -> Value {
+    let toks: Vec<&str> = value.split_whitespace().collect();
+    let nums: Option<Vec<f64>> = toks
+        .iter()
+        .map(|t| t.parse::<i64>().ok().map(|n| n as f64))
+        .collect();
+    match nums {
+        Some(n) if n.len() == 1 => Value::Number(n[0]),
+        Some(n) if n.len() > 1 => Value::List(n.into_iter().map(Value::Number).collect()),
+        _ => Value::Str(value.to_string()),
+    }
+}
 
 /// One line of a sysctl configuration file.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_saphyr::Spanned;
 
-use super::diagnostics::{problem_at, yaml_problem};
+use super::diagnostics::{line_col, problem_at, yaml_problem};
 use super::values::{param_value, parse_kernel_cond};
 use super::*;
 use crate::catalogue::{FACT_NAMES, FLAT_NAMESPACES, RECORD_NAMESPACES};
@@ -291,10 +291,6 @@ pub(super) struct Compiled {
     pub overrides: Vec<Spanned<OverrideSpec>>,
 }
 
-fn line_col(at: &serde_saphyr::Location) -> (usize, usize) {
-    ((at.line() as usize).max(1), (at.column() as usize).max(1))
-}
-
 /// Compile one policy file.
 pub(super) fn compile(path: &str, text: &str) -> Result<Compiled, PolicyError> {
     let raw = deserialize(path, text)?;
@@ -315,7 +311,7 @@ pub(super) fn compile(path: &str, text: &str) -> Result<Compiled, PolicyError> {
         }
     }
     c.problems
-        .extend(super::overlay::validate(path, text, &raw.overrides));
+        .extend(super::overrides::validate(path, text, &raw.overrides));
     if raw.rules.is_empty() && raw.overrides.is_empty() {
         let (line, column) = line_col(&raw.policy.referenced);
         c.problems.push(problem_at(
@@ -619,6 +615,8 @@ fn compile_rule(
             .as_ref()
             .and_then(|ch| derived_remedy(ch, spec.expect.as_ref())),
     };
+    let tags = compile_tags(c, &spec.tags, &scope.id);
+    let controls = compile_controls(c, &spec.controls, &scope.id);
     Some(Rule {
         id: scope.id,
         policy: pid.to_string(),
@@ -630,6 +628,8 @@ fn compile_rule(
         why,
         fix,
         references: spec.references.clone(),
+        tags,
+        controls,
         source: RuleSource {
             path: path.to_string(),
             line: at.line() as usize,
@@ -1384,6 +1384,77 @@ fn compile_texts(c: &mut Compiler, scope: &RuleScope, spec: &RuleSpec) -> (Templ
         }
     }
     (why, fix)
+}
+
+/// `tags:`: each a lowercase word (`cis-l1-server`), none twice.
+fn compile_tags(c: &mut Compiler, tags: &[Spanned<String>], id: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::with_capacity(tags.len());
+    for t in tags {
+        let tag = t.value.as_str();
+        if !is_tag(tag) {
+            c.problem(
+                Place::at(&t.referenced),
+                id,
+                Problem::InvalidTag {
+                    tag: tag.to_string(),
+                    reason: "a tag is a lowercase word of letters, digits and `-` that starts with a letter or digit (`cis-l1-server`)",
+                },
+            );
+        } else if out.iter().any(|o| o == tag) {
+            c.problem(
+                Place::at(&t.referenced),
+                id,
+                Problem::InvalidTag {
+                    tag: tag.to_string(),
+                    reason: "the rule already has this tag",
+                },
+            );
+        } else {
+            out.push(tag.to_string());
+        }
+    }
+    out
+}
+
+/// `controls:`: each `FRAMEWORK:ITEM`, the framework a tag-like word, the
+/// item without spaces or `:`, none twice.
+fn compile_controls(c: &mut Compiler, controls: &[Spanned<String>], id: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::with_capacity(controls.len());
+    for t in controls {
+        let v = t.value.as_str();
+        let well_formed = v.split_once(':').is_some_and(|(fw, item)| {
+            is_tag(fw)
+                && !item.is_empty()
+                && !item.contains(|ch: char| ch.is_whitespace() || ch == ':')
+        });
+        let reason = if !well_formed {
+            "a benchmark item is `FRAMEWORK:ITEM`, the framework a lowercase word (`cis-debian12:3.3.9`, `stig-rhel9:RHEL-09-253025`)"
+        } else if out.iter().any(|o| o == v) {
+            "the rule already names this item"
+        } else {
+            out.push(v.to_string());
+            continue;
+        };
+        c.problem(
+            Place::at(&t.referenced),
+            id,
+            Problem::InvalidControl {
+                control: v.to_string(),
+                reason,
+            },
+        );
+    }
+    out
+}
+
+/// Whether `t` is a tag: `[a-z0-9][a-z0-9-]*`, at most 64 characters.
+pub(crate) fn is_tag(t: &str) -> bool {
+    let mut chars = t.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && t.len() <= 64
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
 }
 
 /// `breakdown:`: the whole and its parts, as expressions.

@@ -64,6 +64,10 @@ pub enum Code {
     UnclosedPlaceholder,
     /// A rule whose `title` is empty.
     EmptyTitle,
+    /// A `tags` entry that is not a lowercase word, or given twice.
+    InvalidTag,
+    /// A `controls` entry that is not `FRAMEWORK:ITEM`, or given twice.
+    InvalidControl,
     /// A rule whose `why` or `fix` is empty.
     EmptyText,
     /// A `remedy` that is not exactly one of `set` (with `to`), `remove`, `options`, `none`.
@@ -115,6 +119,8 @@ impl Code {
         Code::InvalidGlob,
         Code::UnclosedPlaceholder,
         Code::EmptyTitle,
+        Code::InvalidTag,
+        Code::InvalidControl,
         Code::EmptyText,
         Code::InvalidRemedy,
         Code::RemedyWithoutReason,
@@ -154,6 +160,8 @@ impl Code {
             Code::InvalidGlob => "invalid-glob",
             Code::UnclosedPlaceholder => "unclosed-placeholder",
             Code::EmptyTitle => "empty-title",
+            Code::InvalidTag => "invalid-tag",
+            Code::InvalidControl => "invalid-control",
             Code::EmptyText => "empty-text",
             Code::InvalidRemedy => "invalid-remedy",
             Code::RemedyWithoutReason => "remedy-without-reason",
@@ -202,6 +210,8 @@ impl Code {
             Code::InvalidGlob => "a `drift` key pattern that is not a valid glob",
             Code::UnclosedPlaceholder => "a `{` in a template without its `}`",
             Code::EmptyTitle => "a rule whose `title` is empty",
+            Code::InvalidTag => "a `tags` entry that is not a lowercase word, or given twice",
+            Code::InvalidControl => "a `controls` entry that is not `FRAMEWORK:ITEM`, or given twice",
             Code::EmptyText => "a rule whose `why` or `fix` is empty",
             Code::InvalidRemedy => {
                 "a `remedy` that is not exactly one of `set` (with `to`), `remove`, `options`, `none`"
@@ -297,6 +307,13 @@ pub enum Problem {
     UnclosedPlaceholder { context: String },
     #[error("`title` is empty")]
     EmptyTitle,
+    #[error("tag `{tag}`: {reason}")]
+    InvalidTag { tag: String, reason: &'static str },
+    #[error("benchmark item `{control}`: {reason}")]
+    InvalidControl {
+        control: String,
+        reason: &'static str,
+    },
     #[error("`why` and `fix` must say something")]
     EmptyText,
     #[error(
@@ -366,6 +383,8 @@ impl Problem {
             Problem::InvalidGlob { .. } => Code::InvalidGlob,
             Problem::UnclosedPlaceholder { .. } => Code::UnclosedPlaceholder,
             Problem::EmptyTitle => Code::EmptyTitle,
+            Problem::InvalidTag { .. } => Code::InvalidTag,
+            Problem::InvalidControl { .. } => Code::InvalidControl,
             Problem::EmptyText => Code::EmptyText,
             Problem::InvalidRemedy { .. } => Code::InvalidRemedy,
             Problem::RemedyWithoutReason => Code::RemedyWithoutReason,
@@ -474,6 +493,14 @@ pub enum FilterError {
         /// 0-based character position of the problem in the glob.
         position: usize,
     },
+    /// A `tag:GLOB` selector that matches no tag of a loaded rule.
+    #[error("`{selector}` matches no tag; {known} (`driftaudit list --tags`)")]
+    UnknownTag {
+        /// The selector as given.
+        selector: String,
+        /// The tags there are, as a phrase.
+        known: String,
+    },
 }
 
 impl PolicyError {
@@ -500,6 +527,8 @@ const RULE_FIELDS: &[&str] = &[
     "why",
     "fix",
     "references",
+    "tags",
+    "controls",
     "remedy",
 ];
 
@@ -553,6 +582,11 @@ fn clip(message: String) -> String {
         Some((i, _)) => format!("{}…", &message[..i]),
         None => message,
     }
+}
+
+/// 1-based line and column of a YAML location (0 is read as 1).
+pub(super) fn line_col(at: &serde_saphyr::Location) -> (usize, usize) {
+    ((at.line() as usize).max(1), (at.column() as usize).max(1))
 }
 
 pub(super) fn problem_at(

@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 
-use super::set::BUILTIN;
+use super::builtin::BUILTIN;
 use super::{
     Applies, Bound, Breakdown, Check, CompareMode, DriftCheck, ExpectOp, Policy, Remedy, Rule,
     RuleSource, Severity, Template, TemplatePart,
@@ -282,6 +282,14 @@ mod generate {
         o.push_str(",\nreferences:vec![");
         for u in &r.references {
             write!(o, "s({u:?}),").unwrap();
+        }
+        o.push_str("],\ntags:vec![");
+        for t in &r.tags {
+            write!(o, "s({t:?}),").unwrap();
+        }
+        o.push_str("],\ncontrols:vec![");
+        for t in &r.controls {
+            write!(o, "s({t:?}),").unwrap();
         }
         write!(
             o,

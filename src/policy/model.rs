@@ -8,7 +8,6 @@ use std::fmt;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::CompareMode;
 use crate::expr::{self, Expr};
 use crate::value::Value;
 
@@ -323,6 +322,10 @@ pub struct Rule {
     pub fix: Template,
     /// References.
     pub references: Vec<String>,
+    /// Profiles the rule belongs to (`cis-l1-server`), in the order written.
+    pub tags: Vec<String>,
+    /// Benchmark items the rule answers (`cis-debian12:3.3.9`), as written.
+    pub controls: Vec<String>,
     /// Where the rule is defined.
     pub source: RuleSource,
     /// Optional picture of how a whole divides (text report bar).
@@ -332,7 +335,7 @@ pub struct Rule {
     pub remedy: Option<Remedy>,
     /// Values site overlays (`overrides:`) or `--set` changed, each with the
     /// file, line and column that set it; empty for a rule as written.
-    pub overridden: Vec<super::Overridden>,
+    pub overridden: Vec<Overridden>,
     /// `for_each:`: the rule is judged once per item (boxed: most rules have none).
     pub for_each: Option<Box<ForEach>>,
 }
@@ -552,4 +555,75 @@ pub struct Policy {
     pub param_defaults: BTreeMap<String, String>,
     /// File it came from.
     pub path: String,
+}
+
+/// Where an override was written: file, line and column of its value.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct OverrideSource {
+    /// Policy file as given (`site/prod.yaml`); `--set` for the command line.
+    pub path: String,
+    /// 1-based line (0 for `--set`).
+    pub line: usize,
+    /// 1-based column (0 for `--set`).
+    pub column: usize,
+}
+
+impl fmt::Display for OverrideSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line == 0 {
+            f.write_str(&self.path)
+        } else {
+            write!(f, "{}:{}:{}", self.path, self.line, self.column)
+        }
+    }
+}
+
+/// One value of a rule that an overlay (or `--set`) changed, and where.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Overridden {
+    /// What changed: `severity`, `disabled`, `params.NAME` or `applies`.
+    pub field: String,
+    /// The value now: a severity, the reason of `disabled`, a parameter
+    /// value as written, an added condition (`exists: /srv/db`).
+    pub value: String,
+    /// The value before (the rule's own, or an earlier overlay's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub was: Option<String>,
+    /// Where it was set.
+    pub set_by: OverrideSource,
+}
+
+impl fmt::Display for Overridden {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.field.as_str() {
+            "disabled" => write!(f, "disabled by {}: {}", self.set_by, self.value),
+            "applies" => write!(f, "applies also `{}` ({})", self.value, self.set_by),
+            _ => {
+                write!(f, "{} {}", self.field, self.value)?;
+                if let Some(was) = &self.was {
+                    write!(f, " (was {was})")?;
+                }
+                write!(f, " from {}", self.set_by)
+            }
+        }
+    }
+}
+
+impl Rule {
+    /// The `disabled` override that turned the rule off, if any.
+    pub fn disabled(&self) -> Option<&Overridden> {
+        self.overridden.iter().find(|o| o.field == "disabled")
+    }
+}
+
+/// How drift compares two values.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CompareMode {
+    /// Equal after normalisation (units, booleans, whitespace).
+    #[default]
+    Equal,
+    /// Every item of the configured list is in the running list (the running
+    /// side may show more, such as filesystem defaults the kernel adds).
+    Subset,
 }

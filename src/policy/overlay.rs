@@ -10,112 +10,17 @@
 //! evaluates a rule.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use serde_saphyr::Spanned;
 
-use super::diagnostics::problem_at;
+use super::diagnostics::{line_col, problem_at};
 use super::values::param_value;
-use super::{Applies, Condition, ParamValue, Policy, PolicyProblem, Problem, Rule, Severity};
+use super::{
+    Applies, Condition, Overridden, OverrideSource, OverrideSpec, ParamValue, Policy,
+    PolicyProblem, Problem, Rule, Severity,
+};
 use crate::expr::{self, Expr};
 use crate::value::Value;
-
-// ------------------------------------------------------------------- spec
-
-/// One entry of `overrides:` as written: a target (`rule:` glob over rule
-/// ids, or `policy:` glob over policy ids for parameters) and what changes.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct OverrideSpec {
-    /// Rules to adjust: a rule id or a glob over rule ids (`storage.*`).
-    #[serde(default)]
-    #[schemars(with = "Option<String>")]
-    pub rule: Option<Spanned<String>>,
-    /// Policies whose parameters to set: a policy id or a glob (`mysql-*`);
-    /// only with `params`.
-    #[serde(default)]
-    #[schemars(with = "Option<String>")]
-    pub policy: Option<Spanned<String>>,
-    /// New severity of the matched rules.
-    #[serde(default)]
-    #[schemars(with = "Option<Severity>")]
-    pub severity: Option<Spanned<Severity>>,
-    /// Turn the matched rules off; the value is the reason, shown in every report.
-    #[serde(default)]
-    #[schemars(with = "Option<String>")]
-    pub disabled: Option<Spanned<String>>,
-    /// Parameter values: for the matched rules only (`rule:`), or for the
-    /// whole policy (`policy:`).
-    #[serde(default)]
-    #[schemars(with = "BTreeMap<String, ParamValue>")]
-    pub params: BTreeMap<String, Spanned<ParamValue>>,
-    /// Conditions added to the matched rules' own (all must hold).
-    #[serde(default)]
-    pub applies: Vec<Condition>,
-}
-
-// ------------------------------------------------------------ provenance
-
-/// Where an override was written: file, line and column of its value.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct OverrideSource {
-    /// Policy file as given (`site/prod.yaml`); `--set` for the command line.
-    pub path: String,
-    /// 1-based line (0 for `--set`).
-    pub line: usize,
-    /// 1-based column (0 for `--set`).
-    pub column: usize,
-}
-
-impl fmt::Display for OverrideSource {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.line == 0 {
-            f.write_str(&self.path)
-        } else {
-            write!(f, "{}:{}:{}", self.path, self.line, self.column)
-        }
-    }
-}
-
-/// One value of a rule that an overlay (or `--set`) changed, and where.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Overridden {
-    /// What changed: `severity`, `disabled`, `params.NAME` or `applies`.
-    pub field: String,
-    /// The value now: a severity, the reason of `disabled`, a parameter
-    /// value as written, an added condition (`exists: /srv/db`).
-    pub value: String,
-    /// The value before (the rule's own, or an earlier overlay's).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub was: Option<String>,
-    /// Where it was set.
-    pub set_by: OverrideSource,
-}
-
-impl fmt::Display for Overridden {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.field.as_str() {
-            "disabled" => write!(f, "disabled by {}: {}", self.set_by, self.value),
-            "applies" => write!(f, "applies also `{}` ({})", self.value, self.set_by),
-            _ => {
-                write!(f, "{} {}", self.field, self.value)?;
-                if let Some(was) = &self.was {
-                    write!(f, " (was {was})")?;
-                }
-                write!(f, " from {}", self.set_by)
-            }
-        }
-    }
-}
-
-impl Rule {
-    /// The `disabled` override that turned the rule off, if any.
-    pub fn disabled(&self) -> Option<&Overridden> {
-        self.overridden.iter().find(|o| o.field == "disabled")
-    }
-}
 
 // ------------------------------------------------------------ the layers
 
@@ -125,100 +30,6 @@ pub(super) struct Layer {
     pub path: String,
     pub text: String,
     pub entries: Vec<Spanned<OverrideSpec>>,
-}
-
-/// Problems of the entries themselves, before any rule is matched: a
-/// target (exactly one of `rule`, `policy`), something to change, a valid
-/// glob, a reason for `disabled`, constant parameter values.
-pub(super) fn validate(
-    path: &str,
-    text: &str,
-    entries: &[Spanned<OverrideSpec>],
-) -> Vec<PolicyProblem> {
-    let mut out = Vec::new();
-    let mut at = |loc: &serde_saphyr::Location, problem: Problem| {
-        let (l, c) = line_col(loc);
-        out.push(problem_at(path, text, l, c, None, problem));
-    };
-    for e in entries {
-        let s = &e.value;
-        let target = match (&s.rule, &s.policy) {
-            (Some(r), None) => r,
-            (None, Some(p)) => p,
-            (r, p) => {
-                at(
-                    &e.referenced,
-                    Problem::InvalidOverride {
-                        detail: if r.is_some() && p.is_some() {
-                            "gives both `rule` and `policy`".into()
-                        } else {
-                            "names no target: add `rule: ID-OR-GLOB` (or `policy:` for parameters)"
-                                .into()
-                        },
-                    },
-                );
-                continue;
-            }
-        };
-        if let Err(err) = glob::Pattern::new(&target.value) {
-            at(
-                &target.referenced,
-                Problem::InvalidGlob {
-                    pattern: target.value.clone(),
-                    reason: err.msg.to_string(),
-                },
-            );
-        }
-        if s.policy.is_some()
-            && (s.severity.is_some() || s.disabled.is_some() || !s.applies.is_empty())
-        {
-            at(
-                &e.referenced,
-                Problem::InvalidOverride {
-                    detail: "with `policy` sets only `params`; use `rule: \"POLICY-PREFIX.*\"` for severity, disabled or applies".into(),
-                },
-            );
-        }
-        if s.severity.is_none()
-            && s.disabled.is_none()
-            && s.params.is_empty()
-            && s.applies.is_empty()
-        {
-            at(
-                &e.referenced,
-                Problem::InvalidOverride {
-                    detail: "changes nothing: give `severity`, `disabled`, `params` or `applies`"
-                        .into(),
-                },
-            );
-        }
-        if let Some(d) = &s.disabled {
-            let reason = d.value.trim();
-            if reason.is_empty()
-                || ["true", "false", "yes", "no", "on", "off"]
-                    .iter()
-                    .any(|w| reason.eq_ignore_ascii_case(w))
-            {
-                at(&d.referenced, Problem::DisabledWithoutReason);
-            }
-        }
-        for (k, v) in &s.params {
-            if let Err(reason) = param_value(&v.value) {
-                at(
-                    &v.referenced,
-                    Problem::InvalidParam {
-                        name: k.clone(),
-                        reason,
-                    },
-                );
-            }
-        }
-    }
-    out
-}
-
-fn line_col(at: &serde_saphyr::Location) -> (usize, usize) {
-    ((at.line() as usize).max(1), (at.column() as usize).max(1))
 }
 
 fn source(path: &str, at: &serde_saphyr::Location) -> OverrideSource {

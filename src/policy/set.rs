@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use super::builtin::{BUILTIN, TAG_PREFIX};
 use super::compile::{compile, Compiled};
 use super::diagnostics::problem_at;
 use super::overlay::{self, Layer, ParamOverrides};
@@ -13,38 +14,6 @@ use super::values::param_value;
 use super::{FilterError, ParamError, ParamValue, Policy, PolicyError, Problem, Rule};
 use crate::expr;
 use crate::value::Value;
-
-/// The built-in policies, compiled into the binary.
-pub const BUILTIN: &[(&str, &str)] = &[
-    (
-        "policies/linux-network.yaml",
-        include_str!("../../policies/linux-network.yaml"),
-    ),
-    (
-        "policies/linux-sysctl.yaml",
-        include_str!("../../policies/linux-sysctl.yaml"),
-    ),
-    (
-        "policies/linux-hardening.yaml",
-        include_str!("../../policies/linux-hardening.yaml"),
-    ),
-    (
-        "policies/zimbra-memory.yaml",
-        include_str!("../../policies/zimbra-memory.yaml"),
-    ),
-    (
-        "policies/mysql-innodb.yaml",
-        include_str!("../../policies/mysql-innodb.yaml"),
-    ),
-    (
-        "policies/mysql-sizing.yaml",
-        include_str!("../../policies/mysql-sizing.yaml"),
-    ),
-    (
-        "policies/storage.yaml",
-        include_str!("../../policies/storage.yaml"),
-    ),
-];
 
 /// A set of loaded policies and their rules, validated together (rule ids unique).
 #[derive(Debug, Clone, Default)]
@@ -344,7 +313,60 @@ impl PolicySet {
         Ok(())
     }
 
-    /// Keep only rules whose id matches one of `only` (if any) and none of `skip`.
+    /// Every tag the loaded rules carry, sorted, with the ids of its rules
+    /// in load order (`list --tags`).
+    pub fn tags(&self) -> BTreeMap<&str, Vec<&str>> {
+        let mut out: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        for r in &self.rules {
+            for t in &r.tags {
+                out.entry(t.as_str()).or_default().push(r.id.as_str());
+            }
+        }
+        out
+    }
+
+    /// Rule selectors (`--only`, `--skip`) as rule-id globs: `tag:GLOB`
+    /// stands for the rules carrying a tag that `GLOB` matches (each id
+    /// escaped, so it matches that rule alone); any other selector is a
+    /// rule-id glob and stays as it is. A tag selector that matches no tag
+    /// of a loaded rule is an error naming the tags there are: a typo must
+    /// not audit nothing and exit 0.
+    pub fn expand_tags(&self, selectors: &[String]) -> Result<Vec<String>, FilterError> {
+        let mut out = Vec::with_capacity(selectors.len());
+        for sel in selectors {
+            let Some(glob) = sel.strip_prefix(TAG_PREFIX) else {
+                out.push(sel.clone());
+                continue;
+            };
+            let pattern = glob::Pattern::new(glob).map_err(|e| FilterError::BadPattern {
+                pattern: sel.clone(),
+                reason: e.msg.to_string(),
+                position: e.pos + TAG_PREFIX.len(),
+            })?;
+            let before = out.len();
+            for r in &self.rules {
+                if r.tags.iter().any(|t| pattern.matches(t)) {
+                    out.push(glob::Pattern::escape(&r.id));
+                }
+            }
+            if out.len() == before {
+                let known: Vec<&str> = self.tags().into_keys().collect();
+                return Err(FilterError::UnknownTag {
+                    selector: sel.clone(),
+                    known: if known.is_empty() {
+                        "no loaded rule has a tag".to_string()
+                    } else {
+                        format!("tags of the loaded rules: {}", known.join(", "))
+                    },
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// Keep only rules whose id matches one of `only` (if any) and none of
+    /// `skip` (rule-id globs; `tag:` selectors go through
+    /// [`PolicySet::expand_tags`] first).
     pub fn filter(&mut self, only: &[String], skip: &[String]) -> Result<(), FilterError> {
         let compile = |g: &String| {
             glob::Pattern::new(g).map_err(|e| FilterError::BadPattern {

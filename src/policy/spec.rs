@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_saphyr::Spanned;
 
-use super::Severity;
+use super::{CompareMode, Severity};
 
 // ---------------------------------------------------------------- raw model
 
@@ -40,8 +40,8 @@ pub struct PolicyFile {
     /// Adjustments to rules of other policies (site overlays): severity,
     /// `disabled` with a reason, parameters, extra `applies` conditions.
     #[serde(default)]
-    #[schemars(with = "Vec<super::OverrideSpec>")]
-    pub overrides: Vec<Spanned<super::OverrideSpec>>,
+    #[schemars(with = "Vec<OverrideSpec>")]
+    pub overrides: Vec<Spanned<OverrideSpec>>,
 }
 
 /// A parameter value: a number, a boolean, or a string holding a size (`10G`),
@@ -62,6 +62,18 @@ pub enum ParamValue {
     /// `${EXPR}` is evaluated per host, a `when` field is the item's condition.
     List(Vec<BTreeMap<String, ParamValue>>),
 }
+
+/// A rule tag as the schema describes it (the loader checks the same form).
+#[derive(JsonSchema)]
+#[schemars(transparent)]
+#[allow(dead_code)] // schema only
+struct TagName(#[schemars(regex(pattern = r"^[a-z0-9][a-z0-9-]{0,63}$"))] String);
+
+/// A benchmark item as the schema describes it (the loader checks the same form).
+#[derive(JsonSchema)]
+#[schemars(transparent)]
+#[allow(dead_code)] // schema only
+struct ControlName(#[schemars(regex(pattern = r"^[a-z0-9][a-z0-9-]*:[^\s:]+$"))] String);
 
 /// One rule as written.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -124,6 +136,18 @@ pub struct RuleSpec {
     /// Reference URLs.
     #[serde(default)]
     pub references: Vec<String>,
+    /// Profiles the rule belongs to (`cis-l1-server`, `stig`,
+    /// `performance`): lowercase words of letters, digits and `-`;
+    /// `--only tag:NAME` selects the rules carrying one.
+    #[serde(default)]
+    #[schemars(with = "Vec<TagName>")]
+    pub tags: Vec<Spanned<String>>,
+    /// The benchmark items the rule answers, each `FRAMEWORK:ITEM`
+    /// (`cis-debian12:3.3.9`, `stig-rhel9:RHEL-09-253025`,
+    /// `anssi-bp28:R12`); docs/coverage.md is generated from them.
+    #[serde(default)]
+    #[schemars(with = "Vec<ControlName>")]
+    pub controls: Vec<Spanned<String>>,
     /// How a whole divides into parts (e.g. RAM into heap, pool and the rest),
     /// drawn as a one-line bar in the text report.
     #[serde(default)]
@@ -317,16 +341,36 @@ pub struct DriftSpec {
     pub compare: Option<CompareMode>,
 }
 
-/// How drift compares two values.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum CompareMode {
-    /// Equal after normalisation (units, booleans, whitespace).
-    #[default]
-    Equal,
-    /// Every item of the configured list is in the running list (the running
-    /// side may show more, such as filesystem defaults the kernel adds).
-    Subset,
+/// One entry of `overrides:` as written: a target (`rule:` glob over rule
+/// ids, or `policy:` glob over policy ids for parameters) and what changes.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OverrideSpec {
+    /// Rules to adjust: a rule id or a glob over rule ids (`storage.*`).
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub rule: Option<Spanned<String>>,
+    /// Policies whose parameters to set: a policy id or a glob (`mysql-*`);
+    /// only with `params`.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub policy: Option<Spanned<String>>,
+    /// New severity of the matched rules.
+    #[serde(default)]
+    #[schemars(with = "Option<Severity>")]
+    pub severity: Option<Spanned<Severity>>,
+    /// Turn the matched rules off; the value is the reason, shown in every report.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub disabled: Option<Spanned<String>>,
+    /// Parameter values: for the matched rules only (`rule:`), or for the
+    /// whole policy (`policy:`).
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, ParamValue>")]
+    pub params: BTreeMap<String, Spanned<ParamValue>>,
+    /// Conditions added to the matched rules' own (all must hold).
+    #[serde(default)]
+    pub applies: Vec<Condition>,
 }
 
 /// The JSON Schema of a policy file, generated from the loader's own types.

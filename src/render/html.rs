@@ -14,7 +14,7 @@
 //! Layout (docs/formats.md, HTML): an overview (one host's counts, or with
 //! more than one host a table of hosts and the per-rule fleet summary),
 //! then per host its coverage and its findings grouped by severity, each
-//! with the explanation, the evidence, expected and actual side by side,
+//! with its rule's tags, the explanation, the evidence, expected and actual side by side,
 //! the fix, a memory-budget breakdown drawn as an SVG bar, and the waiver;
 //! a `drift:` finding as a before/after table (configured value and
 //! file:line, running value and source, options removed and added);
@@ -222,6 +222,8 @@ fn drift_view(f: &Finding) -> Option<DriftView> {
 /// One finding as the page shows it.
 struct Item {
     rule: String,
+    /// The rule's profiles (`cis-l1-server, stig`), empty when none.
+    tags: String,
     title: String,
     status: &'static str,
     severity: &'static str,
@@ -238,9 +240,15 @@ struct Item {
 }
 
 impl Item {
-    fn of(f: &Finding) -> Item {
+    fn of(f: &Finding, tags: &BTreeMap<&str, &[String]>) -> Item {
         Item {
             rule: show(&f.rule),
+            tags: show(
+                &tags
+                    .get(f.rule.as_str())
+                    .map(|t| t.join(", "))
+                    .unwrap_or_default(),
+            ),
             title: show(&f.title),
             status: f.status.as_str(),
             severity: f.severity.as_str(),
@@ -328,7 +336,7 @@ fn verdict(h: &HostReport) -> String {
     }
 }
 
-fn host_view(i: usize, h: &HostReport) -> HostView {
+fn host_view(i: usize, h: &HostReport, tags: &BTreeMap<&str, &[String]>) -> HostView {
     let mut groups = Vec::new();
     for sev in Severity::ALL.iter().rev() {
         let mut items: Vec<&Finding> = h.findings.iter().filter(|f| f.severity == *sev).collect();
@@ -339,7 +347,7 @@ fn host_view(i: usize, h: &HostReport) -> HostView {
         items.sort_by_key(|f| rank(f.status));
         groups.push(Group {
             severity: sev.as_str(),
-            items: items.into_iter().map(Item::of).collect(),
+            items: items.into_iter().map(|f| Item::of(f, tags)).collect(),
         });
     }
     HostView {
@@ -498,6 +506,13 @@ struct Page {
 
 /// Render the report as one self-contained HTML page.
 pub fn render(report: &Report) -> String {
+    // each finding shows its rule's tags (the rule catalogue has them)
+    let tags: BTreeMap<&str, &[String]> = report
+        .rules
+        .iter()
+        .filter(|r| !r.tags.is_empty())
+        .map(|r| (r.id.as_str(), r.tags.as_slice()))
+        .collect();
     let page = Page {
         version: env!("CARGO_PKG_VERSION"),
         csp: content_security_policy(),
@@ -530,7 +545,7 @@ pub fn render(report: &Report) -> String {
             .hosts
             .iter()
             .enumerate()
-            .map(|(i, h)| host_view(i, h))
+            .map(|(i, h)| host_view(i, h, &tags))
             .collect(),
     };
     match page.render() {

@@ -305,7 +305,16 @@ fn descriptor(r: &RuleMeta) -> ReportingDescriptor {
                 .level(json!(level(r.severity)))
                 .build(),
         )
-        .properties(bag(props, Some(vec![r.policy.clone()])))
+        .properties(bag(
+            props,
+            // the policy, then the rule's own profiles (`cis-l1-server`):
+            // code-scanning UIs filter alerts by these
+            Some(
+                std::iter::once(r.policy.clone())
+                    .chain(r.tags.iter().cloned())
+                    .collect(),
+            ),
+        ))
         .build();
     d.help_uri = r.references.first().cloned();
     d

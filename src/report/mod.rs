@@ -636,6 +636,9 @@ pub struct RuleMeta {
     pub fix: String,
     /// References.
     pub references: Vec<String>,
+    /// Profiles the rule belongs to (`tags:`); absent from JSON when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
     /// Where defined.
     pub source: RuleSource,
 }
@@ -666,6 +669,7 @@ impl Report {
                 why: r.why.source.trim().to_string(),
                 fix: r.fix.source.trim().to_string(),
                 references: r.references.clone(),
+                tags: r.tags.clone(),
                 source: r.source.clone(),
             })
             .collect();
@@ -703,6 +707,7 @@ pub fn input_rule_meta() -> RuleMeta {
         why: "A malformed line is skipped (or, for some formats, stops the service that reads the file); an unreadable file means the audit could not verify what it sets.".into(),
         fix: "Correct or remove the line named in the finding, or make the file readable to the auditing user.".into(),
         references: vec![],
+        tags: vec![],
         source: RuleSource { path: "(built-in)".into(), line: 0 },
     }
 }

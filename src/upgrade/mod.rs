@@ -258,6 +258,7 @@ fn metas_of(products: &[Product]) -> Vec<RuleMeta> {
                 why: kind.why().into(),
                 fix: "Each finding names the file and line, the release that changed it, and what to do instead (from the data file's `action`).".into(),
                 references: vec!["docs/upgrade.md".into()],
+                tags: vec![],
                 source: RuleSource {
                     path: k.path.clone(),
                     line: 1,
@@ -298,6 +299,8 @@ fn as_rule(m: RuleMeta) -> Rule {
         why: literal(m.why),
         fix: literal(m.fix),
         references: m.references,
+        tags: m.tags,
+        controls: Vec::new(),
         source: m.source,
         breakdown: None,
         remedy: None,
