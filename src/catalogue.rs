@@ -43,6 +43,11 @@ pub const MYSQL_VARIABLES: Capture = capture!(
     "mysql-variables.tsv",
     "mysql -NB -e 'SHOW GLOBAL VARIABLES'"
 );
+/// `SHOW ENGINE PERFORMANCE_SCHEMA STATUS`: the Performance Schema's memory.
+pub const MYSQL_PERFORMANCE_SCHEMA: Capture = capture!(
+    "mysql-performance-schema.tsv",
+    "mysql -NB -e 'SHOW ENGINE PERFORMANCE_SCHEMA STATUS'"
+);
 /// `zmlocalconfig -s`: Zimbra's localconfig, for keys localconfig.xml lacks.
 pub const ZMLOCALCONFIG: Capture = capture!("zmlocalconfig.txt", "zmlocalconfig -s");
 /// `tune2fs -l DEVICE` per ext2/3/4 volume, `NAME.txt` (device without `/dev/`, `/` as `_`).
@@ -64,6 +69,7 @@ pub const CAPTURES: &[Capture] = &[
     TUNE2FS,
     DUMPE2FS,
     MYSQL_VARIABLES,
+    MYSQL_PERFORMANCE_SCHEMA,
     INSTALLED_RPMS,
     ZMLOCALCONFIG,
     FILE_MODES,
@@ -207,6 +213,15 @@ pub const NAMESPACES: &[NamespaceSpec] = &[
         captures: &[FILE_MODES],
         domain: "mysql",
         description: "each option file the server reads, `/etc/mysql/debian.cnf` and `/root/.my.cnf`: whether it holds a secret and its permission bits",
+    },
+    NamespaceSpec {
+        name: "mysql_sizing",
+        shape: Shape::Flat,
+        canon: Canon::VariableName,
+        absent: "this server version has no such variable (removed, not yet added, or another product's)",
+        captures: &[MYSQL_VARIABLES, MYSQL_PERFORMANCE_SCHEMA],
+        domain: "mysql",
+        description: "MySQLTuner's sizing variables as the server runs them: option files, else the running value, else the version's compiled default; `innodb_redo_log_size`, `performance_schema_memory`",
     },
     NamespaceSpec {
         name: "fstab",

@@ -435,7 +435,7 @@ fn only_or_skip_globs_matching_no_rule_exit_2_with_close_ids() {
     assert_eq!(o.code, Some(2), "{}", o.stderr);
     assert!(
         o.stderr
-            .contains("`--skip mysq.*` matches no rule; close ids: `mysql."),
+            .contains("`--skip mysq.*` matches no rule; close ids: `mysql"),
         "{}",
         o.stderr
     );

@@ -26,6 +26,7 @@ pub mod files;
 pub mod limits;
 pub mod persisted;
 mod service;
+pub mod sizing;
 
 use super::{Entry, Evidence, Facts, FileIssue, Namespace, Needs, Setting};
 
@@ -2140,6 +2141,7 @@ pub fn gather(host: &Host, _needs: &Needs, facts: &mut Facts) {
     facts.namespaces.insert("mycnf_effective".into(), effective);
     facts.namespaces.insert("mysql".into(), runtime);
     files::gather(host, facts);
+    sizing::gather(host, files_version.as_ref(), facts);
     let dd = datadir(facts);
     facts
         .facts

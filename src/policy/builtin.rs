@@ -32,6 +32,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
         include_str!("../../policies/mysql-hardening.yaml"),
     ),
     (
+        "policies/mysql-sizing.yaml",
+        include_str!("../../policies/mysql-sizing.yaml"),
+    ),
+    (
         "policies/storage.yaml",
         include_str!("../../policies/storage.yaml"),
     ),
