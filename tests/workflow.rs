@@ -587,19 +587,55 @@ fn bin_in(dir: &Path, args: &[&str]) -> Output {
         .expect("run driftaudit")
 }
 
-/// `driftaudit snapshot --out OUT --force` of this machine, in a private
-/// mount and UTS namespace whose host name is `name` (nothing on the real
-/// host changes).
-fn snapshot_live(repo: &Path, out: &str, name: &str) -> Output {
-    Command::new("unshare")
-        .args(["-m", "-u", "--propagation", "private", "sh", "-ec"])
-        .arg(r#"hostname "$NAME"; "$DRIFTAUDIT" snapshot --out "$OUT" --force"#)
-        .current_dir(repo)
-        .env("DRIFTAUDIT", env!("CARGO_BIN_EXE_driftaudit"))
-        .env("NAME", name)
-        .env("OUT", out)
-        .output()
-        .expect("run unshare")
+/// This machine as one unchanged host for the walk: a private mount and UTS
+/// namespace whose host name is `name` (nothing on the real host changes),
+/// kept open by a sleeping process so that every snapshot of the walk sees
+/// the same mount table. Mount ids are numbered when a namespace is made, so
+/// two fresh namespaces (and other tests making theirs meanwhile) differ in
+/// every id of /proc/self/mountinfo as a rebooted host would; the walk's
+/// last step is about a host that did not change.
+struct LiveHost {
+    holder: std::process::Child,
+}
+
+impl LiveHost {
+    fn new(name: &str) -> LiveHost {
+        use std::io::BufRead;
+        let mut holder = Command::new("unshare")
+            .args(["-m", "-u", "--propagation", "private", "sh", "-ec"])
+            .arg(r#"hostname "$NAME"; echo ready; exec sleep 3600"#)
+            .env("NAME", name)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("run unshare");
+        let mut line = String::new();
+        std::io::BufReader::new(holder.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert_eq!(line, "ready\n", "the namespace holder did not start");
+        LiveHost { holder }
+    }
+
+    /// `driftaudit snapshot --out OUT --force` inside the namespace.
+    fn snapshot(&self, repo: &Path, out: &str) -> Output {
+        Command::new("nsenter")
+            .args(["-t", &self.holder.id().to_string(), "-m", "-u"])
+            // entering a mount namespace moves to its root: back to the repo
+            .arg(format!("--wd={}", repo.display()))
+            .arg("--")
+            .arg(env!("CARGO_BIN_EXE_driftaudit"))
+            .args(["snapshot", "--out", out, "--force"])
+            .current_dir(repo)
+            .output()
+            .expect("run nsenter")
+    }
+}
+
+impl Drop for LiveHost {
+    fn drop(&mut self) {
+        let _ = self.holder.kill();
+        let _ = self.holder.wait();
+    }
 }
 
 /// The tree of `host` at commit `rev` of `repo`, exported to `to`.
@@ -662,7 +698,8 @@ fn an_admins_whole_path_composes_from_snapshot_to_diff_in_one_git_repository() {
     git(&repo, &git_bin, &["init", "-q", "-b", "main"]);
 
     // 1. Snapshot two hosts and commit them.
-    let o = snapshot_live(&repo, "hosts/app-live-01", "app-live-01");
+    let live_host = LiveHost::new("app-live-01");
+    let o = live_host.snapshot(&repo, "hosts/app-live-01");
     assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
     assert!(
         stderr(&o).contains("snapshot of app-live-01 written to hosts/app-live-01"),
@@ -1095,7 +1132,7 @@ fn an_admins_whole_path_composes_from_snapshot_to_diff_in_one_git_repository() {
     assert!(body.starts_with(expected), "{body}");
 
     // 7. The live host, unchanged, snapshotted again: nothing for git.
-    let o = snapshot_live(&repo, "hosts/app-live-01", "app-live-01");
+    let o = live_host.snapshot(&repo, "hosts/app-live-01");
     assert!(o.status.success(), "{}", stderr(&o));
     let status = git(&repo, &git_bin, &["status", "--porcelain"]);
     let changed: Vec<&str> = status.lines().filter(|l| l.contains("hosts/")).collect();
