@@ -74,6 +74,11 @@ pub(super) fn first_unmet(rule: &Rule, policy: Option<&Policy>, cx: &RuleCx) -> 
             f.subject = cx.subjects();
             f.evidence = cx.evidence();
             f.explanation = why;
+            if status == Status::Unknown {
+                if let Some(fix) = cx.unknown_fix.borrow().clone() {
+                    f.fix = fix;
+                }
+            }
             return Some(f);
         }
     }

@@ -34,6 +34,9 @@ pub(super) struct RuleCx<'a> {
     pub(super) lets: RefCell<BTreeMap<String, Result<Value, Missing>>>,
     pub(super) in_progress: RefCell<BTreeSet<String>>,
     pub(super) touched: RefCell<Vec<(String, String, Setting)>>,
+    /// The fix a namespace gives for the unknowns it caused here, when its
+    /// data was never read rather than refused ([`crate::facts::Namespace::unknown_fix`]).
+    pub(super) unknown_fix: RefCell<Option<String>>,
     /// The bound name of a `for_each` key or record item, and the item.
     pub(super) item: Option<(String, ItemKey)>,
     /// A list item's bound name and the `${...}` fields that could not be
@@ -51,6 +54,7 @@ impl<'a> RuleCx<'a> {
             lets: RefCell::new(BTreeMap::new()),
             in_progress: RefCell::new(BTreeSet::new()),
             touched: RefCell::new(Vec::new()),
+            unknown_fix: RefCell::new(None),
             item: None,
             field_errors: None,
         }
@@ -234,6 +238,12 @@ impl Context for RuleCx<'_> {
             });
         };
         let canon = space.canonical(key);
+        if space.unknown_fix.is_some()
+            && (space.unavailable.is_some()
+                || matches!(space.entries.get(&canon), Some(Entry::Unreadable { .. })))
+        {
+            self.unknown_fix.replace(space.unknown_fix.clone());
+        }
         if let Some(reason) = &space.unavailable {
             return Err(Missing::Unknown {
                 subject: canon,

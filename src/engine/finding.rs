@@ -149,7 +149,13 @@ pub(super) fn missing_finding(rule: &Rule, cx: &RuleCx, m: Missing) -> Finding {
                 f.fix = fix;
                 f.decided_by = param;
             }
-            None => f.fix = cx.facts.unreadable_fix().into(),
+            None => {
+                f.fix = cx
+                    .unknown_fix
+                    .borrow()
+                    .clone()
+                    .unwrap_or_else(|| cx.facts.unreadable_fix().into())
+            }
         }
     }
     f

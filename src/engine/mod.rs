@@ -261,6 +261,26 @@ mod rule_tests {
     }
 
     #[test]
+    fn an_unknown_from_data_never_read_has_its_namespaces_fix_not_the_refusal_one() {
+        // a live host's running server: not refused, only `snapshot --mysql` reads it
+        let yaml = "policy: t\ntitle: t\nrules:\n  - id: t.x\n    title: t\n    severity: high\n    setting: mysql.local_infile\n    expect: {equals: 'OFF'}\n    why: w\n    fix: f\n  - id: t.when\n    title: t\n    severity: high\n    applies: [{when: \"mysql.local_infile == 'OFF'\"}]\n    setting: mycnf.x\n    expect: {present: true}\n    why: w\n    fix: f\n";
+        let set = rules(yaml);
+        let mut f = facts_with("mycnf", "x", Value::Number(1.0));
+        let mut ns = Namespace::unavailable("not read from a live host");
+        ns.unknown_fix = Some("take a snapshot with --mysql".into());
+        f.namespaces.insert("mysql".into(), ns);
+        for r in &set.rules {
+            let out = evaluate_rule(r, set.policies.first(), &f);
+            assert_eq!(out[0].status, Status::Unknown, "{}", r.id);
+            assert_eq!(out[0].fix, "take a snapshot with --mysql", "{}", r.id);
+        }
+        // without one, the host's generic fix for data it could not read
+        f.namespaces.get_mut("mysql").unwrap().unknown_fix = None;
+        let out = evaluate_rule(&set.rules[0], set.policies.first(), &f);
+        assert_eq!(out[0].fix, f.unreadable_fix());
+    }
+
+    #[test]
     fn let_bindings_and_cycles() {
         let set = rules("policy: t\ntitle: t\nrules:\n  - id: t.x\n    title: t\n    severity: low\n    let:\n      a: \"b + 1\"\n      b: \"a + 1\"\n    assert: \"a > 0\"\n    why: w\n    fix: f\n");
         let f = facts_with("mycnf", "x", Value::Number(1.0));

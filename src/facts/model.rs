@@ -125,6 +125,13 @@ pub struct Namespace {
     /// How keys written in policies map to canonical keys (sysctl slash/dot, option dashes).
     #[serde(skip)]
     pub canonicalize: Option<fn(&str) -> String>,
+    /// What decides the `unknown`s this namespace causes when its data was
+    /// never read rather than refused (a live host's running MySQL server,
+    /// which only `driftaudit snapshot --mysql` asks): the fix of those
+    /// findings instead of [`Facts::unreadable_fix`], which speaks of
+    /// privileges and confinement.
+    #[serde(skip)]
+    pub unknown_fix: Option<String>,
 }
 
 impl Namespace {

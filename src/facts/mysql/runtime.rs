@@ -45,6 +45,15 @@ pub fn typed_runtime(name: &str, value: &str) -> Value {
     Value::Str(value.to_string())
 }
 
+/// The fix of an `unknown` that only the running server decides, on a live
+/// host: driftaudit does not query a server while it audits, the snapshot
+/// command does (nothing was refused, so the generic fix does not fit).
+pub(super) fn not_read_live_fix(host: &Host) -> Option<String> {
+    (host.kind() == SourceKind::Live).then(|| {
+        "Take a snapshot on the host with `driftaudit snapshot --mysql` (it runs `SHOW GLOBAL VARIABLES` through the server's local socket) and audit the snapshot.".to_string()
+    })
+}
+
 pub(super) fn runtime_namespace(host: &Host, facts: &mut Facts) -> Namespace {
     let path = format!("/captures/{VARIABLES_CAPTURE}");
     let text = match host.capture(VARIABLES_CAPTURE) {
@@ -54,7 +63,9 @@ pub(super) fn runtime_namespace(host: &Host, facts: &mut Facts) -> Namespace {
                 SourceKind::Live => "runtime MySQL/MariaDB variables are not read from a live host: take a snapshot with `driftaudit snapshot --mysql` (or capture `mysql -NB -e 'SHOW GLOBAL VARIABLES'` as captures/mysql-variables.tsv)".to_string(),
                 SourceKind::Snapshot => format!("the snapshot has no captures/{VARIABLES_CAPTURE} ({e}): capture `mysql -NB -e 'SHOW GLOBAL VARIABLES'` to compare with the running server"),
             };
-            return Namespace::unavailable(reason);
+            let mut ns = Namespace::unavailable(reason);
+            ns.unknown_fix = not_read_live_fix(host);
+            return ns;
         }
     };
     let parsed = mysqlvars::parse(&text);

@@ -86,6 +86,12 @@ pub fn gather(host: &Host, version: Option<&ServerVersion>, facts: &mut Facts) {
         "this server version has no such variable (removed, not yet added, or another product's)",
     );
     ns.canonicalize = Some(crate::parse::mycnf::normalize_name);
+    // what only the running server decides is decided as the runtime
+    // capture's own unknowns are
+    ns.unknown_fix = facts
+        .namespaces
+        .get("mysql")
+        .and_then(|n| n.unknown_fix.clone());
     let effective = facts.namespaces.get("mycnf_effective");
     let runtime = facts
         .namespaces
