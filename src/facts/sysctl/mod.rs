@@ -1064,7 +1064,7 @@ mod tests {
     /// every glob shape matches the same keys as the pattern over all keys.
     #[test]
     fn listed_matching_is_the_pattern_over_every_key() {
-        let text = include_str!("../../scripts/gen-fleet-sysctl.txt");
+        let text = include_str!("../../../scripts/gen-fleet-sysctl.txt");
         let (mut map, _) = parse_capture(text);
         map.sort_unstable_by(|a, b| a.key.cmp(&b.key));
         assert!(map.len() > 900);
