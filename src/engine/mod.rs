@@ -6,6 +6,13 @@
 //! that order. Must not read the host outside [`gather`], evaluate an
 //! expression before gathering is done, or render reports (that is
 //! render/).
+//!
+//! A `for_each:` rule takes three files, in the order data flows:
+//! `foreach_items` lists what it expands to on the host (list items, keys
+//! matching a glob, records, a `where:` filter), `item_fields` evaluates an
+//! item's `${...}` texts (parsed once per thread), and `foreach` judges
+//! each item as its own finding (and gives `driftaudit fix` the rule as one
+//! item sees it).
 
 use crate::expr::{self, Expr};
 use crate::facts::presence::Domain;
@@ -20,6 +27,8 @@ mod drift;
 mod eval;
 mod finding;
 mod foreach;
+mod foreach_items;
+mod item_fields;
 pub mod plan;
 mod setting;
 

@@ -182,7 +182,7 @@ impl Context for ConstCx<'_> {
         for (k, v) in m {
             if let Value::Str(t) = v {
                 if t.contains("${") {
-                    match super::foreach::item_text(k, t, &params_only) {
+                    match super::item_fields::item_text(k, t, &params_only) {
                         Ok(c) => out.insert(k.clone(), c),
                         Err(_) => out.remove(k),
                     };

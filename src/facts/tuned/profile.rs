@@ -1,0 +1,279 @@
+//! A tuned profile as tuned loads it: the profile directories, the files
+//! found there with their `include=` chain (`Loader`), merged into units
+//! (`Merger`), and the merged profile's `[variables]`. Reads only through
+//! [`Host`]; must not decide what a unit writes (that is `apply`).
+
+use crate::facts::{Facts, FileIssue};
+use crate::host::{EntryKind, Host};
+use crate::parse::tuned::{
+    expand, parse_main_conf, parse_profile, unit_bool, ExpandError, TunedProfile,
+};
+
+/// Profile directories, lowest priority first, when `profile_dirs` is not set:
+/// tuned's `[/usr/lib/tuned, /etc/tuned]` and the `profiles/` subdirectories
+/// newer releases (2.23+) use.
+const DEFAULT_PROFILE_DIRS: [&str; 4] = [
+    "/usr/lib/tuned",
+    "/usr/lib/tuned/profiles",
+    "/etc/tuned",
+    "/etc/tuned/profiles",
+];
+
+/// At most this many profiles in one include chain (each file is loaded once,
+/// as tuned does; the cap bounds a hostile snapshot).
+const MAX_PROFILES: usize = 64;
+
+/// The profile directories: tuned-main.conf's `profile_dirs` (comma
+/// separated) when it is set, else [`DEFAULT_PROFILE_DIRS`].
+pub(super) fn profile_dirs(setting: Option<String>) -> Vec<String> {
+    match setting {
+        Some(v) => v
+            .split(',')
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect(),
+        None => DEFAULT_PROFILE_DIRS.iter().map(|s| s.to_string()).collect(),
+    }
+}
+
+/// `Loader.safe_name`: `^[a-zA-Z0-9_.-]+$`.
+fn safe_name(n: &str) -> bool {
+    !n.is_empty()
+        && n.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b))
+}
+
+/// One loaded profile file.
+pub(super) struct Loaded {
+    name: String,
+    path: String,
+    profile: TunedProfile,
+}
+
+/// An option of the merged profile with where it came from.
+#[derive(Clone)]
+pub(super) struct Opt {
+    pub(super) key: String,
+    pub(super) value: String,
+    pub(super) path: String,
+    pub(super) line: usize,
+    pub(super) profile: String,
+}
+
+/// Load `names` and their includes depth-first, includes before the profile
+/// that names them (`Loader._load_profile`); a file already loaded is skipped.
+pub(super) fn load(
+    host: &Host,
+    dirs: &[String],
+    names: &[String],
+    out: &mut Vec<Loaded>,
+    processed: &mut Vec<String>,
+    facts: &mut Facts,
+) -> Result<(), String> {
+    for name in names.iter().filter(|n| safe_name(n)) {
+        if out.len() >= MAX_PROFILES {
+            return Err(format!(
+                "more than {MAX_PROFILES} profiles in one include chain"
+            ));
+        }
+        // `-NAME`: conditional include, a missing profile is not an error
+        let (conditional, name) = match name.strip_prefix('-') {
+            Some(n) => (true, n),
+            None => (false, name.as_str()),
+        };
+        let base = name.rsplit('/').next().unwrap_or(name);
+        let mut found: Option<String> = None;
+        let mut skipped = false;
+        for d in dirs.iter().rev() {
+            let p = format!("{}/{base}/tuned.conf", d.trim_end_matches('/'));
+            if processed.contains(&p) {
+                skipped = true;
+                continue;
+            }
+            if matches!(host.kind_of(&p), Ok(EntryKind::File)) {
+                found = Some(p);
+                break;
+            }
+        }
+        let Some(path) = found else {
+            if skipped || conditional {
+                continue; // already loaded (an include cycle), or optional
+            }
+            return Err(format!(
+                "profile `{name}` not found in {}",
+                dirs.iter()
+                    .rev()
+                    .map(String::as_str)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        };
+        processed.push(path.clone());
+        let text = host
+            .read_to_string(&path)
+            .map_err(|e| format!("{path}: {e}"))?;
+        let (mut profile, issues) = parse_profile(&text);
+        for i in &issues {
+            facts.issues.push(FileIssue::from_parse("tuned", &path, i));
+        }
+        if !issues.is_empty() && profile.sections.is_empty() {
+            return Err(format!("{path} cannot be parsed"));
+        }
+        // ${i:PROFILE_DIR} is the directory of the file being loaded
+        let dir = path.rsplit_once('/').map(|(d, _)| d).unwrap_or("/");
+        for s in &mut profile.sections {
+            for o in &mut s.options {
+                if o.value.contains("${i:PROFILE_DIR}") {
+                    o.value = o.value.replace("${i:PROFILE_DIR}", dir);
+                }
+            }
+        }
+        let include = profile
+            .sections
+            .iter_mut()
+            .find(|s| s.name == "main")
+            .and_then(|s| {
+                let i = s.options.iter().position(|o| o.key == "include")?;
+                Some(s.options.remove(i).value)
+            });
+        if let Some(inc) = include {
+            let inc = expand(&inc, &[]).map_err(|ExpandError::Function(f)| {
+                format!("{path}: `include` uses the run-time function `{f}`")
+            })?;
+            let names: Vec<String> = inc
+                .split([',', ';'])
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect();
+            load(host, dirs, &names, out, processed, facts)?;
+        }
+        out.push(Loaded {
+            name: name.to_string(),
+            path,
+            profile,
+        });
+    }
+    Ok(())
+}
+
+/// One unit (section) of the merged profile, as tuned's `Unit` holds it.
+pub(super) struct Unit {
+    pub(super) name: String,
+    /// `type=` (default: the unit's name); the later profile's wins.
+    pub(super) kind: String,
+    /// `enabled=` as tuned's `Unit` reads it; the later profile's wins.
+    pub(super) enabled: bool,
+    /// `cpuinfo_regex=`/`uname_regex=`: whether the unit applies depends on
+    /// the running machine.
+    pub(super) host_regex: bool,
+    /// Options in order (`priority` among them, as tuned keeps it there).
+    pub(super) opts: Vec<Opt>,
+}
+
+/// Options tuned's `Unit` takes out of a section (they configure the unit).
+const POPPED: [&str; 10] = [
+    "type",
+    "enabled",
+    "replace",
+    "drop",
+    "devices",
+    "devices_udev_regex",
+    "cpuinfo_regex",
+    "uname_regex",
+    "script_pre",
+    "script_post",
+];
+
+/// Merge loaded profiles in order (`Merger._merge_two`): a later unit of the
+/// same name takes over `type` and `enabled`, removes the options its `drop=`
+/// names from the earlier one, then updates it (a repeated option keeps its
+/// place, takes the new value); with `replace=true` it replaces the earlier
+/// unit in place.
+pub(super) fn merge(loaded: &[Loaded]) -> Vec<Unit> {
+    let mut merged: Vec<Unit> = Vec::new();
+    for l in loaded {
+        for s in &l.profile.sections {
+            if s.name == "main" {
+                continue;
+            }
+            let get = |k: &str| s.get(k);
+            let unit = Unit {
+                name: s.name.clone(),
+                kind: get("type").unwrap_or(&s.name).to_string(),
+                enabled: get("enabled").is_none_or(unit_bool),
+                host_regex: get("cpuinfo_regex").is_some() || get("uname_regex").is_some(),
+                opts: s
+                    .options
+                    .iter()
+                    .filter(|o| !POPPED.contains(&o.key.as_str()))
+                    .map(|o| Opt {
+                        key: o.key.clone(),
+                        value: o.value.clone(),
+                        path: l.path.clone(),
+                        line: o.line,
+                        profile: l.name.clone(),
+                    })
+                    .collect(),
+            };
+            let replace = get("replace").is_some_and(unit_bool);
+            let Some(existing) = merged.iter_mut().find(|u| u.name == s.name) else {
+                merged.push(unit);
+                continue;
+            };
+            if replace {
+                *existing = unit;
+                continue;
+            }
+            existing.kind = unit.kind;
+            existing.enabled = unit.enabled;
+            existing.host_regex |= unit.host_regex;
+            if let Some(drop) = get("drop") {
+                let names: Vec<&str> = drop.split([',', ';']).map(str::trim).collect();
+                existing.opts.retain(|o| !names.contains(&o.key.as_str()));
+            }
+            for o in unit.opts {
+                match existing.opts.iter_mut().find(|e| e.key == o.key) {
+                    Some(e) => *e = o,
+                    None => existing.opts.push(o),
+                }
+            }
+        }
+    }
+    merged
+}
+
+/// The `[variables]` of the merged profile, in order; `include=` reads a
+/// file of `NAME=VALUE` lines relative to the profile that names it. A value
+/// using a run-time function is kept as `Err(function)`.
+pub(super) fn variables(host: &Host, merged: &[Unit]) -> Vec<(String, Result<String, String>)> {
+    let mut vars: Vec<(String, Result<String, String>)> = Vec::new();
+    let Some(unit) = merged.iter().find(|u| u.name == "variables") else {
+        return vars;
+    };
+    for o in &unit.opts {
+        let mut pairs: Vec<(String, String)> = Vec::new();
+        if o.key == "include" {
+            // `os.path.normpath(value)`: a relative path is relative to the
+            // daemon's working directory, `/` (profiles write
+            // `${i:PROFILE_DIR}/file`)
+            let p = crate::host::lexical(&crate::host::join_host("/", o.value.trim()));
+            if let Ok(t) = host.read_to_string(&p) {
+                pairs = parse_main_conf(&t);
+            }
+        } else {
+            pairs.push((o.key.clone(), o.value.clone()));
+        }
+        for (k, v) in pairs {
+            if !k.chars().all(|c| c.is_alphanumeric() || c == '_') {
+                continue; // tuned: "variable definition contains unallowed characters"
+            }
+            let known: Vec<(String, String)> = vars
+                .iter()
+                .filter_map(|(k, v)| v.as_ref().ok().map(|v| (k.clone(), v.clone())))
+                .collect();
+            let e = expand(&v, &known).map_err(|ExpandError::Function(f)| f);
+            vars.push((k, e));
+        }
+    }
+    vars
+}
