@@ -13,10 +13,10 @@ use crate::parse::tuned::{
     expand, parse_bool, parse_main_conf, parse_reapply, unquote, ExpandError,
 };
 
+use super::paths::{ACTIVE_PROFILE, MAIN_CONF};
 use super::profile::{load, merge, profile_dirs, variables, Opt, Unit};
 use super::state::{version, TunedState};
 use super::write::{tuned_key, KeyFate, Write};
-use super::{ACTIVE_PROFILE, MAIN_CONF};
 
 /// Directories tuned re-applies, first one wins per name (plugin_sysctl.py
 /// `SYSCTL_CONFIG_DIRS`); /usr/lib/sysctl.d is not among them.

@@ -6,9 +6,11 @@
 //! recommender picks ([`recommend`]), or active_profile where the files do not
 //! decide it. Reads only through [`Host`]; produces
 //! entries for the `sysctl_boot` namespace, never a namespace of its own.
-//! This file holds the entry point ([`sysctl_writes`]), the paths of
-//! tuned's own files and whether tuned re-applies the /etc files; the folder's rooms, in the order data flows:
+//! This file holds the entry point ([`sysctl_writes`]) and whether tuned
+//! re-applies the /etc files; the folder's rooms, in the order data flows:
 //!
+//! - `paths`: where tuned keeps its own files (active_profile,
+//!   tuned-main.conf, ...).
 //! - `state`: whether tuned runs at boot and which profiles it loads
 //!   ([`TunedState`]), and the installed tuned's [`version`].
 //! - [`recommend`]: the profile tuned's recommender picks in `auto` mode.
@@ -27,6 +29,7 @@ use crate::parse::tuned::{parse_bool, parse_main_conf};
 use super::{Entry, Evidence, Facts, FileIssue, IssueLevel};
 
 mod apply;
+mod paths;
 mod profile;
 pub mod recommend;
 mod state;
@@ -36,17 +39,7 @@ use apply::{reapply_system, writes_for};
 pub use state::{state, version, TunedState};
 pub use write::{resolve, Write};
 
-/// The unit symlink `systemctl enable tuned` creates (`WantedBy=multi-user.target`).
-pub const ENABLED_LINK: &str = "/etc/systemd/system/multi-user.target.wants/tuned.service";
-/// The profile(s) tuned loads at start (`tuned-adm profile NAME` writes it).
-pub const ACTIVE_PROFILE: &str = "/etc/tuned/active_profile";
-/// A profile tuned loads after the active ones.
-pub const POST_LOADED_PROFILE: &str = "/etc/tuned/post_loaded_profile";
-/// `manual` or `auto` (tuned-adm writes it): in `auto` tuned applies the
-/// profile its recommender picks, whatever active_profile says.
-pub const PROFILE_MODE: &str = "/etc/tuned/profile_mode";
-/// tuned's daemon configuration (`reapply_sysctl`, `profile_dirs`).
-pub const MAIN_CONF: &str = "/etc/tuned/tuned-main.conf";
+pub use paths::{ACTIVE_PROFILE, ENABLED_LINK, MAIN_CONF, POST_LOADED_PROFILE, PROFILE_MODE};
 
 /// The sysctl writes tuned makes after boot, in order, as `sysctl_boot`
 /// entries: each enabled `type=sysctl` unit of the merged profile in

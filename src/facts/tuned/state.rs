@@ -8,8 +8,8 @@
 use crate::host::Host;
 use crate::parse::tuned::parse_main_conf;
 
+use super::paths::{ACTIVE_PROFILE, ENABLED_LINK, MAIN_CONF, POST_LOADED_PROFILE, PROFILE_MODE};
 use super::recommend::{self, Recommendation};
-use super::{ACTIVE_PROFILE, ENABLED_LINK, MAIN_CONF, POST_LOADED_PROFILE, PROFILE_MODE};
 
 /// Where the installed tuned says its version (the python package), Debian's
 /// layout first, then RHEL's per python version.
