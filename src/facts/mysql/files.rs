@@ -46,7 +46,8 @@ pub fn gather(host: &Host, facts: &mut Facts) {
     }
     let modes = snapshot_modes(host);
     let mut ns = Namespace::new("the server reads no such option file, and it is not a client credential file driftaudit looks for");
-    ns.canonicalize = crate::facts::canonicalizer(crate::catalogue::Canon::MountPoint);
+    // the catalogue row's Canon::MountPoint (facts::canonicalizer)
+    ns.canonicalize = Some(crate::facts::storage::normalize_point);
     for path in paths {
         if ns.entries.len() >= MAX_FILES {
             break;
