@@ -674,7 +674,7 @@ fn fix_makes_a_modified_copy_like_the_golden_host_per_item() {
 #[test]
 fn fix_never_writes_a_secret_a_baseline_pins_per_item() {
     // `baseline` never pins a secret; a hand-edited one is refused by `fix`
-    // (src/fix/diff.rs, src/secret.rs), its value printed nowhere
+    // (src/fix/diff.rs, src/secret/), its value printed nowhere
     let ws = tempfile::tempdir().unwrap();
     let host = ws.path().join("h");
     copy_host("sos-centos7-mariadb", &host);
