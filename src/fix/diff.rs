@@ -40,7 +40,8 @@ use crate::secret;
 const CONTEXT: usize = 3;
 
 /// Why a change cannot be written as a patch without quoting a secret.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", self.message())]
 pub struct SecretInPatch {
     /// The file (host path).
     pub path: String,
@@ -55,8 +56,10 @@ pub struct SecretInPatch {
     pub control: bool,
 }
 
-impl std::fmt::Display for SecretInPatch {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl SecretInPatch {
+    /// The message: which line, why the patch cannot hold it, and the
+    /// change to make by hand.
+    fn message(&self) -> String {
         if self.control {
             let (what, why) = if self.changed {
                 ("the change rewrites it", "the patch would print it")
@@ -66,8 +69,7 @@ impl std::fmt::Display for SecretInPatch {
                     "the patch would print it as context",
                 )
             };
-            return write!(
-                f,
+            return format!(
                 "line {} of `{}` holds a control character and {what}, so {why} (a patch \
                  cannot escape it); make the change by hand: {}",
                 self.line,
@@ -76,15 +78,13 @@ impl std::fmt::Display for SecretInPatch {
             );
         }
         if self.changed {
-            write!(
-                f,
+            format!(
                 "line {} of `{}` holds a secret and the change rewrites it, so the patch would \
                  print the secret; make the change by hand: {}",
                 self.line, self.path, self.by_hand
             )
         } else {
-            write!(
-                f,
+            format!(
                 "line {} of `{}` holds a secret and comes right after the change, so the patch \
                  would print it as context (patch and git apply need one unchanged line after a \
                  change); make the change by hand: {}",
