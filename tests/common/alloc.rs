@@ -83,8 +83,11 @@ unsafe impl GlobalAlloc for Counting {
             // the new block while the old one is still held, then the old one
             // freed; `allocated` grows by the growth only
             let _ = COUNTERS.try_with(|c| {
-                c.allocated
-                    .set(c.allocated.get().wrapping_add(new_size.saturating_sub(layout.size())));
+                c.allocated.set(
+                    c.allocated
+                        .get()
+                        .wrapping_add(new_size.saturating_sub(layout.size())),
+                );
                 let held = c.live.get().wrapping_add(new_size as isize);
                 if held > c.peak.get() {
                     c.peak.set(held);

@@ -2,52 +2,23 @@
 //! slaves (exponential before: K=6 took 25 s, K=8 never finished) and one
 //! 15 MiB mountinfo or fstab line (4.5 GB and 944 MB before). The tests bound
 //! the work, not the time: devices visited, and bytes allocated while parsing
-//! (a counting global allocator; the tests in this file run one at a time so
-//! the peak is theirs).
+//! (a counting global allocator, tests/common/alloc.rs, whose counters are
+//! per thread, so the peak is the test's own).
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::fs;
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 
+use crate::alloc::measure;
 use driftaudit::unstable::facts::storage::rotational_counted;
 use driftaudit::unstable::host::Host;
 use driftaudit::unstable::parse::fstab::{self, MAX_LINE_BYTES, MAX_OPTIONS};
 use driftaudit::unstable::parse::mountinfo;
 
-struct Counting;
-
-static CURRENT: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(l) };
-        if !p.is_null() {
-            let now = CURRENT.fetch_add(l.size(), Ordering::Relaxed) + l.size();
-            PEAK.fetch_max(now, Ordering::Relaxed);
-        }
-        p
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        unsafe { System.dealloc(p, l) };
-        CURRENT.fetch_sub(l.size(), Ordering::Relaxed);
-    }
-}
-
-#[global_allocator]
-static A: Counting = Counting;
-
-/// One test at a time: the allocation peak must be the measured code's.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-/// Bytes allocated at the peak of `f` beyond what was live before it.
+/// Bytes allocated at the peak of `f` beyond what was live before it (this
+/// thread's allocations: tests/common/alloc.rs).
 fn peak_of<T>(f: impl FnOnce() -> T) -> (T, usize) {
-    let base = CURRENT.load(Ordering::Relaxed);
-    PEAK.store(base, Ordering::Relaxed);
-    let v = f();
-    (v, PEAK.load(Ordering::Relaxed).saturating_sub(base))
+    let (cost, v) = measure(f);
+    (v, cost.peak)
 }
 
 fn write(root: &Path, files: &[(String, String)]) {
@@ -84,7 +55,6 @@ fn slave_mesh(root: &Path, k: usize) {
 
 #[test]
 fn slaves_that_list_each_other_are_visited_once() {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     for k in [6usize, 8, 40] {
         let dir = tempfile::tempdir().unwrap();
         slave_mesh(dir.path(), k);
@@ -100,7 +70,6 @@ fn slaves_that_list_each_other_are_visited_once() {
 
 #[test]
 fn shared_slaves_are_visited_once_and_still_decide() {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     // dm-0 on md0 and md1, both on the same two partitions of one SSD, 8 levels of diamonds
     let dir = tempfile::tempdir().unwrap();
     let mut files = vec![
@@ -154,7 +123,6 @@ fn long_line(bytes: usize) -> String {
 
 #[test]
 fn a_15_mib_mountinfo_line_is_capped_at_parse_time_with_an_issue() {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let text = format!(
         "20 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw\n\
          21 20 8:2 / /data rw,relatime - ext4 /dev/sda2 rw,{}\n\
@@ -207,7 +175,6 @@ fn a_15_mib_mountinfo_line_is_capped_at_parse_time_with_an_issue() {
 
 #[test]
 fn a_15_mib_fstab_line_is_capped_at_parse_time_with_an_issue() {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let text = format!(
         "/dev/sda1 / ext4 defaults 0 1\n/dev/sda2 /data ext4 defaults,{} 0 2\n/dev/sda3 /srv ext4 noatime 0 2\n",
         long_line(15 << 20)

@@ -3,11 +3,11 @@
 //! parser (python3's xml.etree, expat), the HTML page by python3's
 //! html.parser, for hostile values and for a property test over the
 //! host-data alphabet. Item 11 (the page's Content-Security-Policy, proven
-//! in headless Chromium) is in tests/formats_html.rs beside the other
+//! in headless Chromium) is in tests/formats/html.rs beside the other
 //! browser tests. Without python3 a test skips with one line (fails under
 //! CI=true).
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -3,7 +3,7 @@
 //! paths, service users who point root at root-only files, read budgets and
 //! file names that are not UTF-8. One test per class; each failed on the
 //! main branch before the fix. Run as root (privilege cases use `setpriv`,
-//! as tests/hostile.rs does).
+//! as tests/hostile/hostile.rs does).
 
 use std::ffi::OsStr;
 use std::fs;

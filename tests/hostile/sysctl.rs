@@ -1,72 +1,25 @@
 //! Hostile sysctl input (issue 13, resource limits): one key repeated tens of
 //! thousands of times, tens of thousands of files in sysctl.d, and one line
 //! of megabytes. Bounds are on work, never on time: bytes allocated (a
-//! counting global allocator), the peak of live heap, the locations a
-//! finding carries, and the size of what is kept and printed. Growth is
+//! counting global allocator with per-thread counters,
+//! tests/common/alloc.rs), the peak of live heap, the locations a finding
+//! carries, and the size of what is kept and printed. Growth is
 //! checked by comparing the work at N and 4N: linear work grows about 4x,
 //! the quadratic code these tests pin grew 16x.
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::fs;
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 use driftaudit::unstable::engine;
 use driftaudit::unstable::facts::Entry;
 use driftaudit::unstable::host::Host;
 use driftaudit::unstable::policy::PolicySet;
 
-struct Counting;
-
-static ALLOCATED: AtomicUsize = AtomicUsize::new(0);
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-fn grew(n: usize) {
-    ALLOCATED.fetch_add(n, Ordering::Relaxed);
-    let live = LIVE.fetch_add(n, Ordering::Relaxed) + n;
-    PEAK.fetch_max(live, Ordering::Relaxed);
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        grew(layout.size());
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        grew(layout.size());
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if new_size > layout.size() {
-            grew(new_size - layout.size());
-        } else {
-            LIVE.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
-        }
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static A: Counting = Counting;
-
-/// Measurements share the global counters: one at a time.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-/// (bytes allocated, peak live bytes above the start) while running `f`.
+/// (bytes allocated, peak live bytes above the start) while running `f`, on
+/// this thread (tests/common/alloc.rs).
 fn measure<T>(f: impl FnOnce() -> T) -> (usize, usize, T) {
-    let start_total = ALLOCATED.load(Ordering::Relaxed);
-    let start_live = LIVE.load(Ordering::Relaxed);
-    PEAK.store(start_live, Ordering::Relaxed);
-    let out = f();
-    let total = ALLOCATED.load(Ordering::Relaxed) - start_total;
-    let peak = PEAK.load(Ordering::Relaxed).saturating_sub(start_live);
-    (total, peak, out)
+    let (cost, out) = crate::alloc::measure(f);
+    (cost.allocated, cost.peak, out)
 }
 
 fn write(root: &Path, path: &str, text: &str) {
@@ -89,7 +42,6 @@ const MIB: usize = 1024 * 1024;
 
 #[test]
 fn one_key_repeated_40000_times_costs_linear_work_and_bounded_evidence() {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let set = PolicySet::builtin().unwrap();
     let small = repeated_key_host(10_000);
     let big = repeated_key_host(40_000);
@@ -149,7 +101,6 @@ fn many_files_host(n: usize) -> tempfile::TempDir {
 
 #[test]
 fn many_files_in_sysctl_d_cost_linear_work() {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let set = PolicySet::builtin().unwrap();
     let small = many_files_host(2_500);
     let big = many_files_host(10_000);
@@ -168,7 +119,6 @@ fn many_files_in_sysctl_d_cost_linear_work() {
 
 #[test]
 fn a_megabyte_value_is_capped_at_parse_time_and_said_so() {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let set = PolicySet::builtin().unwrap();
     let d = tempfile::tempdir().unwrap();
     // below systemd's 1 MiB line limit: the value is read, and kept to a page
@@ -225,7 +175,6 @@ fn a_megabyte_value_is_capped_at_parse_time_and_said_so() {
 
 #[test]
 fn a_megabyte_value_in_a_sysctl_a_capture_is_capped() {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let set = PolicySet::builtin().unwrap();
     let d = tempfile::tempdir().unwrap();
     fs::create_dir_all(d.path().join("etc")).unwrap();

@@ -20,7 +20,7 @@ use driftaudit::unstable::render::{self, Format, RenderOptions};
 use driftaudit::unstable::report::{HostReport, Report, Status, INPUT_RULE};
 use driftaudit::unstable::value::Value;
 
-mod common;
+use crate::common;
 
 /// Text that exists only in the canary file outside the snapshot root.
 const CANARY: &str = "CANARY-5e1f0c7d-outside-the-root";

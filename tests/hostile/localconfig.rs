@@ -2,7 +2,7 @@
 //! thousands of distinct keys, and one key repeated 40,000 times, in
 //! localconfig.xml and in a `zmlocalconfig` capture. Bounds are on work,
 //! never on time: bytes allocated while parsing (a counting global
-//! allocator; one measurement at a time), the issues and findings produced
+//! allocator with per-thread counters, tests/common/alloc.rs), the issues and findings produced
 //! and the bytes printed. Growth is compared between N and 100N keys (or 40N
 //! repeats): linear work grows about 100x (40x), allowed 1.5x that for
 //! allocator rounding; quadratic work would grow 10,000x (1,600x). A pure
@@ -11,12 +11,10 @@
 //! second. The lines-per-second figures
 //! are in benches/parsers.rs (`localconfig_lines`) and docs/performance.md.
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::fs;
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 
+use crate::alloc::measure;
 use driftaudit::unstable::engine;
 use driftaudit::unstable::host::Host;
 use driftaudit::unstable::parse::localconfig::{
@@ -26,39 +24,11 @@ use driftaudit::unstable::policy::PolicySet;
 use driftaudit::unstable::render::{self, Format, RenderOptions};
 use driftaudit::unstable::report::{Report, Status};
 
-struct Counting;
-
-static ALLOCATED: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATED.fetch_add(layout.size(), Ordering::Relaxed);
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        ALLOCATED.fetch_add(layout.size(), Ordering::Relaxed);
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATED.fetch_add(new_size.saturating_sub(layout.size()), Ordering::Relaxed);
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static A: Counting = Counting;
-
-/// Measurements share the global counter: one at a time.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-/// Bytes allocated while running `f`, and its result.
+/// Bytes allocated while running `f` (on this thread: tests/common/alloc.rs),
+/// and its result.
 fn allocated<T>(f: impl FnOnce() -> T) -> (usize, T) {
-    let start = ALLOCATED.load(Ordering::Relaxed);
-    let out = f();
-    (ALLOCATED.load(Ordering::Relaxed) - start, out)
+    let (cost, out) = measure(f);
+    (cost.allocated, out)
 }
 
 /// `zmlocalconfig -s` output with `n` keys (`same`: one key `n` times).
@@ -108,7 +78,6 @@ fn ratio(small: usize, big: usize) -> f64 {
 /// what is kept is the keys, no issue.
 #[test]
 fn distinct_localconfig_keys_cost_linear_work() {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let (t1, t100) = (zm_text(1_000, false), zm_text(100_000, false));
     let (a1, (k1, i1)) = allocated(|| parse_zmlocalconfig(&t1));
     let (a100, (k100, i100)) = allocated(|| parse_zmlocalconfig(&t100));
@@ -162,7 +131,6 @@ fn distinct_localconfig_keys_cost_linear_work() {
 /// each saying "first at" the line before), and linear allocation.
 #[test]
 fn one_localconfig_key_repeated_40000_times_is_one_issue_and_linear_work() {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let (t1, t40) = (zm_text(1_000, true), zm_text(40_000, true));
     let (a1, _) = allocated(|| parse_zmlocalconfig(&t1));
     let (a40, (keys, issues)) = allocated(|| parse_zmlocalconfig(&t40));
@@ -222,7 +190,6 @@ fn one_localconfig_key_repeated_40000_times_is_one_issue_and_linear_work() {
 /// issue counting the rest.
 #[test]
 fn many_repeated_localconfig_keys_are_summarised() {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let once = zm_text(10_000, false);
     let twice = format!("{once}{once}");
     let (keys, issues) = parse_zmlocalconfig(&twice);

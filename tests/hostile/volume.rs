@@ -3,59 +3,17 @@
 //! host, fills one file with `a` lines at 1 MiB and at 16 MiB (under the
 //! file cap) and bounds what the audit makes of it: the findings, the bytes
 //! of the JSON and SARIF reports, and the peak of live heap (a counting
-//! global allocator), never the time. Before, 1 MiB in one sysctl.d file
+//! global allocator with per-thread counters, tests/common/alloc.rs), never
+//! the time. Before, 1 MiB in one sysctl.d file
 //! was 524,288 findings, a 453 MB report and 1.36 GB of heap.
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::fs;
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 
+use crate::alloc::measure;
 use driftaudit::unstable::engine;
 use driftaudit::unstable::host::Host;
 use driftaudit::unstable::policy::PolicySet;
-
-struct Counting;
-
-static ALLOCATED: AtomicUsize = AtomicUsize::new(0);
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-fn grew(n: usize) {
-    ALLOCATED.fetch_add(n, Ordering::Relaxed);
-    let live = LIVE.fetch_add(n, Ordering::Relaxed) + n;
-    PEAK.fetch_max(live, Ordering::Relaxed);
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        grew(layout.size());
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        grew(layout.size());
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if new_size > layout.size() {
-            grew(new_size - layout.size());
-        } else {
-            LIVE.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
-        }
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static A: Counting = Counting;
-
-/// Measurements share the global counters: one at a time.
-static SERIAL: Mutex<()> = Mutex::new(());
 
 const MIB: usize = 1024 * 1024;
 
@@ -106,10 +64,8 @@ struct Cost {
 
 fn audit(dir: &Path, file: &str) -> Cost {
     let set = PolicySet::builtin().unwrap();
-    let start_live = LIVE.load(Ordering::Relaxed);
-    PEAK.store(start_live, Ordering::Relaxed);
-    let report = engine::audit_host(&set, &Host::snapshot(dir).unwrap());
-    let peak = PEAK.load(Ordering::Relaxed).saturating_sub(start_live);
+    let (cost, report) = measure(|| engine::audit_host(&set, &Host::snapshot(dir).unwrap()));
+    let peak = cost.peak;
     let json = serde_json::to_string(&report).unwrap().len();
     let run = driftaudit::Report::new(vec![report.clone()], &set);
     let sarif = driftaudit::render(
@@ -137,7 +93,6 @@ fn audit(dir: &Path, file: &str) -> Cost {
 /// costs a bounded number of findings, report bytes and heap at 1 MiB and
 /// at 16 MiB.
 fn bounded(host: &str, file: &str, head: Option<&str>, heap_per_byte: usize) {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     for size in [MIB, 16 * MIB - 4096] {
         let d = junk_host(host, file, head, size);
         let c = audit(d.path(), file);
