@@ -24,7 +24,7 @@ use driftaudit::unstable::host::Host;
 use driftaudit::unstable::parse::sysctl::swap_dot_slash;
 use driftaudit::unstable::policy::PolicySet;
 
-mod common;
+use crate::common;
 
 const SYSTEMD_SYSCTL: &str = "/lib/systemd/systemd-sysctl";
 
@@ -569,12 +569,18 @@ fn live_host_mask_and_dangling_link_in_a_namespace() {
     fs::write(d.path().join("usr/61-w.conf"), "vm.dirty_ratio = 61\n").unwrap();
     fs::write(d.path().join("usr/62-x.conf"), "vm.overcommit_memory = 1\n").unwrap();
     let exe = std::env::current_exe().unwrap();
+    // this test again, by its libtest name (the module path below the crate)
+    let me = concat!(
+        module_path!(),
+        "::live_host_mask_and_dangling_link_in_a_namespace"
+    );
+    let me = me.split_once("::").map_or(me, |(_, name)| name);
     let sh = format!(
         "set -e\nmount -t tmpfs tmpfs /etc/sysctl.d\nmount -t tmpfs tmpfs /usr/lib/sysctl.d\n\
          cp -a '{r}/etc/.' /etc/sysctl.d/\ncp -a '{r}/usr/.' /usr/lib/sysctl.d/\n\
          mount -t tmpfs tmpfs /run\nmount --bind /dev/null /etc/sysctl.conf\n\
          if [ -d /etc/systemd/system/multi-user.target.wants ]; then mount -t tmpfs tmpfs /etc/systemd/system/multi-user.target.wants; fi\n\
-         DRIFTAUDIT_SYSCTL_NS_CHILD=1 '{}' --exact live_host_mask_and_dangling_link_in_a_namespace --nocapture --test-threads=1\n",
+         DRIFTAUDIT_SYSCTL_NS_CHILD=1 '{}' --exact {me} --nocapture --test-threads=1\n",
         exe.display()
     );
     let out = Command::new("unshare")

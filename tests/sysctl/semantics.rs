@@ -13,7 +13,7 @@ use driftaudit::unstable::host::Host;
 use driftaudit::unstable::policy::PolicySet;
 use driftaudit::unstable::report::Status;
 
-mod common;
+use crate::common;
 
 fn write(root: &Path, path: &str, text: &str) {
     let p = root.join(path.trim_start_matches('/'));
@@ -495,7 +495,7 @@ fn relative_link_to_dev_null_masks_the_vendor_file() {
 /// reported as "not a regular file". A snapshot holding a real device node at
 /// `/dev/null` (we run as root) takes the same path through the resolver as
 /// the live host does; the live host itself is compared in a private mount
-/// namespace in tests/sysctl_reference.rs.
+/// namespace in tests/sysctl/reference.rs.
 #[test]
 fn mask_resolving_to_a_device_is_a_mask_not_an_irregular_file() {
     let d = tempfile::tempdir().unwrap();

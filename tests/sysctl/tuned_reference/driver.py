@@ -1,4 +1,4 @@
-# Reference driver for tests/tuned_reference.rs: TuneD's own profile loader
+# Reference driver for tests/sysctl/tuned_reference.rs: TuneD's own profile loader
 # (tuned.profiles Locator/Loader/Merger, tuned.profiles.variables) and its
 # sysctl plugin's apply path (SysctlPlugin._instance_apply_static, which calls
 # _apply_system_sysctl with reapply_sysctl), run inside a private mount

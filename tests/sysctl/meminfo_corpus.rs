@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use driftaudit::unstable::parse::{meminfo, sysctl, Issue};
 use driftaudit::unstable::secret::{sysctl_key_is_secret, REDACTED};
 
-mod common;
+use crate::common;
 
 /// The files of one corpus directory, or `None` (skipped) without the corpus.
 fn files(sub: &str, at_least: usize) -> Option<Vec<PathBuf>> {
@@ -79,7 +79,7 @@ fn issues(out: &mut String, issues: &[Issue]) {
 }
 
 fn pin(name: String, text: String) {
-    insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {
+    insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false}, {
         insta::assert_snapshot!(name, text);
     });
 }

@@ -1,7 +1,7 @@
 //! Differential test of the TuneD model (src/parse/tuned.rs,
 //! src/facts/tuned/mod.rs) against TuneD's own code: for each layout,
 //! systemd-sysctl and then tuned's profile loader and sysctl plugin
-//! (`tests/tuned_reference/driver.py`, run by the system python with the
+//! (`tests/sysctl/tuned_reference/driver.py`, run by the system python with the
 //! installed `tuned` package) apply the layout in a private mount namespace
 //! (`unshare -m`, `mount --make-rprivate /`): the layout's trees are bound
 //! over /etc/tuned, /usr/lib/tuned, /etc/sysctl.d, /run/sysctl.d,
@@ -28,7 +28,7 @@ use driftaudit::unstable::host::Host;
 use driftaudit::unstable::parse::sysctl::swap_dot_slash;
 use driftaudit::unstable::policy::PolicySet;
 
-mod common;
+use crate::common;
 
 const DRIVER: &str = include_str!("tuned_reference/driver.py");
 const SYSTEMD_SYSCTL: &str = "/lib/systemd/systemd-sysctl";
