@@ -2,7 +2,7 @@
 //! warm-up story, a Debian !includedir override with an unpersisted SET
 //! GLOBAL, a healthy MySQL 8.0) and on small generated snapshots for the
 //! cases the hosts do not cover (pool too small or too large, unknown version,
-//! bare dump line, unit normalisation in drift). tests/hosts.rs pins the full
+//! bare dump line, unit normalisation in drift). tests/workflow/hosts.rs pins the full
 //! reports with insta; this file pins verdicts, numbers and evidence.
 
 use std::collections::BTreeMap;

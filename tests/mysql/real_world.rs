@@ -6,7 +6,7 @@
 //! adjustments mysqld derives (open-files limit), enum values compared as
 //! the server compares them, and Galera's key=value provider options.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

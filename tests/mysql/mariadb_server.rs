@@ -14,7 +14,7 @@ use driftaudit::unstable::host::Host;
 use driftaudit::unstable::policy::PolicySet;
 use driftaudit::unstable::report::Status;
 
-mod common;
+use crate::common;
 
 fn tools() -> Option<(PathBuf, PathBuf, PathBuf, PathBuf)> {
     // one skip line: stop at the first missing tool

@@ -15,7 +15,7 @@ use driftaudit::unstable::host::Host;
 use driftaudit::unstable::policy::PolicySet;
 use driftaudit::unstable::report::Status;
 
-mod common;
+use crate::common;
 
 const RULE: &str = "mysqlsec.option-file-permissions";
 const MY_CNF: &str =

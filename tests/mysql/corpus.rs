@@ -5,7 +5,7 @@
 use driftaudit::unstable::parse::{mycnf, mysqlvars};
 use driftaudit::unstable::secret::{option_is_secret, server_variable_is_secret, REDACTED};
 
-mod common;
+use crate::common;
 
 /// The files of one corpus directory, or `None` (skipped) without the corpus.
 fn files(sub: &str) -> Option<Vec<std::path::PathBuf>> {
@@ -52,7 +52,7 @@ fn mycnf_corpus_parses_and_is_pinned() {
                 }
             }
         }
-        insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {
+        insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false}, {
             insta::assert_json_snapshot!(snap_name("mycnf", &p), parsed);
         });
     }
@@ -90,7 +90,7 @@ fn mysql_variables_corpus_parses_and_is_pinned() {
             "issues": parsed.issues,
             "vars": vars,
         });
-        insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {
+        insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false}, {
             insta::assert_json_snapshot!(snap_name("mysqlvars", &p), summary);
         });
     }

@@ -12,7 +12,7 @@ use std::process::Command;
 
 use driftaudit::unstable::upgrade::data::{builtin_for, Effect, Product, Version};
 
-mod common;
+use crate::common;
 
 /// What mariadbd says about one option on its command line.
 fn verdict(mariadbd: &Path, arg: &str) -> (bool, String) {

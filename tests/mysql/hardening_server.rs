@@ -16,7 +16,7 @@ use driftaudit::unstable::host::Host;
 use driftaudit::unstable::policy::PolicySet;
 use driftaudit::unstable::report::Status;
 
-mod common;
+use crate::common;
 
 struct Tools {
     mariadbd: PathBuf,

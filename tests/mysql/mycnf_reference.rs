@@ -14,7 +14,7 @@ use driftaudit::unstable::secret::{option_is_secret, REDACTED};
 
 const VERSION: &str = "10.11.19-MariaDB";
 
-mod common;
+use crate::common;
 
 /// my_print_defaults lives in /usr/bin (mariadb-client), so calling it by name works.
 fn tool_available() -> bool {
