@@ -8,7 +8,7 @@
 //! counts the hosts such a parameter would decide. The CI machine itself is
 //! a virtio guest: its live check is one of the cases.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::Path;

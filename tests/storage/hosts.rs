@@ -4,7 +4,7 @@
 //! mounted noatime, index bind-mounted from it), and a MariaDB host whose
 //! fstab gained noatime without a remount. Verdicts must match the story and
 //! explanations must name the mount point, the device and the options.
-//! tests/hosts.rs pins every host's full report.
+//! tests/workflow/hosts.rs pins every host's full report.
 
 use std::collections::BTreeMap;
 use std::fs;

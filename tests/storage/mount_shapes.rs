@@ -4,7 +4,7 @@
 //! e2fsprogs images read back with `dumpe2fs -h`. The kernel's mountinfo
 //! and the tools' listings go into a snapshot, which driftaudit then judges.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::Path;

@@ -11,7 +11,7 @@ use driftaudit::unstable::parse::ext4::{parse_device_head, parse_text, Ext4Layou
 use driftaudit::unstable::parse::fstab;
 use driftaudit::unstable::parse::mountinfo;
 
-mod common;
+use crate::common;
 
 /// The files of one corpus directory, or `None` (skipped) without the corpus.
 fn corpus_files(kind: &str) -> Option<Vec<PathBuf>> {
@@ -563,7 +563,7 @@ fn corpus_snapshots() {
     let Some(ext4s) = corpus_files("ext4") else {
         return;
     };
-    insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {
+    insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false}, {
         for f in fstabs {
             let (entries, issues) = fstab::parse(&read_lossy(&f));
             let kernel: Vec<Vec<String>> = entries
