@@ -5,7 +5,7 @@
 use driftaudit::unstable::parse::localconfig::parse_xml;
 use driftaudit::unstable::secret::{localconfig_key_is_secret, REDACTED};
 
-mod common;
+use crate::common;
 
 #[test]
 fn corpus_localconfig_files_parse_and_match_snapshots() {
@@ -52,7 +52,7 @@ fn corpus_localconfig_files_parse_and_match_snapshots() {
             );
         }
         let snap = format!("zimbra_corpus__{}", name.replace('.', "_"));
-        insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false, description => name.clone()}, {
+        insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false, description => name.clone()}, {
             insta::assert_snapshot!(snap, out);
         });
     }

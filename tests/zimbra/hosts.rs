@@ -1,7 +1,7 @@
 //! The Khimki story as three snapshots: as found (8 GB-era heap and pool on a
 //! 24 GB machine, 9.4 GiB database), the failed 12 GB attempt, and the working
 //! state (pool 6 GiB, heap 7168 MB, mysql_memory_percent 25). Each must get
-//! the story's verdicts from policies/zimbra-memory.yaml (tests/hosts.rs pins
+//! the story's verdicts from policies/zimbra-memory.yaml (tests/workflow/hosts.rs pins
 //! every test host's full report with insta), and no localconfig password appears in any output.
 
 use std::collections::BTreeMap;

@@ -7,7 +7,7 @@
 //! /proc/sys files become captures/sysctl-a.txt lines, a walked directory a
 //! captures/du.txt line), no Zimbra rule unknown, no secret anywhere.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
