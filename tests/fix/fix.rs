@@ -4,7 +4,7 @@
 //! remedy is `none` stay unfixable, fixing the patched copy prints an empty
 //! patch, and the patched files keep their comments, order and spelling.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

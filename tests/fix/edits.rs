@@ -2,7 +2,7 @@
 //! it fixes listed against it (the plan's JSON `edits`, the stderr summary,
 //! the patch's comment), one runtime step per command.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -7,7 +7,7 @@
 //! a live `fix` says which captures it runs. Each test applies what `fix`
 //! printed with the real tool where one exists.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

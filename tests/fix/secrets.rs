@@ -5,7 +5,7 @@
 //! lines to change by hand, and no secret reaches the runtime script, the
 //! stderr summary, the JSON plan or an error.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -1,7 +1,7 @@
 //! docs/fix.md's worked examples are what `driftaudit fix` prints: the patch,
 //! the runtime script and the summary with the proof, for the NAT story and
 //! the Zimbra memory story. `DRIFTAUDIT_UPDATE_DOCS=1 cargo test --test
-//! fix_docs` rewrites them; otherwise a difference fails.
+//! fix docs::` rewrites them; otherwise a difference fails.
 
 use std::path::Path;
 
@@ -59,6 +59,6 @@ fn docs_fix_md_shows_what_fix_prints() {
             std::fs::write(path, &want).unwrap();
             return;
         }
-        panic!("docs/fix.md's examples are stale: run `DRIFTAUDIT_UPDATE_DOCS=1 cargo test --test fix_docs`");
+        panic!("docs/fix.md's examples are stale: run `DRIFTAUDIT_UPDATE_DOCS=1 cargo test --test fix docs::`");
     }
 }
