@@ -8,7 +8,7 @@
 //! bar's blocks read as ASCII) is the plain one, and only the text format
 //! is ever coloured.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

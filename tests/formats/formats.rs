@@ -373,7 +373,7 @@ fn sarif_is_valid_and_matches_the_report_on_every_test_host() {
         let doc: Json = serde_json::from_str(&text).expect("SARIF is JSON");
         assert_valid_sarif(&v, &doc, &name);
         check_sarif_semantics(&r, &doc);
-        insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {
+        insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false}, {
             insta::assert_snapshot!(format!("format-{name}-sarif"), redact_version(&text));
         });
     }
@@ -819,7 +819,7 @@ fn junit_parses_back_with_counts_matching_the_report() {
         let r = report_of(&[&name]);
         let xml = junit_out(&r);
         check_junit(&r, &xml);
-        insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {
+        insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false}, {
             insta::assert_snapshot!(format!("format-{name}-junit"), xml);
         });
     }
@@ -1045,7 +1045,7 @@ fn markdown_has_a_well_formed_table_and_every_failure() {
         let r = report_of(&[&name]);
         let md = out(&r, Format::Markdown);
         check_markdown(&r, &md);
-        insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {
+        insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false}, {
             insta::assert_snapshot!(format!("format-{name}-markdown"), md);
         });
     }

@@ -6,7 +6,7 @@
 //! host name must come back exactly. Without the parser the tests skip with
 //! one line (fail under CI=true).
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::io::Write;

@@ -12,7 +12,7 @@
 //! proven not to run. Without chromium the browser test
 //! skips with one line (fails under CI=true).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -19,7 +19,7 @@ use std::process::Command;
 
 use serde_json::Value as Json;
 
-mod common;
+use crate::common;
 
 /// Every consumer block docs/formats.md must have, and no other.
 const CONSUMERS: &[&str] = &[
@@ -165,7 +165,7 @@ fn check_audit_line(line: &str) {
 
 fn sarif_validator() -> jsonschema::Validator {
     // tests/schemas/README.md: the official schema's language pattern is
-    // broken (an unbalanced bracket); tests/formats.rs fixes it the same way
+    // broken (an unbalanced bracket); tests/formats/formats.rs fixes it the same way
     let text = fs::read_to_string(crate_dir().join("tests/schemas/sarif-2.1.0.json")).unwrap();
     let text = text.replace(
         r#""^[a-zA-Z]{2}|^[a-zA-Z]{2}-[a-zA-Z]{2}]?$""#,
