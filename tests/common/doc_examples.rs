@@ -1,4 +1,5 @@
-//! The runner behind tests/for_each_docs.rs and tests/overlay_docs.rs:
+//! The runner behind tests/policy/for_each_docs.rs and
+//! tests/policy/overlay_docs.rs:
 //! docs/policy-language.md's example blocks written into a directory per
 //! case, their `$ COMMAND` blocks run there and compared with what the docs
 //! show. Decides nothing else.
@@ -6,8 +7,21 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::{Mutex, MutexGuard};
 
 const POLICY_DOC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/policy-language.md");
+
+/// docs/policy-language.md is read, compared and (under
+/// `DRIFTAUDIT_UPDATE_DOCS=1`) rewritten by several tests of one binary
+/// (tests/policy/: for_each_docs, overlay_docs, policytest_docs), which run
+/// on parallel threads: each holds this while it reads and writes the file,
+/// so no rewrite is lost to another's.
+static POLICY_DOC_LOCK: Mutex<()> = Mutex::new(());
+
+/// Holds docs/policy-language.md for the calling test (see [`POLICY_DOC_LOCK`]).
+pub fn lock_policy_doc() -> MutexGuard<'static, ()> {
+    POLICY_DOC_LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// The body of the fenced block between `open` (at `at`) and `close`.
 fn fenced(doc: &str, at: usize, close: &str) -> (usize, usize) {
@@ -24,6 +38,7 @@ fn fenced(doc: &str, at: usize, close: &str) -> (usize, usize) {
 /// `DRIFTAUDIT_UPDATE_DOCS=1`. `section` and `test` name the docs section
 /// and the calling test in messages.
 pub fn run_policy_doc_examples(marker: &str, min: usize, section: &str, test: &str) {
+    let _doc = lock_policy_doc();
     let end_example = format!("<!-- end {marker}-example -->");
     let end_output = format!("<!-- end {marker}-output -->");
     let doc = std::fs::read_to_string(POLICY_DOC).unwrap();

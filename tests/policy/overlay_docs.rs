@@ -4,12 +4,17 @@
 //! overlay-output CASE -->` block's `$ COMMAND` runs there under `sh`
 //! with this build's driftaudit first on PATH; what it prints (stdout and
 //! stderr) must be the rest of the block. `DRIFTAUDIT_UPDATE_DOCS=1 cargo
-//! test --test overlay_docs` rewrites the outputs; the commands and YAML
+//! test --test policy overlay_docs::` rewrites the outputs; the commands and YAML
 //! are never rewritten.
 
-mod common;
+use crate::common;
 
 #[test]
 fn docs_overrides_examples_print_what_the_docs_show() {
-    common::doc_examples::run_policy_doc_examples("overlay", 3, "overrides", "overlay_docs");
+    common::doc_examples::run_policy_doc_examples(
+        "overlay",
+        3,
+        "overrides",
+        "policy overlay_docs::",
+    );
 }

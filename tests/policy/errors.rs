@@ -24,7 +24,7 @@ fn codes(problems: &[PolicyProblem]) -> Vec<Code> {
 }
 
 fn snap(name: &str, text: String) {
-    insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {
+    insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false}, {
         insta::assert_snapshot!(name, text);
     });
 }
@@ -42,7 +42,7 @@ fn unknown_field_suggests_the_closest() {
     ));
     assert!(e.contains("did you mean `severity`"), "{e}");
     assert!(e.starts_with("my-policy.yaml:6:5:"), "{e}");
-    insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {
+    insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false}, {
         insta::assert_snapshot!("policy-error-unknown-field", e);
     });
 }
@@ -57,7 +57,7 @@ fn expression_error_points_at_the_character() {
         "{e}"
     );
     assert!(e.contains("rule `my.rule`"), "{e}");
-    insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {
+    insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false}, {
         insta::assert_snapshot!("policy-error-unknown-name", e);
     });
     let e = load_err(&rule("    assert: \"mem_total > \"\n"));
@@ -137,7 +137,7 @@ fn builtin_policies_load_and_every_rule_is_complete() {
         }
     }
     let ids: Vec<&str> = set.rules.iter().map(|r| r.id.as_str()).collect();
-    insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {
+    insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false}, {
         insta::assert_snapshot!("builtin-rule-ids", ids.join("\n"));
     });
 }
@@ -159,7 +159,7 @@ fn every_problem_code_is_listed_with_its_meaning() {
     }
     snap("policy-error-codes", list.join("\n"));
     // docs/policy-language.md lists every code with the same meaning
-    let doc = include_str!("../docs/policy-language.md");
+    let doc = include_str!("../../docs/policy-language.md");
     for c in Code::ALL {
         let row = format!("| `{}` | {} |", c.as_str(), c.meaning());
         assert!(doc.contains(&row), "docs/policy-language.md lacks `{row}`");

@@ -4,11 +4,13 @@
 //! `driftaudit test site/` runs there, and its output must be the text
 //! between the `<!-- policytest-output NAME -->` markers (the `failing`
 //! one with the second case's `pass` turned into `fail`).
-//! `DRIFTAUDIT_UPDATE_DOCS=1 cargo test --test policytest_docs` rewrites
-//! the outputs; otherwise a difference fails.
+//! `DRIFTAUDIT_UPDATE_DOCS=1 cargo test --test policy policytest_docs::`
+//! rewrites the outputs; otherwise a difference fails.
 
 use std::path::Path;
 use std::process::Command;
+
+use crate::common;
 
 const DOC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/policy-language.md");
 
@@ -76,6 +78,7 @@ fn splice(doc: &mut String, name: &str, text: &str) {
 
 #[test]
 fn the_policy_test_example_in_the_docs_runs_as_shown() {
+    let _doc = common::doc_examples::lock_policy_doc();
     let doc = std::fs::read_to_string(DOC).unwrap();
     let files = examples(&doc);
     assert_eq!(
@@ -107,6 +110,6 @@ fn the_policy_test_example_in_the_docs_runs_as_shown() {
             std::fs::write(DOC, &want).unwrap();
             return;
         }
-        panic!("docs/policy-language.md's policy-test output is stale: run `DRIFTAUDIT_UPDATE_DOCS=1 cargo test --test policytest_docs`");
+        panic!("docs/policy-language.md's policy-test output is stale: run `DRIFTAUDIT_UPDATE_DOCS=1 cargo test --test policy policytest_docs::`");
     }
 }
