@@ -4,7 +4,7 @@
 //! JSON is the unsharded JSON byte for byte apart from its `run` line.
 //! Reports that cannot be merged (another schema, policy set, version,
 //! threshold, a shard missing or twice, an edited summary) are refused
-//! with a message naming both files. Library level; tests/shard_cli.rs
+//! with a message naming both files. Library level; tests/workflow/shard_cli.rs
 //! runs the same through the binary on a generated fleet.
 
 use std::path::Path;

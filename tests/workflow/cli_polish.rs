@@ -24,7 +24,7 @@ fn run(c: &mut Command) -> (i32, String, String) {
     )
 }
 
-mod common;
+use crate::common;
 
 fn have(tool: &str) -> bool {
     let package = if tool == "groff" { "groff-base" } else { tool };
@@ -32,7 +32,7 @@ fn have(tool: &str) -> bool {
 }
 
 fn snap(name: &str, text: &str) {
-    insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {
+    insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false}, {
         insta::assert_snapshot!(name, text);
     });
 }

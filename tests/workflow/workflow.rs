@@ -2,7 +2,7 @@
 //! snapshot -> check equivalence on this machine, diff on the shipped
 //! testdata pairs, and every waiver state.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -176,7 +176,7 @@ fn kernel_upgrade_diff_shows_the_stale_line_regression() {
     // Below the regression's severity the exit is clean.
     let o = bin(&["diff", &b, &a, "--fail-on", "medium"], None);
     assert_eq!(o.status.code(), Some(0));
-    insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {
+    insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false}, {
         insta::assert_snapshot!("diff_kernel_upgrade_text", stdout(&text));
         insta::assert_snapshot!("diff_kernel_upgrade_json", stdout(&json));
     });
@@ -198,7 +198,7 @@ fn zimbra_upgrade_diff_shows_the_regenerated_my_cnf() {
         out.contains("changed  Zimbra my.cnf: innodb_buffer_pool_size: 6 GiB -> 7 GiB\n           before: /opt/zimbra/conf/my.cnf:18\n           after:  /opt/zimbra/conf/my.cnf:17"),
         "{out}"
     );
-    insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {
+    insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false}, {
         insta::assert_snapshot!("diff_zimbra_upgrade_files", out);
     });
 }

@@ -40,7 +40,7 @@ fn discovery_finds_snapshots_and_stops_at_them() {
     assert_eq!(one.len(), 1);
 }
 
-mod common;
+use crate::common;
 
 /// scripts/gen-fleet is Python: not a reference tool, but skipped the same way.
 fn python() -> Option<std::path::PathBuf> {

@@ -22,7 +22,7 @@ use std::process::Command;
 
 use driftaudit::{audit, Evidence, Host, Lookup, PolicySet, Resolver, Status};
 
-mod common;
+use crate::common;
 
 fn hosts_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/hosts")

@@ -6,7 +6,7 @@
 //! Now the report's verdict for every rule is the live one, or `unknown`
 //! naming what the report lacks; never a skip where the live host applies.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

@@ -147,7 +147,7 @@ fn secret_catalogue_lists_every_option_treated_as_secret() {
         .iter()
         .map(|e| format!("{:<16} {:<55} {}", e.format, e.name, e.what))
         .collect();
-    insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {
+    insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false}, {
         insta::assert_snapshot!("secret-catalogue", list.join("\n"));
     });
     // Every named entry is classified as secret by its own format.

@@ -59,7 +59,7 @@ fn every_test_host_report_is_snapshotted() {
         assert!(code == 0 || code == 1, "{name}: exit {code}, stderr: {err}");
         let (_, json, _) = run(&["check", "--snapshot", &dir, "--format", "json"]);
         let _: serde_json::Value = serde_json::from_str(&json).expect("valid JSON");
-        insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {
+        insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false}, {
             insta::assert_snapshot!(format!("host-{name}-text"), text);
             insta::assert_snapshot!(format!("host-{name}-json"), json);
         });

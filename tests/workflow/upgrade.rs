@@ -64,7 +64,7 @@ fn a_mariadb_10_3_option_file_checked_for_10_11_names_what_will_not_start_and_wh
     const TUNING: &str = "/etc/mysql/mariadb.conf.d/60-tuning.cnf";
     const GALERA: &str = "/etc/mysql/mariadb.conf.d/60-galera.cnf";
     // Refused by 10.11 (the installed 10.11.19 says "unknown variable" to
-    // both; tests/upgrade_server.rs checks the data against it).
+    // both; tests/mysql/upgrade_server.rs checks the data against it).
     assert_eq!(
         at(&f, "upgrade.mariadb.removed-option"),
         pairs(&[

@@ -8,13 +8,13 @@
 //! (`yes`, `0x10`, `1e3`, `: x`, a TAB in a port range) read back equal,
 //! `present: true` beside `equals` fails a missing setting, `-o` replaces
 //! its file atomically, and docs/policy-language.md's baseline example runs
-//! as shown (`DRIFTAUDIT_UPDATE_DOCS=1 cargo test --test baseline`
-//! rewrites its output).
+//! as shown (`DRIFTAUDIT_UPDATE_DOCS=1 cargo test --test workflow
+//! baseline::` rewrites its output).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-mod common;
+use crate::common;
 
 const HOSTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/hosts");
 const DOC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/policy-language.md");
@@ -584,7 +584,7 @@ fn the_baseline_example_in_the_docs_runs_as_shown() {
             std::fs::write(DOC, &want).unwrap();
             return;
         }
-        panic!("docs/policy-language.md's baseline example is stale: run `DRIFTAUDIT_UPDATE_DOCS=1 cargo test --test baseline`");
+        panic!("docs/policy-language.md's baseline example is stale: run `DRIFTAUDIT_UPDATE_DOCS=1 cargo test --test workflow baseline::`");
     }
 }
 
