@@ -12,7 +12,7 @@
 //! audited, and a key is covered when it is a subject of a `pass` or `fail`
 //! finding of some rule.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

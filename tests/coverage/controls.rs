@@ -5,13 +5,13 @@
 //! scripts/benchmark-controls. An item id that the benchmark does not have,
 //! or a tag its level does not give, fails. docs/coverage.md's rule and
 //! item tables are generated from the policies (rewrite them with
-//! `DRIFTAUDIT_UPDATE_DOCS=1 cargo test --test coverage_controls`).
+//! `DRIFTAUDIT_UPDATE_DOCS=1 cargo test --test coverage controls::`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use driftaudit::unstable::policy::{PolicySet, Rule};
 
-const TABLE: &str = include_str!("../testdata/benchmarks/complianceascode-controls.tsv");
+const TABLE: &str = include_str!("../../testdata/benchmarks/complianceascode-controls.tsv");
 const DOC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/coverage.md");
 
 /// Frameworks whose items are checked against the table, with the name
@@ -258,6 +258,6 @@ fn coverage_tables_are_generated_from_the_policies() {
     }
     assert!(
         stale.is_empty(),
-        "docs/coverage.md's {stale:?} tables are stale: run `DRIFTAUDIT_UPDATE_DOCS=1 cargo test --test coverage_controls`"
+        "docs/coverage.md's {stale:?} tables are stale: run `DRIFTAUDIT_UPDATE_DOCS=1 cargo test --test coverage controls::`"
     );
 }

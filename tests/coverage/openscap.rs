@@ -28,7 +28,7 @@
 //! the absence of /.dockerenv and /run/.containerenv (the chroot's root has
 //! neither), so the build container is judged like a machine.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;
