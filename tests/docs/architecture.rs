@@ -228,7 +228,7 @@ fn violations(
     for m in modules {
         if m != ROOT && rank(m).is_none() && !LEAVES.contains(&m.as_str()) {
             out.push(format!(
-                "module `{m}` has no layer: add it to LAYERS (or LEAVES) in tests/architecture.rs"
+                "module `{m}` has no layer: add it to LAYERS (or LEAVES) in tests/docs/architecture.rs"
             ));
         }
     }

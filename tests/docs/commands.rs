@@ -10,7 +10,7 @@
 //! feeds the `--policy golden.yaml` after it. Console examples (`$ ...`
 //! with their output) are run by the docs tests of their own pages.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::Path;
