@@ -13,7 +13,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-mod common;
+use crate::common;
 
 /// `ansible-playbook` from the CI virtualenv, else from `PATH`; `None`
 /// after a skip line (a failure under CI=true).
