@@ -7,23 +7,10 @@
 //! two items of one rule on one host kept apart in JSON and JUnit.
 
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::Value as Json;
 
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_driftaudit"))
-        .env("NO_COLOR", "1")
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(args)
-        .output()
-        .expect("run driftaudit");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use crate::common::cli::run;
 
 /// A snapshot directory of the given files (paths relative to its root).
 fn snapshot(files: &[(&str, &str)]) -> tempfile::TempDir {

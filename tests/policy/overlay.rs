@@ -7,23 +7,10 @@
 //! testdata/overlays/.
 
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::Value as Json;
 
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_driftaudit"))
-        .env("NO_COLOR", "1")
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(args)
-        .output()
-        .expect("run driftaudit");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use crate::common::cli::run;
 
 fn snap(name: &str, text: &str) {
     insta::with_settings!({prepend_module_to_snapshot => false}, {
