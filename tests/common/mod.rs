@@ -6,6 +6,7 @@
 
 pub mod cli;
 pub mod doc_examples;
+pub mod mariadb;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

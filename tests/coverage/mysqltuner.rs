@@ -11,113 +11,29 @@
 //! and MySQLTuner").
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
 use crate::common;
+use crate::common::mariadb::{self, Args, Server};
 
+/// The server's tools and MySQLTuner.
 struct Tools {
-    mariadbd: PathBuf,
-    install_db: PathBuf,
-    client: PathBuf,
-    admin: PathBuf,
+    db: mariadb::Tools,
     tuner: PathBuf,
 }
 
 fn tools() -> Option<Tools> {
     Some(Tools {
-        mariadbd: common::tool("mariadbd", "mariadb-server")?,
-        install_db: common::tool("mariadb-install-db", "mariadb-server")?,
-        client: common::tool("mariadb", "mariadb-client")?,
-        admin: common::tool("mariadb-admin", "mariadb-client")?,
+        db: mariadb::tools()?,
         tuner: common::tool("mysqltuner", "mysqltuner")?,
     })
-}
-
-/// A running server; shut down (killed if need be) when dropped, also on panic.
-struct Server {
-    child: Child,
-    sock: PathBuf,
-    admin: PathBuf,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = Command::new(&self.admin)
-            .arg("--no-defaults")
-            .arg("-S")
-            .arg(&self.sock)
-            .args(["--user=root", "shutdown"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 fn write(p: &Path, text: &str) {
     std::fs::create_dir_all(p.parent().unwrap()).unwrap();
     std::fs::write(p, text).unwrap();
-}
-
-fn start(t: &Tools, cnf: &Path, work: &Path) -> Server {
-    let sock = work.join("s.sock");
-    let log = work.join("err.log");
-    let _ = std::fs::remove_file(&sock);
-    let _ = std::fs::remove_file(&log);
-    let child = Command::new(&t.mariadbd)
-        .arg(format!("--defaults-file={}", cnf.display()))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn mariadbd");
-    let mut server = Server {
-        child,
-        sock: sock.clone(),
-        admin: t.admin.clone(),
-    };
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !sock.exists() {
-        if let Ok(Some(st)) = server.child.try_wait() {
-            panic!(
-                "mariadbd exited ({st}): {}",
-                std::fs::read_to_string(&log).unwrap_or_default()
-            );
-        }
-        assert!(
-            Instant::now() < deadline,
-            "mariadbd did not open its socket in 60 s: {}",
-            std::fs::read_to_string(&log).unwrap_or_default()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    server
-}
-
-fn sql(t: &Tools, sock: &Path, query: &str) -> String {
-    let out = Command::new(&t.client)
-        .arg("--no-defaults")
-        .arg("-S")
-        .arg(sock)
-        .args(["--user=root", "-NB", "-e", query])
-        .output()
-        .expect("run mariadb client");
-    assert!(
-        out.status.success(),
-        "{query}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// One option tree: its [mysqld] lines (besides the paths), the RAM given
@@ -165,7 +81,7 @@ fn mysqltuner(t: &Tools, work: &Path, sock: &Path, ram_mib: u64) -> Tuner {
     // client then connects over TCP: wrappers that add the socket instead.
     let admin = work.join("admin.sh");
     let client = work.join("client.sh");
-    for (path, bin) in [(&admin, &t.admin), (&client, &t.client)] {
+    for (path, bin) in [(&admin, &t.db.admin), (&client, &t.db.client)] {
         write(
             path,
             &format!(
@@ -217,26 +133,20 @@ fn mysqltuner(t: &Tools, work: &Path, sock: &Path, ram_mib: u64) -> Tuner {
 
 /// driftaudit's findings for the sizing rules and mysql-innodb's pool rules.
 fn driftaudit(snap: &Path) -> Vec<Value> {
-    let out = Command::new(env!("CARGO_BIN_EXE_driftaudit"))
-        .arg("check")
-        .arg("--snapshot")
-        .arg(snap)
-        .args([
-            "--format",
-            "json",
-            "--only",
-            "mysql-sizing.*",
-            "--only",
-            "mysql.pool-*",
-        ])
-        .output()
-        .expect("run driftaudit");
-    let json: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "driftaudit JSON: {e}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
+    let snap = snap.display().to_string();
+    let (_, stdout, stderr) = common::cli::run(&[
+        "check",
+        "--snapshot",
+        &snap,
+        "--format",
+        "json",
+        "--only",
+        "mysql-sizing.*",
+        "--only",
+        "mysql.pool-*",
+    ]);
+    let json: Value =
+        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("driftaudit JSON: {e}: {stderr}"));
     let hosts = json["hosts"]
         .as_array()
         .cloned()
@@ -264,22 +174,7 @@ fn sizing_verdicts_and_peak_memory_agree_with_mysqltuner_on_three_option_trees()
     let work = tempfile::tempdir().unwrap();
     let w = work.path();
     let data = w.join("data");
-    let out = Command::new(&t.install_db)
-        .args([
-            "--no-defaults",
-            "--auth-root-authentication-method=normal",
-            "--user=root",
-        ])
-        .arg(format!("--datadir={}", data.display()))
-        .stdin(Stdio::null())
-        .output()
-        .expect("mariadb-install-db");
-    assert!(
-        out.status.success(),
-        "mariadb-install-db: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    t.db.install_db(w);
     let mut problems = Vec::new();
     for tree in &TREES {
         // MySQLTuner 1.9.9 divides by innodb_buffer_pool_chunk_size, which
@@ -293,18 +188,19 @@ fn sizing_verdicts_and_peak_memory_agree_with_mysqltuner_on_three_option_trees()
         );
         let cnf = w.join("my.cnf");
         write(&cnf, &cnf_text);
-        let server = start(&t, &cnf, w);
-        sql(&t, &server.sock, tree.setup);
+        // the file names the data directory, socket and log itself
+        let server = Server::start(&t.db, &cnf, w, Args::None);
+        server.sql(tree.setup);
         let tuner = mysqltuner(&t, w, &server.sock, tree.ram_mib);
         let snap = w.join(format!("snap-{}", tree.name));
         write(&snap.join("etc/mysql/my.cnf"), &cnf_text);
         write(
             &snap.join("captures/mysql-variables.tsv"),
-            &sql(&t, &server.sock, "SHOW GLOBAL VARIABLES"),
+            &server.sql("SHOW GLOBAL VARIABLES"),
         );
         write(
             &snap.join("captures/mysql-performance-schema.tsv"),
-            &sql(&t, &server.sock, "SHOW ENGINE PERFORMANCE_SCHEMA STATUS"),
+            &server.sql("SHOW ENGINE PERFORMANCE_SCHEMA STATUS"),
         );
         write(
             &snap.join("proc/meminfo"),

@@ -6,9 +6,7 @@
 //! it, and the verdicts are the ones the benchmark expects of each tree.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
 
 use driftaudit::unstable::engine;
 use driftaudit::unstable::facts::{gather, Entry, Needs};
@@ -16,137 +14,11 @@ use driftaudit::unstable::host::Host;
 use driftaudit::unstable::policy::PolicySet;
 use driftaudit::unstable::report::Status;
 
-use crate::common;
-
-struct Tools {
-    mariadbd: PathBuf,
-    install_db: PathBuf,
-    client: PathBuf,
-    admin: PathBuf,
-}
-
-fn tools() -> Option<Tools> {
-    Some(Tools {
-        mariadbd: common::tool("mariadbd", "mariadb-server")?,
-        install_db: common::tool("mariadb-install-db", "mariadb-server")?,
-        client: common::tool("mariadb", "mariadb-client")?,
-        admin: common::tool("mariadb-admin", "mariadb-client")?,
-    })
-}
-
-/// A running server; shut down (and killed if need be) when dropped, also on panic.
-struct Server {
-    child: Child,
-    sock: PathBuf,
-    admin: PathBuf,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = Command::new(&self.admin)
-            .arg("--no-defaults")
-            .arg("-S")
-            .arg(&self.sock)
-            .arg("--user=root")
-            .arg("shutdown")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use crate::common::mariadb::{self, Args, Server, Tools};
 
 fn write(p: &Path, text: &str) {
     std::fs::create_dir_all(p.parent().unwrap()).unwrap();
     std::fs::write(p, text).unwrap();
-}
-
-/// A fresh data directory in `work/data` (root without a password).
-fn install_db(t: &Tools, work: &Path) {
-    let mut last = String::new();
-    for _ in 0..2 {
-        let data = work.join("data");
-        let _ = std::fs::remove_dir_all(&data);
-        let out = Command::new(&t.install_db)
-            .args([
-                "--no-defaults",
-                "--auth-root-authentication-method=normal",
-                "--user=root",
-            ])
-            .arg(format!("--datadir={}", data.display()))
-            .stdin(Stdio::null())
-            .output()
-            .expect("mariadb-install-db");
-        if out.status.success() {
-            return;
-        }
-        last = format!(
-            "{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    panic!("mariadb-install-db failed: {last}");
-}
-
-/// Start the server from `cnf` alone: only the data directory, socket and
-/// pid file come from the command line, so networking, the error log and
-/// every judged option are the file's or the compiled-in default.
-fn start(t: &Tools, cnf: &Path, work: &Path) -> Server {
-    let sock = work.join("s.sock");
-    let _ = std::fs::remove_file(&sock);
-    let child = Command::new(&t.mariadbd)
-        .arg(format!("--defaults-file={}", cnf.display()))
-        .arg(format!("--datadir={}", work.join("data").display()))
-        .arg(format!("--socket={}", sock.display()))
-        .arg(format!("--pid-file={}", work.join("p.pid").display()))
-        .arg("--user=root")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn mariadbd");
-    let mut server = Server {
-        child,
-        sock: sock.clone(),
-        admin: t.admin.clone(),
-    };
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !sock.exists() {
-        if let Ok(Some(st)) = server.child.try_wait() {
-            panic!("mariadbd exited ({st}) with {}", cnf.display());
-        }
-        assert!(
-            Instant::now() < deadline,
-            "mariadbd did not open its socket in 30 s"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    server
-}
-
-/// The server's `SHOW GLOBAL VARIABLES`, as `snapshot --mysql` captures it.
-fn show_global_variables(t: &Tools, server: &Server) -> String {
-    let out = Command::new(&t.client)
-        .arg("--no-defaults")
-        .arg("-S")
-        .arg(&server.sock)
-        .args(["--user=root", "-NB", "-e", "SHOW GLOBAL VARIABLES"])
-        .output()
-        .expect("run mariadb client");
-    assert!(
-        out.status.success(),
-        "SHOW GLOBAL VARIABLES failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// A snapshot of the option file and a capture.
@@ -202,8 +74,10 @@ fn judge(
 ) {
     let real = work.join(format!("{name}.cnf"));
     write(&real, cnf);
-    let server = start(t, &real, work);
-    let capture = show_global_variables(t, &server);
+    // from the file alone: only the data directory, socket and pid file
+    // come from the command line
+    let server = Server::start(t, &real, work, Args::Paths);
+    let capture = server.sql("SHOW GLOBAL VARIABLES");
     drop(server);
     let version = format!("version\t{}\n", runtime(&capture, "version"));
     let files_only = snapshot(&work.join(format!("{name}-files")), cnf, &version);
@@ -225,10 +99,10 @@ fn status_table(expected: &[(&str, Status)]) -> BTreeMap<String, Status> {
 
 #[test]
 fn hardening_verdicts_from_files_and_compiled_defaults_equal_the_running_mariadb() {
-    let Some(t) = tools() else { return };
-    let tmp = tempfile::tempdir().unwrap();
+    let Some((t, tmp)) = mariadb::installed() else {
+        return;
+    };
     let work = tmp.path();
-    install_db(&t, work);
     let port = 40000 + std::process::id() % 20000;
     let files = work.join("files");
     std::fs::create_dir_all(&files).unwrap();

@@ -4,9 +4,8 @@
 //! with. The same files are laid out in a snapshot (same absolute include
 //! paths) so driftaudit reads them through a confined snapshot host.
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::process::Command;
 
 use driftaudit::unstable::engine;
 use driftaudit::unstable::facts::{gather, Entry, Needs};
@@ -15,85 +14,7 @@ use driftaudit::unstable::policy::PolicySet;
 use driftaudit::unstable::report::Status;
 
 use crate::common;
-
-fn tools() -> Option<(PathBuf, PathBuf, PathBuf, PathBuf)> {
-    // one skip line: stop at the first missing tool
-    Some((
-        common::tool("mariadbd", "mariadb-server")?,
-        common::tool("mariadb-install-db", "mariadb-server")?,
-        common::tool("mariadb", "mariadb-client")?,
-        common::tool("mariadb-admin", "mariadb-client")?,
-    ))
-}
-
-/// A running server; shut down (and killed if need be) when dropped, also on panic.
-struct Server {
-    child: Child,
-    sock: PathBuf,
-    admin: PathBuf,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = Command::new(&self.admin)
-            .arg("-S")
-            .arg(&self.sock)
-            .arg("--user=root")
-            .arg("shutdown")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start(mariadbd: &Path, admin: &Path, cnf: &Path, work: &Path) -> Server {
-    let sock = work.join("s.sock");
-    let _ = std::fs::remove_file(&sock);
-    let log = work.join("err.log");
-    let _ = std::fs::remove_file(&log);
-    let child = Command::new(mariadbd)
-        .arg(format!("--defaults-file={}", cnf.display()))
-        .arg(format!("--datadir={}", work.join("data").display()))
-        .arg(format!("--socket={}", sock.display()))
-        .arg("--skip-networking")
-        .arg(format!("--pid-file={}", work.join("p.pid").display()))
-        .arg(format!("--log-error={}", log.display()))
-        .arg("--user=root")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn mariadbd");
-    let mut server = Server {
-        child,
-        sock: sock.clone(),
-        admin: admin.to_path_buf(),
-    };
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !sock.exists() {
-        if let Ok(Some(st)) = server.child.try_wait() {
-            panic!(
-                "mariadbd exited ({st}): {}",
-                std::fs::read_to_string(&log).unwrap_or_default()
-            );
-        }
-        assert!(
-            Instant::now() < deadline,
-            "mariadbd did not open its socket in 30 s: {}",
-            std::fs::read_to_string(&log).unwrap_or_default()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    server
-}
+use crate::common::mariadb::{self, tools, Args, Server, Started, Tools};
 
 /// driftaudit's option table for the installed version against the running
 /// server's information_schema.SYSTEM_VARIABLES: every numeric limit and
@@ -102,17 +23,8 @@ fn table_matches_system_variables(work: &Path) -> Vec<String> {
     use driftaudit::unstable::facts::mysql::limits::{table_for, Arg};
     use driftaudit::unstable::facts::mysql::ServerVersion;
     let text = std::fs::read_to_string(work.join("system-variables.tsv")).unwrap();
-    let version = Command::new(common::find_tool("mariadbd").unwrap())
-        .arg("--version")
-        .output()
-        .unwrap();
-    let version = String::from_utf8_lossy(&version.stdout).into_owned();
-    let v = version
-        .split_whitespace()
-        .skip_while(|w| *w != "Ver")
-        .nth(1)
-        .and_then(ServerVersion::parse)
-        .expect("mariadbd --version");
+    let (version, word) = mariadb::version(&common::find_tool("mariadbd").unwrap());
+    let v = ServerVersion::parse(&word).expect("mariadbd --version");
     let Some(table) = table_for(&v) else {
         return vec![format!(
             "no option table for {version}: run scripts/mysql-limits"
@@ -223,75 +135,15 @@ fn dynamic_table_matches_read_only(text: &str) -> Vec<String> {
     bad
 }
 
-/// Start mariadbd on `cnf` (with the test's datadir); true if it came up.
-/// Returns the error log.
-fn starts(t: &(PathBuf, PathBuf, PathBuf, PathBuf), work: &Path, cnf: &str) -> (bool, String) {
-    let (mariadbd, _, _, admin) = t;
+/// Start mariadbd on `cnf` (with the test's datadir); true if it came up
+/// (or still runs after the start time). Returns the error log.
+fn starts(t: &Tools, work: &Path, cnf: &str) -> (bool, String) {
     let f = work.join("refused.cnf");
     write(&f, cnf);
-    let sock = work.join("s.sock");
-    let _ = std::fs::remove_file(&sock);
-    let log = work.join("err.log");
-    let _ = std::fs::remove_file(&log);
-    let mut child = Command::new(mariadbd)
-        .arg(format!("--defaults-file={}", f.display()))
-        .arg(format!("--datadir={}", work.join("data").display()))
-        .arg(format!("--socket={}", sock.display()))
-        .arg("--skip-networking")
-        .arg(format!("--pid-file={}", work.join("p.pid").display()))
-        .arg(format!("--log-error={}", log.display()))
-        .arg("--user=root")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn mariadbd");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        if let Ok(Some(_)) = child.try_wait() {
-            return (false, std::fs::read_to_string(&log).unwrap_or_default());
-        }
-        if sock.exists() || Instant::now() > deadline {
-            drop(Server {
-                child,
-                sock,
-                admin: admin.clone(),
-            });
-            return (true, std::fs::read_to_string(&log).unwrap_or_default());
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-/// A fresh data directory in `work/data` (root without a password).
-fn install_db(t: &(PathBuf, PathBuf, PathBuf, PathBuf), work: &Path) {
-    // mariadb-install-db occasionally fails on a loaded machine (bootstrap
-    // timeout); one retry with a fresh datadir, and the error text on failure.
-    let mut last_err = String::new();
-    let mut ok = false;
-    for attempt in 0..2 {
-        let data = work.join("data");
-        let _ = std::fs::remove_dir_all(&data);
-        let out = Command::new(&t.1)
-            .args([
-                "--no-defaults",
-                "--auth-root-authentication-method=normal",
-                "--user=root",
-            ])
-            .arg(format!("--datadir={}", data.display()))
-            .stdin(Stdio::null())
-            .output()
-            .expect("mariadb-install-db");
-        if out.status.success() {
-            ok = true;
-            break;
-        }
-        last_err = format!(
-            "attempt {attempt}: {}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    assert!(ok, "mariadb-install-db failed: {last_err}");
+    let (server, started) = Server::try_start(t, &f, work, Args::Isolated);
+    drop(server);
+    let log = std::fs::read_to_string(work.join("err.log")).unwrap_or_default();
+    (!matches!(started, Started::Exited(_)), log)
 }
 
 fn write(p: &Path, text: &str) {
@@ -300,13 +152,7 @@ fn write(p: &Path, text: &str) {
 }
 
 /// Run one server with `main` (+ conf.d files), return the snapshot host.
-fn run_case(
-    t: &(PathBuf, PathBuf, PathBuf, PathBuf),
-    work: &Path,
-    main: &str,
-    confd: &[(&str, &str)],
-) -> Host {
-    let (mariadbd, _, client, admin) = t;
+fn run_case(t: &Tools, work: &Path, main: &str, confd: &[(&str, &str)]) -> Host {
     let real = work.join("real");
     let _ = std::fs::remove_dir_all(&real);
     let confd_dir = real.join("conf.d");
@@ -320,38 +166,14 @@ fn run_case(
         write(&confd_dir.join(name), text);
         write(&confd_in_snap.join(name), text);
     }
-    let server = start(mariadbd, admin, &real.join("my.cnf"), work);
-    let out = Command::new(client)
-        .arg("-S")
-        .arg(&server.sock)
-        .args(["--user=root", "-NB", "-e", "SHOW GLOBAL VARIABLES"])
-        .output()
-        .expect("run mariadb client");
-    assert!(
-        out.status.success(),
-        "SHOW GLOBAL VARIABLES failed: {}",
-        String::from_utf8_lossy(&out.stderr)
+    let server = Server::start(t, &real.join("my.cnf"), work, Args::Isolated);
+    let variables = server.sql("SHOW GLOBAL VARIABLES");
+    let limits = server.sql(
+        "SELECT LOWER(VARIABLE_NAME), VARIABLE_TYPE, NUMERIC_MIN_VALUE, NUMERIC_MAX_VALUE, NUMERIC_BLOCK_SIZE, COMMAND_LINE_ARGUMENT, READ_ONLY FROM information_schema.SYSTEM_VARIABLES",
     );
-    let limits = Command::new(client)
-        .arg("-S")
-        .arg(&server.sock)
-        .args([
-            "--user=root",
-            "-NB",
-            "-e",
-            "SELECT LOWER(VARIABLE_NAME), VARIABLE_TYPE, NUMERIC_MIN_VALUE, NUMERIC_MAX_VALUE, NUMERIC_BLOCK_SIZE, COMMAND_LINE_ARGUMENT, READ_ONLY FROM information_schema.SYSTEM_VARIABLES",
-        ])
-        .output()
-        .expect("run mariadb client");
-    write(
-        &work.join("system-variables.tsv"),
-        &String::from_utf8_lossy(&limits.stdout),
-    );
+    write(&work.join("system-variables.tsv"), &limits);
     drop(server);
-    write(
-        &snap.join("captures/mysql-variables.tsv"),
-        &String::from_utf8_lossy(&out.stdout),
-    );
+    write(&snap.join("captures/mysql-variables.tsv"), &variables);
     Host::snapshot(&snap).expect("snapshot host")
 }
 
@@ -386,10 +208,10 @@ fn check(host: &Host, keys: &[&str]) -> Vec<String> {
 
 #[test]
 fn predicted_values_equal_the_running_server() {
-    let Some(t) = tools() else { return };
-    let tmp = tempfile::tempdir().unwrap();
+    let Some((t, tmp)) = mariadb::installed() else {
+        return;
+    };
     let work = tmp.path();
-    install_db(&t, work);
     let keys = [
         "innodb_buffer_pool_size",
         "innodb_buffer_pool_dump_at_shutdown",
@@ -563,23 +385,6 @@ fn predicted_values_equal_the_running_server() {
     }
 }
 
-/// Run SQL as root on the test server (no option files); stdout.
-fn sql(client: &Path, sock: &Path, query: &str) -> String {
-    let out = Command::new(client)
-        .arg("--no-defaults")
-        .arg("-S")
-        .arg(sock)
-        .args(["--user=root", "-NB", "-e", query])
-        .output()
-        .expect("run mariadb client");
-    assert!(
-        out.status.success(),
-        "{query}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 fn unhex(h: &str) -> String {
     let bytes: Vec<u8> = (0..h.len() / 2)
         .map(|i| u8::from_str_radix(&h[2 * i..2 * i + 2], 16).unwrap())
@@ -601,26 +406,17 @@ fn unhex(h: &str) -> String {
 /// quotes, `#` and a backslash in [client]).
 #[test]
 fn snapshot_mysql_capture_is_our_tsv_whatever_the_client_defaults_say() {
-    let Some(t) = tools() else { return };
-    let tmp = tempfile::tempdir().unwrap();
+    let Some((t, tmp)) = mariadb::installed() else {
+        return;
+    };
     let work = tmp.path();
-    install_db(&t, work);
-    let cnf = work.join("server.cnf");
-    write(&cnf, "[mysqld]\n");
-    let server = start(&t.0, &t.3, &cnf, work);
+    let server = t.start_plain(work);
     let sock = server.sock.clone();
-    let client = &t.2;
+    let client = &t.client;
     // The password as the server stores it: p a"ss#w'd\x
-    sql(
-        client,
-        &sock,
-        r#"CREATE USER auditor@localhost IDENTIFIED BY 'p a"ss#w''d\\x'; GRANT CREATE ON *.* TO auditor@localhost"#,
+    server.sql(r#"CREATE USER auditor@localhost IDENTIFIED BY 'p a"ss#w''d\\x'; GRANT CREATE ON *.* TO auditor@localhost"#,
     );
-    sql(
-        client,
-        &sock,
-        "SET GLOBAL init_connect = 'SET @a=''a\tb'',\n@b=''c\\\\\\\\d'''",
-    );
+    server.sql("SET GLOBAL init_connect = 'SET @a=''a\tb'',\n@b=''c\\\\\\\\d'''");
     let home = work.join("home");
     let tee = work.join("tee.out");
     let pager_ran = work.join("pager-ran");
@@ -661,17 +457,13 @@ fn snapshot_mysql_capture_is_our_tsv_whatever_the_client_defaults_say() {
         "the hostile defaults did not take: {hostile:?}"
     );
     std::fs::remove_file(&tee).unwrap();
-    sql(client, &sock, "DROP DATABASE IF EXISTS hostile_marker");
+    server.sql("DROP DATABASE IF EXISTS hostile_marker");
     // The server's general log shows who connected and what ran.
     let general = work.join("general.log");
-    sql(
-        client,
-        &sock,
-        &format!(
-            "SET GLOBAL general_log_file = '{}'; SET GLOBAL general_log = ON",
-            general.display()
-        ),
-    );
+    server.sql(&format!(
+        "SET GLOBAL general_log_file = '{}'; SET GLOBAL general_log = ON",
+        general.display()
+    ));
 
     let out = work.join("snap");
     let o = Command::new(env!("CARGO_BIN_EXE_driftaudit"))
@@ -691,10 +483,7 @@ fn snapshot_mysql_capture_is_our_tsv_whatever_the_client_defaults_say() {
     assert!(!tee.exists(), "the user's tee file was opened");
     assert!(!pager_ran.exists(), "the user's pager ran");
     assert_eq!(
-        sql(
-            client,
-            &sock,
-            "SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = 'hostile_marker'"
+        server.sql("SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = 'hostile_marker'"
         )
         .trim(),
         "0",
@@ -733,9 +522,7 @@ fn snapshot_mysql_capture_is_our_tsv_whatever_the_client_defaults_say() {
     assert!(parsed.issues.is_empty(), "{:#?}", parsed.issues);
     let mine: std::collections::BTreeMap<String, String> =
         parsed.vars.into_iter().map(|v| (v.name, v.value)).collect();
-    let reference = sql(
-        client,
-        &sock,
+    let reference = server.sql(
         "SELECT LOWER(VARIABLE_NAME), HEX(VARIABLE_VALUE) FROM information_schema.GLOBAL_VARIABLES",
     );
     let mut compared = 0;
@@ -782,15 +569,11 @@ fn snapshot_mysql_capture_is_our_tsv_whatever_the_client_defaults_say() {
 fn any_set_global_value_is_one_sql_literal_the_server_reads_back_or_is_refused() {
     use driftaudit::unstable::fix::{self, FixOptions};
     use proptest::prelude::*;
-    let Some(t) = tools() else { return };
-    let tmp = tempfile::tempdir().unwrap();
+    let Some((t, tmp)) = mariadb::installed() else {
+        return;
+    };
     let work = tmp.path();
-    install_db(&t, work);
-    let cnf = work.join("server.cnf");
-    write(&cnf, "[mysqld]\n");
-    let server = start(&t.0, &t.3, &cnf, work);
-    let client = t.2.clone();
-    let sock = server.sock.clone();
+    let server = t.start_plain(work);
     let healthy = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/hosts/mysql-healthy");
     let check = |v: &str| -> Result<(), TestCaseError> {
         let yaml_v: String = serde_json::to_string(v)
@@ -851,11 +634,11 @@ fn any_set_global_value_is_one_sql_literal_the_server_reads_back_or_is_refused()
         let boolean =
             ["on", "off", "yes", "no", "true", "false"].contains(&v.trim().to_lowercase().as_str());
         for mode in ["DEFAULT", "'NO_BACKSLASH_ESCAPES'"] {
-            sql(&client, &sock, &format!("SET GLOBAL sql_mode = {mode}"));
+            server.sql(&format!("SET GLOBAL sql_mode = {mode}"));
             let quoted = lit.starts_with('\'') || lit.starts_with("X'");
             // a bare word is read by SET as written (a name or a number)
             let got = if quoted {
-                unhex(sql(&client, &sock, &format!("SELECT HEX({lit})")).trim())
+                unhex(server.sql(&format!("SELECT HEX({lit})")).trim())
             } else {
                 lit.to_string()
             };
@@ -874,8 +657,8 @@ fn any_set_global_value_is_one_sql_literal_the_server_reads_back_or_is_refused()
             );
             // and as the value of a string variable, through SET GLOBAL
             if number.is_none() && got == v {
-                sql(&client, &sock, &format!("SET GLOBAL init_connect = {lit}"));
-                let set = sql(&client, &sock, "SELECT HEX(@@global.init_connect)");
+                server.sql(&format!("SET GLOBAL init_connect = {lit}"));
+                let set = server.sql("SELECT HEX(@@global.init_connect)");
                 prop_assert_eq!(
                     set.trim(),
                     want.as_str(),
@@ -929,7 +712,7 @@ fn a_healthy_galera_node_shows_no_drift_and_hides_its_sst_password() {
     };
     let tmp = tempfile::tempdir().unwrap();
     let work = tmp.path();
-    install_db(&t, work);
+    t.install_db(work);
     let cnf = format!(
         "[mysqld]\ninnodb_buffer_pool_size = 64M\nbinlog_format = row\ndefault_storage_engine = innodb\ninnodb_autoinc_lock_mode = 2\n\n[galera]\nwsrep_on = ON\nwsrep_provider = {}\nwsrep_cluster_address = gcomm://\nwsrep_cluster_name = driftaudit-ci\nwsrep_node_address = 127.0.0.1\nwsrep_provider_options = \"gcache.size=32M; gcs.fc_limit = 40; gmcast.listen_addr=tcp://127.0.0.1:{}\"\nwsrep_sst_auth = sstuser:S3cr3t-sst-pw\n",
         provider.display(),

@@ -13,6 +13,7 @@ use std::process::Command;
 use driftaudit::unstable::upgrade::data::{builtin_for, Effect, Product, Version};
 
 use crate::common;
+use crate::common::mariadb;
 
 /// What mariadbd says about one option on its command line.
 fn verdict(mariadbd: &Path, arg: &str) -> (bool, String) {
@@ -25,14 +26,7 @@ fn verdict(mariadbd: &Path, arg: &str) -> (bool, String) {
 }
 
 fn server_version(mariadbd: &Path) -> Version {
-    let out = Command::new(mariadbd).arg("--version").output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    // "mariadbd  Ver 10.11.19-MariaDB-0+deb12u1 for debian-linux-gnu ..."
-    let v = text
-        .split_whitespace()
-        .skip_while(|w| *w != "Ver")
-        .nth(1)
-        .unwrap_or_default();
+    let (text, v) = mariadb::version(mariadbd);
     let head: String = v
         .chars()
         .take_while(|c| c.is_ascii_digit() || *c == '.')
