@@ -7,6 +7,7 @@
 pub mod cli;
 pub mod doc_examples;
 pub mod mariadb;
+pub mod mountns;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -29,10 +29,11 @@
 //! neither), so the build container is judged like a machine.
 
 use crate::common;
+use crate::common::mountns::{self, Sh};
 
 use std::collections::BTreeMap;
+use std::ffi::OsStr;
 use std::path::Path;
-use std::process::Command;
 
 const DS: &str = "/usr/share/xml/scap/ssg/content/ssg-debian11-ds.xml";
 const PREFIX: &str = "xccdf_org.ssgproject.content_rule_";
@@ -399,20 +400,16 @@ fn the_shipped_rules_agree_with_openscap_ssg_debian11_except_where_docs_coverage
     let mut compared = 0;
     for state in STATES {
         write_plant(w, state);
-        let out = Command::new("unshare")
-            .args(["-m", "--propagation", "private", "sh", "-ec", STATE_SCRIPT])
-            .env("W", w)
-            .env("STATE", state)
-            .env("DS", DS)
-            .env("RULES", rules.join(" "))
-            .env("DRIFTAUDIT", env!("CARGO_BIN_EXE_driftaudit"))
-            .output()
-            .expect("run unshare");
-        assert!(
-            out.status.success(),
-            "{state}: preparing the host failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let rule_args = rules.join(" ");
+        let env: [(&str, &OsStr); 5] = [
+            ("W", w.as_os_str()),
+            ("STATE", state.as_ref()),
+            ("DS", DS.as_ref()),
+            ("RULES", rule_args.as_ref()),
+            ("DRIFTAUDIT", common::cli::BIN.as_ref()),
+        ];
+        let (code, _, stderr) = mountns::run(STATE_SCRIPT, Sh::Errexit, &env);
+        assert!(code == 0, "{state}: preparing the host failed: {stderr}");
         let read = |suffix: &str| {
             std::fs::read_to_string(w.join(format!("{state}-{suffix}"))).unwrap_or_default()
         };

@@ -5,6 +5,7 @@
 //! and the tools' listings go into a snapshot, which driftaudit then judges.
 
 use crate::common;
+use crate::common::mountns::{self, Sh};
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -17,14 +18,7 @@ use driftaudit::unstable::value::Value;
 /// Root with `unshare` and `mount`: real mounts in a private namespace can
 /// be made. Off CI a missing piece skips with one line; in CI it fails.
 fn can_mount() -> bool {
-    let is_root = std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("Uid:"))
-                .map(|l| l.split_whitespace().nth(2) == Some("0"))
-        })
-        .unwrap_or(false);
+    let is_root = mountns::is_root();
     if !is_root {
         common::skip("needs root for mounts in a private namespace", "not root");
         return false;
@@ -34,17 +28,7 @@ fn can_mount() -> bool {
 
 /// Run `script` with `sh -e` in a private mount namespace; its stdout.
 fn in_namespace(script: &str) -> String {
-    let out = Command::new("unshare")
-        .args(["-m", "sh", "-e", "-c"])
-        .arg(format!("mount --make-rprivate /\n{script}"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "namespace script failed: {}\n{script}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    mountns::run_ok(&format!("mount --make-rprivate /\n{script}"), Sh::Errexit)
 }
 
 fn write_snapshot(root: &Path, files: &[(&str, &str)]) -> Host {

@@ -12,6 +12,7 @@ use driftaudit::unstable::parse::fstab;
 use driftaudit::unstable::parse::mountinfo;
 
 use crate::common;
+use crate::common::mountns;
 
 /// The files of one corpus directory, or `None` (skipped) without the corpus.
 fn corpus_files(kind: &str) -> Option<Vec<PathBuf>> {
@@ -596,14 +597,7 @@ fn corpus_snapshots() {
 /// Whether real mounts can be made here (root, unshare, mount, losetup,
 /// mkfs.ext4, tune2fs); off CI a missing piece skips with one line, in CI it fails.
 fn can_mount() -> bool {
-    let is_root = std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("Uid:"))
-                .map(|l| l.split_whitespace().nth(2) == Some("0"))
-        })
-        .unwrap_or(false);
+    let is_root = mountns::is_root();
     let tools = ["unshare", "mount", "losetup", "mkfs.ext4", "tune2fs"];
     let missing: Vec<&str> = tools
         .iter()

@@ -25,6 +25,7 @@ use driftaudit::unstable::parse::sysctl::swap_dot_slash;
 use driftaudit::unstable::policy::PolicySet;
 
 use crate::common;
+use crate::common::mountns::{self, Sh};
 
 const SYSTEMD_SYSCTL: &str = "/lib/systemd/systemd-sysctl";
 
@@ -292,7 +293,7 @@ fn tools_ready(what: &str, need_root: bool) -> bool {
             missing.push(t.to_string());
         }
     }
-    if need_root && unsafe_is_not_root() {
+    if need_root && !mountns::is_root() {
         missing.push("root (for unshare -m and tmpfs mounts)".into());
     }
     if common::tools_hidden() {
@@ -306,14 +307,6 @@ fn tools_ready(what: &str, need_root: bool) -> bool {
         "not available here",
     );
     false
-}
-
-fn unsafe_is_not_root() -> bool {
-    Command::new("id")
-        .arg("-u")
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim() != "0")
-        .unwrap_or(true)
 }
 
 /// Write a layout below `root` (and a fake /proc/sys with value `0` per key,
@@ -398,16 +391,7 @@ fn applied(root: &Path, keys: &[&str]) -> Vec<(String, Option<String>, Option<St
     }
     sh += "sysctl --system -q >/dev/null 2>&1 || true\n";
     sh += &dump("procps");
-    let out = Command::new("unshare")
-        .args(["-m", "--propagation", "private", "sh", "-c", &sh])
-        .output()
-        .expect("unshare runs");
-    assert!(
-        out.status.success(),
-        "namespace script failed: {}\n{sh}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let text = mountns::run_ok(&sh, Sh::Plain);
     let mut res: Vec<(String, Option<String>, Option<String>)> =
         keys.iter().map(|k| (k.to_string(), None, None)).collect();
     for line in text.lines() {
@@ -583,16 +567,8 @@ fn live_host_mask_and_dangling_link_in_a_namespace() {
          DRIFTAUDIT_SYSCTL_NS_CHILD=1 '{}' --exact {me} --nocapture --test-threads=1\n",
         exe.display()
     );
-    let out = Command::new("unshare")
-        .args(["-m", "--propagation", "private", "sh", "-c", &sh])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{text}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (code, text, stderr) = mountns::run(&sh, Sh::Plain, &[]);
+    assert!(code == 0, "{text}\n{stderr}");
     assert!(text.contains("VALUE vm.swappiness unset"), "{text}");
     assert!(text.contains("VALUE vm.dirty_ratio unset"), "{text}");
     assert!(

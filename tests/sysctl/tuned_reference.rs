@@ -29,6 +29,7 @@ use driftaudit::unstable::parse::sysctl::swap_dot_slash;
 use driftaudit::unstable::policy::PolicySet;
 
 use crate::common;
+use crate::common::mountns::{self, Sh};
 
 const DRIVER: &str = include_str!("tuned_reference/driver.py");
 const SYSTEMD_SYSCTL: &str = "/lib/systemd/systemd-sysctl";
@@ -482,11 +483,7 @@ fn ready() -> bool {
     if common::find_tool("unshare").is_none() {
         missing.push("unshare".into());
     }
-    let root = Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
-    if !root {
+    if !mountns::is_root() {
         missing.push("root (for unshare -m and the bind mounts)".into());
     }
     if common::tools_hidden() {
@@ -609,17 +606,9 @@ fn reference(root: &Path, l: &Layout, driver: &Path) -> Reference {
     if l.enabled {
         sh += &format!("cd / && {PYTHON} -I '{}'\n", driver.display());
     }
-    let out = Command::new("unshare")
-        .args(["-m", "sh", "-c", &sh])
-        .output()
-        .expect("unshare runs");
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let log = format!("{text}{}", String::from_utf8_lossy(&out.stderr));
-    assert!(
-        out.status.success(),
-        "{}: namespace script failed:\n{log}",
-        l.name
-    );
+    let (code, text, stderr) = mountns::run(&sh, Sh::Plain, &[]);
+    let log = format!("{text}{stderr}");
+    assert!(code == 0, "{}: namespace script failed:\n{log}", l.name);
     let mut res = Reference {
         log,
         values: l.keys.iter().map(|k| (k.to_string(), None, None)).collect(),
