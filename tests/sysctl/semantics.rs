@@ -37,30 +37,46 @@ fn audit(root: &Path, policy: &str) -> driftaudit::unstable::report::HostReport 
 
 const DRIFT: &str = "policy: t\ntitle: t\nrules:\n  - id: t.drift\n    title: t\n    severity: medium\n    drift: {configured: sysctl_boot, running: sysctl}\n    why: \"{setting} is {actual}, configured {expected} at {source}\"\n    fix: f\n";
 
-fn boot_value(root: &Path, key: &str) -> Option<String> {
+/// `VALUE@SOURCE:LINE` of `key` in namespace `ns` (`sysctl_boot`: what
+/// systemd-sysctl sets at boot; `sysctl_procps`: what `sysctl --system` does).
+fn value_in(root: &Path, ns: &str, key: &str) -> Option<String> {
     let set = PolicySet::builtin().unwrap();
     let f = engine::gather(&set, &Host::snapshot(root).unwrap());
-    match f.namespaces["sysctl_boot"].get(key)? {
+    match f.namespaces[ns].get(key)? {
         Entry::Set(s) => Some(format!("{}@{}", s.raw, s.evidence[0])),
         _ => None,
     }
 }
 
+fn boot_value(root: &Path, key: &str) -> Option<String> {
+    value_in(root, "sysctl_boot", key)
+}
+
+/// `key`'s boot value is `want` (`VALUE@SOURCE:LINE`).
+#[track_caller]
+fn assert_boot(root: &Path, key: &str, want: &str) {
+    assert_eq!(boot_value(root, key).as_deref(), Some(want), "boot {key}");
+}
+
+/// `key`'s value after `sysctl --system` is `want` (`VALUE@SOURCE:LINE`).
+#[track_caller]
+fn assert_procps(root: &Path, key: &str, want: &str) {
+    assert_eq!(
+        procps_value(root, key).as_deref(),
+        Some(want),
+        "procps {key}"
+    );
+}
+
 #[test]
 fn vendor_file_overridden_by_same_name_in_etc_is_not_read() {
     let d = tempfile::tempdir().unwrap();
-    write(
-        d.path(),
-        "/usr/lib/sysctl.d/50-x.conf",
-        "vm.swappiness = 60\n",
-    );
-    write(d.path(), "/etc/sysctl.d/50-x.conf", "vm.swappiness = 10\n");
-    live(d.path(), "vm.swappiness", "10");
-    assert_eq!(
-        boot_value(d.path(), "vm.swappiness").unwrap(),
-        "10@/etc/sysctl.d/50-x.conf:1"
-    );
-    let r = audit(d.path(), DRIFT);
+    let h = d.path();
+    write(h, "/usr/lib/sysctl.d/50-x.conf", "vm.swappiness = 60\n");
+    write(h, "/etc/sysctl.d/50-x.conf", "vm.swappiness = 10\n");
+    live(h, "vm.swappiness", "10");
+    assert_boot(h, "vm.swappiness", "10@/etc/sysctl.d/50-x.conf:1");
+    let r = audit(h, DRIFT);
     assert!(
         r.findings.iter().all(|f| f.status != Status::Fail),
         "{:#?}",
@@ -71,46 +87,27 @@ fn vendor_file_overridden_by_same_name_in_etc_is_not_read() {
 #[test]
 fn later_basename_wins_regardless_of_directory() {
     let d = tempfile::tempdir().unwrap();
-    write(d.path(), "/etc/sysctl.d/10-a.conf", "vm.swappiness = 10\n");
-    write(
-        d.path(),
-        "/usr/lib/sysctl.d/90-b.conf",
-        "vm.swappiness = 90\n",
-    );
-    assert_eq!(
-        boot_value(d.path(), "vm.swappiness").unwrap(),
-        "90@/usr/lib/sysctl.d/90-b.conf:1"
-    );
+    let h = d.path();
+    write(h, "/etc/sysctl.d/10-a.conf", "vm.swappiness = 10\n");
+    write(h, "/usr/lib/sysctl.d/90-b.conf", "vm.swappiness = 90\n");
+    assert_boot(h, "vm.swappiness", "90@/usr/lib/sysctl.d/90-b.conf:1");
 }
 
 #[test]
 fn sysctl_conf_counts_only_through_the_99_link_and_procps_differs() {
     let d = tempfile::tempdir().unwrap();
-    write(d.path(), "/etc/sysctl.conf", "vm.swappiness = 5\n");
-    symlink(
-        "../sysctl.conf",
-        d.path().join("etc/sysctl.d/99-sysctl.conf"),
-    )
-    .ok();
-    fs::create_dir_all(d.path().join("etc/sysctl.d")).unwrap();
-    let _ = symlink(
-        "../sysctl.conf",
-        d.path().join("etc/sysctl.d/99-sysctl.conf"),
-    );
-    write(
-        d.path(),
-        "/etc/sysctl.d/zz-local.conf",
-        "vm.swappiness = 30\n",
-    );
-    live(d.path(), "vm.swappiness", "30");
+    let h = d.path();
+    write(h, "/etc/sysctl.conf", "vm.swappiness = 5\n");
+    symlink("../sysctl.conf", h.join("etc/sysctl.d/99-sysctl.conf")).ok();
+    fs::create_dir_all(h.join("etc/sysctl.d")).unwrap();
+    let _ = symlink("../sysctl.conf", h.join("etc/sysctl.d/99-sysctl.conf"));
+    write(h, "/etc/sysctl.d/zz-local.conf", "vm.swappiness = 30\n");
+    live(h, "vm.swappiness", "30");
     // systemd: zz-local.conf sorts after 99-sysctl.conf and wins
-    assert_eq!(
-        boot_value(d.path(), "vm.swappiness").unwrap(),
-        "30@/etc/sysctl.d/zz-local.conf:1"
-    );
+    assert_boot(h, "vm.swappiness", "30@/etc/sysctl.d/zz-local.conf:1");
     // procps applies /etc/sysctl.conf last: the built-in rule says they disagree
     let set = PolicySet::builtin().unwrap();
-    let r = engine::audit_host(&set, &Host::snapshot(d.path()).unwrap());
+    let r = engine::audit_host(&set, &Host::snapshot(h).unwrap());
     let f = r
         .findings
         .iter()
@@ -128,42 +125,41 @@ fn sysctl_conf_counts_only_through_the_99_link_and_procps_differs() {
 #[test]
 fn without_the_link_sysctl_conf_is_not_read_by_systemd() {
     let d = tempfile::tempdir().unwrap();
-    write(d.path(), "/etc/sysctl.conf", "vm.swappiness = 5\n");
-    assert_eq!(boot_value(d.path(), "vm.swappiness"), None);
+    let h = d.path();
+    write(h, "/etc/sysctl.conf", "vm.swappiness = 5\n");
+    assert_eq!(boot_value(h, "vm.swappiness"), None);
 }
 
 #[test]
 fn masked_vendor_file_is_ignored() {
     let d = tempfile::tempdir().unwrap();
-    write(
-        d.path(),
-        "/usr/lib/sysctl.d/60-v.conf",
-        "vm.swappiness = 60\n",
-    );
-    fs::create_dir_all(d.path().join("etc/sysctl.d")).unwrap();
-    symlink("/dev/null", d.path().join("etc/sysctl.d/60-v.conf")).unwrap();
-    assert_eq!(boot_value(d.path(), "vm.swappiness"), None);
+    let h = d.path();
+    write(h, "/usr/lib/sysctl.d/60-v.conf", "vm.swappiness = 60\n");
+    fs::create_dir_all(h.join("etc/sysctl.d")).unwrap();
+    symlink("/dev/null", h.join("etc/sysctl.d/60-v.conf")).unwrap();
+    assert_eq!(boot_value(h, "vm.swappiness"), None);
 }
 
 #[test]
 fn key_missing_from_running_kernel_skips_instead_of_failing() {
     let d = tempfile::tempdir().unwrap();
-    live(d.path(), "kernel.osrelease", "6.1.0");
+    let h = d.path();
+    live(h, "kernel.osrelease", "6.1.0");
     // only a complete source proves a key missing (a partial proc/sys tree is unknown)
-    write(d.path(), "/snapshot.json", r#"{"complete": ["sysctl"]}"#);
+    write(h, "/snapshot.json", r#"{"complete": ["sysctl"]}"#);
     let p = "policy: t\ntitle: t\nrules:\n  - id: t.x\n    title: t\n    severity: high\n    setting: sysctl.net.bridge.bridge-nf-call-iptables\n    expect: {equals: 1}\n    why: w\n    fix: f\n";
-    let r = audit(d.path(), p);
+    let r = audit(h, p);
     assert_eq!(r.findings[0].status, Status::Skip);
     assert!(r.findings[0]
         .explanation
         .contains("running kernel has no such key"));
     // and a persisted line for it is no drift (the stale-line rule judges it)
     write(
-        d.path(),
+        h,
         "/etc/sysctl.d/10.conf",
         "-net.bridge.bridge-nf-call-iptables = 0\n",
     );
-    let r = audit(d.path(), DRIFT);
+    let r = audit(h, DRIFT);
     assert!(
         r.findings.iter().all(|f| f.status == Status::Pass),
         "{:#?}",
@@ -174,13 +170,14 @@ fn key_missing_from_running_kernel_skips_instead_of_failing() {
 #[test]
 fn tab_separated_values_compare_as_tokens() {
     let d = tempfile::tempdir().unwrap();
+    let h = d.path();
     write(
-        d.path(),
+        h,
         "/etc/sysctl.d/10.conf",
         "net.ipv4.ip_local_port_range = 1024    65000\n",
     );
-    live(d.path(), "net.ipv4.ip_local_port_range", "1024\t65000");
-    let r = audit(d.path(), DRIFT);
+    live(h, "net.ipv4.ip_local_port_range", "1024\t65000");
+    let r = audit(h, DRIFT);
     assert_eq!(r.findings.len(), 1);
     assert_eq!(r.findings[0].status, Status::Pass);
 }
@@ -188,46 +185,52 @@ fn tab_separated_values_compare_as_tokens() {
 #[test]
 fn globs_expand_to_live_keys_except_explicit_and_excluded() {
     let d = tempfile::tempdir().unwrap();
+    let h = d.path();
     for i in ["all", "default", "eth0", "hub0", "eth0.100"] {
         live(
-            d.path(),
+            h,
             &format!("net.ipv4.conf.{}.rp_filter", i.replace('.', "/")),
             "0",
         );
     }
     write(
-        d.path(),
+        h,
         "/etc/sysctl.d/50.conf",
         "net.ipv4.conf.default.rp_filter = 2\nnet.ipv4.conf.*.rp_filter = 2\n-net.ipv4.conf.all.rp_filter\nnet.ipv4.conf.hub0.rp_filter = 1\n",
     );
-    assert_eq!(
-        boot_value(d.path(), "net.ipv4.conf.eth0.rp_filter").unwrap(),
-        "2@/etc/sysctl.d/50.conf:2"
+    assert_boot(
+        h,
+        "net.ipv4.conf.eth0.rp_filter",
+        "2@/etc/sysctl.d/50.conf:2",
     );
-    assert_eq!(
-        boot_value(d.path(), "net.ipv4.conf.eth0/100.rp_filter").unwrap(),
-        "2@/etc/sysctl.d/50.conf:2"
+    assert_boot(
+        h,
+        "net.ipv4.conf.eth0/100.rp_filter",
+        "2@/etc/sysctl.d/50.conf:2",
     );
-    assert_eq!(
-        boot_value(d.path(), "net.ipv4.conf.hub0.rp_filter").unwrap(),
-        "1@/etc/sysctl.d/50.conf:4"
+    assert_boot(
+        h,
+        "net.ipv4.conf.hub0.rp_filter",
+        "1@/etc/sysctl.d/50.conf:4",
     );
-    assert_eq!(boot_value(d.path(), "net.ipv4.conf.all.rp_filter"), None);
+    assert_eq!(boot_value(h, "net.ipv4.conf.all.rp_filter"), None);
     // also written the slash way
-    assert_eq!(
-        boot_value(d.path(), "net/ipv4/conf/eth0.100/rp_filter").unwrap(),
-        "2@/etc/sysctl.d/50.conf:2"
+    assert_boot(
+        h,
+        "net/ipv4/conf/eth0.100/rp_filter",
+        "2@/etc/sysctl.d/50.conf:2",
     );
 }
 
 #[test]
 fn unreadable_live_key_is_unknown_with_the_reason() {
     let d = tempfile::tempdir().unwrap();
-    live(d.path(), "vm.drop_caches", "0");
-    let p = d.path().join("proc/sys/vm/drop_caches");
+    let h = d.path();
+    live(h, "vm.drop_caches", "0");
+    let p = h.join("proc/sys/vm/drop_caches");
     fs::set_permissions(&p, fs::Permissions::from_mode(0o200)).unwrap();
     let pol = "policy: t\ntitle: t\nrules:\n  - id: t.x\n    title: t\n    severity: high\n    setting: sysctl.vm.drop_caches\n    expect: {equals: 0}\n    why: w\n    fix: f\n";
-    let r = audit(d.path(), pol);
+    let r = audit(h, pol);
     assert_eq!(r.findings[0].status, Status::Unknown);
     assert!(
         r.findings[0].explanation.contains("write-only"),
@@ -239,13 +242,14 @@ fn unreadable_live_key_is_unknown_with_the_reason() {
 #[test]
 fn capture_is_used_when_proc_sys_is_absent() {
     let d = tempfile::tempdir().unwrap();
+    let h = d.path();
     write(
-        d.path(),
+        h,
         "/captures/sysctl-a.txt",
         "kernel.osrelease = 4.9.0-8-amd64\nnet.ipv4.tcp_tw_recycle = 1\nnet.ipv4.ip_local_port_range = 32768\t60999\n",
     );
     let set = PolicySet::builtin().unwrap();
-    let r = engine::audit_host(&set, &Host::snapshot(d.path()).unwrap());
+    let r = engine::audit_host(&set, &Host::snapshot(h).unwrap());
     let f = r
         .findings
         .iter()
@@ -259,9 +263,10 @@ fn capture_is_used_when_proc_sys_is_absent() {
 #[test]
 fn no_live_source_makes_live_rules_unknown_not_pass() {
     let d = tempfile::tempdir().unwrap();
-    write(d.path(), "/etc/hostname", "empty\n");
+    let h = d.path();
+    write(h, "/etc/hostname", "empty\n");
     let set = PolicySet::builtin().unwrap();
-    let r = engine::audit_host(&set, &Host::snapshot(d.path()).unwrap());
+    let r = engine::audit_host(&set, &Host::snapshot(h).unwrap());
     let f = r
         .findings
         .iter()
@@ -280,19 +285,20 @@ fn config_symlink_pointing_outside_the_root_stays_inside() {
     let outside = tempfile::tempdir().unwrap();
     fs::write(outside.path().join("secret.conf"), "vm.swappiness = 77\n").unwrap();
     let d = tempfile::tempdir().unwrap();
-    fs::create_dir_all(d.path().join("etc/sysctl.d")).unwrap();
+    let h = d.path();
+    fs::create_dir_all(h.join("etc/sysctl.d")).unwrap();
     symlink(
         outside.path().join("secret.conf"),
-        d.path().join("etc/sysctl.d/10-evil.conf"),
+        h.join("etc/sysctl.d/10-evil.conf"),
     )
     .unwrap();
     symlink(
         "../../../../../../../../".to_string()
             + outside.path().join("secret.conf").to_str().unwrap(),
-        d.path().join("etc/sysctl.d/11-evil.conf"),
+        h.join("etc/sysctl.d/11-evil.conf"),
     )
     .unwrap();
-    assert_eq!(boot_value(d.path(), "vm.swappiness"), None);
+    assert_eq!(boot_value(h, "vm.swappiness"), None);
 }
 
 #[test]
@@ -315,63 +321,37 @@ fn every_sysctl_corpus_file_parses_without_panic() {
 #[test]
 fn rhel7_systemd_reads_sysctl_conf_last() {
     let d = tempfile::tempdir().unwrap();
-    write(
-        d.path(),
-        "/etc/os-release",
-        "ID=\"centos\"\nVERSION_ID=\"7\"\n",
-    );
-    write(d.path(), "/etc/sysctl.conf", "vm.swappiness = 5\n");
-    write(
-        d.path(),
-        "/etc/sysctl.d/zz-local.conf",
-        "vm.swappiness = 30\n",
-    );
-    assert_eq!(
-        boot_value(d.path(), "vm.swappiness").unwrap(),
-        "5@/etc/sysctl.conf:1"
-    );
+    let h = d.path();
+    write(h, "/etc/os-release", "ID=\"centos\"\nVERSION_ID=\"7\"\n");
+    write(h, "/etc/sysctl.conf", "vm.swappiness = 5\n");
+    write(h, "/etc/sysctl.d/zz-local.conf", "vm.swappiness = 30\n");
+    assert_boot(h, "vm.swappiness", "5@/etc/sysctl.conf:1");
     // on Debian the same files give the sysctl.d value
-    write(
-        d.path(),
-        "/etc/os-release",
-        "ID=debian\nVERSION_ID=\"12\"\n",
-    );
-    assert_eq!(
-        boot_value(d.path(), "vm.swappiness").unwrap(),
-        "30@/etc/sysctl.d/zz-local.conf:1"
-    );
+    write(h, "/etc/os-release", "ID=debian\nVERSION_ID=\"12\"\n");
+    assert_boot(h, "vm.swappiness", "30@/etc/sysctl.d/zz-local.conf:1");
 }
 
 #[test]
 fn ufw_sysctl_conf_is_a_persisted_source_applied_after_boot() {
     let d = tempfile::tempdir().unwrap();
-    write(
-        d.path(),
-        "/etc/sysctl.d/10.conf",
-        "net.ipv4.ip_forward = 0\n",
-    );
-    write(
-        d.path(),
-        "/etc/ufw/sysctl.conf",
-        "# ufw\nnet/ipv4/ip_forward=1\n",
-    );
-    assert_eq!(
-        boot_value(d.path(), "net.ipv4.ip_forward").unwrap(),
-        "1@/etc/ufw/sysctl.conf:2"
-    );
+    let h = d.path();
+    write(h, "/etc/sysctl.d/10.conf", "net.ipv4.ip_forward = 0\n");
+    write(h, "/etc/ufw/sysctl.conf", "# ufw\nnet/ipv4/ip_forward=1\n");
+    assert_boot(h, "net.ipv4.ip_forward", "1@/etc/ufw/sysctl.conf:2");
 }
 
 #[test]
 fn stale_line_on_a_new_kernel_is_reported_with_its_line() {
     let d = tempfile::tempdir().unwrap();
-    live(d.path(), "kernel.osrelease", "5.15.0-105-generic");
+    let h = d.path();
+    live(h, "kernel.osrelease", "5.15.0-105-generic");
     write(
-        d.path(),
+        h,
         "/etc/sysctl.d/60-perf.conf",
         "net.ipv4.tcp_tw_reuse = 1\nnet.ipv4.tcp_tw_recycle = 1\n",
     );
     let set = PolicySet::builtin().unwrap();
-    let r = engine::audit_host(&set, &Host::snapshot(d.path()).unwrap());
+    let r = engine::audit_host(&set, &Host::snapshot(h).unwrap());
     let f = r
         .findings
         .iter()
@@ -395,12 +375,7 @@ fn stale_line_on_a_new_kernel_is_reported_with_its_line() {
 }
 
 fn procps_value(root: &Path, key: &str) -> Option<String> {
-    let set = PolicySet::builtin().unwrap();
-    let f = engine::gather(&set, &Host::snapshot(root).unwrap());
-    match f.namespaces["sysctl_procps"].get(key)? {
-        Entry::Set(s) => Some(format!("{}@{}", s.raw, s.evidence[0])),
-        _ => None,
-    }
+    value_in(root, "sysctl_procps", key)
 }
 
 fn issues_for(root: &Path, path: &str) -> Vec<String> {
@@ -416,28 +391,15 @@ fn issues_for(root: &Path, path: &str) -> Vec<String> {
 #[test]
 fn dotfile_in_sysctl_d_is_ignored_by_systemd_and_read_by_procps() {
     let d = tempfile::tempdir().unwrap();
-    write(
-        d.path(),
-        "/etc/sysctl.d/.60-hidden.conf",
-        "vm.swappiness = 7\n",
-    );
-    write(
-        d.path(),
-        "/etc/sysctl.d/.conf",
-        "vm.overcommit_memory = 1\n",
-    );
-    assert_eq!(boot_value(d.path(), "vm.swappiness"), None);
-    assert_eq!(boot_value(d.path(), "vm.overcommit_memory"), None);
-    assert_eq!(
-        procps_value(d.path(), "vm.swappiness").unwrap(),
-        "7@/etc/sysctl.d/.60-hidden.conf:1"
-    );
+    let h = d.path();
+    write(h, "/etc/sysctl.d/.60-hidden.conf", "vm.swappiness = 7\n");
+    write(h, "/etc/sysctl.d/.conf", "vm.overcommit_memory = 1\n");
+    assert_eq!(boot_value(h, "vm.swappiness"), None);
+    assert_eq!(boot_value(h, "vm.overcommit_memory"), None);
+    assert_procps(h, "vm.swappiness", "7@/etc/sysctl.d/.60-hidden.conf:1");
     // procps takes any name of at least five bytes ending in `.conf`
-    assert_eq!(
-        procps_value(d.path(), "vm.overcommit_memory").unwrap(),
-        "1@/etc/sysctl.d/.conf:1"
-    );
-    let msgs = issues_for(d.path(), "/etc/sysctl.d/.60-hidden.conf");
+    assert_procps(h, "vm.overcommit_memory", "1@/etc/sysctl.d/.conf:1");
+    let msgs = issues_for(h, "/etc/sysctl.d/.60-hidden.conf");
     assert!(
         msgs.iter().any(|m| m.contains("systemd-sysctl ignores it")),
         "{msgs:?}"
@@ -447,46 +409,33 @@ fn dotfile_in_sysctl_d_is_ignored_by_systemd_and_read_by_procps() {
 #[test]
 fn dangling_symlink_in_etc_hides_the_vendor_file_of_the_same_name() {
     let d = tempfile::tempdir().unwrap();
-    write(
-        d.path(),
-        "/usr/lib/sysctl.d/50-v.conf",
-        "vm.swappiness = 60\n",
-    );
-    fs::create_dir_all(d.path().join("etc/sysctl.d")).unwrap();
-    symlink(
-        "/nonexistent/50-v.conf",
-        d.path().join("etc/sysctl.d/50-v.conf"),
-    )
-    .unwrap();
-    assert_eq!(boot_value(d.path(), "vm.swappiness"), None);
-    assert_eq!(procps_value(d.path(), "vm.swappiness"), None);
+    let h = d.path();
+    write(h, "/usr/lib/sysctl.d/50-v.conf", "vm.swappiness = 60\n");
+    fs::create_dir_all(h.join("etc/sysctl.d")).unwrap();
+    symlink("/nonexistent/50-v.conf", h.join("etc/sysctl.d/50-v.conf")).unwrap();
+    assert_eq!(boot_value(h, "vm.swappiness"), None);
+    assert_eq!(procps_value(h, "vm.swappiness"), None);
     // also in /run, above /usr/lib
     let d = tempfile::tempdir().unwrap();
-    write(
-        d.path(),
-        "/usr/lib/sysctl.d/50-v.conf",
-        "vm.swappiness = 60\n",
-    );
-    fs::create_dir_all(d.path().join("run/sysctl.d")).unwrap();
-    fs::create_dir_all(d.path().join("etc")).unwrap(); // a snapshot has etc/
-    symlink("missing.conf", d.path().join("run/sysctl.d/50-v.conf")).unwrap();
-    assert_eq!(boot_value(d.path(), "vm.swappiness"), None);
+    let h = d.path();
+    write(h, "/usr/lib/sysctl.d/50-v.conf", "vm.swappiness = 60\n");
+    fs::create_dir_all(h.join("run/sysctl.d")).unwrap();
+    fs::create_dir_all(h.join("etc")).unwrap(); // a snapshot has etc/
+    symlink("missing.conf", h.join("run/sysctl.d/50-v.conf")).unwrap();
+    assert_eq!(boot_value(h, "vm.swappiness"), None);
 }
 
 #[test]
 fn relative_link_to_dev_null_masks_the_vendor_file() {
     let d = tempfile::tempdir().unwrap();
-    write(
-        d.path(),
-        "/usr/lib/sysctl.d/60-v.conf",
-        "vm.swappiness = 60\n",
-    );
-    fs::create_dir_all(d.path().join("etc/sysctl.d")).unwrap();
-    symlink("../../dev/null", d.path().join("etc/sysctl.d/60-v.conf")).unwrap();
-    assert_eq!(boot_value(d.path(), "vm.swappiness"), None);
-    assert_eq!(procps_value(d.path(), "vm.swappiness"), None);
+    let h = d.path();
+    write(h, "/usr/lib/sysctl.d/60-v.conf", "vm.swappiness = 60\n");
+    fs::create_dir_all(h.join("etc/sysctl.d")).unwrap();
+    symlink("../../dev/null", h.join("etc/sysctl.d/60-v.conf")).unwrap();
+    assert_eq!(boot_value(h, "vm.swappiness"), None);
+    assert_eq!(procps_value(h, "vm.swappiness"), None);
     assert_eq!(
-        issues_for(d.path(), "/etc/sysctl.d/60-v.conf"),
+        issues_for(h, "/etc/sysctl.d/60-v.conf"),
         Vec::<String>::new()
     );
 }
@@ -499,9 +448,10 @@ fn relative_link_to_dev_null_masks_the_vendor_file() {
 #[test]
 fn mask_resolving_to_a_device_is_a_mask_not_an_irregular_file() {
     let d = tempfile::tempdir().unwrap();
-    fs::create_dir_all(d.path().join("dev")).unwrap();
+    let h = d.path();
+    fs::create_dir_all(h.join("dev")).unwrap();
     let ok = std::process::Command::new("mknod")
-        .arg(d.path().join("dev/null"))
+        .arg(h.join("dev/null"))
         .args(["c", "1", "3"])
         .status()
         .map(|s| s.success())
@@ -514,40 +464,38 @@ fn mask_resolving_to_a_device_is_a_mask_not_an_irregular_file() {
         eprintln!("skipped: cannot create a device node (not root)");
         return;
     }
-    write(
-        d.path(),
-        "/usr/lib/sysctl.d/60-v.conf",
-        "vm.swappiness = 60\n",
-    );
-    fs::create_dir_all(d.path().join("etc/sysctl.d")).unwrap();
-    symlink("../../dev/null", d.path().join("etc/sysctl.d/60-v.conf")).unwrap();
-    symlink("/dev/null", d.path().join("etc/sysctl.d/61-w.conf")).unwrap();
-    assert_eq!(boot_value(d.path(), "vm.swappiness"), None);
+    write(h, "/usr/lib/sysctl.d/60-v.conf", "vm.swappiness = 60\n");
+    fs::create_dir_all(h.join("etc/sysctl.d")).unwrap();
+    symlink("../../dev/null", h.join("etc/sysctl.d/60-v.conf")).unwrap();
+    symlink("/dev/null", h.join("etc/sysctl.d/61-w.conf")).unwrap();
+    assert_eq!(boot_value(h, "vm.swappiness"), None);
     for p in ["/etc/sysctl.d/60-v.conf", "/etc/sysctl.d/61-w.conf"] {
-        assert_eq!(issues_for(d.path(), p), Vec::<String>::new(), "{p}");
+        assert_eq!(issues_for(h, p), Vec::<String>::new(), "{p}");
     }
 }
 
 #[test]
 fn exclusion_after_an_explicit_assignment_means_systemd_does_not_set_the_key() {
     let d = tempfile::tempdir().unwrap();
+    let h = d.path();
     write(
-        d.path(),
+        h,
         "/usr/lib/sysctl.d/50-v.conf",
         "net.ipv4.conf.all.rp_filter = 1\n",
     );
     write(
-        d.path(),
+        h,
         "/etc/sysctl.d/60-x.conf",
         "-net.ipv4.conf.all.rp_filter\n",
     );
-    assert_eq!(boot_value(d.path(), "net.ipv4.conf.all.rp_filter"), None);
+    assert_eq!(boot_value(h, "net.ipv4.conf.all.rp_filter"), None);
     // procps: an exclusion only keeps globs away
-    assert_eq!(
-        procps_value(d.path(), "net.ipv4.conf.all.rp_filter").unwrap(),
-        "1@/usr/lib/sysctl.d/50-v.conf:1"
+    assert_procps(
+        h,
+        "net.ipv4.conf.all.rp_filter",
+        "1@/usr/lib/sysctl.d/50-v.conf:1",
     );
-    let msgs = issues_for(d.path(), "/etc/sysctl.d/60-x.conf");
+    let msgs = issues_for(h, "/etc/sysctl.d/60-x.conf");
     assert!(
         msgs.iter()
             .any(|m| m.contains("does not set `net.ipv4.conf.all.rp_filter` at all")),
@@ -555,83 +503,84 @@ fn exclusion_after_an_explicit_assignment_means_systemd_does_not_set_the_key() {
     );
     // the other order: the assignment after the exclusion is set
     let d = tempfile::tempdir().unwrap();
+    let h = d.path();
     write(
-        d.path(),
+        h,
         "/etc/sysctl.d/50-x.conf",
         "-net.ipv4.conf.all.rp_filter\n",
     );
     write(
-        d.path(),
+        h,
         "/etc/sysctl.d/60-v.conf",
         "net.ipv4.conf.all.rp_filter = 1\n",
     );
-    assert_eq!(
-        boot_value(d.path(), "net.ipv4.conf.all.rp_filter").unwrap(),
-        "1@/etc/sysctl.d/60-v.conf:1"
+    assert_boot(
+        h,
+        "net.ipv4.conf.all.rp_filter",
+        "1@/etc/sysctl.d/60-v.conf:1",
     );
 }
 
 #[test]
 fn glob_repeated_with_the_same_value_keeps_its_place_so_a_later_specific_glob_wins() {
     let d = tempfile::tempdir().unwrap();
+    let h = d.path();
     for i in ["all", "default", "eth0", "lo"] {
-        live(d.path(), &format!("net.ipv4.conf.{i}.rp_filter"), "0");
+        live(h, &format!("net.ipv4.conf.{i}.rp_filter"), "0");
     }
     write(
-        d.path(),
+        h,
         "/usr/lib/sysctl.d/10-a.conf",
         "net.ipv4.conf.*.rp_filter = 2\n",
     );
     write(
-        d.path(),
+        h,
         "/etc/sysctl.d/20-b.conf",
         "net.ipv4.conf.eth*.rp_filter = 1\n",
     );
     write(
-        d.path(),
+        h,
         "/etc/sysctl.d/30-c.conf",
         "net.ipv4.conf.*.rp_filter = 2\n",
     );
     // systemd: the repeat keeps 10-a's position, 20-b is applied after it
-    assert_eq!(
-        boot_value(d.path(), "net.ipv4.conf.eth0.rp_filter").unwrap(),
-        "1@/etc/sysctl.d/20-b.conf:1"
+    assert_boot(
+        h,
+        "net.ipv4.conf.eth0.rp_filter",
+        "1@/etc/sysctl.d/20-b.conf:1",
     );
-    assert_eq!(
-        boot_value(d.path(), "net.ipv4.conf.lo.rp_filter").unwrap(),
-        "2@/usr/lib/sysctl.d/10-a.conf:1"
+    assert_boot(
+        h,
+        "net.ipv4.conf.lo.rp_filter",
+        "2@/usr/lib/sysctl.d/10-a.conf:1",
     );
     // procps writes every line in order: 30-c's glob comes last
-    assert_eq!(
-        procps_value(d.path(), "net.ipv4.conf.eth0.rp_filter").unwrap(),
-        "2@/etc/sysctl.d/30-c.conf:1"
+    assert_procps(
+        h,
+        "net.ipv4.conf.eth0.rp_filter",
+        "2@/etc/sysctl.d/30-c.conf:1",
     );
     // a different value moves the glob to the end: it wins under systemd too
     write(
-        d.path(),
+        h,
         "/etc/sysctl.d/30-c.conf",
         "net.ipv4.conf.*.rp_filter = 0\n",
     );
-    assert_eq!(
-        boot_value(d.path(), "net.ipv4.conf.eth0.rp_filter").unwrap(),
-        "0@/etc/sysctl.d/30-c.conf:1"
+    assert_boot(
+        h,
+        "net.ipv4.conf.eth0.rp_filter",
+        "0@/etc/sysctl.d/30-c.conf:1",
     );
 }
 
 #[test]
 fn dash_blank_key_is_set_by_systemd_and_ignored_by_procps() {
     let d = tempfile::tempdir().unwrap();
-    write(
-        d.path(),
-        "/etc/sysctl.d/50-x.conf",
-        "- vm.swappiness = 10\n",
-    );
-    assert_eq!(
-        boot_value(d.path(), "vm.swappiness").unwrap(),
-        "10@/etc/sysctl.d/50-x.conf:1"
-    );
-    assert_eq!(procps_value(d.path(), "vm.swappiness"), None);
-    let msgs = issues_for(d.path(), "/etc/sysctl.d/50-x.conf");
+    let h = d.path();
+    write(h, "/etc/sysctl.d/50-x.conf", "- vm.swappiness = 10\n");
+    assert_boot(h, "vm.swappiness", "10@/etc/sysctl.d/50-x.conf:1");
+    assert_eq!(procps_value(h, "vm.swappiness"), None);
+    let msgs = issues_for(h, "/etc/sysctl.d/50-x.conf");
     assert!(msgs.iter().any(|m| m.contains("procps")), "{msgs:?}");
 }
 
@@ -660,41 +609,33 @@ const TP: &str = "[main]\nsummary=Broadly applicable tuning\n\n[cpu]\ngovernor=p
 #[test]
 fn tuned_profile_beats_a_vendor_file_and_loses_to_an_admin_file_in_etc() {
     let d = tempfile::tempdir().unwrap();
-    enable_tuned(d.path(), "throughput-performance");
+    let h = d.path();
+    enable_tuned(h, "throughput-performance");
+    write(h, "/usr/lib/tuned/throughput-performance/tuned.conf", TP);
     write(
-        d.path(),
-        "/usr/lib/tuned/throughput-performance/tuned.conf",
-        TP,
-    );
-    write(
-        d.path(),
+        h,
         "/usr/lib/sysctl.d/50-vendor.conf",
         "vm.swappiness = 60\nvm.dirty_ratio = 20\n",
     );
-    write(
-        d.path(),
-        "/etc/sysctl.d/60-admin.conf",
-        "vm.dirty_ratio = 30\n",
+    write(h, "/etc/sysctl.d/60-admin.conf", "vm.dirty_ratio = 30\n");
+    live(h, "vm.swappiness", "10");
+    live(h, "vm.dirty_ratio", "30");
+    assert_boot(
+        h,
+        "vm.swappiness",
+        "10@/usr/lib/tuned/throughput-performance/tuned.conf:9",
     );
-    live(d.path(), "vm.swappiness", "10");
-    live(d.path(), "vm.dirty_ratio", "30");
-    assert_eq!(
-        boot_value(d.path(), "vm.swappiness").unwrap(),
-        "10@/usr/lib/tuned/throughput-performance/tuned.conf:9"
-    );
-    let note = boot_note(d.path(), "vm.swappiness").unwrap();
+    let note = boot_note(h, "vm.swappiness").unwrap();
     assert!(note.contains("profile `throughput-performance`"), "{note}");
     // tuned re-applies /etc/sysctl.d after its profile
-    assert_eq!(
-        boot_value(d.path(), "vm.dirty_ratio").unwrap(),
-        "30@/etc/sysctl.d/60-admin.conf:1"
-    );
-    assert_eq!(
-        boot_value(d.path(), "kernel.sched_migration_cost_ns").unwrap(),
-        "5000000@/usr/lib/tuned/throughput-performance/tuned.conf:11"
+    assert_boot(h, "vm.dirty_ratio", "30@/etc/sysctl.d/60-admin.conf:1");
+    assert_boot(
+        h,
+        "kernel.sched_migration_cost_ns",
+        "5000000@/usr/lib/tuned/throughput-performance/tuned.conf:11",
     );
     // and the drift rule sees no drift: the live values are tuned's
-    let r = audit(d.path(), DRIFT);
+    let r = audit(h, DRIFT);
     assert!(
         r.findings.iter().all(|f| f.status != Status::Fail),
         "{:#?}",
@@ -705,135 +646,112 @@ fn tuned_profile_beats_a_vendor_file_and_loses_to_an_admin_file_in_etc() {
 #[test]
 fn tuned_profile_in_etc_overrides_usr_lib_with_include_chain_and_variables() {
     let d = tempfile::tempdir().unwrap();
-    enable_tuned(d.path(), "custom");
+    let h = d.path();
+    enable_tuned(h, "custom");
+    write(h, "/usr/lib/tuned/throughput-performance/tuned.conf", TP);
     write(
-        d.path(),
-        "/usr/lib/tuned/throughput-performance/tuned.conf",
-        TP,
-    );
-    write(
-        d.path(),
+        h,
         "/usr/lib/tuned/custom/tuned.conf",
         "[sysctl]\nvm.swappiness=99\n",
     );
     write(
-        d.path(),
+        h,
         "/etc/tuned/custom/tuned.conf",
         "[main]\ninclude=throughput-performance\n\n[variables]\nbase=5\nsw=${base}\ninclude=${i:PROFILE_DIR}/vars.conf\n\n[sysctl]\nvm.swappiness=${sw}\nvm.overcommit_memory=\"${ovc}\"\nkernel.pid_max=\\${base}\n",
     );
-    write(d.path(), "/etc/tuned/custom/vars.conf", "ovc=2\n");
-    assert_eq!(
-        boot_value(d.path(), "vm.swappiness").unwrap(),
-        "5@/etc/tuned/custom/tuned.conf:10"
-    );
-    assert_eq!(
-        boot_value(d.path(), "vm.overcommit_memory").unwrap(),
-        "2@/etc/tuned/custom/tuned.conf:11"
+    write(h, "/etc/tuned/custom/vars.conf", "ovc=2\n");
+    assert_boot(h, "vm.swappiness", "5@/etc/tuned/custom/tuned.conf:10");
+    assert_boot(
+        h,
+        "vm.overcommit_memory",
+        "2@/etc/tuned/custom/tuned.conf:11",
     );
     // `\${...}` is not expanded
-    assert_eq!(
-        boot_value(d.path(), "kernel.pid_max").unwrap(),
-        "${base}@/etc/tuned/custom/tuned.conf:12"
+    assert_boot(
+        h,
+        "kernel.pid_max",
+        "${base}@/etc/tuned/custom/tuned.conf:12",
     );
     // from the included profile
-    assert_eq!(
-        boot_value(d.path(), "vm.dirty_ratio").unwrap(),
-        "40@/usr/lib/tuned/throughput-performance/tuned.conf:10"
+    assert_boot(
+        h,
+        "vm.dirty_ratio",
+        "40@/usr/lib/tuned/throughput-performance/tuned.conf:10",
     );
 }
 
 #[test]
 fn tuned_reapply_uses_its_own_order_and_parser() {
     let d = tempfile::tempdir().unwrap();
-    enable_tuned(d.path(), "tp");
+    let h = d.path();
+    enable_tuned(h, "tp");
     write(
-        d.path(),
+        h,
         "/usr/lib/tuned/tp/tuned.conf",
         "[sysctl]\nvm.swappiness=10\n",
     );
-    write(d.path(), "/etc/sysctl.conf", "vm.swappiness = 5\n");
-    fs::create_dir_all(d.path().join("etc/sysctl.d")).unwrap();
-    symlink(
-        "../sysctl.conf",
-        d.path().join("etc/sysctl.d/99-sysctl.conf"),
-    )
-    .unwrap();
-    write(
-        d.path(),
-        "/etc/sysctl.d/zz-local.conf",
-        "vm.swappiness = 30\n",
-    );
+    write(h, "/etc/sysctl.conf", "vm.swappiness = 5\n");
+    fs::create_dir_all(h.join("etc/sysctl.d")).unwrap();
+    symlink("../sysctl.conf", h.join("etc/sysctl.d/99-sysctl.conf")).unwrap();
+    write(h, "/etc/sysctl.d/zz-local.conf", "vm.swappiness = 30\n");
     // /run wins over /etc in tuned's list (the opposite of systemd)
-    write(d.path(), "/etc/sysctl.d/50-a.conf", "vm.dirty_ratio = 11\n");
-    write(d.path(), "/run/sysctl.d/50-a.conf", "vm.dirty_ratio = 22\n");
+    write(h, "/etc/sysctl.d/50-a.conf", "vm.dirty_ratio = 11\n");
+    write(h, "/run/sysctl.d/50-a.conf", "vm.dirty_ratio = 22\n");
     // `-key` and globs mean nothing to tuned's parser
     write(
-        d.path(),
+        h,
         "/etc/sysctl.d/60-b.conf",
         "-vm.overcommit_memory = 1\nnet.ipv4.conf.*.rp_filter = 2\n",
     );
     write(
-        d.path(),
+        h,
         "/usr/lib/tuned/tp/tuned.conf",
         "[sysctl]\nvm.swappiness=10\nvm.overcommit_memory=2\n",
     );
     // systemd alone would end with zz-local.conf's 30; tuned re-applies
     // /etc/sysctl.conf last
-    assert_eq!(
-        boot_value(d.path(), "vm.swappiness").unwrap(),
-        "5@/etc/sysctl.conf:1"
-    );
-    assert_eq!(
-        boot_value(d.path(), "vm.dirty_ratio").unwrap(),
-        "22@/run/sysctl.d/50-a.conf:1"
-    );
-    assert_eq!(
-        boot_value(d.path(), "vm.overcommit_memory").unwrap(),
-        "2@/usr/lib/tuned/tp/tuned.conf:3"
+    assert_boot(h, "vm.swappiness", "5@/etc/sysctl.conf:1");
+    assert_boot(h, "vm.dirty_ratio", "22@/run/sysctl.d/50-a.conf:1");
+    assert_boot(
+        h,
+        "vm.overcommit_memory",
+        "2@/usr/lib/tuned/tp/tuned.conf:3",
     );
     // reapply_sysctl = 0: the profile's value stays
     write(
-        d.path(),
+        h,
         "/etc/tuned/tuned-main.conf",
         "daemon = 1\nreapply_sysctl = 0\n",
     );
-    assert_eq!(
-        boot_value(d.path(), "vm.swappiness").unwrap(),
-        "10@/usr/lib/tuned/tp/tuned.conf:2"
-    );
+    assert_boot(h, "vm.swappiness", "10@/usr/lib/tuned/tp/tuned.conf:2");
 }
 
 #[test]
 fn tuned_installed_but_not_enabled_changes_nothing() {
     let d = tempfile::tempdir().unwrap();
-    write(d.path(), "/etc/tuned/active_profile", "tp\n");
+    let h = d.path();
+    write(h, "/etc/tuned/active_profile", "tp\n");
     write(
-        d.path(),
+        h,
         "/usr/lib/tuned/tp/tuned.conf",
         "[sysctl]\nvm.swappiness=10\n",
     );
-    write(
-        d.path(),
-        "/usr/lib/sysctl.d/50-v.conf",
-        "vm.swappiness = 60\n",
-    );
-    assert_eq!(
-        boot_value(d.path(), "vm.swappiness").unwrap(),
-        "60@/usr/lib/sysctl.d/50-v.conf:1"
-    );
+    write(h, "/usr/lib/sysctl.d/50-v.conf", "vm.swappiness = 60\n");
+    assert_boot(h, "vm.swappiness", "60@/usr/lib/sysctl.d/50-v.conf:1");
 }
 
 #[test]
 fn tuned_enabled_without_a_known_profile_or_with_a_run_time_value_is_unknown() {
     let d = tempfile::tempdir().unwrap();
-    enable_tuned(d.path(), "");
+    let h = d.path();
+    enable_tuned(h, "");
     // the recommender's first rule depends on virt-what, which no file holds
     write(
-        d.path(),
+        h,
         "/usr/lib/tuned/recommend.d/50-tuned.conf",
         "[virtual-guest]\nvirt=.+\n\n[balanced]\n",
     );
-    let msgs = issues_for(d.path(), "/etc/tuned/active_profile");
+    let msgs = issues_for(h, "/etc/tuned/active_profile");
     assert!(
         msgs.iter()
             .any(|m| m.contains("recommender") && m.contains("virt-what")),
@@ -841,14 +759,15 @@ fn tuned_enabled_without_a_known_profile_or_with_a_run_time_value_is_unknown() {
     );
 
     let d = tempfile::tempdir().unwrap();
-    enable_tuned(d.path(), "cpu-partitioning");
+    let h = d.path();
+    enable_tuned(h, "cpu-partitioning");
     write(
-        d.path(),
+        h,
         "/usr/lib/tuned/cpu-partitioning/tuned.conf",
         "[variables]\nisolated=${f:calc_isolated_cores:1}\n[sysctl]\nkernel.hung_task_timeout_secs = 600\nvm.stat_interval = ${isolated}\nkernel.x = ${f:exec:/bin/true}\n",
     );
     let set = PolicySet::builtin().unwrap();
-    let f = engine::gather(&set, &Host::snapshot(d.path()).unwrap());
+    let f = engine::gather(&set, &Host::snapshot(h).unwrap());
     let boot = &f.namespaces["sysctl_boot"];
     assert!(
         matches!(boot.get("kernel.hung_task_timeout_secs"), Some(Entry::Set(s)) if s.raw == "600")
@@ -865,28 +784,24 @@ fn tuned_enabled_without_a_known_profile_or_with_a_run_time_value_is_unknown() {
 #[test]
 fn tuned_include_cycle_and_missing_profile_do_not_hang_or_guess() {
     let d = tempfile::tempdir().unwrap();
-    enable_tuned(d.path(), "a");
+    let h = d.path();
+    enable_tuned(h, "a");
     write(
-        d.path(),
+        h,
         "/usr/lib/tuned/a/tuned.conf",
         "[main]\ninclude=b\n[sysctl]\nvm.swappiness=1\n",
     );
     write(
-        d.path(),
+        h,
         "/usr/lib/tuned/b/tuned.conf",
         "[main]\ninclude=a\n[sysctl]\nvm.swappiness=2\nvm.dirty_ratio=3\n",
     );
-    assert_eq!(
-        boot_value(d.path(), "vm.swappiness").unwrap(),
-        "1@/usr/lib/tuned/a/tuned.conf:4"
-    );
-    assert_eq!(
-        boot_value(d.path(), "vm.dirty_ratio").unwrap(),
-        "3@/usr/lib/tuned/b/tuned.conf:5"
-    );
+    assert_boot(h, "vm.swappiness", "1@/usr/lib/tuned/a/tuned.conf:4");
+    assert_boot(h, "vm.dirty_ratio", "3@/usr/lib/tuned/b/tuned.conf:5");
     let d = tempfile::tempdir().unwrap();
-    enable_tuned(d.path(), "nosuch");
-    let msgs = issues_for(d.path(), "/etc/tuned/active_profile");
+    let h = d.path();
+    enable_tuned(h, "nosuch");
+    let msgs = issues_for(h, "/etc/tuned/active_profile");
     assert!(
         msgs.iter().any(|m| m.contains("`nosuch` not found")),
         "{msgs:?}"
