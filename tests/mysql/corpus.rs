@@ -21,16 +21,7 @@ fn files(sub: &str) -> Option<Vec<std::path::PathBuf>> {
 
 fn snap_name(prefix: &str, p: &std::path::Path) -> String {
     let n = p.file_name().unwrap().to_string_lossy();
-    let n: String = n
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let n = n.replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', "_");
     format!("{prefix}__{n}")
 }
 

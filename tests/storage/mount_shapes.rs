@@ -6,6 +6,7 @@
 
 use crate::common;
 use crate::common::mountns::{self, Sh};
+use crate::reference::fstab_drift;
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -65,7 +66,7 @@ fn list(r: &std::collections::BTreeMap<String, Value>, field: &str) -> BTreeSet<
 /// fstab model's, set for set, and the drift rule must stay silent.
 #[test]
 fn defaults_after_other_options_is_what_libmount_mounts() {
-    use driftaudit::unstable::{engine, policy::PolicySet, report::Status};
+    use driftaudit::unstable::report::Status;
     if !can_mount() {
         return;
     }
@@ -119,15 +120,7 @@ fn defaults_after_other_options_is_what_libmount_mounts() {
         .iter()
         .all(|o| hard.contains(*o)));
 
-    let mut p = PolicySet::builtin().unwrap();
-    p.filter(&["storage.fstab-live-drift".to_string()], &[])
-        .unwrap();
-    let report = engine::audit_host(&p, &host);
-    let drift: Vec<_> = report
-        .findings
-        .iter()
-        .filter(|f| f.rule == "storage.fstab-live-drift")
-        .collect();
+    let drift = fstab_drift(&host);
     assert!(drift.iter().all(|f| f.status == Status::Pass), "{drift:#?}");
     assert!(
         drift[0].explanation.starts_with("6 configured value(s)"),
@@ -174,7 +167,7 @@ fn ext4_image(path: &Path, uuid: &str, label: &str) -> String {
 /// the mounted one, never a silent pick.
 #[test]
 fn disk_by_links_resolve_like_tags_and_a_shared_uuid_is_a_finding() {
-    use driftaudit::unstable::{engine, policy::PolicySet, report::Status};
+    use driftaudit::unstable::report::Status;
     if !can_mount() {
         return;
     }
@@ -304,14 +297,9 @@ fn disk_by_links_resolve_like_tags_and_a_shared_uuid_is_a_finding() {
         f.issues
     );
 
-    let mut p = PolicySet::builtin().unwrap();
-    p.filter(&["storage.fstab-live-drift".to_string()], &[])
-        .unwrap();
-    let report = engine::audit_host(&p, &host);
-    let fail: Vec<_> = report
-        .findings
-        .iter()
-        .filter(|f| f.rule == "storage.fstab-live-drift" && f.status == Status::Fail)
+    let fail: Vec<_> = fstab_drift(&host)
+        .into_iter()
+        .filter(|f| f.status == Status::Fail)
         .collect();
     assert_eq!(fail.len(), 1, "{fail:#?}");
     assert!(
@@ -492,7 +480,7 @@ fn unit_names_unescape_as_systemd_escape_does() {
 /// /usr/lib tmp.mount is read like any other unit.
 #[test]
 fn mount_units_are_read_with_drop_ins_as_systemd_loads_them() {
-    use driftaudit::unstable::{engine, policy::PolicySet, report::Status};
+    use driftaudit::unstable::{policy::PolicySet, report::Status};
     let Some(analyze) = common::tool("systemd-analyze", "systemd") else {
         return;
     };
@@ -583,14 +571,9 @@ fn mount_units_are_read_with_drop_ins_as_systemd_loads_them() {
         f.issues
     );
 
-    let mut p = PolicySet::builtin().unwrap();
-    p.filter(&["storage.fstab-live-drift".to_string()], &[])
-        .unwrap();
-    let report = engine::audit_host(&p, &host);
-    let fail: Vec<_> = report
-        .findings
-        .iter()
-        .filter(|x| x.rule == "storage.fstab-live-drift" && x.status == Status::Fail)
+    let fail: Vec<_> = fstab_drift(&host)
+        .into_iter()
+        .filter(|x| x.status == Status::Fail)
         .collect();
     assert_eq!(fail.len(), 1, "{fail:#?}");
     assert_eq!(fail[0].subject[0], "/srv/data");

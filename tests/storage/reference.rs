@@ -594,6 +594,22 @@ fn corpus_snapshots() {
 // ---------------------------------------------------------------------------
 // fstab against the kernel: real mounts in a private mount namespace
 
+/// The findings of `storage.fstab-live-drift`, that rule alone, on `host`.
+pub(crate) fn fstab_drift(
+    host: &driftaudit::unstable::host::Host,
+) -> Vec<driftaudit::unstable::report::Finding> {
+    use driftaudit::unstable::{engine, policy::PolicySet};
+    let mut p = PolicySet::builtin().unwrap();
+    p.filter(&["storage.fstab-live-drift".to_string()], &[])
+        .unwrap();
+    let report = engine::audit_host(&p, host);
+    report
+        .findings
+        .into_iter()
+        .filter(|f| f.rule == "storage.fstab-live-drift")
+        .collect()
+}
+
 /// Whether real mounts can be made here (root, unshare, mount, losetup,
 /// mkfs.ext4, tune2fs); off CI a missing piece skips with one line, in CI it fails.
 fn can_mount() -> bool {
@@ -854,7 +870,7 @@ fn canonical_mount_options_equal_the_kernels_for_each_option() {
 /// fstab, /proc/meminfo and the tune2fs listing (found by UUID, not by name).
 #[test]
 fn fstab_live_drift_is_silent_on_real_mounts_made_from_that_fstab() {
-    use driftaudit::unstable::{engine, host::Host, policy::PolicySet, report::Status};
+    use driftaudit::unstable::{host::Host, report::Status};
     if !can_mount() {
         return;
     }
@@ -904,15 +920,7 @@ fn fstab_live_drift_is_silent_on_real_mounts_made_from_that_fstab() {
         std::fs::write(path, c).unwrap();
     }
     let host = Host::snapshot(&snap).unwrap();
-    let mut p = PolicySet::builtin().unwrap();
-    p.filter(&["storage.fstab-live-drift".to_string()], &[])
-        .unwrap();
-    let report = engine::audit_host(&p, &host);
-    let drift: Vec<_> = report
-        .findings
-        .iter()
-        .filter(|f| f.rule == "storage.fstab-live-drift")
-        .collect();
+    let drift = fstab_drift(&host);
     assert!(
         drift.iter().all(|f| f.status == Status::Pass),
         "{:#?}",
@@ -1471,7 +1479,7 @@ fn btrfs_canonical_mount_options_equal_the_kernels_for_each_option() {
 /// another compression.
 #[test]
 fn btrfs_fstab_live_drift_is_silent_on_a_real_mount_and_fires_on_a_difference() {
-    use driftaudit::unstable::{engine, host::Host, policy::PolicySet, report::Status};
+    use driftaudit::unstable::{host::Host, report::Status};
     if !can_mount() {
         return;
     }
@@ -1504,14 +1512,7 @@ fn btrfs_fstab_live_drift_is_silent_on_a_real_mount_and_fires_on_a_difference() 
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, c).unwrap();
         }
-        let mut p = PolicySet::builtin().unwrap();
-        p.filter(&["storage.fstab-live-drift".to_string()], &[])
-            .unwrap();
-        engine::audit_host(&p, &Host::snapshot(&snap).unwrap())
-            .findings
-            .into_iter()
-            .filter(|f| f.rule == "storage.fstab-live-drift")
-            .collect::<Vec<_>>()
+        fstab_drift(&Host::snapshot(&snap).unwrap())
     };
     let drift = audit(&before, "snap-before");
     assert!(
