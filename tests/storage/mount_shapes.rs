@@ -6,7 +6,7 @@
 
 use crate::common;
 use crate::common::mountns::{self, Sh};
-use crate::reference::fstab_drift;
+use crate::reference::{fstab_drift, listing, mkfs_image, ok};
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -131,26 +131,9 @@ fn defaults_after_other_options_is_what_libmount_mounts() {
 
 /// A real ext4 image with a fixed UUID and label; its `dumpe2fs -h`.
 fn ext4_image(path: &Path, uuid: &str, label: &str) -> String {
-    let f = std::fs::File::create(path).unwrap();
-    f.set_len(16 * 1024 * 1024).unwrap();
-    drop(f);
-    let out = Command::new("mkfs.ext4")
-        .args(["-q", "-F", "-U", uuid, "-L", label])
-        .arg(path)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let d = Command::new("dumpe2fs")
-        .arg("-h")
-        .arg(path)
-        .output()
-        .unwrap();
-    assert!(d.status.success(), "{}", String::from_utf8_lossy(&d.stderr));
-    String::from_utf8_lossy(&d.stdout).into_owned()
+    let args = ["-q", "-F", "-U", uuid, "-L", label];
+    ok("mkfs.ext4", mkfs_image("mkfs.ext4", path, 16, &args));
+    ok("dumpe2fs -h", listing("dumpe2fs", "-h", path))
 }
 
 /// `/dev/disk/by-uuid/X` and `/dev/disk/by-label/L` specs name the device
@@ -687,22 +670,11 @@ fn small_1k_block_filesystems_say_which_inode_ratios_give_their_layout() {
     let dir = tempfile::tempdir().unwrap();
     let img = dir.path().join("img");
     let inodes = |size_mib: u64, ratio: u64| -> Option<(u64, String)> {
-        let f = std::fs::File::create(&img).unwrap();
-        f.set_len(size_mib * 1024 * 1024).unwrap();
-        drop(f);
-        let out = Command::new(&mkfs)
-            .args(["-q", "-F", "-b", "1024", "-i", &ratio.to_string()])
-            .arg(&img)
-            .output()
-            .unwrap();
-        if !out.status.success() {
+        let args = ["-q", "-F", "-b", "1024", "-i", &ratio.to_string()];
+        if !mkfs_image(&mkfs, &img, size_mib, &args).status.success() {
             return None; // a ratio mke2fs refuses
         }
-        let d = Command::new(&dumpe2fs)
-            .arg("-h")
-            .arg(&img)
-            .output()
-            .unwrap();
+        let d = listing(&dumpe2fs, "-h", &img);
         let text = String::from_utf8_lossy(&d.stdout).into_owned();
         let l = parse_text(&text).0.expect("dumpe2fs listing");
         Some((l.inode_count, text))

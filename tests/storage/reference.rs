@@ -302,30 +302,14 @@ fn ext4_images_agree_with_dumpe2fs() {
     ];
     for (n, (size, ratio, pct, extra)) in cases.iter().enumerate() {
         let img = dir.path().join(format!("img{n}"));
-        let f = std::fs::File::create(&img).unwrap();
-        f.set_len(size * 1024 * 1024).unwrap();
-        drop(f);
-        let mut cmd = Command::new(&mkfs);
-        cmd.args(["-q", "-F", "-i", &ratio.to_string(), "-m", &pct.to_string()])
-            .args(*extra)
-            .arg(&img);
-        let out = cmd.output().unwrap();
-        assert!(
-            out.status.success(),
-            "mkfs.ext4 {extra:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
+        let (ratio_s, pct_s) = (ratio.to_string(), pct.to_string());
+        let mut args = vec!["-q", "-F", "-i", &ratio_s, "-m", &pct_s];
+        args.extend_from_slice(extra);
+        ok(
+            &format!("mkfs.ext4 {extra:?}"),
+            mkfs_image(&mkfs, &img, *size, &args),
         );
-        let dump = Command::new(&dumpe2fs)
-            .arg("-h")
-            .arg(&img)
-            .output()
-            .unwrap();
-        assert!(
-            dump.status.success(),
-            "dumpe2fs: {}",
-            String::from_utf8_lossy(&dump.stderr)
-        );
-        let dump = String::from_utf8_lossy(&dump.stdout).into_owned();
+        let dump = ok("dumpe2fs", listing(&dumpe2fs, "-h", &img));
         let what = format!("mkfs.ext4 -i {ratio} -m {pct} {extra:?}");
 
         let (text_layout, issues) = parse_text(&dump);
@@ -373,25 +357,10 @@ fn bytes_per_inode_reproduces_mke2fs_for_any_ratio() {
     ];
     let mut exact = 0;
     for &(size, bs, ratio, unambiguous) in cases {
-        let f = std::fs::File::create(&img).unwrap();
-        f.set_len(size * 1024 * 1024).unwrap();
-        drop(f);
-        let out = Command::new(&mkfs)
-            .args(["-q", "-F", "-b", &bs.to_string(), "-i", &ratio.to_string()])
-            .arg(&img)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let dump = Command::new(&dumpe2fs)
-            .arg("-h")
-            .arg(&img)
-            .output()
-            .unwrap();
-        let dump = String::from_utf8_lossy(&dump.stdout).into_owned();
+        let args = ["-q", "-F", "-b", &bs.to_string(), "-i", &ratio.to_string()];
+        ok("mkfs.ext4", mkfs_image(&mkfs, &img, size, &args));
+        let dump = listing(&dumpe2fs, "-h", &img).stdout;
+        let dump = String::from_utf8_lossy(&dump).into_owned();
         let what = format!("{size} MiB, -b {bs} -i {ratio}");
         let text = parse_text(&dump).0.unwrap();
         let bin = parse_device_head(&std::fs::read(&img).unwrap()[..2048]).unwrap();
@@ -453,25 +422,10 @@ fn approximate_bytes_per_inode_is_said_in_the_record_and_the_finding() {
         .unwrap();
     // (-i, exact)
     for (ratio, exact) in [(10000u64, true), (16384, true), (12345, false)] {
-        let f = std::fs::File::create(&img).unwrap();
-        f.set_len(1024 * 1024 * 1024).unwrap();
-        drop(f);
-        let out = Command::new(&mkfs)
-            .args(["-q", "-F", "-b", "4096", "-i", &ratio.to_string()])
-            .arg(&img)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let dump = Command::new(&dumpe2fs)
-            .arg("-h")
-            .arg(&img)
-            .output()
-            .unwrap();
-        let dump = String::from_utf8_lossy(&dump.stdout).into_owned();
+        let args = ["-q", "-F", "-b", "4096", "-i", &ratio.to_string()];
+        ok("mkfs.ext4", mkfs_image(&mkfs, &img, 1024, &args));
+        let dump = listing(&dumpe2fs, "-h", &img).stdout;
+        let dump = String::from_utf8_lossy(&dump).into_owned();
         let inodes: f64 = dumpe2fs_field(&dump, "Inode count").parse().unwrap();
         let blocks: f64 = dumpe2fs_field(&dump, "Block count").parse().unwrap();
         let raw = blocks * 4096.0 / inodes;
@@ -594,6 +548,37 @@ fn corpus_snapshots() {
 // ---------------------------------------------------------------------------
 // fstab against the kernel: real mounts in a private mount namespace
 
+/// A sparse image file of `mib` MiB at `img`, then `mkfs ARGS img`: its run.
+pub(crate) fn mkfs_image(
+    mkfs: impl AsRef<std::ffi::OsStr>,
+    img: &Path,
+    mib: u64,
+    args: &[&str],
+) -> std::process::Output {
+    let f = std::fs::File::create(img).unwrap();
+    f.set_len(mib * 1024 * 1024).unwrap();
+    drop(f);
+    Command::new(mkfs).args(args).arg(img).output().unwrap()
+}
+
+/// `TOOL FLAG img` (`dumpe2fs -h`, `tune2fs -l`): its run.
+pub(crate) fn listing(
+    tool: impl AsRef<std::ffi::OsStr>,
+    flag: &str,
+    img: &Path,
+) -> std::process::Output {
+    Command::new(tool).arg(flag).arg(img).output().unwrap()
+}
+
+/// Fail the test with `what` and the run's stderr unless it succeeded;
+/// its stdout.
+#[track_caller]
+pub(crate) fn ok(what: &str, out: std::process::Output) -> String {
+    let (code, stdout, stderr) = common::cli::parts(out);
+    assert!(code == 0, "{what}: {stderr}");
+    stdout
+}
+
 /// The findings of `storage.fstab-live-drift`, that rule alone, on `host`.
 pub(crate) fn fstab_drift(
     host: &driftaudit::unstable::host::Host,
@@ -643,26 +628,10 @@ fn can_mount() -> bool {
 /// with its `tune2fs -l` listing.
 fn ext4_image(dir: &Path) -> (PathBuf, String) {
     let img = dir.join("ext4.img");
-    let f = std::fs::File::create(&img).unwrap();
-    f.set_len(64 * 1024 * 1024).unwrap();
-    drop(f);
-    let out = Command::new("mkfs.ext4")
-        .args(["-q", "-F", "-L", "refdata"])
-        .arg(&img)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let t = Command::new("tune2fs")
-        .arg("-l")
-        .arg(&img)
-        .output()
-        .unwrap();
-    assert!(t.status.success(), "{}", String::from_utf8_lossy(&t.stderr));
-    (img, String::from_utf8_lossy(&t.stdout).into_owned())
+    let args = ["-q", "-F", "-L", "refdata"];
+    ok("mkfs.ext4", mkfs_image("mkfs.ext4", &img, 64, &args));
+    let listed = ok("tune2fs -l", listing("tune2fs", "-l", &img));
+    (img, listed)
 }
 
 /// Run a shell script in a private mount namespace with the image on a loop
