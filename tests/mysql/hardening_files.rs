@@ -53,6 +53,19 @@ fn write(root: &Path, path: &str, text: &str, mode: u32) {
     std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
 }
 
+/// Empty /etc/mysql and /root and no /etc/my.cnf, in the namespace.
+const PRIVATE_MYSQL: &str = "mount -t tmpfs tmpfs /etc/mysql
+mount -t tmpfs tmpfs /root
+[ ! -e /etc/my.cnf ] || mount --bind /dev/null /etc/my.cnf
+";
+
+/// Run `script` in a private mount namespace (`$DRIFTAUDIT` is the binary
+/// under test), failing the test with its stderr when it fails.
+fn in_namespace(script: &str) {
+    let o = common::in_private_mounts(Path::new(common::cli::BIN), script);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
 #[test]
 fn password_files_modes_judged_live_from_stat_and_in_a_snapshot_from_the_stat_capture() {
     if !common::can_unshare("option file modes at their real paths") {
@@ -64,10 +77,7 @@ fn password_files_modes_judged_live_from_stat_and_in_a_snapshot_from_the_stat_ca
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path();
     let script = format!(
-        r#"mount -t tmpfs tmpfs /etc/mysql
-mount -t tmpfs tmpfs /root
-[ ! -e /etc/my.cnf ] || mount --bind /dev/null /etc/my.cnf
-printf '{my}' > /etc/mysql/my.cnf; chmod 644 /etc/mysql/my.cnf
+        r#"{PRIVATE_MYSQL}printf '{my}' > /etc/mysql/my.cnf; chmod 644 /etc/mysql/my.cnf
 printf '{deb}' > /etc/mysql/debian.cnf; chmod 640 /etc/mysql/debian.cnf
 printf '{root}' > /root/.my.cnf; chmod 600 /root/.my.cnf
 {stat} -c '%a %n' /etc/mysql/my.cnf /etc/mysql/debian.cnf /root/.my.cnf > {out}/file-modes.txt
@@ -80,8 +90,7 @@ printf '{root}' > /root/.my.cnf; chmod 600 /root/.my.cnf
         stat = stat.display(),
         out = out.display(),
     );
-    let o = common::in_private_mounts(Path::new(env!("CARGO_BIN_EXE_driftaudit")), &script);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    in_namespace(&script);
     let modes = std::fs::read_to_string(out.join("file-modes.txt")).unwrap();
     assert_eq!(
         modes,
@@ -190,10 +199,7 @@ fn root_history_linked_to_dev_null_or_absent_passes_live_and_in_driftaudits_snap
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path();
     let script = format!(
-        r#"mount -t tmpfs tmpfs /etc/mysql
-mount -t tmpfs tmpfs /root
-[ ! -e /etc/my.cnf ] || mount --bind /dev/null /etc/my.cnf
-printf '[mysqld]\ndatadir = /var/lib/mysql\n' > /etc/mysql/my.cnf
+        r#"{PRIVATE_MYSQL}printf '[mysqld]\ndatadir = /var/lib/mysql\n' > /etc/mysql/my.cnf
 for state in link file absent; do
   rm -f /root/.mysql_history
   case $state in
@@ -206,8 +212,7 @@ done
 "#,
         out = out.display(),
     );
-    let o = common::in_private_mounts(Path::new(env!("CARGO_BIN_EXE_driftaudit")), &script);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    in_namespace(&script);
     for (state, expected) in [
         ("link", Status::Pass),
         ("file", Status::Fail),
