@@ -579,6 +579,13 @@ pub(crate) fn ok(what: &str, out: std::process::Output) -> String {
     stdout
 }
 
+/// `text` (a finding's explanation, a listing) contains `part`; a failure
+/// shows the whole text.
+#[track_caller]
+pub(crate) fn says(text: &str, part: &str) {
+    assert!(text.contains(part), "{text}");
+}
+
 /// The findings of `storage.fstab-live-drift`, that rule alone, on `host`.
 pub(crate) fn fstab_drift(
     host: &driftaudit::unstable::host::Host,
@@ -956,19 +963,8 @@ fn can_mount_xfs() -> bool {
 /// A sparse 320 MiB xfs image (mkfs.xfs wants at least 300 MB).
 fn xfs_image(dir: &Path, name: &str) -> PathBuf {
     let img = dir.join(name);
-    let f = std::fs::File::create(&img).unwrap();
-    f.set_len(320 * 1024 * 1024).unwrap();
-    drop(f);
-    let out = Command::new(common::find_tool("mkfs.xfs").unwrap())
-        .args(["-q", "-f"])
-        .arg(&img)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let mkfs = common::find_tool("mkfs.xfs").unwrap();
+    ok("mkfs.xfs", mkfs_image(mkfs, &img, 320, &["-q", "-f"]));
     img
 }
 
@@ -1281,16 +1277,8 @@ fn xfs_fstab_live_drift_is_silent_on_real_mounts_and_names_refused_lines() {
         .filter(|f| f.rule == "storage.fstab-live-drift" && f.status == Status::Fail)
         .collect();
     assert_eq!(fails.len(), 1, "{findings:#?}");
-    assert!(
-        fails[0].explanation.contains(&format!("{t}/a")),
-        "{}",
-        fails[0].explanation
-    );
-    assert!(
-        fails[0].explanation.contains("noatime"),
-        "{}",
-        fails[0].explanation
-    );
+    says(&fails[0].explanation, &format!("{t}/a"));
+    says(&fails[0].explanation, "noatime");
 }
 
 // ---------------------------------------------------------------------------
@@ -1496,9 +1484,5 @@ fn btrfs_fstab_live_drift_is_silent_on_a_real_mount_and_fires_on_a_difference() 
     let drift = audit(after, "snap-after");
     let fails: Vec<_> = drift.iter().filter(|f| f.status == Status::Fail).collect();
     assert_eq!(fails.len(), 1, "{drift:#?}");
-    assert!(
-        fails[0].explanation.contains("compress=zstd:3"),
-        "{}",
-        fails[0].explanation
-    );
+    says(&fails[0].explanation, "compress=zstd:3");
 }
