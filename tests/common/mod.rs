@@ -4,10 +4,13 @@
 //! the test. Nothing here decides a test's verdict.
 #![allow(dead_code)] // each test crate uses a different part
 
+pub mod browser;
 pub mod cli;
 pub mod doc_examples;
 pub mod mariadb;
 pub mod mountns;
+pub mod patch;
+pub mod timeout;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -2,21 +2,21 @@
 //! --prefer running, --format json (driftaudit.fix/1), --runtime FILE, the
 //! exit codes 0/1/2, and the live host (read, never changed).
 
-use std::path::{Path, PathBuf};
+use crate::common::cli;
+
+use std::path::PathBuf;
 use std::process::{Command, Output};
 
 fn host(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("testdata/hosts")
-        .join(name)
+    cli::testdata("hosts").join(name)
 }
 
 fn fix(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_driftaudit"))
+    cli::cmd()
         .arg("fix")
         .args(args)
         .output()
-        .unwrap()
+        .expect("run driftaudit fix")
 }
 
 fn stderr(o: &Output) -> String {
@@ -327,7 +327,7 @@ fn fixing_the_live_host_reads_it_and_changes_nothing_on_it() {
     let before = fingerprint(&watched);
     let cwd = tempfile::tempdir().unwrap();
     let script = cwd.path().join("steps.sh");
-    let o = Command::new(env!("CARGO_BIN_EXE_driftaudit"))
+    let o = cli::cmd()
         .args(["fix", "--runtime"])
         .arg(&script)
         .current_dir(cwd.path())

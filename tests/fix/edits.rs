@@ -2,66 +2,10 @@
 //! it fixes listed against it (the plan's JSON `edits`, the stderr summary,
 //! the patch's comment), one runtime step per command.
 
-use crate::common;
+use crate::common::cli::{copy_tree as copy, run, testdata};
+use crate::common::patch::gnu_patch;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn testdata(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("testdata")
-        .join(rel)
-}
-
-/// A copy of a snapshot (`cp -a` keeps its symlinks).
-fn copy(dir: &Path) -> tempfile::TempDir {
-    let t = tempfile::tempdir().unwrap();
-    let ok = Command::new("cp")
-        .arg("-a")
-        .arg(format!("{}/.", dir.display()))
-        .arg(t.path())
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok);
-    t
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_driftaudit"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-/// `patch -p1` (GNU patch) on `dir`; (ok, output), `None` after a skip.
-fn gnu_patch(dir: &Path, patch: &str) -> Option<(bool, String)> {
-    use std::io::Write;
-    let bin = common::tool("patch", "patch")?;
-    let mut child = Command::new(bin)
-        .args(["-p1", "--batch", "--no-backup-if-mismatch", "-d"])
-        .arg(dir)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(patch.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    Some((
-        out.status.success(),
-        format!("{}{}", text(&out.stdout), text(&out.stderr)),
-    ))
-}
 
 /// The interfaces host with four interfaces whose reverse-path filter is
 /// off (all = 0; default, eth0, eth1 and eth1/100 at 0), so that
@@ -88,9 +32,8 @@ const IFACES: [&str; 4] = ["default", "eth0", "eth1", "eth1/100"];
 fn a_key_fixed_for_four_interfaces_is_written_once() {
     let t = four_interfaces_off();
     let dir = t.path().to_str().unwrap();
-    let o = run(&["fix", "--snapshot", dir, "--only", "linux.rp-filter"]);
-    let (patch, err) = (text(&o.stdout), text(&o.stderr));
-    assert_eq!(o.status.code(), Some(0), "{err}\n{patch}");
+    let (code, patch, err) = run(&["fix", "--snapshot", dir, "--only", "linux.rp-filter"]);
+    assert_eq!(code, 0, "{err}\n{patch}");
     let written = patch
         .lines()
         .filter(|l| l.starts_with('+') && l.contains("net.ipv4.conf.all.rp_filter ="))
@@ -120,9 +63,7 @@ fn a_key_fixed_for_four_interfaces_is_written_once() {
     }
 
     // the JSON plan: one edit of that file and key, the four findings on it
-    let o = run(&["fix", "--snapshot", dir, "--format", "json"]);
-    let v: serde_json::Value =
-        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&o.stderr)));
+    let v = json_plan(&["fix", "--snapshot", dir, "--format", "json"]);
     let edits = v["edits"]
         .as_array()
         .unwrap_or_else(|| panic!("no `edits` in {v:#}"));
@@ -179,8 +120,8 @@ fn a_key_fixed_for_four_interfaces_is_written_once() {
 }
 
 fn json_plan(args: &[&str]) -> serde_json::Value {
-    let o = run(args);
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&o.stderr)))
+    let (_, stdout, stderr) = run(args);
+    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"))
 }
 
 /// The `edits` of a JSON plan as (file, key, number of findings).
@@ -199,17 +140,16 @@ fn edits(v: &serde_json::Value) -> Vec<(String, String, usize)> {
         .collect()
 }
 
-#[test]
-fn two_rules_adding_one_missing_option_add_it_once() {
-    // mysql-healthy sets no max_allowed_packet; two rules want 64M
-    let d = tempfile::tempdir().unwrap();
-    let pol = d.path().join("mine.yaml");
+/// `dir/mine.yaml`: policy `mine` with two rules, mine.a and mine.b, that
+/// both check `setting` with `expect`.
+fn two_rules(dir: &Path, setting: &str, expect: &str) -> PathBuf {
     let rule = |id: &str| {
         format!(
-            "  - id: {id}\n    title: t\n    severity: low\n    setting: mycnf.max_allowed_packet\n    \
-             expect: {{ equals: 64M, present: true }}\n    why: w\n    fix: f\n    references: []\n"
+            "  - id: {id}\n    title: t\n    severity: low\n    setting: {setting}\n    \
+             expect: {expect}\n    why: w\n    fix: f\n    references: []\n"
         )
     };
+    let pol = dir.join("mine.yaml");
     std::fs::write(
         &pol,
         format!(
@@ -219,6 +159,18 @@ fn two_rules_adding_one_missing_option_add_it_once() {
         ),
     )
     .unwrap();
+    pol
+}
+
+#[test]
+fn two_rules_adding_one_missing_option_add_it_once() {
+    // mysql-healthy sets no max_allowed_packet; two rules want 64M
+    let d = tempfile::tempdir().unwrap();
+    let pol = two_rules(
+        d.path(),
+        "mycnf.max_allowed_packet",
+        "{ equals: 64M, present: true }",
+    );
     let h = testdata("hosts/mysql-healthy");
     let args = [
         "fix",
@@ -229,8 +181,7 @@ fn two_rules_adding_one_missing_option_add_it_once() {
         "--only",
         "mine.*",
     ];
-    let o = run(&args);
-    let (patch, err) = (text(&o.stdout), text(&o.stderr));
+    let (_, patch, err) = run(&args);
     let added = patch
         .lines()
         .filter(|l| l.starts_with('+') && !l.starts_with("+#") && l.contains("max_allowed_packet"))
@@ -286,22 +237,11 @@ fn two_rules_fixing_one_fstab_entry_are_one_edit_and_one_remount() {
 #[test]
 fn two_rules_setting_one_localconfig_key_are_one_zmlocalconfig_step() {
     let d = tempfile::tempdir().unwrap();
-    let pol = d.path().join("mine.yaml");
-    let rule = |id: &str| {
-        format!(
-            "  - id: {id}\n    title: t\n    severity: low\n    setting: localconfig.mailboxd_java_heap_size\n    \
-             expect: {{ equals: 4096 }}\n    why: w\n    fix: f\n    references: []\n"
-        )
-    };
-    std::fs::write(
-        &pol,
-        format!(
-            "policy: mine\ntitle: Mine\nrules:\n{}{}",
-            rule("mine.a"),
-            rule("mine.b")
-        ),
-    )
-    .unwrap();
+    let pol = two_rules(
+        d.path(),
+        "localconfig.mailboxd_java_heap_size",
+        "{ equals: 4096 }",
+    );
     let h = testdata("hosts/zimbra-khimki-12g");
     let v = json_plan(&[
         "fix",

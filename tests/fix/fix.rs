@@ -4,7 +4,8 @@
 //! remedy is `none` stay unfixable, fixing the patched copy prints an empty
 //! patch, and the patched files keep their comments, order and spelling.
 
-use crate::common;
+use crate::common::cli::{self, copy_tree as copy};
+use crate::common::patch;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -13,8 +14,7 @@ use driftaudit::unstable::fix::{self, FixOptions, Plan, Prefer};
 use driftaudit::unstable::policy::{PolicySet, Remedy};
 
 fn hosts() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/hosts");
-    let mut v: Vec<PathBuf> = std::fs::read_dir(root)
+    let mut v: Vec<PathBuf> = std::fs::read_dir(cli::testdata("hosts"))
         .unwrap()
         .map(|e| e.unwrap().path())
         .collect();
@@ -23,93 +23,18 @@ fn hosts() -> Vec<PathBuf> {
 }
 
 fn host(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("testdata/hosts")
-        .join(name)
+    cli::testdata("hosts").join(name)
 }
 
 fn plan(dir: &Path, opts: &FixOptions) -> Plan {
     fix::plan(&PolicySet::builtin().unwrap(), Some(dir), opts).unwrap()
 }
 
-/// A copy of a snapshot (`cp -a` keeps its symlinks).
-fn copy(dir: &Path) -> tempfile::TempDir {
-    let t = tempfile::tempdir().unwrap();
-    let ok = Command::new("cp")
-        .arg("-a")
-        .arg(format!("{}/.", dir.display()))
-        .arg(t.path())
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok);
-    t
-}
-
-fn run_with_stdin(cmd: &mut Command, input: &str) -> (bool, String) {
-    use std::io::Write;
-    let mut child = cmd
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.success(),
-        format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ),
-    )
-}
-
-fn tool(name: &str) -> bool {
-    let ok = Command::new(name).arg("--version").output().is_ok();
-    if !ok {
-        common::skip(
-            &format!("`{name}` is not installed"),
-            "the patch is checked with it",
-        );
-    }
-    ok
-}
-
 /// `git apply --check` and `patch -p1 --dry-run` accept the patch in a copy
-/// of the snapshot; then `patch -p1` applies it there.
-fn apply(dir: &Path, patch: &str) -> tempfile::TempDir {
-    let t = copy(dir);
-    if !patch.is_empty() && tool("git") && tool("patch") {
-        let (ok, out) = run_with_stdin(
-            Command::new("git")
-                .args(["apply", "--check", "--unsafe-paths", "-p1"])
-                .current_dir(t.path()),
-            patch,
-        );
-        assert!(ok, "{}: git apply --check: {out}\n{patch}", dir.display());
-        let (ok, out) = run_with_stdin(
-            Command::new("patch")
-                .args(["-p1", "--dry-run", "-d"])
-                .arg(t.path()),
-            patch,
-        );
-        assert!(ok, "{}: patch --dry-run: {out}", dir.display());
-        let (ok, out) = run_with_stdin(
-            Command::new("patch")
-                .args(["-p1", "-s", "-d"])
-                .arg(t.path()),
-            patch,
-        );
-        assert!(ok, "{}: patch: {out}", dir.display());
-    }
-    t
+/// of the snapshot; then `patch -p1` applies it there. `None` after a skip
+/// for a missing tool.
+fn apply(dir: &Path, patch: &str) -> Option<tempfile::TempDir> {
+    patch::applies(dir, patch, &["--unsafe-paths"], false)
 }
 
 #[test]
@@ -148,7 +73,9 @@ fn every_test_host_with_failures_gets_a_patch_the_tools_accept_and_a_passing_pro
                 .iter()
                 .flat_map(|f| std::iter::once(f.rule.clone()).chain(f.alias.clone())),
         );
-        apply(&dir, &p.patch);
+        if !p.patch.is_empty() {
+            apply(&dir, &p.patch);
+        }
     }
     // the hosts exercise every kind of edit
     for r in [
@@ -174,10 +101,9 @@ fn fixing_the_patched_snapshot_prints_an_empty_patch() {
         if p.patch.is_empty() {
             continue;
         }
-        if !tool("patch") {
+        let Some(patched) = apply(&dir, &p.patch) else {
             return;
-        }
-        let patched = apply(&dir, &p.patch);
+        };
         let again = plan(patched.path(), &FixOptions::default());
         assert_eq!(again.patch, "", "{}: second patch", dir.display());
     }
@@ -187,10 +113,12 @@ fn fixing_the_patched_snapshot_prints_an_empty_patch() {
 fn patched_files_keep_their_comments_and_order() {
     for dir in hosts() {
         let p = plan(&dir, &FixOptions::default());
-        if p.patch.is_empty() || !tool("patch") {
+        if p.patch.is_empty() {
             continue;
         }
-        let patched = apply(&dir, &p.patch);
+        let Some(patched) = apply(&dir, &p.patch) else {
+            continue;
+        };
         for line in p.patch.lines().filter(|l| l.starts_with("--- a/")) {
             let rel = &line["--- a/".len()..];
             let before = std::fs::read_to_string(dir.join(rel)).unwrap();
@@ -410,28 +338,22 @@ fn the_json_plan_has_its_schema_and_fields() {
 
 #[test]
 fn the_cli_prints_the_patch_writes_the_script_and_exits_by_the_plan() {
-    let bin = env!("CARGO_BIN_EXE_driftaudit");
     let t = tempfile::tempdir().unwrap();
     let script = t.path().join("steps.sh");
-    let out = Command::new(bin)
-        .args(["fix", "--snapshot"])
-        .arg(host("nat-story"))
-        .arg("--runtime")
-        .arg(&script)
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let nat = cli::host("nat-story");
+    let fix_nat = [
+        "fix",
+        "--snapshot",
+        &nat,
+        "--runtime",
+        script.to_str().unwrap(),
+    ];
+    let (code, stdout, stderr) = cli::run(&fix_nat);
+    assert_eq!(code, 0, "{stderr}");
     assert!(
         stdout.starts_with("--- a/etc/sysctl.d/60-perf.conf\n"),
         "{stdout}"
     );
-    let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("fixes linux.tcp-tw-recycle net.ipv4.tcp_tw_recycle: "),
         "{stderr}"
@@ -445,38 +367,24 @@ fn the_cli_prints_the_patch_writes_the_script_and_exits_by_the_plan() {
         .success();
     assert!(ok);
     // an existing --runtime file is never overwritten
-    let again = Command::new(bin)
-        .args(["fix", "--snapshot"])
-        .arg(host("nat-story"))
-        .arg("--runtime")
-        .arg(&script)
-        .output()
-        .unwrap();
-    assert_eq!(again.status.code(), Some(2));
+    assert_eq!(cli::run(&fix_nat).0, 2);
     // unfixable findings: exit 1
-    let z = Command::new(bin)
-        .args(["fix", "--snapshot"])
-        .arg(host("zimbra-storage-before"))
-        .output()
-        .unwrap();
-    assert_eq!(z.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&z.stderr)
-        .contains("cannot fix storage.on-rotational (alias storage.db-on-rotational)"));
+    let (code, _, stderr) = cli::run(&["fix", "--snapshot", &cli::host("zimbra-storage-before")]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("cannot fix storage.on-rotational (alias storage.db-on-rotational)"));
     // usage error: exit 2
-    let u = Command::new(bin)
-        .args(["fix", "--prefer", "sideways"])
-        .output()
-        .unwrap();
-    assert_eq!(u.status.code(), Some(2));
+    assert_eq!(cli::run(&["fix", "--prefer", "sideways"]).0, 2);
 }
 
-fn with_policy(yaml: &str) -> PolicySet {
+/// The built-in policies and the policy `yaml` as `mine.yaml`.
+pub(crate) fn with_policy(yaml: &str) -> PolicySet {
     let mut set = PolicySet::builtin().unwrap();
     set.add_str("mine.yaml", yaml).unwrap();
     set
 }
 
-fn only(g: &str) -> FixOptions {
+/// Fix only the rules matching `g`.
+pub(crate) fn only(g: &str) -> FixOptions {
     FixOptions {
         only: vec![glob::Pattern::new(g).unwrap()],
         ..FixOptions::default()
@@ -587,9 +495,10 @@ fn remove_deletes_every_line_the_server_reads_for_the_option_whatever_its_spelli
     );
     assert_eq!(p.exit_code(), 0, "{}", p.summary());
     assert!(p.proof.as_ref().unwrap().passed(), "{}", p.summary());
-    let done = apply(t.path(), &p.patch);
-    let again = fix::plan(&set, Some(done.path()), &only("mine.*")).unwrap();
-    assert!(again.patch.is_empty(), "{}", again.patch);
+    if let Some(done) = apply(t.path(), &p.patch) {
+        let again = fix::plan(&set, Some(done.path()), &only("mine.*")).unwrap();
+        assert!(again.patch.is_empty(), "{}", again.patch);
+    }
 }
 
 #[test]

@@ -8,81 +8,31 @@
 //! printed with the real tool where one exists.
 
 use crate::common;
+use crate::common::cli::{self, copy_tree as copy};
+use crate::common::patch::gnu_patch;
+use crate::fix::{only, with_policy};
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 use driftaudit::unstable::fix::{self, FixOptions, Plan, Prefer};
 use driftaudit::unstable::policy::PolicySet;
 
 fn host(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("testdata/hosts")
-        .join(name)
+    cli::testdata("hosts").join(name)
 }
 
-/// A copy of a snapshot (`cp -a` keeps its symlinks).
-fn copy(dir: &Path) -> tempfile::TempDir {
-    let t = tempfile::tempdir().unwrap();
-    let ok = Command::new("cp")
-        .arg("-a")
-        .arg(format!("{}/.", dir.display()))
-        .arg(t.path())
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok);
-    t
-}
-
-fn fix_cli(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_driftaudit"))
-        .arg("fix")
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn with_policy(yaml: &str) -> PolicySet {
-    let mut set = PolicySet::builtin().unwrap();
-    set.add_str("mine.yaml", yaml).unwrap();
-    set
-}
-
-fn only(g: &str) -> FixOptions {
-    FixOptions {
-        only: vec![glob::Pattern::new(g).unwrap()],
-        ..FixOptions::default()
-    }
-}
-
-/// `patch -p1` (GNU patch) on `dir` with `patch` as its input; (ok, output).
-fn gnu_patch(dir: &Path, patch: &str) -> Option<(bool, String)> {
-    use std::io::Write;
-    let bin = common::tool("patch", "patch")?;
-    let mut child = Command::new(bin)
-        .args(["-p1", "--batch", "--no-backup-if-mismatch", "-d"])
-        .arg(dir)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(patch.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    Some((
-        out.status.success(),
-        format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ),
-    ))
+/// `driftaudit fix ARGS`. NO_COLOR is unset again: the tests here look for
+/// any control character in what `fix` prints, colour escapes included.
+fn fix_cli(args: &[&str]) -> (i32, String, String) {
+    cli::parts(
+        cli::cmd()
+            .env_remove("NO_COLOR")
+            .arg("fix")
+            .args(args)
+            .output()
+            .expect("run driftaudit fix"),
+    )
 }
 
 /// Every file under `dir`, relative, sorted (names as bytes, lossily shown).
@@ -138,10 +88,8 @@ fn a_running_value_with_a_newline_is_unfixable_not_an_include() {
                 format,
             ];
             args.extend_from_slice(extra);
-            let o = fix_cli(&args);
-            let out = String::from_utf8_lossy(&o.stdout);
-            let err = String::from_utf8_lossy(&o.stderr);
-            assert_eq!(o.status.code(), Some(1), "{args:?}\n{out}{err}");
+            let (code, out, err) = fix_cli(&args);
+            assert_eq!(code, 1, "{args:?}\n{out}{err}");
             assert!(
                 !out.contains("!include") && !out.contains("plugin_load_add"),
                 "{args:?}: the running value became option-file lines:\n{out}"
@@ -394,7 +342,7 @@ fn control_characters_from_host_values_never_reach_fix_output() {
     let dir = tempfile::tempdir().unwrap();
     for (i, prefer) in ["configured", "running"].iter().enumerate() {
         let script = dir.path().join(format!("steps{i}.sh"));
-        let o = fix_cli(&[
+        let (_, out, err) = fix_cli(&[
             "--snapshot",
             s,
             "--prefer",
@@ -402,8 +350,6 @@ fn control_characters_from_host_values_never_reach_fix_output() {
             "--runtime",
             script.to_str().unwrap(),
         ]);
-        let out = String::from_utf8_lossy(&o.stdout);
-        let err = String::from_utf8_lossy(&o.stderr);
         let sh = std::fs::read_to_string(&script).unwrap();
         for (what, text) in [("patch", &*out), ("stderr", &*err), ("script", &*sh)] {
             assert_eq!(
@@ -430,13 +376,14 @@ fn a_file_name_with_newlines_cannot_forge_a_diff_text_line() {
         "vm.swappiness = 60\n",
     )
     .unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_driftaudit"))
-        .args(["diff", "--files", "--color", "never"])
-        .arg(a.path())
-        .arg(b.path())
-        .output()
-        .unwrap();
-    let out = String::from_utf8_lossy(&o.stdout);
+    let (_, out, _) = cli::run(&[
+        "diff",
+        "--files",
+        "--color",
+        "never",
+        a.path().to_str().unwrap(),
+        b.path().to_str().unwrap(),
+    ]);
     assert!(out.contains("swappiness"), "{out}");
     // each part of the name after a newline would start a line of its own
     assert!(
@@ -628,24 +575,18 @@ fn a_change_refused_for_an_adjacent_secret_is_listed_unfixable_not_fixed() {
 
 #[test]
 fn fix_says_which_live_captures_it_runs_and_how_to_turn_them_off() {
-    let help = Command::new(env!("CARGO_BIN_EXE_driftaudit"))
-        .args(["fix", "--help"])
-        .output()
-        .unwrap();
-    let help = String::from_utf8_lossy(&help.stdout);
+    let (_, help, _) = cli::run(&["fix", "--help"]);
     for w in ["my_print_defaults", "mysql", "--no-mysql"] {
         assert!(help.contains(w), "`fix --help` does not name {w}:\n{help}");
     }
-    let doc =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/fix.md")).unwrap();
+    let doc = std::fs::read_to_string(cli::repo_root().join("docs/fix.md")).unwrap();
     for w in ["my_print_defaults", "--no-mysql"] {
         assert!(doc.contains(w), "docs/fix.md does not name {w}");
     }
     // the live run's summary names what it ran (or with --no-mysql, that it
     // did not run the MySQL captures)
-    let o = fix_cli(&["--no-mysql", "--no-verify"]);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(o.status.code().unwrap_or(9) <= 1, "{err}");
+    let (code, _, err) = fix_cli(&["--no-mysql", "--no-verify"]);
+    assert!((0..=1).contains(&code), "{err}");
     assert!(
         err.contains("captured the live host") && err.contains("--no-mysql"),
         "{err}"
@@ -670,12 +611,17 @@ fn hostile_text(max: usize) -> impl proptest::strategy::Strategy<Value = String>
     .prop_map(|v| v.concat())
 }
 
-proptest::proptest! {
-    #![proptest_config(proptest::prelude::ProptestConfig {
-        cases: 48,
+/// A property test's configuration: `n` cases, no failure file written.
+fn cases(n: u32) -> proptest::prelude::ProptestConfig {
+    proptest::prelude::ProptestConfig {
+        cases: n,
         failure_persistence: None,
         ..proptest::prelude::ProptestConfig::default()
-    })]
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(cases(48))]
 
     /// Patch headers: a name quoted by `header_name` is the file GNU patch
     /// edits, and the proof's reader reads the same name.
@@ -705,11 +651,7 @@ proptest::proptest! {
 }
 
 proptest::proptest! {
-    #![proptest_config(proptest::prelude::ProptestConfig {
-        cases: 24,
-        failure_persistence: None,
-        ..proptest::prelude::ProptestConfig::default()
-    })]
+    #![proptest_config(cases(24))]
 
     /// Option files: any pinned value is read back exactly by
     /// `my_print_defaults` from the patched file, or refused with a reason.
@@ -750,6 +692,22 @@ fn pinning(setting: &str, v: &str) -> PolicySet {
          \x20 - id: mine.pin\n    title: t\n    severity: low\n    setting: {setting}\n    expect: {{ equals: {}, present: true }}\n    why: w\n    fix: f\n    references: []\n",
         yaml_str(v)
     ))
+}
+
+/// The plan for `host_name` under [`pinning`] `setting` to `v`: `None`
+/// when it refused (see [`refused`]), else its proof must have passed.
+fn pinned_plan(setting: &str, v: &str, host_name: &str) -> Option<Plan> {
+    let p = fix::plan(
+        &pinning(setting, v),
+        Some(&host(host_name)),
+        &only("mine.*"),
+    )
+    .unwrap();
+    if refused(&p, "mine.pin", v) {
+        return None;
+    }
+    assert!(p.proof.as_ref().unwrap().passed(), "{v:?}: {}", p.summary());
+    Some(p)
 }
 
 /// Whether `p` refused rule `rule` (or had nothing to do): then nothing may
@@ -874,16 +832,9 @@ fn sysctl_consumers(root: &Path, key: &str, script: &Path) -> Vec<(&'static str,
 /// sysctl.d and the runtime script set exactly `v` in every consumer.
 fn sysctl_value_reaches_the_kernel(v: &str) {
     let key = "net.ipv4.tcp_tw_recycle";
-    let p = fix::plan(
-        &pinning(&format!("sysctl.{key}"), v),
-        Some(&host("nat-story")),
-        &only("mine.*"),
-    )
-    .unwrap();
-    if refused(&p, "mine.pin", v) {
+    let Some(p) = pinned_plan(&format!("sysctl.{key}"), v, "nat-story") else {
         return;
-    }
-    assert!(p.proof.as_ref().unwrap().passed(), "{v:?}: {}", p.summary());
+    };
     let t = copy(&host("nat-story"));
     let Some((ok, out)) = gnu_patch(t.path(), &p.patch) else {
         return;
@@ -931,11 +882,7 @@ fn sysctl_value_reaches_the_kernel(v: &str) {
 }
 
 proptest::proptest! {
-    #![proptest_config(proptest::prelude::ProptestConfig {
-        cases: 32,
-        failure_persistence: None,
-        ..proptest::prelude::ProptestConfig::default()
-    })]
+    #![proptest_config(cases(32))]
 
     /// sysctl.d and `sysctl -w`: any pinned value is what systemd-sysctl,
     /// procps and the runtime script write to the kernel, or refused.
@@ -1149,11 +1096,7 @@ fn hostile_fstab_options() -> impl proptest::strategy::Strategy<Value = String> 
 }
 
 proptest::proptest! {
-    #![proptest_config(proptest::prelude::ProptestConfig {
-        cases: 32,
-        failure_persistence: None,
-        ..proptest::prelude::ProptestConfig::default()
-    })]
+    #![proptest_config(cases(32))]
 
     /// fstab and `mount -o remount`: any mount point and options field
     /// reads back in libmount as exactly the intended change, or refused.
@@ -1188,16 +1131,9 @@ fn fstab_quoted_option_values_and_blank_mount_points_read_back_exactly() {
 /// (localconfig.xml as the step leaves it) reads back `v`.
 fn localconfig_value_reaches_zmlocalconfig(v: &str) {
     let key = "mailboxd_java_heap_size";
-    let p = fix::plan(
-        &pinning(&format!("localconfig.{key}"), v),
-        Some(&host("zimbra-khimki-asfound")),
-        &only("mine.*"),
-    )
-    .unwrap();
-    if refused(&p, "mine.pin", v) {
+    let Some(p) = pinned_plan(&format!("localconfig.{key}"), v, "zimbra-khimki-asfound") else {
         return;
-    }
-    assert!(p.proof.as_ref().unwrap().passed(), "{v:?}: {}", p.summary());
+    };
     assert!(
         p.patch.is_empty(),
         "{v:?}: localconfig.xml is never patched:\n{}",
@@ -1223,11 +1159,7 @@ fn localconfig_value_reaches_zmlocalconfig(v: &str) {
 }
 
 proptest::proptest! {
-    #![proptest_config(proptest::prelude::ProptestConfig {
-        cases: 32,
-        failure_persistence: None,
-        ..proptest::prelude::ProptestConfig::default()
-    })]
+    #![proptest_config(cases(32))]
 
     /// localconfig: any pinned value is one `zmlocalconfig -e KEY=VALUE`
     /// word through `su - zimbra -c`, or refused.

@@ -6,28 +6,14 @@
 //! stderr summary, the JSON plan or an error.
 
 use crate::common;
+use crate::common::cli::{self, copy_tree as copy};
+use crate::common::patch::{self, run_with_stdin};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn host(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("testdata/hosts")
-        .join(name)
-}
-
-/// A copy of a snapshot (`cp -a` keeps its symlinks).
-fn copy(dir: &Path) -> tempfile::TempDir {
-    let t = tempfile::tempdir().unwrap();
-    let ok = Command::new("cp")
-        .arg("-a")
-        .arg(format!("{}/.", dir.display()))
-        .arg(t.path())
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok);
-    t
+    cli::testdata("hosts").join(name)
 }
 
 /// Replace line `n` (1-based) of `path`, or insert before it.
@@ -42,12 +28,16 @@ fn edit_line(path: &Path, n: usize, text: &str, insert: bool) {
     std::fs::write(path, lines.join("\n") + "\n").unwrap();
 }
 
+/// `driftaudit fix ARGS`, in the environment the test inherits (NO_COLOR
+/// unset again, as these tests always ran it): every byte `fix` prints is
+/// searched for secrets.
 fn fix(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_driftaudit"))
+    cli::cmd()
+        .env_remove("NO_COLOR")
         .arg("fix")
         .args(args)
         .output()
-        .unwrap()
+        .expect("run driftaudit fix")
 }
 
 /// Every output of `fix` on `snap`: the patch and the summary, the JSON plan,
@@ -98,64 +88,11 @@ fn assert_absent(out: &str, marker: &str) {
     );
 }
 
-fn run_with_stdin(cmd: &mut Command, input: &str) -> (bool, String) {
-    use std::io::Write;
-    let mut child = cmd
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.success(),
-        format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ),
-    )
-}
-
 /// `git apply --check` and `patch -p1 --dry-run` (no fuzz, no offset)
 /// accept the patch on a copy of `snap`; `patch -p1` applies it. Returns the
 /// patched copy (`None` when the tools are missing off CI).
 fn applies(snap: &Path, patch: &str) -> Option<tempfile::TempDir> {
-    let git = common::program("git", "git")?;
-    let patch_bin = common::program("patch", "patch")?;
-    let t = copy(snap);
-    let (ok, out) = run_with_stdin(
-        Command::new(&git)
-            .args(["apply", "--check", "-v", "-p1"])
-            .current_dir(t.path()),
-        patch,
-    );
-    assert!(ok, "git apply --check: {out}\n{patch}");
-    let (ok, out) = run_with_stdin(
-        Command::new(&patch_bin)
-            .args(["-p1", "--dry-run", "-d"])
-            .arg(t.path()),
-        patch,
-    );
-    assert!(ok, "patch --dry-run: {out}\n{patch}");
-    assert!(
-        !out.contains("fuzz") && !out.contains("offset"),
-        "patch needed fuzz or an offset: {out}\n{patch}"
-    );
-    let (ok, out) = run_with_stdin(
-        Command::new(&patch_bin)
-            .args(["-p1", "-s", "-d"])
-            .arg(t.path()),
-        patch,
-    );
-    assert!(ok, "patch: {out}");
-    Some(t)
+    patch::applies(snap, patch, &["-v"], true)
 }
 
 #[test]

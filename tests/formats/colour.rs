@@ -9,10 +9,10 @@
 //! is ever coloured.
 
 use crate::common;
+use crate::common::cli;
 
 use std::process::Command;
 
-const BIN: &str = env!("CARGO_BIN_EXE_driftaudit");
 /// A host with failures of several severities and a memory budget bar.
 const HOST: &str = "testdata/hosts/zimbra-khimki-12g";
 /// Every variable that decides colour, cleared before each run.
@@ -20,10 +20,16 @@ const VARS: [&str; 5] = ["NO_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "TERM", "CI"]
 
 /// `check` on a pipe with exactly `env` set (of [`VARS`]) and `flags`.
 fn piped(env: &[(&str, &str)], flags: &[&str]) -> String {
-    let mut c = Command::new(BIN);
-    c.current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(["check", "--snapshot", HOST])
-        .args(flags);
+    let mut c = cli::cmd();
+    c.args(["check", "--snapshot", HOST]).args(flags);
+    report_with(c, env)
+}
+
+/// The report `c` prints from the repository root with every one of
+/// [`VARS`] cleared and then exactly `env` set; the run must exit 1 (HOST
+/// fails) and print UTF-8.
+fn report_with(mut c: Command, env: &[(&str, &str)]) -> String {
+    c.current_dir(cli::repo_root());
     for v in VARS {
         c.env_remove(v);
     }
@@ -138,20 +144,15 @@ fn the_color_flag_overrides_the_environment() {
         &["--color", "auto"]
     )));
     // global: before the subcommand too, as cargo takes it
-    let mut c = Command::new(BIN);
-    c.current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(["--color=always", "check", "--snapshot", HOST]);
+    let mut c = cli::cmd();
+    c.args(["--color=always", "check", "--snapshot", HOST]);
     for v in VARS {
         c.env_remove(v);
     }
     assert!(coloured(
         &String::from_utf8(c.output().unwrap().stdout).unwrap()
     ));
-    let bad = Command::new(BIN)
-        .args(["--color", "sometimes", "list"])
-        .output()
-        .unwrap();
-    assert_eq!(bad.status.code(), Some(2));
+    assert_eq!(cli::run(&["--color", "sometimes", "list"]).0, 2);
 }
 
 #[test]
@@ -174,22 +175,10 @@ fn only_the_text_format_is_coloured() {
 /// `None` after a skip.
 fn on_terminal(env: &[(&str, &str)], flags: &str) -> Option<String> {
     let script = common::program("script", "bsdutils")?;
-    let cmd = format!("'{BIN}' check --snapshot {HOST} {flags}");
+    let cmd = format!("'{}' check --snapshot {HOST} {flags}", cli::BIN);
     let mut c = Command::new(script);
-    c.current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(["-q", "-e", "-c", &cmd, "/dev/null"]);
-    for v in VARS {
-        c.env_remove(v);
-    }
-    c.envs(env.iter().copied());
-    let o = c.output().unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let text = String::from_utf8(o.stdout).unwrap();
+    c.args(["-q", "-e", "-c", &cmd, "/dev/null"]);
+    let text = report_with(c, env);
     assert!(
         text.contains("==>"),
         "the report reached the terminal: {text:.200}"

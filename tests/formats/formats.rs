@@ -5,46 +5,30 @@
 //! with roxmltree and counted against the report, Markdown tables checked for
 //! a header separator and the same number of cells in every row.
 
+use crate::common::browser::{fleet_report, host_names, report_of};
+use crate::common::cli;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use driftaudit::unstable::render::sarif;
 use driftaudit::unstable::report::{Finding, Report, WaiverNote};
 use driftaudit::{audit, render, Format, Host, PolicySet, RenderOptions, Status};
 use serde_json::Value as Json;
 
-fn hosts_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/hosts")
-}
-
-/// Every test host directory name, sorted.
-fn host_names() -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(hosts_dir())
-        .expect("testdata/hosts")
-        .filter_map(|e| e.ok())
-        .filter(|e| e.path().is_dir())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    assert!(
-        names.iter().any(|n| n == "nat-story"),
-        "testdata/hosts/nat-story is missing"
-    );
-    names
-}
-
-fn report_of(names: &[&str]) -> Report {
-    let set = PolicySet::builtin().expect("built-in policies load");
-    let hosts: Vec<Host> = names
-        .iter()
-        .map(|n| Host::snapshot(hosts_dir().join(n)).expect("snapshot opens"))
-        .collect();
-    audit(&set, &hosts)
-}
-
 fn out(report: &Report, format: Format) -> String {
     render(report, format, RenderOptions::default())
+}
+
+/// For every shipped test host alone: `checked` renders its report (and
+/// checks it, naming the host directory), and the result is the insta snapshot `format-HOST-KIND`.
+fn each_host_checked_and_snapshotted(kind: &str, checked: impl Fn(&str, &Report) -> String) {
+    for name in host_names() {
+        let shown = checked(&name, &report_of(&[&name]));
+        insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false}, {
+            insta::assert_snapshot!(format!("format-{name}-{kind}"), shown);
+        });
+    }
 }
 
 /// The version changes at every release; keep snapshots stable.
@@ -367,16 +351,13 @@ fn check_sarif_semantics(r: &Report, doc: &Json) {
 #[test]
 fn sarif_is_valid_and_matches_the_report_on_every_test_host() {
     let v = sarif_validator();
-    for name in host_names() {
-        let r = report_of(&[&name]);
-        let text = sarif_out(&r);
+    each_host_checked_and_snapshotted("sarif", |name, r| {
+        let text = sarif_out(r);
         let doc: Json = serde_json::from_str(&text).expect("SARIF is JSON");
-        assert_valid_sarif(&v, &doc, &name);
-        check_sarif_semantics(&r, &doc);
-        insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false}, {
-            insta::assert_snapshot!(format!("format-{name}-sarif"), redact_version(&text));
-        });
-    }
+        assert_valid_sarif(&v, &doc, name);
+        check_sarif_semantics(r, &doc);
+        redact_version(&text)
+    });
 }
 
 #[test]
@@ -421,7 +402,7 @@ fn snapshot_repo(hosts: &[(&str, &str)]) -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
     for (from, to) in hosts {
         let dst = tmp.path().join("snapshots").join(to);
-        copy_tree(&hosts_dir().join(from), &dst);
+        copy_tree(&cli::testdata("hosts").join(from), &dst);
     }
     tmp
 }
@@ -569,9 +550,7 @@ fn sarif_places_each_host_under_its_own_snapshot_directory() {
 #[test]
 fn sarif_fleet_waived_and_hostile_reports_are_valid() {
     let v = sarif_validator();
-    let names = host_names();
-    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-    let fleet = report_of(&refs);
+    let fleet = fleet_report();
     let (waived, wf) = waived_report();
     let hostile = hostile_report();
     for (what, r) in [
@@ -815,21 +794,16 @@ fn check_junit(r: &Report, xml: &str) {
 
 #[test]
 fn junit_parses_back_with_counts_matching_the_report() {
-    for name in host_names() {
-        let r = report_of(&[&name]);
-        let xml = junit_out(&r);
-        check_junit(&r, &xml);
-        insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false}, {
-            insta::assert_snapshot!(format!("format-{name}-junit"), xml);
-        });
-    }
+    each_host_checked_and_snapshotted("junit", |_, r| {
+        let xml = junit_out(r);
+        check_junit(r, &xml);
+        xml
+    });
 }
 
 #[test]
 fn junit_fleet_waived_and_hostile_reports_parse_back() {
-    let names = host_names();
-    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-    let fleet = report_of(&refs);
+    let fleet = fleet_report();
     check_junit(&fleet, &junit_out(&fleet));
     let (waived, wf) = waived_report();
     let xml = junit_out(&waived);
@@ -1041,21 +1015,16 @@ fn check_markdown(r: &Report, md: &str) {
 
 #[test]
 fn markdown_has_a_well_formed_table_and_every_failure() {
-    for name in host_names() {
-        let r = report_of(&[&name]);
-        let md = out(&r, Format::Markdown);
-        check_markdown(&r, &md);
-        insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false}, {
-            insta::assert_snapshot!(format!("format-{name}-markdown"), md);
-        });
-    }
+    each_host_checked_and_snapshotted("markdown", |_, r| {
+        let md = out(r, Format::Markdown);
+        check_markdown(r, &md);
+        md
+    });
 }
 
 #[test]
 fn markdown_fleet_waived_and_hostile_reports_stay_well_formed() {
-    let names = host_names();
-    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-    let fleet = report_of(&refs);
+    let fleet = fleet_report();
     check_markdown(&fleet, &out(&fleet, Format::Markdown));
     let (waived, wf) = waived_report();
     let md = out(&waived, Format::Markdown);
@@ -1084,8 +1053,7 @@ fn the_cli_prints_each_format_from_the_same_report() {
         ("markdown", out(&r, Format::Markdown)),
         ("md", out(&r, Format::Markdown)),
     ] {
-        let o = Command::new(env!("CARGO_BIN_EXE_driftaudit"))
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
+        let o = cli::cmd()
             .env("NO_COLOR", "1")
             .args([
                 "check",
@@ -1105,19 +1073,11 @@ fn the_cli_prints_each_format_from_the_same_report() {
 fn the_cli_writes_paths_relative_to_the_working_directory_or_sarif_root() {
     let repo = snapshot_repo(&[("nat-story", "db1")]);
     let run = |cwd: &Path, extra: &[&str], snapshot: &str, format: &str| {
-        let o = Command::new(env!("CARGO_BIN_EXE_driftaudit"))
-            .current_dir(cwd)
-            .args(["check", "--snapshot", snapshot, "--format", format])
-            .args(extra)
-            .output()
-            .expect("run driftaudit");
-        assert_eq!(
-            o.status.code(),
-            Some(1),
-            "{}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        String::from_utf8(o.stdout).unwrap()
+        let mut args = vec!["check", "--snapshot", snapshot, "--format", format];
+        args.extend_from_slice(extra);
+        let (code, stdout, stderr) = run_utf8(cwd, &args);
+        assert_eq!(code, 1, "{stderr}");
+        stdout
     };
     let uri_of = |sarif: &str| -> String {
         let doc: Json = serde_json::from_str(sarif).unwrap();
@@ -1147,28 +1107,33 @@ fn the_cli_writes_paths_relative_to_the_working_directory_or_sarif_root() {
         want
     );
     // A root that does not exist is a usage error, not a silent fallback.
-    let o = Command::new(env!("CARGO_BIN_EXE_driftaudit"))
-        .current_dir(repo.path())
-        .args(["check", "--snapshot", "snapshots/db1", "--format", "sarif"])
-        .args(["--sarif-root", "no/such/dir"])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("--sarif-root `no/such/dir`"));
+    let (code, _, stderr) = cli::run_in(
+        repo.path(),
+        &[
+            "check",
+            "--snapshot",
+            "snapshots/db1",
+            "--format",
+            "sarif",
+            "--sarif-root",
+            "no/such/dir",
+        ],
+    );
+    assert_eq!(code, 2);
+    assert!(stderr.contains("--sarif-root `no/such/dir`"));
 }
 
-/// `driftaudit ARGS` run in `cwd`: exit code, stdout, stderr.
-fn cli(cwd: &Path, args: &[&str]) -> (i32, String, String) {
-    let o = Command::new(env!("CARGO_BIN_EXE_driftaudit"))
+/// `driftaudit ARGS` run in `cwd`: exit code, stdout (which must be
+/// UTF-8), stderr.
+fn run_utf8(cwd: &Path, args: &[&str]) -> (i32, String, String) {
+    let o = cli::cmd()
         .current_dir(cwd)
         .args(args)
         .output()
         .expect("run driftaudit");
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8(o.stdout).unwrap(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
+    let stdout = String::from_utf8(o.stdout.clone()).expect("stdout is UTF-8");
+    let (code, _, stderr) = cli::parts(o);
+    (code, stdout, stderr)
 }
 
 /// `(host, ruleId, uri, fingerprint)` of every result, and every uri of the
@@ -1223,7 +1188,7 @@ fn shards_of_a_user_repository_merged_give_the_sarif_and_junit_of_one_check() {
     let d = repo.path();
     let mut shards = Vec::new();
     for k in ["1/2", "2/2"] {
-        let (code, json, err) = cli(
+        let (code, json, err) = run_utf8(
             d,
             &[
                 "check",
@@ -1252,8 +1217,8 @@ fn shards_of_a_user_repository_merged_give_the_sarif_and_junit_of_one_check() {
     }
     let v = sarif_validator();
     for (format, ext) in [("sarif", "sarif"), ("junit", "xml")] {
-        let (c1, whole, e1) = cli(d, &["check", "--fleet", "snapshots/", "--format", format]);
-        let (c2, merged, e2) = cli(d, &["merge", &shards[1], &shards[0], "--format", format]);
+        let (c1, whole, e1) = run_utf8(d, &["check", "--fleet", "snapshots/", "--format", format]);
+        let (c2, merged, e2) = run_utf8(d, &["merge", &shards[1], &shards[0], "--format", format]);
         assert_eq!((c1, c2), (1, 1), "{format}: {e1} {e2}");
         assert_eq!(merged, whole, "{format}: merged shards = one check");
         // A merge job elsewhere (only the reports, no snapshots), naming
@@ -1264,7 +1229,7 @@ fn shards_of_a_user_repository_merged_give_the_sarif_and_junit_of_one_check() {
             .map(|s| d.join(s).to_str().unwrap().to_string())
             .collect();
         let root = d.to_str().unwrap();
-        let (c3, elsewhere, e3) = cli(
+        let (c3, elsewhere, e3) = run_utf8(
             job.path(),
             &[
                 "merge",
@@ -1305,7 +1270,7 @@ fn shards_of_a_user_repository_merged_give_the_sarif_and_junit_of_one_check() {
     let mut per_host = BTreeSet::new();
     for (_, h) in hosts {
         let dir = format!("snapshots/{h}");
-        let (code, one, err) = cli(d, &["check", "--snapshot", &dir, "--format", "sarif"]);
+        let (code, one, err) = run_utf8(d, &["check", "--snapshot", &dir, "--format", "sarif"]);
         assert!(code <= 1, "{err}");
         let (ids, _) = sarif_identities(&serde_json::from_str(&one).unwrap());
         per_host.extend(ids);
@@ -1330,7 +1295,7 @@ fn shards_of_a_user_repository_merged_give_the_sarif_and_junit_of_one_check() {
     for f in &files {
         assert!(f.starts_with("snapshots/"), "JUnit file not relative: {f}");
     }
-    let (_, one, _) = cli(
+    let (_, one, _) = run_utf8(
         d,
         &["check", "--snapshot", "snapshots/db1", "--format", "junit"],
     );
@@ -1343,14 +1308,14 @@ fn a_live_hosts_files_are_absolute_uris_from_any_working_directory() {
     // `/` is an ancestor of /etc: still absolute, never `etc/sysctl.conf`
     // relative to a repository it is not in.
     for cwd in ["/", "/etc"] {
-        let (code, out, err) = cli(Path::new(cwd), &["check", "--format", "sarif"]);
+        let (code, out, err) = run_utf8(Path::new(cwd), &["check", "--format", "sarif"]);
         assert!(code <= 1, "{err}");
         let doc: Json = serde_json::from_str(&out).unwrap();
         let (_, uris) = sarif_identities(&doc);
         for u in &uris {
             assert!(u.starts_with("file:///"), "{cwd}: {u}");
         }
-        let (code, xml, err) = cli(Path::new(cwd), &["check", "--format", "junit"]);
+        let (code, xml, err) = run_utf8(Path::new(cwd), &["check", "--format", "junit"]);
         assert!(code <= 1, "{err}");
         let parsed = roxmltree::Document::parse(&xml).unwrap();
         for f in parsed.descendants().filter_map(|n| n.attribute("file")) {

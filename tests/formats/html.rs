@@ -13,26 +13,14 @@
 //! skips with one line (fails under CI=true).
 
 use crate::common;
+use crate::common::browser::{feed, python3 as python, report_of};
+use crate::common::cli;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use driftaudit::unstable::render::html;
-use driftaudit::Report;
-use driftaudit::{audit, Host, PolicySet, Status};
-
-fn hosts_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/hosts")
-}
-
-fn report_of(names: &[&str]) -> Report {
-    let set = PolicySet::builtin().expect("built-in policies load");
-    let hosts: Vec<Host> = names
-        .iter()
-        .map(|n| Host::snapshot(hosts_dir().join(n)).expect("snapshot opens"))
-        .collect();
-    audit(&set, &hosts)
-}
+use driftaudit::{PolicySet, Status};
 
 const FLEET: &[&str] = &[
     "nat-story",
@@ -99,24 +87,18 @@ fn html_is_self_contained_and_escapes_host_text() {
 /// The base64 SHA-256 of `text` as CSP writes it, computed by python3's
 /// hashlib (the reference, not the library's own hash).
 fn reference_sha256(python: &Path, text: &str) -> String {
-    use std::io::Write;
-    let mut child = Command::new(python)
-        .args([
+    let o = feed(
+        Command::new(python).args([
             "-c",
             "import sys, hashlib, base64; print(base64.b64encode(hashlib.sha256(sys.stdin.buffer.read()).digest()).decode())",
-        ])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("run python3");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    let o = child.wait_with_output().unwrap();
-    assert!(o.status.success());
+        ]),
+        text.as_bytes(),
+    );
+    assert!(
+        o.status.success(),
+        "python3: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     String::from_utf8(o.stdout).unwrap().trim().to_string()
 }
 
@@ -165,16 +147,11 @@ fn with_probe(python: &Path, page: &str, script: &str) -> String {
         .replace("</body>", &format!("<script>{script}</script></body>"))
 }
 
-fn python() -> Option<PathBuf> {
-    common::tool("python3", "python3")
-}
-
 #[test]
 fn html_csp_allows_no_inline_code_but_its_own_hashed_blocks() {
     let single = html::render(&report_of(&["nat-story"]));
     let fleet = html::render(&report_of(FLEET));
-    let cli = Command::new(env!("CARGO_BIN_EXE_driftaudit"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+    let cli = cli::cmd()
         .args([
             "check",
             "--snapshot",
@@ -227,6 +204,24 @@ fn html_csp_allows_no_inline_code_but_its_own_hashed_blocks() {
 
 fn chromium() -> Option<PathBuf> {
     common::tool("chromium", "chromium")
+}
+
+/// Assert that the page's filter script ran in `dom` (it writes "SHOWN of
+/// ALL findings shown", SHOWN being those neither passing nor skipped),
+/// saying `what` if not; returns (ALL, SHOWN) for `r`.
+fn filters_ran(r: &driftaudit::Report, dom: &str, what: &str) -> (usize, usize) {
+    let all: usize = r.hosts.iter().map(|h| h.findings.len()).sum();
+    let shown = r
+        .hosts
+        .iter()
+        .flat_map(|h| &h.findings)
+        .filter(|f| !matches!(f.status, Status::Pass | Status::Skip))
+        .count();
+    assert!(
+        dom.contains(&format!("{shown} of {all} findings shown")),
+        "{what}"
+    );
+    (all, shown)
 }
 
 /// Run headless Chromium on a page: (DOM after scripts, console lines).
@@ -284,17 +279,7 @@ fn html_renders_in_headless_chromium_without_console_errors() {
     let (dom, console) = browse(&chrome, &page, &["--dump-dom"]);
     assert!(console.is_empty(), "console messages: {console:#?}");
     // The filter script ran: it wrote how many findings it shows.
-    let all: usize = r.hosts.iter().map(|h| h.findings.len()).sum();
-    let shown = r
-        .hosts
-        .iter()
-        .flat_map(|h| &h.findings)
-        .filter(|f| !matches!(f.status, Status::Pass | Status::Skip))
-        .count();
-    assert!(
-        dom.contains(&format!("{shown} of {all} findings shown")),
-        "the filters did not run"
-    );
+    let (all, _) = filters_ran(&r, &dom, "the filters did not run");
     // Every finding is in the DOM, with its rule and status.
     assert_eq!(dom.matches("<article class=\"finding\"").count(), all);
     for h in &r.hosts {
@@ -305,33 +290,39 @@ fn html_renders_in_headless_chromium_without_console_errors() {
     }
 
     // A screenshot for the reviewer (CI keeps target/artifacts/).
-    let artifacts = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/artifacts");
+    screenshot(&chrome, &page, "report", 3000);
+}
+
+/// Screenshot `page` (1280 wide, `height` high) into target/artifacts/NAME.png
+/// with no console line, and copy the page beside it as NAME.html: what
+/// the reviewer looks at (CI keeps target/artifacts/).
+fn screenshot(chrome: &Path, page: &Path, name: &str, height: u32) {
+    let artifacts = cli::repo_root().join("target/artifacts");
     std::fs::create_dir_all(&artifacts).unwrap();
-    let png = artifacts.join("report.png");
+    let png = artifacts.join(format!("{name}.png"));
     let _ = std::fs::remove_file(&png);
     let (_, console) = browse(
-        &chrome,
-        &page,
+        chrome,
+        page,
         &[
             &format!("--screenshot={}", png.display()),
-            "--window-size=1280,3000",
+            &format!("--window-size=1280,{height}"),
             "--hide-scrollbars",
         ],
     );
-    assert!(console.is_empty(), "{console:#?}");
+    assert!(console.is_empty(), "{name}: {console:#?}");
     let bytes = std::fs::read(&png).expect("screenshot written");
     assert!(
         bytes.starts_with(b"\x89PNG\r\n\x1a\n") && bytes.len() > 20_000,
-        "{} bytes",
+        "{name}: {} bytes",
         bytes.len()
     );
-    std::fs::copy(&page, artifacts.join("report.html")).unwrap();
+    std::fs::copy(page, artifacts.join(format!("{name}.html"))).unwrap();
 }
 
 #[test]
 fn html_from_the_cli_is_the_library_page() {
-    let o = Command::new(env!("CARGO_BIN_EXE_driftaudit"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+    let o = cli::cmd()
         .args([
             "check",
             "--snapshot",
@@ -465,23 +456,7 @@ fn html_shows_drift_as_before_and_after_in_headless_chromium() {
         html::render(&report_of(&["fstab-edited-not-remounted"])),
     )
     .unwrap();
-    let artifacts = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/artifacts");
-    std::fs::create_dir_all(&artifacts).unwrap();
-    let png = artifacts.join("drift.png");
-    let _ = std::fs::remove_file(&png);
-    let (_, console) = browse(
-        &chrome,
-        &page,
-        &[
-            &format!("--screenshot={}", png.display()),
-            "--window-size=1280,2400",
-            "--hide-scrollbars",
-        ],
-    );
-    assert!(console.is_empty(), "{console:#?}");
-    let bytes = std::fs::read(&png).expect("screenshot written");
-    assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n") && bytes.len() > 20_000);
-    std::fs::copy(&page, artifacts.join("drift.html")).unwrap();
+    screenshot(&chrome, &page, "drift", 2400);
 }
 
 /// Unchecks `fail` in the status filter, as a reader would, and records what
@@ -536,17 +511,7 @@ fn html_csp_runs_the_pages_script_and_no_injected_inline_code_in_headless_chromi
         "the browser refused the injected code: {console:#?}"
     );
     // ... while the page's own script still ran
-    let all: usize = r.hosts.iter().map(|h| h.findings.len()).sum();
-    let shown = r
-        .hosts
-        .iter()
-        .flat_map(|h| &h.findings)
-        .filter(|f| !matches!(f.status, Status::Pass | Status::Skip))
-        .count();
-    assert!(
-        dom.contains(&format!("{shown} of {all} findings shown")),
-        "the page's script did not run under its CSP"
-    );
+    let (all, shown) = filters_ran(&r, &dom, "the page's script did not run under its CSP");
 
     // The filters work: unchecking `fail` hides every failing finding, and
     // submitting the form is cancelled by the script (no navigation).
@@ -601,7 +566,6 @@ p = P(); p.feed(sys.stdin.read()); print(json.dumps(p.out))
 #[test]
 fn html_and_markdown_show_an_assert_rules_expected_in_words() {
     use driftaudit::unstable::render::markdown;
-    use std::io::Write;
     let r = report_of(&["zimbra-khimki-asfound"]);
     let f = r.hosts[0]
         .findings
@@ -626,20 +590,15 @@ fn html_and_markdown_show_an_assert_rules_expected_in_words() {
     // words, this one those words
     let page = html::render(&r);
     if let Some(python) = python() {
-        let mut child = Command::new(&python)
-            .args(["-c", EXPECTED_CELLS])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .expect("run python3");
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(page.as_bytes())
-            .unwrap();
-        let o = child.wait_with_output().unwrap();
-        assert!(o.status.success());
+        let o = feed(
+            Command::new(&python).args(["-c", EXPECTED_CELLS]),
+            page.as_bytes(),
+        );
+        assert!(
+            o.status.success(),
+            "python3: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         let cells: Vec<(String, String)> = serde_json::from_slice(&o.stdout).unwrap();
         assert!(
             cells.contains(&(f.rule.clone(), words.to_string())),
@@ -668,8 +627,7 @@ fn html_and_markdown_show_an_assert_rules_expected_in_words() {
     assert!(!md.contains("pool >= target"));
 
     // the text report says the same words
-    let o = Command::new(env!("CARGO_BIN_EXE_driftaudit"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+    let o = cli::cmd()
         .args([
             "check",
             "--snapshot",

@@ -7,29 +7,17 @@
 //! one line (fail under CI=true).
 
 use crate::common;
+use crate::common::browser::{feed, report_of};
+use crate::common::cli;
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use driftaudit::unstable::render::prometheus;
 use driftaudit::Report;
-use driftaudit::{audit, Host, PolicySet, Status};
+use driftaudit::Status;
 use serde_json::Value as Json;
-
-fn hosts_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/hosts")
-}
-
-fn report_of(names: &[&str]) -> Report {
-    let set = PolicySet::builtin().expect("built-in policies load");
-    let hosts: Vec<Host> = names
-        .iter()
-        .map(|n| Host::snapshot(hosts_dir().join(n)).expect("snapshot opens"))
-        .collect();
-    audit(&set, &hosts)
-}
 
 /// The Python interpreter with prometheus_client, or `None` after a skip.
 fn parser() -> Option<PathBuf> {
@@ -67,20 +55,7 @@ print(json.dumps(out))
 
 /// Parse the text with the real parser: family name -> (type, help, samples).
 fn parse(python: &Path, text: &str) -> BTreeMap<String, Json> {
-    let mut child = Command::new(python)
-        .args(["-c", PARSE])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run python");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    let o = child.wait_with_output().unwrap();
+    let o = feed(Command::new(python).args(["-c", PARSE]), text.as_bytes());
     assert!(
         o.status.success(),
         "the Prometheus parser rejects the output: {}\n{text}",
@@ -229,11 +204,7 @@ fn prometheus_label_values_survive_a_hostile_host_name() {
 fn prometheus_from_the_cli_for_a_host_and_for_a_fleet() {
     let Some(python) = parser() else { return };
     let run = |args: &[&str]| {
-        let o = Command::new(env!("CARGO_BIN_EXE_driftaudit"))
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .args(args)
-            .output()
-            .expect("run driftaudit");
+        let o = cli::cmd().args(args).output().expect("run driftaudit");
         assert_eq!(
             o.status.code(),
             Some(1),
@@ -268,15 +239,7 @@ fn prometheus_from_the_cli_for_a_host_and_for_a_fleet() {
         "prometheus",
     ]);
     let fams = parse(&python, &text);
-    let mut names: Vec<String> = std::fs::read_dir(hosts_dir())
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .filter(|e| e.path().is_dir())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-    let fleet = report_of(&refs);
+    let fleet = crate::common::browser::fleet_report();
     let ts = samples(&fams, "driftaudit_last_run_timestamp_seconds")[0]["value"]
         .as_f64()
         .unwrap();
@@ -298,7 +261,7 @@ fn prometheus_from_the_cli_for_a_host_and_for_a_fleet() {
             s["labels"]
         );
     }
-    assert_eq!(seen.len(), names.len() * 30);
+    assert_eq!(seen.len(), fleet.hosts.len() * 30);
     assert_eq!(
         samples(&fams, "driftaudit_rule_failing_hosts"),
         samples(&lib, "driftaudit_rule_failing_hosts")
@@ -341,7 +304,7 @@ fn the_documented_textfile_recipe_writes_a_parsable_file_atomically() {
     wrapper(&format!(
         "exec {} \"$@\" --snapshot {}",
         env!("CARGO_BIN_EXE_driftaudit"),
-        hosts_dir().join("nat-story").display()
+        cli::testdata("hosts").join("nat-story").display()
     ));
     let run = || {
         Command::new("sh")

@@ -11,53 +11,24 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{mpsc, Arc};
+use std::sync::Arc;
 use std::time::Duration;
 
+use crate::common::timeout::within;
+use crate::common::{can_unshare, cli};
 use driftaudit::unstable::engine;
 use driftaudit::unstable::host::Host;
 use driftaudit::unstable::policy::PolicySet;
-use driftaudit::unstable::render::{self, Format, RenderOptions};
-use driftaudit::unstable::report::Report;
 
 /// Text that exists only in files outside the snapshot root.
 const CANARY: &str = "CANARY-9b3e77a1-outside-the-root";
-
-/// Run `f` on a thread; fail if it takes longer than `secs` (a hang) or panics.
-fn within<T: Send + 'static>(secs: u64, what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = mpsc::channel();
-    let h = std::thread::spawn(move || {
-        let _ = tx.send(f());
-    });
-    match rx.recv_timeout(Duration::from_secs(secs)) {
-        Ok(v) => {
-            let _ = h.join();
-            v
-        }
-        Err(mpsc::RecvTimeoutError::Timeout) => {
-            panic!("{what}: still running after {secs}s (hang)")
-        }
-        Err(mpsc::RecvTimeoutError::Disconnected) => match h.join() {
-            Err(p) => std::panic::resume_unwind(p),
-            Ok(()) => panic!("{what}: worker ended without a result"),
-        },
-    }
-}
 
 /// Every output of one audit of `host` with the built-in policies: text and
 /// JSON reports and the gathered facts.
 fn audit_outputs(set: &PolicySet, host: &Host) -> String {
     let facts = engine::gather(set, host);
     let report = engine::evaluate(set, &facts);
-    let full = Report::new(vec![report], set);
-    let opts = RenderOptions {
-        color: false,
-        verbose: true,
-    };
-    let mut out = render::render(&full, Format::Text, opts);
-    out.push_str(&render::render(&full, Format::Json, opts));
-    out.push_str(&serde_json::to_string(&facts).unwrap());
-    out
+    crate::hostile::rendered(set, &facts, &report)
 }
 
 /// A minimal snapshot root with `files` sysctl.d files, in `tmp/snap`.
@@ -197,10 +168,6 @@ fn swapping_a_snapshot_directory_for_a_symlink_never_reads_outside() {
     );
 }
 
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_driftaudit")
-}
-
 /// A `driftaudit` command whose live capture is long: run in a private
 /// mount namespace where /etc/sysctl.d holds 20,000 small files (a bind
 /// mount of a directory made once per test run), so the capture and the
@@ -240,11 +207,11 @@ fn long_capture(args: &[&OsStr]) -> std::process::Command {
                 .arg("sh")
                 .args(args)
                 .env("BIG", d)
-                .env("DRIFTAUDIT", bin());
+                .env("DRIFTAUDIT", cli::BIN);
             c
         }
         None => {
-            let mut c = std::process::Command::new(bin());
+            let mut c = std::process::Command::new(cli::BIN);
             c.args(args);
             c
         }
@@ -362,7 +329,7 @@ fn snapshot_never_deletes_what_appeared_at_out_during_the_capture() {
                 out.display().to_string(),
             ];
             if force {
-                let o = std::process::Command::new(bin())
+                let o = std::process::Command::new(cli::BIN)
                     .args(&args)
                     .output()
                     .unwrap();
@@ -444,29 +411,10 @@ fn snapshot_never_deletes_what_appeared_at_out_during_the_capture() {
     }
 }
 
-/// Whether `unshare -m` works here (root); off CI a skip is one line.
-fn can_unshare(what: &str) -> bool {
-    let ok = std::process::Command::new("unshare")
-        .args(["-m", "--propagation", "private", "true"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        if std::env::var("CI").as_deref() == Ok("true") {
-            panic!("{what}: needs `unshare -m` (root) under CI");
-        }
-        eprintln!("skipped {what}: needs `unshare -m` (run as root)");
-    }
-    ok
-}
-
 /// Run `script` in a private mount namespace (tmpfs mounts there never
 /// touch the real host); `DRIFTAUDIT` is the binary.
 fn in_private_mounts(script: &str) -> std::process::Output {
-    std::process::Command::new("unshare")
-        .args(["-m", "--propagation", "private", "sh", "-ec", script])
-        .env("DRIFTAUDIT", bin())
-        .output()
-        .unwrap()
+    crate::common::in_private_mounts(Path::new(cli::BIN), script)
 }
 
 /// A root-only (mode 600) sysctl.d file on the live host came out mode 644
@@ -688,7 +636,7 @@ fn hard_linked_snapshot_files_are_noted_once_in_the_coverage() {
     )
     .unwrap();
     let run = |format: &str| -> String {
-        let o = std::process::Command::new(bin())
+        let o = std::process::Command::new(cli::BIN)
             .args([
                 "check",
                 "--snapshot",
@@ -805,7 +753,7 @@ fn diff_files_after_the_read_budget_is_spent_names_what_was_not_compared() {
     let run = |extra: &[&str]| {
         let mut args = vec!["diff", a.to_str().unwrap(), b.to_str().unwrap(), "--files"];
         args.extend_from_slice(extra);
-        std::process::Command::new(bin())
+        std::process::Command::new(cli::BIN)
             .args(&args)
             .output()
             .unwrap()

@@ -7,51 +7,23 @@
 //! browser tests. Without python3 a test skips with one line (fails under
 //! CI=true).
 
-use crate::common;
+use crate::common::browser::{feed, python3 as python, report_of};
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::Command;
 
 use driftaudit::unstable::policytest::{CaseResult, Checked, FileResult, TestRun, Verdict};
 use driftaudit::unstable::render::{html, junit, policytest};
-use driftaudit::{audit, Host, PolicySet, Report, Status};
+use driftaudit::{Report, Status};
 use proptest::strategy::{Strategy, ValueTree};
 use serde_json::Value as Json;
 
-fn hosts_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/hosts")
-}
-
-fn report_of(names: &[&str]) -> Report {
-    let set = PolicySet::builtin().expect("built-in policies load");
-    let hosts: Vec<Host> = names
-        .iter()
-        .map(|n| Host::snapshot(hosts_dir().join(n)).expect("snapshot opens"))
-        .collect();
-    audit(&set, &hosts)
-}
-
-fn python() -> Option<PathBuf> {
-    common::tool("python3", "python3")
-}
-
 /// Run a python3 script on a JSON input, returning its JSON output.
 fn py(python: &Path, script: &str, input: &Json) -> Json {
-    let mut child = Command::new(python)
-        .args(["-c", script])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run python3");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.to_string().as_bytes())
-        .unwrap();
-    let o = child.wait_with_output().unwrap();
+    let o = feed(
+        Command::new(python).args(["-c", script]),
+        input.to_string().as_bytes(),
+    );
     assert!(
         o.status.success(),
         "python3: {}",

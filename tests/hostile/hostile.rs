@@ -9,9 +9,8 @@
 use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
-use std::time::Duration;
 
+use crate::common::timeout::within;
 use driftaudit::unstable::engine;
 use driftaudit::unstable::facts::{Entry, Facts};
 use driftaudit::unstable::host::{Host, MAX_FILE_BYTES};
@@ -25,25 +24,18 @@ use crate::common;
 /// Text that exists only in the canary file outside the snapshot root.
 const CANARY: &str = "CANARY-5e1f0c7d-outside-the-root";
 
-/// Run `f` on a thread; fail if it takes longer than `secs` (a hang) or panics.
-fn within<T: Send + 'static>(secs: u64, what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = mpsc::channel();
-    let h = std::thread::spawn(move || {
-        let _ = tx.send(f());
-    });
-    match rx.recv_timeout(Duration::from_secs(secs)) {
-        Ok(v) => {
-            let _ = h.join();
-            v
-        }
-        Err(mpsc::RecvTimeoutError::Timeout) => {
-            panic!("{what}: still running after {secs}s (hang)")
-        }
-        Err(mpsc::RecvTimeoutError::Disconnected) => match h.join() {
-            Err(p) => std::panic::resume_unwind(p),
-            Ok(()) => panic!("{what}: worker ended without a result"),
-        },
-    }
+/// What a user reads of one host's audit: the verbose text and the JSON
+/// report, and the gathered facts as JSON.
+pub(crate) fn rendered(set: &PolicySet, facts: &Facts, report: &HostReport) -> String {
+    let full = Report::new(vec![report.clone()], set);
+    let opts = RenderOptions {
+        color: false,
+        verbose: true,
+    };
+    let mut out = render::render(&full, Format::Text, opts);
+    out.push_str(&render::render(&full, Format::Json, opts));
+    out.push_str(&serde_json::to_string(facts).unwrap());
+    out
 }
 
 /// A snapshot root inside a temp dir, and a canary dir beside it (outside the root).
@@ -121,14 +113,7 @@ impl Case {
             let host = Host::snapshot(&root).expect("snapshot opens");
             let facts = engine::gather(&set, &host);
             let report = engine::evaluate(&set, &facts);
-            let full = Report::new(vec![report.clone()], &set);
-            let opts = RenderOptions {
-                color: false,
-                verbose: true,
-            };
-            let mut out = render::render(&full, Format::Text, opts);
-            out.push_str(&render::render(&full, Format::Json, opts));
-            out.push_str(&serde_json::to_string(&facts).unwrap());
+            let out = rendered(&set, &facts, &report);
             Audited { facts, report, out }
         });
         assert!(
@@ -502,7 +487,7 @@ fn hostile_fleet_completes_through_the_cli() {
         }
     }
     // a snapshot folder that cannot be opened (unreadable is moot as root: a dangling dir link is skipped)
-    let bin = env!("CARGO_BIN_EXE_driftaudit");
+    let bin = crate::common::cli::BIN;
     let fleet2 = fleet.clone();
     let out = within(60, "check --fleet", move || {
         std::process::Command::new(bin)
@@ -530,7 +515,7 @@ fn hostile_fleet_completes_through_the_cli() {
 /// prints valid JSON, and what it could not read is `unknown`, not a crash.
 #[test]
 fn live_audit_as_unprivileged_user_exits_cleanly() {
-    let bin = env!("CARGO_BIN_EXE_driftaudit");
+    let bin = crate::common::cli::BIN;
     let is_root = unsafe { libc::geteuid() } == 0;
     if !is_root {
         // already unprivileged: run directly

@@ -5,6 +5,8 @@
 
 use std::path::Path;
 
+use crate::common::can_unshare;
+
 use driftaudit::unstable::facts::mysql::{
     effective_options, server_groups, OptionSet, MAX_BYTES_PROCESSED, MAX_FILES_READ,
 };
@@ -54,22 +56,20 @@ fn one_option_repeated_40000_times_is_linear_work() {
     assert_eq!(again, 1, "{issues:#?}");
 }
 
-#[test]
-fn self_including_directories_read_each_file_once_within_a_byte_budget() {
-    let tmp = tempfile::tempdir().unwrap();
-    let d = tmp.path().join("conf.d");
+/// `dir/sub/a.cnf` and `b.cnf` (each `text(its name, the directory)`, which
+/// includes the directory again) and `dir/my.cnf` including `dir/sub`;
+/// `my.cnf` resolved: (options, issues, the bytes of the three files).
+fn self_including(
+    dir: &Path,
+    sub: &str,
+    text: impl Fn(&str, &str) -> String,
+) -> (OptionSet, Vec<FileIssue>, u64) {
+    let d = dir.join(sub);
     std::fs::create_dir_all(&d).unwrap();
-    // Two 1 MiB files that each include their own directory: mysys follows
-    // this to depth 10 (2^11 visits, 2 GiB); the issue measured 1.7 GB read.
-    let pad = "#\n".repeat(1 << 19);
     for name in ["a.cnf", "b.cnf"] {
-        std::fs::write(
-            d.join(name),
-            format!("[mysqld]\nx_{name} = 1\n!includedir {}\n{pad}", d.display()),
-        )
-        .unwrap();
+        std::fs::write(d.join(name), text(name, &d.display().to_string())).unwrap();
     }
-    let main = tmp.path().join("my.cnf");
+    let main = dir.join("my.cnf");
     std::fs::write(&main, format!("[mysqld]\n!includedir {}\n", d.display())).unwrap();
     let (set, issues) = resolve(&main);
     let file_bytes: u64 = ["a.cnf", "b.cnf"]
@@ -77,6 +77,18 @@ fn self_including_directories_read_each_file_once_within_a_byte_budget() {
         .map(|n| std::fs::metadata(d.join(n)).unwrap().len())
         .sum::<u64>()
         + std::fs::metadata(&main).unwrap().len();
+    (set, issues, file_bytes)
+}
+
+#[test]
+fn self_including_directories_read_each_file_once_within_a_byte_budget() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Two 1 MiB files that each include their own directory: mysys follows
+    // this to depth 10 (2^11 visits, 2 GiB); the issue measured 1.7 GB read.
+    let pad = "#\n".repeat(1 << 19);
+    let (set, issues, file_bytes) = self_including(tmp.path(), "conf.d", |name, d| {
+        format!("[mysqld]\nx_{name} = 1\n!includedir {d}\n{pad}")
+    });
     // Each file read from the host once.
     assert_eq!(set.bytes_read, file_bytes);
     assert!(set.bytes_processed <= MAX_BYTES_PROCESSED);
@@ -91,22 +103,9 @@ fn self_including_directories_read_each_file_once_within_a_byte_budget() {
     assert!(set.argv.iter().any(|o| o.name == "x_b.cnf"));
 
     // Small files: the visit budget stops the 2^11 visits, still one read each.
-    let d = tmp.path().join("small.d");
-    std::fs::create_dir_all(&d).unwrap();
-    for name in ["a.cnf", "b.cnf"] {
-        std::fs::write(
-            d.join(name),
-            format!("[mysqld]\nx = 1\n!includedir {}\n", d.display()),
-        )
-        .unwrap();
-    }
-    std::fs::write(&main, format!("[mysqld]\n!includedir {}\n", d.display())).unwrap();
-    let (set, issues) = resolve(&main);
-    let file_bytes: u64 = ["a.cnf", "b.cnf"]
-        .iter()
-        .map(|n| std::fs::metadata(d.join(n)).unwrap().len())
-        .sum::<u64>()
-        + std::fs::metadata(&main).unwrap().len();
+    let (set, issues, file_bytes) = self_including(tmp.path(), "small.d", |_, d| {
+        format!("[mysqld]\nx = 1\n!includedir {d}\n")
+    });
     assert_eq!(set.bytes_read, file_bytes);
     assert_eq!(set.files_read.len(), MAX_FILES_READ);
     assert!(
@@ -137,21 +136,6 @@ fn a_15_mib_line_is_cut_where_mariadb_cuts_it() {
 }
 
 const CANARY: &str = "CANARY-5d1c0e42-root-only";
-
-/// Whether `unshare -m` works here (root); off CI a skip is one line.
-fn can_unshare(what: &str) -> bool {
-    let ok = std::process::Command::new("unshare")
-        .args(["-m", "--propagation", "private", "true"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        if std::env::var("CI").as_deref() == Ok("true") {
-            panic!("{what}: needs `unshare -m` (root) under CI");
-        }
-        eprintln!("skipped {what}: needs `unshare -m` (run as root)");
-    }
-    ok
-}
 
 /// Every file below `dir` whose text holds `needle`.
 fn files_containing(dir: &Path, needle: &str) -> Vec<std::path::PathBuf> {
@@ -228,12 +212,7 @@ fn mysql_mycnf_named_in_a_zimbra_localconfig_is_read_for_its_owner() {
         "the finding must say why the file was not read: {stdout}"
     );
     let report: serde_json::Value = serde_json::from_str(&stdout).expect("json report");
-    let cap = report["hosts"][0]["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["rule"] == "zimbra.buffer-pool-cap")
-        .expect("zimbra.buffer-pool-cap finding");
+    let cap = buffer_pool_cap(&report);
     assert_eq!(cap["status"], "unknown", "{cap:#}");
     assert!(cap.to_string().contains("mysql_mycnf"), "{cap:#}");
     assert!(
@@ -246,12 +225,17 @@ fn mysql_mycnf_named_in_a_zimbra_localconfig_is_read_for_its_owner() {
     let stdout = String::from_utf8_lossy(&o.stdout);
     let report: serde_json::Value = serde_json::from_str(&stdout)
         .unwrap_or_else(|e| panic!("{e}: {stdout} {}", String::from_utf8_lossy(&o.stderr)));
-    let cap = report["hosts"][0]["findings"]
+    let cap = buffer_pool_cap(&report);
+    assert_ne!(cap["status"], "unknown", "{cap:#}");
+    assert_eq!(cap["actual"], "2 GiB", "{cap:#}");
+}
+
+/// The zimbra.buffer-pool-cap finding of the first host of a JSON report.
+fn buffer_pool_cap(report: &serde_json::Value) -> &serde_json::Value {
+    report["hosts"][0]["findings"]
         .as_array()
         .unwrap()
         .iter()
         .find(|f| f["rule"] == "zimbra.buffer-pool-cap")
-        .expect("zimbra.buffer-pool-cap finding");
-    assert_ne!(cap["status"], "unknown", "{cap:#}");
-    assert_eq!(cap["actual"], "2 GiB", "{cap:#}");
+        .expect("zimbra.buffer-pool-cap finding")
 }

