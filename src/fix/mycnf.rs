@@ -126,10 +126,29 @@ fn as_bool(v: &Value) -> Option<bool> {
     }
 }
 
+/// A text value (not a size) that the policy spells otherwise than the
+/// number it parses as (`"1 "`, `"1."`, `"01"`): those characters, since
+/// the number would be written, and read back by the server, as other ones
+/// (`init_connect = 1` is not `init_connect = "1 "`).
+fn text_not_its_number(name: &str, v: &Value) -> Option<String> {
+    match (v, v.as_f64()) {
+        (Value::Str(s), Some(n))
+            if !crate::facts::mysql::is_size_option(name)
+                && crate::value::format_number(n) != *s =>
+        {
+            Some(s.clone())
+        }
+        _ => None,
+    }
+}
+
 /// The value as the file should spell it.
 pub(super) fn file_text(name: &str, v: &Value, bound: Bound, existing: Option<&str>) -> String {
     if let Some(b) = as_bool(v).filter(|_| matches!(v, Value::Bool(_)) || v.as_f64().is_none()) {
         return bool_text(b, existing);
+    }
+    if let Some(text) = text_not_its_number(name, v) {
+        return text;
     }
     match v.as_f64() {
         Some(n) if matches!(v, Value::Size(_)) || crate::facts::mysql::is_size_option(name) => {
@@ -147,6 +166,9 @@ pub(super) fn file_text(name: &str, v: &Value, bound: Bound, existing: Option<&s
 fn server_text(name: &str, v: &Value, bound: Bound) -> String {
     if let Some(b) = as_bool(v).filter(|_| matches!(v, Value::Bool(_)) || v.as_f64().is_none()) {
         return (if b { "ON" } else { "OFF" }).into();
+    }
+    if let Some(text) = text_not_its_number(name, v) {
+        return text;
     }
     match v.as_f64() {
         Some(n) if matches!(v, Value::Size(_)) || crate::facts::mysql::is_size_option(name) => {
@@ -566,6 +588,21 @@ mod tests {
             "6442450944"
         );
         assert_eq!(size_text(3.0 * 1048576.0, Bound::Exact, Some("4m")), "3m");
+    }
+
+    #[test]
+    fn a_text_value_is_written_as_its_text_not_as_the_number_it_parses_as() {
+        for text in ["1 ", " 1", "1.", "01", "1\t"] {
+            let v = Value::Str(text.into());
+            assert_eq!(file_text("init_connect", &v, Bound::Exact, Some("x")), text);
+            assert_eq!(server_text("init_connect", &v, Bound::Exact), text);
+        }
+        // a number the policy spells as the number stays a number
+        let v = Value::Str("200".into());
+        assert_eq!(
+            file_text("max_connections", &v, Bound::Exact, Some("400")),
+            "200"
+        );
     }
 
     #[test]

@@ -149,6 +149,26 @@ fn a_value_with_quotes_hash_or_backslash_reads_back_exactly_in_my_print_defaults
 /// Plan `init_connect = v` on mysql-healthy: either the finding is
 /// unfixable with a reason and nothing is printed, or GNU patch applies
 /// the patch and `my_print_defaults` reads back exactly `v`.
+/// The value a one-rule pinning policy's `equals:` holds, as text: the
+/// policy language reads the YAML string as an expression where it is one
+/// (a number, `"1 "` included) and as text otherwise.
+fn pinned_value(set: &PolicySet, rule: &str) -> String {
+    use driftaudit::unstable::expr::Expr;
+    use driftaudit::unstable::policy::Check;
+    let r = set
+        .rules
+        .iter()
+        .find(|r| r.id == rule)
+        .expect("the pinning rule");
+    let Check::Setting { expect, .. } = &r.check else {
+        panic!("not a setting rule");
+    };
+    match &expect[0].1[0] {
+        Expr::Lit(v) => v.to_plain(),
+        e => panic!("equals: is not a literal: {e}"),
+    }
+}
+
 fn option_value_reads_back(mpd: &Path, v: &str) {
     // a YAML double-quoted scalar (JSON's escapes, and DEL/C1 escaped too)
     let yaml_v: String = serde_json::to_string(v)
@@ -209,8 +229,31 @@ fn option_value_reads_back(mpd: &Path, v: &str) {
                 .or(l.strip_prefix("--init-connect="))
         })
         .next_back();
-    assert_eq!(got, Some(v), "{v:?}:\n{printed}\n{}", p.patch);
+    // what the policy pinned: `equals:` takes an expression, so `"1 "` is
+    // the number 1 and the file must read back as `1`; text that is no
+    // expression is pinned as written
+    let want = pinned_value(&set, "mine.init-connect");
+    assert_eq!(
+        got,
+        Some(want.as_str()),
+        "{v:?} (pinned as {want:?}):\n{printed}\n{}",
+        p.patch
+    );
     assert!(p.proof.as_ref().unwrap().passed(), "{}", p.summary());
+}
+
+/// Text a pinned option's value spells otherwise than the number it
+/// parses as is written as that text, and my_print_defaults reads it back
+/// so: `fix` wrote `init_connect = 1` for `"1 "` (the property test above
+/// found it, one run in three).
+#[test]
+fn option_values_that_parse_as_numbers_read_back_as_written() {
+    let Some(mpd) = common::tool("my_print_defaults", "mariadb-client") else {
+        return;
+    };
+    for v in ["1 ", " 1", "1.", "01", "-1 ", "1"] {
+        option_value_reads_back(&mpd, v);
+    }
 }
 
 #[test]
