@@ -6,6 +6,9 @@
 
 pub mod cli;
 pub mod doc_examples;
+pub mod fleet;
+pub mod git;
+pub mod tree;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -141,12 +141,11 @@ fn ansible_role_snapshots_localhost_into_git_audits_it_and_a_second_run_changes_
     assert!(snap.join("snapshot.json").is_file() && snap.join("captures/sysctl-a.txt").is_file());
     let meta = fs::read_to_string(snap.join("snapshot.json")).unwrap();
     // what was committed is a snapshot `check` reads like any other
-    let check = Command::new(env!("CARGO_BIN_EXE_driftaudit"))
+    let check = common::cli::cmd()
         .args(["check", "--no-builtin", "--policy"])
         .arg(t.join("always-fails.yaml"))
         .arg("--snapshot")
         .arg(&snap)
-        .env("NO_COLOR", "1")
         .output()
         .unwrap();
     assert_eq!(check.status.code(), Some(1));

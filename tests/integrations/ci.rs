@@ -27,9 +27,7 @@ use serde_json::Value;
 
 use crate::common;
 
-fn repo() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
+use crate::common::cli::repo_root as repo;
 
 fn yaml(path: &Path) -> Value {
     let text = fs::read_to_string(path).unwrap();
@@ -39,18 +37,12 @@ fn yaml(path: &Path) -> Value {
 /// A workspace holding `snapshots/` (the shipped test hosts).
 fn workspace() -> tempfile::TempDir {
     let t = tempfile::tempdir().unwrap();
-    let ok = Command::new("cp")
-        .arg("-a")
-        .arg(repo().join("testdata/hosts"))
-        .arg(t.path().join("snapshots"))
-        .status()
-        .unwrap();
-    assert!(ok.success());
+    common::tree::copy_into(&repo().join("testdata/hosts"), &t.path().join("snapshots"));
     t
 }
 
 fn da() -> &'static str {
-    env!("CARGO_BIN_EXE_driftaudit")
+    common::cli::BIN
 }
 
 fn outputs(file: &Path) -> BTreeMap<String, String> {

@@ -15,27 +15,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::common;
+use crate::common::cli::{json, run, run_in};
 
 const HOSTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/hosts");
 const DOC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/policy-language.md");
-
-fn run_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_driftaudit"))
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .args(args)
-        .output()
-        .expect("run driftaudit");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn run(args: &[&str]) -> (i32, String, String) {
-    run_in(Path::new(env!("CARGO_MANIFEST_DIR")), args)
-}
 
 /// `cp -a`: the sosreport's symbolic links (sysctl.d/99-sysctl.conf) stay links.
 fn copy_host(name: &str, to: &Path) {
@@ -58,10 +41,6 @@ fn edit(path: &Path, from: &str, to: &str) {
         path.display()
     );
     std::fs::write(path, text.replace(from, to)).unwrap();
-}
-
-fn json(text: &str) -> serde_json::Value {
-    serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"))
 }
 
 /// (rule, subject, finding) of every failure or error, and of every finding
@@ -536,7 +515,7 @@ fn the_baseline_example_in_the_docs_runs_as_shown() {
     assert_eq!(cmds.len(), 2, "{cmds:?}");
     let ws = tempfile::tempdir().unwrap();
     std::os::unix::fs::symlink(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata"),
+        crate::common::cli::repo_root().join("testdata"),
         ws.path().join("testdata"),
     )
     .unwrap();

@@ -375,19 +375,7 @@ fn upgrade_report_of_the_mysql_5_7_host_for_8_0_and_kernel_6_1() {
     ));
 }
 
-fn bin(args: &[&str]) -> (i32, String, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_driftaudit"))
-        .env("NO_COLOR", "1")
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use crate::common::cli::run as bin;
 
 #[test]
 fn a_bad_target_is_a_usage_error_naming_the_accepted_forms() {

@@ -167,7 +167,6 @@ fn hosts_without_zimbra_skip_every_rule() {
 
 #[test]
 fn no_secret_in_any_cli_output_format_or_diff() {
-    let bin = env!("CARGO_BIN_EXE_driftaudit");
     let asfound = format!("{HOSTS}/zimbra-khimki-asfound");
     let fixed = format!("{HOSTS}/zimbra-khimki-fixed");
     let mut runs: Vec<Vec<String>> = Vec::new();
@@ -192,11 +191,7 @@ fn no_secret_in_any_cli_output_format_or_diff() {
         ]);
     }
     for args in runs {
-        let out = std::process::Command::new(bin)
-            .args(&args)
-            .env("NO_COLOR", "1")
-            .output()
-            .unwrap();
+        let out = crate::common::cli::cmd().args(&args).output().unwrap();
         let text = format!(
             "{}{}",
             String::from_utf8_lossy(&out.stdout),
