@@ -620,6 +620,24 @@ fn export(repo: &Path, git_bin: &Path, rev: &str, host: &str, to: &Path) -> Stri
     to.join(host).display().to_string()
 }
 
+/// Commit the repository as it is, then `diff` web-backend-02 between
+/// the commit before and this one (the two trees exported to `before` and
+/// `after`), run in the repository.
+fn commit_then_diff(
+    git_bin: &Path,
+    repo: &Path,
+    message: &str,
+    before: &Path,
+    after: &Path,
+) -> Output {
+    let host = "hosts/web-backend-02";
+    git(git_bin, repo, &["add", "-A"]);
+    git(git_bin, repo, &["commit", "-qm", message]);
+    let before = export(repo, git_bin, "HEAD~1", host, before);
+    let after = export(repo, git_bin, "HEAD", host, after);
+    bin_in(repo, &["diff", &before, &after])
+}
+
 /// A stand-in for procps `sysctl -w KEY=VALUE` on a snapshot: it writes the
 /// value where the snapshot keeps the running kernel's (`$SNAP/proc/sys`,
 /// dots as slashes) and refuses anything else the script might ask.
@@ -911,26 +929,15 @@ fn an_admins_whole_path_composes_from_snapshot_to_diff_in_one_git_repository() {
         stdout(&o),
         "web-backend-02: clean (14 passed), 38 unknown, 1 waived\n"
     );
-    git(&git_bin, &repo, &["add", "-A"]);
-    git(&git_bin, &repo, &["commit", "-qm", "web-backend-02: fixed"]);
-
     // diff of the fix's two commits: the fixed settings, runtime apart from
     // the next boot's, the fixed verdicts, and nothing else.
-    let before = export(
-        &repo,
+    let o = commit_then_diff(
         &git_bin,
-        "HEAD~1",
-        "hosts/web-backend-02",
+        &repo,
+        "web-backend-02: fixed",
         &tmp.path().join("c1"),
-    );
-    let after = export(
-        &repo,
-        &git_bin,
-        "HEAD",
-        "hosts/web-backend-02",
         &tmp.path().join("c2"),
     );
-    let o = bin_in(&repo, &["diff", &before, &after]);
     let out = stdout(&o);
     assert_eq!(
         o.status.code(),
@@ -1055,27 +1062,13 @@ fn an_admins_whole_path_composes_from_snapshot_to_diff_in_one_git_repository() {
         .output()
         .unwrap();
     assert!(run.status.success(), "{}", stderr(&run));
-    git(&git_bin, &repo, &["add", "-A"]);
-    git(
+    let o = commit_then_diff(
         &git_bin,
         &repo,
-        &["commit", "-qm", "web-backend-02: recaptured"],
-    );
-    let before = export(
-        &repo,
-        &git_bin,
-        "HEAD~1",
-        "hosts/web-backend-02",
+        "web-backend-02: recaptured",
         &tmp.path().join("c3"),
-    );
-    let after = export(
-        &repo,
-        &git_bin,
-        "HEAD",
-        "hosts/web-backend-02",
         &tmp.path().join("c4"),
     );
-    let o = bin_in(&repo, &["diff", &before, &after]);
     let out = stdout(&o);
     assert_eq!(
         o.status.code(),
