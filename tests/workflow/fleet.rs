@@ -50,6 +50,11 @@ fn run(args: &[&str], dir: &Path) -> (i32, String, String) {
     crate::common::fleet::run(&all, cli::repo_root())
 }
 
+/// The shipped test hosts (testdata/hosts) as one fleet.
+fn shipped() -> std::path::PathBuf {
+    cli::testdata("hosts")
+}
+
 #[test]
 fn generated_fleet_summary_matches_planted_problems() {
     let t = tempfile::tempdir().unwrap();
@@ -219,11 +224,7 @@ fn empty_fleet_is_an_error() {
 /// that item alone, marked `alias_of`, and both agree with the host reports.
 #[test]
 fn fleet_summary_counts_a_for_each_rule_and_each_alias() {
-    let root = cli::repo_root();
-    let (_, out, err) = run(
-        &["check", "--format", "json", "--fleet"],
-        &root.join("testdata/hosts"),
-    );
+    let (_, out, err) = run(&["check", "--format", "json", "--fleet"], &shipped());
     let doc: serde_json::Value =
         serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {err}"));
     let rules = &doc["fleet"]["rules"];
@@ -318,17 +319,16 @@ fn one_shared_waiver_file_serves_a_host_a_fleet_and_its_shards() {
     .unwrap();
     let (w_s, fleet_s) = (w.to_str().unwrap(), fleet.to_str().unwrap());
     let stale = vec![format!("{w_s}:5")];
+    // `check ARGS --waivers FILE --format FORMAT`
+    let waived = |args: &[&str], format: &str| {
+        let mut all = vec!["check"];
+        all.extend(args);
+        all.extend(["--waivers", w_s, "--format", format]);
+        bin(&all)
+    };
     // one host the db* and mail* waivers do not scope: neither is judged
     let web = fleet.join("web");
-    let (code, out, err) = bin(&[
-        "check",
-        "--snapshot",
-        web.to_str().unwrap(),
-        "--waivers",
-        w_s,
-        "--format",
-        "json",
-    ]);
+    let (code, out, err) = waived(&["--snapshot", web.to_str().unwrap()], "json");
     assert_eq!(code, 1, "{err}");
     assert_eq!(waiver_verdicts(&out), Vec::<String>::new(), "{out}");
     assert!(
@@ -337,29 +337,19 @@ fn one_shared_waiver_file_serves_a_host_a_fleet_and_its_shards() {
     );
     // both hosts as snapshots: the db* waiver scopes db and matches nothing
     let db = fleet.join("db");
-    let (_, out, _) = bin(&[
-        "check",
-        "--snapshot",
-        web.to_str().unwrap(),
-        "--snapshot",
-        db.to_str().unwrap(),
-        "--waivers",
-        w_s,
-        "--format",
+    let (_, out, _) = waived(
+        &[
+            "--snapshot",
+            web.to_str().unwrap(),
+            "--snapshot",
+            db.to_str().unwrap(),
+        ],
         "json",
-    ]);
+    );
     assert_eq!(waiver_verdicts(&out), stale);
     // the fleet, in a streamed and a whole-document format: the same verdict
     for format in ["json", "jsonl"] {
-        let (code, out, err) = bin(&[
-            "check",
-            "--fleet",
-            fleet_s,
-            "--waivers",
-            w_s,
-            "--format",
-            format,
-        ]);
+        let (code, out, err) = waived(&["--fleet", fleet_s], format);
         assert_eq!(code, 1, "{format}: {err}");
         assert_eq!(waiver_verdicts(&out), stale, "{format}: {out}");
     }
@@ -369,15 +359,7 @@ fn one_shared_waiver_file_serves_a_host_a_fleet_and_its_shards() {
             && text.contains(":5 (rule `linux.unprivileged-bpf`, host `db*`)"),
         "{text}"
     );
-    let (_, sarif, _) = bin(&[
-        "check",
-        "--fleet",
-        fleet_s,
-        "--waivers",
-        w_s,
-        "--format",
-        "sarif",
-    ]);
+    let (_, sarif, _) = waived(&["--fleet", fleet_s], "sarif");
     assert_eq!(
         sarif.matches("\"ruleId\": \"driftaudit.waiver\"").count(),
         1,
@@ -386,17 +368,7 @@ fn one_shared_waiver_file_serves_a_host_a_fleet_and_its_shards() {
     // shards leave the verdict to merge, which needs the file
     let mut shards = Vec::new();
     for k in ["1/2", "2/2"] {
-        let (_, out, err) = bin(&[
-            "check",
-            "--fleet",
-            fleet_s,
-            "--shard",
-            k,
-            "--waivers",
-            w_s,
-            "--format",
-            "json",
-        ]);
+        let (_, out, err) = waived(&["--fleet", fleet_s, "--shard", k], "json");
         assert_eq!(waiver_verdicts(&out), Vec::<String>::new(), "{k}: {err}");
         let p = dir.path().join(format!("shard-{}.json", &k[..1]));
         fs::write(&p, out).unwrap();
@@ -416,8 +388,7 @@ fn one_shared_waiver_file_serves_a_host_a_fleet_and_its_shards() {
 /// canonical and alias ids separate rows.
 #[test]
 fn a_fleet_report_fits_where_people_read_it() {
-    let root = cli::repo_root();
-    let hosts = root.join("testdata/hosts");
+    let hosts = shipped();
     let n = fleet::discover(&hosts, fleet::DEFAULT_MAX_DEPTH).count();
     assert!(n >= 16, "{n}");
     // --quiet: one line per host, then the totals
@@ -471,7 +442,7 @@ fn a_fleet_report_fits_where_people_read_it() {
         last.contains("more findings") && last.contains("see the attached report"),
         "{last}"
     );
-    let one = root.join("testdata/hosts/nat-story");
+    let one = shipped().join("nat-story");
     let (_, md1, _) = run(&["check", "--format", "markdown", "--snapshot"], &one);
     assert!(!md1.contains("more findings"), "{md1}");
     // they shape the text report only
@@ -491,11 +462,7 @@ fn a_fleet_report_fits_where_people_read_it() {
 /// `check` prints them; JSON keeps the subject beside the value.
 #[test]
 fn the_fleet_summarys_worst_hosts_say_which_key_has_which_value() {
-    let root = cli::repo_root();
-    let (_, out, err) = run(
-        &["check", "--summary", "--fleet"],
-        &root.join("testdata/hosts"),
-    );
+    let (_, out, err) = run(&["check", "--summary", "--fleet"], &shipped());
     assert!(out.starts_with("==> fleet summary ("), "{out}{err}");
     let worst: Vec<&str> = out
         .lines()
@@ -535,10 +502,7 @@ fn the_fleet_summarys_worst_hosts_say_which_key_has_which_value() {
             .starts_with("db01.example.com (sos-centos7-mariadb): ["),
         "{rows:?}"
     );
-    let (_, json, _) = run(
-        &["check", "--format", "json", "--fleet"],
-        &root.join("testdata/hosts"),
-    );
+    let (_, json, _) = run(&["check", "--format", "json", "--fleet"], &shipped());
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     let ex = &v["fleet"]["rules"]["linux.tcp-tw-recycle"]["worst"][0];
     assert_eq!(ex["subject"][0], "net.ipv4.tcp_tw_recycle", "{ex}");

@@ -29,6 +29,13 @@ fn fleet(dir: &Path, hosts: usize) -> Option<()> {
     Some(())
 }
 
+/// `check --fleet snapshots --format json ARGS` in `d`.
+fn fleet_json(d: &Path, args: &[&str]) -> (i32, String, String) {
+    let mut all = vec!["check", "--fleet", "snapshots", "--format", "json"];
+    all.extend(args);
+    run(&all, d)
+}
+
 #[test]
 fn shards_of_a_generated_fleet_merged_equal_the_unsharded_report_in_every_format() {
     let t = tempfile::tempdir().unwrap();
@@ -37,7 +44,7 @@ fn shards_of_a_generated_fleet_merged_equal_the_unsharded_report_in_every_format
         return;
     }
     // the unsharded run, as one job would
-    let (code, whole, err) = run(&["check", "--fleet", "snapshots", "--format", "json"], d);
+    let (code, whole, err) = fleet_json(d, &[]);
     assert_eq!(code, 1, "planted findings: {err}");
     let v: serde_json::Value = serde_json::from_str(&whole).unwrap();
     assert_eq!(v["hosts"].as_array().unwrap().len(), 60);
@@ -62,18 +69,7 @@ fn shards_of_a_generated_fleet_merged_equal_the_unsharded_report_in_every_format
     let mut total = 0;
     for k in 1..=4 {
         let shard = format!("{k}/4");
-        let (code, json, err) = run(
-            &[
-                "check",
-                "--fleet",
-                "snapshots",
-                "--format",
-                "json",
-                "--shard",
-                &shard,
-            ],
-            d,
-        );
+        let (code, json, err) = fleet_json(d, &["--shard", &shard]);
         assert!(code <= 1, "shard {shard}: {err}");
         assert!(
             err.contains(&format!("shard {shard}: "))
@@ -151,18 +147,7 @@ fn an_empty_shard_is_a_valid_empty_report_and_bad_shards_are_usage_errors() {
     let mut docs = Vec::new();
     for k in 1..=9 {
         let shard = format!("{k}/9");
-        let (code, json, err) = run(
-            &[
-                "check",
-                "--fleet",
-                "snapshots",
-                "--format",
-                "json",
-                "--shard",
-                &shard,
-            ],
-            d,
-        );
+        let (code, json, err) = fleet_json(d, &["--shard", &shard]);
         assert!(code <= 1, "{err}");
         let v: serde_json::Value = serde_json::from_str(&json).expect("a valid document");
         if v["hosts"].as_array().unwrap().is_empty() {
@@ -229,18 +214,7 @@ fn changed_since_audits_exactly_the_folders_git_says_changed() {
             .collect()
     };
     let changed = |rev: &str| {
-        let (code, json, err) = run(
-            &[
-                "check",
-                "--fleet",
-                "snapshots",
-                "--format",
-                "json",
-                "--changed-since",
-                rev,
-            ],
-            d,
-        );
+        let (code, json, err) = fleet_json(d, &["--changed-since", rev]);
         assert!(code <= 1, "{err}");
         (hosts(&json), err)
     };
