@@ -29,6 +29,13 @@ use crate::common;
 
 use crate::common::cli::repo_root as repo;
 
+/// Exit code (-1 when killed) and stdout then stderr of a finished run,
+/// as a CI job's log shows them.
+fn code_and_output(out: &std::process::Output) -> (i32, String) {
+    let (code, stdout, stderr) = common::cli::parts(out.clone());
+    (code, format!("{stdout}{stderr}"))
+}
+
 fn yaml(path: &Path) -> Value {
     let text = fs::read_to_string(path).unwrap();
     serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
@@ -659,14 +666,7 @@ impl GitLab {
             .env("NO_COLOR", "1")
             .output()
             .unwrap();
-        (
-            out.status.code().unwrap_or(-1),
-            format!(
-                "{}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            ),
-        )
+        code_and_output(&out)
     }
 }
 
@@ -926,14 +926,7 @@ fn the_pre_commit_hooks_validate_policies_and_audit_changed_snapshots() {
             .env_remove("GIT_INDEX_FILE")
             .output()
             .unwrap();
-        (
-            out.status.code().unwrap_or(-1),
-            format!(
-                "{}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            ),
-        )
+        code_and_output(&out)
     };
     let (code, out) = hook("driftaudit-policies", &["policies/ok.yaml"]);
     assert_eq!(code, 0, "{out}");
