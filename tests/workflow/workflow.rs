@@ -236,19 +236,13 @@ const WAIVERS: &str = "testdata/waivers/lb.yaml";
 #[test]
 fn waivers_applied_expired_and_stale() {
     let snap = "testdata/pairs/kernel-upgrade/after";
-    let o = bin(
-        &[
-            "check",
-            "--snapshot",
-            snap,
-            "--waivers",
-            WAIVERS,
-            "--format",
-            "json",
-        ],
-        Some("2024-01-31"),
-    );
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    // the JSON report of the host with the waivers, on `day`
+    let waived_on = |day: &str| -> serde_json::Value {
+        let args = ["check", "--snapshot", snap, "--waivers", WAIVERS];
+        let o = bin(&[&args[..], &["--format", "json"]].concat(), Some(day));
+        serde_json::from_str(&stdout(&o)).unwrap()
+    };
+    let v = waived_on("2024-01-31");
     let f = v["hosts"][0]["findings"].as_array().unwrap();
     let waived: Vec<_> = f.iter().filter(|x| x["status"] == "waived").collect();
     assert_eq!(waived.len(), 1);
@@ -290,19 +284,7 @@ fn waivers_applied_expired_and_stale() {
     assert_eq!(o.status.code(), Some(1), "waiver findings fail at low");
 
     // Past the first waiver's expiry the failure comes back as a failure.
-    let o = bin(
-        &[
-            "check",
-            "--snapshot",
-            snap,
-            "--waivers",
-            WAIVERS,
-            "--format",
-            "json",
-        ],
-        Some("2100-01-01"),
-    );
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let v = waived_on("2100-01-01");
     let f = v["hosts"][0]["findings"].as_array().unwrap();
     assert!(f
         .iter()
