@@ -7,10 +7,13 @@
 pub mod browser;
 pub mod cli;
 pub mod doc_examples;
+pub mod fleet;
+pub mod git;
 pub mod mariadb;
 pub mod mountns;
 pub mod patch;
 pub mod timeout;
+pub mod tree;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -11,6 +11,7 @@
 //! with their output) are run by the docs tests of their own pages.
 
 use crate::common;
+use crate::common::tree::copy_into;
 
 use std::fs;
 use std::path::Path;
@@ -41,58 +42,39 @@ fn commands(md: &str) -> Vec<String> {
     out
 }
 
-fn copy_tree(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for e in fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let t = e.file_type().unwrap();
-        let dest = to.join(e.file_name());
-        if t.is_dir() {
-            copy_tree(&e.path(), &dest);
-        } else if t.is_symlink() {
-            std::os::unix::fs::symlink(fs::read_link(e.path()).unwrap(), dest).unwrap();
-        } else {
-            fs::copy(e.path(), dest).unwrap();
-        }
-    }
+/// git with no user or system configuration (the kit's), from PATH.
+fn git(dir: &Path, args: &[&str]) {
+    common::git::git(Path::new("git"), dir, args);
 }
 
-fn git(dir: &Path, args: &[&str]) {
-    let o = Command::new("git")
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
+/// At least `min` commands ran (else "only RAN FOUND") and none of them
+/// failed (else "N of RAN OF_WHAT:" and each failure on a line).
+#[track_caller]
+fn assert_all_ran(ran: usize, min: usize, found: &str, failed: &[String], of_what: &str) {
+    assert!(ran >= min, "only {ran} {found}");
     assert!(
-        o.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
+        failed.is_empty(),
+        "{} of {ran} {of_what}:\n{}",
+        failed.len(),
+        failed.join("\n")
     );
 }
 
 /// The repository the docs' commands assume.
 fn sandbox(repo: &Path, s: &Path) {
     let hosts = repo.join("testdata/hosts");
-    copy_tree(
+    copy_into(
         &hosts.join("mysql-includedir-override"),
         &s.join("snapshots/db2"),
     );
-    copy_tree(
+    copy_into(
         &hosts.join("mysql-warmup-story"),
         &s.join("snapshots/db1-before"),
     );
-    copy_tree(&hosts.join("mysql-healthy"), &s.join("db1"));
-    copy_tree(&hosts.join("mysql-includedir-override"), &s.join("db2"));
-    copy_tree(&hosts.join("mysql-healthy"), &s.join("hosts/db1"));
-    copy_tree(&hosts.join("mysql-healthy"), &s.join("HEAD-snapshot-dir"));
+    copy_into(&hosts.join("mysql-healthy"), &s.join("db1"));
+    copy_into(&hosts.join("mysql-includedir-override"), &s.join("db2"));
+    copy_into(&hosts.join("mysql-healthy"), &s.join("hosts/db1"));
+    copy_into(&hosts.join("mysql-healthy"), &s.join("HEAD-snapshot-dir"));
     std::os::unix::fs::symlink(repo.join("testdata"), s.join("testdata")).unwrap();
     fs::create_dir_all(s.join("my-policies")).unwrap();
     fs::write(
@@ -112,7 +94,7 @@ fn sandbox(repo: &Path, s: &Path) {
     )
     .unwrap();
     fs::create_dir_all(s.join("bin")).unwrap();
-    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_driftaudit"), s.join("bin/driftaudit")).unwrap();
+    std::os::unix::fs::symlink(common::cli::BIN, s.join("bin/driftaudit")).unwrap();
     git(s, &["init", "-q", "-b", "main"]);
     git(s, &["add", "-A"]);
     git(s, &["commit", "-qm", "snapshots"]);
@@ -127,7 +109,7 @@ fn every_command_in_readme_and_docs_runs() {
         common::skip("the docs' commands", "needs git");
         return;
     }
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let repo = common::cli::repo_root();
     let tmp = tempfile::tempdir().unwrap();
     let s = tmp.path();
     sandbox(repo, s);
@@ -173,12 +155,12 @@ fn every_command_in_readme_and_docs_runs() {
             }
         }
     }
-    assert!(ran >= 50, "only {ran} commands found in the docs");
-    assert!(
-        failed.is_empty(),
-        "{} of {ran} commands failed:\n{}",
-        failed.len(),
-        failed.join("\n")
+    assert_all_ran(
+        ran,
+        50,
+        "commands found in the docs",
+        &failed,
+        "commands failed",
     );
 }
 
@@ -199,8 +181,7 @@ fn commands_are_found_in_sh_blocks_only() {
 /// upgrade data.
 #[test]
 fn readme_lists_every_shipped_policy_and_the_upgrade_data() {
-    let readme =
-        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let readme = fs::read_to_string(common::cli::repo_root().join("README.md")).unwrap();
     let set = driftaudit::PolicySet::builtin().unwrap();
     for p in &set.policies {
         assert!(
@@ -249,8 +230,8 @@ fn every_man_page_renders_cleanly_and_its_examples_exit_as_they_say() {
         common::skip("the man pages' rendering", "needs groff (groff-base)");
         return;
     }
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let bin = env!("CARGO_BIN_EXE_driftaudit");
+    let repo = common::cli::repo_root();
+    let bin = common::cli::BIN;
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("man");
     let o = Command::new(bin)
@@ -355,13 +336,7 @@ fn every_man_page_renders_cleanly_and_its_examples_exit_as_they_say() {
             }
         }
     }
-    assert!(ran >= 25, "only {ran} examples found");
-    assert!(
-        failed.is_empty(),
-        "{} of {ran} examples:\n{}",
-        failed.len(),
-        failed.join("\n")
-    );
+    assert_all_ran(ran, 25, "examples found", &failed, "examples");
 }
 
 /// Review of issue 32: `man --out DIR` wrote each page with a plain
@@ -371,7 +346,7 @@ fn every_man_page_renders_cleanly_and_its_examples_exit_as_they_say() {
 /// is renamed over the name: the link is replaced and its target untouched.
 #[test]
 fn man_out_replaces_a_planted_link_instead_of_writing_through_it() {
-    let bin = env!("CARGO_BIN_EXE_driftaudit");
+    let bin = common::cli::BIN;
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("man");
     fs::create_dir(&dir).unwrap();

@@ -38,6 +38,17 @@ struct Run {
     failed: usize,
 }
 
+/// A second run of the playbook succeeded and changed nothing.
+#[track_caller]
+fn assert_changed_nothing(second: &Run) {
+    assert_eq!(second.code, 0, "{}", second.out);
+    assert_eq!(
+        second.changed, 0,
+        "second run must change nothing:\n{}",
+        second.out
+    );
+}
+
 fn play(ansible: &Path, t: &Path, extra: &[&str]) -> Run {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("integrations/ansible");
     let out = Command::new(ansible)
@@ -141,12 +152,11 @@ fn ansible_role_snapshots_localhost_into_git_audits_it_and_a_second_run_changes_
     assert!(snap.join("snapshot.json").is_file() && snap.join("captures/sysctl-a.txt").is_file());
     let meta = fs::read_to_string(snap.join("snapshot.json")).unwrap();
     // what was committed is a snapshot `check` reads like any other
-    let check = Command::new(env!("CARGO_BIN_EXE_driftaudit"))
+    let check = common::cli::cmd()
         .args(["check", "--no-builtin", "--policy"])
         .arg(t.join("always-fails.yaml"))
         .arg("--snapshot")
         .arg(&snap)
-        .env("NO_COLOR", "1")
         .output()
         .unwrap();
     assert_eq!(check.status.code(), Some(1));
@@ -154,13 +164,7 @@ fn ansible_role_snapshots_localhost_into_git_audits_it_and_a_second_run_changes_
 
     // 2: the same host again: nothing changed, no commit, and the capture
     // time of the committed snapshot.json is kept
-    let second = play(&ansible, t, &[]);
-    assert_eq!(second.code, 0, "{}", second.out);
-    assert_eq!(
-        second.changed, 0,
-        "second run must change nothing:\n{}",
-        second.out
-    );
+    assert_changed_nothing(&play(&ansible, t, &[]));
     assert_eq!(commits(&repo).len(), 1);
     assert_eq!(
         fs::read_to_string(snap.join("snapshot.json")).unwrap(),
@@ -318,13 +322,7 @@ fn ansible_role_given_a_deb_installs_the_package_on_the_host_and_audits_with_it_
     assert!(report.to_string().contains("test.pid-max-tiny"), "{report}");
 
     // the same package again: nothing installed, unpacked or committed
-    let second = play(&ansible, t, &[]);
-    assert_eq!(second.code, 0, "{}", second.out);
-    assert_eq!(
-        second.changed, 0,
-        "second run must change nothing:\n{}",
-        second.out
-    );
+    assert_changed_nothing(&play(&ansible, t, &[]));
     assert_eq!(commits(&t.join("repo")).len(), 1);
 }
 

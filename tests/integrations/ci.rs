@@ -27,8 +27,13 @@ use serde_json::Value;
 
 use crate::common;
 
-fn repo() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+use crate::common::cli::repo_root as repo;
+
+/// Exit code (-1 when killed) and stdout then stderr of a finished run,
+/// as a CI job's log shows them.
+fn code_and_output(out: &std::process::Output) -> (i32, String) {
+    let (code, stdout, stderr) = common::cli::parts(out.clone());
+    (code, format!("{stdout}{stderr}"))
 }
 
 fn yaml(path: &Path) -> Value {
@@ -39,18 +44,12 @@ fn yaml(path: &Path) -> Value {
 /// A workspace holding `snapshots/` (the shipped test hosts).
 fn workspace() -> tempfile::TempDir {
     let t = tempfile::tempdir().unwrap();
-    let ok = Command::new("cp")
-        .arg("-a")
-        .arg(repo().join("testdata/hosts"))
-        .arg(t.path().join("snapshots"))
-        .status()
-        .unwrap();
-    assert!(ok.success());
+    common::tree::copy_into(&repo().join("testdata/hosts"), &t.path().join("snapshots"));
     t
 }
 
 fn da() -> &'static str {
-    env!("CARGO_BIN_EXE_driftaudit")
+    common::cli::BIN
 }
 
 fn outputs(file: &Path) -> BTreeMap<String, String> {
@@ -667,14 +666,7 @@ impl GitLab {
             .env("NO_COLOR", "1")
             .output()
             .unwrap();
-        (
-            out.status.code().unwrap_or(-1),
-            format!(
-                "{}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            ),
-        )
+        code_and_output(&out)
     }
 }
 
@@ -934,14 +926,7 @@ fn the_pre_commit_hooks_validate_policies_and_audit_changed_snapshots() {
             .env_remove("GIT_INDEX_FILE")
             .output()
             .unwrap();
-        (
-            out.status.code().unwrap_or(-1),
-            format!(
-                "{}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            ),
-        )
+        code_and_output(&out)
     };
     let (code, out) = hook("driftaudit-policies", &["policies/ok.yaml"]);
     assert_eq!(code, 0, "{out}");

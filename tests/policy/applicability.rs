@@ -337,21 +337,12 @@ fn a_mysql_host_without_datadir_in_its_option_files_is_judged_on_the_default() {
 
 // --- coverage is part of every report (issue 11 item 5) ---
 
+/// Exit code and stdout of `driftaudit ARGS`; a usage error (exit 2) must
+/// say nothing on stderr.
 fn run(args: &[&str]) -> (i32, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_driftaudit"))
-        .env("NO_COLOR", "1")
-        .args(args)
-        .output()
-        .expect("run driftaudit");
-    assert!(
-        out.stderr.is_empty() || out.status.code() != Some(2),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    )
+    let (code, out, err) = crate::common::cli::run(args);
+    assert!(err.is_empty() || code != 2, "{err}");
+    (code, out)
 }
 
 fn no_bare_all_clear(text: &str) {

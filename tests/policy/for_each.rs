@@ -10,7 +10,7 @@ use std::path::Path;
 
 use serde_json::Value as Json;
 
-use crate::common::cli::run;
+use crate::common::cli::{json, run};
 
 /// A snapshot directory of the given files (paths relative to its root).
 fn snapshot(files: &[(&str, &str)]) -> tempfile::TempDir {
@@ -20,11 +20,7 @@ fn snapshot(files: &[(&str, &str)]) -> tempfile::TempDir {
         r#"{"schema": "driftaudit.snapshot/1", "host": "t1", "driftaudit": "0.1.0", "captured_at": "2026-12-01T09:00:00Z", "unreadable": []}"#,
     )];
     all.extend_from_slice(files);
-    for (p, text) in all {
-        let path = dir.path().join(p);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
+    crate::common::tree::write_files(dir.path(), &all);
     dir
 }
 
@@ -48,7 +44,16 @@ fn check(snap: &Path, policy: &str, extra: &[&str]) -> Json {
     args.extend(extra);
     let (code, out, err) = run(&args);
     assert!(code == 0 || code == 1, "exit {code}: {err}");
-    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
+    json(&out)
+}
+
+/// A snapshot of `files` checked against the policy `yaml` alone: the
+/// snapshot, the policy file's path and the JSON report.
+fn checked(files: &[(&str, &str)], yaml: &str) -> (tempfile::TempDir, String, Json) {
+    let snap = snapshot(files);
+    let pol = policy_file(snap.path(), yaml);
+    let r = check(snap.path(), &pol, &[]);
+    (snap, pol, r)
 }
 
 /// (rule, first subject, status) of every finding of rule `id`.
@@ -108,9 +113,7 @@ rules:
 
 #[test]
 fn a_key_glob_binds_the_text_the_star_matched_and_each_key_is_a_finding() {
-    let snap = snapshot(&[("captures/sysctl-a.txt", SYSCTL)]);
-    let pol = policy_file(snap.path(), KEYS_POLICY);
-    let r = check(snap.path(), &pol, &[]);
+    let (_snap, _pol, r) = checked(&[("captures/sysctl-a.txt", SYSCTL)], KEYS_POLICY);
     let mut got = verdicts(&r, "t.rp-filter");
     got.sort();
     assert_eq!(
@@ -138,9 +141,7 @@ fn a_key_glob_binds_the_text_the_star_matched_and_each_key_is_a_finding() {
 #[test]
 fn a_key_glob_over_a_namespace_not_captured_is_unknown_and_an_empty_one_is_one_skip() {
     // no sysctl source at all: unknown, naming the capture that decides it
-    let snap = snapshot(&[("etc/hostname", "t1\n")]);
-    let pol = policy_file(snap.path(), KEYS_POLICY);
-    let r = check(snap.path(), &pol, &[]);
+    let (_snap, _pol, r) = checked(&[("etc/hostname", "t1\n")], KEYS_POLICY);
     let f = verdicts(&r, "t.rp-filter");
     assert_eq!(f, [v("t.rp-filter", "", "unknown")], "{r:#}");
     let text = r["hosts"][0]["findings"][0]["explanation"]
@@ -148,9 +149,10 @@ fn a_key_glob_over_a_namespace_not_captured_is_unknown_and_an_empty_one_is_one_s
         .unwrap();
     assert!(text.contains("sysctl-a.txt"), "{text}");
     // captured, but no key matches: one skip that says so
-    let snap = snapshot(&[("captures/sysctl-a.txt", "net.ipv4.ip_forward = 0\n")]);
-    let pol = policy_file(snap.path(), KEYS_POLICY);
-    let r = check(snap.path(), &pol, &[]);
+    let (_snap, _pol, r) = checked(
+        &[("captures/sysctl-a.txt", "net.ipv4.ip_forward = 0\n")],
+        KEYS_POLICY,
+    );
     let f = &r["hosts"][0]["findings"][0];
     assert_eq!(f["status"], "skip", "{r:#}");
     assert!(
@@ -184,12 +186,13 @@ rules:
 
 #[test]
 fn a_list_parameter_gives_each_item_its_finding_with_setting_provenance() {
-    let snap = snapshot(&[(
-        "captures/sysctl-a.txt",
-        "net.ipv4.conf.data.rp_filter = 0\nnet.ipv4.conf.logs.rp_filter = 2\n",
-    )]);
-    let pol = policy_file(snap.path(), LIST_POLICY);
-    let r = check(snap.path(), &pol, &[]);
+    let (_snap, _pol, r) = checked(
+        &[(
+            "captures/sysctl-a.txt",
+            "net.ipv4.conf.data.rp_filter = 0\nnet.ipv4.conf.logs.rp_filter = 2\n",
+        )],
+        LIST_POLICY,
+    );
     assert_eq!(
         verdicts(&r, "t.dir"),
         [
@@ -222,12 +225,13 @@ fn a_list_parameter_gives_each_item_its_finding_with_setting_provenance() {
 
 #[test]
 fn two_items_of_one_rule_on_one_host_stay_apart_in_json_and_junit() {
-    let snap = snapshot(&[(
-        "captures/sysctl-a.txt",
-        "net.ipv4.conf.data.rp_filter = 0\nnet.ipv4.conf.logs.rp_filter = 0\n",
-    )]);
-    let pol = policy_file(snap.path(), LIST_POLICY);
-    let r = check(snap.path(), &pol, &[]);
+    let (snap, pol, r) = checked(
+        &[(
+            "captures/sysctl-a.txt",
+            "net.ipv4.conf.data.rp_filter = 0\nnet.ipv4.conf.logs.rp_filter = 0\n",
+        )],
+        LIST_POLICY,
+    );
     let fails: Vec<_> = verdicts(&r, "t.dir")
         .into_iter()
         .filter(|x| x.2 == "fail")
@@ -347,9 +351,7 @@ fn a_list_longer_than_the_cap_is_an_error_not_ten_thousand_findings() {
         "policy: t\ntitle: t\nparams:\n  many:\n{}\nrules:\n  - id: t.many\n    title: t\n    severity: low\n    for_each: {{ param: many }}\n    assert: \"true\"\n    why: w\n    fix: f\n",
         items.join("\n")
     );
-    let snap = snapshot(&[("etc/hostname", "t1\n")]);
-    let pol = policy_file(snap.path(), &yaml);
-    let r = check(snap.path(), &pol, &[]);
+    let (_snap, _pol, r) = checked(&[("etc/hostname", "t1\n")], &yaml);
     let f = verdicts(&r, "t.many");
     assert_eq!(f, [v("t.many", "", "error")]);
     let text = r["hosts"][0]["findings"][0]["explanation"].to_string();
@@ -504,44 +506,35 @@ fn rp_filter(sysctl: &str) -> Vec<(String, String, String)> {
 
 #[test]
 fn rp_filter_is_judged_per_interface_as_max_of_all_and_the_interface() {
-    // the issue's example: a live interface with 0 under all = 0 passed before
-    let got = rp_filter(
-        "net.ipv4.conf.all.rp_filter = 0\nnet.ipv4.conf.default.rp_filter = 1\nnet.ipv4.conf.eth0.rp_filter = 0\nnet.ipv4.conf.lo.rp_filter = 0\n",
-    );
     let r = "linux.rp-filter";
-    assert_eq!(
-        got,
-        [
-            v(r, "all", "skip"),
-            v(r, "default", "pass"),
-            v(r, "eth0", "fail"),
-            v(r, "lo", "skip"),
-        ]
+    // (case, the sysctl capture, the (interface, status) verdicts)
+    type Case = (
+        &'static str,
+        &'static str,
+        &'static [(&'static str, &'static str)],
     );
-    // all = 1 covers eth0 = 0 (the effective value is the max)
-    let got = rp_filter(
-        "net.ipv4.conf.all.rp_filter = 1\nnet.ipv4.conf.default.rp_filter = 0\nnet.ipv4.conf.eth0.rp_filter = 0\n",
-    );
-    assert_eq!(
-        got,
-        [
-            v(r, "all", "skip"),
-            v(r, "default", "pass"),
-            v(r, "eth0", "pass")
-        ]
-    );
-    // `default` is judged for interfaces created later
-    let got = rp_filter(
-        "net.ipv4.conf.all.rp_filter = 0\nnet.ipv4.conf.default.rp_filter = 0\nnet.ipv4.conf.eth0.rp_filter = 2\n",
-    );
-    assert_eq!(
-        got,
-        [
-            v(r, "all", "skip"),
-            v(r, "default", "fail"),
-            v(r, "eth0", "pass")
-        ]
-    );
+    let cases: [Case; 3] = [
+        (
+            // the issue's example: a live interface with 0 under all = 0 passed before
+            "eth0 = 0 under all = 0",
+            "net.ipv4.conf.all.rp_filter = 0\nnet.ipv4.conf.default.rp_filter = 1\nnet.ipv4.conf.eth0.rp_filter = 0\nnet.ipv4.conf.lo.rp_filter = 0\n",
+            &[("all", "skip"), ("default", "pass"), ("eth0", "fail"), ("lo", "skip")],
+        ),
+        (
+            "all = 1 covers eth0 = 0 (the effective value is the max)",
+            "net.ipv4.conf.all.rp_filter = 1\nnet.ipv4.conf.default.rp_filter = 0\nnet.ipv4.conf.eth0.rp_filter = 0\n",
+            &[("all", "skip"), ("default", "pass"), ("eth0", "pass")],
+        ),
+        (
+            "`default` is judged for interfaces created later",
+            "net.ipv4.conf.all.rp_filter = 0\nnet.ipv4.conf.default.rp_filter = 0\nnet.ipv4.conf.eth0.rp_filter = 2\n",
+            &[("all", "skip"), ("default", "fail"), ("eth0", "pass")],
+        ),
+    ];
+    for (case, sysctl, want) in cases {
+        let want: Vec<_> = want.iter().map(|(i, st)| v(r, i, st)).collect();
+        assert_eq!(rp_filter(sysctl), want, "{case}");
+    }
 }
 
 #[test]

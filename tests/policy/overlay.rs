@@ -10,7 +10,7 @@ use std::path::Path;
 
 use serde_json::Value as Json;
 
-use crate::common::cli::run;
+use crate::common::cli::{findings, json, run};
 
 fn snap(name: &str, text: &str) {
     insta::with_settings!({prepend_module_to_snapshot => false}, {
@@ -26,16 +26,7 @@ fn report(args: &[&str]) -> Json {
     all.extend(args);
     let (code, out, err) = run(&all);
     assert!(code == 0 || code == 1, "exit {code}: {err}");
-    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
-}
-
-fn findings<'a>(r: &'a Json, rule: &str) -> Vec<&'a Json> {
-    r["hosts"][0]["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["rule"] == rule)
-        .collect()
+    json(&out)
 }
 
 #[test]

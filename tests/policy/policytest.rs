@@ -8,34 +8,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::process::Command;
 
 use driftaudit::unstable::policytest::{self, Verdict};
 use driftaudit::{PolicySet, Status};
 
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_driftaudit"));
-    c.env("NO_COLOR", "1")
-        .current_dir(env!("CARGO_MANIFEST_DIR"));
-    c
-}
-
-fn run_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = bin()
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("run driftaudit");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
+use crate::common::cli::{repo_root as root, run_in};
 
 /// A small policy of one setting rule and one drift rule.
 const POLICY: &str = r#"policy: site

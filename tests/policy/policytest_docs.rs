@@ -7,9 +7,6 @@
 //! `DRIFTAUDIT_UPDATE_DOCS=1 cargo test --test policy policytest_docs::`
 //! rewrites the outputs; otherwise a difference fails.
 
-use std::path::Path;
-use std::process::Command;
-
 use crate::common;
 
 const DOC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/policy-language.md");
@@ -39,18 +36,17 @@ fn examples(doc: &str) -> Vec<(String, String)> {
 fn run(files: &[(String, String)]) -> (i32, String) {
     let ws = tempfile::tempdir().unwrap();
     std::os::unix::fs::symlink(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata"),
+        common::cli::repo_root().join("testdata"),
         ws.path().join("testdata"),
     )
     .unwrap();
-    for (path, text) in files {
-        let p = ws.path().join(path);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    }
-    let out = Command::new(env!("CARGO_BIN_EXE_driftaudit"))
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    common::tree::write_files(ws.path(), &files);
+    let out = common::cli::cmd()
         .current_dir(ws.path())
-        .env("NO_COLOR", "1")
         .args(["test", "site/"])
         .output()
         .unwrap();

@@ -3,13 +3,11 @@
 //! rejects unknown fields, and every shipped policy names it in its
 //! yaml-language-server comment so editors validate and complete.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::Value as Json;
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
+use crate::common::cli::repo_root as root;
 
 fn committed() -> Json {
     let text = std::fs::read_to_string(root().join("policies/schema.json"))
@@ -54,7 +52,7 @@ fn committed_schema_is_not_stale() {
 
 #[test]
 fn schema_subcommand_prints_the_committed_file() {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_driftaudit"))
+    let out = crate::common::cli::cmd()
         .arg("schema")
         .output()
         .expect("run driftaudit schema");

@@ -15,38 +15,42 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::common;
+use crate::common::cli::{json, run, run_in};
+use crate::common::tree::copy_host;
 
 const HOSTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/hosts");
 const DOC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/policy-language.md");
 
-fn run_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_driftaudit"))
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .args(args)
-        .output()
-        .expect("run driftaudit");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+/// `baseline --snapshot GOLDEN ARGS`.
+fn baseline(golden: &Path, args: &[&str]) -> (i32, String, String) {
+    let mut all = vec!["baseline", "--snapshot", golden.to_str().unwrap()];
+    all.extend(args);
+    run(&all)
 }
 
-fn run(args: &[&str]) -> (i32, String, String) {
-    run_in(Path::new(env!("CARGO_MANIFEST_DIR")), args)
+/// `check --snapshot HOST --no-builtin --policy POLICY --format json`: the
+/// host judged by the baseline alone.
+fn check_json(host: &Path, policy: &str) -> (i32, String, String) {
+    run(&[
+        "check",
+        "--snapshot",
+        host.to_str().unwrap(),
+        "--no-builtin",
+        "--policy",
+        policy,
+        "--format",
+        "json",
+    ])
 }
 
-/// `cp -a`: the sosreport's symbolic links (sysctl.d/99-sysctl.conf) stay links.
-fn copy_host(name: &str, to: &Path) {
-    std::fs::create_dir_all(to.parent().unwrap()).unwrap();
-    let st = Command::new("cp")
-        .arg("-a")
-        .arg(format!("{HOSTS}/{name}"))
-        .arg(to)
-        .status()
-        .unwrap();
-    assert!(st.success());
+/// A workspace holding two copies of the shipped host `name`: the golden
+/// one at `golden` and the one to modify at `copy` (paths in the workspace).
+fn golden_and_copy(name: &str, golden: &str, copy: &str) -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let ws = tempfile::tempdir().unwrap();
+    let (g, c) = (ws.path().join(golden), ws.path().join(copy));
+    copy_host(name, &g);
+    copy_host(name, &c);
+    (ws, g, c)
 }
 
 fn edit(path: &Path, from: &str, to: &str) {
@@ -58,10 +62,6 @@ fn edit(path: &Path, from: &str, to: &str) {
         path.display()
     );
     std::fs::write(path, text.replace(from, to)).unwrap();
-}
-
-fn json(text: &str) -> serde_json::Value {
-    serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"))
 }
 
 /// (rule, subject, finding) of every failure or error, and of every finding
@@ -111,19 +111,9 @@ fn evidence(f: &serde_json::Value) -> Vec<String> {
 
 #[test]
 fn baseline_then_check_of_a_modified_copy_reports_exactly_the_modified_settings() {
-    let ws = tempfile::tempdir().unwrap();
-    let golden = ws.path().join("fleet/db01");
-    let edited = ws.path().join("fleet/db02");
-    copy_host("sos-centos7-mariadb", &golden);
-    copy_host("sos-centos7-mariadb", &edited);
+    let (ws, golden, edited) = golden_and_copy("sos-centos7-mariadb", "fleet/db01", "fleet/db02");
     let policy = ws.path().join("golden.yaml");
-    let (code, out, err) = run(&[
-        "baseline",
-        "--snapshot",
-        golden.to_str().unwrap(),
-        "-o",
-        policy.to_str().unwrap(),
-    ]);
+    let (code, out, err) = baseline(&golden, &["-o", policy.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     assert!(out.is_empty(), "-o writes the file, not stdout: {out}");
     assert!(err.contains("value(s) pinned in 3 namespace(s)"), "{err}");
@@ -158,29 +148,11 @@ fn baseline_then_check_of_a_modified_copy_reports_exactly_the_modified_settings(
     let p = policy.to_str().unwrap();
 
     // the golden host checks clean against its own baseline
-    let (code, out, err) = run(&[
-        "check",
-        "--snapshot",
-        golden.to_str().unwrap(),
-        "--no-builtin",
-        "--policy",
-        p,
-        "--format",
-        "json",
-    ]);
+    let (code, out, err) = check_json(&golden, p);
     assert_eq!(code, 0, "{out}{err}");
     assert_eq!(not_passing(&json(&out)).len(), 0, "{out}");
 
-    let (code, out, err) = run(&[
-        "check",
-        "--snapshot",
-        edited.to_str().unwrap(),
-        "--no-builtin",
-        "--policy",
-        p,
-        "--format",
-        "json",
-    ]);
+    let (code, out, err) = check_json(&edited, p);
     assert_eq!(code, 1, "{err}");
     let report = json(&out);
     let bad = not_passing(&report);
@@ -352,19 +324,19 @@ fn values_yaml_or_the_engine_could_misread_round_trip() {
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, t).unwrap();
     }
-    let (code, yaml, err) = run(&[
-        "baseline",
-        "--snapshot",
-        host.to_str().unwrap(),
-        "--namespace",
-        "sysctl_boot",
-        "--namespace",
-        "localconfig",
-        "--keys",
-        "site_*",
-        "--keys",
-        "sysctl_boot.*",
-    ]);
+    let (code, yaml, err) = baseline(
+        &host,
+        &[
+            "--namespace",
+            "sysctl_boot",
+            "--namespace",
+            "localconfig",
+            "--keys",
+            "site_*",
+            "--keys",
+            "sysctl_boot.*",
+        ],
+    );
     assert_eq!(code, 0, "{err}");
     for want in [
         "{key: \"net.ipv4.ip_local_port_range\", value: \"32768\\t60999\"}",
@@ -382,16 +354,7 @@ fn values_yaml_or_the_engine_could_misread_round_trip() {
     assert!(!yaml.contains("does not read back equal"), "{yaml}");
     let policy = ws.path().join("golden.yaml");
     std::fs::write(&policy, &yaml).unwrap();
-    let (code, out, err) = run(&[
-        "check",
-        "--snapshot",
-        host.to_str().unwrap(),
-        "--no-builtin",
-        "--policy",
-        policy.to_str().unwrap(),
-        "--format",
-        "json",
-    ]);
+    let (code, out, err) = check_json(&host, policy.to_str().unwrap());
     assert_eq!(code, 0, "{out}{err}");
     let report = json(&out);
     let passes = report["hosts"][0]["findings"]
@@ -403,16 +366,7 @@ fn values_yaml_or_the_engine_could_misread_round_trip() {
     assert_eq!(passes, 10, "every pin passes on its own host: {out}");
     // and a different value is a difference, not an equal spelling
     edit(&host.join("opt/zimbra/conf/localconfig.xml"), "0x10", "16");
-    let (code, out, _) = run(&[
-        "check",
-        "--snapshot",
-        host.to_str().unwrap(),
-        "--no-builtin",
-        "--policy",
-        policy.to_str().unwrap(),
-        "--format",
-        "json",
-    ]);
+    let (code, out, _) = check_json(&host, policy.to_str().unwrap());
     assert_eq!(code, 1, "{out}");
     let bad = not_passing(&json(&out));
     assert_eq!(bad.len(), 1, "{out}");
@@ -536,7 +490,7 @@ fn the_baseline_example_in_the_docs_runs_as_shown() {
     assert_eq!(cmds.len(), 2, "{cmds:?}");
     let ws = tempfile::tempdir().unwrap();
     std::os::unix::fs::symlink(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata"),
+        crate::common::cli::repo_root().join("testdata"),
         ws.path().join("testdata"),
     )
     .unwrap();
@@ -609,14 +563,10 @@ fn tool_accepts(dir: &Path, args: &[&str], patch: &Path) -> (bool, String) {
 fn fix_makes_a_modified_copy_like_the_golden_host_per_item() {
     // `setting: "sysctl_boot.${pin.key}"` with `equals: "${pin.value}"`:
     // the remedy is derived per item, with the item's key and value
-    let ws = tempfile::tempdir().unwrap();
-    let golden = ws.path().join("golden");
-    let copy = ws.path().join("copy");
-    copy_host("sos-centos7-mariadb", &golden);
-    copy_host("sos-centos7-mariadb", &copy);
+    let (ws, golden, copy) = golden_and_copy("sos-centos7-mariadb", "golden", "copy");
     let policy = ws.path().join("golden.yaml");
     let p = policy.to_str().unwrap();
-    let (code, _, err) = run(&["baseline", "--snapshot", golden.to_str().unwrap(), "-o", p]);
+    let (code, _, err) = baseline(&golden, &["-o", p]);
     assert_eq!(code, 0, "{err}");
     edit(
         &copy.join("etc/sysctl.conf"),
@@ -730,22 +680,10 @@ rules:
 
 #[test]
 fn fix_sets_a_zimbra_localconfig_key_back_to_the_golden_value_with_zmlocalconfig() {
-    let ws = tempfile::tempdir().unwrap();
-    let golden = ws.path().join("golden");
-    let copy = ws.path().join("copy");
-    copy_host("zimbra-khimki-fixed", &golden);
-    copy_host("zimbra-khimki-fixed", &copy);
+    let (ws, golden, copy) = golden_and_copy("zimbra-khimki-fixed", "golden", "copy");
     let policy = ws.path().join("golden.yaml");
     let p = policy.to_str().unwrap();
-    let (code, _, err) = run(&[
-        "baseline",
-        "--snapshot",
-        golden.to_str().unwrap(),
-        "--namespace",
-        "localconfig",
-        "-o",
-        p,
-    ]);
+    let (code, _, err) = baseline(&golden, &["--namespace", "localconfig", "-o", p]);
     assert_eq!(code, 0, "{err}");
     edit(
         &copy.join("opt/zimbra/conf/localconfig.xml"),
@@ -785,17 +723,17 @@ fn a_pinned_size_keeps_the_golden_spelling_and_compares_by_meaning() {
     let golden = ws.path().join("golden");
     copy_host("mysql-includedir-override", &golden);
     let policy = ws.path().join("golden.yaml");
-    let (code, _, err) = run(&[
-        "baseline",
-        "--snapshot",
-        golden.to_str().unwrap(),
-        "--namespace",
-        "mycnf_effective",
-        "--keys",
-        "innodb_buffer_pool_size",
-        "-o",
-        policy.to_str().unwrap(),
-    ]);
+    let (code, _, err) = baseline(
+        &golden,
+        &[
+            "--namespace",
+            "mycnf_effective",
+            "--keys",
+            "innodb_buffer_pool_size",
+            "-o",
+            policy.to_str().unwrap(),
+        ],
+    );
     assert_eq!(code, 0, "{err}");
     let yaml = std::fs::read_to_string(&policy).unwrap();
     assert!(
@@ -813,16 +751,7 @@ fn a_pinned_size_keeps_the_golden_spelling_and_compares_by_meaning() {
                 &format!("innodb_buffer_pool_size = {spelling}"),
             );
         }
-        let (code, out, err) = run(&[
-            "check",
-            "--snapshot",
-            host.to_str().unwrap(),
-            "--no-builtin",
-            "--policy",
-            policy.to_str().unwrap(),
-            "--format",
-            "json",
-        ]);
+        let (code, out, err) = check_json(&host, policy.to_str().unwrap());
         let bad = not_passing(&json(&out));
         let failing: Vec<&str> = bad
             .iter()
@@ -845,11 +774,7 @@ fn a_pinned_size_keeps_the_golden_spelling_and_compares_by_meaning() {
 /// setting is one failure naming the key, its value and its file:line.
 #[test]
 fn a_host_with_an_added_setting_fails_the_closed_baseline() {
-    let ws = tempfile::tempdir().unwrap();
-    let golden = ws.path().join("golden");
-    let added = ws.path().join("added");
-    copy_host("sos-centos7-mariadb", &golden);
-    copy_host("sos-centos7-mariadb", &added);
+    let (ws, golden, added) = golden_and_copy("sos-centos7-mariadb", "golden", "added");
     // the golden host sets none of them
     edit(&golden.join("etc/my.cnf"), "max_connections=300\n", "");
     edit(
@@ -882,27 +807,10 @@ fn a_host_with_an_added_setting_fails_the_closed_baseline() {
     )
     .unwrap();
     let policy = ws.path().join("golden.yaml");
-    let (code, _, err) = run(&[
-        "baseline",
-        "--snapshot",
-        golden.to_str().unwrap(),
-        "-o",
-        policy.to_str().unwrap(),
-    ]);
+    let (code, _, err) = baseline(&golden, &["-o", policy.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     let p = policy.to_str().unwrap();
-    let check = |host: &Path| {
-        run(&[
-            "check",
-            "--snapshot",
-            host.to_str().unwrap(),
-            "--no-builtin",
-            "--policy",
-            p,
-            "--format",
-            "json",
-        ])
-    };
+    let check = |host: &Path| check_json(host, p);
     let (code, out, err) = check(&golden);
     assert_eq!(code, 0, "the golden host checks clean: {out}{err}");
     let (code, out, err) = check(&added);
@@ -967,17 +875,10 @@ fn a_host_with_an_added_setting_fails_the_closed_baseline() {
     assert_eq!(evidence(mc)[0], format!("/etc/my.cnf:{}", line + 1), "{mc}");
 
     // `--open NS` leaves a namespace out of the closed world
-    let (code, _, err) = run(&[
-        "baseline",
-        "--snapshot",
-        golden.to_str().unwrap(),
-        "--open",
-        "mycnf_effective",
-        "--open",
-        "fstab",
-        "-o",
-        p,
-    ]);
+    let (code, _, err) = baseline(
+        &golden,
+        &["--open", "mycnf_effective", "--open", "fstab", "-o", p],
+    );
     assert_eq!(code, 0, "{err}");
     let (code, out, _) = check(&added);
     assert_eq!(code, 1, "{out}");
@@ -1012,27 +913,13 @@ fn keys_a_baseline_leaves_out_on_purpose_are_not_added_settings() {
          net.ipv4.conf.all.rp_filter = 2\nnet.ipv4.conf.eth0.log_martians = 1\n",
     );
     let policy = ws.path().join("golden.yaml");
-    let (code, yaml, err) = run(&[
-        "baseline",
-        "--snapshot",
-        golden.to_str().unwrap(),
-        "--namespace",
-        "sysctl_boot",
-        "--ignore",
-        "net.core.wmem_*",
-    ]);
+    let (code, yaml, err) = baseline(
+        &golden,
+        &["--namespace", "sysctl_boot", "--ignore", "net.core.wmem_*"],
+    );
     assert_eq!(code, 0, "{err}");
     std::fs::write(&policy, &yaml).unwrap();
-    let (code, out, err) = run(&[
-        "check",
-        "--snapshot",
-        checked.to_str().unwrap(),
-        "--no-builtin",
-        "--policy",
-        policy.to_str().unwrap(),
-        "--format",
-        "json",
-    ]);
+    let (code, out, err) = check_json(&checked, policy.to_str().unwrap());
     assert_eq!(code, 1, "{out}{err}");
     let bad = not_passing(&json(&out));
     let got: Vec<&str> = bad.iter().map(|(_, s, _)| s.as_str()).collect();
@@ -1059,15 +946,7 @@ fn a_hostile_golden_value_leaves_that_pin_out_and_the_baseline_is_written() {
         "site_ok = fine\nsite_del = a\x7fb\nsite_esc = x\x1b[31my\nsite_ref = a${b\nsite_bell = ding\x07\n",
     )
     .unwrap();
-    let (code, yaml, err) = run(&[
-        "baseline",
-        "--snapshot",
-        host.to_str().unwrap(),
-        "--namespace",
-        "localconfig",
-        "--keys",
-        "site_*",
-    ]);
+    let (code, yaml, err) = baseline(&host, &["--namespace", "localconfig", "--keys", "site_*"]);
     assert_eq!(code, 0, "{err}");
     assert!(
         yaml.contains("{key: \"site_ok\", value: \"fine\"}"),

@@ -4,27 +4,21 @@
 //! generated from the CLI definition (checked with bash and groff when
 //! installed; in CI a missing tool fails the test).
 
-use std::path::Path;
 use std::process::Command;
 
+use crate::common;
+use crate::common::cli::{self, parts};
+
+/// The kit's runner, with no forced colour inherited from the caller.
 fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_driftaudit"));
-    c.env("NO_COLOR", "1")
-        .env_remove("CLICOLOR_FORCE")
-        .current_dir(env!("CARGO_MANIFEST_DIR"));
+    let mut c = cli::cmd();
+    c.env_remove("CLICOLOR_FORCE");
     c
 }
 
 fn run(c: &mut Command) -> (i32, String, String) {
-    let out = c.output().expect("run driftaudit");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    parts(c.output().expect("run driftaudit"))
 }
-
-use crate::common;
 
 fn have(tool: &str) -> bool {
     let package = if tool == "groff" { "groff-base" } else { tool };
@@ -57,7 +51,7 @@ fn a_broken_policy_shows_the_line_with_a_caret() {
         "policy: mine\ntitle: Mine\nrules:\n  - id: my.rule\n    title: A rule\n    severity: low\n    setting: sysctl.vm.swappiness\n    expect: { maxx: 10 }\n    why: because\n    fix: change it\n",
     )
     .unwrap();
-    let snapshot = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/hosts/clean");
+    let snapshot = cli::testdata("hosts/clean");
     let (code, out, err) = run(bin().current_dir(dir.path()).args([
         "check",
         "--no-builtin",

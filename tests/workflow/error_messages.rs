@@ -5,19 +5,10 @@
 //! operation (load, param, filter, snapshot, diff, fleet discovery,
 //! waivers, explain).
 
-use std::process::Command;
-
+/// Exit code and stderr of `driftaudit ARGS`.
 fn run(args: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_driftaudit"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("run driftaudit");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let (code, _, err) = crate::common::cli::run(args);
+    (code, err)
 }
 
 #[test]

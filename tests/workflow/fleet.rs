@@ -6,7 +6,6 @@
 
 use std::fs;
 use std::path::Path;
-use std::process::Command;
 
 use driftaudit::unstable::fleet;
 
@@ -40,41 +39,29 @@ fn discovery_finds_snapshots_and_stops_at_them() {
     assert_eq!(one.len(), 1);
 }
 
-use crate::common;
+use crate::common::cli;
+use crate::common::fleet::generate;
+use crate::common::tree::copy_into;
 
-/// scripts/gen-fleet is Python: not a reference tool, but skipped the same way.
-fn python() -> Option<std::path::PathBuf> {
-    common::program("python3", "python3")
+/// The kit's fleet runner, over the fleet `dir` given last.
+fn run(args: &[&str], dir: &Path) -> (i32, String, String) {
+    let mut all = args.to_vec();
+    all.push(dir.to_str().unwrap());
+    crate::common::fleet::run(&all, cli::repo_root())
 }
 
-fn run(args: &[&str], dir: &Path) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_driftaudit"))
-        .args(args)
-        .arg(dir)
-        .env("NO_COLOR", "1")
-        .env("RAYON_NUM_THREADS", "3")
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).expect("UTF-8 output"),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+/// The shipped test hosts (testdata/hosts) as one fleet.
+fn shipped() -> std::path::PathBuf {
+    cli::testdata("hosts")
 }
 
 #[test]
 fn generated_fleet_summary_matches_planted_problems() {
-    let Some(py) = python() else { return };
     let t = tempfile::tempdir().unwrap();
     let dir = t.path().join("fleet");
-    let st = Command::new(&py)
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/gen-fleet"))
-        .args(["--seed", "7"])
-        .arg(&dir)
-        .arg("40")
-        .status()
-        .unwrap();
-    assert!(st.success(), "gen-fleet failed");
+    if generate(&dir, 40, &["--seed", "7"], &[]).is_none() {
+        return;
+    }
     let planted = fs::read_to_string(dir.join("planted.tsv")).unwrap();
     let count = |p: &str| {
         planted
@@ -163,19 +150,17 @@ fn generated_fleet_summary_matches_planted_problems() {
 /// key base and the fleet still audits with the planted problems found.
 #[test]
 fn gen_fleet_works_without_the_corpus() {
-    let Some(py) = python() else { return };
     let t = tempfile::tempdir().unwrap();
     let dir = t.path().join("fleet");
-    let out = Command::new(&py)
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/gen-fleet"))
-        .args(["--seed", "3"])
-        .arg(&dir)
-        .arg("12")
-        .env("DRIFTAUDIT_CORPUS", t.path().join("no-corpus-here"))
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "gen-fleet failed: {err}");
+    let no_corpus = t.path().join("no-corpus-here");
+    let Some(err) = generate(
+        &dir,
+        12,
+        &["--seed", "3"],
+        &[("DRIFTAUDIT_CORPUS", &no_corpus)],
+    ) else {
+        return;
+    };
     assert!(
         err.contains("from the built-in gen-fleet-sysctl.txt"),
         "{err}"
@@ -239,11 +224,7 @@ fn empty_fleet_is_an_error() {
 /// that item alone, marked `alias_of`, and both agree with the host reports.
 #[test]
 fn fleet_summary_counts_a_for_each_rule_and_each_alias() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let (_, out, err) = run(
-        &["check", "--format", "json", "--fleet"],
-        &root.join("testdata/hosts"),
-    );
+    let (_, out, err) = run(&["check", "--format", "json", "--fleet"], &shipped());
     let doc: serde_json::Value =
         serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {err}"));
     let rules = &doc["fleet"]["rules"];
@@ -274,33 +255,15 @@ fn fleet_summary_counts_a_for_each_rule_and_each_alias() {
     assert_eq!(a["alias_of"], "storage.noatime");
 }
 
-fn copy_tree(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for e in fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let t = e.file_type().unwrap();
-        let dest = to.join(e.file_name());
-        if t.is_dir() {
-            copy_tree(&e.path(), &dest);
-        } else if t.is_symlink() {
-            std::os::unix::fs::symlink(fs::read_link(e.path()).unwrap(), dest).unwrap();
-        } else {
-            fs::copy(e.path(), dest).unwrap();
-        }
-    }
-}
-
+/// `driftaudit ARGS` on a fixed day, so the waivers' expiry dates judge
+/// the same whenever the test runs.
 fn bin(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_driftaudit"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .env("DRIFTAUDIT_TODAY", "2026-12-01")
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
+    cli::parts(
+        cli::cmd()
+            .args(args)
+            .env("DRIFTAUDIT_TODAY", "2026-12-01")
+            .output()
+            .expect("run driftaudit"),
     )
 }
 
@@ -341,11 +304,11 @@ fn waiver_verdicts(json: &str) -> Vec<String> {
 /// scopes a host of the run and matches nothing on any of them.
 #[test]
 fn one_shared_waiver_file_serves_a_host_a_fleet_and_its_shards() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = cli::repo_root();
     let dir = tempfile::tempdir().unwrap();
     let fleet = dir.path().join("fleet");
-    copy_tree(&root.join("testdata/hosts/nat-story"), &fleet.join("web"));
-    copy_tree(&root.join("testdata/hosts/clean"), &fleet.join("db"));
+    copy_into(&root.join("testdata/hosts/nat-story"), &fleet.join("web"));
+    copy_into(&root.join("testdata/hosts/clean"), &fleet.join("db"));
     let w = dir.path().join("waivers.yaml");
     fs::write(
         &w,
@@ -356,17 +319,16 @@ fn one_shared_waiver_file_serves_a_host_a_fleet_and_its_shards() {
     .unwrap();
     let (w_s, fleet_s) = (w.to_str().unwrap(), fleet.to_str().unwrap());
     let stale = vec![format!("{w_s}:5")];
+    // `check ARGS --waivers FILE --format FORMAT`
+    let waived = |args: &[&str], format: &str| {
+        let mut all = vec!["check"];
+        all.extend(args);
+        all.extend(["--waivers", w_s, "--format", format]);
+        bin(&all)
+    };
     // one host the db* and mail* waivers do not scope: neither is judged
     let web = fleet.join("web");
-    let (code, out, err) = bin(&[
-        "check",
-        "--snapshot",
-        web.to_str().unwrap(),
-        "--waivers",
-        w_s,
-        "--format",
-        "json",
-    ]);
+    let (code, out, err) = waived(&["--snapshot", web.to_str().unwrap()], "json");
     assert_eq!(code, 1, "{err}");
     assert_eq!(waiver_verdicts(&out), Vec::<String>::new(), "{out}");
     assert!(
@@ -375,29 +337,19 @@ fn one_shared_waiver_file_serves_a_host_a_fleet_and_its_shards() {
     );
     // both hosts as snapshots: the db* waiver scopes db and matches nothing
     let db = fleet.join("db");
-    let (_, out, _) = bin(&[
-        "check",
-        "--snapshot",
-        web.to_str().unwrap(),
-        "--snapshot",
-        db.to_str().unwrap(),
-        "--waivers",
-        w_s,
-        "--format",
+    let (_, out, _) = waived(
+        &[
+            "--snapshot",
+            web.to_str().unwrap(),
+            "--snapshot",
+            db.to_str().unwrap(),
+        ],
         "json",
-    ]);
+    );
     assert_eq!(waiver_verdicts(&out), stale);
     // the fleet, in a streamed and a whole-document format: the same verdict
     for format in ["json", "jsonl"] {
-        let (code, out, err) = bin(&[
-            "check",
-            "--fleet",
-            fleet_s,
-            "--waivers",
-            w_s,
-            "--format",
-            format,
-        ]);
+        let (code, out, err) = waived(&["--fleet", fleet_s], format);
         assert_eq!(code, 1, "{format}: {err}");
         assert_eq!(waiver_verdicts(&out), stale, "{format}: {out}");
     }
@@ -407,15 +359,7 @@ fn one_shared_waiver_file_serves_a_host_a_fleet_and_its_shards() {
             && text.contains(":5 (rule `linux.unprivileged-bpf`, host `db*`)"),
         "{text}"
     );
-    let (_, sarif, _) = bin(&[
-        "check",
-        "--fleet",
-        fleet_s,
-        "--waivers",
-        w_s,
-        "--format",
-        "sarif",
-    ]);
+    let (_, sarif, _) = waived(&["--fleet", fleet_s], "sarif");
     assert_eq!(
         sarif.matches("\"ruleId\": \"driftaudit.waiver\"").count(),
         1,
@@ -424,17 +368,7 @@ fn one_shared_waiver_file_serves_a_host_a_fleet_and_its_shards() {
     // shards leave the verdict to merge, which needs the file
     let mut shards = Vec::new();
     for k in ["1/2", "2/2"] {
-        let (_, out, err) = bin(&[
-            "check",
-            "--fleet",
-            fleet_s,
-            "--shard",
-            k,
-            "--waivers",
-            w_s,
-            "--format",
-            "json",
-        ]);
+        let (_, out, err) = waived(&["--fleet", fleet_s, "--shard", k], "json");
         assert_eq!(waiver_verdicts(&out), Vec::<String>::new(), "{k}: {err}");
         let p = dir.path().join(format!("shard-{}.json", &k[..1]));
         fs::write(&p, out).unwrap();
@@ -454,8 +388,7 @@ fn one_shared_waiver_file_serves_a_host_a_fleet_and_its_shards() {
 /// canonical and alias ids separate rows.
 #[test]
 fn a_fleet_report_fits_where_people_read_it() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let hosts = root.join("testdata/hosts");
+    let hosts = shipped();
     let n = fleet::discover(&hosts, fleet::DEFAULT_MAX_DEPTH).count();
     assert!(n >= 16, "{n}");
     // --quiet: one line per host, then the totals
@@ -509,7 +442,7 @@ fn a_fleet_report_fits_where_people_read_it() {
         last.contains("more findings") && last.contains("see the attached report"),
         "{last}"
     );
-    let one = root.join("testdata/hosts/nat-story");
+    let one = shipped().join("nat-story");
     let (_, md1, _) = run(&["check", "--format", "markdown", "--snapshot"], &one);
     assert!(!md1.contains("more findings"), "{md1}");
     // they shape the text report only
@@ -529,11 +462,7 @@ fn a_fleet_report_fits_where_people_read_it() {
 /// `check` prints them; JSON keeps the subject beside the value.
 #[test]
 fn the_fleet_summarys_worst_hosts_say_which_key_has_which_value() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let (_, out, err) = run(
-        &["check", "--summary", "--fleet"],
-        &root.join("testdata/hosts"),
-    );
+    let (_, out, err) = run(&["check", "--summary", "--fleet"], &shipped());
     assert!(out.starts_with("==> fleet summary ("), "{out}{err}");
     let worst: Vec<&str> = out
         .lines()
@@ -573,10 +502,7 @@ fn the_fleet_summarys_worst_hosts_say_which_key_has_which_value() {
             .starts_with("db01.example.com (sos-centos7-mariadb): ["),
         "{rows:?}"
     );
-    let (_, json, _) = run(
-        &["check", "--format", "json", "--fleet"],
-        &root.join("testdata/hosts"),
-    );
+    let (_, json, _) = run(&["check", "--format", "json", "--fleet"], &shipped());
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     let ex = &v["fleet"]["rules"]["linux.tcp-tw-recycle"]["worst"][0];
     assert_eq!(ex["subject"][0], "net.ipv4.tcp_tw_recycle", "{ex}");

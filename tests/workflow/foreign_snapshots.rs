@@ -4,32 +4,9 @@
 //! Each asserts the verdicts an experienced admin would give.
 
 use std::fs;
-use std::path::Path;
-use std::process::Command;
 
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_driftaudit"));
-    c.env("NO_COLOR", "1")
-        .current_dir(env!("CARGO_MANIFEST_DIR"));
-    c
-}
-
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = bin().args(args).output().expect("run driftaudit");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn write(root: &Path, files: &[(&str, &str)]) {
-    for (p, c) in files {
-        let p = root.join(p.trim_start_matches('/'));
-        fs::create_dir_all(p.parent().unwrap()).unwrap();
-        fs::write(p, c).unwrap();
-    }
-}
+use crate::common::cli::{self, run};
+use crate::common::tree::write_files as write;
 
 #[test]
 fn an_empty_directory_is_not_a_snapshot_for_check_diff_or_fleet() {
@@ -112,7 +89,7 @@ const SOS: &str = "testdata/hosts/sos-centos7-mariadb";
 fn sosreport_layout_is_the_one_sos_plugins_write() {
     // File names as sos's _mangle_command makes them from the commands its
     // kernel, host, filesys and mysql plugins run (sos/report/plugins/*.py).
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(SOS);
+    let root = cli::repo_root().join(SOS);
     for (plugin, command) in [
         ("kernel", "sysctl -a"),
         ("kernel", "uname -a"),
@@ -139,7 +116,7 @@ fn sosreport_layout_is_the_one_sos_plugins_write() {
 
 #[test]
 fn sosreport_of_a_centos7_mariadb_host_gets_an_admins_verdicts() {
-    let host = driftaudit::Host::snapshot(Path::new(env!("CARGO_MANIFEST_DIR")).join(SOS)).unwrap();
+    let host = driftaudit::Host::snapshot(cli::repo_root().join(SOS)).unwrap();
     assert_eq!(
         host.name(),
         "db01.example.com",
@@ -273,7 +250,7 @@ fn sosreport_masked_passwords_are_redacted_not_values() {
         assert!(!out.contains("*********"), "{format}: {out}");
         assert!(!err.contains("*********"), "{format}: {err}");
     }
-    let host = driftaudit::Host::snapshot(Path::new(env!("CARGO_MANIFEST_DIR")).join(SOS)).unwrap();
+    let host = driftaudit::Host::snapshot(cli::repo_root().join(SOS)).unwrap();
     let facts =
         driftaudit::unstable::engine::gather(&driftaudit::PolicySet::builtin().unwrap(), &host);
     let text = serde_json::to_string(&facts.namespaces).unwrap();
@@ -282,7 +259,7 @@ fn sosreport_masked_passwords_are_redacted_not_values() {
 
 #[test]
 fn sosreport_is_found_by_fleet_and_diffs_clean_against_itself() {
-    let hosts = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/hosts");
+    let hosts = cli::repo_root().join("testdata/hosts");
     let found: Vec<_> = driftaudit::unstable::fleet::discover(&hosts, 2)
         .filter_map(Result::ok)
         .collect();

@@ -5,53 +5,26 @@
 //! an empty directory changes the moment someone pushes it.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use crate::common;
+use crate::common::cli;
+use crate::common::git::{git, init_and_commit};
+use crate::common::tree::copy_host;
 
+/// `driftaudit ARGS` on whatever day it is.
 fn driftaudit(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_driftaudit"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .env_remove("DRIFTAUDIT_TODAY")
-        .output()
-        .expect("run driftaudit");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
+    cli::parts(
+        cli::cmd()
+            .args(args)
+            .env_remove("DRIFTAUDIT_TODAY")
+            .output()
+            .expect("run driftaudit"),
     )
-}
-
-/// git with no user or system configuration (no hooks, no templates).
-fn git(git: &Path, dir: &Path, args: &[&str]) {
-    let out = Command::new(git)
-        .args([
-            "-c",
-            "user.name=driftaudit test",
-            "-c",
-            "user.email=test@example.invalid",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .expect("run git");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 /// Commit `snapshot` into a fresh repository and clone it; the clone's path.
 fn through_git(git_bin: &Path, snapshot: &Path, work: &Path) -> PathBuf {
-    git(git_bin, snapshot, &["init", "-q"]);
-    git(git_bin, snapshot, &["add", "-A"]);
-    git(git_bin, snapshot, &["commit", "-q", "-m", "snapshot"]);
+    init_and_commit(git_bin, snapshot, "snapshot");
     let clone = work.join("clone");
     git(
         git_bin,
@@ -143,23 +116,6 @@ fn walkdir(root: &Path) -> Vec<PathBuf> {
     out
 }
 
-fn copy_tree(from: &Path, to: &Path) {
-    for p in walkdir(from) {
-        let rel = p.strip_prefix(from).unwrap();
-        let dest = to.join(rel);
-        let meta = std::fs::symlink_metadata(&p).unwrap();
-        if meta.is_dir() {
-            std::fs::create_dir_all(&dest).unwrap();
-        } else if meta.file_type().is_symlink() {
-            std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
-            std::os::unix::fs::symlink(std::fs::read_link(&p).unwrap(), &dest).unwrap();
-        } else {
-            std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
-            std::fs::copy(&p, &dest).unwrap();
-        }
-    }
-}
-
 /// `driftaudit snapshot` of this machine (it writes empty directories such
 /// as `sys/block/*/slaves` and symlinks) audits the same after a git round trip.
 #[test]
@@ -190,10 +146,7 @@ fn a_zimbra_snapshot_with_empty_mount_points_survives_git() {
     };
     let t = tempfile::tempdir().unwrap();
     let snap = t.path().join("host");
-    copy_tree(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/hosts/zimbra-storage-after"),
-        &snap,
-    );
+    copy_host("zimbra-storage-after", &snap);
     // the testdata keeps its directories in git with .keep files; a real
     // snapshot has none
     for p in walkdir(&snap) {

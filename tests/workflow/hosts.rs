@@ -1,27 +1,12 @@
 //! One integration test per shipped test host: run the built binary on each
 //! snapshot under testdata/hosts and snapshot the text and JSON reports.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_driftaudit"));
-    c.env("NO_COLOR", "1")
-        .current_dir(env!("CARGO_MANIFEST_DIR"));
-    c
-}
+use crate::common::cli::{findings, run};
 
 fn hosts_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/hosts")
-}
-
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = bin().args(args).output().expect("run driftaudit");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    crate::common::cli::testdata("hosts")
 }
 
 fn report(host: &str) -> serde_json::Value {
@@ -29,15 +14,6 @@ fn report(host: &str) -> serde_json::Value {
     let (_, out, err) = run(&["check", "--snapshot", &dir, "--format", "json"]);
     serde_json::from_str(&out)
         .unwrap_or_else(|e| panic!("{host}: invalid JSON ({e}); stderr: {err}"))
-}
-
-fn findings<'a>(r: &'a serde_json::Value, rule: &str) -> Vec<&'a serde_json::Value> {
-    r["hosts"][0]["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["rule"] == rule)
-        .collect()
 }
 
 #[test]

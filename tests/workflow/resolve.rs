@@ -460,9 +460,7 @@ fn mount_points_match_findmnt_on_the_shipped_hosts() {
 }
 
 fn write(root: &Path, path: &str, text: &str) {
-    let p = root.join(path.trim_start_matches('/'));
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
+    common::tree::write_files(root, &[(path, text)]);
 }
 
 /// The provenance `fix` edits by: the winning line (through the link it was

@@ -14,9 +14,8 @@ use driftaudit::{Host, PolicySet};
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
 fn bin(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_driftaudit"))
+    crate::common::cli::cmd()
         .args(args)
-        .current_dir(ROOT)
         .output()
         .expect("run driftaudit")
 }
@@ -38,11 +37,7 @@ fn snapshot(dir: &Path, files: &[(&str, &str)]) {
         r#"{"schema": "driftaudit.snapshot/1", "host": "secret-host", "driftaudit": "0.1.0", "captured_at": "2026-11-30T09:00:00Z", "unreadable": []}"#,
     )
     .unwrap();
-    for (p, text) in files {
-        let path = dir.join(p.trim_start_matches('/'));
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
+    crate::common::tree::write_files(dir, files);
 }
 
 /// Everything a user can get out of a snapshot: every report format, the

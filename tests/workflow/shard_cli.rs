@@ -12,49 +12,28 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::common;
-
-fn run(args: &[&str], cwd: &Path) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_driftaudit"))
-        .args(args)
-        .current_dir(cwd)
-        .env("NO_COLOR", "1")
-        .env("RAYON_NUM_THREADS", "3")
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).expect("UTF-8 output"),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use crate::common::fleet::{generate, run, without_run};
+use crate::common::git;
+use crate::common::tree::copy_into;
 
 /// `DIR/snapshots` from scripts/gen-fleet (hosts under dc1..dc4/), or `None`
 /// after a skip line.
 fn fleet(dir: &Path, hosts: usize) -> Option<()> {
-    let py = common::program("python3", "python3")?;
-    let st = Command::new(py)
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/gen-fleet"))
-        .args(["--seed", "11", "--builtin-keys"])
-        .arg(dir.join("snapshots"))
-        .arg(hosts.to_string())
-        .output()
-        .unwrap();
-    assert!(
-        st.status.success(),
-        "gen-fleet: {}",
-        String::from_utf8_lossy(&st.stderr)
-    );
+    generate(
+        &dir.join("snapshots"),
+        hosts,
+        &["--seed", "11", "--builtin-keys"],
+        &[],
+    )?;
     fs::remove_file(dir.join("snapshots/planted.tsv")).unwrap();
     Some(())
 }
 
-fn without_run(json: &str) -> String {
-    let kept: Vec<&str> = json
-        .lines()
-        .filter(|l| !l.starts_with("  \"run\": "))
-        .collect();
-    assert_eq!(kept.len() + 1, json.lines().count(), "one `run` line");
-    kept.join("\n")
+/// `check --fleet snapshots --format json ARGS` in `d`.
+fn fleet_json(d: &Path, args: &[&str]) -> (i32, String, String) {
+    let mut all = vec!["check", "--fleet", "snapshots", "--format", "json"];
+    all.extend(args);
+    run(&all, d)
 }
 
 #[test]
@@ -65,7 +44,7 @@ fn shards_of_a_generated_fleet_merged_equal_the_unsharded_report_in_every_format
         return;
     }
     // the unsharded run, as one job would
-    let (code, whole, err) = run(&["check", "--fleet", "snapshots", "--format", "json"], d);
+    let (code, whole, err) = fleet_json(d, &[]);
     assert_eq!(code, 1, "planted findings: {err}");
     let v: serde_json::Value = serde_json::from_str(&whole).unwrap();
     assert_eq!(v["hosts"].as_array().unwrap().len(), 60);
@@ -90,18 +69,7 @@ fn shards_of_a_generated_fleet_merged_equal_the_unsharded_report_in_every_format
     let mut total = 0;
     for k in 1..=4 {
         let shard = format!("{k}/4");
-        let (code, json, err) = run(
-            &[
-                "check",
-                "--fleet",
-                "snapshots",
-                "--format",
-                "json",
-                "--shard",
-                &shard,
-            ],
-            d,
-        );
+        let (code, json, err) = fleet_json(d, &["--shard", &shard]);
         assert!(code <= 1, "shard {shard}: {err}");
         assert!(
             err.contains(&format!("shard {shard}: "))
@@ -179,18 +147,7 @@ fn an_empty_shard_is_a_valid_empty_report_and_bad_shards_are_usage_errors() {
     let mut docs = Vec::new();
     for k in 1..=9 {
         let shard = format!("{k}/9");
-        let (code, json, err) = run(
-            &[
-                "check",
-                "--fleet",
-                "snapshots",
-                "--format",
-                "json",
-                "--shard",
-                &shard,
-            ],
-            d,
-        );
+        let (code, json, err) = fleet_json(d, &["--shard", &shard]);
         assert!(code <= 1, "{err}");
         let v: serde_json::Value = serde_json::from_str(&json).expect("a valid document");
         if v["hosts"].as_array().unwrap().is_empty() {
@@ -223,28 +180,19 @@ fn an_empty_shard_is_a_valid_empty_report_and_bad_shards_are_usage_errors() {
     );
 }
 
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 #[test]
 fn changed_since_audits_exactly_the_folders_git_says_changed() {
     let t = tempfile::tempdir().unwrap();
     let d = t.path();
-    if common::program("git", "git").is_none() || fleet(d, 8).is_none() {
+    let Some(git_bin) = common::program("git", "git") else {
+        return;
+    };
+    if fleet(d, 8).is_none() {
         return;
     }
+    let git = |args: &[&str]| {
+        git::git(&git_bin, d, args);
+    };
     // not a repository yet
     let (code, _, err) = run(
         &["check", "--fleet", "snapshots", "--changed-since", "HEAD"],
@@ -253,9 +201,9 @@ fn changed_since_audits_exactly_the_folders_git_says_changed() {
     assert_eq!(code, 2);
     assert!(err.contains("is not in a git repository"), "{err}");
 
-    git(d, &["init", "-q"]);
-    git(d, &["add", "-A"]);
-    git(d, &["commit", "-q", "-m", "fleet"]);
+    git(&["init", "-q"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "fleet"]);
     let hosts = |json: &str| -> Vec<String> {
         let v: serde_json::Value = serde_json::from_str(json).unwrap();
         v["hosts"]
@@ -266,18 +214,7 @@ fn changed_since_audits_exactly_the_folders_git_says_changed() {
             .collect()
     };
     let changed = |rev: &str| {
-        let (code, json, err) = run(
-            &[
-                "check",
-                "--fleet",
-                "snapshots",
-                "--format",
-                "json",
-                "--changed-since",
-                rev,
-            ],
-            d,
-        );
+        let (code, json, err) = fleet_json(d, &["--changed-since", rev]);
         assert!(code <= 1, "{err}");
         (hosts(&json), err)
     };
@@ -305,24 +242,13 @@ fn changed_since_audits_exactly_the_folders_git_says_changed() {
         "kernel.pid_max = 9\n",
     )
     .unwrap();
-    git(
-        d,
-        &[
-            "rm",
-            "-q",
-            &format!("snapshots/dc2/{}/etc/hostname", dc2[0]),
-        ],
-    );
+    git(&[
+        "rm",
+        "-q",
+        &format!("snapshots/dc2/{}/etc/hostname", dc2[0]),
+    ]);
     let src = d.join(format!("snapshots/dc1/{}", dc1[1]));
-    let copy = d.join("snapshots/dc3/new-host");
-    fs::create_dir_all(&copy).unwrap();
-    assert!(Command::new("cp")
-        .arg("-a")
-        .arg(format!("{}/.", src.display()))
-        .arg(&copy)
-        .status()
-        .unwrap()
-        .success());
+    copy_into(&src, &d.join("snapshots/dc3/new-host"));
     fs::write(d.join("README.md"), "fleet\n").unwrap();
     let (got, err) = changed("HEAD");
     assert_eq!(
@@ -337,8 +263,8 @@ fn changed_since_audits_exactly_the_folders_git_says_changed() {
     assert!(err.contains("3 of 9 snapshot folders audited"), "{err}");
 
     // the same from a subdirectory of the repository, and after a commit
-    git(d, &["add", "-A"]);
-    git(d, &["commit", "-q", "-m", "changes"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "changes"]);
     let (got, _) = changed("HEAD~1");
     assert_eq!(got.len(), 3);
     let (got, _) = changed("HEAD");

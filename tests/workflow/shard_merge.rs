@@ -17,6 +17,8 @@ use driftaudit::unstable::render::{Format, RenderOptions};
 use driftaudit::unstable::report::merge::{self, MergeError, RunMeta};
 use driftaudit::unstable::report::Report;
 
+use crate::common::fleet::without_run;
+
 fn testdata() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/testdata"))
 }
@@ -48,20 +50,6 @@ fn shard_run(set: &PolicySet, shard: Option<Shard>) -> RunMeta {
         shard: shard.map(|s| s.to_string()),
         ..RunMeta::new(set, "low")
     }
-}
-
-fn without_run(json: &str) -> String {
-    let lines: Vec<&str> = json.lines().collect();
-    let runs = lines
-        .iter()
-        .filter(|l| l.starts_with("  \"run\": "))
-        .count();
-    assert_eq!(runs, 1, "one `run` line in\n{json}");
-    lines
-        .iter()
-        .filter(|l| !l.starts_with("  \"run\": "))
-        .map(|l| format!("{l}\n"))
-        .collect()
 }
 
 fn merged(docs: &[(String, String)]) -> Result<merge::Merged, MergeError> {

@@ -49,6 +49,37 @@ fn at(f: &[Finding], rule: &str) -> Vec<(String, String)> {
     v
 }
 
+/// The subjects of the failing findings of a rule.
+fn subjects(f: &[Finding], rule: &str) -> Vec<String> {
+    failing(f, rule)
+        .iter()
+        .map(|x| x.subject.join(","))
+        .collect()
+}
+
+/// The failing finding of `rule` about `subject`.
+#[track_caller]
+fn failing_on<'a>(f: &'a [Finding], rule: &str, subject: &str) -> &'a Finding {
+    failing(f, rule)
+        .into_iter()
+        .find(|x| x.subject == [subject])
+        .unwrap_or_else(|| panic!("no failing {rule} on {subject}"))
+}
+
+/// Every one of `names` is among `subjects`.
+#[track_caller]
+fn assert_has(subjects: &[String], names: &[&str]) {
+    for name in names {
+        assert!(subjects.iter().any(|d| d == name), "{name} in {subjects:?}");
+    }
+}
+
+/// `text` (an explanation or a fix) says `part`.
+#[track_caller]
+fn assert_says(text: &str, part: &str) {
+    assert!(text.contains(part), "{text}");
+}
+
 fn pairs(v: &[(&str, &str)]) -> Vec<(String, String)> {
     let mut v: Vec<(String, String)> = v
         .iter()
@@ -74,31 +105,12 @@ fn a_mariadb_10_3_option_file_checked_for_10_11_names_what_will_not_start_and_wh
     );
     for x in failing(&f, "upgrade.mariadb.removed-option") {
         assert_eq!(x.severity, Severity::High);
-        assert!(
-            x.explanation.contains("does not start"),
-            "{}",
-            x.explanation
-        );
-        assert!(
-            x.explanation.contains("the host runs MariaDB 10.3.39"),
-            "{}",
-            x.explanation
-        );
+        assert_says(&x.explanation, "does not start");
+        assert_says(&x.explanation, "the host runs MariaDB 10.3.39");
     }
-    let checksums = failing(&f, "upgrade.mariadb.removed-option")
-        .into_iter()
-        .find(|x| x.subject == ["innodb_checksums"])
-        .unwrap();
-    assert!(
-        checksums.explanation.contains("removed in 10.5.0"),
-        "{}",
-        checksums.explanation
-    );
-    assert!(
-        checksums.fix.contains("innodb_checksum_algorithm"),
-        "{}",
-        checksums.fix
-    );
+    let checksums = failing_on(&f, "upgrade.mariadb.removed-option", "innodb_checksums");
+    assert_says(&checksums.explanation, "removed in 10.5.0");
+    assert_says(&checksums.fix, "innodb_checksum_algorithm");
     // Accepted and ignored: low.
     assert_eq!(
         at(&f, "upgrade.mariadb.ignored-option"),
@@ -128,62 +140,44 @@ fn a_mariadb_10_3_option_file_checked_for_10_11_names_what_will_not_start_and_wh
         .iter()
         .any(|x| x.subject == ["innodb_page_cleaners"] && x.status == Status::Fail));
     // Defaults the host leaves alone that differ between 10.3.39 and 10.11.
-    let defaults: Vec<String> = failing(&f, "upgrade.mariadb.default-changed")
-        .iter()
-        .map(|x| x.subject.join(","))
-        .collect();
-    for name in [
-        "explicit_defaults_for_timestamp",
-        "innodb_flush_method",
-        "innodb_adaptive_hash_index",
-        "innodb_checksum_algorithm",
-    ] {
-        assert!(defaults.iter().any(|d| d == name), "{name} in {defaults:?}");
-    }
+    let defaults: Vec<String> = subjects(&f, "upgrade.mariadb.default-changed");
+    assert_has(
+        &defaults,
+        &[
+            "explicit_defaults_for_timestamp",
+            "innodb_flush_method",
+            "innodb_adaptive_hash_index",
+            "innodb_checksum_algorithm",
+        ],
+    );
     // set in 50-server.cnf, so not relying on a default; changed only in 11.x
     assert!(!defaults.iter().any(|d| d == "innodb_undo_tablespaces"));
-    let edft = failing(&f, "upgrade.mariadb.default-changed")
-        .into_iter()
-        .find(|x| x.subject == ["explicit_defaults_for_timestamp"])
-        .unwrap();
+    let edft = failing_on(
+        &f,
+        "upgrade.mariadb.default-changed",
+        "explicit_defaults_for_timestamp",
+    );
     assert_eq!(edft.severity, Severity::Medium);
-    assert!(
-        edft.fix.contains("explicit_defaults_for_timestamp = OFF"),
-        "{}",
-        edft.fix
-    );
-    assert!(
-        edft.explanation.contains("OFF on MariaDB 10.3.39"),
-        "{}",
-        edft.explanation
-    );
-    assert!(
-        edft.explanation.contains("ON from 10.10.1"),
-        "{}",
-        edft.explanation
-    );
+    assert_says(&edft.fix, "explicit_defaults_for_timestamp = OFF");
+    assert_says(&edft.explanation, "OFF on MariaDB 10.3.39");
+    assert_says(&edft.explanation, "ON from 10.10.1");
 }
 
 #[test]
 fn the_same_host_checked_for_11_4_adds_what_11_x_removed_and_changed() {
     let f = upgrade::check(&host("upgrade-mariadb-10.3"), &targets(&["mariadb=11.4"]));
-    let defaults: Vec<String> = failing(&f, "upgrade.mariadb.default-changed")
-        .iter()
-        .map(|x| x.subject.join(","))
-        .collect();
-    for name in [
-        "innodb_undo_tablespaces",
-        "histogram_type",
-        "innodb_purge_batch_size",
-    ] {
-        assert!(defaults.iter().any(|d| d == name), "{name} in {defaults:?}");
-    }
+    let defaults: Vec<String> = subjects(&f, "upgrade.mariadb.default-changed");
+    assert_has(
+        &defaults,
+        &[
+            "innodb_undo_tablespaces",
+            "histogram_type",
+            "innodb_purge_batch_size",
+        ],
+    );
     // and for 10.6 none of the 10.10/11.x changes
     let f = upgrade::check(&host("upgrade-mariadb-10.3"), &targets(&["mariadb=10.6"]));
-    let defaults: Vec<String> = failing(&f, "upgrade.mariadb.default-changed")
-        .iter()
-        .map(|x| x.subject.join(","))
-        .collect();
+    let defaults: Vec<String> = subjects(&f, "upgrade.mariadb.default-changed");
     assert!(
         !defaults
             .iter()
@@ -218,11 +212,9 @@ fn a_mysql_5_7_option_file_checked_for_8_0_names_the_cases_mysql_shell_checks() 
     assert_eq!(v.len(), 1, "{f:#?}");
     assert_eq!(v[0].severity, Severity::High);
     assert_eq!(v[0].evidence[0].to_string(), "/etc/my.cnf:14");
-    assert!(
-        v[0].explanation
-            .contains("NO_AUTO_CREATE_USER (refused from 8.0.11)"),
-        "{}",
-        v[0].explanation
+    assert_says(
+        &v[0].explanation,
+        "NO_AUTO_CREATE_USER (refused from 8.0.11)",
     );
     assert!(
         v[0].fix
@@ -235,19 +227,17 @@ fn a_mysql_5_7_option_file_checked_for_8_0_names_the_cases_mysql_shell_checks() 
         .iter()
         .any(|x| x.subject == ["innodb_large_prefix"] && x.status == Status::Fail));
     // the defaults MySQL 8.0 changed that this host relies on
-    let defaults: Vec<String> = failing(&f, "upgrade.mysql.default-changed")
-        .iter()
-        .map(|x| x.subject.join(","))
-        .collect();
-    for name in [
-        "character_set_server",
-        "collation_server",
-        "default_authentication_plugin",
-        "explicit_defaults_for_timestamp",
-        "log_bin",
-    ] {
-        assert!(defaults.iter().any(|d| d == name), "{name} in {defaults:?}");
-    }
+    let defaults: Vec<String> = subjects(&f, "upgrade.mysql.default-changed");
+    assert_has(
+        &defaults,
+        &[
+            "character_set_server",
+            "collation_server",
+            "default_authentication_plugin",
+            "explicit_defaults_for_timestamp",
+            "log_bin",
+        ],
+    );
     // sql_mode is set on the host: no default finding for it
     assert!(!defaults.iter().any(|d| d == "sql_mode"));
 }
@@ -258,10 +248,7 @@ fn mysql_8_4_also_refuses_expire_logs_days_and_kernel_6_1_lacks_tcp_tw_recycle()
         &host("upgrade-mysql-5.7"),
         &targets(&["mysql=8.4", "kernel=6.1"]),
     );
-    let removed: Vec<String> = failing(&f, "upgrade.mysql.removed-option")
-        .iter()
-        .map(|x| x.subject.join(","))
-        .collect();
+    let removed: Vec<String> = subjects(&f, "upgrade.mysql.removed-option");
     assert!(
         removed.iter().any(|r| r == "expire_logs_days"),
         "{removed:?}"
@@ -276,20 +263,9 @@ fn mysql_8_4_also_refuses_expire_logs_days_and_kernel_6_1_lacks_tcp_tw_recycle()
             ("net.ipv4.tcp_tw_recycle", "/etc/sysctl.d/99-tuning.conf:2"),
         ])
     );
-    let tw = failing(&f, "upgrade.kernel.removed-key")
-        .into_iter()
-        .find(|x| x.subject == ["net.ipv4.tcp_tw_recycle"])
-        .unwrap();
-    assert!(
-        tw.explanation.contains("removed in Linux 4.12"),
-        "{}",
-        tw.explanation
-    );
-    assert!(
-        tw.explanation.contains("Linux 3.10.0-1160.el7.x86_64"),
-        "{}",
-        tw.explanation
-    );
+    let tw = failing_on(&f, "upgrade.kernel.removed-key", "net.ipv4.tcp_tw_recycle");
+    assert_says(&tw.explanation, "removed in Linux 4.12");
+    assert_says(&tw.explanation, "Linux 3.10.0-1160.el7.x86_64");
     assert_eq!(
         at(&f, "upgrade.kernel.meaning-changed"),
         pairs(&[("net.core.somaxconn", "/etc/sysctl.d/99-tuning.conf:4")])
@@ -335,12 +311,8 @@ fn without_a_known_server_version_the_defaults_are_unknown_not_passed() {
         .collect();
     assert_eq!(d.len(), 1, "{f:#?}");
     assert_eq!(d[0].status, Status::Unknown);
-    assert!(
-        d[0].explanation.contains("explicit_defaults_for_timestamp"),
-        "{}",
-        d[0].explanation
-    );
-    assert!(d[0].fix.contains("snapshot --mysql"), "{}", d[0].fix);
+    assert_says(&d[0].explanation, "explicit_defaults_for_timestamp");
+    assert_says(&d[0].fix, "snapshot --mysql");
     // the removal verdict does not depend on the running version
     assert_eq!(failing(&f, "upgrade.mariadb.ignored-option").len(), 1);
 }
@@ -375,19 +347,7 @@ fn upgrade_report_of_the_mysql_5_7_host_for_8_0_and_kernel_6_1() {
     ));
 }
 
-fn bin(args: &[&str]) -> (i32, String, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_driftaudit"))
-        .env("NO_COLOR", "1")
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use crate::common::cli::run as bin;
 
 #[test]
 fn a_bad_target_is_a_usage_error_naming_the_accepted_forms() {
@@ -560,18 +520,16 @@ fn upgrade_rules_are_listed_explained_filtered_overridden_and_tested_like_any_ru
             })
             .collect()
     };
+    // `check` of the host for 10.11 with the upgrade rules alone, in JSON
+    let upgrade_rules = |extra: &[&str]| {
+        let mut args = vec!["check", "--snapshot", snap, "--target", "mariadb=10.11"];
+        args.extend(["--only", "upgrade.*"]);
+        args.extend(extra);
+        args.extend(["--format", "json"]);
+        bin(&args)
+    };
     // --only selects them
-    let (code, out, err) = bin(&[
-        "check",
-        "--snapshot",
-        snap,
-        "--target",
-        "mariadb=10.11",
-        "--only",
-        "upgrade.*",
-        "--format",
-        "json",
-    ]);
+    let (code, out, err) = upgrade_rules(&[]);
     assert_eq!(code, 1, "{err}");
     let only = rules_of(&out);
     assert!(
@@ -582,19 +540,7 @@ fn upgrade_rules_are_listed_explained_filtered_overridden_and_tested_like_any_ru
         .iter()
         .any(|(r, s, _)| r == "upgrade.mariadb.default-changed" && s == "fail"));
     // --skip leaves one out
-    let (code, out, err) = bin(&[
-        "check",
-        "--snapshot",
-        snap,
-        "--target",
-        "mariadb=10.11",
-        "--only",
-        "upgrade.*",
-        "--skip",
-        "upgrade.mariadb.default-changed",
-        "--format",
-        "json",
-    ]);
+    let (code, out, err) = upgrade_rules(&["--skip", "upgrade.mariadb.default-changed"]);
     assert_eq!(code, 1, "{err}");
     let skipped = rules_of(&out);
     assert!(!skipped
@@ -613,19 +559,7 @@ fn upgrade_rules_are_listed_explained_filtered_overridden_and_tested_like_any_ru
     )
     .unwrap();
     let ov = overlay.to_str().unwrap();
-    let (code, out, err) = bin(&[
-        "check",
-        "--snapshot",
-        snap,
-        "--target",
-        "mariadb=10.11",
-        "--only",
-        "upgrade.*",
-        "--policy",
-        ov,
-        "--format",
-        "json",
-    ]);
+    let (code, out, err) = upgrade_rules(&["--policy", ov]);
     assert_eq!(code, 1, "{err}");
     let changed = rules_of(&out);
     let dc: Vec<_> = changed

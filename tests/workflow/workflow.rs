@@ -3,6 +3,9 @@
 //! testdata pairs, and every waiver state.
 
 use crate::common;
+use crate::common::cli;
+use crate::common::git::git;
+use crate::common::tree::copy_into;
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -14,11 +17,11 @@ use driftaudit::unstable::waiver::WaiverSet;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
+/// `driftaudit ARGS` on the day `today` (`DRIFTAUDIT_TODAY`), else on
+/// whatever day it is.
 fn bin(args: &[&str], today: Option<&str>) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_driftaudit"));
-    c.args(args)
-        .current_dir(ROOT)
-        .env_remove("DRIFTAUDIT_TODAY");
+    let mut c = cli::cmd();
+    c.args(args).env_remove("DRIFTAUDIT_TODAY");
     if let Some(t) = today {
         c.env("DRIFTAUDIT_TODAY", t);
     }
@@ -233,19 +236,13 @@ const WAIVERS: &str = "testdata/waivers/lb.yaml";
 #[test]
 fn waivers_applied_expired_and_stale() {
     let snap = "testdata/pairs/kernel-upgrade/after";
-    let o = bin(
-        &[
-            "check",
-            "--snapshot",
-            snap,
-            "--waivers",
-            WAIVERS,
-            "--format",
-            "json",
-        ],
-        Some("2024-01-31"),
-    );
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    // the JSON report of the host with the waivers, on `day`
+    let waived_on = |day: &str| -> serde_json::Value {
+        let args = ["check", "--snapshot", snap, "--waivers", WAIVERS];
+        let o = bin(&[&args[..], &["--format", "json"]].concat(), Some(day));
+        serde_json::from_str(&stdout(&o)).unwrap()
+    };
+    let v = waived_on("2024-01-31");
     let f = v["hosts"][0]["findings"].as_array().unwrap();
     let waived: Vec<_> = f.iter().filter(|x| x["status"] == "waived").collect();
     assert_eq!(waived.len(), 1);
@@ -287,19 +284,7 @@ fn waivers_applied_expired_and_stale() {
     assert_eq!(o.status.code(), Some(1), "waiver findings fail at low");
 
     // Past the first waiver's expiry the failure comes back as a failure.
-    let o = bin(
-        &[
-            "check",
-            "--snapshot",
-            snap,
-            "--waivers",
-            WAIVERS,
-            "--format",
-            "json",
-        ],
-        Some("2100-01-01"),
-    );
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let v = waived_on("2100-01-01");
     let f = v["hosts"][0]["findings"].as_array().unwrap();
     assert!(f
         .iter()
@@ -465,22 +450,6 @@ fn a_recaptured_unchanged_host_is_byte_identical_in_git() {
     }
 }
 
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let t = e.file_type().unwrap();
-        let dest = to.join(e.file_name());
-        if t.is_dir() {
-            copy_tree(&e.path(), &dest);
-        } else if t.is_symlink() {
-            std::os::unix::fs::symlink(std::fs::read_link(e.path()).unwrap(), dest).unwrap();
-        } else {
-            std::fs::copy(e.path(), dest).unwrap();
-        }
-    }
-}
-
 /// Issue 30: `diff S live` of an unchanged host printed "Settings: 3
 /// changed" (an unavailable namespace compared with itself); a runtime
 /// change (somaxconn 4096 -> 128 in captures/sysctl-a.txt) was invisible
@@ -500,11 +469,11 @@ fn diff_says_what_changed_and_nothing_else() {
     assert!(out.contains("No setting and no verdict changed."), "{out}");
     // a runtime change alone, in the running group, without --files
     let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
-    copy_tree(
+    copy_into(
         &Path::new(ROOT).join("testdata/pairs/mariadb-upgrade/after"),
         &a,
     );
-    copy_tree(&a, &b);
+    copy_into(&a, &b);
     let cap = b.join("captures/sysctl-a.txt");
     let text = std::fs::read_to_string(&cap).unwrap();
     assert!(text.contains("net.core.somaxconn = 4096"), "{text}");
@@ -550,39 +519,13 @@ fn diff_says_what_changed_and_nothing_else() {
     );
 }
 
-/// `git` in `repo` with no user or system configuration read.
-fn git(repo: &Path, git_bin: &Path, args: &[&str]) -> String {
-    let o = Command::new(git_bin)
-        .args([
-            "-c",
-            "user.name=Admin",
-            "-c",
-            "user.email=admin@example.org",
-        ])
-        .args(["-c", "commit.gpgsign=false", "-c", "core.autocrlf=false"])
-        .args(args)
-        .current_dir(repo)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()
-        .expect("run git");
-    assert!(
-        o.status.success(),
-        "git {args:?}: {}{}",
-        stdout(&o),
-        stderr(&o)
-    );
-    stdout(&o)
-}
-
 /// `driftaudit ARGS` run in `dir` (paths in the output are as a user in
 /// their repository types them).
 fn bin_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_driftaudit"))
+    cli::cmd()
         .args(args)
         .current_dir(dir)
         .env_remove("DRIFTAUDIT_TODAY")
-        .env("NO_COLOR", "1")
         .output()
         .expect("run driftaudit")
 }
@@ -643,8 +586,8 @@ fn export(repo: &Path, git_bin: &Path, rev: &str, host: &str, to: &Path) -> Stri
     std::fs::create_dir_all(to).unwrap();
     let arch = to.join("tree.tar");
     git(
-        repo,
         git_bin,
+        repo,
         &["archive", "-o", arch.to_str().unwrap(), rev, host],
     );
     let ok = Command::new("tar")
@@ -657,6 +600,24 @@ fn export(repo: &Path, git_bin: &Path, rev: &str, host: &str, to: &Path) -> Stri
         .success();
     assert!(ok);
     to.join(host).display().to_string()
+}
+
+/// Commit the repository as it is, then `diff` web-backend-02 between
+/// the commit before and this one (the two trees exported to `before` and
+/// `after`), run in the repository.
+fn commit_then_diff(
+    git_bin: &Path,
+    repo: &Path,
+    message: &str,
+    before: &Path,
+    after: &Path,
+) -> Output {
+    let host = "hosts/web-backend-02";
+    git(git_bin, repo, &["add", "-A"]);
+    git(git_bin, repo, &["commit", "-qm", message]);
+    let before = export(repo, git_bin, "HEAD~1", host, before);
+    let after = export(repo, git_bin, "HEAD", host, after);
+    bin_in(repo, &["diff", &before, &after])
 }
 
 /// A stand-in for procps `sysctl -w KEY=VALUE` on a snapshot: it writes the
@@ -695,7 +656,7 @@ fn an_admins_whole_path_composes_from_snapshot_to_diff_in_one_git_repository() {
     let tmp = tempfile::tempdir().unwrap();
     let repo = tmp.path().join("audit");
     std::fs::create_dir_all(repo.join("hosts")).unwrap();
-    git(&repo, &git_bin, &["init", "-q", "-b", "main"]);
+    git(&git_bin, &repo, &["init", "-q", "-b", "main"]);
 
     // 1. Snapshot two hosts and commit them.
     let live_host = LiveHost::new("app-live-01");
@@ -706,13 +667,13 @@ fn an_admins_whole_path_composes_from_snapshot_to_diff_in_one_git_repository() {
         "{}",
         stderr(&o)
     );
-    copy_tree(
+    copy_into(
         &Path::new(ROOT).join("testdata/hosts/nat-story"),
         &repo.join("hosts/web-backend-02"),
     );
     // a MariaDB 10.3 server, named as its /etc/hostname says
     let db = repo.join("hosts/db-buster");
-    copy_tree(
+    copy_into(
         &Path::new(ROOT).join("testdata/hosts/upgrade-mariadb-10.3"),
         &db,
     );
@@ -722,10 +683,10 @@ fn an_admins_whole_path_composes_from_snapshot_to_diff_in_one_git_repository() {
         meta.replace("\"upgrade-mariadb-10.3\"", "\"db-buster\""),
     )
     .unwrap();
-    git(&repo, &git_bin, &["add", "-A"]);
+    git(&git_bin, &repo, &["add", "-A"]);
     git(
-        &repo,
         &git_bin,
+        &repo,
         &["commit", "-qm", "snapshots of the fleet"],
     );
 
@@ -905,8 +866,8 @@ fn an_admins_whole_path_composes_from_snapshot_to_diff_in_one_git_repository() {
         return;
     };
     git(
-        &repo,
         &git_ref,
+        &repo,
         &[
             "apply",
             "--directory=hosts/web-backend-02",
@@ -950,26 +911,15 @@ fn an_admins_whole_path_composes_from_snapshot_to_diff_in_one_git_repository() {
         stdout(&o),
         "web-backend-02: clean (14 passed), 38 unknown, 1 waived\n"
     );
-    git(&repo, &git_bin, &["add", "-A"]);
-    git(&repo, &git_bin, &["commit", "-qm", "web-backend-02: fixed"]);
-
     // diff of the fix's two commits: the fixed settings, runtime apart from
     // the next boot's, the fixed verdicts, and nothing else.
-    let before = export(
-        &repo,
+    let o = commit_then_diff(
         &git_bin,
-        "HEAD~1",
-        "hosts/web-backend-02",
+        &repo,
+        "web-backend-02: fixed",
         &tmp.path().join("c1"),
-    );
-    let after = export(
-        &repo,
-        &git_bin,
-        "HEAD",
-        "hosts/web-backend-02",
         &tmp.path().join("c2"),
     );
-    let o = bin_in(&repo, &["diff", &before, &after]);
     let out = stdout(&o);
     assert_eq!(
         o.status.code(),
@@ -1025,7 +975,7 @@ fn an_admins_whole_path_composes_from_snapshot_to_diff_in_one_git_repository() {
         stderr(&o)
     );
     let other = repo.join("hosts/web-backend-03");
-    copy_tree(&repo.join("hosts/web-backend-02"), &other);
+    copy_into(&repo.join("hosts/web-backend-02"), &other);
     let meta = std::fs::read_to_string(other.join("snapshot.json")).unwrap();
     std::fs::write(
         other.join("snapshot.json"),
@@ -1094,27 +1044,13 @@ fn an_admins_whole_path_composes_from_snapshot_to_diff_in_one_git_repository() {
         .output()
         .unwrap();
     assert!(run.status.success(), "{}", stderr(&run));
-    git(&repo, &git_bin, &["add", "-A"]);
-    git(
-        &repo,
+    let o = commit_then_diff(
         &git_bin,
-        &["commit", "-qm", "web-backend-02: recaptured"],
-    );
-    let before = export(
         &repo,
-        &git_bin,
-        "HEAD~1",
-        "hosts/web-backend-02",
+        "web-backend-02: recaptured",
         &tmp.path().join("c3"),
-    );
-    let after = export(
-        &repo,
-        &git_bin,
-        "HEAD",
-        "hosts/web-backend-02",
         &tmp.path().join("c4"),
     );
-    let o = bin_in(&repo, &["diff", &before, &after]);
     let out = stdout(&o);
     assert_eq!(
         o.status.code(),
@@ -1134,11 +1070,11 @@ fn an_admins_whole_path_composes_from_snapshot_to_diff_in_one_git_repository() {
     // 7. The live host, unchanged, snapshotted again: nothing for git.
     let o = live_host.snapshot(&repo, "hosts/app-live-01");
     assert!(o.status.success(), "{}", stderr(&o));
-    let status = git(&repo, &git_bin, &["status", "--porcelain"]);
+    let status = git(&git_bin, &repo, &["status", "--porcelain"]);
     let changed: Vec<&str> = status.lines().filter(|l| l.contains("hosts/")).collect();
     if !changed.is_empty() {
         // what changed, so a host that moved under the test says how
-        let d = git(&repo, &git_bin, &["diff", "--", "hosts/app-live-01"]);
+        let d = git(&git_bin, &repo, &["diff", "--", "hosts/app-live-01"]);
         panic!("a second snapshot changed files: {status}\n{d}");
     }
 }

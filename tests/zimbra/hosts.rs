@@ -35,46 +35,39 @@ fn expect(host: &str, want: &[(&str, Status)]) {
     assert_eq!(got, want, "{host}");
 }
 
+/// The Zimbra story's five rules, in the order [`expect_story`] takes
+/// their statuses.
+const STORY: [&str; 5] = [
+    "zimbra.buffer-pool-cap",
+    "zimbra.buffer-pool-fits-db",
+    "zimbra.heap-sized-for-ram",
+    "zimbra.memory-budget",
+    "zimbra.mycnf-generated-drift",
+];
+
+/// [`expect`] with the statuses of the [`STORY`] rules, in that order.
+#[track_caller]
+fn expect_story(host: &str, statuses: [Status; 5]) {
+    let want: Vec<(&str, Status)> = STORY.into_iter().zip(statuses).collect();
+    expect(host, &want);
+}
+
 #[test]
 fn as_found_fails_heap_pool_and_drift() {
-    expect(
-        "zimbra-khimki-asfound",
-        &[
-            ("zimbra.buffer-pool-cap", Status::Pass),
-            ("zimbra.buffer-pool-fits-db", Status::Fail),
-            ("zimbra.heap-sized-for-ram", Status::Fail),
-            ("zimbra.memory-budget", Status::Pass),
-            ("zimbra.mycnf-generated-drift", Status::Fail),
-        ],
-    );
+    use Status::{Fail, Pass};
+    expect_story("zimbra-khimki-asfound", [Pass, Fail, Fail, Pass, Fail]);
 }
 
 #[test]
 fn twelve_gig_attempt_fails_cap_budget_and_heap() {
-    expect(
-        "zimbra-khimki-12g",
-        &[
-            ("zimbra.buffer-pool-cap", Status::Fail),
-            ("zimbra.buffer-pool-fits-db", Status::Pass),
-            ("zimbra.heap-sized-for-ram", Status::Fail),
-            ("zimbra.memory-budget", Status::Fail),
-            ("zimbra.mycnf-generated-drift", Status::Fail),
-        ],
-    );
+    use Status::{Fail, Pass};
+    expect_story("zimbra-khimki-12g", [Fail, Pass, Fail, Fail, Fail]);
 }
 
 #[test]
 fn fixed_state_passes_every_rule() {
-    expect(
-        "zimbra-khimki-fixed",
-        &[
-            ("zimbra.buffer-pool-cap", Status::Pass),
-            ("zimbra.buffer-pool-fits-db", Status::Pass),
-            ("zimbra.heap-sized-for-ram", Status::Pass),
-            ("zimbra.memory-budget", Status::Pass),
-            ("zimbra.mycnf-generated-drift", Status::Pass),
-        ],
-    );
+    use Status::Pass;
+    expect_story("zimbra-khimki-fixed", [Pass, Pass, Pass, Pass, Pass]);
 }
 
 #[test]
@@ -167,7 +160,6 @@ fn hosts_without_zimbra_skip_every_rule() {
 
 #[test]
 fn no_secret_in_any_cli_output_format_or_diff() {
-    let bin = env!("CARGO_BIN_EXE_driftaudit");
     let asfound = format!("{HOSTS}/zimbra-khimki-asfound");
     let fixed = format!("{HOSTS}/zimbra-khimki-fixed");
     let mut runs: Vec<Vec<String>> = Vec::new();
@@ -192,11 +184,7 @@ fn no_secret_in_any_cli_output_format_or_diff() {
         ]);
     }
     for args in runs {
-        let out = std::process::Command::new(bin)
-            .args(&args)
-            .env("NO_COLOR", "1")
-            .output()
-            .unwrap();
+        let out = crate::common::cli::cmd().args(&args).output().unwrap();
         let text = format!(
             "{}{}",
             String::from_utf8_lossy(&out.stdout),

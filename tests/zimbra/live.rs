@@ -41,15 +41,7 @@ const MYCNF_SECRET: &str = "ZLIVE-mycnf-client-a5c0";
 const CIFS_SECRET: &str = "ZLIVE-cifs-0b7e";
 
 fn can_unshare() -> bool {
-    let ok = std::process::Command::new("unshare")
-        .args(["-m", "--propagation", "private", "true"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        common::skip(
-            "a Zimbra-shaped live host",
-            "needs `unshare -m` (run as root)",
-        );
+    if !common::can_unshare("a Zimbra-shaped live host") {
         return false;
     }
     // /opt/zimbra is built on a tmpfs mounted over /opt inside the private

@@ -1,0 +1,37 @@
+//! Snapshot trees on disk for the tests: copying a shipped host (links and
+//! modes kept) to where a test wants it, and writing a literal tree with
+//! links and modes beside files ([`crate::common::snapshot_tree`] writes
+//! files alone). Decides no verdict.
+
+use std::path::Path;
+use std::process::Command;
+
+/// Copy the tree `from` into `to` (`cp -a FROM/. TO`, `to` and its parents
+/// created), so symbolic links stay links and modes stay.
+pub fn copy_into(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    let ok = Command::new("cp")
+        .arg("-a")
+        .arg(format!("{}/.", from.display()))
+        .arg(to)
+        .status()
+        .expect("run cp")
+        .success();
+    assert!(ok, "cp -a {} {} failed", from.display(), to.display());
+}
+
+/// A shipped host (`testdata/hosts/NAME`) copied into `to`.
+pub fn copy_host(name: &str, to: &Path) {
+    copy_into(&super::cli::testdata(&format!("hosts/{name}")), to);
+}
+
+/// Write a literal tree into `root`: (host path, content) pairs, a leading
+/// `/` ignored and parents created.
+pub fn write_files(root: &Path, files: &[(&str, &str)]) {
+    for (path, text) in files {
+        let p = root.join(path.trim_start_matches('/'));
+        std::fs::create_dir_all(p.parent().expect("a file path has a parent"))
+            .expect("create the parents");
+        std::fs::write(p, text).expect("write the file");
+    }
+}
