@@ -132,6 +132,15 @@ pub(crate) enum Exit {
     Error(String),
 }
 
+/// Why a fleet or merge of more than `limit` hosts is refused in `format`
+/// ([`Format::fleet_host_limit`]), and what to do instead.
+pub(crate) fn too_many_hosts(format: Format, limit: usize) -> String {
+    format!(
+        "--format {} is one document over every host, held in memory until it is written, so it takes at most {limit} hosts and this run has more; audit the fleet in shards (`--shard 1/N` ... `N/N`, each a document of its own of at most {limit} hosts), or write a format that streams (jsonl, json or text)",
+        format.name()
+    )
+}
+
 /// Any error ends the subcommand with exit code 2 and its message.
 impl<E: std::error::Error> From<E> for Exit {
     fn from(e: E) -> Exit {

@@ -160,7 +160,11 @@ pub(crate) fn check_fleet(
     let mut summary = FleetSummary::new(set);
     let mut walk = lib::discover(dir, a.max_depth);
     let mut walk_errors = 0usize;
-    let chunk = chunk_size();
+    // A format that is one document over every host keeps them all: its
+    // first batch takes one host more than it may hold, so a larger fleet
+    // is refused before any host is audited.
+    let limit = format.fleet_host_limit().filter(|_| whole);
+    let chunk = limit.map_or_else(chunk_size, |l| l + 1);
     // What to gather depends on the rules alone: planned once, not per host.
     let needs = driftaudit::unstable::engine::needs(set);
     loop {
@@ -188,6 +192,9 @@ pub(crate) fn check_fleet(
         }
         if batch.is_empty() {
             break;
+        }
+        if let Some(l) = limit.filter(|l| kept.len() + batch.len() > *l) {
+            return Exit::Error(super::common::too_many_hosts(format, l));
         }
         if let Some(pb) = &progress {
             pb.inc_length(batch.len() as u64);

@@ -66,6 +66,8 @@ fn read_report(p: &std::path::Path) -> Result<String, String> {
 
 pub(crate) fn run(a: MergeArgs) -> Exit {
     let mut docs = Vec::with_capacity(a.reports.len());
+    let mut hosts = 0usize;
+    let limit = a.format.0.fleet_host_limit();
     for p in &a.reports {
         let name = p.display().to_string();
         let text = match read_report(p) {
@@ -73,7 +75,13 @@ pub(crate) fn run(a: MergeArgs) -> Exit {
             Err(e) => return Exit::Error(format!("cannot read `{name}`: {e}")),
         };
         match merge::parse(&name, &text) {
-            Ok(d) => docs.push((name, d)),
+            Ok(d) => {
+                hosts += d.hosts.len();
+                if let Some(l) = limit.filter(|l| hosts > *l) {
+                    return Exit::Error(super::common::too_many_hosts(a.format.0, l));
+                }
+                docs.push((name, d))
+            }
             Err(e) => return Exit::Error(e.to_string()),
         }
     }

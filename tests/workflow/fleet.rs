@@ -508,3 +508,41 @@ fn the_fleet_summarys_worst_hosts_say_which_key_has_which_value() {
     assert_eq!(ex["subject"][0], "net.ipv4.tcp_tw_recycle", "{ex}");
     assert_eq!(ex["actual"], "1", "{ex}");
 }
+
+/// SARIF, JUnit, Markdown and HTML are one document over every host, kept in
+/// memory until it is written (about 0.25-0.7 MB a host, docs/performance.md):
+/// a fleet larger than the documented limit is refused before any host is
+/// audited, with the way out (shards, or a format that streams), instead of
+/// growing until the machine runs out of memory.
+#[test]
+fn a_fleet_too_large_for_one_document_is_refused_before_it_is_audited() {
+    let limit = driftaudit::unstable::render::WHOLE_DOCUMENT_HOSTS;
+    let t = tempfile::tempdir().unwrap();
+    for i in 0..=limit {
+        let h = t.path().join(format!("h{i:05}"));
+        mk(&h);
+        fs::write(h.join("snapshot.json"), "{}").unwrap();
+    }
+    let dir = t.path().to_str().unwrap();
+    for format in ["sarif", "junit", "markdown", "html"] {
+        let (code, out, err) = bin(&["check", "--fleet", dir, "--format", format]);
+        assert_eq!(code, 2, "--format {format}: {err}");
+        assert!(out.is_empty(), "--format {format} wrote a report: {out:.200}");
+        assert!(
+            err.contains(&format!("--format {format} is one document over every host"))
+                && err.contains(&format!("at most {limit} hosts"))
+                && err.contains("--shard 1/N")
+                && err.contains("jsonl"),
+            "--format {format}: {err}"
+        );
+        // one line, nothing audited: no per-host message before it
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    // `--help` says so where the format is chosen
+    let (_, help, _) = bin(&["check", "--help"]);
+    let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        help.contains(&format!("more than {limit} hosts is refused")),
+        "{help}"
+    );
+}
