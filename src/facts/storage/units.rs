@@ -3,7 +3,7 @@
 //! masked and refused units left out. Reads the units only; what a unit
 //! means for the `fstab` namespace is `namespaces`'s business.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::facts::{Facts, FileIssue};
 use crate::host::{Host, ReadError};
@@ -49,10 +49,25 @@ pub struct UnitMount {
 /// the path the name encodes) are left out, the latter with an issue.
 pub fn read_mount_units(host: &Host, facts: &mut Facts) -> Vec<UnitMount> {
     let mut names: BTreeMap<String, String> = BTreeMap::new();
+    // What each unit directory holds, so a unit's drop-in directory is
+    // listed only where its name is (most hosts have none): `None`, the
+    // directory could not be listed for another reason than not being
+    // there (its drop-in directories are tried as they are).
+    let mut listed: Vec<Option<BTreeSet<String>>> = Vec::with_capacity(UNIT_DIRS.len());
     for dir in UNIT_DIRS {
-        let Ok(list) = host.read_dir(dir) else {
-            continue;
+        let list = match host.read_dir(dir) {
+            Ok(list) => list,
+            Err(e) => {
+                listed.push((e == ReadError::NotFound).then(BTreeSet::new));
+                continue;
+            }
         };
+        listed.push(Some(
+            list.iter()
+                .filter(|e| e.name.ends_with(".mount.d"))
+                .map(|e| e.name.clone())
+                .collect(),
+        ));
         for e in list.iter().filter(|e| e.name.ends_with(".mount")) {
             if names.len() >= MAX_UNITS {
                 break;
@@ -71,8 +86,12 @@ pub fn read_mount_units(host: &Host, facts: &mut Facts) -> Vec<UnitMount> {
             continue;
         };
         let mut drop_ins: BTreeMap<String, String> = BTreeMap::new();
-        for dir in UNIT_DIRS {
-            let d = format!("{dir}/{name}.d");
+        let drop_in_dir = format!("{name}.d");
+        for (dir, listing) in UNIT_DIRS.iter().zip(&listed) {
+            if listing.as_ref().is_some_and(|l| !l.contains(&drop_in_dir)) {
+                continue;
+            }
+            let d = format!("{dir}/{drop_in_dir}");
             let Ok(list) = host.read_dir(&d) else {
                 continue;
             };
