@@ -659,7 +659,7 @@ impl Report {
     /// A report over hosts, with the rule catalogue of `policies`.
     pub fn new(hosts: Vec<HostReport>, policies: &PolicySet) -> Report {
         let mut rules: Vec<RuleMeta> = policies
-            .rules
+            .rules()
             .iter()
             .map(|r| RuleMeta {
                 id: r.id.clone(),
