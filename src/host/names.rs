@@ -1,7 +1,7 @@
 //! Host path names: file names as bytes escaped to text one-to-one, and
 //! lexical normalisation and joining of host paths. Pure.
 
-use super::*;
+use std::path::{Component, Path};
 
 /// A file name (bytes) as a host path component: UTF-8 names as they are;
 /// each byte that is not part of valid UTF-8 as `\xNN` (lowercase hex), and

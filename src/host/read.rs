@@ -3,7 +3,20 @@
 //! heads, captures, modes and links; each open goes through `confine`, each
 //! byte through the budget. Must not parse what it reads.
 
-use super::*;
+use std::collections::HashSet;
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::Read;
+use std::os::fd::OwnedFd;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use rustix::fs::{self as rfs, AtFlags, FileType as RType, Mode, OFlags};
+
+use super::confine::*;
+use super::model::*;
+use super::names::*;
 
 impl Host {
     /// Whether the host path exists (inside the root).
