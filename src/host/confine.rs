@@ -316,7 +316,7 @@ impl Host {
     /// `openat2(RESOLVE_NO_SYMLINKS)` instead of the walk's `openat`, `fstat`
     /// and `close` per component; within one gather on a snapshot each
     /// answer is remembered.
-    pub fn resolve(&self, host_path: &str) -> Result<String, ReadError> {
+    pub(crate) fn resolve(&self, host_path: &str) -> Result<String, ReadError> {
         let key = self.memo_on().then(|| lexical(host_path));
         if let Some(k) = &key {
             if let Some(r) = self.memo(|m| m.resolved.get(k).cloned()) {
@@ -399,7 +399,7 @@ impl Host {
     /// The real path on the auditing machine for a host path, after confined
     /// resolution. For messages only: opening it by path would walk it again
     /// outside the confinement; read through the other methods.
-    pub fn real_path(&self, host_path: &str) -> Result<PathBuf, ReadError> {
+    pub(crate) fn real_path(&self, host_path: &str) -> Result<PathBuf, ReadError> {
         let w = self.walk(host_components(host_path)?, true)?;
         let mut p = self.root.clone();
         for (_, c) in w.stack.iter().chain(w.last.iter()) {

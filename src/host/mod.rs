@@ -40,6 +40,7 @@ pub use model::{
 };
 use model::{ReadBudget, MAX_MEMO_FILE};
 pub use names::{escape_name, join_host, lexical, unescape_name};
+pub use read::Reads;
 
 pub use crate::reader::io_message;
 
@@ -84,8 +85,9 @@ impl Host {
         h
     }
 
-    /// The live machine, remembering every path read, listed or probed (see
-    /// [`Host::read_log`]), so a snapshot can copy exactly what an audit reads.
+    /// The live machine, remembering every path read, listed or probed, so
+    /// a snapshot can copy exactly what an audit reads (the read log is
+    /// driftaudit's own, for its [`snapshot`](crate::snapshot)).
     pub fn recording() -> Host {
         let mut h = Host::live();
         h.log = Some(Arc::new(Mutex::new(ReadLog::default())));
@@ -102,7 +104,7 @@ impl Host {
     }
 
     /// What a recording host has seen so far (`None` when not recording).
-    pub fn read_log(&self) -> Option<ReadLog> {
+    pub(crate) fn read_log(&self) -> Option<ReadLog> {
         self.log.as_ref().map(|l| {
             l.lock()
                 .map(|g| g.clone())
@@ -119,8 +121,11 @@ impl Host {
     /// ```
     /// let host = driftaudit::Host::snapshot(concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/hosts/nat-story"))?;
     /// assert_eq!(host.name(), "web-backend-02");
+    /// assert_eq!(host.kind(), driftaudit::SourceKind::Snapshot);
     /// // Host paths are absolute and stay inside the snapshot.
-    /// assert!(host.read_to_string("/etc/sysctl.d/60-perf.conf")?.contains("tcp_tw_recycle"));
+    /// let s = driftaudit::Resolver::new(&host).sysctl("net.ipv4.tcp_tw_recycle");
+    /// let driftaudit::Lookup::Set(boot) = &s.boot else { panic!("{:?}", s.boot) };
+    /// assert_eq!(boot.at.path, "/etc/sysctl.d/60-perf.conf");
     /// # Ok::<(), driftaudit::ReadError>(())
     /// ```
     pub fn snapshot(dir: impl AsRef<Path>) -> Result<Host, ReadError> {
@@ -183,7 +188,7 @@ impl Host {
     }
 
     /// How a snapshot is laid out; `None` for the live host.
-    pub fn layout(&self) -> Option<Layout> {
+    pub(crate) fn layout(&self) -> Option<Layout> {
         self.layout
     }
 

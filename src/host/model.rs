@@ -25,7 +25,7 @@ use super::layout::{self, Layout};
 /// with [`ReadError::TooLarge`]; config files and captures are far smaller.
 pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
 
-/// Largest head of a block device [`Host::read_block_device_head`] reads.
+/// Largest head of a block device [`Reads::read_block_device_head`](super::Reads::read_block_device_head) reads.
 pub const MAX_DEVICE_HEAD: u64 = 64 * 1024;
 
 /// Most symlinks followed while resolving one path (as the kernel's ELOOP limit).
@@ -37,11 +37,11 @@ pub const MAX_SYMLINKS: usize = crate::reader::MAX_SYMLINKS;
 /// amplification that stays under the per-file cap (includes of includes).
 pub const MAX_HOST_READ_BYTES: u64 = 256 * 1024 * 1024;
 
-/// Deepest directory nesting one path walk or [`Host::dir_size`] descends
+/// Deepest directory nesting one path walk or [`Reads::dir_size`](super::Reads::dir_size) descends
 /// (each level holds one descriptor).
 pub const MAX_WALK_DEPTH: usize = 256;
 
-/// Most entries [`Host::dir_size`] counts below one directory before it
+/// Most entries [`Reads::dir_size`](super::Reads::dir_size) counts below one directory before it
 /// gives up with [`ReadError::Limit`] (a data directory pointed at `/`).
 pub const MAX_DIR_SIZE_ENTRIES: u64 = 200_000;
 
@@ -83,7 +83,7 @@ pub enum ReadError {
     #[error("{0}")]
     Limit(String),
     /// Not followed: a user other than root controls the way to the file and
-    /// could not read it (see [`Host::read_to_string_for`]).
+    /// could not read it (see [`Reads::read_to_string_for`](super::Reads::read_to_string_for)).
     #[error("{0}")]
     Untrusted(String),
     /// Any other I/O error (EIO on stable_secret, ...).
@@ -127,12 +127,12 @@ pub enum EntryKind {
     Other,
 }
 
-/// One directory entry, as returned by [`Host::read_dir`].
+/// One directory entry, as returned by [`Reads::read_dir`](super::Reads::read_dir).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DirEntry {
     /// File name (no directory part) as a host path component: the name
     /// itself when it is UTF-8, otherwise with each invalid byte written
-    /// `\xNN` (see [`escape_name`]); every [`Host`] method reads the bytes
+    /// `\xNN` (see [`escape_name`](super::escape_name)); every [`Host`] method reads the bytes
     /// back, so `format!("{dir}/{}", e.name)` names this very file.
     pub name: String,
     /// The file name as the bytes the directory holds.
@@ -189,7 +189,7 @@ pub struct Host {
 pub(super) struct StatMemo {
     pub(super) on: bool,
     pub(super) known: HashMap<String, Result<Meta, ReadError>>,
-    /// [`Host::resolve`]'s answers by lexical path: the option-file reader
+    /// [`Reads::resolve`](super::Reads::resolve)'s answers by lexical path: the option-file reader
     /// and the evidence pass resolve the same files.
     pub(super) resolved: HashMap<String, Result<String, ReadError>>,
     /// Whole files already read in this gather, by lexical path (see
@@ -243,7 +243,7 @@ pub(super) const MAX_STAT_MEMO: usize = 4096;
 /// replacing it later cannot redirect a walk outside the root, it only keeps
 /// the audit on the directory it already trusted. Owner and mode are the
 /// first walk's `fstat`; the trust check's own `fstat` of every directory on
-/// the way ([`Host::read_to_string_for`]) is still made each time.
+/// the way ([`Reads::read_to_string_for`](super::Reads::read_to_string_for)) is still made each time.
 #[derive(Debug, Default)]
 pub(super) struct WalkCache {
     pub(super) dirs: std::collections::HashMap<Vec<u8>, CachedDir>,
@@ -269,14 +269,14 @@ pub struct ReadLog {
     pub dirs: BTreeSet<String>,
     /// Paths whose kind was asked (`exists`, `kind_of`, `mode`) and exist.
     pub probes: BTreeMap<String, EntryKind>,
-    /// Paths whose kind was asked ([`Host::kind_of`]) that do not exist:
+    /// Paths whose kind was asked ([`Reads::kind_of`](super::Reads::kind_of)) that do not exist:
     /// `snapshot` records them so the snapshot can prove the absence too.
     pub absent: BTreeSet<String>,
-    /// Symlinks whose raw target was asked ([`Host::read_link`]).
+    /// Symlinks whose raw target was asked ([`Reads::read_link`](super::Reads::read_link)).
     pub links: BTreeMap<String, String>,
-    /// Directories whose size was asked ([`Host::dir_size`]).
+    /// Directories whose size was asked ([`Reads::dir_size`](super::Reads::dir_size)).
     pub dir_sizes: BTreeSet<String>,
-    /// Paths resolved ([`Host::resolve`]) to another path through a symlink.
+    /// Paths resolved ([`Reads::resolve`](super::Reads::resolve)) to another path through a symlink.
     pub resolved: BTreeMap<String, String>,
     /// Permission bits (`st_mode & 0o7777`) of the files read and probed, so
     /// a copy is never more readable than its source.
@@ -284,7 +284,7 @@ pub struct ReadLog {
 }
 
 /// Who may have chosen a path a reader follows (see
-/// [`Host::read_to_string_for`]): root (the default) or a user who controls
+/// [`Reads::read_to_string_for`](super::Reads::read_to_string_for)): root (the default) or a user who controls
 /// a file or directory on the way to it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Trust {
@@ -354,7 +354,7 @@ pub(super) fn check_file(m: &Meta) -> Result<(), ReadError> {
     }
 }
 
-/// Result of [`Host::dir_size`].
+/// Result of [`Reads::dir_size`](super::Reads::dir_size).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DirSize {
     /// Apparent size in bytes.
