@@ -195,7 +195,7 @@ impl Finding {
 
     /// Whether `pattern` (a rule id glob) names this finding: its rule id
     /// or its item's alias.
-    pub fn rule_matches(&self, pattern: &glob::Pattern) -> bool {
+    pub(crate) fn rule_matches(&self, pattern: &glob::Pattern) -> bool {
         pattern.matches(&self.rule) || self.alias.as_deref().is_some_and(|a| pattern.matches(a))
     }
 
