@@ -318,7 +318,15 @@ fn waivers_and_policy_sets_answer_through_methods() {
     )
     .unwrap();
     let w = &set.waivers;
-    let got: Vec<(&str, Option<&str>, Option<&str>, &str, &str, usize)> = w
+    type Read<'a> = (
+        &'a str,
+        Option<&'a str>,
+        Option<&'a str>,
+        &'a str,
+        &'a str,
+        usize,
+    );
+    let got: Vec<Read> = w
         .iter()
         .map(|w| {
             (
