@@ -1,7 +1,9 @@
 //! Reading through the confined root: whole files within the caps, kernel
 //! values, pieces of large files, directory listings and sizes, device
 //! heads, captures, modes and links; each open goes through `confine`, each
-//! byte through the budget. Must not parse what it reads.
+//! byte through the budget. These are `pub(crate)`: driftaudit's own tools
+//! reach them through the unstable `Reads` trait, embedders never. Must not
+//! parse what it reads.
 
 use std::collections::HashSet;
 use std::ffi::OsString;
