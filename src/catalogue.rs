@@ -16,7 +16,7 @@ pub struct Capture {
     /// directory of one file per device.
     pub path: &'static str,
     /// The path without the leading `/captures/` (`du.txt`), as
-    /// [`Host::capture`](crate::host::Host::capture) takes it.
+    /// [`Reads::capture`](crate::host::Reads::capture) takes it.
     pub name: &'static str,
     /// The command whose output it holds.
     pub command: &'static str,

@@ -31,27 +31,65 @@ struct RawWaiver {
     expires: Spanned<String>,
 }
 
-/// One waiver.
+/// One waiver: what it covers (globs as written in the file), why, until
+/// when, and where. Read through its methods; [`WaiverSet::apply`] does the
+/// matching.
 #[derive(Debug, Clone)]
 pub struct Waiver {
     /// Rule id or glob.
-    pub rule: glob::Pattern,
+    rule: glob::Pattern,
     /// Subject glob (any of a finding's subjects must match).
-    pub subject: Option<glob::Pattern>,
+    subject: Option<glob::Pattern>,
     /// Host glob.
-    pub host: Option<glob::Pattern>,
+    host: Option<glob::Pattern>,
     /// Why the finding is accepted.
-    pub reason: String,
+    reason: String,
     /// Last day the waiver applies (`YYYY-MM-DD`, inclusive).
-    pub expires: String,
+    expires: String,
     /// Line of the waiver in its file.
-    pub line: usize,
+    line: usize,
 }
 
 impl Waiver {
+    /// The rule id or glob it covers, as written (trimmed).
+    pub fn rule(&self) -> &str {
+        self.rule.as_str()
+    }
+
+    /// The subject glob, as written, if it names one (any of a finding's
+    /// subjects must match).
+    pub fn subject(&self) -> Option<&str> {
+        self.subject.as_ref().map(glob::Pattern::as_str)
+    }
+
+    /// The host glob, as written, if it names one.
+    pub fn host(&self) -> Option<&str> {
+        self.host.as_ref().map(glob::Pattern::as_str)
+    }
+
+    /// Why the finding is accepted.
+    pub fn reason(&self) -> &str {
+        &self.reason
+    }
+
+    /// Last day the waiver applies (`YYYY-MM-DD`, inclusive).
+    pub fn expires(&self) -> &str {
+        &self.expires
+    }
+
+    /// Line of the waiver in its file.
+    pub fn line(&self) -> usize {
+        self.line
+    }
+
+    /// Whether the waiver scopes host `host` (no `host:` glob scopes every host).
+    fn scopes(&self, host: &str) -> bool {
+        self.host.as_ref().is_none_or(|h| h.matches(host))
+    }
+
     fn matches(&self, host: &str, f: &Finding) -> bool {
         f.rule_matches(&self.rule)
-            && self.host.as_ref().is_none_or(|h| h.matches(host))
+            && self.scopes(host)
             && self
                 .subject
                 .as_ref()
@@ -251,7 +289,7 @@ impl WaiverSet {
         let mut usage = Usage::new(self);
         let name = h.host.clone();
         for (i, w) in self.waivers.iter().enumerate() {
-            if w.host.as_ref().is_none_or(|p| p.matches(&name)) {
+            if w.scopes(&name) {
                 usage.first_host[i] = Some(name.clone());
             }
         }

@@ -27,8 +27,8 @@ pub(super) fn verify(b: &Baseline) -> Result<(), BaselineError> {
     let mut set = PolicySet::new();
     set.add_str("baseline.yaml", &b.yaml)
         .map_err(|e| BaselineError::Load(e.to_string()))?;
-    let [policy] = set.policies.as_slice() else {
-        return mismatch(format!("{} policies instead of one", set.policies.len()));
+    let [policy] = set.policies() else {
+        return mismatch(format!("{} policies instead of one", set.policies().len()));
     };
     if policy.id != b.policy_id {
         return mismatch(format!("the policy id reads back as `{}`", policy.id));
@@ -91,7 +91,7 @@ pub(super) fn verify(b: &Baseline) -> Result<(), BaselineError> {
             .iter()
             .map(|(ns, _)| added_rule_id(&b.policy_id, ns)),
     );
-    let got: Vec<&str> = set.rules.iter().map(|r| r.id.as_str()).collect();
+    let got: Vec<&str> = set.rules().iter().map(|r| r.id.as_str()).collect();
     if got != rules.iter().map(String::as_str).collect::<Vec<_>>() {
         return mismatch(format!("the rules read back as {got:?}"));
     }

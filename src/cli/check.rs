@@ -222,14 +222,14 @@ pub(crate) fn rule_globs_match(
 ) -> Result<(), UnmatchedGlobs> {
     // a `for_each` rule's items answer to their aliases too
     let aliases: Vec<String> = set
-        .rules
+        .rules()
         .iter()
         .filter_map(|r| Some(r.for_each.as_ref()?.static_aliases(set.policy_of(r))))
         .flatten()
         .flatten()
         .collect();
     let ids: Vec<&str> = set
-        .rules
+        .rules()
         .iter()
         .map(|r| r.id.as_str())
         .chain(aliases.iter().map(String::as_str))

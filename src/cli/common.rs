@@ -197,7 +197,7 @@ pub(crate) fn load_policies_with(
     for s in &p.set {
         set.set_param(s)?;
     }
-    if set.rules.is_empty() {
+    if set.rules().is_empty() {
         return Err(LoadError::NoRules);
     }
     Ok(set)
@@ -278,7 +278,7 @@ static RULE_IDS: LazyLock<Vec<String>> = LazyLock::new(|| {
         return Vec::new();
     }
     let mut ids = Vec::new();
-    for r in &set.rules {
+    for r in set.rules() {
         ids.push(r.id.clone());
         if let Some(fe) = &r.for_each {
             ids.extend(fe.static_aliases(set.policy_of(r)).into_iter().flatten());

@@ -20,7 +20,7 @@ pub(crate) fn run(id: &str, p: &PolicyArgs) -> Exit {
         Err(e) => return e.into(),
     };
     let Some(rule) = set.rule_or_alias(id) else {
-        let ids: Vec<&str> = set.rules.iter().map(|r| r.id.as_str()).collect();
+        let ids: Vec<&str> = set.rules().iter().map(|r| r.id.as_str()).collect();
         return NoSuchRule {
             id: id.to_string(),
             suggestion: driftaudit::unstable::expr::suggest(id, &ids),

@@ -64,9 +64,9 @@ pub(crate) fn run(a: &ListArgs) -> Exit {
 }
 
 fn text(set: &driftaudit::PolicySet) -> String {
-    let width = set.rules.iter().map(|r| r.id.len()).max().unwrap_or(0);
+    let width = set.rules().iter().map(|r| r.id.len()).max().unwrap_or(0);
     let mut out = String::new();
-    for r in &set.rules {
+    for r in set.rules() {
         out.push_str(&format!(
             "{:<width$}  {:<8}  {}\n",
             r.id,
@@ -114,7 +114,7 @@ fn aliases(set: &driftaudit::PolicySet, r: &driftaudit::unstable::policy::Rule) 
 
 fn json(set: &driftaudit::PolicySet) -> String {
     let rules: Vec<serde_json::Value> = set
-        .rules
+        .rules()
         .iter()
         .map(|r| {
             json!({

@@ -91,7 +91,7 @@ pub fn gather(policies: &PolicySet, host: &Host) -> Facts {
 /// Evaluate every rule over gathered facts. Pure: no I/O.
 pub fn evaluate(policies: &PolicySet, facts: &Facts) -> HostReport {
     let mut findings = Vec::new();
-    for rule in &policies.rules {
+    for rule in policies.rules() {
         let policy = policies.policy_of(rule);
         findings.extend(evaluate_rule(rule, policy, facts));
     }
@@ -248,7 +248,7 @@ mod rule_tests {
             "innodb_buffer_pool_size",
             Value::Size(12.0 * 1073741824.0),
         );
-        let out = evaluate_rule(&set.rules[0], set.policies.first(), &f);
+        let out = evaluate_rule(&set.rules()[0], set.policies().first(), &f);
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].status, Status::Fail);
         assert_eq!(out[0].explanation, "pool 12 GiB is 50 % of 24 GiB");
@@ -265,7 +265,7 @@ mod rule_tests {
     fn missing_namespace_is_unknown_not_pass() {
         let set = rules("policy: t\ntitle: t\nrules:\n  - id: t.x\n    title: t\n    severity: high\n    setting: mysql.version\n    expect: {present: true}\n    why: w\n    fix: f\n");
         let f = facts_with("mycnf", "x", Value::Number(1.0));
-        let out = evaluate_rule(&set.rules[0], set.policies.first(), &f);
+        let out = evaluate_rule(&set.rules()[0], set.policies().first(), &f);
         assert_eq!(out[0].status, Status::Unknown);
     }
 
@@ -278,14 +278,14 @@ mod rule_tests {
         let mut ns = Namespace::unavailable("not read from a live host");
         ns.unknown_fix = Some("take a snapshot with --mysql".into());
         f.namespaces.insert("mysql".into(), ns);
-        for r in &set.rules {
-            let out = evaluate_rule(r, set.policies.first(), &f);
+        for r in set.rules() {
+            let out = evaluate_rule(r, set.policies().first(), &f);
             assert_eq!(out[0].status, Status::Unknown, "{}", r.id);
             assert_eq!(out[0].fix, "take a snapshot with --mysql", "{}", r.id);
         }
         // without one, the host's generic fix for data it could not read
         f.namespaces.get_mut("mysql").unwrap().unknown_fix = None;
-        let out = evaluate_rule(&set.rules[0], set.policies.first(), &f);
+        let out = evaluate_rule(&set.rules()[0], set.policies().first(), &f);
         assert_eq!(out[0].fix, f.unreadable_fix());
     }
 
@@ -293,7 +293,7 @@ mod rule_tests {
     fn let_bindings_and_cycles() {
         let set = rules("policy: t\ntitle: t\nrules:\n  - id: t.x\n    title: t\n    severity: low\n    let:\n      a: \"b + 1\"\n      b: \"a + 1\"\n    assert: \"a > 0\"\n    why: w\n    fix: f\n");
         let f = facts_with("mycnf", "x", Value::Number(1.0));
-        let out = evaluate_rule(&set.rules[0], set.policies.first(), &f);
+        let out = evaluate_rule(&set.rules()[0], set.policies().first(), &f);
         assert_eq!(out[0].status, Status::Error);
         assert!(
             out[0].explanation.contains("refers to itself"),
@@ -319,7 +319,7 @@ mod rule_tests {
         f.namespaces.insert("mount".into(), m);
         let run = |arg: &str| {
             let set = rules(&format!("policy: t\ntitle: t\nrules:\n  - id: t.x\n    title: t\n    severity: low\n    assert: \"mount_of('{arg}') == '/srv/data'\"\n    why: w\n    fix: f\n"));
-            let out = evaluate_rule(&set.rules[0], set.policies.first(), &f);
+            let out = evaluate_rule(&set.rules()[0], set.policies().first(), &f);
             (out[0].status, out[0].explanation.clone())
         };
         assert_eq!(run("/srv//data/./mysql/").0, Status::Pass);
@@ -409,7 +409,7 @@ mod rule_tests {
             n.set("x", Setting::new(v, raw, Evidence::line("/etc/my.cnf", 3)));
             f.namespaces.insert("mycnf".into(), n);
             let set = rules(&format!("policy: t\ntitle: t\nrules:\n  - id: t.x\n    title: t\n    severity: low\n    setting: mycnf.x\n    expect: {expect}\n    why: w\n    fix: f\n"));
-            let out = evaluate_rule(&set.rules[0], set.policies.first(), &f);
+            let out = evaluate_rule(&set.rules()[0], set.policies().first(), &f);
             let steps: Vec<(String, String)> = out[0]
                 .conversions
                 .iter()

@@ -17,7 +17,7 @@ use crate::value::Value;
 /// directory sizes).
 pub fn needs(policies: &PolicySet) -> Needs {
     let mut n = Needs::default();
-    for r in &policies.rules {
+    for r in policies.rules() {
         let policy = policies.policy_of(r);
         for a in &r.applies {
             match a {

@@ -361,7 +361,7 @@ mod tests {
         sets.push(from_yaml);
         let mut out = Vec::new();
         for set in &sets {
-            for r in &set.rules {
+            for r in set.rules() {
                 out.extend(
                     r.expressions()
                         .into_iter()

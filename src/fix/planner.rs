@@ -132,7 +132,7 @@ pub fn plan_on(policies: &PolicySet, tree: &mut Tree, opts: &FixOptions) -> Resu
             .collect();
         let mut changes = Vec::new();
         for f in failing {
-            let Some(rule) = policies.rules.iter().find(|r| r.id == f.rule) else {
+            let Some(rule) = policies.rules().iter().find(|r| r.id == f.rule) else {
                 continue;
             };
             match changes_for(policies, rule, f, &facts, &host, opts) {

@@ -2,7 +2,13 @@
 //! snapshot cannot make an audit read without bound), charged per file
 //! as it is read. Must not open files.
 
-use super::*;
+use std::fs::File;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use super::model::*;
+use super::names::*;
+use super::read::read_capped;
 
 impl Host {
     /// The same host with another total read budget (bytes; see

@@ -3,7 +3,54 @@
 //! `..` stopping at it), or asks `openat2(RESOLVE_IN_ROOT)` where the kernel
 //! has it, and re-checks what it opened. Must not read file contents.
 
-use super::*;
+use std::ffi::{OsStr, OsString};
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
+
+use rustix::fs::{self as rfs, FileType as RType, Mode, OFlags, ResolveFlags};
+
+use super::model::*;
+use super::names::*;
+
+/// Where a confined walk ended.
+pub(super) struct Walked {
+    /// The directories walked to the parent of the final object, with their
+    /// names (the root itself is not in it).
+    pub(super) stack: Vec<(Arc<OwnedFd>, Vec<u8>)>,
+    /// The final object (an `O_PATH` descriptor) and its name; `None` for
+    /// the root itself.
+    pub(super) last: Option<(Arc<OwnedFd>, Vec<u8>)>,
+    /// `fstat` of the final object.
+    pub(super) stat: rfs::Stat,
+    /// Symlinks followed.
+    pub(super) links: usize,
+    /// Owner, mode and resolved host path of every object the walk opened
+    /// (directories, links, the final object), in order.
+    pub(super) seen: Vec<(u32, u32, String)>,
+}
+
+impl Walked {
+    pub(super) fn comps(&self) -> Vec<Vec<u8>> {
+        self.stack
+            .iter()
+            .chain(self.last.iter())
+            .map(|(_, c)| c.clone())
+            .collect()
+    }
+
+    pub(super) fn host_path(&self) -> String {
+        comps_host_path(&self.comps())
+    }
+}
+
+/// `openat2` availability, learnt on first use.
+static OPENAT2: AtomicU8 = AtomicU8::new(OPENAT2_UNKNOWN);
+const OPENAT2_UNKNOWN: u8 = 0;
+const OPENAT2_YES: u8 = 1;
+const OPENAT2_NO: u8 = 2;
 
 impl Host {
     /// Walk a path from the root directory descriptor one component at a
@@ -269,7 +316,7 @@ impl Host {
     /// `openat2(RESOLVE_NO_SYMLINKS)` instead of the walk's `openat`, `fstat`
     /// and `close` per component; within one gather on a snapshot each
     /// answer is remembered.
-    pub fn resolve(&self, host_path: &str) -> Result<String, ReadError> {
+    pub(crate) fn resolve(&self, host_path: &str) -> Result<String, ReadError> {
         let key = self.memo_on().then(|| lexical(host_path));
         if let Some(k) = &key {
             if let Some(r) = self.memo(|m| m.resolved.get(k).cloned()) {
@@ -352,7 +399,7 @@ impl Host {
     /// The real path on the auditing machine for a host path, after confined
     /// resolution. For messages only: opening it by path would walk it again
     /// outside the confinement; read through the other methods.
-    pub fn real_path(&self, host_path: &str) -> Result<PathBuf, ReadError> {
+    pub(crate) fn real_path(&self, host_path: &str) -> Result<PathBuf, ReadError> {
         let w = self.walk(host_components(host_path)?, true)?;
         let mut p = self.root.clone();
         for (_, c) in w.stack.iter().chain(w.last.iter()) {

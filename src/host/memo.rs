@@ -3,7 +3,11 @@
 //! so a path many readers ask about is looked up once. Must not decide
 //! what is read.
 
-use super::*;
+use std::fs;
+
+use super::confine::*;
+use super::model::*;
+use super::names::*;
 
 impl Host {
     /// Whether this gather remembers answers (a snapshot inside

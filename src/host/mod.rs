@@ -7,304 +7,42 @@
 //! `snapshot.json` (the host name) and first lines of hostname files; must
 //! never write anything.
 //!
-//! The folder, in the order a read goes through it: this file (the [`Host`]
-//! type, its caps, errors and constructors for the live root and a
-//! snapshot), `layout` (what kind of snapshot a directory is), `names`
-//! (host path names as bytes, lexical paths), `confine` (the confined walk
-//! and `openat2`), `memo` (what one gather already learnt about paths),
-//! `budget` (the bytes one host may be read for) and `read` (files,
-//! kernel values, listings, sizes, captures).
+//! The folder, in the order a read goes through it: this file (the
+//! constructors of a [`Host`] for the live root and a snapshot, and its
+//! name, kind and layout), `model` (the `Host` value and its private state,
+//! the caps, errors, entries and trust every room shares), `layout` (what
+//! kind of snapshot a directory is), `names` (host path names as bytes,
+//! lexical paths), `confine` (the confined walk and `openat2`), `memo`
+//! (what one gather already learnt about paths), `budget` (the bytes one
+//! host may be read for) and `read` (files, kernel values, listings, sizes,
+//! captures). The rooms import `model`, never this file.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
-use std::ffi::{OsStr, OsString};
-use std::fs::{self, File};
-use std::io::Read;
-use std::os::fd::{AsFd, OwnedFd};
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::os::unix::fs::MetadataExt;
-use std::path::{Component, Path, PathBuf};
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 
-use rustix::fs::{self as rfs, AtFlags, FileType as RType, Mode, OFlags, ResolveFlags};
-
-use serde::Serialize;
+use rustix::fs::{self as rfs, Mode, OFlags};
 
 mod budget;
 mod confine;
 pub mod layout;
 mod memo;
+mod model;
 mod names;
 mod read;
 
-use confine::*;
+use confine::errno;
 pub use layout::Layout;
+pub use model::{
+    DirEntry, DirSize, EntryKind, Host, ReadError, ReadLog, SourceKind, Trust, MAX_DEVICE_HEAD,
+    MAX_DIR_SIZE_ENTRIES, MAX_FILE_BYTES, MAX_HOST_READ_BYTES, MAX_SYMLINKS, MAX_WALK_DEPTH,
+};
+use model::{ReadBudget, MAX_MEMO_FILE};
 pub use names::{escape_name, join_host, lexical, unescape_name};
-use read::*;
-
-/// Largest file driftaudit reads in full (16 MiB). Larger files are refused
-/// with [`ReadError::TooLarge`]; config files and captures are far smaller.
-pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
-
-/// Largest head of a block device [`Host::read_block_device_head`] reads.
-pub const MAX_DEVICE_HEAD: u64 = 64 * 1024;
-
-/// Most symlinks followed while resolving one path (as the kernel's ELOOP limit).
-pub const MAX_SYMLINKS: usize = crate::reader::MAX_SYMLINKS;
-
-/// Most bytes all readers together read from one host (256 MiB): a budget
-/// shared by every clone of a [`Host`]; once spent, reads fail with
-/// [`ReadError::Limit`] (an `unknown` finding with the reason). Bounds
-/// amplification that stays under the per-file cap (includes of includes).
-pub const MAX_HOST_READ_BYTES: u64 = 256 * 1024 * 1024;
-
-/// Deepest directory nesting one path walk or [`Host::dir_size`] descends
-/// (each level holds one descriptor).
-pub const MAX_WALK_DEPTH: usize = 256;
-
-/// Most entries [`Host::dir_size`] counts below one directory before it
-/// gives up with [`ReadError::Limit`] (a data directory pointed at `/`).
-pub const MAX_DIR_SIZE_ENTRIES: u64 = 200_000;
-
-/// Where a host's data comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SourceKind {
-    /// The machine driftaudit runs on.
-    Live,
-    /// A captured snapshot directory.
-    Snapshot,
-}
-
-/// Why a path could not be read. Every variant becomes an `unknown` finding
-/// (or "absent" for [`ReadError::NotFound`]) with this text as the reason.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum ReadError {
-    /// No such file or directory.
-    #[error("no such file or directory")]
-    NotFound,
-    /// Permission denied (EACCES/EPERM).
-    #[error("permission denied")]
-    PermissionDenied,
-    /// The path is a FIFO, socket or device where a file was expected.
-    #[error("is a {0}, not a regular file")]
-    NotRegular(&'static str),
-    /// A directory where a file was expected, or a file where a directory was.
-    #[error("{0}")]
-    WrongKind(&'static str),
-    /// The file is larger than the cap.
-    #[error("file is {0} bytes, larger than the {MAX_FILE_BYTES}-byte cap driftaudit reads")]
-    TooLarge(u64),
-    /// Too many symlinks (a loop).
-    #[error("too many levels of symbolic links (more than {MAX_SYMLINKS})")]
-    SymlinkLoop,
-    /// A bound on work was reached (entries walked, bytes read); the text
-    /// says which.
-    #[error("{0}")]
-    Limit(String),
-    /// Not followed: a user other than root controls the way to the file and
-    /// could not read it (see [`Host::read_to_string_for`]).
-    #[error("{0}")]
-    Untrusted(String),
-    /// Any other I/O error (EIO on stable_secret, ...).
-    #[error("{0}")]
-    Io(String),
-    /// A directory given as a snapshot holds nothing a snapshot has (see
-    /// [`layout::detect`]).
-    #[error("not a snapshot: it holds none of {}", layout::SNAPSHOT_MARKERS)]
-    NotASnapshot,
-}
-
-impl From<std::io::Error> for ReadError {
-    fn from(e: std::io::Error) -> Self {
-        ReadError::from(crate::reader::Failure::from(e))
-    }
-}
-
-impl From<crate::reader::Failure> for ReadError {
-    fn from(e: crate::reader::Failure) -> Self {
-        use crate::reader::Failure;
-        match e {
-            Failure::NotFound => ReadError::NotFound,
-            Failure::PermissionDenied => ReadError::PermissionDenied,
-            Failure::NotRegular(kind) => ReadError::NotRegular(kind),
-            Failure::Directory => ReadError::WrongKind(crate::reader::DIRECTORY),
-            Failure::TooLarge(n) => ReadError::TooLarge(n),
-            Failure::SymlinkLoop => ReadError::SymlinkLoop,
-            Failure::Io(e) => ReadError::Io(e),
-        }
-    }
-}
+pub use read::Reads;
 
 pub use crate::reader::io_message;
-
-/// What kind of thing a host path is (after following symlinks inside the root).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EntryKind {
-    /// Regular file.
-    File,
-    /// Directory.
-    Dir,
-    /// Anything else (FIFO, socket, device).
-    Other,
-}
-
-/// One directory entry, as returned by [`Host::read_dir`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DirEntry {
-    /// File name (no directory part) as a host path component: the name
-    /// itself when it is UTF-8, otherwise with each invalid byte written
-    /// `\xNN` (see [`escape_name`]); every [`Host`] method reads the bytes
-    /// back, so `format!("{dir}/{}", e.name)` names this very file.
-    pub name: String,
-    /// The file name as the bytes the directory holds.
-    pub raw_name: OsString,
-    /// Kind after resolving symlinks inside the root; `None` if it cannot be resolved
-    /// (dangling or looping link, permission denied).
-    pub kind: Option<EntryKind>,
-    /// Whether the entry itself is a symlink.
-    pub is_symlink: bool,
-    /// Where the entry resolves to inside the root (a host path), if it resolves.
-    pub target: Option<String>,
-}
-
-/// A host to audit: the live machine or a snapshot directory, read through one
-/// confined interface. Paths given to every method are **host paths**
-/// (`/etc/sysctl.conf`); on a snapshot they resolve below its root.
-#[derive(Debug, Clone)]
-pub struct Host {
-    root: PathBuf,
-    /// `O_PATH` descriptor of the root: every lookup starts here.
-    root_fd: Arc<OwnedFd>,
-    /// Use `openat2(RESOLVE_IN_ROOT)` where the kernel has it.
-    kernel_resolve: bool,
-    /// Files read that have more than one hard link (see [`Host::hard_linked`]).
-    hard_links: Arc<Mutex<BTreeSet<String>>>,
-    /// Bytes read so far and the budget (see [`MAX_HOST_READ_BYTES`]).
-    read_budget: Arc<ReadBudget>,
-    kind: SourceKind,
-    name: String,
-    /// How a snapshot is laid out (`None` on the live host).
-    layout: Option<Layout>,
-    /// Every successful read when recording (see [`Host::recording`]).
-    log: Option<Arc<Mutex<ReadLog>>>,
-    /// Directories the walk has opened on the live root (see [`WalkCache`]).
-    walked: Arc<Mutex<WalkCache>>,
-    /// What each snapshot path was when first looked at (see [`StatMemo`]).
-    stats: Arc<Mutex<StatMemo>>,
-}
-
-/// A snapshot path's type and permission bits as the first confined `stat`
-/// found them, by lexical host path. The readers ask the same questions
-/// several times (the option-file reader looks at `/etc/my.cnf` three times
-/// before it reads it, the layout probes each listing it may use), and on a
-/// snapshot each answer cost an `openat2`, an `fstat` and a `close`: a
-/// generated fleet host made about 385 system calls for 17 files. Only
-/// answers are kept, never descriptors, and every read still opens the file
-/// confined and checks its type on the descriptor, so a file swapped
-/// meanwhile is caught where it matters. The live host keeps none (its
-/// files change under the audit and are stat-ed through the kernel's own
-/// path walk). Kept only while one gather runs ([`Host::remember_stats`]):
-/// a `Host` audited again later sees the tree as it is then. At most
-/// [`MAX_STAT_MEMO`] paths: a full memo starts over.
-#[derive(Debug, Default)]
-struct StatMemo {
-    on: bool,
-    known: HashMap<String, Result<Meta, ReadError>>,
-    /// [`Host::resolve`]'s answers by lexical path: the option-file reader
-    /// and the evidence pass resolve the same files.
-    resolved: HashMap<String, Result<String, ReadError>>,
-    /// Whole files already read in this gather, by lexical path (see
-    /// [`FileMemo`]).
-    files: FileMemo,
-}
-
-/// The bytes of small snapshot files already read in this gather: a
-/// snapshot's `snapshot.json` is read by four readers and its `sysctl -a`
-/// capture by two, each read costing two confined opens, two `fstat`s, a
-/// `read` and two `close`s. One gather so sees one version of each file,
-/// as a host audited at one moment should. Every answer is charged to the
-/// host's read budget as a read would be; a file larger than
-/// [`MAX_MEMO_FILE`], or one past [`MAX_MEMO_BYTES`] in all, is read
-/// again each time. `snapshot.json`, read for the host name when the
-/// [`Host`] is made, is kept for its first gather.
-#[derive(Debug, Default)]
-struct FileMemo {
-    bytes: usize,
-    by_path: HashMap<String, Arc<Vec<u8>>>,
-}
-
-/// A descriptor and the host path components it was opened at.
-type Opened = (OwnedFd, Vec<Vec<u8>>);
-
-/// Largest file [`FileMemo`] keeps.
-const MAX_MEMO_FILE: usize = 256 * 1024;
-/// Most bytes [`FileMemo`] keeps for one gather.
-const MAX_MEMO_BYTES: usize = 4 * 1024 * 1024;
-
-/// While alive, a snapshot host remembers what each path is (see
-/// [`StatMemo`]); dropping it forgets.
-pub(crate) struct StatsRemembered<'a>(&'a Host);
-
-impl Drop for StatsRemembered<'_> {
-    fn drop(&mut self) {
-        let mut g = self.0.stats.lock().unwrap_or_else(|p| p.into_inner());
-        *g = StatMemo::default();
-    }
-}
-
-/// Most snapshot paths [`StatMemo`] remembers at once.
-const MAX_STAT_MEMO: usize = 4096;
-
-/// The live root's intermediate directories as [`Host::walk`] first opened
-/// them, keyed by their resolved host path: `/etc`, `/etc/mysql`, `/usr/lib`
-/// are on the way to dozens of files, and each visit cost an `openat`, an
-/// `fstat` and a `close`. Only the live host keeps one (one per process, and
-/// at most [`MAX_WALK_CACHE`] descriptors, so a fleet never holds any). A
-/// cached descriptor is the directory the first walk checked: renaming or
-/// replacing it later cannot redirect a walk outside the root, it only keeps
-/// the audit on the directory it already trusted. Owner and mode are the
-/// first walk's `fstat`; the trust check's own `fstat` of every directory on
-/// the way ([`Host::read_to_string_for`]) is still made each time.
-#[derive(Debug, Default)]
-struct WalkCache {
-    dirs: std::collections::HashMap<Vec<u8>, CachedDir>,
-}
-
-#[derive(Debug)]
-struct CachedDir {
-    fd: Arc<OwnedFd>,
-    uid: u32,
-    mode: u32,
-}
-
-/// Most directory descriptors the live host's [`WalkCache`] keeps open.
-const MAX_WALK_CACHE: usize = 64;
-
-/// What a recording [`Host`] saw: the data `driftaudit snapshot` copies.
-/// Keys are host paths as the readers asked for them (lexically normalised).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ReadLog {
-    /// Files read in full, with the bytes read.
-    pub files: BTreeMap<String, Vec<u8>>,
-    /// Directories listed.
-    pub dirs: BTreeSet<String>,
-    /// Paths whose kind was asked (`exists`, `kind_of`, `mode`) and exist.
-    pub probes: BTreeMap<String, EntryKind>,
-    /// Paths whose kind was asked ([`Host::kind_of`]) that do not exist:
-    /// `snapshot` records them so the snapshot can prove the absence too.
-    pub absent: BTreeSet<String>,
-    /// Symlinks whose raw target was asked ([`Host::read_link`]).
-    pub links: BTreeMap<String, String>,
-    /// Directories whose size was asked ([`Host::dir_size`]).
-    pub dir_sizes: BTreeSet<String>,
-    /// Paths resolved ([`Host::resolve`]) to another path through a symlink.
-    pub resolved: BTreeMap<String, String>,
-    /// Permission bits (`st_mode & 0o7777`) of the files read and probed, so
-    /// a copy is never more readable than its source.
-    pub modes: BTreeMap<String, u32>,
-}
 
 impl Host {
     fn with_root(root: PathBuf, kind: SourceKind) -> Result<Host, ReadError> {
@@ -347,8 +85,9 @@ impl Host {
         h
     }
 
-    /// The live machine, remembering every path read, listed or probed (see
-    /// [`Host::read_log`]), so a snapshot can copy exactly what an audit reads.
+    /// The live machine, remembering every path read, listed or probed, so
+    /// a snapshot can copy exactly what an audit reads (the read log is
+    /// driftaudit's own, for its [`snapshot`](crate::snapshot)).
     pub fn recording() -> Host {
         let mut h = Host::live();
         h.log = Some(Arc::new(Mutex::new(ReadLog::default())));
@@ -365,19 +104,12 @@ impl Host {
     }
 
     /// What a recording host has seen so far (`None` when not recording).
-    pub fn read_log(&self) -> Option<ReadLog> {
+    pub(crate) fn read_log(&self) -> Option<ReadLog> {
         self.log.as_ref().map(|l| {
             l.lock()
                 .map(|g| g.clone())
                 .unwrap_or_else(|p| p.into_inner().clone())
         })
-    }
-
-    fn record(&self, f: impl FnOnce(&mut ReadLog)) {
-        if let Some(l) = &self.log {
-            let mut g = l.lock().unwrap_or_else(|p| p.into_inner());
-            f(&mut g);
-        }
     }
 
     /// A snapshot directory laid out like `/` (driftaudit's own, a hand-made
@@ -389,8 +121,11 @@ impl Host {
     /// ```
     /// let host = driftaudit::Host::snapshot(concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/hosts/nat-story"))?;
     /// assert_eq!(host.name(), "web-backend-02");
+    /// assert_eq!(host.kind(), driftaudit::SourceKind::Snapshot);
     /// // Host paths are absolute and stay inside the snapshot.
-    /// assert!(host.read_to_string("/etc/sysctl.d/60-perf.conf")?.contains("tcp_tw_recycle"));
+    /// let s = driftaudit::Resolver::new(&host).sysctl("net.ipv4.tcp_tw_recycle");
+    /// let driftaudit::Lookup::Set(boot) = &s.boot else { panic!("{:?}", s.boot) };
+    /// assert_eq!(boot.at.path, "/etc/sysctl.d/60-perf.conf");
     /// # Ok::<(), driftaudit::ReadError>(())
     /// ```
     pub fn snapshot(dir: impl AsRef<Path>) -> Result<Host, ReadError> {
@@ -453,7 +188,7 @@ impl Host {
     }
 
     /// How a snapshot is laid out; `None` for the live host.
-    pub fn layout(&self) -> Option<Layout> {
+    pub(crate) fn layout(&self) -> Option<Layout> {
         self.layout
     }
 
@@ -463,148 +198,14 @@ impl Host {
     }
 }
 
-/// Who may have chosen a path a reader follows (see
-/// [`Host::read_to_string_for`]): root (the default) or a user who controls
-/// a file or directory on the way to it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Trust {
-    uid: Option<u32>,
-    via: Option<String>,
-}
-
-impl Trust {
-    /// Paths chosen by root.
-    pub fn root() -> Trust {
-        Trust::default()
-    }
-
-    /// Paths chosen by `uid`, because of `via` (a host path it controls).
-    pub fn user(uid: u32, via: &str) -> Trust {
-        Trust {
-            uid: (uid != 0).then_some(uid),
-            via: Some(via.to_string()),
-        }
-    }
-
-    /// The user who controls the path, if not root.
-    pub fn uid(&self) -> Option<u32> {
-        self.uid
-    }
-}
-
-/// The total read budget of one host.
-#[derive(Debug)]
-struct ReadBudget {
-    limit: u64,
-    used: AtomicU64,
-}
-
-/// Where a confined walk ended.
-struct Walked {
-    /// The directories walked to the parent of the final object, with their
-    /// names (the root itself is not in it).
-    stack: Vec<(Arc<OwnedFd>, Vec<u8>)>,
-    /// The final object (an `O_PATH` descriptor) and its name; `None` for
-    /// the root itself.
-    last: Option<(Arc<OwnedFd>, Vec<u8>)>,
-    /// `fstat` of the final object.
-    stat: rfs::Stat,
-    /// Symlinks followed.
-    links: usize,
-    /// Owner, mode and resolved host path of every object the walk opened
-    /// (directories, links, the final object), in order.
-    seen: Vec<(u32, u32, String)>,
-}
-
-impl Walked {
-    fn comps(&self) -> Vec<Vec<u8>> {
-        self.stack
-            .iter()
-            .chain(self.last.iter())
-            .map(|(_, c)| c.clone())
-            .collect()
-    }
-
-    fn host_path(&self) -> String {
-        comps_host_path(&self.comps())
-    }
-}
-
-/// Type and permission bits of a host path.
-#[derive(Debug, Clone)]
-struct Meta {
-    kind: EntryKind,
-    special: &'static str,
-    mode: u32,
-}
-
-impl Meta {
-    fn from_stat(st: &rfs::Stat) -> Meta {
-        Meta::from_mode(st.st_mode)
-    }
-
-    fn from_std(m: &fs::Metadata) -> Meta {
-        Meta::from_mode(m.mode())
-    }
-
-    fn from_mode(mode: u32) -> Meta {
-        let t = RType::from_raw_mode(mode);
-        Meta {
-            kind: kind_of_type(t),
-            special: special_kind(t),
-            mode,
-        }
-    }
-}
-
-fn check_file(m: &Meta) -> Result<(), ReadError> {
-    match m.kind {
-        EntryKind::Dir => Err(ReadError::WrongKind("is a directory, not a file")),
-        EntryKind::Other => Err(ReadError::NotRegular(m.special)),
-        EntryKind::File => Ok(()),
-    }
-}
-
-/// `openat2` availability, learnt on first use.
-static OPENAT2: AtomicU8 = AtomicU8::new(OPENAT2_UNKNOWN);
-const OPENAT2_UNKNOWN: u8 = 0;
-const OPENAT2_YES: u8 = 1;
-const OPENAT2_NO: u8 = 2;
-
-/// Result of [`Host::dir_size`].
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct DirSize {
-    /// Apparent size in bytes.
-    pub bytes: u64,
-    /// Entries counted.
-    pub entries: u64,
-    /// Host paths that could not be read (the size is then a lower bound).
-    pub unreadable: Vec<String>,
-}
-
-fn kind_of_type(t: RType) -> EntryKind {
-    match t {
-        RType::RegularFile => EntryKind::File,
-        RType::Directory => EntryKind::Dir,
-        _ => EntryKind::Other,
-    }
-}
-
-fn special_kind(t: RType) -> &'static str {
-    match t {
-        RType::Fifo => "FIFO",
-        RType::Socket => "socket",
-        RType::BlockDevice => "block device",
-        RType::CharacterDevice => "character device",
-        RType::Symlink => "symbolic link",
-        _ => "special file",
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::confine::host_components;
+    use super::model::MAX_WALK_CACHE;
     use super::names::normalised;
     use super::*;
+    use rustix::fs::FileType as RType;
+    use std::collections::BTreeSet;
     use std::os::unix::fs::symlink;
 
     fn snap() -> (tempfile::TempDir, Host) {

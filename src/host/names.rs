@@ -1,13 +1,13 @@
 //! Host path names: file names as bytes escaped to text one-to-one, and
 //! lexical normalisation and joining of host paths. Pure.
 
-use super::*;
+use std::path::{Component, Path};
 
 /// A file name (bytes) as a host path component: UTF-8 names as they are;
 /// each byte that is not part of valid UTF-8 as `\xNN` (lowercase hex), and
 /// a backslash that would read as such an escape as `\x5c`. The mapping is
 /// one-to-one, so a name with invalid UTF-8 and its U+FFFD look-alike stay
-/// two files, and [`Host`] methods turn the escapes back into bytes.
+/// two files, and [`Host`](super::Host) methods turn the escapes back into bytes.
 pub fn escape_name(name: &[u8]) -> String {
     let mut out = String::with_capacity(name.len());
     for chunk in name.utf8_chunks() {
@@ -70,7 +70,7 @@ pub(super) fn components(path: &str) -> Vec<String> {
 }
 
 /// Lexically normalise a host path: absolute, no `.`, no empty parts, `..`
-/// removes the previous part and stops at `/` (as [`Host::resolve`] does).
+/// removes the previous part and stops at `/` (as [`Reads::resolve`](super::Reads::resolve) does).
 pub fn lexical(path: &str) -> String {
     // Most paths asked for are already so: `/`, then parts that are
     // neither empty, `.` nor `..`.

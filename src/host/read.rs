@@ -1,19 +1,36 @@
 //! Reading through the confined root: whole files within the caps, kernel
 //! values, pieces of large files, directory listings and sizes, device
 //! heads, captures, modes and links; each open goes through `confine`, each
-//! byte through the budget. Must not parse what it reads.
+//! byte through the budget. These are `pub(crate)`: driftaudit's own tools
+//! reach them through the unstable `Reads` trait, embedders never. Must not
+//! parse what it reads.
 
-use super::*;
+use std::collections::HashSet;
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::Read;
+use std::os::fd::OwnedFd;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use rustix::fs::{self as rfs, AtFlags, FileType as RType, Mode, OFlags};
+
+use super::confine::*;
+use super::layout::Layout;
+use super::model::*;
+use super::names::*;
 
 impl Host {
     /// Whether the host path exists (inside the root).
-    pub fn exists(&self, host_path: &str) -> bool {
+    pub(crate) fn exists(&self, host_path: &str) -> bool {
         self.kind_of(host_path).is_ok()
     }
 
     /// The raw target of a symlink (not resolved), e.g. `/dev/null` for a masked
     /// sysctl.d file; `None` if the path is not a symlink.
-    pub fn read_link(&self, host_path: &str) -> Option<String> {
+    pub(crate) fn read_link(&self, host_path: &str) -> Option<String> {
         let mut comps = host_components(host_path).ok()?;
         let name = comps.pop()?;
         if name == b".." {
@@ -33,7 +50,7 @@ impl Host {
     }
 
     /// Unix permission bits of a host path.
-    pub fn mode(&self, host_path: &str) -> Result<u32, ReadError> {
+    pub(crate) fn mode(&self, host_path: &str) -> Result<u32, ReadError> {
         let meta = self.stat_of(host_path)?;
         self.record(|l| {
             l.probes.insert(lexical(host_path), meta.kind);
@@ -44,7 +61,7 @@ impl Host {
 
     /// Read a whole file as bytes, at most [`MAX_FILE_BYTES`]. FIFOs, sockets and
     /// devices are refused without opening them for a blocking read.
-    pub fn read_bytes(&self, host_path: &str) -> Result<Vec<u8>, ReadError> {
+    pub(crate) fn read_bytes(&self, host_path: &str) -> Result<Vec<u8>, ReadError> {
         self.read_bytes_capped(host_path, MAX_FILE_BYTES)
     }
 
@@ -52,7 +69,7 @@ impl Host {
     /// link (`st_nlink > 1`). A hard link cannot be told from any other file
     /// by its path, so one inside a snapshot may name a file outside it
     /// (docs/snapshot-format.md, Confinement); reports list them once.
-    pub fn hard_linked(&self) -> Vec<String> {
+    pub(crate) fn hard_linked(&self) -> Vec<String> {
         let g = self.hard_links.lock().unwrap_or_else(|p| p.into_inner());
         g.iter().cloned().collect()
     }
@@ -148,7 +165,7 @@ impl Host {
     /// and one `read`, where [`Host::mode`] then [`Host::read_bytes_capped`]
     /// take one more `stat`; the budget and hard-link checks are the same. Elsewhere
     /// (a snapshot, or recording one) it is exactly those two calls.
-    pub fn read_kernel_value(
+    pub(crate) fn read_kernel_value(
         &self,
         host_path: &str,
         cap: u64,
@@ -198,7 +215,7 @@ impl Host {
     /// [`ReadError::Limit`] (what `each` saw before is then to be dropped).
     /// A host recording a read log reads the file whole, so the snapshot
     /// copies it.
-    pub fn read_in_pieces(
+    pub(crate) fn read_in_pieces(
         &self,
         host_path: &str,
         cap: u64,
@@ -251,7 +268,11 @@ impl Host {
     }
 
     /// As [`Host::read_bytes`] with another cap (for example one superblock).
-    pub fn read_bytes_capped(&self, host_path: &str, cap: u64) -> Result<Vec<u8>, ReadError> {
+    pub(crate) fn read_bytes_capped(
+        &self,
+        host_path: &str,
+        cap: u64,
+    ) -> Result<Vec<u8>, ReadError> {
         let key = self.memo_on().then(|| lexical(host_path));
         if let Some(k) = &key {
             if let Some(bytes) = self.memo(|m| m.files.by_path.get(k).cloned()) {
@@ -290,7 +311,7 @@ impl Host {
     /// through the very descriptors that were checked. Returns the text and
     /// the trust for what this file names in turn. On a snapshot every path
     /// is confined to the root already: `trust` is passed through.
-    pub fn read_to_string_for(
+    pub(crate) fn read_to_string_for(
         &self,
         host_path: &str,
         trust: Trust,
@@ -347,7 +368,7 @@ impl Host {
 
     /// Read a whole file as text. Invalid UTF-8 is replaced (Latin-1 comments in
     /// old config files must not make a file unreadable); NUL bytes are kept.
-    pub fn read_to_string(&self, host_path: &str) -> Result<String, ReadError> {
+    pub(crate) fn read_to_string(&self, host_path: &str) -> Result<String, ReadError> {
         let bytes = self.read_bytes(host_path)?;
         Ok(match String::from_utf8(bytes) {
             Ok(s) => s,
@@ -386,7 +407,7 @@ impl Host {
     /// List a directory, sorted by name in byte order (as `strcmp`). Names
     /// are bytes ([`DirEntry::raw_name`]); [`DirEntry::name`] is the same
     /// name as a host path component (see [`escape_name`]).
-    pub fn read_dir(&self, host_path: &str) -> Result<Vec<DirEntry>, ReadError> {
+    pub(crate) fn read_dir(&self, host_path: &str) -> Result<Vec<DirEntry>, ReadError> {
         let (fd, resolved) = self.open_dir(host_path)?;
         let resolved_path = comps_host_path(&resolved);
         let dir_fd = fd.try_clone().map_err(ReadError::from)?;
@@ -444,7 +465,7 @@ impl Host {
     /// root. Unreadable subtrees are listed, not fatal. The walk goes through
     /// directory descriptors (`openat(O_NOFOLLOW)` per subdirectory) and stops
     /// after [`MAX_DIR_SIZE_ENTRIES`] entries with [`ReadError::Limit`].
-    pub fn dir_size(&self, host_path: &str) -> Result<DirSize, ReadError> {
+    pub(crate) fn dir_size(&self, host_path: &str) -> Result<DirSize, ReadError> {
         let (fd, resolved) = self.open_dir(host_path)?;
         self.record(|l| {
             l.dir_sizes.insert(lexical(host_path));
@@ -537,7 +558,7 @@ impl Host {
     /// devices (`NotFound`). Opened read-only, non-blocking, never as a
     /// controlling terminal; anything but a block device or regular file is
     /// refused. At most [`MAX_DEVICE_HEAD`] bytes.
-    pub fn read_block_device_head(
+    pub(crate) fn read_block_device_head(
         &self,
         host_path: &str,
         len: usize,
@@ -566,7 +587,7 @@ impl Host {
 
     /// Read `captures/NAME` of a snapshot (command output with no file on the
     /// host). On a live host there are no captures: `NotFound`.
-    pub fn capture(&self, name: &str) -> Result<String, ReadError> {
+    pub(crate) fn capture(&self, name: &str) -> Result<String, ReadError> {
         match self.kind {
             SourceKind::Snapshot => self.read_to_string(&format!("/captures/{name}")),
             SourceKind::Live => Err(ReadError::NotFound),
@@ -574,7 +595,7 @@ impl Host {
     }
 
     /// What kind of entry a host path is.
-    pub fn kind_of(&self, host_path: &str) -> Result<EntryKind, ReadError> {
+    pub(crate) fn kind_of(&self, host_path: &str) -> Result<EntryKind, ReadError> {
         let meta = match self.stat_of(host_path) {
             Ok(m) => m,
             Err(ReadError::NotFound) => {
@@ -589,6 +610,134 @@ impl Host {
             l.probes.insert(lexical(host_path), meta.kind);
         });
         Ok(meta.kind)
+    }
+}
+
+/// The confined readers of a [`Host`], for driftaudit's own command-line
+/// tool, tests, benches and fuzz targets (`driftaudit::unstable::host::Reads`,
+/// no semver promise). Embedders open a `Host` and pass it to an audit or
+/// a [`Resolver`](crate::Resolver); these primitives are not part of the
+/// stable `Host`. Each method is the crate's own reader of that name (see
+/// its documentation in `src/host/read.rs` and `src/host/confine.rs`).
+pub trait Reads {
+    /// Whether the host path exists (inside the root).
+    fn exists(&self, host_path: &str) -> bool;
+    /// The raw target of a symlink (not resolved); `None` if not a symlink.
+    fn read_link(&self, host_path: &str) -> Option<String>;
+    /// Unix permission bits of a host path.
+    fn mode(&self, host_path: &str) -> Result<u32, ReadError>;
+    /// A whole file as bytes, at most [`MAX_FILE_BYTES`].
+    fn read_bytes(&self, host_path: &str) -> Result<Vec<u8>, ReadError>;
+    /// As [`Reads::read_bytes`] with another cap.
+    fn read_bytes_capped(&self, host_path: &str, cap: u64) -> Result<Vec<u8>, ReadError>;
+    /// A kernel value (`/proc`, `/sys`) and its permission bits.
+    fn read_kernel_value(&self, host_path: &str, cap: u64) -> Result<(Vec<u8>, u32), ReadError>;
+    /// A file in pieces of `piece` bytes, each handed to `each` with whether
+    /// it is the end; `each` returns how many bytes it used.
+    fn read_in_pieces(
+        &self,
+        host_path: &str,
+        cap: u64,
+        piece: usize,
+        each: impl FnMut(&[u8], bool) -> usize,
+    ) -> Result<(), ReadError>;
+    /// A whole file as text, with the trust of what it names in turn.
+    fn read_to_string_for(
+        &self,
+        host_path: &str,
+        trust: Trust,
+    ) -> Result<(String, Trust), ReadError>;
+    /// A whole file as text (invalid UTF-8 replaced).
+    fn read_to_string(&self, host_path: &str) -> Result<String, ReadError>;
+    /// A directory's entries, sorted bytewise.
+    fn read_dir(&self, host_path: &str) -> Result<Vec<DirEntry>, ReadError>;
+    /// The apparent size of a directory tree.
+    fn dir_size(&self, host_path: &str) -> Result<DirSize, ReadError>;
+    /// The first `len` bytes of a block device (live host only).
+    fn read_block_device_head(&self, host_path: &str, len: usize) -> Result<Vec<u8>, ReadError>;
+    /// A snapshot's `captures/NAME`.
+    fn capture(&self, name: &str) -> Result<String, ReadError>;
+    /// What kind of thing a host path is, after following links inside the root.
+    fn kind_of(&self, host_path: &str) -> Result<EntryKind, ReadError>;
+    /// The host path a path resolves to inside the root.
+    fn resolve(&self, host_path: &str) -> Result<String, ReadError>;
+    /// The path on the auditing machine a host path resolves to.
+    fn real_path(&self, host_path: &str) -> Result<PathBuf, ReadError>;
+    /// Host paths of the files read so far that have more than one hard link.
+    fn hard_linked(&self) -> Vec<String>;
+    /// What a recording host has seen so far (`None` when not recording).
+    fn read_log(&self) -> Option<ReadLog>;
+    /// How a snapshot is laid out; `None` for the live host.
+    fn layout(&self) -> Option<Layout>;
+}
+
+impl Reads for Host {
+    fn exists(&self, host_path: &str) -> bool {
+        Host::exists(self, host_path)
+    }
+    fn read_link(&self, host_path: &str) -> Option<String> {
+        Host::read_link(self, host_path)
+    }
+    fn mode(&self, host_path: &str) -> Result<u32, ReadError> {
+        Host::mode(self, host_path)
+    }
+    fn read_bytes(&self, host_path: &str) -> Result<Vec<u8>, ReadError> {
+        Host::read_bytes(self, host_path)
+    }
+    fn read_bytes_capped(&self, host_path: &str, cap: u64) -> Result<Vec<u8>, ReadError> {
+        Host::read_bytes_capped(self, host_path, cap)
+    }
+    fn read_kernel_value(&self, host_path: &str, cap: u64) -> Result<(Vec<u8>, u32), ReadError> {
+        Host::read_kernel_value(self, host_path, cap)
+    }
+    fn read_in_pieces(
+        &self,
+        host_path: &str,
+        cap: u64,
+        piece: usize,
+        each: impl FnMut(&[u8], bool) -> usize,
+    ) -> Result<(), ReadError> {
+        Host::read_in_pieces(self, host_path, cap, piece, each)
+    }
+    fn read_to_string_for(
+        &self,
+        host_path: &str,
+        trust: Trust,
+    ) -> Result<(String, Trust), ReadError> {
+        Host::read_to_string_for(self, host_path, trust)
+    }
+    fn read_to_string(&self, host_path: &str) -> Result<String, ReadError> {
+        Host::read_to_string(self, host_path)
+    }
+    fn read_dir(&self, host_path: &str) -> Result<Vec<DirEntry>, ReadError> {
+        Host::read_dir(self, host_path)
+    }
+    fn dir_size(&self, host_path: &str) -> Result<DirSize, ReadError> {
+        Host::dir_size(self, host_path)
+    }
+    fn read_block_device_head(&self, host_path: &str, len: usize) -> Result<Vec<u8>, ReadError> {
+        Host::read_block_device_head(self, host_path, len)
+    }
+    fn capture(&self, name: &str) -> Result<String, ReadError> {
+        Host::capture(self, name)
+    }
+    fn kind_of(&self, host_path: &str) -> Result<EntryKind, ReadError> {
+        Host::kind_of(self, host_path)
+    }
+    fn resolve(&self, host_path: &str) -> Result<String, ReadError> {
+        Host::resolve(self, host_path)
+    }
+    fn real_path(&self, host_path: &str) -> Result<PathBuf, ReadError> {
+        Host::real_path(self, host_path)
+    }
+    fn hard_linked(&self) -> Vec<String> {
+        Host::hard_linked(self)
+    }
+    fn read_log(&self) -> Option<ReadLog> {
+        Host::read_log(self)
+    }
+    fn layout(&self) -> Option<Layout> {
+        Host::layout(self)
     }
 }
 

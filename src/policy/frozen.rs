@@ -469,7 +469,7 @@ mod tests {
     #[test]
     fn frozen_builtins_are_the_compiled_yaml_and_current() {
         let yaml = PolicySet::builtin_from_yaml().expect("the built-in policies compile");
-        let want = generate::source(&yaml.policies, &yaml.rules);
+        let want = generate::source(yaml.policies(), yaml.rules());
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/policy/builtin_frozen.rs");
         let have = std::fs::read_to_string(path).unwrap_or_default();
         if have != want {
@@ -485,8 +485,8 @@ mod tests {
             );
         }
         let (policies, rules) = builtin().expect("the frozen form matches the YAML's hash");
-        assert_eq!(format!("{policies:?}"), format!("{:?}", yaml.policies));
-        assert_eq!(format!("{rules:?}"), format!("{:?}", yaml.rules));
+        assert_eq!(format!("{policies:?}"), format!("{:?}", yaml.policies()));
+        assert_eq!(format!("{rules:?}"), format!("{:?}", yaml.rules()));
         assert!(!rules.is_empty());
     }
 

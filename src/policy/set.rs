@@ -19,9 +19,9 @@ use crate::value::Value;
 #[derive(Debug, Clone, Default)]
 pub struct PolicySet {
     /// Policies in load order.
-    pub policies: Vec<Policy>,
+    policies: Vec<Policy>,
     /// Rules in load order, with the overlays' `overrides:` applied.
-    pub rules: Vec<Rule>,
+    rules: Vec<Rule>,
     /// Parameter values the overlays set, with where.
     overlay_params: ParamOverrides,
     /// The effective policy of each rule whose parameters an overlay set
@@ -37,6 +37,16 @@ impl PolicySet {
     /// An empty set.
     pub fn new() -> PolicySet {
         PolicySet::default()
+    }
+
+    /// The policies, in load order.
+    pub fn policies(&self) -> &[Policy] {
+        &self.policies
+    }
+
+    /// The rules, in load order, with the overlays' `overrides:` applied.
+    pub fn rules(&self) -> &[Rule] {
+        &self.rules
     }
 
     /// The built-in policies (`policies/*.yaml`), from their pre-compiled

@@ -205,7 +205,7 @@ impl Loader<'_> {
                 ok = false;
             }
         }
-        if ok && set.rules.is_empty() {
+        if ok && set.rules().is_empty() {
             self.problem((1, 1), "the policies under test hold no rules".into());
             return None;
         }
@@ -371,7 +371,7 @@ impl Loader<'_> {
         let rule = e.rule.value.trim();
         let mut ok = true;
         if policies.rule_or_alias(rule).is_none() {
-            let ids: Vec<&str> = policies.rules.iter().map(|r| r.id.as_str()).collect();
+            let ids: Vec<&str> = policies.rules().iter().map(|r| r.id.as_str()).collect();
             let s = crate::expr::suggest(rule, &ids);
             self.problem(
                 at,

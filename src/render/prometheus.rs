@@ -111,7 +111,7 @@ fn rule_failures(report: &Report) -> RuleFailures {
 pub fn fleet_rule_failures(summary: &FleetSummary, policies: &PolicySet) -> RuleFailures {
     let input = crate::report::input_rule_meta();
     let mut policy: BTreeMap<&str, &str> = policies
-        .rules
+        .rules()
         .iter()
         .map(|r| (r.id.as_str(), r.policy.as_str()))
         .collect();

@@ -206,7 +206,7 @@ impl FleetSummary {
     /// failed still shows its passing count) plus `driftaudit.input`.
     pub fn new(policies: &PolicySet) -> FleetSummary {
         let mut rules = BTreeMap::new();
-        for r in &policies.rules {
+        for r in policies.rules() {
             rules.insert(
                 r.id.clone(),
                 RuleStats {

@@ -128,7 +128,7 @@ pub fn fail_on_threshold(s: &str) -> Option<(Severity, bool)> {
 /// digits). Equal for the same policy files given the same way to the same
 /// driftaudit; not a security hash.
 pub fn policy_digest(set: &PolicySet) -> String {
-    let text = format!("{:?}\n{:?}", set.policies, set.rules);
+    let text = format!("{:?}\n{:?}", set.policies(), set.rules());
     format!("fnv1a64:{:016x}", super::shard::fnv1a64(text.as_bytes()))
 }
 

@@ -195,7 +195,7 @@ impl Finding {
 
     /// Whether `pattern` (a rule id glob) names this finding: its rule id
     /// or its item's alias.
-    pub fn rule_matches(&self, pattern: &glob::Pattern) -> bool {
+    pub(crate) fn rule_matches(&self, pattern: &glob::Pattern) -> bool {
         pattern.matches(&self.rule) || self.alias.as_deref().is_some_and(|a| pattern.matches(a))
     }
 
@@ -659,7 +659,7 @@ impl Report {
     /// A report over hosts, with the rule catalogue of `policies`.
     pub fn new(hosts: Vec<HostReport>, policies: &PolicySet) -> Report {
         let mut rules: Vec<RuleMeta> = policies
-            .rules
+            .rules()
             .iter()
             .map(|r| RuleMeta {
                 id: r.id.clone(),

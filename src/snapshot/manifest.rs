@@ -94,7 +94,7 @@ pub(super) fn manifest(
         host: host.name().to_string(),
         driftaudit: env!("CARGO_PKG_VERSION").to_string(),
         captured_at: rfc3339_now(),
-        policies: policies.policies.iter().map(|p| p.id.clone()).collect(),
+        policies: policies.policies().iter().map(|p| p.id.clone()).collect(),
         files: w.files.keys().cloned().collect(),
         unreadable,
         hard_links: host.hard_linked(),

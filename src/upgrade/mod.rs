@@ -367,7 +367,7 @@ fn register_products(set: &mut PolicySet, products: &[Product]) -> Result<(), Po
 /// all (a library caller that did not [`register`]) keeps every finding as
 /// shipped; the data-error finding is always kept.
 fn admit(set: &PolicySet, findings: &mut Vec<Finding>) {
-    if !set.policies.iter().any(|p| p.id == POLICY) {
+    if !set.policies().iter().any(|p| p.id == POLICY) {
         return;
     }
     findings.retain_mut(|f| {

@@ -793,8 +793,6 @@ const ROOMS_USING_THEIR_FACE: &[(&str, &str)] = &[
     ("fix", "context"),
     ("fix", "mycnf"),
     ("fix", "schedule"),
-    ("host", "confine"),
-    ("host", "read"),
     ("parse::mountopts", "btrfs"),
     ("parse::mountopts", "ext4"),
     ("parse::mountopts", "other"),

@@ -183,7 +183,7 @@ fn commands_are_found_in_sh_blocks_only() {
 fn readme_lists_every_shipped_policy_and_the_upgrade_data() {
     let readme = fs::read_to_string(common::cli::repo_root().join("README.md")).unwrap();
     let set = driftaudit::PolicySet::builtin().unwrap();
-    for p in &set.policies {
+    for p in set.policies() {
         assert!(
             readme.contains(&format!("| `{}` |", p.id)),
             "README's What it checks has no row for `{}`",

@@ -217,3 +217,145 @@ fn stable_names_compile_from_the_crate_root() {
     let _: fn(&PolicySet, &str) -> Option<String> = explain_rule;
     let _: fn(&str) -> Result<UpgradeTarget, UpgradeTargetError> = UpgradeTarget::parse;
 }
+
+/// The `{ ... }` bodies of `head` (a line such as `pub struct Waiver {` or
+/// `impl Host {`, at the start of a line) in `text`, each as its lines.
+fn blocks<'a>(text: &'a str, head: &str) -> Vec<Vec<&'a str>> {
+    let mut out = Vec::new();
+    let mut lines = text.lines();
+    while let Some(l) = lines.next() {
+        if l == head {
+            out.push(lines.by_ref().take_while(|l| *l != "}").collect());
+        }
+    }
+    out
+}
+
+/// Stable types show methods, not their insides: `Waiver` and `PolicySet`
+/// keep their fields private (a `Waiver`'s were `glob::Pattern`s, and
+/// pushing to `PolicySet::rules` skipped the duplicate-id and overlay
+/// checks), and `Host` offers only how to open, name and budget a host:
+/// its confined read primitives are `pub(crate)`, reached by driftaudit's
+/// own tools through `unstable::host::Reads` (issue 34).
+#[test]
+fn stable_types_keep_their_insides_private() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let read = |p: &str| std::fs::read_to_string(format!("{root}/{p}")).unwrap();
+    for (file, head) in [
+        ("src/waiver.rs", "pub struct Waiver {"),
+        ("src/policy/set.rs", "pub struct PolicySet {"),
+    ] {
+        let text = read(file);
+        let bodies = blocks(&text, head);
+        assert_eq!(bodies.len(), 1, "`{head}` in {file}");
+        assert!(bodies[0].len() > 3, "parsed {:?}", bodies[0]);
+        let public: Vec<&&str> = bodies[0]
+            .iter()
+            .filter(|l| l.trim_start().starts_with("pub"))
+            .collect();
+        assert!(
+            public.is_empty(),
+            "{file}: `{head}` has public fields {public:?}"
+        );
+    }
+    // What a Waiver answers with names no other crate's type.
+    let waiver = read("src/waiver.rs");
+    for body in blocks(&waiver, "impl Waiver {") {
+        for l in body.iter().filter(|l| l.trim_start().starts_with("pub fn")) {
+            assert!(!l.contains("glob"), "src/waiver.rs: {l}");
+        }
+    }
+    // Every `pub fn` of the stable Host, wherever its impl blocks are.
+    let mut host_fns = Vec::new();
+    let mut stack = vec![std::path::PathBuf::from(format!("{root}/src"))];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                let text = std::fs::read_to_string(&p).unwrap();
+                for body in blocks(&text, "impl Host {") {
+                    for l in body {
+                        if let Some(rest) = l.strip_prefix("    pub fn ") {
+                            let name: String = rest
+                                .chars()
+                                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                                .collect();
+                            host_fns.push(name);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    host_fns.sort();
+    assert_eq!(
+        host_fns,
+        [
+            "bytes_read",
+            "kind",
+            "live",
+            "name",
+            "recording",
+            "root",
+            "snapshot",
+            "with_read_budget",
+            "without_openat2",
+        ],
+        "the stable Host's methods changed: a reader belongs in `pub(crate)` and unstable::host::Reads"
+    );
+}
+
+/// The read side of the methods that replaced the fields, used as an
+/// embedder does.
+#[test]
+fn waivers_and_policy_sets_answer_through_methods() {
+    use driftaudit::{PolicySet, WaiverSet};
+    let set = WaiverSet::parse(
+        "waivers.yaml",
+        "- rule: linux.tcp-*\n  host: web-*\n  reason: NAT is gone\n  expires: 2099-01-01\n- rule: mysql.x\n  subject: ' /etc/my.cnf '\n  reason: r\n  expires: 2099-01-02\n",
+    )
+    .unwrap();
+    let w = &set.waivers;
+    type Read<'a> = (
+        &'a str,
+        Option<&'a str>,
+        Option<&'a str>,
+        &'a str,
+        &'a str,
+        usize,
+    );
+    let got: Vec<Read> = w
+        .iter()
+        .map(|w| {
+            (
+                w.rule(),
+                w.subject(),
+                w.host(),
+                w.reason(),
+                w.expires(),
+                w.line(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                "linux.tcp-*",
+                None,
+                Some("web-*"),
+                "NAT is gone",
+                "2099-01-01",
+                1
+            ),
+            ("mysql.x", Some("/etc/my.cnf"), None, "r", "2099-01-02", 5),
+        ]
+    );
+    let policies = PolicySet::builtin().unwrap();
+    assert!(!policies.policies().is_empty());
+    assert!(policies.rules().len() > 20);
+    let first = &policies.rules()[0];
+    assert!(std::ptr::eq(policies.rule(&first.id).unwrap(), first));
+}

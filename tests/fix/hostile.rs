@@ -156,7 +156,7 @@ fn pinned_value(set: &PolicySet, rule: &str) -> String {
     use driftaudit::unstable::expr::Expr;
     use driftaudit::unstable::policy::Check;
     let r = set
-        .rules
+        .rules()
         .iter()
         .find(|r| r.id == rule)
         .expect("the pinning rule");

@@ -28,8 +28,8 @@ fn loaded(text: &str) -> PolicySet {
 fn every_shipped_rule_has_a_remedy_or_none_with_a_reason() {
     let set = PolicySet::builtin().unwrap();
     // storage.yaml's 20 rules became 8 rules over `data_dirs` (issue 16)
-    assert!(set.rules.len() > 20);
-    for r in &set.rules {
+    assert!(set.rules().len() > 20);
+    for r in set.rules() {
         match &r.remedy {
             None => panic!("{}: no remedy (add `remedy:` to its policy)", r.id),
             Some(Remedy::None { reason }) => {
@@ -44,7 +44,7 @@ fn every_shipped_rule_has_a_remedy_or_none_with_a_reason() {
 fn explain_shows_the_remedy() {
     let set = PolicySet::builtin().unwrap();
     let r = set
-        .rules
+        .rules()
         .iter()
         .find(|r| r.id == "linux.tcp-tw-recycle")
         .unwrap();
@@ -72,7 +72,7 @@ fn a_setting_check_with_one_bound_derives_its_remedy_and_others_do_not() {
          \x20 - id: a.assert\n    title: t\n    severity: low\n    assert: \"sysctl.net.core.somaxconn > 1\"\n    why: w\n    fix: f\n"
     ));
     let get = |id: &str| {
-        set.rules
+        set.rules()
             .iter()
             .find(|r| r.id == id)
             .unwrap()

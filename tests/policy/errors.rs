@@ -98,12 +98,12 @@ fn bad_severity_and_kernel_condition() {
 fn params_can_be_overridden_and_typos_are_caught() {
     let mut set = PolicySet::new();
     set.add_str("p.yaml", "policy: p\ntitle: t\nparams:\n  share: 80%\nrules:\n  - id: p.r\n    title: t\n    severity: low\n    assert: \"params.share < 1\"\n    why: w\n    fix: f\n").unwrap();
-    assert_eq!(set.policies[0].params["share"].as_f64(), Some(0.8));
+    assert_eq!(set.policies()[0].params["share"].as_f64(), Some(0.8));
     set.set_param("share=0.5").unwrap();
-    assert_eq!(set.policies[0].params["share"].as_f64(), Some(0.5));
+    assert_eq!(set.policies()[0].params["share"].as_f64(), Some(0.5));
     set.set_param("p.share=10G").unwrap();
     assert_eq!(
-        set.policies[0].params["share"].as_f64(),
+        set.policies()[0].params["share"].as_f64(),
         Some(10.0 * 1073741824.0)
     );
     let e = set.set_param("shar=1").unwrap_err();
@@ -117,8 +117,8 @@ fn params_can_be_overridden_and_typos_are_caught() {
 #[test]
 fn builtin_policies_load_and_every_rule_is_complete() {
     let set = PolicySet::builtin().unwrap();
-    assert!(!set.rules.is_empty());
-    for r in &set.rules {
+    assert!(!set.rules().is_empty());
+    for r in set.rules() {
         assert!(
             !r.title.is_empty()
                 && !r.why.source.trim().is_empty()
@@ -136,7 +136,7 @@ fn builtin_policies_load_and_every_rule_is_complete() {
             assert!(u.starts_with("https://"), "{}: {u}", r.id);
         }
     }
-    let ids: Vec<&str> = set.rules.iter().map(|r| r.id.as_str()).collect();
+    let ids: Vec<&str> = set.rules().iter().map(|r| r.id.as_str()).collect();
     insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false}, {
         insta::assert_snapshot!("builtin-rule-ids", ids.join("\n"));
     });

@@ -1034,7 +1034,7 @@ mod writer_properties {
             let mut set = PolicySet::new();
             if !kept.is_empty() {
                 set.add_str("b.yaml", &b.yaml).unwrap_or_else(|e| panic!("{e}\n{}", b.yaml));
-                prop_assert_eq!(set.policies.len(), 1);
+                prop_assert_eq!(set.policies().len(), 1);
             }
             // every intended pin is kept or left out with a reason
             for p in &intended {
@@ -1043,7 +1043,7 @@ mod writer_properties {
                 prop_assert!(is_kept || left, "{:?} neither pinned nor left out", p);
             }
             // the loaded pins are exactly the kept ones, key and value
-            let loaded: Vec<(String, String)> = match set.policies.first().and_then(|p| p.params.get("localconfig")) {
+            let loaded: Vec<(String, String)> = match set.policies().first().and_then(|p| p.params.get("localconfig")) {
                 None => Vec::new(),
                 Some(driftaudit::Value::List(items)) => items
                     .iter()
@@ -1061,7 +1061,7 @@ mod writer_properties {
                 kept.iter().map(|p| (p.key.clone(), p.value.clone())).collect();
             prop_assert_eq!(loaded, want);
             // exactly the intended rules, and no structure from data
-            let ids: Vec<&str> = set.rules.iter().map(|r| r.id.as_str()).collect();
+            let ids: Vec<&str> = set.rules().iter().map(|r| r.id.as_str()).collect();
             let want_ids: Vec<String> = if kept.is_empty() {
                 Vec::new()
             } else {

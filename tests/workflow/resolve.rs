@@ -20,6 +20,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use driftaudit::unstable::host::Reads;
 use driftaudit::{audit, Evidence, Host, Lookup, PolicySet, Resolver, Status};
 
 use crate::common;

@@ -195,7 +195,7 @@ fn reports_that_do_not_belong_together_are_refused_naming_both_files() {
     // another policy set: the same files with one parameter changed
     let mut other = PolicySet::builtin().unwrap();
     let param = other
-        .policies
+        .policies()
         .iter()
         .find_map(|p| p.params.keys().next().map(|k| format!("{}.{k}", p.id)))
         .expect("a built-in policy with a parameter");

@@ -1096,7 +1096,7 @@ fn finding_rules(json: &str) -> std::collections::BTreeSet<String> {
 fn a_tag_selects_exactly_the_rules_that_carry_it_in_every_command() {
     let set = PolicySet::builtin().unwrap();
     let tagged = |t: &str| -> std::collections::BTreeSet<String> {
-        set.rules
+        set.rules()
             .iter()
             .filter(|r| r.tags.iter().any(|x| x == t))
             .map(|r| r.id.clone())

@@ -429,7 +429,7 @@ pub fn effective_options(
 /// [`effective_options`] for option files whose paths `trust` says who
 /// chose (a `mysql_mycnf` named in a localconfig.xml the `zimbra` user
 /// owns): on a live host each file, and everything it includes, is read
-/// with the rules of [`Host::read_to_string_for`] (only what that user
+/// with the rules of [`Reads::read_to_string_for`](crate::host::Reads::read_to_string_for) (only what that user
 /// could read; a file that is not is reported unreadable with the reason).
 pub fn effective_options_for(
     host: &Host,
