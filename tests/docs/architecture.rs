@@ -803,10 +803,6 @@ const ROOMS_USING_THEIR_FACE: &[(&str, &str)] = &[
     ("policy::compile", "for_each"),
     ("policy::compile", "remedy"),
     ("policy::compile", "texts"),
-    ("render", "junit"),
-    ("render", "prometheus"),
-    ("render", "stream"),
-    ("render", "text"),
     ("upgrade", "kernel"),
     ("upgrade", "options"),
 ];
