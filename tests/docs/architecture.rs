@@ -803,8 +803,6 @@ const ROOMS_USING_THEIR_FACE: &[(&str, &str)] = &[
     ("policy::compile", "for_each"),
     ("policy::compile", "remedy"),
     ("policy::compile", "texts"),
-    ("upgrade", "kernel"),
-    ("upgrade", "options"),
 ];
 
 #[test]
