@@ -779,8 +779,6 @@ fn file_graph(src: &Path) -> BTreeMap<String, BTreeMap<String, Vec<String>>> {
 const ROOMS_USING_THEIR_FACE: &[(&str, &str)] = &[
     ("baseline", "prove"),
     ("baseline", "yaml"),
-    ("engine", "finding"),
-    ("engine", "foreach"),
     ("expr", "parse"),
     ("facts::mysql", "adjust"),
     ("facts::mysql", "names"),
