@@ -779,7 +779,6 @@ fn file_graph(src: &Path) -> BTreeMap<String, BTreeMap<String, Vec<String>>> {
 const ROOMS_USING_THEIR_FACE: &[(&str, &str)] = &[
     ("baseline", "prove"),
     ("baseline", "yaml"),
-    ("expr", "parse"),
     ("facts::mysql", "adjust"),
     ("facts::mysql", "names"),
     ("facts::mysql", "namespaces"),
