@@ -777,8 +777,6 @@ fn file_graph(src: &Path) -> BTreeMap<String, BTreeMap<String, Vec<String>>> {
 /// super::*`), bare child paths (`adjust::judge(..)`) and `pub use
 /// model::*` re-exports (issue 34).
 const ROOMS_USING_THEIR_FACE: &[(&str, &str)] = &[
-    ("baseline", "prove"),
-    ("baseline", "yaml"),
     ("facts::mysql", "adjust"),
     ("facts::mysql", "names"),
     ("facts::mysql", "namespaces"),
