@@ -786,10 +786,6 @@ const ROOMS_USING_THEIR_FACE: &[(&str, &str)] = &[
     ("facts::mysql", "sizing"),
     ("host", "confine"),
     ("host", "read"),
-    ("policy::compile", "checks"),
-    ("policy::compile", "for_each"),
-    ("policy::compile", "remedy"),
-    ("policy::compile", "texts"),
 ];
 
 #[test]
