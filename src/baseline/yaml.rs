@@ -3,7 +3,10 @@
 //! lacks), every host value through the one quoting emitter (`q`) and every
 //! comment through `c`. Must not decide what is pinned.
 
-use super::*;
+use std::fmt::Write as _;
+
+use super::model::{added_rule_id, rule_id, Baseline, PINNABLE};
+use super::open::open_lists;
 
 /// A YAML double-quoted scalar, the one way a generated policy writes a
 /// string: every character YAML does not print as itself (C0 and C1
@@ -135,24 +138,6 @@ pub(super) fn render(b: &Baseline) -> String {
         added_rule(&mut y, b, &ns);
     }
     y
-}
-
-/// Each closed namespace that has pins, with its `NS_open` globs: the
-/// options' globs, then every key of it the baseline left out.
-pub(super) fn open_lists(b: &Baseline) -> Vec<(String, Vec<(String, String)>)> {
-    b.pins
-        .iter()
-        .filter_map(|(ns, _)| {
-            let mut globs = b.closed.get(ns)?.clone();
-            globs.extend(
-                b.left_out
-                    .iter()
-                    .filter(|l| &l.namespace == ns)
-                    .map(|l| (exact_glob(&l.key), format!("left out: {}", l.reason))),
-            );
-            Some((ns.clone(), globs))
-        })
-        .collect()
 }
 
 /// The closed world of `ns`: every key the checked host has that the

@@ -6,8 +6,8 @@
 
 use std::collections::BTreeSet;
 
+use super::domain::rule_domain;
 use super::eval::RuleCx;
-use super::rule_domain;
 use crate::eval::{eval, Missing};
 use crate::expr;
 use crate::facts::presence::Domain;

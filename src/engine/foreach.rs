@@ -364,5 +364,5 @@ fn judge(
         // a record item is read from its namespace: its line is evidence
         let _ = cx.setting(ns, key);
     }
-    super::judge(&r, policy, cx)
+    super::judge::judge(&r, policy, cx)
 }

@@ -1,8 +1,10 @@
 //! The engine: plans what the policies need ([`plan`]), has facts gather
 //! it from a host (all I/O), then evaluates each rule over the gathered
-//! facts without any I/O (`eval` is the rule's context; `applies`,
-//! `setting`, `assert` and `drift` judge one part each; `finding` shapes
-//! the findings), producing the host's report. The entry points here keep
+//! facts without any I/O (`eval` is the rule's context; `judge` runs a
+//! rule's `applies`, then its check, in a context; `applies`, `setting`,
+//! `assert` and `drift` judge one part each; `finding` shapes the findings
+//! and `domain` says which domain a rule belongs to), producing the host's
+//! report. The entry points here keep
 //! that order. Must not read the host outside [`gather`], evaluate an
 //! expression before gathering is done, or render reports (that is
 //! render/).
@@ -14,25 +16,29 @@
 //! each item as its own finding (and gives `driftaudit fix` the rule as one
 //! item sees it).
 
-use crate::expr::{self, Expr};
-use crate::facts::presence::Domain;
+use crate::expr::Expr;
 use crate::facts::{self, Facts, Needs};
 use crate::host::{Host, SourceKind};
-use crate::policy::{Check, ForEachSource, Policy, PolicySet, Rule};
+use crate::policy::{Check, Policy, PolicySet, Rule};
 use crate::report::{Finding, HostReport, Report};
 
 mod applies;
 mod assert;
+mod domain;
 mod drift;
 mod eval;
 mod finding;
 mod foreach;
 mod foreach_items;
 mod item_fields;
+mod judge;
 pub mod plan;
 mod setting;
 
+pub use domain::rule_domain;
+
 use eval::RuleCx;
+use judge::judge;
 
 /// Work out what the rules need gathered (sysctl keys, paths, namespaces,
 /// directory sizes), from the compiled rules alone: see [`plan`].
@@ -99,57 +105,6 @@ pub fn evaluate(policies: &PolicySet, facts: &Facts) -> HostReport {
     HostReport::new(facts.host.clone(), facts.source, findings).with_detections(&facts.detections)
 }
 
-/// The domain a rule belongs to, from what it reads: storage (fstab, mounts,
-/// ext4, `mount_of`) before the products (Zimbra, then MySQL) before sysctl,
-/// so `storage.noatime-mysql` is storage and `zimbra.buffer-pool-fits-db`
-/// (Zimbra's my.cnf, localconfig, du) is Zimbra.
-///
-/// Every finding asks, so the namespaces [`Rule::settings_read`] lists are
-/// visited in place (its check's, a drift's two, a `for_each` source's and
-/// each `NS.KEY` in the rule's expressions), in the same one walk of the
-/// expressions as the names and `mount_of`, with nothing copied.
-pub fn rule_domain(rule: &Rule) -> Option<Domain> {
-    let mut found: Vec<Domain> = Vec::with_capacity(4);
-    let mut note = |d: Option<Domain>| {
-        if let Some(d) = d {
-            if !found.contains(&d) {
-                found.push(d);
-            }
-        }
-    };
-    match &rule.check {
-        Check::Setting { ns, .. } => note(Domain::of_namespace(ns)),
-        Check::Drift(d) => {
-            note(Domain::of_namespace(&d.configured));
-            note(Domain::of_namespace(&d.running));
-        }
-        Check::Assert(_) | Check::External => {}
-    }
-    if let Some(fe) = &rule.for_each {
-        match &fe.source {
-            ForEachSource::Keys { ns, .. } | ForEachSource::Records { ns, .. } => {
-                note(Domain::of_namespace(ns));
-            }
-            ForEachSource::Param(_) => {}
-        }
-    }
-    for e in rule.expressions() {
-        expr::walk(e, &mut |x| match x {
-            Expr::Call(name, _) if name == "mount_of" => note(Some(Domain::Storage)),
-            Expr::Name(n) | Expr::Setting(n, _) => note(Domain::of_namespace(n)),
-            _ => {}
-        });
-    }
-    [
-        Domain::Storage,
-        Domain::Zimbra,
-        Domain::Mysql,
-        Domain::Sysctl,
-    ]
-    .into_iter()
-    .find(|d| found.contains(d))
-}
-
 /// Evaluate `e` in `rule`'s scope (its `let` names, parameters, settings
 /// and facts) exactly as the rule's own check would see it: `driftaudit
 /// fix` computes a remedy's value this way.
@@ -192,26 +147,6 @@ pub fn evaluate_rule(rule: &Rule, policy: Option<&Policy>, facts: &Facts) -> Vec
         return foreach::check(rule, policy, facts, fe);
     }
     judge(rule, policy, &RuleCx::new(facts, rule, policy))
-}
-
-/// A rule's `applies`, then its check, in a context (one `for_each` item's,
-/// or the rule's own).
-fn judge(rule: &Rule, policy: Option<&Policy>, cx: &RuleCx) -> Vec<Finding> {
-    if let Some(f) = applies::first_unmet(rule, policy, cx) {
-        return vec![f];
-    }
-    match &rule.check {
-        Check::Setting {
-            ns,
-            key,
-            expect,
-            presence,
-        } => vec![setting::check(rule, cx, ns, key, expect, *presence)],
-        Check::Assert(e) => vec![assert::check(rule, cx, e)],
-        Check::Drift(d) => drift::check(rule, cx, d),
-        // its producer (the upgrade checks) judges it
-        Check::External => Vec::new(),
-    }
 }
 
 #[cfg(test)]

@@ -1,21 +1,32 @@
 //! The expression language of `assert:`, `when:`, `let:` and templates, as
-//! syntax: the AST, its canonical text ([`fmt::Display`]), the lexer and
-//! parser ([`parse`]), static walks, and what each operator and function
-//! does to values ([`ops`], with constant folding for policy parameters).
-//! Which names are namespaces (and their shape), facts and functions (and
-//! their arity) comes from [`crate::catalogue`]. The layer the policy loader
-//! imports: must not evaluate over host data (that is [`crate::eval`],
-//! above facts) and must not do I/O.
-
-use std::fmt;
+//! syntax. Which names are namespaces (and their shape), facts and functions
+//! (and their arity) comes from [`crate::catalogue`]. The layer the policy
+//! loader imports: must not evaluate over host data (that is
+//! [`crate::eval`], above facts) and must not do I/O.
+//!
+//! The files, in the order text becomes a tree and back:
+//! - `syntax_error.rs`: a [`SyntaxError`] and the "did you mean" of a
+//!   misspelt name ([`suggest`]);
+//! - `ast.rs`: the tree ([`Expr`], [`UnOp`], [`BinOp`]) and [`walk`];
+//! - `parse.rs`: the lexer and parser ([`parse()`]);
+//! - `canonical.rs`: the canonical text (`Display` for [`Expr`]), which the
+//!   parser reads back to the same tree;
+//! - `ops.rs`: what each operator and function does to values ([`ops`],
+//!   with constant folding for policy parameters);
+//! - this file: the names the catalogue gives the language, and [`show`].
 
 use crate::catalogue;
-use crate::value::{format_number, format_size, Value};
+use crate::value::{format_size, Value};
 
+mod ast;
+mod canonical;
 pub mod ops;
 mod parse;
+mod syntax_error;
 
+pub use ast::{walk, BinOp, Expr, UnOp};
 pub use parse::{parse, MAX_TOKENS, MAX_TREE_DEPTH};
+pub use syntax_error::{levenshtein, suggest, SyntaxError};
 
 /// Namespaces whose keys are written dotted after the namespace name
 /// (`sysctl.net.ipv4.tcp_tw_reuse`, `mycnf.innodb_buffer_pool_size`): the
@@ -42,274 +53,6 @@ const FUNCTION_ARITIES: [(&str, usize, usize); catalogue::FUNCTIONS.len()] = {
     }
     out
 };
-
-/// A parsed expression.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum Expr {
-    /// A literal value.
-    Lit(Value),
-    /// A list literal.
-    List(Vec<Expr>),
-    /// A fact or `let` name.
-    Name(String),
-    /// `params.NAME`.
-    Param(String),
-    /// A setting: namespace and key expression.
-    Setting(String, Box<Expr>),
-    /// Field access on a record: `mount["/"].atime`.
-    Field(Box<Expr>, String),
-    /// Unary operator.
-    Unary(UnOp, Box<Expr>),
-    /// Binary operator.
-    Binary(BinOp, Box<Expr>, Box<Expr>),
-    /// Function call.
-    Call(String, Vec<Expr>),
-}
-
-/// Unary operators.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UnOp {
-    /// `-x`
-    Neg,
-    /// `not x`
-    Not,
-}
-
-/// Binary operators.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[allow(missing_docs)]
-pub enum BinOp {
-    Add,
-    Sub,
-    Mul,
-    Div,
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-    And,
-    Or,
-}
-
-impl BinOp {
-    fn symbol(self) -> &'static str {
-        match self {
-            BinOp::Add => "+",
-            BinOp::Sub => "-",
-            BinOp::Mul => "*",
-            BinOp::Div => "/",
-            BinOp::Eq => "==",
-            BinOp::Ne => "!=",
-            BinOp::Lt => "<",
-            BinOp::Le => "<=",
-            BinOp::Gt => ">",
-            BinOp::Ge => ">=",
-            BinOp::And => "and",
-            BinOp::Or => "or",
-        }
-    }
-}
-
-/// Canonical text of an expression: what [`parse`] reads back to the same
-/// tree. Binary operands that are themselves binary are bracketed (so the
-/// text never leans on precedence), strings are double-quoted with `\` and
-/// `"` escaped, booleans are `true`/`false`, sizes keep their unit when that
-/// is exact (`1 GiB`, else `N bytes`), and a key is dotted
-/// (`sysctl.net.ipv4.tcp_syncookies`) only when every part of it is a name;
-/// otherwise it is bracketed (`sysctl["net.ipv4.conf.eth0/100.rp_filter"]`,
-/// `mount["/"]`).
-impl fmt::Display for Expr {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Expr::Lit(v) => write_literal(f, v),
-            Expr::List(items) => {
-                f.write_str("[")?;
-                write_list(f, items)?;
-                f.write_str("]")
-            }
-            Expr::Name(n) => f.write_str(n),
-            Expr::Param(p) => write!(f, "params.{p}"),
-            Expr::Setting(ns, k) => write_setting(f, ns, k, true),
-            Expr::Field(base, field) => {
-                match base.as_ref() {
-                    // a dotted key would swallow `.field`: bracket it
-                    Expr::Setting(ns, k) => write_setting(f, ns, k, false)?,
-                    Expr::Name(_) | Expr::Param(_) | Expr::Call(..) | Expr::Field(..) => {
-                        write!(f, "{base}")?
-                    }
-                    other => write!(f, "({other})")?,
-                }
-                write!(f, ".{field}")
-            }
-            Expr::Unary(op, x) => {
-                let word = match op {
-                    UnOp::Neg => "-",
-                    UnOp::Not => "not ",
-                };
-                // `not` reads a comparison, `-` only a postfix term
-                let bracket = matches!(
-                    (op, x.as_ref()),
-                    (UnOp::Not, Expr::Binary(BinOp::And | BinOp::Or, ..))
-                        | (UnOp::Neg, Expr::Binary(..) | Expr::Unary(UnOp::Not, _))
-                );
-                if bracket {
-                    write!(f, "{word}({x})")
-                } else {
-                    write!(f, "{word}{x}")
-                }
-            }
-            Expr::Binary(op, a, b) => {
-                let logic = matches!(op, BinOp::And | BinOp::Or);
-                let operand = |f: &mut fmt::Formatter<'_>, x: &Expr| match x {
-                    Expr::Binary(..) => write!(f, "({x})"),
-                    Expr::Unary(UnOp::Not, _) if !logic => write!(f, "({x})"),
-                    _ => write!(f, "{x}"),
-                };
-                operand(f, a)?;
-                write!(f, " {} ", op.symbol())?;
-                operand(f, b)
-            }
-            Expr::Call(name, args) => {
-                write!(f, "{name}(")?;
-                write_list(f, args)?;
-                f.write_str(")")
-            }
-        }
-    }
-}
-
-fn write_list(f: &mut fmt::Formatter<'_>, items: &[Expr]) -> fmt::Result {
-    for (i, e) in items.iter().enumerate() {
-        if i > 0 {
-            f.write_str(", ")?;
-        }
-        write!(f, "{e}")?;
-    }
-    Ok(())
-}
-
-/// `ns.a.b` where every part of the key is a name and the namespace is
-/// flat (and `dotted_ok`), else `ns[KEY]`.
-fn write_setting(f: &mut fmt::Formatter<'_>, ns: &str, key: &Expr, dotted_ok: bool) -> fmt::Result {
-    let flat = catalogue::namespace(ns).is_none_or(|n| n.shape != catalogue::Shape::Record);
-    if let Expr::Lit(Value::Str(s)) = key {
-        let is_name = |part: &str| {
-            part.chars()
-                .next()
-                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-                && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        };
-        if dotted_ok && flat && s.split('.').all(is_name) {
-            return write!(f, "{ns}.{s}");
-        }
-    }
-    write!(f, "{ns}[{key}]")
-}
-
-fn write_literal(f: &mut fmt::Formatter<'_>, v: &Value) -> fmt::Result {
-    match v {
-        Value::Str(s) => {
-            f.write_str("\"")?;
-            for c in s.chars() {
-                if c == '"' || c == '\\' {
-                    f.write_str("\\")?;
-                }
-                write!(f, "{c}")?;
-            }
-            f.write_str("\"")
-        }
-        Value::Bool(b) => write!(f, "{b}"),
-        Value::Number(n) => f.write_str(&exact_number(*n)),
-        Value::Size(n) => {
-            let human = format_size(*n);
-            if parse(&human).ok() == Some(Expr::Lit(Value::Size(*n))) {
-                f.write_str(&human)
-            } else {
-                write!(f, "{} bytes", exact_number(*n))
-            }
-        }
-        Value::List(items) => {
-            f.write_str("[")?;
-            for (i, v) in items.iter().enumerate() {
-                if i > 0 {
-                    f.write_str(", ")?;
-                }
-                write_literal(f, v)?;
-            }
-            f.write_str("]")
-        }
-        // no literal syntax for records: shown as text
-        Value::Record(_) => write_literal(f, &Value::Str(v.to_plain())),
-    }
-}
-
-/// A number as people write it (`0.15`, `4096`) when that reads back
-/// exactly, else every digit Rust needs to round-trip it.
-fn exact_number(n: f64) -> String {
-    let short = format_number(n);
-    if short.parse::<f64>().ok() == Some(n) {
-        short
-    } else {
-        format!("{n}")
-    }
-}
-
-/// A syntax error: byte offset into the expression text and a message.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{message} (at character {})", .offset + 1)]
-pub struct SyntaxError {
-    /// 0-based character offset in the expression.
-    pub offset: usize,
-    /// What was expected.
-    pub message: String,
-}
-
-/// `, did you mean `x`?` for the closest candidate within edit distance 3, else "".
-pub fn suggest(word: &str, candidates: &[&str]) -> String {
-    let best = candidates
-        .iter()
-        .map(|c| (levenshtein(word, c), *c))
-        .filter(|(d, c)| *d <= 3.min(c.len().max(1)))
-        .min();
-    match best {
-        Some((_, c)) => format!(", did you mean `{c}`?"),
-        None => String::new(),
-    }
-}
-
-/// Edit distance between two strings.
-pub fn levenshtein(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for i in 1..=a.len() {
-        let mut cur = vec![i; b.len() + 1];
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
-}
-
-/// Visit every sub-expression (for static analysis: which settings a rule reads).
-pub fn walk<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr)) {
-    f(e);
-    match e {
-        Expr::List(items) | Expr::Call(_, items) => items.iter().for_each(|i| walk(i, f)),
-        Expr::Setting(_, k) => walk(k, f),
-        Expr::Field(b, _) | Expr::Unary(_, b) => walk(b, f),
-        Expr::Binary(_, a, b) => {
-            walk(a, f);
-            walk(b, f);
-        }
-        Expr::Lit(_) | Expr::Name(_) | Expr::Param(_) => {}
-    }
-}
 
 /// Human rendering of a value for explanations: sizes as `2 GiB`.
 pub fn show(v: &Value) -> String {

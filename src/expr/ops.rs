@@ -5,7 +5,7 @@
 //! (`crate::eval`) applies the same functions, so each operator means one
 //! thing wherever it is evaluated.
 
-use super::{BinOp, Expr, UnOp};
+use super::ast::{BinOp, Expr, UnOp};
 use crate::value::{format_number, Value};
 
 fn err<T>(msg: String) -> Result<T, String> {

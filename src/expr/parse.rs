@@ -3,7 +3,8 @@
 //! most [`MAX_TOKENS`] tokens and [`MAX_TREE_DEPTH`] levels, so hostile
 //! policy text cannot overflow the stack. Pure: never evaluates.
 
-use super::{suggest, BinOp, Expr, SyntaxError, UnOp};
+use super::ast::{BinOp, Expr, UnOp};
+use super::syntax_error::{suggest, SyntaxError};
 use crate::catalogue;
 use crate::value::{format_number, unit_multiplier, Value};
 

@@ -3,7 +3,17 @@
 //! fstab field), the value it must take, and the words that describe it.
 //! Must not edit files.
 
-use super::*;
+use std::collections::BTreeSet;
+
+use crate::facts::Facts;
+use crate::host::Host;
+use crate::policy::{Bound, Check, PolicySet, Remedy, Rule, Severity};
+use crate::report::Finding;
+use crate::resolve::Resolver;
+use crate::value::Value;
+
+use super::model::{shown_id, FixOptions, Prefer};
+use super::mount_flags::is_flag;
 
 /// Where a change goes.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -52,17 +62,9 @@ pub(super) struct Change {
 
 /// What tells a finding's item apart across audits: a `for_each` item's
 /// alias (the id the rule had before it was one rule per item), else the
-/// rule id. Never shown: people read [`shown_id`].
+/// rule id. Never shown: people read [`shown_id`](super::model::shown_id).
 pub(super) fn id_of(f: &Finding) -> String {
     f.alias.clone().unwrap_or_else(|| f.rule.clone())
-}
-
-/// The rule id as every command prints it, the item's alias beside it.
-pub(super) fn shown_id(rule: &str, alias: Option<&str>) -> String {
-    match alias {
-        Some(a) => format!("{rule} (alias {a})"),
-        None => rule.to_string(),
-    }
 }
 
 /// Findings are matched across audits by rule and subject.
@@ -310,7 +312,7 @@ pub(super) fn drift_changes(
                 // the running flags go into the fstab entry
                 let add: Vec<String> = run
                     .iter()
-                    .filter(|o| mounts::is_flag(o) && !conf.contains(o))
+                    .filter(|o| is_flag(o) && !conf.contains(o))
                     .cloned()
                     .collect();
                 Ok(vec![mk(

@@ -2,7 +2,15 @@
 //! each file as edited so far, and how a value is checked and commented
 //! before it is written. Must not decide what to change.
 
-use super::*;
+use std::collections::BTreeMap;
+
+use crate::facts::Facts;
+use crate::host::Host;
+use crate::printable::printable;
+
+use super::diff;
+use super::model::Step;
+use super::tree::{EditKind, Tree};
 
 /// What the plan-in-progress holds while writers run.
 pub(super) struct Ctx<'a> {

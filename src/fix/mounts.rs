@@ -7,25 +7,13 @@
 //! hold as one option (a blank, a comma, a control character) or a mount
 //! point the command cannot carry is refused with the reason.
 
-use super::{check_value, shell, Change, Ctx, EditKind, Op};
+use super::changes::{Change, Op};
+use super::context::{check_value, comment, Ctx};
+use super::mount_flags::{is_flag, EXCLUSIVE};
+use super::shell;
+use super::tree::EditKind;
 use crate::parse::mountopts::split_options;
 use crate::resolve::{Lookup, Resolver};
-
-/// Options that exclude each other: adding one drops the others.
-const EXCLUSIVE: &[&[&str]] = &[
-    &["noatime", "relatime", "strictatime", "atime"],
-    &["ro", "rw"],
-    &["nodev", "dev"],
-    &["nosuid", "suid"],
-    &["noexec", "exec"],
-    &["nodiratime", "diratime"],
-];
-
-/// Per-mount flags (the mountinfo field before ` - `); the rest are
-/// filesystem (superblock) options.
-pub(super) fn is_flag(o: &str) -> bool {
-    EXCLUSIVE.iter().any(|g| g.contains(&o))
-}
 
 /// `opts` with `remove` taken out and `add` put in (each added option
 /// drops the ones it excludes); `defaults` when nothing is left.
@@ -114,7 +102,7 @@ pub(super) fn apply(cx: &mut Ctx, point: &str, c: &Change) -> Result<(), String>
             return Err(format!(
                 "the mount option `{}` is empty or holds a blank, a comma or `#`, which one \
                  option of an fstab field cannot hold",
-                super::comment(o)
+                comment(o)
             ));
         }
     }

@@ -11,7 +11,10 @@
 //! outer blanks), and refuses one no option-file line can hold (a newline
 //! or another control character): the server reads back exactly the value.
 
-use super::{check_value, comment, plain, round_to, shell, Change, Ctx, EditKind, Op};
+use super::changes::{plain, round_to, same_value, Change, Op};
+use super::context::{check_value, comment, Ctx};
+use super::shell;
+use super::tree::EditKind;
 use crate::policy::Bound;
 use crate::resolve::{Lookup, Resolver};
 use crate::value::Value;
@@ -373,9 +376,7 @@ pub(super) fn apply(cx: &mut Ctx, name: &str, c: &Change) -> Result<(), String> 
     }
     if c.apply_now || c.persist {
         let running_differs = match &res.running {
-            Lookup::Set(a) => {
-                !super::same_value(&a.value, v) && a.raw != server_text(name, v, *bound)
-            }
+            Lookup::Set(a) => !same_value(&a.value, v) && a.raw != server_text(name, v, *bound),
             _ => false,
         };
         if !running_differs && !c.apply_now {

@@ -3,7 +3,24 @@
 //! (at most [`MAX_ROUNDS`] rounds), then prove the patch. Must not touch
 //! the audited host.
 
-use super::*;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use crate::facts::Facts;
+use crate::host::Host;
+use crate::policy::PolicySet;
+use crate::report::{Finding, HostReport, Report, Status};
+
+use super::changes::{changes_for, describe, key_name, key_of, Target};
+use super::context::Ctx;
+use super::model::{Edit, FixOptions, Fixed, Plan, Prefer, Proof, Unfixable, FIX_SCHEMA};
+use super::schedule::schedule;
+use super::tree::Tree;
+use super::{diff, mounts, mycnf, sysctl, zimbra};
+
+/// Most planning rounds: a change whose rule reads a value another change
+/// writes waits for the next round, computed on the changed copy.
+const MAX_ROUNDS: usize = 4;
 
 /// One audit of the copy: its facts and findings (waivers applied).
 pub(super) fn audit_copy(

@@ -2,7 +2,9 @@
 //! dropped, the rounds a value that depends on another needs. Must not
 //! edit files.
 
-use super::*;
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::changes::{same_value, Change, Op, Target};
 
 /// Decide conflicts (one value per target: the more severe rule's, with
 /// both reasons in a note) and defer a change whose rule reads a target

@@ -9,7 +9,10 @@
 //! blank or `=`) is refused with the reason; comments quote host data
 //! escaped.
 
-use super::{check_value, comment, plain, shell, Change, Ctx, EditKind, Op};
+use super::changes::{plain, Change, Op};
+use super::context::{check_value, comment, Ctx};
+use super::shell;
+use super::tree::EditKind;
 use crate::facts::Evidence;
 use crate::resolve::{Lookup, Resolver};
 

@@ -7,7 +7,10 @@
 //! `zmmycnf --innodb-buffer-pool-memory-percent P` would write, so that a
 //! regeneration keeps it; the MariaDB restart is a commented step.
 
-use super::{check_value, plain, shell, Change, Ctx, EditKind, Op};
+use super::changes::{plain, round_to, Change, Op};
+use super::context::{check_value, Ctx};
+use super::shell;
+use super::tree::EditKind;
 use crate::facts::Entry;
 use crate::value::Value;
 
@@ -33,9 +36,7 @@ pub(super) fn apply_localconfig(cx: &mut Ctx, key: &str, c: &Change) -> Result<(
         Op::Mount { .. } => return Err("not a localconfig key".into()),
     };
     let value = match v {
-        Value::Number(n) | Value::Size(n) => {
-            crate::value::format_number(super::round_to(*n, 1.0, *bound))
-        }
+        Value::Number(n) | Value::Size(n) => crate::value::format_number(round_to(*n, 1.0, *bound)),
         other => plain(other),
     };
     set_localconfig(cx, key, &value, &c.why)

@@ -1,4 +1,5 @@
-//! JSON renderer: the stable `driftaudit.report/1` document (docs/report-format.md).
+//! JSON renderer: the stable `driftaudit.report/1` document (docs/report-format.md)
+//! and its JSON Lines form (one compact host report per line).
 
 use crate::report::Report;
 
@@ -8,4 +9,14 @@ pub fn render(report: &Report) -> String {
         serde_json::to_string_pretty(report).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
     s.push('\n');
     s
+}
+
+/// A whole report as JSON Lines: one compact host report per line.
+pub(crate) fn jsonl(report: &Report) -> String {
+    let mut out = String::new();
+    for h in &report.hosts {
+        out.push_str(&serde_json::to_string(h).unwrap_or_default());
+        out.push('\n');
+    }
+    out
 }

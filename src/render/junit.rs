@@ -291,7 +291,7 @@ fn suite(
 /// The host part of each suite's class names: unique by construction
 /// ([`super::unique_labels`]), so no two hosts share a GitLab suite.
 fn host_labels(report: &Report) -> Vec<String> {
-    super::unique_labels(report.hosts.iter().map(|h| h.host.as_str()))
+    super::labels::unique_labels(report.hosts.iter().map(|h| h.host.as_str()))
 }
 
 /// A value for the XML: every character XML 1.0 forbids (U+FFFE, U+FFFF,

@@ -1,18 +1,29 @@
-//! Renderers: one file per output format, and the one [`Format`] enum every
-//! command's `--format` choices come from. Each printer sees only what it is
+//! Renderers: one file per output format, and [`render`], the one call that
+//! picks the printer for a [`Format`]. Each printer sees only what it is
 //! handed (a [`Report`], a host report and the fleet summary for the stream
 //! printer, a diff for the diff printer, a compiled rule for `explain`) and
-//! returns text; none evaluates
-//! rules or reads host data.
+//! returns text; none evaluates rules or reads host data.
+//!
+//! The files, from the choice to the text:
+//! - `format.rs`: the [`Format`] enum every command's `--format` choices come
+//!   from, and [`RenderOptions`];
+//! - `labels.rs`: one unique, printable label per host ([`unique_labels`]);
+//! - one printer per format: `text.rs`, `json.rs` (also JSON Lines),
+//!   `sarif.rs`, `junit.rs`, `markdown.rs`, `prometheus.rs`, `html.rs`;
+//! - `stream.rs`: a fleet written host by host, and a merged report;
+//! - `fleet.rs`, `diff.rs`, `explain.rs`, `policytest.rs`: the fleet summary,
+//!   a diff between reports, one compiled rule, a policy test run.
 
 use crate::report::Report;
 
 pub mod diff;
 pub mod explain;
 mod fleet;
+mod format;
 pub mod html;
 pub mod json;
 pub mod junit;
+mod labels;
 pub mod markdown;
 pub mod policytest;
 pub mod prometheus;
@@ -20,6 +31,7 @@ pub mod sarif;
 pub mod stream;
 pub mod text;
 
+<<<<<<< HEAD
 /// Output formats: the one list every command's `--format` is drawn from
 /// (`check` takes all of them, `check --fleet` those that
 /// [stream](Format::streams), `diff` those that
@@ -137,6 +149,10 @@ pub struct RenderOptions {
     /// Also list passing and skipped findings in text output.
     pub verbose: bool,
 }
+=======
+pub use format::{Format, RenderOptions};
+pub use labels::unique_labels;
+>>>>>>> h1
 
 /// Render a report in a format. Every format comes from the same [`Report`].
 ///
@@ -156,36 +172,10 @@ pub fn render(report: &Report, format: Format, opts: RenderOptions) -> String {
         Format::Sarif => sarif::render(report),
         Format::Junit => junit::render(report),
         Format::Markdown => markdown::render(report),
-        Format::Jsonl => stream::jsonl(report),
+        Format::Jsonl => json::jsonl(report),
         Format::Prometheus => prometheus::render_at(report, prometheus::now()),
         Format::Html => html::render(report),
     }
 }
 
 pub use crate::printable::{printable, quoted_name};
-
-/// One label per host name, unique by construction: the name made
-/// [`printable`], and from the second host whose label is taken on (two
-/// snapshots of one host, or hosts named `a`, `a` and `a#2`) `LABEL#N` with
-/// the first N that no host has yet, so no two hosts share a label.
-///
-/// ```
-/// use driftaudit::unstable::render::unique_labels;
-/// assert_eq!(unique_labels(["a", "a", "a#2"]), ["a", "a#2", "a#2#2"]);
-/// ```
-pub fn unique_labels<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
-    let mut used = std::collections::BTreeSet::new();
-    let mut out = Vec::new();
-    for name in names {
-        let base = printable(name, false).into_owned();
-        let mut label = base.clone();
-        let mut n = 1;
-        while used.contains(&label) {
-            n += 1;
-            label = format!("{base}#{n}");
-        }
-        used.insert(label.clone());
-        out.push(label);
-    }
-    out
-}

@@ -164,7 +164,7 @@ fn header(out: &mut String, name: &str, help: &str) {
 pub fn render_counts(hosts: &[HostCounts], rules: Option<&RuleFailures>, now: f64) -> String {
     // A series must be unique: host labels are unique by construction
     // (`HOST#N` with the first N no host has, whatever the names hold).
-    let labels: Vec<String> = super::unique_labels(hosts.iter().map(|h| h.host.as_str()))
+    let labels: Vec<String> = super::labels::unique_labels(hosts.iter().map(|h| h.host.as_str()))
         .iter()
         .map(|l| label_value(l))
         .collect();

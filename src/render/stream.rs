@@ -1,8 +1,7 @@
 //! Streaming output for fleet audits: writes one host report at a time to a
 //! writer (text, a JSON document whose `hosts` array is streamed, or JSON
-//! Lines) and the fleet summary at the end; and the JSON Lines form of a
-//! whole report. Holds no host after writing it; must not evaluate rules or
-//! read host data.
+//! Lines) and the fleet summary at the end. Holds no host after writing
+//! it; must not evaluate rules or read host data.
 
 use std::io::{self, Write};
 
@@ -10,7 +9,7 @@ use crate::report::fleet::FleetSummary;
 use crate::report::merge::{Merged, RunMeta};
 use crate::report::{HostReport, Report, RuleMeta, REPORT_SCHEMA};
 
-use super::{Format, RenderOptions};
+use super::format::{Format, RenderOptions};
 
 /// The error for a format that cannot be streamed (see [`Format::streams`]).
 fn not_streamed(format: Format) -> io::Error {
@@ -18,16 +17,6 @@ fn not_streamed(format: Format) -> io::Error {
         io::ErrorKind::Unsupported,
         format!("format `{}` cannot be streamed host by host", format.name()),
     )
-}
-
-/// A whole report as JSON Lines: one compact host report per line.
-pub(crate) fn jsonl(report: &Report) -> String {
-    let mut out = String::new();
-    for h in &report.hosts {
-        out.push_str(&serde_json::to_string(h).unwrap_or_default());
-        out.push('\n');
-    }
-    out
 }
 
 /// Writes hosts as they finish. Call [`FleetWriter::host`] per host and

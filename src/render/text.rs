@@ -47,7 +47,7 @@ const ASIDE: Style = AnsiColor::Magenta.on_default();
 const ERROR: Style = AnsiColor::Magenta.on_default().bold();
 
 /// Render a report as text.
-pub fn render(report: &Report, opts: super::RenderOptions) -> String {
+pub fn render(report: &Report, opts: super::format::RenderOptions) -> String {
     let p = Paint { on: opts.color };
     let mut out = String::new();
     for (i, h) in report.hosts.iter().enumerate() {

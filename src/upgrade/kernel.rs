@@ -10,7 +10,8 @@ use crate::policy::Severity;
 use crate::report::{Finding, Status};
 
 use super::data::{Effect, Knowledge};
-use super::{finding, Kind, Target};
+use super::kind::{finding, rule_id, Kind};
+use super::target::Target;
 
 /// Persisted keys with every file line that sets them (winner first).
 fn persisted(facts: &Facts) -> BTreeMap<String, (String, Vec<Evidence>)> {
@@ -147,7 +148,7 @@ pub(super) fn findings(facts: &Facts, t: &Target, k: &Knowledge) -> Vec<Finding>
         }
     }
     for kind in [Kind::RemovedKey, Kind::IgnoredKey, Kind::MeaningChanged] {
-        let id = super::rule_id(k.product, kind);
+        let id = rule_id(k.product, kind);
         if out.iter().any(|f| f.rule == id) {
             continue;
         }

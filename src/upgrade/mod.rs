@@ -6,14 +6,22 @@
 //! stable rule ids (`upgrade.mariadb.removed-option`, ...) so renderers,
 //! waivers and `--fail-on` treat them like any other. Evaluation of rules
 //! from policies is not here (that is the engine's).
+//!
+//! The files, from the request to the findings:
+//! - `target.rs`: what `--target` names ([`Target`]) and why one is refused;
+//! - `data.rs`: the shipped knowledge of each product's releases;
+//! - `kind.rs`: the kinds of finding, their rule ids and texts;
+//! - `options.rs`: option files against a server release;
+//! - `kernel.rs`: persisted sysctl keys against a kernel release;
+//! - this file: the rules in the catalogue and policy set, and the checks
+//!   that gather the facts and run the two above.
 
 pub mod data;
 mod kernel;
+mod kind;
 mod options;
+mod target;
 
-use std::fmt;
-
-use crate::facts::presence::Domain;
 use crate::facts::{Facts, Needs};
 use crate::host::Host;
 use crate::policy::{Check, Policy, PolicyError, PolicySet, Rule, RuleSource, Severity};
@@ -21,211 +29,10 @@ use crate::policy::{Template, TemplatePart};
 use crate::report::{Finding, RuleMeta, Status};
 
 pub use data::{DataError, Knowledge, Product, Version};
+pub use kind::POLICY;
+pub use target::{accepted_forms, Target, TargetError};
 
-/// A release to check the host against.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Target {
-    /// The product.
-    pub product: Product,
-    /// The version as given (`10.11`: the whole series).
-    pub version: Version,
-}
-
-/// Why a `--target` was not accepted.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum TargetError {
-    /// Not `NAME=VERSION` with a known name.
-    #[error("unknown target `{given}`: expected {accepted}")]
-    Unknown {
-        /// What was given.
-        given: String,
-        /// The accepted forms.
-        accepted: String,
-    },
-    /// A known product with a version the data does not cover.
-    #[error("no upgrade data for `{given}`: expected {accepted}")]
-    Version {
-        /// What was given.
-        given: String,
-        /// The accepted forms.
-        accepted: String,
-    },
-    /// The shipped data is broken (a build defect).
-    #[error("the shipped upgrade data is invalid: {0}")]
-    Data(String),
-}
-
-impl Target {
-    /// Parse `mariadb=10.11`, `mysql=8.0`, `kernel=6.1`.
-    pub fn parse(s: &str) -> Result<Target, TargetError> {
-        let accepted = accepted_forms();
-        let unknown = || TargetError::Unknown {
-            given: s.to_string(),
-            accepted: accepted.clone(),
-        };
-        let (name, version) = s.split_once('=').ok_or_else(unknown)?;
-        let product = Product::parse(name).ok_or_else(unknown)?;
-        let bad_version = || TargetError::Version {
-            given: s.to_string(),
-            accepted: accepted.clone(),
-        };
-        let version = Version::parse(version).ok_or_else(bad_version)?;
-        let k = data::builtin_for(product).map_err(|e| TargetError::Data(e.to_string()))?;
-        if !k.targets.is_empty() && !k.targets.iter().any(|t| t.series() == version.series()) {
-            return Err(bad_version());
-        }
-        Ok(Target { product, version })
-    }
-
-    /// `MariaDB 10.11`.
-    pub fn label(&self) -> String {
-        format!("{} {}", self.product.label(), self.version)
-    }
-
-    /// The newest release the target stands for: `10.11` is every 10.11.x,
-    /// so a change made in 10.11.3 is in it; `10.11.2` is exactly that.
-    pub fn upper(&self) -> Vec<u64> {
-        let mut v = self.version.0.clone();
-        if v.len() < 3 {
-            v.resize(2, 0);
-            v.push(u64::MAX);
-        }
-        v
-    }
-
-    /// Whether a change made in `version` is in the target.
-    pub fn includes(&self, version: &Version) -> bool {
-        version.cmp_to(&self.upper()) != std::cmp::Ordering::Greater
-    }
-}
-
-impl fmt::Display for Target {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}={}", self.product.as_str(), self.version)
-    }
-}
-
-/// The `--target` forms the shipped data accepts, for messages and help.
-pub fn accepted_forms() -> String {
-    let Ok(all) = data::builtin() else {
-        return "mariadb=X.Y, mysql=X.Y or kernel=X.Y".into();
-    };
-    let mut parts = Vec::new();
-    for k in all {
-        if k.targets.is_empty() {
-            parts.push(format!(
-                "{}=X.Y (e.g. {}=6.1)",
-                k.product.as_str(),
-                k.product.as_str()
-            ));
-        } else {
-            let v: Vec<String> = k.targets.iter().map(ToString::to_string).collect();
-            parts.push(format!("{}={}", k.product.as_str(), v.join("|")));
-        }
-    }
-    parts.join(", ")
-}
-
-/// The kinds of upgrade finding, one rule id each per product.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
-    /// The target refuses the option: the server does not start.
-    Removed,
-    /// The target accepts the option and ignores it.
-    Ignored,
-    /// A `loose-` option the target no longer knows: the line does nothing.
-    LooseRemoved,
-    /// Deprecated in the target (still works).
-    Deprecated,
-    /// A value the target refuses.
-    RemovedValue,
-    /// The host runs with a default the target changes.
-    DefaultChanged,
-    /// (kernel) a persisted key the target kernel lacks.
-    RemovedKey,
-    /// (kernel) a persisted key the target kernel ignores.
-    IgnoredKey,
-    /// (kernel) a persisted key whose meaning changes.
-    MeaningChanged,
-}
-
-impl Kind {
-    const SERVER: [Kind; 6] = [
-        Kind::Removed,
-        Kind::Ignored,
-        Kind::LooseRemoved,
-        Kind::Deprecated,
-        Kind::RemovedValue,
-        Kind::DefaultChanged,
-    ];
-    const KERNEL: [Kind; 3] = [Kind::RemovedKey, Kind::IgnoredKey, Kind::MeaningChanged];
-
-    fn slug(self) -> &'static str {
-        match self {
-            Kind::Removed => "removed-option",
-            Kind::Ignored => "ignored-option",
-            Kind::LooseRemoved => "loose-removed-option",
-            Kind::Deprecated => "deprecated-option",
-            Kind::RemovedValue => "removed-value",
-            Kind::DefaultChanged => "default-changed",
-            Kind::RemovedKey => "removed-key",
-            Kind::IgnoredKey => "ignored-key",
-            Kind::MeaningChanged => "meaning-changed",
-        }
-    }
-
-    fn severity(self) -> Severity {
-        match self {
-            Kind::Removed | Kind::RemovedValue => Severity::High,
-            Kind::DefaultChanged | Kind::MeaningChanged => Severity::Medium,
-            Kind::Ignored | Kind::RemovedKey | Kind::IgnoredKey => Severity::Low,
-            Kind::LooseRemoved | Kind::Deprecated => Severity::Info,
-        }
-    }
-
-    fn title(self, p: Product) -> String {
-        let l = p.label();
-        match self {
-            Kind::Removed => format!("{l}: the target release refuses an option in the option files (the server will not start)"),
-            Kind::Ignored => format!("{l}: the target release ignores an option in the option files"),
-            Kind::LooseRemoved => format!("{l}: a loose- option the target release no longer has does nothing"),
-            Kind::Deprecated => format!("{l}: an option in the option files is deprecated in the target release"),
-            Kind::RemovedValue => format!("{l}: the target release refuses a value in the option files (the server will not start)"),
-            Kind::DefaultChanged => format!("{l}: a setting left at its default changes with the target release"),
-            Kind::RemovedKey => "Linux: a persisted sysctl key does not exist in the target kernel".into(),
-            Kind::IgnoredKey => "Linux: a persisted sysctl key has no effect in the target kernel".into(),
-            Kind::MeaningChanged => "Linux: a persisted sysctl key means something else in the target kernel".into(),
-        }
-    }
-
-    fn why(self) -> &'static str {
-        match self {
-            Kind::Removed | Kind::RemovedValue => "mysqld/mariadbd stop at start-up with \"unknown variable\" (or a refused value) when an option file sets something the release no longer has, unless the option carries the loose- prefix: the upgrade ends with a server that does not start.",
-            Kind::Ignored => "The release accepts the line with a warning and does nothing with it: whatever the line was meant to tune is no longer tuned.",
-            Kind::LooseRemoved => "With loose- the server only warns about an option it does not know; the line is dead configuration after the upgrade.",
-            Kind::Deprecated => "Deprecated options are removed in a later release; replacing them now avoids a start-up failure then.",
-            Kind::DefaultChanged => "A setting nobody wrote down runs with the compiled-in default; when the release changes that default the same host behaves differently after the upgrade (character sets, SQL modes, InnoDB flushing, authentication).",
-            Kind::RemovedKey => "systemd-sysctl and sysctl --system report a key the kernel does not have and skip it: the tuning the line was meant to apply is gone, and boot logs an error.",
-            Kind::IgnoredKey => "The kernel keeps the file but the value has no effect: the tuning the line was meant to apply is gone.",
-            Kind::MeaningChanged => "The same persisted value does something else on the target kernel.",
-        }
-    }
-
-    fn domain(p: Product) -> Domain {
-        match p {
-            Product::Kernel => Domain::Sysctl,
-            _ => Domain::Mysql,
-        }
-    }
-}
-
-/// Rule id of a kind for a product (`upgrade.mariadb.removed-option`).
-pub(crate) fn rule_id(p: Product, kind: Kind) -> String {
-    format!("upgrade.{}.{}", p.as_str(), kind.slug())
-}
-
-/// Id of the policy the upgrade rules belong to.
-pub const POLICY: &str = "upgrade";
+use kind::{rule_id, Kind};
 
 /// The catalogue entries of the upgrade rules for these targets (SARIF rule
 /// descriptors, JUnit, `explain`), one per product and kind.
@@ -384,28 +191,6 @@ fn admit(set: &PolicySet, findings: &mut Vec<Finding>) {
     });
 }
 
-/// Start a finding of `kind` for an entry (or the data file, line 1).
-pub(crate) fn finding(
-    k: &Knowledge,
-    kind: Kind,
-    status: Status,
-    severity: Severity,
-    line: usize,
-) -> Finding {
-    Finding::new(
-        rule_id(k.product, kind),
-        POLICY,
-        kind.title(k.product),
-        severity,
-        status,
-        RuleSource {
-            path: k.path.clone(),
-            line,
-        },
-    )
-    .with_domain(Some(Kind::domain(k.product)))
-}
-
 /// Check a host against targets with the shipped rules as they are (no
 /// filters or overlays): gathers what it needs, then evaluates.
 pub fn check(host: &Host, targets: &[Target]) -> Vec<Finding> {
@@ -549,32 +334,6 @@ mod tests {
             let from_data: Vec<String> = metas_of(&[p]).into_iter().map(|m| m.id).collect();
             assert_eq!(dormant_ids(p), from_data, "{p:?}");
         }
-    }
-
-    #[test]
-    fn a_target_is_name_equals_a_series_the_data_covers() {
-        let t = Target::parse("mariadb=10.11").unwrap();
-        assert_eq!(
-            (t.product, t.version.to_string()),
-            (Product::Mariadb, "10.11".into())
-        );
-        assert!(t.includes(&Version::parse("10.11.3").unwrap()));
-        assert!(!t.includes(&Version::parse("11.0.0").unwrap()));
-        assert!(Target::parse("mysql=8.4").is_ok());
-        assert!(Target::parse("kernel=6.1").is_ok());
-        let e = Target::parse("postgres=16").unwrap_err().to_string();
-        assert!(
-            e.starts_with("unknown target `postgres=16`: expected mariadb="),
-            "{e}"
-        );
-        assert!(
-            e.contains("mysql=5.7|8.0|8.4") && e.contains("kernel=X.Y"),
-            "{e}"
-        );
-        let e = Target::parse("mariadb=10.9").unwrap_err().to_string();
-        assert!(e.starts_with("no upgrade data for `mariadb=10.9`"), "{e}");
-        assert!(Target::parse("mariadb").is_err());
-        assert!(Target::parse("kernel=six").is_err());
     }
 
     #[test]

@@ -13,7 +13,8 @@ use crate::report::{Finding, Status};
 use crate::value::Value;
 
 use super::data::{Effect, Knowledge, Product, Version};
-use super::{finding, Kind, Target};
+use super::kind::{finding, rule_id, Kind};
+use super::target::Target;
 
 /// The running (or installed) server version and where it was read.
 struct Source {
@@ -306,7 +307,7 @@ pub(super) fn findings(host: &Host, facts: &Facts, t: &Target, k: &Knowledge) ->
         Kind::RemovedValue,
         Kind::DefaultChanged,
     ] {
-        let id = super::rule_id(k.product, kind);
+        let id = rule_id(k.product, kind);
         if out.iter().any(|f| f.rule == id) {
             continue;
         }

@@ -776,38 +776,6 @@ fn file_graph(src: &Path) -> BTreeMap<String, BTreeMap<String, Vec<String>>> {
 /// and a new one fails. Found when the reader learnt globs (`use
 /// super::*`), bare child paths (`adjust::judge(..)`) and `pub use
 /// model::*` re-exports (issue 34).
-const ROOMS_USING_THEIR_FACE: &[(&str, &str)] = &[
-    ("baseline", "prove"),
-    ("baseline", "yaml"),
-    ("engine", "finding"),
-    ("engine", "foreach"),
-    ("expr", "parse"),
-    ("facts::mysql", "adjust"),
-    ("facts::mysql", "names"),
-    ("facts::mysql", "namespaces"),
-    ("facts::mysql", "persisted"),
-    ("facts::mysql", "server"),
-    ("facts::mysql", "service"),
-    ("facts::mysql", "sizing"),
-    ("fix", "changes"),
-    ("fix", "context"),
-    ("fix", "mycnf"),
-    ("fix", "schedule"),
-    ("parse::mountopts", "btrfs"),
-    ("parse::mountopts", "ext4"),
-    ("parse::mountopts", "other"),
-    ("parse::mountopts", "xfs"),
-    ("policy::compile", "checks"),
-    ("policy::compile", "for_each"),
-    ("policy::compile", "remedy"),
-    ("policy::compile", "texts"),
-    ("render", "junit"),
-    ("render", "prometheus"),
-    ("render", "stream"),
-    ("render", "text"),
-    ("upgrade", "kernel"),
-    ("upgrade", "options"),
-];
 
 #[test]
 fn no_two_files_import_each_other_in_a_circle() {
@@ -835,35 +803,12 @@ fn no_two_files_import_each_other_in_a_circle() {
         "{:?}",
         g["lib:policy::set"]
     );
-    // A listed room may still use what its folder's mod.rs defines: that
-    // edge (room -> mod.rs) is left out, so any other circle through them
-    // still fails; a listed room that no longer imports its mod.rs fails too.
-    let stale: Vec<String> = ROOMS_USING_THEIR_FACE
-        .iter()
-        .filter(|(parent, child)| {
-            let (p, c) = (format!("lib:{parent}"), format!("lib:{parent}::{child}"));
-            !g.get(&c).is_some_and(|e| e.contains_key(&p))
-        })
-        .map(|(p, c)| format!("{p}::{c}"))
-        .collect();
-    assert!(
-        stale.is_empty(),
-        "ROOMS_USING_THEIR_FACE lists a file that no longer imports its folder's mod.rs: delete its row ({stale:?})"
-    );
+    // No exception: a room that needs what its folder's mod.rs defines
+    // gets it from a file of its own that both import (`host/model.rs`,
+    // `fix/model.rs`, ...), as issue 34 moved the last 32 such edges.
     let edges: BTreeMap<&str, Vec<&str>> = g
         .iter()
-        .map(|(k, v)| {
-            let to = v
-                .keys()
-                .map(String::as_str)
-                .filter(|t| {
-                    !ROOMS_USING_THEIR_FACE.iter().any(|(parent, child)| {
-                        *k == format!("lib:{parent}::{child}") && *t == format!("lib:{parent}")
-                    })
-                })
-                .collect();
-            (k.as_str(), to)
-        })
+        .map(|(k, v)| (k.as_str(), v.keys().map(String::as_str).collect()))
         .collect();
     if let Some(c) = find_cycle(&edges) {
         let mut why = Vec::new();

@@ -12,7 +12,11 @@
 
 use super::documented::{self, DocSpec};
 use super::limits;
-use super::{Entry, FileIssue, Namespace, ReadAs, ServerVersion, SOURCE};
+use super::model::SOURCE;
+use super::names::ReadAs;
+use super::server::ServerVersion;
+
+use crate::facts::{Entry, FileIssue, Namespace};
 use crate::value::{format_number, format_size, Value};
 
 /// ` (N)` after a configured value written otherwise (`2G`), else nothing.

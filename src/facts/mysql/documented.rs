@@ -10,7 +10,7 @@
 use std::sync::LazyLock;
 
 use super::limits::{Arg, Kind, Limited, OptionSpec};
-use super::ServerVersion;
+use super::server::ServerVersion;
 
 /// One documented variable.
 #[derive(Debug, Clone, PartialEq)]

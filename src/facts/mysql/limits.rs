@@ -7,7 +7,7 @@
 //! and turned into a sorted static table by build.rs at compile time
 //! (`table_gen.rs`). Pure: no I/O, no policy logic.
 
-use super::ServerVersion;
+use super::server::ServerVersion;
 
 /// The generator build.rs runs, compiled into the tests to check it.
 #[cfg(test)]

@@ -2,9 +2,12 @@
 //! Produces the `mycnf`, `mycnf_effective`, `mysql`, `mycnf_files` and
 //! `mysql_sizing` namespaces and the `mysql_version` / `mysql_datadir`
 //! facts. All reads go through [`Host`]; no policy logic here. This file
-//! holds the entry points (the resolution a reader asks for, its bounds and
-//! the option record); the folder's rooms, in the order data flows:
+//! holds the entry point ([`gather`], which runs the rooms in order); the
+//! folder's rooms, in the order data flows:
 //!
+//! - `model`: what the rooms share: the default option files, the bounds
+//!   of one resolution and the option records ([`RawOption`],
+//!   [`OptionSet`]).
 //! - `service`: which option files the server reads, from its systemd
 //!   unit and drop-ins (user, `MYSQL_HOME`, `--defaults-file`).
 //! - `options`: the files in mysys's order, `!include`/`!includedir`,
@@ -23,18 +26,17 @@
 //! - [`files`] and [`sizing`]: the `mycnf_files` and `mysql_sizing`
 //!   namespaces.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
-use crate::host::{EntryKind, Host, ReadError, SourceKind};
-use crate::parse::mycnf::{self, canonical_option, Directive, StopKind};
-use crate::parse::mysqlvars;
-use crate::secret::{self, REDACTED};
+use crate::host::{Host, ReadError};
+use crate::parse::mycnf::canonical_option;
 use crate::value::{format_size, Value};
 
 mod adjust;
 pub mod documented;
 pub mod files;
 pub mod limits;
+mod model;
 mod names;
 mod namespaces;
 mod options;
@@ -44,103 +46,17 @@ mod server;
 mod service;
 pub mod sizing;
 
+pub use model::{
+    OptionSet, RawOption, DEFAULT_DATADIR, DEFAULT_FILES, MAX_BYTES_PROCESSED, MAX_FILES_READ,
+    MAX_INCLUDE_DEPTH, MAX_OPTIONS, VARIABLES_CAPTURE,
+};
 pub use names::*;
-use namespaces::*;
 pub use options::*;
 pub use runtime::*;
 pub use server::*;
 
-use super::{Entry, Evidence, Facts, FileIssue, Namespace, Needs, Setting};
-
-/// Option files mysqld reads on Linux, in order (Debian/MariaDB and MySQL
-/// packages built without `DEFAULT_SYSCONFDIR`).
-pub const DEFAULT_FILES: [&str; 2] = ["/etc/my.cnf", "/etc/mysql/my.cnf"];
-
-/// Deepest `!include` nesting mysys follows (directives at this depth are skipped).
-pub const MAX_INCLUDE_DEPTH: usize = 10;
-
-/// Most option files read for one resolution (includes count every time);
-/// keeps `!includedir` fan-out with cycles bounded.
-pub const MAX_FILES_READ: usize = 2000;
-
-/// Most bytes of option files processed for one resolution, counting a file
-/// each time an include reaches it (it is read from the host only once).
-pub const MAX_BYTES_PROCESSED: u64 = 64 * 1024 * 1024;
-
-/// Most options taken from the files for one resolution (a real server's
-/// files hold hundreds).
-pub const MAX_OPTIONS: usize = 200_000;
-
-/// Parse problems listed per file; the rest are counted.
-const MAX_ISSUES_PER_FILE: usize = 100;
-
-/// Most earlier (overridden) assignments kept as evidence for one option.
-const MAX_OVERRIDDEN_EVIDENCE: usize = 16;
-
-/// The server's data directory when no option file sets `datadir`.
-pub const DEFAULT_DATADIR: &str = "/var/lib/mysql";
-
-/// Capture holding `mysql -NB -e 'SHOW GLOBAL VARIABLES'`.
-pub const VARIABLES_CAPTURE: &str = crate::catalogue::MYSQL_VARIABLES.name;
-
-const SOURCE: &str = "mycnf";
-
-/// One option as the server receives it, in argv order.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct RawOption {
-    /// `--name=value` or `--name` exactly as `my_print_defaults` prints it
-    /// (value replaced by [`REDACTED`] for secrets).
-    pub arg: String,
-    /// Option name as written.
-    pub name: String,
-    /// Value as the server receives it (`None` for a bare option; redacted for secrets).
-    pub value: Option<String>,
-    /// Group the line was in, as written.
-    pub group: String,
-    /// File and line.
-    pub evidence: Evidence,
-}
-
-/// Options resolved from a set of option files.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct OptionSet {
-    /// Every option of the requested groups in the order the server receives
-    /// them (before name normalisation): `my_print_defaults` output.
-    pub argv: Vec<RawOption>,
-    /// Effective options keyed by normalised name (lowercase, `_`, `loose_`
-    /// stripped, `skip_`/`disable_`/`enable_` folded into a boolean); last
-    /// value wins; evidence lists the winner first, then earlier assignments.
-    pub namespace: Namespace,
-    /// The options the server accepts, keyed like `namespace`: a line the
-    /// server ignores (a `loose-` option with a value it refuses) does not
-    /// override, and an option whose value makes the server refuse to start
-    /// is unreadable with that reason. Numeric limits are not applied yet
-    /// (see `gather`).
-    pub effective: Namespace,
-    /// Host paths read, in order (a file included twice appears twice).
-    pub files_read: Vec<String>,
-    /// Groups seen in the files but not read (lowercase), e.g. `client`, `mysqld-8.0`.
-    pub skipped_groups: BTreeSet<String>,
-    /// Options (names and lines; no values) in versioned server groups
-    /// (`[mysqld-8.0]`, `[mariadb-10.11]`) that were not read, each with the
-    /// number of `argv` options read before it.
-    pub versioned: Vec<(usize, RawOption)>,
-    /// Bytes read from the host (each file once per resolution).
-    pub bytes_read: u64,
-    /// Bytes of option files processed, counting a file each time it is
-    /// included (bounded by [`MAX_BYTES_PROCESSED`]).
-    pub bytes_processed: u64,
-    /// When mysqld would refuse to start because of the option files: why,
-    /// with file and line. Options after that point are not in `argv`.
-    pub fatal: Option<String>,
-}
-
-impl OptionSet {
-    /// The argv strings alone (`--name=value`).
-    pub fn args(&self) -> Vec<String> {
-        self.argv.iter().map(|o| o.arg.clone()).collect()
-    }
-}
+use super::{Entry, Evidence, Facts, FileIssue, Needs};
+use model::SOURCE;
 
 /// Gather the `mysql`, `mycnf` and `mycnf_effective` namespaces and the
 /// `mysql_version` and `mysql_datadir` facts.
@@ -532,6 +448,7 @@ pub fn gather(host: &Host, _needs: &Needs, facts: &mut Facts) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::facts::{Namespace, Setting};
 
     fn ns(pairs: &[(&str, f64)]) -> Namespace {
         let mut n = Namespace::new("");

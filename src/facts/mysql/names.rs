@@ -2,7 +2,11 @@
 //! (`loose-`, `skip-`, `enable-`, `disable-`, `maximum-`), unique
 //! abbreviations, booleans, sizes and cumulative options. Pure: no I/O.
 
-use super::*;
+use super::limits;
+use super::server::ServerVersion;
+
+use crate::parse::mycnf::{self, canonical_option};
+use crate::value::Value;
 
 /// Boolean options (server and InnoDB) whose values are ON/OFF.
 pub(super) const KNOWN_BOOLEANS: [&str; 27] = [

@@ -1,7 +1,19 @@
 //! The mycnf namespaces (effective, per file, overridden) built from the
 //! resolved options, with their evidence. Must not read the host.
 
-use super::*;
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::limits;
+use super::model::{RawOption, MAX_OVERRIDDEN_EVIDENCE, SOURCE};
+use super::names::{
+    canonical_name, read_name, server_value, typed_option, Accept, ReadAs,
+    BOOLEANS_REQUIRING_VALUE, CUMULATIVE,
+};
+
+use crate::facts::{Entry, Evidence, FileIssue, Namespace, Setting};
+use crate::parse::mycnf;
+use crate::secret::{self, REDACTED};
+use crate::value::Value;
 
 /// The `mycnf` namespace (every occurrence, last wins, as `my_print_defaults`
 /// hands it over) and the start of `mycnf_effective` (only the occurrences

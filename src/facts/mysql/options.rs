@@ -3,7 +3,20 @@
 //! the options that result, each with its file and line. Must not type
 //! values (names.rs) or read captures (runtime.rs).
 
-use super::*;
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::model::{
+    OptionSet, RawOption, MAX_BYTES_PROCESSED, MAX_FILES_READ, MAX_INCLUDE_DEPTH,
+    MAX_ISSUES_PER_FILE, MAX_OPTIONS, SOURCE,
+};
+use super::names::{read_name, ReadAs};
+use super::namespaces::build_namespaces;
+use super::server::ServerVersion;
+
+use crate::facts::{Evidence, FileIssue};
+use crate::host::{EntryKind, Host, ReadError};
+use crate::parse::mycnf::{self, canonical_option, Directive, StopKind};
+use crate::secret::{self, REDACTED};
 
 /// The groups the server reads for a runtime `version` string
 /// (`10.11.19-MariaDB-0+deb12u1`, `8.0.36`). Unknown version: the

@@ -8,11 +8,15 @@
 //! matched. Never on MariaDB, which has no such file. Reads one file through
 //! [`Host`]; no policy logic.
 
-use super::{build_namespaces, Entry, Evidence, FileIssue, Namespace, RawOption, ReadAs};
-use super::{ServerVersion, REDACTED, SOURCE};
-use crate::facts::IssueLevel;
+use super::model::{RawOption, SOURCE};
+use super::names::{canonical_name, ReadAs};
+use super::namespaces::build_namespaces;
+use super::server::ServerVersion;
+
+use crate::facts::{Entry, Evidence, FileIssue, IssueLevel, Namespace};
 use crate::host::{Host, ReadError};
 use crate::parse::mysqld_auto;
+use crate::secret::REDACTED;
 
 /// The file's name in the data directory.
 pub const FILE: &str = "mysqld-auto.cnf";
@@ -124,7 +128,7 @@ pub(super) fn apply(
             .variables
             .iter()
             .rev()
-            .find(|p| super::canonical_name(&p.name) == key || p.name == key);
+            .find(|p| canonical_name(&p.name) == key || p.name == key);
         let entry = match entry {
             Entry::Set(mut s) => {
                 let how = match p {

@@ -2,10 +2,18 @@
 //! values, the data directory, and the buffer pool the server really
 //! runs with. Must not read option files.
 
-use super::*;
+use super::model::{DEFAULT_DATADIR, VARIABLES_CAPTURE};
+use super::names::is_size_option;
+use super::server::ServerVersion;
+
+use crate::facts::{Entry, Evidence, Facts, FileIssue, Namespace, Setting};
+use crate::host::{Host, SourceKind};
+use crate::parse::mysqlvars;
+use crate::secret::{self, REDACTED};
+use crate::value::{format_size, Value};
 
 /// The data directory: `mycnf.datadir` when an option file sets it, else
-/// [`DEFAULT_DATADIR`]. Call after [`gather`].
+/// [`DEFAULT_DATADIR`]. Call after [`gather`](super::gather).
 pub fn datadir(facts: &Facts) -> String {
     match facts.namespaces.get("mycnf").and_then(|n| n.get("datadir")) {
         // `datadir = /` is the root directory, not an empty path.

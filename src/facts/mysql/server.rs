@@ -2,7 +2,7 @@
 //! dpkg status, rpm lists, sos's installed-rpms, upgrade-info. Must not
 //! read option files.
 
-use super::*;
+use crate::host::Host;
 
 /// A server version from the runtime `version` variable.
 #[derive(Debug, Clone, PartialEq, Eq)]

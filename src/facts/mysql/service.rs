@@ -10,8 +10,9 @@
 //! are followed, and a `~/.my.cnf` that may apply is noted as not followed.
 //! Reads through [`Host`]; no policy logic.
 
-use super::{FileIssue, DEFAULT_FILES, SOURCE};
-use crate::facts::IssueLevel;
+use super::model::{DEFAULT_FILES, SOURCE};
+
+use crate::facts::{FileIssue, IssueLevel};
 use crate::host::Host;
 use crate::parse::unit;
 

@@ -8,10 +8,13 @@
 //! its peak memory (`SHOW ENGINE PERFORMANCE_SCHEMA STATUS`). No I/O beyond
 //! that one capture through [`Host`]; no policy logic.
 
+use super::documented;
+use super::runtime::typed_runtime;
+use super::server::ServerVersion;
+
+use crate::facts::{Entry, Evidence, Facts, Namespace, Setting};
 use crate::host::Host;
 use crate::value::Value;
-
-use super::{documented, typed_runtime, Entry, Evidence, Facts, Namespace, ServerVersion, Setting};
 
 /// The namespace's name.
 pub const NAMESPACE: &str = "mysql_sizing";
@@ -101,7 +104,7 @@ pub fn gather(host: &Host, version: Option<&ServerVersion>, facts: &mut Facts) {
         .option_files
         .as_ref()
         .and_then(|o| o.files_read.first().cloned())
-        .unwrap_or_else(|| super::DEFAULT_FILES[0].to_string());
+        .unwrap_or_else(|| super::model::DEFAULT_FILES[0].to_string());
     let table = version.and_then(documented::for_version);
     for name in VARIABLES {
         let entry = resolve(name, effective, runtime, version, table, &first_file);
@@ -151,7 +154,7 @@ fn resolve(
                 let mut s = s.clone();
                 s.note = Some(format!(
                     "not set in any option file: the running server's value (SHOW GLOBAL VARIABLES, captures/{})",
-                    super::VARIABLES_CAPTURE
+                    super::model::VARIABLES_CAPTURE
                 ));
                 Some(Entry::Set(s))
             }
@@ -162,7 +165,7 @@ fn resolve(
     }
     let capture_fix = format!(
         "capture `mysql -NB -e 'SHOW GLOBAL VARIABLES'` as captures/{}",
-        super::VARIABLES_CAPTURE
+        super::model::VARIABLES_CAPTURE
     );
     let Some(v) = version else {
         return Some(Entry::Unreadable {

@@ -1,7 +1,8 @@
 //! btrfs mount options as the kernel shows them (`btrfs_show_options`): what
 //! it shows unasked, what it refuses, its spellings. Pure.
 
-use super::*;
+use super::canonical::{set_keyed, unknown, Canonical};
+use super::numbers::memparse;
 
 /// Btrfs (`fs/btrfs/super.c`: `btrfs_parse_param`, `btrfs_show_options`).
 /// What it shows unasked (`discard=async` where the device can discard,

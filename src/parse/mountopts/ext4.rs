@@ -2,7 +2,7 @@
 //! an option is hidden where it is the superblock's default, and older
 //! spellings are normalised. Pure.
 
-use super::*;
+use super::canonical::{set_keyed, unknown, Canonical, Ext4Defaults, FsContext};
 
 /// One ext4 mount-option bit: the words that set and clear it and the word
 /// the kernel shows (`fs/ext4/super.c`: `ext4_mount_opts`,

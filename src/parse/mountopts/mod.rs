@@ -10,68 +10,31 @@
 //! function it models. Pure: takes the facts it needs (MemTotal, the ext4
 //! superblock defaults) as arguments, never touches the filesystem.
 //!
-//! The folder: this file (the generic flags, splitting, `defaults`, tmpfs,
-//! the entry points [`configured`] and [`running`]), then one file per
-//! filesystem family: `ext4`, `xfs`, `btrfs`, `other` (proc, vfat, nfs).
+//! The folder: `canonical` (the form being built, [`Canonical`], and the
+//! facts a model takes, [`FsContext`]), `numbers` (the kernel's number
+//! parsers, [`memparse`]), this file (the generic flags, splitting,
+//! `defaults`, tmpfs, the entry points [`configured`] and [`running`]),
+//! then one file per filesystem family: `ext4`, `xfs`, `btrfs`, `other`
+//! (proc, vfat, nfs).
 
 mod btrfs;
+mod canonical;
 mod ext4;
+mod numbers;
 mod other;
 mod xfs;
 
-use btrfs::*;
-use ext4::*;
-use other::*;
-use xfs::*;
+pub use canonical::{Canonical, Ext4Defaults, FsContext};
+pub use numbers::memparse;
+
+use btrfs::btrfs;
+use canonical::{set_keyed, unknown};
+use ext4::ext4;
+use other::{hidepid_name, nfs, proc_fs, vfat};
+use xfs::xfs;
 
 /// Page size assumed for tmpfs sizes (x86_64, most arm64 kernels).
 pub const PAGE_SIZE: u64 = 4096;
-
-/// What the ext4 superblock says about defaults (`tune2fs -l`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Ext4Defaults {
-    /// `Default mount options:` words (`user_xattr acl`, `journal_data`, ...).
-    pub default_mount_options: Vec<String>,
-    /// `Errors behavior:` (`Continue`, `Remount read-only`, `Panic`).
-    pub errors_behavior: Option<String>,
-    /// `Filesystem features:` words (`metadata_csum` makes journal_checksum the default).
-    pub features: Vec<String>,
-}
-
-/// The facts the model needs besides the options.
-#[derive(Debug, Clone, Default)]
-pub struct FsContext {
-    /// Filesystem type as in fstab field 3 (`tmpfs`, `ext4`, ...).
-    pub fstype: String,
-    /// MemTotal in bytes (tmpfs `size=N%` and the size default).
-    pub mem_total: Option<u64>,
-    /// The ext4 superblock defaults, when a tune2fs capture or the device says.
-    pub ext4: Option<Ext4Defaults>,
-}
-
-/// The kernel's form of one fstab option list.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Canonical {
-    /// Options as the kernel shows them: `ro|rw`, generic flags, then the
-    /// filesystem's own options (those it hides left out).
-    pub options: Vec<String>,
-    /// Options the model does not know for this filesystem type: kept as
-    /// written and compared as text.
-    pub unknown: Vec<String>,
-    /// Options left out of the comparison, with the reason (their display
-    /// depends on something the host data does not say).
-    pub unchecked: Vec<(String, String)>,
-    /// Assumptions made (`ext4 superblock defaults unknown: ...`).
-    pub assumptions: Vec<String>,
-    /// Options the kernel refuses for this filesystem type, with the reason:
-    /// `mount` fails for the line (xfs `nobarrier` since Linux 4.19).
-    pub refused: Vec<(String, String)>,
-    /// What the kernel shows without being asked (xfs `inode64`,
-    /// `logbufs=8`, `logbsize=32k`, `noquota` on current kernels): with
-    /// `options` it is the whole mountinfo field; not compared, since older
-    /// kernels show fewer of them.
-    pub kernel_defaults: Vec<String>,
-}
 
 /// Split an option string on commas outside double quotes
 /// (`context="a,b",ro` -> [`context="a,b"`, `ro`]); empty items are dropped.
@@ -310,61 +273,6 @@ pub fn configured(opts: &[String], cx: &FsContext) -> Canonical {
     c
 }
 
-/// Replace an earlier option with the same key (`size=1g` then `size=2g`).
-fn set_keyed(out: &mut Vec<String>, opt: String) {
-    let key = |s: &str| s.split('=').next().unwrap_or(s).to_string();
-    let k = key(&opt);
-    if let Some(i) = out.iter().position(|o| key(o) == k) {
-        out.remove(i);
-    }
-    out.push(opt);
-}
-
-fn unknown(c: &mut Canonical, o: &str) {
-    set_keyed(&mut c.options, o.to_string());
-    if !c.unknown.iter().any(|u| u == o) {
-        c.unknown.push(o.to_string());
-    }
-}
-
-/// The kernel's `memparse`: `simple_strtoull(s, 0)` (decimal, `0x` hex,
-/// leading-0 octal) then an optional K/M/G/T/P/E suffix (either case);
-/// returns the value and the rest of the text.
-pub fn memparse(s: &str) -> Option<(u64, &str)> {
-    let (radix, digits) = if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-        (16, h)
-    } else if s.len() > 1 && s.starts_with('0') {
-        (8, &s[1..])
-    } else {
-        (10, s)
-    };
-    let end = digits
-        .find(|c: char| !c.is_digit(radix))
-        .unwrap_or(digits.len());
-    if end == 0 && radix != 8 {
-        return None;
-    }
-    let v = if end == 0 {
-        0
-    } else {
-        u64::from_str_radix(&digits[..end], radix).ok()?
-    };
-    let rest = &digits[end..];
-    let shift = match rest.chars().next() {
-        Some('k' | 'K') => 10,
-        Some('m' | 'M') => 20,
-        Some('g' | 'G') => 30,
-        Some('t' | 'T') => 40,
-        Some('p' | 'P') => 50,
-        Some('e' | 'E') => 60,
-        _ => return Some((v, rest)),
-    };
-    Some((
-        v.checked_shl(shift).filter(|x| x >> shift == v)?,
-        &rest[1..],
-    ))
-}
-
 /// tmpfs and devtmpfs (`mm/shmem.c`: `shmem_parse_one`, `shmem_show_options`).
 fn tmpfs(opts: &[&str], cx: &FsContext, c: &mut Canonical) {
     let pages = cx.mem_total.map(|m| m / PAGE_SIZE);
@@ -463,23 +371,6 @@ fn tmpfs(opts: &[&str], cx: &FsContext, c: &mut Canonical) {
     if let Some(h) = huge.filter(|h| h != "never") {
         c.options.push(format!("huge={h}"));
     }
-}
-
-/// `kstrtouint(s, 0)`: decimal, `0x` hex, a leading `0` octal; an optional
-/// trailing newline is not accepted here (mount options have none).
-fn c_uint(s: &str) -> Option<u64> {
-    let s = s.strip_prefix('+').unwrap_or(s);
-    let (digits, radix) = if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-        (h, 16)
-    } else if s.len() > 1 && s.starts_with('0') {
-        (&s[1..], 8)
-    } else {
-        (s, 10)
-    };
-    if digits.is_empty() {
-        return None;
-    }
-    u32::from_str_radix(digits, radix).ok().map(u64::from)
 }
 
 /// Normalise options the kernel printed (mountinfo, /proc/mounts) so that an

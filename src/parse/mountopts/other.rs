@@ -1,7 +1,7 @@
 //! proc (`hidepid` by name), vfat and nfs mount options as the kernel shows
 //! them. Pure.
 
-use super::*;
+use super::canonical::{set_keyed, unknown, Canonical};
 
 /// procfs (`fs/proc/root.c` parsing, `fs/proc/inode.c` `proc_show_options`).
 pub(super) fn proc_fs(opts: &[&str], c: &mut Canonical) {

@@ -1,7 +1,8 @@
 //! xfs mount options as the kernel shows them (`xfs_fs_show_options`): what
 //! it shows unasked, what it refuses, its spellings. Pure.
 
-use super::*;
+use super::canonical::{set_keyed, unknown, Canonical};
+use super::numbers::{c_uint, memparse};
 
 /// XFS (`fs/xfs/xfs_super.c`: `xfs_fs_parse_param`, `xfs_showargs`).
 /// `xfs_showargs` prints the inode allocator, the log buffers and the quota

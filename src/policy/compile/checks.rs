@@ -1,7 +1,16 @@
 //! A rule's conditions (`applies`) and its one check (`setting`+`expect`,
 //! `assert` or `drift`) compiled into expressions. Must not evaluate them.
 
-use super::*;
+use serde_saphyr::Spanned;
+
+use super::compiler::{Compiler, Place, RuleScope};
+use crate::catalogue::{FLAT_NAMESPACES, RECORD_NAMESPACES};
+use crate::expr::{self, Expr};
+use crate::policy::{
+    parse_kernel_cond, Applies, Check, Condition, DriftCheck, DriftSpec, Expect, ExpectOp, Problem,
+    RuleSpec,
+};
+use crate::value::Value;
 
 /// `applies:`: kernel conditions, host paths (literal or `${params.X}`) and
 /// `when` expressions; each problem points at its own condition.

@@ -3,7 +3,18 @@
 //! name each item is bound to, the items' subjects and aliases, and the
 //! `${...}` fields of list items. Must not evaluate host data.
 
-use super::*;
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_saphyr::Spanned;
+
+use super::compiler::{Compiler, Place, RuleScope};
+use crate::catalogue::{FACT_NAMES, FLAT_NAMESPACES, RECORD_NAMESPACES};
+use crate::expr::{self, Expr};
+use crate::policy::{
+    ConstError, ForEach, ForEachSource, ForEachSpec, ParamValue, Problem, RuleSpec, Template,
+    TemplatePart,
+};
+use crate::value::Value;
 
 /// Names a `for_each` item cannot be bound to: they mean something already.
 pub(super) const RESERVED_BINDS: &[&str] = &[
@@ -352,7 +363,7 @@ pub(super) fn check_items(
                     pid,
                     Problem::InvalidParam {
                         name: name.to_string(),
-                        reason: super::ConstError::Syntax(format!(
+                        reason: ConstError::Syntax(format!(
                             "item {} field `{field}`: `{inner}`: {}",
                             i + 1,
                             e.message

@@ -1,7 +1,24 @@
 //! `remedy:` compiled, or derived from a check when it is unambiguous: what
 //! `driftaudit fix` changes when the rule fails. Must not plan a fix.
 
-use super::*;
+use serde_saphyr::Spanned;
+
+use super::compiler::{Compiler, Place, RuleScope};
+use crate::catalogue::FLAT_NAMESPACES;
+use crate::policy::{
+    param_text, Bound, Check, Expect, ExpectOp, ParamValue, Problem, Remedy, RemedySpec,
+};
+
+/// Namespaces `driftaudit fix` can write a `set`/`remove` remedy to
+/// (mounts go through `options`).
+pub(super) const WRITABLE: &[&str] = &[
+    "sysctl",
+    "sysctl_boot",
+    "mycnf",
+    "mycnf_effective",
+    "zimbra_mycnf",
+    "localconfig",
+];
 
 /// The remedy a check implies when the rule declares none: one `equals`,
 /// `min` or `max` of a writable setting (the value, rounded towards the
@@ -31,7 +48,7 @@ pub(super) fn derived_remedy(check: &Check, written: Option<&Expect>) -> Option<
                     Some(ParamValue::Bool(b)) => b.to_string(),
                     Some(ParamValue::Number(n)) => crate::value::format_number(*n),
                     Some(ParamValue::Text(t)) => t.clone(),
-                    Some(other @ ParamValue::List(_)) => super::values::param_text(other),
+                    Some(other @ ParamValue::List(_)) => param_text(other),
                     None => "the expected value".to_string(),
                 };
                 Some(Remedy::Set {
@@ -123,7 +140,7 @@ pub(super) fn compile_remedy(
         let target = remedy_setting(c, id, set);
         let e = c.expect_value(to, id, &scope.names)?;
         scope.check_params(c, &e, Place::of_value(to));
-        let text = super::values::param_text(&to.value);
+        let text = param_text(&to.value);
         let (ns, key) = target?;
         return Some(Remedy::Set {
             ns,

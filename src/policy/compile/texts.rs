@@ -1,7 +1,11 @@
 //! A rule's words and labels compiled: the `why` and `fix` templates, the
 //! title, `tags`, `controls` and the `breakdown` bar. Must not render them.
 
-use super::*;
+use serde_saphyr::Spanned;
+
+use super::compiler::{Compiler, Place, RuleScope};
+use crate::expr::Expr;
+use crate::policy::{Breakdown, BreakdownSpec, Problem, RuleSpec, Template, TemplatePart};
 
 /// `title`, `why` and `fix`: the templates, and that they say something.
 pub(super) fn compile_texts(

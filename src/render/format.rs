@@ -1,0 +1,98 @@
+//! The output formats every command's `--format` is drawn from ([`Format`])
+//! and the options a printer takes ([`RenderOptions`]); names and choices
+//! only: must not render anything.
+
+/// Output formats: the one list every command's `--format` is drawn from
+/// (`check` takes all of them, `check --fleet` those that
+/// [stream](Format::streams), `diff` those that
+/// [render a diff](Format::renders_diff)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Format {
+    /// Human text.
+    Text,
+    /// JSON (`driftaudit.report/1`).
+    Json,
+    /// SARIF 2.1.0 for code scanning (docs/formats.md).
+    Sarif,
+    /// JUnit XML for CI test reports (docs/formats.md).
+    Junit,
+    /// Markdown for merge-request comments (docs/formats.md).
+    Markdown,
+    /// JSON Lines: one compact host report per line.
+    Jsonl,
+    /// Prometheus text format 0.0.4 for node_exporter's textfile collector
+    /// (docs/formats.md).
+    Prometheus,
+    /// One self-contained HTML page (docs/formats.md).
+    Html,
+}
+
+impl Format {
+    /// Every format, in the order `--format` lists them.
+    pub const ALL: &'static [Format] = &[
+        Format::Text,
+        Format::Json,
+        Format::Sarif,
+        Format::Junit,
+        Format::Markdown,
+        Format::Jsonl,
+        Format::Prometheus,
+        Format::Html,
+    ];
+
+    /// The name `--format` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Text => "text",
+            Format::Json => "json",
+            Format::Sarif => "sarif",
+            Format::Junit => "junit",
+            Format::Markdown => "markdown",
+            Format::Jsonl => "jsonl",
+            Format::Prometheus => "prometheus",
+            Format::Html => "html",
+        }
+    }
+
+    /// Other names `--format` accepts for it.
+    pub fn aliases(self) -> &'static [&'static str] {
+        match self {
+            Format::Markdown => &["md"],
+            _ => &[],
+        }
+    }
+
+    /// A line of help for `--format`, where the name does not say enough.
+    pub fn help(self) -> Option<&'static str> {
+        match self {
+            Format::Jsonl => {
+                Some("One host report per line (with --fleet, then one fleet summary line)")
+            }
+            Format::Prometheus => Some(
+                "Prometheus text format for node_exporter's textfile collector (with --fleet, also per-rule failing hosts)",
+            ),
+            _ => None,
+        }
+    }
+
+    /// Whether a fleet audit can stream it host by host
+    /// ([`FleetWriter`](super::stream::FleetWriter)).
+    pub fn streams(self) -> bool {
+        matches!(self, Format::Text | Format::Json | Format::Jsonl)
+    }
+
+    /// Whether [`diff::render`](super::diff::render) has a form for it.
+    pub fn renders_diff(self) -> bool {
+        matches!(self, Format::Text | Format::Json)
+    }
+}
+
+/// Options for rendering.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RenderOptions {
+    /// Use ANSI colours (only on a terminal, never with NO_COLOR).
+    pub color: bool,
+    /// Also list passing and skipped findings in text output.
+    pub verbose: bool,
+}
