@@ -72,6 +72,25 @@ impl Format {
             Format::Prometheus => Some(
                 "Prometheus text format for node_exporter's textfile collector (with --fleet, also per-rule failing hosts)",
             ),
+            Format::Sarif | Format::Junit | Format::Markdown | Format::Html => Some(
+                "One document over every host, held in memory: a fleet or merge of more than 5000 hosts is refused (use --shard)",
+            ),
+            _ => None,
+        }
+    }
+
+    /// The most hosts a fleet audit or a merge writes in this format, for a
+    /// format that is one document over every host (SARIF, JUnit, Markdown,
+    /// HTML): those keep every host report until the end, about 0.25 MB a
+    /// host and twice that while SARIF, JUnit or HTML is written
+    /// (docs/performance.md), so a larger run is refused before it is
+    /// audited instead of exhausting memory. `None`: the format streams, or
+    /// keeps only counts (Prometheus).
+    pub fn fleet_host_limit(self) -> Option<usize> {
+        match self {
+            Format::Sarif | Format::Junit | Format::Markdown | Format::Html => {
+                Some(WHOLE_DOCUMENT_HOSTS)
+            }
             _ => None,
         }
     }
@@ -87,6 +106,10 @@ impl Format {
         matches!(self, Format::Text | Format::Json)
     }
 }
+
+/// [`Format::fleet_host_limit`] of the formats that are one document over
+/// every host.
+pub const WHOLE_DOCUMENT_HOSTS: usize = 5_000;
 
 /// Options for rendering.
 #[derive(Debug, Clone, Copy, Default)]
