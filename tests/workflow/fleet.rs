@@ -527,10 +527,14 @@ fn a_fleet_too_large_for_one_document_is_refused_before_it_is_audited() {
     for format in ["sarif", "junit", "markdown", "html"] {
         let (code, out, err) = bin(&["check", "--fleet", dir, "--format", format]);
         assert_eq!(code, 2, "--format {format}: {err}");
-        assert!(out.is_empty(), "--format {format} wrote a report: {out:.200}");
         assert!(
-            err.contains(&format!("--format {format} is one document over every host"))
-                && err.contains(&format!("at most {limit} hosts"))
+            out.is_empty(),
+            "--format {format} wrote a report: {out:.200}"
+        );
+        assert!(
+            err.contains(&format!(
+                "--format {format} is one document over every host"
+            )) && err.contains(&format!("at most {limit} hosts"))
                 && err.contains("--shard 1/N")
                 && err.contains("jsonl"),
             "--format {format}: {err}"
