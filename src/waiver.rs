@@ -101,9 +101,21 @@ impl Waiver {
 #[derive(Debug, Clone)]
 pub struct WaiverSet {
     /// Path as given (used in findings: `FILE:LINE`).
-    pub path: String,
+    path: String,
     /// Waivers in file order.
-    pub waivers: Vec<Waiver>,
+    waivers: Vec<Waiver>,
+}
+
+impl WaiverSet {
+    /// The file's path as it was given (what findings name as `FILE:LINE`).
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// The waivers, in file order.
+    pub fn waivers(&self) -> &[Waiver] {
+        &self.waivers
+    }
 }
 
 /// A problem in a waiver file, with position and the offending line.

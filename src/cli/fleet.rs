@@ -285,7 +285,7 @@ pub(crate) fn check_fleet(
         if a.shard.is_some() {
             if let Some(wr) = writer.as_mut() {
                 wr.set_waivers(merge::WaiverRun {
-                    file: w.path.clone(),
+                    file: w.path().to_string(),
                     usage: u.clone(),
                 });
             }

@@ -160,11 +160,11 @@ fn judge_waivers(
             Err(e) => return Err(e.to_string()),
         },
     };
-    if usage.used.len() != w.waivers.len() {
+    if usage.used.len() != w.waivers().len() {
         return Err(format!(
             "--waivers `{}` holds {} waivers, the shards were audited with a file of {}: give the same file",
-            w.path,
-            w.waivers.len(),
+            w.path(),
+            w.waivers().len(),
             usage.used.len()
         ));
     }
