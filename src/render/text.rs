@@ -655,14 +655,19 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
             lines.push(String::new());
         }
         let mut cur = String::new();
+        let mut cur_chars = 0; // `cur.chars().count()`, kept as it grows
         for w in para.split_whitespace() {
-            if !cur.is_empty() && cur.chars().count() + 1 + w.chars().count() > width {
+            let w_chars = w.chars().count();
+            if !cur.is_empty() && cur_chars + 1 + w_chars > width {
                 lines.push(std::mem::take(&mut cur));
+                cur_chars = 0;
             }
             if !cur.is_empty() {
                 cur.push(' ');
+                cur_chars += 1;
             }
             cur.push_str(w);
+            cur_chars += w_chars;
         }
         if !cur.is_empty() {
             lines.push(cur);
