@@ -384,6 +384,9 @@ fn re_match(pattern: &str, text: &str, ignore_case: bool) -> Tri {
             "the pattern `{pattern}` uses `{s}`, which Python's re reads differently"
         ));
     }
+    if let Some(m) = plain_match(pattern, text, ignore_case) {
+        return if m { Tri::True } else { Tri::False };
+    }
     let flags = if ignore_case { "(?si)" } else { "(?s)" };
     let re = format!("{flags}\\A(?:{})", python_dollar(pattern));
     match regex::RegexBuilder::new(&re).size_limit(1 << 20).build() {
@@ -398,6 +401,43 @@ fn re_match(pattern: &str, text: &str, ignore_case: bool) -> Tri {
             "the pattern `{pattern}`, which driftaudit cannot read as Python's re does"
         )),
     }
+}
+
+/// The shapes tuned's own recommend.conf uses, decided without compiling
+/// a regex (a compile is most of what the recommender costs): `^$`, `.+`,
+/// and `.*WORD.*` or `.*(WORD|WORD).*` of plain words, as `re.match` with
+/// `re.S` reads them. `None`: another shape, for the regex.
+fn plain_match(pattern: &str, text: &str, ignore_case: bool) -> Option<bool> {
+    const META: &[char] = &[
+        '\\', '.', '^', '$', '*', '+', '?', '(', ')', '[', ']', '{', '}', '|',
+    ];
+    match pattern {
+        // Python's `$`: the end, or before a newline at the end
+        "^$" => return Some(text.is_empty() || text == "\n"),
+        ".+" => return Some(!text.is_empty()),
+        _ => {}
+    }
+    let inner = pattern.strip_prefix(".*")?.strip_suffix(".*")?;
+    let words: Vec<&str> = match inner.strip_prefix('(').and_then(|i| i.strip_suffix(')')) {
+        Some(alts) => alts.split('|').collect(),
+        None => vec![inner],
+    };
+    if words.iter().any(|w| w.is_empty() || w.contains(META)) {
+        return None;
+    }
+    if !ignore_case {
+        return Some(words.iter().any(|w| text.contains(w)));
+    }
+    // case folding beyond ASCII is the regex's (and Python's) business
+    if !text.is_ascii() || !words.iter().all(|w| w.is_ascii()) {
+        return None;
+    }
+    let text = text.to_ascii_lowercase();
+    Some(
+        words
+            .iter()
+            .any(|w| text.contains(&w.to_ascii_lowercase())),
+    )
 }
 
 /// Python's `$` (no MULTILINE): the end, or before a newline at the end;
@@ -442,6 +482,52 @@ fn python_dollar(p: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plain_shapes_match_as_the_regex_does() {
+        let patterns = [
+            "^$",
+            ".+",
+            ".*atomic.*",
+            ".*(computenode|server).*",
+            ".*(Rack|Blade).*",
+            ".*release 8.*",
+            ".*a.b.*",
+            ".*(x|).*",
+            ".*Ünï.*",
+        ];
+        let texts = [
+            "",
+            "\n",
+            "\n\n",
+            "kvm\n",
+            "Red Hat Enterprise Linux Server release 8.4 (Ootpa)\n",
+            "Fedora release 39 (Thirty Nine)",
+            "CentOS Atomic Host\nrelease 7",
+            "x\natomic\n",
+            "rack mount chassis",
+            "ünï",
+            "a-b axb",
+        ];
+        for p in patterns {
+            for t in texts {
+                for ci in [false, true] {
+                    let flags = if ci { "(?si)" } else { "(?s)" };
+                    let re = regex::Regex::new(&format!("{flags}\\A(?:{})", python_dollar(p)))
+                        .unwrap();
+                    if let Some(m) = plain_match(p, t, ci) {
+                        assert_eq!(m, re.is_match(t), "{p:?} on {t:?}, ignore case {ci}");
+                    }
+                }
+            }
+        }
+        // the shapes of tuned's recommend.conf are all decided without a regex
+        for p in ["^$", ".+", ".*atomic.*", ".*(computenode|server).*"] {
+            assert!(plain_match(p, "x", false).is_some(), "{p}");
+        }
+        assert_eq!(plain_match(".*a.b.*", "axb", false), None);
+        assert_eq!(plain_match(".*Ünï.*", "ünï", true), None);
+    }
 
     #[test]
     fn re_match_is_pythons_anchored_match() {
