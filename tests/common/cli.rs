@@ -87,3 +87,64 @@ pub fn copy_tree(dir: &Path) -> tempfile::TempDir {
     assert!(ok, "cp -a {} failed", dir.display());
     t
 }
+
+/// Run `c` to its end and fail the test unless it exits 0, naming `what`
+/// and quoting its stdout and stderr; the finished run otherwise. For the programs a
+/// test runs as a means (sh, git, mkfs, unshare), not for driftaudit
+/// itself, whose exit code a test states.
+#[track_caller]
+pub fn ok(c: &mut Command, what: &str) -> Output {
+    let o = c.output().unwrap_or_else(|e| panic!("run {what}: {e}"));
+    assert!(
+        o.status.success(),
+        "{what} failed ({}): {}{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
+/// The string `key` of every object in the JSON array `list` (each must
+/// have one), in order.
+#[track_caller]
+pub fn strs<'a>(list: &'a Value, key: &str) -> Vec<&'a str> {
+    list.as_array()
+        .unwrap_or_else(|| panic!("not an array: {list}"))
+        .iter()
+        .map(|o| {
+            o[key]
+                .as_str()
+                .unwrap_or_else(|| panic!("no string `{key}` in {o}"))
+        })
+        .collect()
+}
+
+/// Fail the test unless `text` contains `part`, quoting both.
+#[track_caller]
+pub fn has(text: &str, part: &str) {
+    assert!(text.contains(part), "`{part}` is not in:\n{text}");
+}
+
+/// The strings of the JSON array `list`, in order.
+#[track_caller]
+pub fn texts(list: &Value) -> Vec<&str> {
+    list.as_array()
+        .unwrap_or_else(|| panic!("not an array: {list}"))
+        .iter()
+        .map(|s| s.as_str().unwrap_or_else(|| panic!("not a string: {s}")))
+        .collect()
+}
+
+/// A finding's evidence as `PATH:LINE` (`PATH` where it names no line).
+pub fn evidence(f: &Value) -> Vec<String> {
+    f["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| match e["line"].as_u64() {
+            Some(l) => format!("{}:{l}", e["path"].as_str().unwrap()),
+            None => e["path"].as_str().unwrap().to_string(),
+        })
+        .collect()
+}

@@ -169,25 +169,14 @@ pub fn run_with_stubs(dir: &Path, script: &str, stubs: &[&str]) -> Vec<(String, 
     }
     let path = dir.join("steps.sh");
     std::fs::write(&path, script).unwrap();
-    let n = std::process::Command::new("sh")
-        .arg("-n")
-        .arg(&path)
-        .output()
-        .unwrap();
-    assert!(
-        n.status.success(),
-        "sh -n: {}\n{script}",
-        String::from_utf8_lossy(&n.stderr)
-    );
-    let out = std::process::Command::new("sh")
-        .arg(&path)
-        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "the script failed: {}\n{script}",
-        String::from_utf8_lossy(&out.stderr)
+    let sh = |c: &mut std::process::Command, what: &str| {
+        cli::ok(c.arg(&path), &format!("{what}\n{script}\n"));
+    };
+    sh(std::process::Command::new("sh").arg("-n"), "sh -n");
+    let path_var = format!("{}:/usr/bin:/bin", bin.display());
+    sh(
+        std::process::Command::new("sh").env("PATH", path_var),
+        "the script",
     );
     stubs
         .iter()
@@ -226,17 +215,12 @@ pub fn build_deb(tree: &Path, out: &Path) {
         ),
     )
     .unwrap();
-    let o = std::process::Command::new("dpkg-deb")
-        .args(["--root-owner-group", "--build"])
-        .arg(tree)
-        .arg(out)
-        .output()
-        .expect("run dpkg-deb");
-    assert!(
-        o.status.success(),
-        "dpkg-deb --build {}: {}",
-        tree.display(),
-        String::from_utf8_lossy(&o.stderr)
+    cli::ok(
+        std::process::Command::new("dpkg-deb")
+            .args(["--root-owner-group", "--build"])
+            .arg(tree)
+            .arg(out),
+        &format!("dpkg-deb --build {}", tree.display()),
     );
 }
 
@@ -279,4 +263,20 @@ pub fn snapshot_tree(files: &[(&str, &str)]) -> tempfile::TempDir {
         std::fs::write(p, text).expect("write the file");
     }
     dir
+}
+
+/// `v` as a YAML double-quoted scalar: JSON's escapes, and every control
+/// character (DEL and C1 too) escaped as `\uXXXX`.
+pub fn yaml_quoted(v: &str) -> String {
+    serde_json::to_string(v)
+        .unwrap()
+        .chars()
+        .map(|c| {
+            if c.is_control() {
+                format!("\\u{:04x}", c as u32)
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }

@@ -3,7 +3,7 @@
 //! links and modes beside files ([`crate::common::snapshot_tree`] writes
 //! files alone). Decides no verdict.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Copy the tree `from` into `to` (`cp -a FROM/. TO`, `to` and its parents
@@ -34,4 +34,13 @@ pub fn write_files(root: &Path, files: &[(&str, &str)]) {
             .expect("create the parents");
         std::fs::write(p, text).expect("write the file");
     }
+}
+
+/// Write `text` to `dir/name` (parents created) and return its path.
+pub fn file(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::create_dir_all(p.parent().expect("a file path has a parent"))
+        .expect("create the parents");
+    std::fs::write(&p, text).expect("write the file");
+    p
 }

@@ -171,17 +171,7 @@ fn pinned_value(set: &PolicySet, rule: &str) -> String {
 
 fn option_value_reads_back(mpd: &Path, v: &str) {
     // a YAML double-quoted scalar (JSON's escapes, and DEL/C1 escaped too)
-    let yaml_v: String = serde_json::to_string(v)
-        .unwrap()
-        .chars()
-        .map(|c| {
-            if c.is_control() {
-                format!("\\u{:04x}", c as u32)
-            } else {
-                c.to_string()
-            }
-        })
-        .collect();
+    let yaml_v = common::yaml_quoted(v);
     let set = with_policy(&format!(
         "policy: mine\ntitle: Mine\nrules:\n\
          \x20 - id: mine.init-connect\n    title: t\n    severity: low\n    setting: mycnf.init_connect\n    expect: {{ equals: {yaml_v}, present: true }}\n    why: w\n    fix: f\n    references: []\n",
@@ -845,14 +835,9 @@ fn sysctl_consumers(root: &Path, key: &str, script: &Path) -> Vec<(&'static str,
         script.display()
     );
     sh += &out("sysctl-w");
-    let o = Command::new("unshare")
-        .args(["-m", "--propagation", "private", "sh", "-ec", &sh])
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "{}\n{sh}",
-        String::from_utf8_lossy(&o.stderr)
+    let o = common::cli::ok(
+        Command::new("unshare").args(["-m", "--propagation", "private", "sh", "-ec", &sh]),
+        &format!("the namespace script\n{sh}\n"),
     );
     let text = String::from_utf8(o.stdout).unwrap();
     let parts: Vec<&str> = text.split('\0').collect();

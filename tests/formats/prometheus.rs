@@ -7,7 +7,7 @@
 //! one line (fail under CI=true).
 
 use crate::common;
-use crate::common::browser::{feed, report_of};
+use crate::common::browser::{feed_ok, report_of};
 use crate::common::cli;
 
 use std::collections::BTreeMap;
@@ -55,11 +55,10 @@ print(json.dumps(out))
 
 /// Parse the text with the real parser: family name -> (type, help, samples).
 fn parse(python: &Path, text: &str) -> BTreeMap<String, Json> {
-    let o = feed(Command::new(python).args(["-c", PARSE]), text.as_bytes());
-    assert!(
-        o.status.success(),
-        "the Prometheus parser rejects the output: {}\n{text}",
-        String::from_utf8_lossy(&o.stderr)
+    let o = feed_ok(
+        Command::new(python).args(["-c", PARSE]),
+        text.as_bytes(),
+        &format!("the Prometheus parser, on\n{text}\n"),
     );
     let fams: Vec<Json> = serde_json::from_slice(&o.stdout).unwrap();
     fams.into_iter()

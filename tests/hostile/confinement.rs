@@ -791,12 +791,7 @@ fn diff_files_after_the_read_budget_is_spent_names_what_was_not_compared() {
         "{missed:?}"
     );
     // each file once: compared, changed or not compared
-    let changed: Vec<&str> = v["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["path"].as_str().unwrap())
-        .collect();
+    let changed = cli::strs(&v["files"], "path");
     assert!(changed.contains(&"/etc/sysctl.d/50-a.conf"), "{changed:?}");
     for n in missed {
         assert!(!changed.contains(&n["path"].as_str().unwrap()), "{n}");

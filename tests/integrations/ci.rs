@@ -878,17 +878,13 @@ fn the_pre_commit_hooks_validate_policies_and_audit_changed_snapshots() {
     let ws = workspace();
     let ws = ws.path();
     let git = |args: &[&str]| {
-        let o = Command::new("git")
-            .arg("-C")
-            .arg(ws)
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            o.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&o.stderr)
+        common::cli::ok(
+            Command::new("git")
+                .arg("-C")
+                .arg(ws)
+                .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+                .args(args),
+            &format!("git {args:?}"),
         );
     };
     fs::create_dir_all(ws.join("policies")).unwrap();

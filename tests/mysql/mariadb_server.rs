@@ -576,17 +576,7 @@ fn any_set_global_value_is_one_sql_literal_the_server_reads_back_or_is_refused()
     let server = t.start_plain(work);
     let healthy = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/hosts/mysql-healthy");
     let check = |v: &str| -> Result<(), TestCaseError> {
-        let yaml_v: String = serde_json::to_string(v)
-            .unwrap()
-            .chars()
-            .map(|c| {
-                if c.is_control() {
-                    format!("\\u{:04x}", c as u32)
-                } else {
-                    c.to_string()
-                }
-            })
-            .collect();
+        let yaml_v = common::yaml_quoted(v);
         let mut set = PolicySet::builtin().unwrap();
         set.add_str(
             "mine.yaml",

@@ -334,12 +334,7 @@ fn fix_keeps_a_persisted_value_with_set_persist_not_a_file_edit() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr)));
     assert_eq!(v["patch"], "", "no file is patched: {v}");
-    let cmds: Vec<&str> = v["runtime"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["command"].as_str().unwrap())
-        .collect();
+    let cmds = common::cli::strs(&v["runtime"], "command");
     assert!(
         cmds.iter()
             .any(|c| c.contains("SET PERSIST max_connections = 600")),

@@ -10,6 +10,7 @@ use std::path::Path;
 
 use serde_json::Value as Json;
 
+use crate::common;
 use crate::common::cli::{findings, json, run};
 
 fn snap(name: &str, text: &str) {
@@ -557,12 +558,7 @@ fn list_text_shows_each_for_each_rules_aliases_under_it() {
     let (_, json, _) = run(&["list", "--format", "json"]);
     let doc: Json = serde_json::from_str(&json).unwrap();
     for r in doc["rules"].as_array().unwrap() {
-        let aliases: Vec<&str> = r["aliases"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|a| a.as_str().unwrap())
-            .collect();
+        let aliases = common::cli::texts(&r["aliases"]);
         let id = r["id"].as_str().unwrap();
         let at = out
             .lines()

@@ -203,11 +203,9 @@ fn disk_by_links_resolve_like_tags_and_a_shared_uuid_is_a_finding() {
         img = d.join("a.img").display(),
         f = fstab_path.display()
     );
-    let out = Command::new("sh").arg("-c").arg(&script).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}\n{script}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = common::cli::ok(
+        Command::new("sh").arg("-c").arg(&script),
+        &format!("the mount script\n{script}\n"),
     );
     let mountinfo = String::from_utf8_lossy(&out.stdout).into_owned();
     let line = mountinfo

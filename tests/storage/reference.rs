@@ -650,12 +650,9 @@ fn in_namespace(img: &Path, script: &str) -> String {
         img = img.display(),
         body = script.replace('\'', "'\\''"),
     );
-    let out = Command::new("sh").arg("-c").arg(&full).output().unwrap();
-    assert!(
-        out.status.success(),
-        "namespace script failed: {}\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        full
+    let out = common::cli::ok(
+        Command::new("sh").arg("-c").arg(&full),
+        &format!("the namespace script\n{full}\n"),
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
@@ -985,11 +982,9 @@ fn with_loops(imgs: &[&Path], script: &str) -> String {
         "env {env} unshare -m sh -e -c 'mount --make-rprivate / && {}'\n",
         script.replace('\'', "'\\''")
     );
-    let out = Command::new("sh").arg("-c").arg(&full).output().unwrap();
-    assert!(
-        out.status.success(),
-        "namespace script failed: {}\n{full}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = common::cli::ok(
+        Command::new("sh").arg("-c").arg(&full),
+        &format!("the namespace script\n{full}\n"),
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
@@ -1291,15 +1286,9 @@ fn btrfs_image(dir: &Path, name: &str) -> Option<PathBuf> {
     let f = std::fs::File::create(&img).unwrap();
     f.set_len(320 * 1024 * 1024).unwrap();
     drop(f);
-    let out = Command::new(mkfs)
-        .args(["-q", "-f"])
-        .arg(&img)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    common::cli::ok(
+        Command::new(mkfs).args(["-q", "-f"]).arg(&img),
+        "mkfs.btrfs",
     );
     Some(img)
 }

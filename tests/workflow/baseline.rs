@@ -97,18 +97,6 @@ fn not_passing(report: &serde_json::Value) -> Vec<(String, String, serde_json::V
         .collect()
 }
 
-fn evidence(f: &serde_json::Value) -> Vec<String> {
-    f["evidence"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| match e["line"].as_u64() {
-            Some(l) => format!("{}:{l}", e["path"].as_str().unwrap()),
-            None => e["path"].as_str().unwrap().to_string(),
-        })
-        .collect()
-}
-
 #[test]
 fn baseline_then_check_of_a_modified_copy_reports_exactly_the_modified_settings() {
     let (ws, golden, edited) = golden_and_copy("sos-centos7-mariadb", "fleet/db01", "fleet/db02");
@@ -181,7 +169,11 @@ fn baseline_then_check_of_a_modified_copy_reports_exactly_the_modified_settings(
     assert_eq!(sysctl["expected"], "= 1024");
     assert_eq!(sysctl["actual"], "4096");
     // the sosreport's sysctl.d/99-sysctl.conf links to the file edited
-    assert_eq!(evidence(sysctl)[0], "/etc/sysctl.conf:14", "{sysctl}");
+    assert_eq!(
+        common::cli::evidence(sysctl)[0],
+        "/etc/sysctl.conf:14",
+        "{sysctl}"
+    );
     let why = sysctl["explanation"].as_str().unwrap();
     assert!(
         why.contains("net.core.somaxconn is 4096 here (/etc/sysctl.conf:14")
@@ -192,9 +184,9 @@ fn baseline_then_check_of_a_modified_copy_reports_exactly_the_modified_settings(
     let (_, _, mycnf) = &bad[1];
     assert_eq!(mycnf["expected"], "= 300");
     assert_eq!(mycnf["actual"], "500");
-    assert_eq!(evidence(mycnf)[0], "/etc/my.cnf:12");
+    assert_eq!(common::cli::evidence(mycnf)[0], "/etc/my.cnf:12");
     let (_, _, fstab) = &bad[0];
-    assert_eq!(evidence(fstab)[0], "/etc/fstab:12");
+    assert_eq!(common::cli::evidence(fstab)[0], "/etc/fstab:12");
     let why = fstab["explanation"].as_str().unwrap();
     assert!(
         why.contains(
@@ -848,14 +840,14 @@ fn a_host_with_an_added_setting_fails_the_closed_baseline() {
         "{why}"
     );
     assert_eq!(
-        evidence(data)[0],
+        common::cli::evidence(data)[0],
         format!("/etc/fstab:{}", fstab.lines().count() + 1),
         "{data}"
     );
     let (_, _, tw) = &bad[3];
     assert_eq!(tw["actual"], "600", "{tw}");
     assert_eq!(
-        evidence(tw)[0],
+        common::cli::evidence(tw)[0],
         format!("/etc/sysctl.conf:{}", n + 1),
         "{tw}"
     );
@@ -872,7 +864,11 @@ fn a_host_with_an_added_setting_fails_the_closed_baseline() {
         .lines()
         .position(|l| l == "max_connections=500")
         .unwrap();
-    assert_eq!(evidence(mc)[0], format!("/etc/my.cnf:{}", line + 1), "{mc}");
+    assert_eq!(
+        common::cli::evidence(mc)[0],
+        format!("/etc/my.cnf:{}", line + 1),
+        "{mc}"
+    );
 
     // `--open NS` leaves a namespace out of the closed world
     let (code, _, err) = baseline(

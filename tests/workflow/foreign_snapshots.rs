@@ -71,18 +71,6 @@ fn finding<'a>(r: &'a serde_json::Value, rule: &str) -> &'a serde_json::Value {
     all[0]
 }
 
-fn evidence_paths(f: &serde_json::Value) -> Vec<String> {
-    f["evidence"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| match e["line"].as_u64() {
-            Some(l) => format!("{}:{l}", e["path"].as_str().unwrap()),
-            None => e["path"].as_str().unwrap().to_string(),
-        })
-        .collect()
-}
-
 const SOS: &str = "testdata/hosts/sos-centos7-mariadb";
 
 #[test]
@@ -144,7 +132,7 @@ fn sosreport_of_a_centos7_mariadb_host_gets_an_admins_verdicts() {
     // and read live from sos's sysctl -a listing.
     let f = finding(&r, "linux.tcp-tw-recycle");
     assert_eq!(f["status"], "fail");
-    let ev = evidence_paths(f);
+    let ev = cli::evidence(f);
     assert!(
         ev.iter().any(|e| e.starts_with("/etc/sysctl.conf:12")),
         "{ev:?}"
@@ -203,7 +191,7 @@ fn sosreport_of_a_centos7_mariadb_host_gets_an_admins_verdicts() {
     // the sum of sos's `du -s /var/lib/mysql/*` lines, in KiB.
     let f = finding(&r, "mysql.pool-too-small-for-data");
     assert_eq!(f["status"], "fail");
-    let ev = evidence_paths(f);
+    let ev = cli::evidence(f);
     assert!(ev.contains(&"/etc/my.cnf:10".to_string()), "{ev:?}");
     assert!(
         ev.contains(&"/sos_commands/mysql/du_-s_.var.lib.mysql".to_string()),
@@ -227,7 +215,7 @@ fn sosreport_of_a_centos7_mariadb_host_gets_an_admins_verdicts() {
     );
     let f = finding(&r, "storage.dir-index-mysql");
     assert_eq!(f["status"], "pass");
-    assert!(evidence_paths(f)
+    assert!(cli::evidence(f)
         .iter()
         .any(|e| e.starts_with("/sos_commands/filesys/dumpe2fs_-h_.dev.mapper.vg_data-lv_mysql")));
     assert_eq!(status("storage.reserved-blocks-mysql"), "fail");

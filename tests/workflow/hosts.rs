@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use crate::common;
 use crate::common::cli::{findings, run};
 
 fn hosts_dir() -> PathBuf {
@@ -115,12 +116,7 @@ fn only_and_skip_select_rules() {
         "linux.tcp-*",
     ]);
     let r: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let ids: Vec<&str> = r["hosts"][0]["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["rule"].as_str().unwrap())
-        .collect();
+    let ids = common::cli::strs(&r["hosts"][0]["findings"], "rule");
     assert!(
         ids.iter()
             .all(|i| i.starts_with("linux.tcp-") || *i == "driftaudit.input"),

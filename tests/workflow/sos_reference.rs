@@ -37,18 +37,13 @@ fn audit(host: &Host) -> Vec<Finding> {
 /// mysql; filesys: dumpe2fs, mounts; block; host; dpkg; memory; process;
 /// systemd: the unit files and their enablement).
 fn sos_report(sos: &Path, out: &Path) -> PathBuf {
-    let o = Command::new(sos)
-        .args(["report", "--batch", "--build", "--quiet", "-o"])
-        .arg("kernel,mysql,filesys,block,host,dpkg,memory,process,systemd")
-        .arg("--tmp-dir")
-        .arg(out)
-        .output()
-        .expect("run sos report");
-    assert!(
-        o.status.success(),
-        "sos report failed: {}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
+    common::cli::ok(
+        Command::new(sos)
+            .args(["report", "--batch", "--build", "--quiet", "-o"])
+            .arg("kernel,mysql,filesys,block,host,dpkg,memory,process,systemd")
+            .arg("--tmp-dir")
+            .arg(out),
+        "sos report",
     );
     std::fs::read_dir(out)
         .unwrap()

@@ -347,6 +347,7 @@ fn upgrade_report_of_the_mysql_5_7_host_for_8_0_and_kernel_6_1() {
     ));
 }
 
+use crate::common;
 use crate::common::cli::run as bin;
 
 #[test]
@@ -479,12 +480,7 @@ fn a_diff_after_the_upgrade_puts_the_versions_first_and_names_values_changed_onl
     ]);
     let d: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(d["versions"][0]["fact"], "mysql_version");
-    let subjects: Vec<&str> = d["default_driven"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["subject"].as_str().unwrap())
-        .collect();
+    let subjects = common::cli::strs(&d["default_driven"], "subject");
     assert_eq!(
         subjects,
         [

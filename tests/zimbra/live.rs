@@ -158,17 +158,13 @@ run diff.json "$DRIFTAUDIT" diff "$W/snap" live --files --format json
 "#;
 
 fn run_live(dir: &Path) {
-    let o = std::process::Command::new("unshare")
-        .args(["-m", "--propagation", "private", "sh", "-ec", SCRIPT])
-        .env("WORK", dir)
-        .env("ZUID", ZIMBRA_UID.to_string())
-        .env("DRIFTAUDIT", env!("CARGO_BIN_EXE_driftaudit"))
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "namespace script failed: {}",
-        String::from_utf8_lossy(&o.stderr)
+    common::cli::ok(
+        std::process::Command::new("unshare")
+            .args(["-m", "--propagation", "private", "sh", "-ec", SCRIPT])
+            .env("WORK", dir)
+            .env("ZUID", ZIMBRA_UID.to_string())
+            .env("DRIFTAUDIT", env!("CARGO_BIN_EXE_driftaudit")),
+        "the namespace script",
     );
 }
 
