@@ -122,7 +122,7 @@ pub fn strs<'a>(list: &'a Value, key: &str) -> Vec<&'a str> {
 
 /// Fail the test unless `text` contains `part`, quoting both.
 #[track_caller]
-pub fn has(text: &str, part: &str) {
+pub fn says(text: &str, part: &str) {
     assert!(text.contains(part), "`{part}` is not in:\n{text}");
 }
 

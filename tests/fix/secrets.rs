@@ -6,6 +6,7 @@
 //! stderr summary, the JSON plan or an error.
 
 use crate::common;
+use crate::common::cli::says;
 use crate::common::cli::{self, copy_tree as copy};
 use crate::common::patch::{self, run_with_stdin};
 
@@ -104,10 +105,7 @@ fn a_password_next_to_a_changed_option_line_is_never_printed_and_the_patch_appli
     edit_line(&cnf, 9, "password = Hunter2SecretXYZ", false);
     let (patch, all) = every_output(t.path());
     assert_absent(&all, "Hunter2SecretXYZ");
-    assert!(
-        patch.contains("+innodb_buffer_pool_dump_at_shutdown = ON\n"),
-        "{patch}"
-    );
+    says(&patch, "+innodb_buffer_pool_dump_at_shutdown = ON\n");
     // context stops at the secret line: line 10 before, the end of the file after
     assert!(
         patch.contains(
@@ -273,9 +271,9 @@ fn a_secret_setting_is_never_written_by_a_remedy() {
     assert_eq!(o.status.code(), Some(1), "{out}");
     assert_absent(&out, "NewSecretValue9");
     assert_absent(&out, "OldSecretValue8");
-    assert!(
-        out.contains("`wsrep_sst_auth` holds a secret: `fix` never writes a secret value"),
-        "{out}"
+    says(
+        &out,
+        "`wsrep_sst_auth` holds a secret: `fix` never writes a secret value",
     );
 }
 

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::common;
+use crate::common::cli::says;
 
 /// `ansible-playbook` from the CI virtualenv, else from `PATH`; `None`
 /// after a skip line (a failure under CI=true).
@@ -344,11 +345,8 @@ fn ansible_role_refuses_both_a_deb_and_a_binary_before_installing_anything() {
     let run = play(&ansible, t, &[]);
     assert_ne!(run.code, 0, "{}", run.out);
     assert_eq!(run.failed, 1, "{}", run.out);
-    assert!(
-        run.out.contains("driftaudit_deb_src") && run.out.contains("are both set"),
-        "{}",
-        run.out
-    );
+    says(&run.out, "driftaudit_deb_src");
+    says(&run.out, "are both set");
     assert!(
         !t.join("host").exists() && !t.join("repo").exists(),
         "nothing done"

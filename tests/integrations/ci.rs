@@ -26,6 +26,7 @@ use std::process::Command;
 use serde_json::Value;
 
 use crate::common;
+use crate::common::cli::says;
 
 use crate::common::cli::repo_root as repo;
 
@@ -721,10 +722,8 @@ fn the_gitlab_template_shards_with_parallel_and_reports_junit() {
         .output()
         .unwrap();
     assert_eq!(junit, String::from_utf8_lossy(&direct.stdout));
-    assert!(
-        junit.contains("<testsuites") && junit.contains("<failure"),
-        "{junit}"
-    );
+    says(&junit, "<testsuites");
+    says(&junit, "<failure");
     // GitLab links `file` into the repository: relative to its root, also
     // from the merged report (it was the CI machine's absolute path)
     let doc = roxmltree::Document::parse(&junit).unwrap();
@@ -849,10 +848,7 @@ fn the_gitlab_template_builds_driftaudit_source_once_into_its_cached_directory()
     let (code, out) = gl.job(ws, ".driftaudit-report", &env);
     assert_eq!(code, 1, "{out}");
     assert_eq!(cargo_runs(t.path()).len(), 1, "rebuilt: {out}");
-    assert!(
-        out.contains(&format!("driftaudit: {}/", cache.display())),
-        "{out}"
-    );
+    says(&out, &format!("driftaudit: {}/", cache.display()));
 }
 
 fn pre_commit() -> Option<PathBuf> {
@@ -932,10 +928,8 @@ fn the_pre_commit_hooks_validate_policies_and_audit_changed_snapshots() {
         &["policies/ok.yaml", "policies/broken.yaml"],
     );
     assert_eq!(code, 1, "{out}");
-    assert!(
-        out.contains("policies/broken.yaml:4:15") && out.contains("bogus"),
-        "{out}"
-    );
+    says(&out, "policies/broken.yaml:4:15");
+    says(&out, "bogus");
 
     // a change inside one snapshot audits that snapshot only: `clean` passes,
     // `nat-story` has high findings

@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use crate::common::cli::says;
 use driftaudit::unstable::engine;
 use driftaudit::unstable::host::Host;
 use driftaudit::unstable::policy::PolicySet;
@@ -158,11 +159,7 @@ fn includedir_override_drifts_on_the_unpersisted_set_global() {
             "/etc/mysql/mariadb.conf.d/50-server.cnf:106"
         ]
     );
-    assert!(
-        large.explanation.contains("10 GiB"),
-        "{}",
-        large.explanation
-    );
+    says(&large.explanation, "10 GiB");
     // MariaDB 10.11 defaults dump/load to ON when no file sets them.
     let dump = one(&f, "mysql.warm-restart-dump");
     assert!(dump.explanation.contains("10 GiB"), "{}", dump.explanation);
@@ -292,11 +289,7 @@ fn warm_restart_absent_options_follow_the_version_default() {
     for rule in ["mysql.warm-restart-dump", "mysql.warm-restart-load"] {
         let x = one(&f, rule);
         assert_eq!(x.status, Status::Unknown, "{x:#?}");
-        assert!(
-            x.explanation.contains("mysql-variables.tsv"),
-            "{}",
-            x.explanation
-        );
+        says(&x.explanation, "mysql-variables.tsv");
     }
     // MariaDB 10.11: ON by default.
     let dir = server(cnf, Some(MARIADB_VARS), du, MEM_16G);
@@ -365,11 +358,7 @@ fn a_bare_dump_line_is_never_a_passing_on() {
     let f = audit(dir.path());
     let dump = one(&f, "mysql.warm-restart-dump");
     assert_eq!(dump.status, Status::Unknown, "{dump:#?}");
-    assert!(
-        dump.explanation.contains("requires an argument"),
-        "{}",
-        dump.explanation
-    );
+    says(&dump.explanation, "requires an argument");
     assert!(evidence(dump).contains(&"/etc/my.cnf:3".to_string()));
     assert_eq!(one(&f, "mysql.warm-restart-load").status, Status::Pass);
     // The input finding says the server would not start.
@@ -428,11 +417,7 @@ fn drift_normalises_units_and_booleans_end_to_end() {
     let d = one(&f, "mysql.config-runtime-drift");
     assert_eq!(d.expected.as_deref(), Some("2 GiB"));
     assert_eq!(d.actual.as_deref(), Some("1 GiB"));
-    assert!(
-        d.fix.contains("`innodb_log_file_size = 1073741824`"),
-        "{}",
-        d.fix
-    );
+    says(&d.fix, "`innodb_log_file_size = 1073741824`");
 }
 
 /// `(key, status)` of the drift rule's findings, input findings' texts.
@@ -710,11 +695,7 @@ fn values_the_server_refuses_say_it_will_not_start() {
         .iter()
         .find(|i| i.line == Some(5))
         .expect("loose line reported");
-    assert!(
-        loose.message.contains("ignores this line"),
-        "{}",
-        loose.message
-    );
+    says(&loose.message, "ignores this line");
     assert!(facts.namespaces["mycnf_effective"]
         .get("max_allowed_packet")
         .is_none());

@@ -1,6 +1,7 @@
 //! Policy loading errors are for people: file, line, column, the rule, a caret
 //! under the offending text, and a suggestion for typos. Snapshotted.
 
+use crate::common::cli::says;
 use driftaudit::unstable::policy::{Code, ParamError, PolicyProblem, PolicySet};
 
 fn load_err(text: &str) -> String {
@@ -52,10 +53,7 @@ fn expression_error_points_at_the_character() {
     let e = load_err(&rule(
         "    assert: \"mycnf.innodb_buffer_pool_size <= 0.8 * mem_totl\"\n",
     ));
-    assert!(
-        e.contains("unknown name `mem_totl`, did you mean `mem_total`?"),
-        "{e}"
-    );
+    says(&e, "unknown name `mem_totl`, did you mean `mem_total`?");
     assert!(e.contains("rule `my.rule`"), "{e}");
     insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false}, {
         insta::assert_snapshot!("policy-error-unknown-name", e);
@@ -368,13 +366,10 @@ fn a_duplicate_key_names_the_key_not_a_library_option() {
 #[test]
 fn an_overlay_without_policy_says_what_a_policy_file_starts_with() {
     let e = load_err("overrides:\n  - rule: linux.aslr\n    severity: info\n");
-    assert!(
-        e.contains("my-policy.yaml:1:1: missing field `policy`"),
-        "{e}"
-    );
-    assert!(
-        e.contains("every policy file, a site overlay too, starts with `policy: ID`"),
-        "{e}"
+    says(&e, "my-policy.yaml:1:1: missing field `policy`");
+    says(
+        &e,
+        "every policy file, a site overlay too, starts with `policy: ID`",
     );
     let e = load_err("policy: site\noverrides: []\n");
     assert!(e.contains("missing field `title`"), "{e}");

@@ -487,12 +487,7 @@ fn approximate_bytes_per_inode_is_said_in_the_record_and_the_finding() {
                 "-i {ratio}: {}",
                 f.explanation
             );
-            assert!(
-                f.explanation
-                    .contains(&format!("one inode per {raw:.1} bytes")),
-                "{}",
-                f.explanation
-            );
+            says(&f.explanation, &format!("one inode per {raw:.1} bytes"));
         }
     }
 }
@@ -579,12 +574,7 @@ pub(crate) fn ok(what: &str, out: std::process::Output) -> String {
     stdout
 }
 
-/// `text` (a finding's explanation, a listing) contains `part`; a failure
-/// shows the whole text.
-#[track_caller]
-pub(crate) fn says(text: &str, part: &str) {
-    assert!(text.contains(part), "{text}");
-}
+pub(crate) use crate::common::cli::says;
 
 /// The findings of `storage.fstab-live-drift`, that rule alone, on `host`.
 pub(crate) fn fstab_drift(

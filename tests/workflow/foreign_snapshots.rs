@@ -5,6 +5,7 @@
 
 use std::fs;
 
+use crate::common::cli::says;
 use crate::common::cli::{self, run};
 use crate::common::tree::write_files as write;
 
@@ -286,10 +287,8 @@ fn a_partial_proc_sys_tree_says_unknown_not_absent() {
     let f = finding(&r, "linux.aslr");
     assert_eq!(f["status"], "unknown", "{f:#}");
     let why = f["explanation"].as_str().unwrap();
-    assert!(
-        why.contains("not in the snapshot") && why.contains("sysctl -a"),
-        "{why}"
-    );
+    says(&why, "not in the snapshot");
+    says(&why, "sysctl -a");
     assert_eq!(finding(&r, "linux.accept-redirects")["status"], "unknown");
     // the configured key is compared with a running value we do not have
     let drift: Vec<&serde_json::Value> = r["hosts"][0]["findings"]
@@ -490,10 +489,7 @@ fn a_snapshot_in_which_no_domain_is_detected_exits_2_and_names_its_root() {
     assert_eq!(code, 2, "{out}{err}");
     assert!(err.contains("no domain detected"), "{err}");
     assert!(err.contains("sysctl (no /proc/sys"), "{err}");
-    assert!(
-        err.contains(&format!("its root is `{}`", dir.path().display())),
-        "{err}"
-    );
+    says(&err, &format!("its root is `{}`", dir.path().display()));
     // its root is a snapshot (storage is detected from the fstab); what it
     // cannot read says to capture it, not to run as root
     let (code, out, err) = run(&["check", "--snapshot", dir.path().to_str().unwrap()]);
