@@ -148,3 +148,29 @@ pub fn evidence(f: &Value) -> Vec<String> {
         })
         .collect()
 }
+
+/// Run `c` and fail the test unless it exits `code` (quoting its stderr)
+/// and prints UTF-8; what it printed.
+#[track_caller]
+pub fn exits(c: &mut Command, code: i32) -> String {
+    let o = c.output().expect("run the command");
+    assert_eq!(
+        o.status.code(),
+        Some(code),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).expect("UTF-8 output")
+}
+
+/// The output formats of `check`, text first.
+pub const FORMATS: &[&str] = &[
+    "text",
+    "json",
+    "sarif",
+    "junit",
+    "markdown",
+    "jsonl",
+    "prometheus",
+    "html",
+];

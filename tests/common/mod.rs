@@ -280,3 +280,52 @@ pub fn yaml_quoted(v: &str) -> String {
         })
         .collect()
 }
+
+/// Characters a host may put in a name or value that break naive output:
+/// line ends, NUL, escape and bell, DEL and C1 controls, Unicode line
+/// separator and bidi override, noncharacters and the replacement
+/// character, the last code point, and non-ASCII letters and emoji.
+pub const HOSTILE_CHARS: &[char] = &[
+    '\n',
+    '\r',
+    '\t',
+    '\0',
+    '\x1b',
+    '\x07',
+    '\x7f',
+    '\u{85}',
+    '\u{9b}',
+    '\u{2028}',
+    '\u{202e}',
+    '\u{fffd}',
+    '\u{fffe}',
+    '\u{ffff}',
+    '\u{10ffff}',
+    'é',
+    '😀',
+];
+
+/// `systemd-analyze --root=ROOT cat-config sysctl.d` (no pager, no colour)
+/// run with `tool`, finished; `root` must be canonical.
+pub fn cat_config_sysctl_d(tool: impl AsRef<std::ffi::OsStr>, root: &Path) -> std::process::Output {
+    std::process::Command::new(tool)
+        .arg(format!("--root={}", root.display()))
+        .args(["cat-config", "sysctl.d"])
+        .env("SYSTEMD_PAGER", "")
+        .env("SYSTEMD_COLORS", "0")
+        .output()
+        .expect("systemd-analyze runs")
+}
+
+/// A program from the CI virtualenv (`$DRIFTAUDIT_CI_VENV/bin/NAME`), else
+/// from `PATH`, or `None` after [`skip`] saying `how` to install it.
+pub fn venv_program(name: &str, how: &str) -> Option<PathBuf> {
+    let venv = std::env::var_os("DRIFTAUDIT_CI_VENV")
+        .map(|v| PathBuf::from(v).join("bin").join(name))
+        .filter(|p| p.is_file());
+    let found = venv.or_else(|| find_tool(name));
+    if found.is_none() {
+        skip(&format!("needs `{name}`"), &format!("not installed; {how}"));
+    }
+    found
+}

@@ -702,20 +702,7 @@ proptest::proptest! {
 // `sysctl -w`, libmount (`findmnt`) for fstab, and `sh` running the
 // script against stubs that record each command's words exactly.
 
-/// `v` as a YAML double-quoted scalar (JSON's escapes; DEL and C1 too).
-fn yaml_str(v: &str) -> String {
-    serde_json::to_string(v)
-        .unwrap()
-        .chars()
-        .map(|c| {
-            if c.is_control() {
-                format!("\\u{:04x}", c as u32)
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
-}
+use crate::common::yaml_quoted as yaml_str;
 
 /// A one-rule policy pinning `setting` to `v`.
 fn pinning(setting: &str, v: &str) -> PolicySet {

@@ -19,17 +19,10 @@ use crate::common::cli::says;
 /// `ansible-playbook` from the CI virtualenv, else from `PATH`; `None`
 /// after a skip line (a failure under CI=true).
 fn ansible_playbook() -> Option<PathBuf> {
-    let venv = std::env::var_os("DRIFTAUDIT_CI_VENV")
-        .map(|v| PathBuf::from(v).join("bin/ansible-playbook"))
-        .filter(|p| p.is_file());
-    let found = venv.or_else(|| common::find_tool("ansible-playbook"));
-    if found.is_none() {
-        common::skip(
-            "needs `ansible-playbook`",
-            "not installed; `bash .ci/run` puts ansible-core in its virtualenv (DRIFTAUDIT_CI_VENV), or `pip install ansible-core`",
-        );
-    }
-    found
+    common::venv_program(
+        "ansible-playbook",
+        "`bash .ci/run` puts ansible-core in its virtualenv (DRIFTAUDIT_CI_VENV), or `pip install ansible-core`",
+    )
 }
 
 struct Run {

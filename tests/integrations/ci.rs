@@ -852,17 +852,10 @@ fn the_gitlab_template_builds_driftaudit_source_once_into_its_cached_directory()
 }
 
 fn pre_commit() -> Option<PathBuf> {
-    let venv = std::env::var_os("DRIFTAUDIT_CI_VENV")
-        .map(|v| PathBuf::from(v).join("bin/pre-commit"))
-        .filter(|p| p.is_file());
-    let found = venv.or_else(|| common::find_tool("pre-commit"));
-    if found.is_none() {
-        common::skip(
-            "needs `pre-commit`",
-            "not installed; `bash .ci/run` puts it in its virtualenv (DRIFTAUDIT_CI_VENV), or `pip install pre-commit`",
-        );
-    }
-    found
+    common::venv_program(
+        "pre-commit",
+        "`bash .ci/run` puts it in its virtualenv (DRIFTAUDIT_CI_VENV), or `pip install pre-commit`",
+    )
 }
 
 #[test]

@@ -421,18 +421,7 @@ fn drift_normalises_units_and_booleans_end_to_end() {
 }
 
 /// `(key, status)` of the drift rule's findings, input findings' texts.
-fn drift_and_inputs(f: &[Finding]) -> (Vec<(String, Status)>, Vec<String>) {
-    (
-        f.iter()
-            .filter(|x| x.rule == "mysql.config-runtime-drift")
-            .map(|x| (x.subject.join(","), x.status))
-            .collect(),
-        f.iter()
-            .filter(|x| x.rule == "driftaudit.input")
-            .map(|x| format!("{:?} {}", x.status, x.explanation))
-            .collect(),
-    )
-}
+use crate::real_world::drift as drift_and_inputs;
 
 #[test]
 fn server_rounding_and_clamping_is_not_runtime_drift() {

@@ -24,7 +24,7 @@ fn audit(dir: &Path) -> Vec<Finding> {
 }
 
 /// config-runtime-drift findings as (subject, status), and the input notes.
-fn drift(f: &[Finding]) -> (Vec<(String, Status)>, Vec<String>) {
+pub(crate) fn drift(f: &[Finding]) -> (Vec<(String, Status)>, Vec<String>) {
     (
         f.iter()
             .filter(|x| x.rule == "mysql.config-runtime-drift")

@@ -463,13 +463,7 @@ fn file_order_matches_systemd_analyze_cat_config_on_the_snapshot_root() {
         let d = tempfile::tempdir().unwrap();
         materialise(d.path(), &l);
         let root = fs::canonicalize(d.path()).unwrap();
-        let out = Command::new("systemd-analyze")
-            .arg(format!("--root={}", root.display()))
-            .args(["cat-config", "sysctl.d"])
-            .env("SYSTEMD_PAGER", "")
-            .env("SYSTEMD_COLORS", "0")
-            .output()
-            .expect("systemd-analyze runs");
+        let out = common::cat_config_sysctl_d("systemd-analyze", &root);
         let prefix = root.display().to_string();
         let mut theirs: Vec<String> = String::from_utf8_lossy(&out.stdout)
             .lines()

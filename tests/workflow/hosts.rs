@@ -1,15 +1,9 @@
 //! One integration test per shipped test host: run the built binary on each
 //! snapshot under testdata/hosts and snapshot the text and JSON reports.
 
-use std::path::PathBuf;
-
 use crate::common;
 use crate::common::cli::says;
 use crate::common::cli::{findings, run};
-
-fn hosts_dir() -> PathBuf {
-    crate::common::cli::testdata("hosts")
-}
 
 fn report(host: &str) -> serde_json::Value {
     let dir = format!("testdata/hosts/{host}");
@@ -20,13 +14,7 @@ fn report(host: &str) -> serde_json::Value {
 
 #[test]
 fn every_test_host_report_is_snapshotted() {
-    let mut names: Vec<String> = std::fs::read_dir(hosts_dir())
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .filter(|e| e.path().is_dir())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
+    let names = common::browser::host_names();
     assert!(
         names.len() >= 2,
         "expected at least the nat-story and clean hosts"
