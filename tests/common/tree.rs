@@ -44,3 +44,11 @@ pub fn file(dir: &Path, name: &str, text: &str) -> PathBuf {
     std::fs::write(&p, text).expect("write the file");
     p
 }
+
+/// A new temporary directory holding `name` with `text`, and that file's
+/// path; the directory goes when the returned guard drops.
+pub fn temp_file(name: &str, text: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let p = file(dir.path(), name, text);
+    (dir, p)
+}

@@ -79,13 +79,7 @@ fn only_and_skip_choose_the_findings_the_plan_fixes() {
 #[test]
 fn waived_findings_are_not_fixed() {
     let nat = host("nat-story");
-    let t = tempfile::tempdir().unwrap();
-    let w = t.path().join("w.yaml");
-    std::fs::write(
-        &w,
-        "- rule: linux.unprivileged-bpf\n  reason: accepted for the lab (OPS-1)\n  expires: 2099-12-31\n",
-    )
-    .unwrap();
+    let (_t, w) = crate::common::tree::temp_file("w.yaml", "- rule: linux.unprivileged-bpf\n  reason: accepted for the lab (OPS-1)\n  expires: 2099-12-31\n");
     let s = nat.to_str().unwrap();
     let before = json(&fix(&["--snapshot", s, "--format", "json"]));
     assert!(fixed_rules(&before)

@@ -243,13 +243,10 @@ fn a_yaml_error_on_a_huge_line_prints_a_window_around_the_column() {
 
 #[test]
 fn a_mis_indented_policy_line_is_reported_at_that_line() {
-    let t = tempfile::tempdir().unwrap();
-    let p = t.path().join("indent.yaml");
-    fs::write(
-        &p,
+    let (_t, p) = crate::common::tree::temp_file(
+        "indent.yaml",
         "policy: p\nrules:\n  - id: x\n   title: bad indent\n    severity: low\n",
-    )
-    .unwrap();
+    );
     let o = check_only_policy(&p);
     assert_eq!(o.code, Some(2), "{}", o.stderr);
     // PyYAML and libyaml reject the file at line 4, column 4

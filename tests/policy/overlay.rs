@@ -247,13 +247,7 @@ fn only_and_waivers_see_the_overridden_rules() {
     assert_eq!(all.len(), 1, "{all:?}");
     assert_eq!(all[0]["status"], "skip");
     // a waiver still waives a finding whose severity an overlay raised
-    let dir = tempfile::tempdir().unwrap();
-    let waivers = dir.path().join("w.yaml");
-    std::fs::write(
-        &waivers,
-        "- rule: linux.send-redirects\n  reason: router role until the move (OPS-1)\n  expires: 2099-01-01\n",
-    )
-    .unwrap();
+    let (_dir, waivers) = crate::common::tree::temp_file("w.yaml", "- rule: linux.send-redirects\n  reason: router role until the move (OPS-1)\n  expires: 2099-01-01\n");
     let r = report(&[
         "--snapshot",
         ZIMBRA,
@@ -475,13 +469,7 @@ fn disabling_without_a_reason_and_entries_without_a_target_are_errors() {
 
 #[test]
 fn an_added_applies_condition_skips_the_rule_where_it_does_not_hold() {
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("site.yaml");
-    std::fs::write(
-        &p,
-        "policy: site\ntitle: Site\noverrides:\n  - rule: linux.unprivileged-bpf\n    applies:\n      - kernel: \">= 99\"\n",
-    )
-    .unwrap();
+    let (_dir, p) = crate::common::tree::temp_file("site.yaml", "policy: site\ntitle: Site\noverrides:\n  - rule: linux.unprivileged-bpf\n    applies:\n      - kernel: \">= 99\"\n");
     let r = report(&["--snapshot", ZIMBRA, "--policy", p.to_str().unwrap()]);
     let f = findings(&r, "linux.unprivileged-bpf")[0];
     assert_eq!(f["status"], "skip", "{f}");

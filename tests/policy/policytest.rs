@@ -336,9 +336,8 @@ fn shipped_policy_tests_pass_and_cover_every_rule_both_ways() {
 /// policy is reported without its content.
 #[test]
 fn a_test_file_cannot_make_driftaudit_test_print_files_outside_its_tree() {
-    let ws = tempfile::tempdir().unwrap();
-    let outside = ws.path().join("shadow");
-    std::fs::write(&outside, "root:SHADOW-CANARY-1:19000:0:99999:7:::\n").unwrap();
+    let (ws, outside) =
+        crate::common::tree::temp_file("shadow", "root:SHADOW-CANARY-1:19000:0:99999:7:::\n");
     let t = ws.path().join("t");
     std::fs::create_dir_all(&t).unwrap();
     std::os::unix::fs::symlink(&outside, t.join("linked")).unwrap();

@@ -404,9 +404,7 @@ fn present_beside_equals_fails_a_missing_setting_instead_of_skipping() {
 
 #[test]
 fn output_file_is_replaced_atomically_and_a_link_there_is_not_followed() {
-    let ws = tempfile::tempdir().unwrap();
-    let victim = ws.path().join("victim.txt");
-    std::fs::write(&victim, "keep me\n").unwrap();
+    let (ws, victim) = crate::common::tree::temp_file("victim.txt", "keep me\n");
     let out = ws.path().join("golden.yaml");
     std::os::unix::fs::symlink(&victim, &out).unwrap();
     let snap = format!("{HOSTS}/nat-story");

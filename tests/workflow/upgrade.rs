@@ -411,13 +411,7 @@ fn upgrade_findings_go_through_fail_on_waivers_and_every_format() {
     ]);
     says(&sarif, "\"upgrade.mysql.removed-option\"");
     // a waiver covers an upgrade finding like any other
-    let dir = tempfile::tempdir().unwrap();
-    let w = dir.path().join("w.yaml");
-    std::fs::write(
-        &w,
-        "- rule: upgrade.mysql.removed-value\n  reason: sql_mode is rewritten by the upgrade playbook (OPS-1)\n  expires: 2099-01-01\n",
-    )
-    .unwrap();
+    let (_dir, w) = crate::common::tree::temp_file("w.yaml", "- rule: upgrade.mysql.removed-value\n  reason: sql_mode is rewritten by the upgrade playbook (OPS-1)\n  expires: 2099-01-01\n");
     let (_, out, err) = bin(&[
         "check",
         "--snapshot",
@@ -545,13 +539,7 @@ fn upgrade_rules_are_listed_explained_filtered_overridden_and_tested_like_any_ru
         .any(|(r, ..)| r == "upgrade.mariadb.removed-option"));
     // an overlay demotes one and disables another, and the same overlay
     // loads in a run without --target (the rules are dormant there)
-    let dir = tempfile::tempdir().unwrap();
-    let overlay = dir.path().join("site.yaml");
-    std::fs::write(
-        &overlay,
-        "policy: site\ntitle: Site\noverrides:\n  - rule: upgrade.mariadb.default-changed\n    severity: info\n  - rule: upgrade.mariadb.ignored-option\n    disabled: the playbook deletes these lines (OPS-7)\n",
-    )
-    .unwrap();
+    let (dir, overlay) = crate::common::tree::temp_file("site.yaml", "policy: site\ntitle: Site\noverrides:\n  - rule: upgrade.mariadb.default-changed\n    severity: info\n  - rule: upgrade.mariadb.ignored-option\n    disabled: the playbook deletes these lines (OPS-7)\n");
     let ov = overlay.to_str().unwrap();
     let (code, out, err) = upgrade_rules(&["--policy", ov]);
     assert_eq!(code, 1, "{err}");

@@ -342,13 +342,10 @@ fn waiver_applies_to_unknown_findings_through_the_library() {
 
 #[test]
 fn bad_waiver_file_is_a_caret_error() {
-    let tmp = tempfile::tempdir().unwrap();
-    let p = tmp.path().join("w.yaml");
-    std::fs::write(
-        &p,
+    let (_tmp, p) = crate::common::tree::temp_file(
+        "w.yaml",
         "- rule: linux.aslr\n  reason: lab\n  expires: 31/12/2030\n",
-    )
-    .unwrap();
+    );
     let o = bin(
         &[
             "check",
