@@ -349,6 +349,20 @@ fn check_sarif_semantics(r: &Report, doc: &Json) {
     }
 }
 
+/// The artifact URI of the linux.tcp-tw-recycle result in a SARIF log.
+fn sarif_uri(sarif: &str) -> String {
+    let doc: Json = serde_json::from_str(sarif).unwrap();
+    doc["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["ruleId"] == "linux.tcp-tw-recycle")
+        .unwrap()["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
 #[test]
 fn sarif_is_valid_and_matches_the_report_on_every_test_host() {
     let v = sarif_validator();
@@ -380,16 +394,7 @@ fn sarif_locates_the_nat_story_failure_at_the_sysctl_line_in_the_repository() {
     assert_eq!(loc["region"]["startLine"], 3);
     // Without a repository root (the library's plain `render`) the location
     // is an absolute file URI, never a path relative to nothing.
-    let doc: Json = serde_json::from_str(&out(&r, Format::Sarif)).unwrap();
-    let uri = doc["runs"][0]["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|x| x["ruleId"] == "linux.tcp-tw-recycle")
-        .unwrap()["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let uri = sarif_uri(&out(&r, Format::Sarif));
     let abs = format!(
         "file://{}/testdata/hosts/nat-story/etc/sysctl.d/60-perf.conf",
         repo_root().display()
@@ -1076,18 +1081,7 @@ fn the_cli_writes_paths_relative_to_the_working_directory_or_sarif_root() {
         assert_eq!(code, 1, "{stderr}");
         stdout
     };
-    let uri_of = |sarif: &str| -> String {
-        let doc: Json = serde_json::from_str(sarif).unwrap();
-        doc["runs"][0]["results"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|x| x["ruleId"] == "linux.tcp-tw-recycle")
-            .unwrap()["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
-            .as_str()
-            .unwrap()
-            .to_string()
-    };
+    let uri_of = sarif_uri;
     let want = "snapshots/db1/etc/sysctl.d/60-perf.conf";
     // From the repository root, as CI runs it.
     assert_eq!(

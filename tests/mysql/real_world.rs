@@ -276,25 +276,21 @@ fn text_values_compare_as_the_server_compares_them() {
             provider.replace("gcs.fc_limit = 32", &format!("gcs.fc_limit = {fc}"))
         )
     };
-    let dir = common::snapshot_tree(&[
-        ("/etc/my.cnf", cnf),
-        ("/proc/meminfo", MEM),
-        ("/captures/du.txt", "1\t/var/lib/mysql\n"),
-        ("/captures/mysql-variables.tsv", &vars("32")),
-    ]);
-    let f = audit(dir.path());
-    let (d, _) = drift(&f);
+    let audit_at = |fc: &str| {
+        let dir = common::snapshot_tree(&[
+            ("/etc/my.cnf", cnf),
+            ("/proc/meminfo", MEM),
+            ("/captures/du.txt", "1\t/var/lib/mysql\n"),
+            ("/captures/mysql-variables.tsv", &vars(fc)),
+        ]);
+        let f = audit(dir.path());
+        (drift(&f).0, f)
+    };
+    let (d, f) = audit_at("32");
     assert_eq!(d, [(String::new(), Status::Pass)], "{f:#?}");
 
     // gcs.fc_limit changed at runtime: drift, naming the key
-    let dir = common::snapshot_tree(&[
-        ("/etc/my.cnf", cnf),
-        ("/proc/meminfo", MEM),
-        ("/captures/du.txt", "1\t/var/lib/mysql\n"),
-        ("/captures/mysql-variables.tsv", &vars("160")),
-    ]);
-    let f = audit(dir.path());
-    let (d, _) = drift(&f);
+    let (d, f) = audit_at("160");
     assert_eq!(d, [("wsrep_provider_options".to_string(), Status::Fail)]);
     let x = one(&f, "wsrep_provider_options");
     says(&x.explanation, "gcs.fc_limit=32 runs as gcs.fc_limit=160");

@@ -64,12 +64,8 @@ fn run(files: &[(String, String)]) -> (i32, String) {
 fn splice(doc: &mut String, name: &str, text: &str) {
     let open = format!("<!-- policytest-output {name} -->\n");
     let close = "<!-- end policytest-output -->";
-    let start = doc
-        .find(&open)
-        .unwrap_or_else(|| panic!("docs/policy-language.md lacks `{open}`"))
-        + open.len();
-    let end = start + doc[start..].find(close).unwrap();
-    doc.replace_range(start..end, &format!("```text\n{text}```\n"));
+    let at = crate::common::doc_examples::marked(doc, &open, close, "docs/policy-language.md");
+    doc.replace_range(at, &format!("```text\n{text}```\n"));
 }
 
 #[test]
