@@ -35,20 +35,7 @@ fn audit_outputs(set: &PolicySet, host: &Host) -> String {
 /// A minimal snapshot root with `files` sysctl.d files, in `tmp/snap`.
 fn sysctl_snapshot(tmp: &Path, files: usize) -> PathBuf {
     let root = tmp.join("snap");
-    fs::create_dir_all(root.join("etc/sysctl.d")).unwrap();
-    fs::create_dir_all(root.join("captures")).unwrap();
-    fs::create_dir_all(root.join("proc")).unwrap();
-    fs::write(
-        root.join("snapshot.json"),
-        r#"{"schema":"driftaudit.snapshot/1","host":"racing"}"#,
-    )
-    .unwrap();
-    fs::write(
-        root.join("captures/sysctl-a.txt"),
-        "kernel.osrelease = 6.1.0-18-amd64\nnet.ipv4.tcp_syncookies = 1\nvm.swappiness = 60\n",
-    )
-    .unwrap();
-    fs::write(root.join("proc/meminfo"), "MemTotal: 8000000 kB\n").unwrap();
+    crate::hostile::minimal_snapshot(&root, "racing");
     for i in 0..files {
         fs::write(
             root.join(format!("etc/sysctl.d/{i:02}-inside.conf")),
