@@ -174,3 +174,22 @@ pub const FORMATS: &[&str] = &[
     "prometheus",
     "html",
 ];
+
+/// Fail the test unless `text` starts with `prefix`, quoting both.
+#[track_caller]
+pub fn starts(text: &str, prefix: &str) {
+    assert!(
+        text.starts_with(prefix),
+        "does not start with `{prefix}`:\n{text}"
+    );
+}
+
+/// The first object of the JSON array `list` whose `key` is `value`.
+#[track_caller]
+pub fn find<'a>(list: &'a Value, key: &str, value: &str) -> &'a Value {
+    list.as_array()
+        .unwrap_or_else(|| panic!("not an array: {list}"))
+        .iter()
+        .find(|o| o[key] == value)
+        .unwrap_or_else(|| panic!("no {key} = {value:?} in {list}"))
+}

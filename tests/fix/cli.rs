@@ -229,10 +229,8 @@ fn runtime_writes_the_script_new_and_exit_codes_follow_the_plan() {
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let text = std::fs::read_to_string(&script).unwrap();
-    assert!(
-        text.starts_with("#!/bin/sh\n") && text.contains("\nsysctl -w "),
-        "{text}"
-    );
+    crate::common::cli::starts(&text, "#!/bin/sh\n");
+    crate::common::cli::says(&text, "\nsysctl -w ");
     use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::metadata(&script).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode & 0o077, 0, "{mode:o}");

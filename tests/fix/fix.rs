@@ -336,10 +336,7 @@ fn the_cli_prints_the_patch_writes_the_script_and_exits_by_the_plan() {
     ];
     let (code, stdout, stderr) = cli::run(&fix_nat);
     assert_eq!(code, 0, "{stderr}");
-    assert!(
-        stdout.starts_with("--- a/etc/sysctl.d/60-perf.conf\n"),
-        "{stdout}"
-    );
+    crate::common::cli::starts(&stdout, "--- a/etc/sysctl.d/60-perf.conf\n");
     says(
         &stderr,
         "fixes linux.tcp-tw-recycle net.ipv4.tcp_tw_recycle: ",

@@ -416,13 +416,7 @@ fn a_detected_domain_with_every_rule_skipped_never_reads_no_failures() {
         "json",
     ]);
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
-    let mysql = v["hosts"][0]["coverage"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["domain"] == "mysql")
-        .unwrap()
-        .clone();
+    let mysql = crate::common::cli::find(&v["hosts"][0]["coverage"], "domain", "mysql").clone();
     assert_eq!(mysql["detected"], true);
     assert_eq!(mysql["sources"][0], "captures/mysql-variables.tsv");
     assert_eq!(mysql["rules"], 5);

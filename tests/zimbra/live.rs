@@ -326,12 +326,7 @@ fn check_equivalence(with_index: bool) {
     // The Zimbra domain is detected and every Zimbra rule reached a verdict,
     // live and from the snapshot; no storage rule on Zimbra's paths is unknown.
     for (what, h) in [("live", lh), ("snapshot", sh)] {
-        let z = h["coverage"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["domain"] == "zimbra")
-            .unwrap();
+        let z = crate::common::cli::find(&h["coverage"], "domain", "zimbra");
         assert_eq!(z["detected"], true, "{what}: {z}");
         assert!(z["rules"].as_u64().unwrap() >= 5, "{what}: {z}");
         assert_eq!(
