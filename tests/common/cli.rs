@@ -193,3 +193,20 @@ pub fn find<'a>(list: &'a Value, key: &str, value: &str) -> &'a Value {
         .find(|o| o[key] == value)
         .unwrap_or_else(|| panic!("no {key} = {value:?} in {list}"))
 }
+
+/// Every value of the attribute `attr` in the XML document `xml`, in
+/// document order (the document must parse).
+pub fn xml_attrs(xml: &str, attr: &str) -> Vec<String> {
+    roxmltree::Document::parse(xml)
+        .unwrap_or_else(|e| panic!("not XML ({e}): {xml}"))
+        .descendants()
+        .filter_map(|n| n.attribute(attr).map(str::to_string))
+        .collect()
+}
+
+/// Fail the test unless a program printed nothing on this stream, quoting
+/// what it printed.
+#[track_caller]
+pub fn silent(printed: &[u8]) {
+    assert!(printed.is_empty(), "{}", String::from_utf8_lossy(printed));
+}

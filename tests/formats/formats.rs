@@ -1277,11 +1277,7 @@ fn shards_of_a_user_repository_merged_give_the_sarif_and_junit_of_one_check() {
 
     // JUnit: every `file` repository-relative, as `check --snapshot` writes it.
     let xml = std::fs::read_to_string(d.join("fleet.xml")).unwrap();
-    let parsed = roxmltree::Document::parse(&xml).unwrap();
-    let files: Vec<&str> = parsed
-        .descendants()
-        .filter_map(|n| n.attribute("file"))
-        .collect();
+    let files = crate::common::cli::xml_attrs(&xml, "file");
     assert!(!files.is_empty());
     for f in &files {
         assert!(f.starts_with("snapshots/"), "JUnit file not relative: {f}");

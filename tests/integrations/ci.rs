@@ -719,11 +719,7 @@ fn the_gitlab_template_shards_with_parallel_and_reports_junit() {
     says(&junit, "<failure");
     // GitLab links `file` into the repository: relative to its root, also
     // from the merged report (it was the CI machine's absolute path)
-    let doc = roxmltree::Document::parse(&junit).unwrap();
-    let files: Vec<&str> = doc
-        .descendants()
-        .filter_map(|n| n.attribute("file"))
-        .collect();
+    let files = crate::common::cli::xml_attrs(&junit, "file");
     assert!(!files.is_empty());
     for f in files {
         assert!(f.starts_with("snapshots/"), "not repository-relative: {f}");
