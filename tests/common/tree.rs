@@ -52,3 +52,16 @@ pub fn temp_file(name: &str, text: &str) -> (tempfile::TempDir, PathBuf) {
     let p = file(dir.path(), name, text);
     (dir, p)
 }
+
+/// Replace `from` (which must be there) with `to` in the file `path`.
+#[track_caller]
+pub fn replace_in(path: &Path, from: &str, to: &str) {
+    let text =
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    assert!(
+        text.contains(from),
+        "{} has no `{from}` to replace",
+        path.display()
+    );
+    std::fs::write(path, text.replace(from, to)).expect("write the file");
+}

@@ -470,11 +470,11 @@ fn remove_on_zimbra_localconfig_is_zmlocalconfig_u_as_zimbra_never_a_patch() {
     // Zimbra knows falls back to its built-in default instead)
     let t = copy(&host("zimbra-khimki-12g"));
     let lc = t.path().join("opt/zimbra/conf/localconfig.xml");
-    let text = std::fs::read_to_string(&lc).unwrap().replace(
+    crate::common::tree::replace_in(
+        &lc,
         "</localconfig>",
         "  <key name=\"site_probe_flag\">\n    <value>1</value>\n  </key>\n</localconfig>",
     );
-    std::fs::write(&lc, text).unwrap();
     let p = fix::plan(&set, Some(t.path()), &only("mine.*")).unwrap();
     assert!(p.patch.is_empty(), "{}", p.patch);
     assert_eq!(

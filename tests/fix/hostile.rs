@@ -362,11 +362,11 @@ fn the_proof_reads_patch_header_names_as_gnu_patch_reads_them() {
 fn control_characters_from_host_values_never_reach_fix_output() {
     let t = copy(&host("nat-story"));
     let conf = t.path().join("etc/sysctl.d/60-perf.conf");
-    let text = std::fs::read_to_string(&conf).unwrap().replace(
+    crate::common::tree::replace_in(
+        &conf,
         "net.core.somaxconn = 4096",
         "net.core.somaxconn = 4096\x1b]0;pwned\x07\x1b[2J",
     );
-    std::fs::write(&conf, text).unwrap();
     std::fs::write(
         t.path().join("proc/sys/net/core/somaxconn"),
         "128\x1b[1A\r\x07\n",
@@ -573,11 +573,7 @@ fn a_non_utf8_file_name_is_refused_by_name_not_as_a_missing_line() {
 fn a_change_refused_for_an_adjacent_secret_is_listed_unfixable_not_fixed() {
     let t = copy(&host("nat-story"));
     let conf = t.path().join("etc/sysctl.d/60-perf.conf");
-    let text = std::fs::read_to_string(&conf).unwrap().replace(
-        "net.ipv4.tcp_tw_recycle = 1\n",
-        "net.ipv4.tcp_tw_recycle = 1\nnet.ipv4.tcp_fastopen_key = 00000000-11111111-22222222-33333333\n",
-    );
-    std::fs::write(&conf, text).unwrap();
+    crate::common::tree::replace_in(&conf, "net.ipv4.tcp_tw_recycle = 1\n", "net.ipv4.tcp_tw_recycle = 1\nnet.ipv4.tcp_fastopen_key = 00000000-11111111-22222222-33333333\n");
     let p = fix::plan(
         &PolicySet::builtin().unwrap(),
         Some(t.path()),
@@ -995,11 +991,11 @@ fn fstab_edit_reads_back(point: &str, opts: &str) {
     assert!(text.contains(opts));
     std::fs::write(&fstab, text).unwrap();
     let mi = t.path().join("proc/self/mountinfo");
-    let text = std::fs::read_to_string(&mi).unwrap().replace(
+    crate::common::tree::replace_in(
+        &mi,
         " /opt/zimbra/index ",
         &format!(" {} ", mount_escaped(point)),
     );
-    std::fs::write(&mi, text).unwrap();
     let mut set = PolicySet::builtin().unwrap();
     set.set_param(&format!("storage.zimbra_index_dir={point}"))
         .unwrap();

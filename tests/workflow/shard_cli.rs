@@ -17,17 +17,18 @@ use crate::common::fleet::{generate, run, without_run};
 use crate::common::git;
 use crate::common::tree::copy_into;
 
-/// `DIR/snapshots` from scripts/gen-fleet (hosts under dc1..dc4/), or `None`
-/// after a skip line.
-fn fleet(dir: &Path, hosts: usize) -> Option<()> {
+/// A temporary directory holding `snapshots` from scripts/gen-fleet (hosts
+/// under dc1..dc4/), or `None` after a skip line.
+fn fleet(hosts: usize) -> Option<tempfile::TempDir> {
+    let t = tempfile::tempdir().unwrap();
     generate(
-        &dir.join("snapshots"),
+        &t.path().join("snapshots"),
         hosts,
         &["--seed", "11", "--builtin-keys"],
         &[],
     )?;
-    fs::remove_file(dir.join("snapshots/planted.tsv")).unwrap();
-    Some(())
+    fs::remove_file(t.path().join("snapshots/planted.tsv")).unwrap();
+    Some(t)
 }
 
 /// `check --fleet snapshots --format json ARGS` in `d`.
@@ -39,11 +40,10 @@ fn fleet_json(d: &Path, args: &[&str]) -> (i32, String, String) {
 
 #[test]
 fn shards_of_a_generated_fleet_merged_equal_the_unsharded_report_in_every_format() {
-    let t = tempfile::tempdir().unwrap();
-    let d = t.path();
-    if fleet(d, 60).is_none() {
+    let Some(t) = fleet(60) else {
         return;
-    }
+    };
+    let d = t.path();
     // the unsharded run, as one job would
     let (code, whole, err) = fleet_json(d, &[]);
     assert_eq!(code, 1, "planted findings: {err}");
@@ -138,11 +138,10 @@ fn shards_of_a_generated_fleet_merged_equal_the_unsharded_report_in_every_format
 
 #[test]
 fn an_empty_shard_is_a_valid_empty_report_and_bad_shards_are_usage_errors() {
-    let t = tempfile::tempdir().unwrap();
-    let d = t.path();
-    if fleet(d, 2).is_none() {
+    let Some(t) = fleet(2) else {
         return;
-    }
+    };
+    let d = t.path();
     // 2 hosts over 9 shards: most shards are empty
     let mut empty = 0;
     let mut docs = Vec::new();
@@ -181,14 +180,13 @@ fn an_empty_shard_is_a_valid_empty_report_and_bad_shards_are_usage_errors() {
 
 #[test]
 fn changed_since_audits_exactly_the_folders_git_says_changed() {
-    let t = tempfile::tempdir().unwrap();
-    let d = t.path();
     let Some(git_bin) = common::program("git", "git") else {
         return;
     };
-    if fleet(d, 8).is_none() {
+    let Some(t) = fleet(8) else {
         return;
-    }
+    };
+    let d = t.path();
     let git = |args: &[&str]| {
         git::git(&git_bin, d, args);
     };
