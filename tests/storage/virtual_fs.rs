@@ -329,7 +329,9 @@ fn the_fleet_summary_counts_the_hosts_a_parameter_would_decide() {
             rotational: 1,
         },
     );
-    let o = run(&["check", "--summary", "--fleet", t.path().to_str().unwrap()]);
+    let fleet = t.path().to_str().unwrap();
+    let fleet_in = |format: &str| run(&["check", "--format", format, "--fleet", fleet]);
+    let o = run(&["check", "--summary", "--fleet", fleet]);
     let out = text(&o.stdout);
     let row = out
         .lines()
@@ -339,13 +341,7 @@ fn the_fleet_summary_counts_the_hosts_a_parameter_would_decide() {
         &row,
         "1 failing, 0 passing, 3 unknown (3 decided by setting storage.assume_media)",
     );
-    let o = run(&[
-        "check",
-        "--format",
-        "json",
-        "--fleet",
-        t.path().to_str().unwrap(),
-    ]);
+    let o = fleet_in("json");
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(
         v["fleet"]["rules"]["storage.on-rotational"]["hosts_unknown_decided_by"]
@@ -353,13 +349,7 @@ fn the_fleet_summary_counts_the_hosts_a_parameter_would_decide() {
         3
     );
     // the HTML report's rule table: in the rule's row, the unknown cell
-    let o = run(&[
-        "check",
-        "--format",
-        "html",
-        "--fleet",
-        t.path().to_str().unwrap(),
-    ]);
+    let o = fleet_in("html");
     let page = text(&o.stdout);
     let row = page
         .split("<tr data-rule=\"storage.on-rotational\">")
