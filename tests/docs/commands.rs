@@ -105,8 +105,7 @@ fn sandbox(repo: &Path, s: &Path) {
 /// the README did not run (the second names a parameter no policy has).
 #[test]
 fn every_command_in_readme_and_docs_runs() {
-    if Command::new("git").arg("--version").output().is_err() {
-        common::skip("the docs' commands", "needs git");
+    if common::program("git", "git").is_none() {
         return;
     }
     let repo = common::cli::repo_root();
@@ -226,8 +225,7 @@ fn promised_exit(line: &str) -> i32 {
 /// testdata/hosts/nat-story), with the exit status the page promises.
 #[test]
 fn every_man_page_renders_cleanly_and_its_examples_exit_as_they_say() {
-    if Command::new("groff").arg("--version").output().is_err() {
-        common::skip("the man pages' rendering", "needs groff (groff-base)");
+    if common::program("groff", "groff-base").is_none() {
         return;
     }
     let repo = common::cli::repo_root();

@@ -70,6 +70,16 @@ fn mysql_healthy_with_running(value_tsv: &str) -> tempfile::TempDir {
 
 // item 1
 
+/// The unfixable entry of `rule` in plan `p`; without one the test fails,
+/// quoting the plan's summary.
+#[track_caller]
+fn unfixable<'a>(p: &'a Plan, rule: &str) -> &'a fix::Unfixable {
+    p.unfixable
+        .iter()
+        .find(|u| u.rule == rule)
+        .unwrap_or_else(|| panic!("`{rule}` is not unfixable: {}", p.summary()))
+}
+
 #[test]
 fn a_running_value_with_a_newline_is_unfixable_not_an_include() {
     let t = mysql_healthy_with_running(
@@ -123,11 +133,7 @@ fn a_pinned_value_with_a_newline_is_unfixable_not_a_new_group() {
             "{}",
             p.patch
         );
-        let u = p
-            .unfixable
-            .iter()
-            .find(|u| u.rule == "mine.init-connect")
-            .unwrap_or_else(|| panic!("not unfixable: {}", p.summary()));
+        let u = unfixable(&p, "mine.init-connect");
         assert!(u.reason.contains("newline"), "{}", u.reason);
     }
 }
@@ -555,11 +561,7 @@ fn a_non_utf8_file_name_is_refused_by_name_not_as_a_missing_line() {
         &only("linux.tcp-tw-recycle"),
     )
     .unwrap();
-    let u = p
-        .unfixable
-        .iter()
-        .find(|u| u.rule == "linux.tcp-tw-recycle")
-        .unwrap_or_else(|| panic!("{}", p.summary()));
+    let u = unfixable(&p, "linux.tcp-tw-recycle");
     assert!(
         !u.reason.contains("has no line") && u.reason.contains("UTF-8"),
         "{}",
@@ -585,11 +587,7 @@ fn a_change_refused_for_an_adjacent_secret_is_listed_unfixable_not_fixed() {
         "reported fixed: {}",
         p.summary()
     );
-    let u = p
-        .unfixable
-        .iter()
-        .find(|u| u.rule == "linux.tcp-tw-recycle")
-        .unwrap_or_else(|| panic!("{}", p.summary()));
+    let u = unfixable(&p, "linux.tcp-tw-recycle");
     assert!(u.reason.contains("secret"), "{}", u.reason);
     assert!(!p.patch.contains("tcp_tw_recycle"), "{}", p.patch);
     assert!(

@@ -95,15 +95,11 @@ fn clean_host_has_no_failures_and_no_false_positives() {
 
 #[test]
 fn only_and_skip_select_rules() {
-    let (_, out, _) = run(&[
-        "check",
-        "--snapshot",
-        "testdata/hosts/nat-story",
-        "--format",
-        "json",
-        "--only",
-        "linux.tcp-*",
-    ]);
+    let nat_story_json = |flag: &str, rules: &str| {
+        let args = ["check", "--snapshot", "testdata/hosts/nat-story"];
+        run(&[&args[..], &["--format", "json", flag, rules]].concat()).1
+    };
+    let out = nat_story_json("--only", "linux.tcp-*");
     let r: serde_json::Value = serde_json::from_str(&out).unwrap();
     let ids = common::cli::strs(&r["hosts"][0]["findings"], "rule");
     assert!(
@@ -111,15 +107,7 @@ fn only_and_skip_select_rules() {
             .all(|i| i.starts_with("linux.tcp-") || *i == "driftaudit.input"),
         "{ids:?}"
     );
-    let (_, out, _) = run(&[
-        "check",
-        "--snapshot",
-        "testdata/hosts/nat-story",
-        "--format",
-        "json",
-        "--skip",
-        "linux.tcp-tw-recycle",
-    ]);
+    let out = nat_story_json("--skip", "linux.tcp-tw-recycle");
     assert!(!out.contains("\"linux.tcp-tw-recycle\""));
 }
 
