@@ -232,12 +232,10 @@ fn every_man_page_renders_cleanly_and_its_examples_exit_as_they_say() {
     let bin = common::cli::BIN;
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("man");
-    let o = Command::new(bin)
-        .args(["man", "--out"])
-        .arg(&dir)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = common::cli::ok(
+        Command::new(bin).args(["man", "--out"]).arg(&dir),
+        "driftaudit man --out",
+    );
     let listed = String::from_utf8(o.stdout).unwrap();
     let mut pages: Vec<String> = listed.lines().map(str::to_string).collect();
     for c in [
@@ -351,12 +349,10 @@ fn man_out_replaces_a_planted_link_instead_of_writing_through_it() {
     let victim = tmp.path().join("victim");
     fs::write(&victim, "precious\n").unwrap();
     std::os::unix::fs::symlink(&victim, dir.join("driftaudit-fix.1")).unwrap();
-    let o = Command::new(bin)
-        .args(["man", "--out"])
-        .arg(&dir)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    common::cli::ok(
+        Command::new(bin).args(["man", "--out"]).arg(&dir),
+        "driftaudit man --out",
+    );
     assert_eq!(fs::read_to_string(&victim).unwrap(), "precious\n");
     let page = dir.join("driftaudit-fix.1");
     let meta = fs::symlink_metadata(&page).unwrap();

@@ -469,9 +469,8 @@ fn remove_on_zimbra_localconfig_is_zmlocalconfig_u_as_zimbra_never_a_patch() {
     // a key the site added: without it Zimbra has no value at all (a key
     // Zimbra knows falls back to its built-in default instead)
     let t = copy(&host("zimbra-khimki-12g"));
-    let lc = t.path().join("opt/zimbra/conf/localconfig.xml");
     crate::common::tree::replace_in(
-        &lc,
+        &t.path().join("opt/zimbra/conf/localconfig.xml"),
         "</localconfig>",
         "  <key name=\"site_probe_flag\">\n    <value>1</value>\n  </key>\n</localconfig>",
     );
