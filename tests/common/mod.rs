@@ -329,3 +329,13 @@ pub fn venv_program(name: &str, how: &str) -> Option<PathBuf> {
     }
     found
 }
+
+/// Every reference tool of `wanted` (name, package) as [`tool`] finds it,
+/// or `None` after [`skip`] for the first one missing.
+pub fn tools<const N: usize>(wanted: [(&str, &str); N]) -> Option<[PathBuf; N]> {
+    let mut found = Vec::with_capacity(N);
+    for (name, package) in wanted {
+        found.push(tool(name, package)?);
+    }
+    found.try_into().ok()
+}

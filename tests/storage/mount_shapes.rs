@@ -6,7 +6,7 @@
 
 use crate::common;
 use crate::common::mountns::{self, Sh};
-use crate::reference::{fstab_drift, listing, mkfs_image, ok, says};
+use crate::reference::{ext4_tools, fstab_drift, listing, mkfs_image, ok, says};
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -622,10 +622,7 @@ fn a_snapshot_keeps_the_hosts_mount_units() {
 #[test]
 fn small_1k_block_filesystems_say_which_inode_ratios_give_their_layout() {
     use driftaudit::unstable::parse::ext4::parse_text;
-    let (Some(mkfs), Some(dumpe2fs)) = (
-        common::tool("mkfs.ext4", "e2fsprogs"),
-        common::tool("dumpe2fs", "e2fsprogs"),
-    ) else {
+    let Some([mkfs, dumpe2fs]) = ext4_tools() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();

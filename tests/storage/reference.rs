@@ -79,6 +79,11 @@ fn s(v: &serde_json::Value) -> Option<String> {
     v.as_str().map(str::to_string)
 }
 
+/// mkfs.ext4 and dumpe2fs, or `None` after a skip line (e2fsprogs).
+pub(crate) fn ext4_tools() -> Option<[std::path::PathBuf; 2]> {
+    common::tools([("mkfs.ext4", "e2fsprogs"), ("dumpe2fs", "e2fsprogs")])
+}
+
 #[test]
 fn fstab_agrees_with_findmnt() {
     let Some(tool) = common::tool("findmnt", "util-linux") else {
@@ -258,10 +263,7 @@ fn check_layout(what: &str, l: &Ext4Layout, dump: &str, ratio: u64, pct: f64) {
 
 #[test]
 fn ext4_images_agree_with_dumpe2fs() {
-    let Some(mkfs) = common::tool("mkfs.ext4", "e2fsprogs") else {
-        return;
-    };
-    let Some(dumpe2fs) = common::tool("dumpe2fs", "e2fsprogs") else {
+    let Some([mkfs, dumpe2fs]) = ext4_tools() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -334,10 +336,7 @@ fn ext4_images_agree_with_dumpe2fs() {
 /// where it is the only plausible value there, it is the answer.
 #[test]
 fn bytes_per_inode_reproduces_mke2fs_for_any_ratio() {
-    let Some(mkfs) = common::tool("mkfs.ext4", "e2fsprogs") else {
-        return;
-    };
-    let Some(dumpe2fs) = common::tool("dumpe2fs", "e2fsprogs") else {
+    let Some([mkfs, dumpe2fs]) = ext4_tools() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -405,10 +404,7 @@ fn approximate_bytes_per_inode_is_said_in_the_record_and_the_finding() {
     use driftaudit::unstable::{
         engine, host::Host, policy::PolicySet, report::Status, value::Value,
     };
-    let Some(mkfs) = common::tool("mkfs.ext4", "e2fsprogs") else {
-        return;
-    };
-    let Some(dumpe2fs) = common::tool("dumpe2fs", "e2fsprogs") else {
+    let Some([mkfs, dumpe2fs]) = ext4_tools() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
