@@ -135,6 +135,25 @@ fn a_15_mib_line_is_cut_where_mariadb_cuts_it() {
     assert!(bytes < 128 * 1024, "{bytes} bytes of messages");
 }
 
+/// A `check` run as root on files a service user (uid 65534) controls:
+/// it succeeded, never quoted the root-only file (holding `canary`) that
+/// `who` pointed it at, and said why the file was not read. Its stdout.
+#[track_caller]
+pub(crate) fn root_only_file_refused(o: &std::process::Output, canary: &str, who: &str) -> String {
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    assert!(
+        !stdout.contains(canary),
+        "check quoted a root-only file {who}: {stdout}"
+    );
+    assert!(
+        stdout.contains("which uid 65534 controls") && stdout.contains("not followed"),
+        "the finding must say why the file was not read: {stdout}"
+    );
+    stdout
+}
+
 const CANARY: &str = "CANARY-5d1c0e42-root-only";
 
 /// Every file below `dir` whose text holds `needle`.
@@ -200,17 +219,7 @@ fn mysql_mycnf_named_in_a_zimbra_localconfig_is_read_for_its_owner() {
     };
     let secret_cnf = format!("{}/secret.cnf", secret_dir.display());
     let o = run(&secret_cnf, true);
-    let stdout = String::from_utf8_lossy(&o.stdout);
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    assert!(o.status.success(), "{stderr}");
-    assert!(
-        !stdout.contains(CANARY),
-        "check quoted a root-only file a zimbra-owned localconfig named: {stdout}"
-    );
-    assert!(
-        stdout.contains("which uid 65534 controls") && stdout.contains("not followed"),
-        "the finding must say why the file was not read: {stdout}"
-    );
+    let stdout = root_only_file_refused(&o, CANARY, "a zimbra-owned localconfig named");
     let report: serde_json::Value = serde_json::from_str(&stdout).expect("json report");
     let cap = buffer_pool_cap(&report);
     assert_eq!(cap["status"], "unknown", "{cap:#}");
