@@ -300,11 +300,7 @@ fn every_man_page_renders_cleanly_and_its_examples_exit_as_they_say() {
         assert!(!examples.is_empty(), "{page}: no example found in:\n{text}");
         let s = tempfile::tempdir().unwrap();
         sandbox(repo, s.path());
-        fs::write(
-            s.path().join("my-policies/web.test.yaml"),
-            "cases:\n  - name: a small backlog\n    files: { /proc/sys/net/core/somaxconn: \"128\\n\" }\n    expect:\n      - { rule: web.somaxconn, status: fail }\n  - name: a big one\n    files: { /proc/sys/net/core/somaxconn: \"4096\\n\" }\n    expect:\n      - { rule: web.somaxconn, status: pass }\n",
-        )
-        .unwrap();
+        crate::common::tree::file(s.path(), "my-policies/web.test.yaml", "cases:\n  - name: a small backlog\n    files: { /proc/sys/net/core/somaxconn: \"128\\n\" }\n    expect:\n      - { rule: web.somaxconn, status: fail }\n  - name: a big one\n    files: { /proc/sys/net/core/somaxconn: \"4096\\n\" }\n    expect:\n      - { rule: web.somaxconn, status: pass }\n");
         let examples_dir = format!("{}/testdata/hosts/", s.path().display());
         let path_env = format!(
             "{}:{}",

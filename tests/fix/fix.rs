@@ -395,11 +395,7 @@ fn a_value_from_a_vendor_file_gets_a_drop_in_that_sorts_after_it_and_usr_is_neve
 #[test]
 fn a_stale_line_is_deleted_on_a_kernel_that_removed_the_key() {
     let t = copy(&host("nat-story"));
-    std::fs::write(
-        t.path().join("proc/sys/kernel/osrelease"),
-        "5.15.0-91-generic\n",
-    )
-    .unwrap();
+    crate::common::tree::file(t.path(), "proc/sys/kernel/osrelease", "5.15.0-91-generic\n");
     let _ = std::fs::remove_file(t.path().join("proc/sys/net/ipv4/tcp_tw_recycle"));
     let p = plan(t.path(), &only("linux.tcp-tw-recycle-stale-line"));
     says(&p.patch, "-net.ipv4.tcp_tw_recycle = 1\n");

@@ -373,11 +373,11 @@ fn control_characters_from_host_values_never_reach_fix_output() {
         "net.core.somaxconn = 4096",
         "net.core.somaxconn = 4096\x1b]0;pwned\x07\x1b[2J",
     );
-    std::fs::write(
-        t.path().join("proc/sys/net/core/somaxconn"),
+    crate::common::tree::file(
+        t.path(),
+        "proc/sys/net/core/somaxconn",
         "128\x1b[1A\r\x07\n",
-    )
-    .unwrap();
+    );
     let s = t.path().to_str().unwrap();
     let dir = tempfile::tempdir().unwrap();
     for (i, prefer) in ["configured", "running"].iter().enumerate() {

@@ -176,11 +176,7 @@ fn a_secret_in_an_included_option_file_stays_out_of_the_patch() {
     let mut text = std::fs::read_to_string(&my).unwrap();
     text.push_str("!include /etc/mysql/backup.cnf\n");
     std::fs::write(&my, text).unwrap();
-    std::fs::write(
-        t.path().join("etc/mysql/backup.cnf"),
-        "[mysqld]\ninnodb_buffer_pool_dump_at_shutdown = OFF\n[mysqldump]\npasswd = IncludedSecret42\nuser = backup\n",
-    )
-    .unwrap();
+    crate::common::tree::file(t.path(), "etc/mysql/backup.cnf", "[mysqld]\ninnodb_buffer_pool_dump_at_shutdown = OFF\n[mysqldump]\npasswd = IncludedSecret42\nuser = backup\n");
     let (patch, all) = every_output(t.path());
     assert_absent(&all, "IncludedSecret42");
     assert!(
@@ -238,14 +234,8 @@ fn zimbra_localconfig_secrets_beside_changed_keys_and_a_my_cnf_password_are_neve
 
 #[test]
 fn a_secret_setting_is_never_written_by_a_remedy() {
-    let t = tempfile::tempdir().unwrap();
-    let policy = t.path().join("p.yaml");
-    std::fs::write(
-        &policy,
-        "policy: mine\ntitle: Mine\nrules:\n\
-         \x20 - id: mine.sst\n    title: t\n    severity: low\n    setting: mycnf_effective.wsrep_sst_auth\n    expect: { equals: \"sst:NewSecretValue9\" }\n    why: w\n    fix: f\n    references: []\n",
-    )
-    .unwrap();
+    let (_t, policy) = crate::common::tree::temp_file("p.yaml", "policy: mine\ntitle: Mine\nrules:\n\
+         \x20 - id: mine.sst\n    title: t\n    severity: low\n    setting: mycnf_effective.wsrep_sst_auth\n    expect: { equals: \"sst:NewSecretValue9\" }\n    why: w\n    fix: f\n    references: []\n");
     let snap = copy(&host("mysql-warmup-story"));
     edit_line(
         &snap.path().join("etc/mysql/conf.d/sysbench.cnf"),

@@ -283,22 +283,14 @@ fn empty_title_and_text_point_at_themselves() {
 fn a_policy_dir_with_three_broken_files_reports_all_three() {
     let dir = tempfile::tempdir().unwrap();
     let good = format!("{HEAD}  - id: good.rule\n    title: t\n    severity: low\n    assert: \"true\"\n    why: w\n    fix: f\n");
-    std::fs::write(
-        dir.path().join("a-broken.yaml"),
+    crate::common::tree::file(
+        dir.path(),
+        "a-broken.yaml",
         "policy: a\ntitle: A\nrulez: []\n",
-    )
-    .unwrap();
+    );
     std::fs::write(dir.path().join("b-good.yaml"), good).unwrap();
-    std::fs::write(
-        dir.path().join("c-broken.yaml"),
-        "policy: c\ntitle: C\nrules:\n  - id: c.rule\n    title: t\n    severity: low\n    assert: \"mem_totl > 1\"\n    why: w\n    fix: f\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.path().join("d-broken.yml"),
-        "policy: d\ntitle: D\nrules:\n  - id: d.rule\n    title: t\n    severity: low\n    applies:\n      - kernel: \"4.12\"\n    assert: \"true\"\n    why: w\n    fix: f\n",
-    )
-    .unwrap();
+    crate::common::tree::file(dir.path(), "c-broken.yaml", "policy: c\ntitle: C\nrules:\n  - id: c.rule\n    title: t\n    severity: low\n    assert: \"mem_totl > 1\"\n    why: w\n    fix: f\n");
+    crate::common::tree::file(dir.path(), "d-broken.yml", "policy: d\ntitle: D\nrules:\n  - id: d.rule\n    title: t\n    severity: low\n    applies:\n      - kernel: \"4.12\"\n    assert: \"true\"\n    why: w\n    fix: f\n");
     let mut set = PolicySet::new();
     let err = set.add_path(dir.path()).unwrap_err();
     let p = err.problems();

@@ -446,14 +446,8 @@ fn an_old_storage_id_in_only_selects_exactly_that_item() {
 
 #[test]
 fn an_existing_waiver_file_with_old_storage_ids_still_waives() {
-    let dir = tempfile::tempdir().unwrap();
-    let waivers = dir.path().join("waivers.yaml");
-    std::fs::write(
-        &waivers,
-        "- rule: storage.noatime-zimbra-db\n  reason: database volume remounted in the next window (OPS-1)\n  expires: 2099-12-31\n\
-         - rule: storage.db-*\n  reason: SSD migration planned (OPS-2)\n  expires: 2099-12-31\n",
-    )
-    .unwrap();
+    let (_dir, waivers) = crate::common::tree::temp_file("waivers.yaml", "- rule: storage.noatime-zimbra-db\n  reason: database volume remounted in the next window (OPS-1)\n  expires: 2099-12-31\n\
+         - rule: storage.db-*\n  reason: SSD migration planned (OPS-2)\n  expires: 2099-12-31\n");
     let r = builtin(&[
         "--only",
         "storage.*",
@@ -562,11 +556,7 @@ fn the_old_storage_parameters_still_move_the_items() {
     assert_eq!(subject_of(&r, "storage.noatime-zimbra-index").0, "fail");
     // an overlay's rule-level params reach the rule through its items
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("site.yaml"),
-        "policy: site\ntitle: site\noverrides:\n  - rule: storage.noatime\n    params: { zimbra_db_dir: /srv/zdb }\n",
-    )
-    .unwrap();
+    crate::common::tree::file(dir.path(), "site.yaml", "policy: site\ntitle: site\noverrides:\n  - rule: storage.noatime\n    params: { zimbra_db_dir: /srv/zdb }\n");
     let r = builtin(&[
         "--only",
         "storage.noatime*",

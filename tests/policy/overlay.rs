@@ -507,11 +507,11 @@ fn a_glob_conflicting_on_many_rules_is_one_error_per_pair_of_places() {
     assert_eq!(code, 2);
     assert_eq!(err.matches("conflicts with").count(), 1, "{err}");
     // the same value from both files is no conflict
-    std::fs::write(
-        dir.path().join("b.yaml"),
+    crate::common::tree::file(
+        dir.path(),
+        "b.yaml",
         "policy: site-b\ntitle: T\noverrides:\n  - rule: \"linux.tcp-*\"\n    severity: high\n",
-    )
-    .unwrap();
+    );
     let (code, out, err) = run(&["list", "--policy", dir.path().to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     assert!(

@@ -236,11 +236,11 @@ fn a_case_with_waivers_sees_the_waived_status_on_the_given_day() {
       - { rule: site.syncookies, status: fail }
 "#,
     );
-    std::fs::write(
-        ws.path().join("waivers.yaml"),
+    crate::common::tree::file(
+        ws.path(),
+        "waivers.yaml",
         "- rule: site.syncookies\n  reason: lab host (OPS-1)\n  expires: 2030-01-01\n",
-    )
-    .unwrap();
+    );
     let (code, out, err) = run_in(ws.path(), &["test"]);
     assert_eq!(code, 0, "{out}{err}");
 }

@@ -357,11 +357,7 @@ fn values_yaml_or_the_engine_could_misread_round_trip() {
 #[test]
 fn present_beside_equals_fails_a_missing_setting_instead_of_skipping() {
     let ws = tempfile::tempdir().unwrap();
-    std::fs::write(
-        ws.path().join("p.yaml"),
-        "policy: site\ntitle: Site\nrules:\n  - id: site.swappiness\n    title: Swappiness pinned\n    severity: low\n    setting: sysctl_boot.vm.swappiness\n    expect: { equals: 10, present: true }\n    why: \"{setting} is {actual}, wanted {expected}\"\n    fix: set it\n    references: []\n",
-    )
-    .unwrap();
+    crate::common::tree::file(ws.path(), "p.yaml", "policy: site\ntitle: Site\nrules:\n  - id: site.swappiness\n    title: Swappiness pinned\n    severity: low\n    setting: sysctl_boot.vm.swappiness\n    expect: { equals: 10, present: true }\n    why: \"{setting} is {actual}, wanted {expected}\"\n    fix: set it\n    references: []\n");
     let status = |conf: Option<&str>| {
         let host = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(host.path().join("etc/sysctl.d")).unwrap();

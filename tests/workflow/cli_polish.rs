@@ -44,11 +44,7 @@ fn a_mistyped_flag_suggests_the_right_one() {
 #[test]
 fn a_broken_policy_shows_the_line_with_a_caret() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("broken.yaml"),
-        "policy: mine\ntitle: Mine\nrules:\n  - id: my.rule\n    title: A rule\n    severity: low\n    setting: sysctl.vm.swappiness\n    expect: { maxx: 10 }\n    why: because\n    fix: change it\n",
-    )
-    .unwrap();
+    crate::common::tree::file(dir.path(), "broken.yaml", "policy: mine\ntitle: Mine\nrules:\n  - id: my.rule\n    title: A rule\n    severity: low\n    setting: sysctl.vm.swappiness\n    expect: { maxx: 10 }\n    why: because\n    fix: change it\n");
     let snapshot = cli::testdata("hosts/clean");
     let (code, out, err) = run(bin().current_dir(dir.path()).args([
         "check",

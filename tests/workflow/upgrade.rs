@@ -292,11 +292,11 @@ fn a_host_without_option_files_is_skipped_with_the_reason_never_passed() {
 fn without_a_known_server_version_the_defaults_are_unknown_not_passed() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("etc")).unwrap();
-    std::fs::write(
-        dir.path().join("etc/my.cnf"),
+    crate::common::tree::file(
+        dir.path(),
+        "etc/my.cnf",
         "[mysqld]\ninnodb_file_format = Barracuda\n",
-    )
-    .unwrap();
+    );
     let f = upgrade::check(
         &Host::snapshot(dir.path()).unwrap(),
         &targets(&["mariadb=10.11"]),
