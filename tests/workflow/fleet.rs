@@ -430,8 +430,8 @@ fn a_fleet_report_fits_where_people_read_it() {
     let (_, md, _) = run(&["check", "--format", "markdown", "--fleet"], &hosts);
     assert!(md.chars().count() <= 65_536, "{}", md.chars().count());
     let last = md.trim_end().lines().last().unwrap();
-    says(&last, "more findings");
-    says(&last, "see the attached report");
+    says(last, "more findings");
+    says(last, "see the attached report");
     let one = shipped().join("nat-story");
     let (_, md1, _) = run(&["check", "--format", "markdown", "--snapshot"], &one);
     assert!(!md1.contains("more findings"), "{md1}");

@@ -287,8 +287,8 @@ fn a_partial_proc_sys_tree_says_unknown_not_absent() {
     let f = finding(&r, "linux.aslr");
     assert_eq!(f["status"], "unknown", "{f:#}");
     let why = f["explanation"].as_str().unwrap();
-    says(&why, "not in the snapshot");
-    says(&why, "sysctl -a");
+    says(why, "not in the snapshot");
+    says(why, "sysctl -a");
     assert_eq!(finding(&r, "linux.accept-redirects")["status"], "unknown");
     // the configured key is compared with a running value we do not have
     let drift: Vec<&serde_json::Value> = r["hosts"][0]["findings"]
