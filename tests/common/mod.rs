@@ -339,3 +339,23 @@ pub fn tools<const N: usize>(wanted: [(&str, &str); N]) -> Option<[PathBuf; N]> 
     }
     found.try_into().ok()
 }
+
+/// Fail the test, listing `findings`, unless every one has `status`.
+#[track_caller]
+pub fn all_are<F>(findings: &[F], status: driftaudit::unstable::report::Status)
+where
+    F: std::borrow::Borrow<driftaudit::unstable::report::Finding> + std::fmt::Debug,
+{
+    assert!(
+        findings.iter().all(|f| f.borrow().status == status),
+        "not all {status:?}: {findings:#?}"
+    );
+}
+
+/// The findings of `rule` among `findings`, in order.
+pub fn of_rule<'a>(
+    findings: &'a [driftaudit::unstable::report::Finding],
+    rule: &str,
+) -> Vec<&'a driftaudit::unstable::report::Finding> {
+    findings.iter().filter(|f| f.rule == rule).collect()
+}

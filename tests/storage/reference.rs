@@ -880,11 +880,7 @@ fn fstab_live_drift_is_silent_on_real_mounts_made_from_that_fstab() {
     }
     let host = Host::snapshot(&snap).unwrap();
     let drift = fstab_drift(&host);
-    assert!(
-        drift.iter().all(|f| f.status == Status::Pass),
-        "{:#?}",
-        drift
-    );
+    crate::common::all_are(&drift, Status::Pass);
     assert!(
         drift[0].explanation.starts_with("6 configured value(s)"),
         "every line compared: {}",
@@ -1229,11 +1225,7 @@ fn xfs_fstab_live_drift_is_silent_on_real_mounts_and_names_refused_lines() {
         .iter()
         .filter(|f| f.rule == "storage.fstab-live-drift")
         .collect();
-    assert!(
-        drift.iter().all(|f| f.status == Status::Pass),
-        "{:#?}",
-        drift
-    );
+    crate::common::all_are(&drift, Status::Pass);
     let all = format!("{findings:#?}");
     // the refused line: an fstab finding that says the mount fails
     let refused: Vec<_> = findings

@@ -157,11 +157,7 @@ fn key_missing_from_running_kernel_skips_instead_of_failing() {
         "-net.bridge.bridge-nf-call-iptables = 0\n",
     );
     let r = audit(h, DRIFT);
-    assert!(
-        r.findings.iter().all(|f| f.status == Status::Pass),
-        "{:#?}",
-        r.findings
-    );
+    crate::common::all_are(&r.findings, Status::Pass);
 }
 
 #[test]

@@ -301,10 +301,7 @@ fn without_a_known_server_version_the_defaults_are_unknown_not_passed() {
         &Host::snapshot(dir.path()).unwrap(),
         &targets(&["mariadb=10.11"]),
     );
-    let d: Vec<&Finding> = f
-        .iter()
-        .filter(|x| x.rule == "upgrade.mariadb.default-changed")
-        .collect();
+    let d = crate::common::of_rule(&f, "upgrade.mariadb.default-changed");
     assert_eq!(d.len(), 1, "{f:#?}");
     assert_eq!(d[0].status, Status::Unknown);
     assert_says(&d[0].explanation, "explicit_defaults_for_timestamp");

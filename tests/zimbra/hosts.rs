@@ -150,11 +150,7 @@ fn hosts_without_zimbra_skip_every_rule() {
     let h = Host::snapshot(dir.path()).unwrap();
     let r = engine::audit_host(&zimbra_policies(), &h);
     assert_eq!(r.findings.len(), 5);
-    assert!(
-        r.findings.iter().all(|f| f.status == Status::Skip),
-        "{:?}",
-        r.findings
-    );
+    crate::common::all_are(&r.findings, Status::Skip);
 }
 
 #[test]
