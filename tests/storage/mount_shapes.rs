@@ -6,7 +6,7 @@
 
 use crate::common;
 use crate::common::mountns::{self, Sh};
-use crate::reference::{ext4_tools, fstab_drift, listing, mkfs_image, ok, says};
+use crate::reference::{ext4_workspace, fstab_drift, listing, mkfs_image, ok, says};
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -622,10 +622,9 @@ fn a_snapshot_keeps_the_hosts_mount_units() {
 #[test]
 fn small_1k_block_filesystems_say_which_inode_ratios_give_their_layout() {
     use driftaudit::unstable::parse::ext4::parse_text;
-    let Some([mkfs, dumpe2fs]) = ext4_tools() else {
+    let Some(([mkfs, dumpe2fs], dir)) = ext4_workspace() else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
     let img = dir.path().join("img");
     let inodes = |size_mib: u64, ratio: u64| -> Option<(u64, String)> {
         let args = ["-q", "-F", "-b", "1024", "-i", &ratio.to_string()];

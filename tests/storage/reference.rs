@@ -79,9 +79,11 @@ fn s(v: &serde_json::Value) -> Option<String> {
     v.as_str().map(str::to_string)
 }
 
-/// mkfs.ext4 and dumpe2fs, or `None` after a skip line (e2fsprogs).
-pub(crate) fn ext4_tools() -> Option<[std::path::PathBuf; 2]> {
-    common::tools([("mkfs.ext4", "e2fsprogs"), ("dumpe2fs", "e2fsprogs")])
+/// mkfs.ext4 and dumpe2fs, and a temporary directory for the images; or
+/// `None` after a skip line (e2fsprogs).
+pub(crate) fn ext4_workspace() -> Option<([std::path::PathBuf; 2], tempfile::TempDir)> {
+    let tools = common::tools([("mkfs.ext4", "e2fsprogs"), ("dumpe2fs", "e2fsprogs")])?;
+    Some((tools, tempfile::tempdir().unwrap()))
 }
 
 #[test]
@@ -263,10 +265,9 @@ fn check_layout(what: &str, l: &Ext4Layout, dump: &str, ratio: u64, pct: f64) {
 
 #[test]
 fn ext4_images_agree_with_dumpe2fs() {
-    let Some([mkfs, dumpe2fs]) = ext4_tools() else {
+    let Some(([mkfs, dumpe2fs], dir)) = ext4_workspace() else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
     // (size MiB, -i, -m, extra args)
     let cases: &[(u64, u64, f64, &[&str])] = &[
         (300, 4096, 0.0, &[]),
@@ -336,10 +337,9 @@ fn ext4_images_agree_with_dumpe2fs() {
 /// where it is the only plausible value there, it is the answer.
 #[test]
 fn bytes_per_inode_reproduces_mke2fs_for_any_ratio() {
-    let Some([mkfs, dumpe2fs]) = ext4_tools() else {
+    let Some(([mkfs, dumpe2fs], dir)) = ext4_workspace() else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
     let img = dir.path().join("img");
     // (size MiB, block size, -i, the value is unambiguous on this geometry)
     let cases: &[(u64, u64, u64, bool)] = &[
@@ -404,10 +404,9 @@ fn approximate_bytes_per_inode_is_said_in_the_record_and_the_finding() {
     use driftaudit::unstable::{
         engine, host::Host, policy::PolicySet, report::Status, value::Value,
     };
-    let Some([mkfs, dumpe2fs]) = ext4_tools() else {
+    let Some(([mkfs, dumpe2fs], dir)) = ext4_workspace() else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
     let img = dir.path().join("img");
     let mut policy = PolicySet::new();
     policy
