@@ -560,12 +560,10 @@ fn non_utf8_file_names_are_read_as_bytes_and_shown_escaped() {
 /// not own is read only if that user could read it; the finding says why.
 #[test]
 fn service_user_cannot_make_root_read_root_only_files() {
-    if !can_unshare("service-user includes") {
+    let Some((_tmp, secret_dir, out)) = crate::mycnf::root_only_workspace("service-user includes")
+    else {
         return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    let secret_dir = tmp.path().join("root-only");
-    let out = tmp.path().join("snap");
+    };
     let o = in_private_mounts(&format!(
         "mkdir -m 700 '{secret}'
          printf '[mysqld]\\ninnodb_buffer_pool_size = {CANARY}\\n' > '{secret}/secret.cnf'
