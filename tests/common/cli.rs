@@ -210,3 +210,9 @@ pub fn xml_attrs(xml: &str, attr: &str) -> Vec<String> {
 pub fn silent(printed: &[u8]) {
     assert!(printed.is_empty(), "{}", String::from_utf8_lossy(printed));
 }
+
+/// Fail the test unless `text` does not contain `part`, quoting both.
+#[track_caller]
+pub fn lacks(text: &str, part: &str) {
+    assert!(!text.contains(part), "`{part}` is in:\n{text}");
+}
