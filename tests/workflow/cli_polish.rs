@@ -21,6 +21,13 @@ fn run(c: &mut Command) -> (i32, String, String) {
     parts(c.output().expect("run driftaudit"))
 }
 
+/// `explain RULE --set PARAM=VALUE`, which must exit 0; what it printed.
+fn explain_set(rule: &str, set: &str) -> String {
+    let (code, out, err) = run(bin().args(["explain", rule, "--set", set]));
+    assert_eq!(code, 0, "{err}");
+    out
+}
+
 fn have(tool: &str) -> bool {
     let package = if tool == "groff" { "groff-base" } else { tool };
     common::tool(tool, package).is_some()
@@ -90,13 +97,10 @@ fn explain_describes_the_rule_in_full() {
     }
     snap("cli-explain-tcp-tw-recycle", &out);
     // Parameters with their defaults and current values, and what the rule reads.
-    let (code, out, err) = run(bin().args([
-        "explain",
+    let out = explain_set(
         "zimbra.heap-sized-for-ram",
-        "--set",
         "zimbra-memory.heap_min_share=0.2",
-    ]));
-    assert_eq!(code, 0, "{err}");
+    );
     says(&out, "heap_min_share = 0.2  (default 0.15)");
     says(&out, "setting localconfig.mailboxd_java_heap_size");
     assert!(out.contains("fact mem_total"), "{out}");
@@ -112,13 +116,7 @@ fn explain_describes_the_rule_in_full() {
 /// as `‹expression›`.
 #[test]
 fn explain_renders_templates_in_words_per_item() {
-    let (code, out, err) = run(bin().args([
-        "explain",
-        "storage.noatime",
-        "--set",
-        "storage.zimbra_db_dir=/srv/zimbra/db",
-    ]));
-    assert_eq!(code, 0, "{err}");
+    let out = explain_set("storage.noatime", "storage.zimbra_db_dir=/srv/zimbra/db");
     assert!(!out.contains("{dir."), "raw template: {out}");
     assert!(out.contains("why (storage.noatime-zimbra-db):"), "{out}");
     assert!(out.contains("fix (storage.noatime-mysql):"), "{out}");
