@@ -37,6 +37,15 @@ pub(crate) fn drift(f: &[Finding]) -> (Vec<(String, Status)>, Vec<String>) {
     )
 }
 
+/// Some note of `notes` (input findings' texts) holds every one of `parts`.
+#[track_caller]
+pub(crate) fn noted(notes: &[String], parts: &[&str]) {
+    assert!(
+        notes.iter().any(|n| parts.iter().all(|p| n.contains(p))),
+        "no note holds all of {parts:?}: {notes:#?}"
+    );
+}
+
 fn one<'a>(f: &'a [Finding], subject: &str) -> &'a Finding {
     f.iter()
         .find(|x| x.rule == "mysql.config-runtime-drift" && x.subject == [subject])
@@ -123,12 +132,7 @@ fn mysql_8_persisted_variables_are_the_last_option_source() {
     let f = audit(dir.path());
     let (d, notes) = drift(&f);
     assert_eq!(d, [(String::new(), Status::Pass)], "{f:#?}");
-    assert!(
-        notes
-            .iter()
-            .any(|n| n.contains("persisted_globals_load is OFF")),
-        "{notes:#?}"
-    );
+    noted(&notes, &["persisted_globals_load is OFF"]);
 }
 
 /// A corrupt mysqld-auto.cnf is a problem with its place (MySQL refuses to
@@ -248,12 +252,7 @@ fn mysql_lowers_connections_for_the_open_files_limit_exactly_as_mysqld_computes(
             && n.contains("the open-files limit 1024 leaves 214 connections")),
         "{notes:#?}"
     );
-    assert!(
-        notes
-            .iter()
-            .any(|n| n.contains("`table_open_cache`") && n.contains("= 400 tables")),
-        "{notes:#?}"
-    );
+    noted(&notes, &["`table_open_cache`", "= 400 tables"]);
     // 300 connections is not what 1024 open files give: drift
     let dir = mysql8(cnf, &vars("300", "400"), None);
     let (d, _) = drift(&audit(dir.path()));
