@@ -439,12 +439,10 @@ fn sha256_hex(file: &Path) -> String {
 
 #[test]
 fn the_github_action_given_a_deb_audits_with_its_unpacked_binary_and_builds_nothing() {
-    let ws = workspace();
-    let ws = ws.path();
-    let t = tempfile::tempdir().unwrap();
-    let Some(deb) = common::driftaudit_deb(t.path()) else {
+    let Some((ws, t, deb)) = deb_workspace() else {
         return;
     };
+    let ws = ws.path();
     let mut runner = Runner::new(&t.path().join("runner"));
     runner.path_first.push(stubs(t.path()));
     let deb = deb.to_str().unwrap();
@@ -559,12 +557,12 @@ fn a_new_runner_restores_the_source_build_from_the_actions_cache_instead_of_rebu
     assert!(key.ends_with(&lock[..16]), "keyed on Cargo.lock: {key}");
     let builds = cargo_runs(t.path());
     assert_eq!(builds.len(), 1, "{builds:?}");
+    let build = &builds[0];
+    crate::common::cli::starts(build, "install --locked");
+    says(build, &format!("--path {}", repo().display()));
     assert!(
-        builds[0].starts_with("install --locked")
-            && builds[0].contains(&format!("--path {}", repo().display()))
-            && builds[0].ends_with(&format!("--root {}", dir.display())),
-        "{}",
-        builds[0]
+        build.ends_with(&format!("--root {}", dir.display())),
+        "{build}"
     );
     assert_eq!(run.outputs["install"]["built"], "true");
     assert_eq!(
@@ -749,12 +747,10 @@ fn job_path(first: &Path) -> String {
 
 #[test]
 fn the_gitlab_template_given_driftaudit_deb_runs_both_jobs_from_the_unpacked_binary() {
-    let ws = workspace();
-    let ws = ws.path();
-    let t = tempfile::tempdir().unwrap();
-    let Some(deb) = common::driftaudit_deb(t.path()) else {
+    let Some((ws, t, deb)) = deb_workspace() else {
         return;
     };
+    let ws = ws.path();
     // the template's default DRIFTAUDIT (`driftaudit`), which on this PATH is
     // a stub that exits 97, as `cargo` records and refuses to build
     let gl = GitLab::new("driftaudit");
@@ -826,18 +822,24 @@ fn the_gitlab_template_builds_driftaudit_source_once_into_its_cached_directory()
     let builds = cargo_runs(t.path());
     assert_eq!(builds.len(), 1, "{builds:?}");
     let cache = ws.join(".driftaudit-cache");
-    assert!(
-        builds[0].starts_with("install --locked")
-            && builds[0].contains(&format!("--path {}", repo().display()))
-            && builds[0].contains(&format!("--root {}/", cache.display())),
-        "{}",
-        builds[0]
-    );
+    let build = &builds[0];
+    crate::common::cli::starts(build, "install --locked");
+    says(build, &format!("--path {}", repo().display()));
+    says(build, &format!("--root {}/", cache.display()));
     // the report job (a later job, the cache restored) uses the build
     let (code, out) = gl.job(ws, ".driftaudit-report", &env);
     assert_eq!(code, 1, "{out}");
     assert_eq!(cargo_runs(t.path()).len(), 1, "rebuilt: {out}");
     says(&out, &format!("driftaudit: {}/", cache.display()));
+}
+
+/// A [`workspace`], a temporary directory, and the driftaudit .deb built
+/// into it ([`common::driftaudit_deb`]); `None` after a skip line.
+fn deb_workspace() -> Option<(tempfile::TempDir, tempfile::TempDir, PathBuf)> {
+    let ws = workspace();
+    let t = tempfile::tempdir().unwrap();
+    let deb = common::driftaudit_deb(t.path())?;
+    Some((ws, t, deb))
 }
 
 fn pre_commit() -> Option<PathBuf> {

@@ -1220,10 +1220,7 @@ fn xfs_fstab_live_drift_is_silent_on_real_mounts_and_names_refused_lines() {
         engine::audit_host(&p, &host).findings
     };
     let findings = audit(&before, "snap-before");
-    let drift: Vec<_> = findings
-        .iter()
-        .filter(|f| f.rule == "storage.fstab-live-drift")
-        .collect();
+    let drift = crate::common::of_rule(&findings, "storage.fstab-live-drift");
     crate::common::all_are(&drift, Status::Pass);
     let all = format!("{findings:#?}");
     // the refused line: an fstab finding that says the mount fails
