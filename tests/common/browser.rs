@@ -64,3 +64,17 @@ pub fn fleet_report() -> Report {
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
     report_of(&refs)
 }
+
+/// [`feed`], then fail the test unless `program` exited 0, naming `what`
+/// and quoting its stderr.
+#[track_caller]
+pub fn feed_ok(program: &mut Command, input: &[u8], what: &str) -> Output {
+    let o = feed(program, input);
+    assert!(
+        o.status.success(),
+        "{what} failed ({}): {}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}

@@ -125,3 +125,19 @@ pub fn run_policy_doc_examples(marker: &str, min: usize, section: &str, test: &s
         );
     }
 }
+
+/// Where the text between the markers `open` and `close` (the first
+/// `close` after `open`) lies in `doc`; a missing marker fails the test,
+/// naming `file`.
+#[track_caller]
+pub fn marked(doc: &str, open: &str, close: &str, file: &str) -> std::ops::Range<usize> {
+    let start = doc
+        .find(open)
+        .unwrap_or_else(|| panic!("{file} has no `{open}` marker"))
+        + open.len();
+    let end = start
+        + doc[start..]
+            .find(close)
+            .unwrap_or_else(|| panic!("{file} has no `{close}` marker after `{open}`"));
+    start..end
+}

@@ -41,6 +41,14 @@ pub fn installed() -> Option<(Tools, tempfile::TempDir)> {
     Some((t, tmp))
 }
 
+/// [`installed`] with a server started on it ([`Tools::start_plain`], in
+/// the temp dir), or `None` after [`super::skip`].
+pub fn running() -> Option<(Tools, tempfile::TempDir, Server)> {
+    let (t, tmp) = installed()?;
+    let server = t.start_plain(tmp.path());
+    Some((t, tmp, server))
+}
+
 impl Tools {
     /// A server on an option file of `[mysqld]` alone (`work/server.cnf`),
     /// everything else compiled-in ([`Args::Isolated`]).

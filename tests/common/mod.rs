@@ -169,25 +169,14 @@ pub fn run_with_stubs(dir: &Path, script: &str, stubs: &[&str]) -> Vec<(String, 
     }
     let path = dir.join("steps.sh");
     std::fs::write(&path, script).unwrap();
-    let n = std::process::Command::new("sh")
-        .arg("-n")
-        .arg(&path)
-        .output()
-        .unwrap();
-    assert!(
-        n.status.success(),
-        "sh -n: {}\n{script}",
-        String::from_utf8_lossy(&n.stderr)
-    );
-    let out = std::process::Command::new("sh")
-        .arg(&path)
-        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "the script failed: {}\n{script}",
-        String::from_utf8_lossy(&out.stderr)
+    let sh = |c: &mut std::process::Command, what: &str| {
+        cli::ok(c.arg(&path), &format!("{what}\n{script}\n"));
+    };
+    sh(std::process::Command::new("sh").arg("-n"), "sh -n");
+    let path_var = format!("{}:/usr/bin:/bin", bin.display());
+    sh(
+        std::process::Command::new("sh").env("PATH", path_var),
+        "the script",
     );
     stubs
         .iter()
@@ -226,17 +215,12 @@ pub fn build_deb(tree: &Path, out: &Path) {
         ),
     )
     .unwrap();
-    let o = std::process::Command::new("dpkg-deb")
-        .args(["--root-owner-group", "--build"])
-        .arg(tree)
-        .arg(out)
-        .output()
-        .expect("run dpkg-deb");
-    assert!(
-        o.status.success(),
-        "dpkg-deb --build {}: {}",
-        tree.display(),
-        String::from_utf8_lossy(&o.stderr)
+    cli::ok(
+        std::process::Command::new("dpkg-deb")
+            .args(["--root-owner-group", "--build"])
+            .arg(tree)
+            .arg(out),
+        &format!("dpkg-deb --build {}", tree.display()),
     );
 }
 
@@ -279,4 +263,99 @@ pub fn snapshot_tree(files: &[(&str, &str)]) -> tempfile::TempDir {
         std::fs::write(p, text).expect("write the file");
     }
     dir
+}
+
+/// `v` as a YAML double-quoted scalar: JSON's escapes, and every control
+/// character (DEL and C1 too) escaped as `\uXXXX`.
+pub fn yaml_quoted(v: &str) -> String {
+    serde_json::to_string(v)
+        .unwrap()
+        .chars()
+        .map(|c| {
+            if c.is_control() {
+                format!("\\u{:04x}", c as u32)
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// Characters a host may put in a name or value that break naive output:
+/// line ends, NUL, escape and bell, DEL and C1 controls, Unicode line
+/// separator and bidi override, noncharacters and the replacement
+/// character, the last code point, and non-ASCII letters and emoji.
+pub const HOSTILE_CHARS: &[char] = &[
+    '\n',
+    '\r',
+    '\t',
+    '\0',
+    '\x1b',
+    '\x07',
+    '\x7f',
+    '\u{85}',
+    '\u{9b}',
+    '\u{2028}',
+    '\u{202e}',
+    '\u{fffd}',
+    '\u{fffe}',
+    '\u{ffff}',
+    '\u{10ffff}',
+    'é',
+    '😀',
+];
+
+/// `systemd-analyze --root=ROOT cat-config sysctl.d` (no pager, no colour)
+/// run with `tool`, finished; `root` must be canonical.
+pub fn cat_config_sysctl_d(tool: impl AsRef<std::ffi::OsStr>, root: &Path) -> std::process::Output {
+    std::process::Command::new(tool)
+        .arg(format!("--root={}", root.display()))
+        .args(["cat-config", "sysctl.d"])
+        .env("SYSTEMD_PAGER", "")
+        .env("SYSTEMD_COLORS", "0")
+        .output()
+        .expect("systemd-analyze runs")
+}
+
+/// A program from the CI virtualenv (`$DRIFTAUDIT_CI_VENV/bin/NAME`), else
+/// from `PATH`, or `None` after [`skip`] saying `how` to install it.
+pub fn venv_program(name: &str, how: &str) -> Option<PathBuf> {
+    let venv = std::env::var_os("DRIFTAUDIT_CI_VENV")
+        .map(|v| PathBuf::from(v).join("bin").join(name))
+        .filter(|p| p.is_file());
+    let found = venv.or_else(|| find_tool(name));
+    if found.is_none() {
+        skip(&format!("needs `{name}`"), &format!("not installed; {how}"));
+    }
+    found
+}
+
+/// Every reference tool of `wanted` (name, package) as [`tool`] finds it,
+/// or `None` after [`skip`] for the first one missing.
+pub fn tools<const N: usize>(wanted: [(&str, &str); N]) -> Option<[PathBuf; N]> {
+    let mut found = Vec::with_capacity(N);
+    for (name, package) in wanted {
+        found.push(tool(name, package)?);
+    }
+    found.try_into().ok()
+}
+
+/// Fail the test, listing `findings`, unless every one has `status`.
+#[track_caller]
+pub fn all_are<F>(findings: &[F], status: driftaudit::unstable::report::Status)
+where
+    F: std::borrow::Borrow<driftaudit::unstable::report::Finding> + std::fmt::Debug,
+{
+    assert!(
+        findings.iter().all(|f| f.borrow().status == status),
+        "not all {status:?}: {findings:#?}"
+    );
+}
+
+/// The findings of `rule` among `findings`, in order.
+pub fn of_rule<'a>(
+    findings: &'a [driftaudit::unstable::report::Finding],
+    rule: &str,
+) -> Vec<&'a driftaudit::unstable::report::Finding> {
+    findings.iter().filter(|f| f.rule == rule).collect()
 }

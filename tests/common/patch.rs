@@ -54,12 +54,15 @@ pub fn applies(
         patch,
     );
     assert!(ok, "{}: git apply --check: {out}\n{patch}", snap.display());
-    let (ok, out) = run_with_stdin(
-        Command::new(&patch_bin)
-            .args(["-p1", "--dry-run", "-d"])
-            .arg(t.path()),
-        patch,
-    );
+    let patch_with = |flag: &str| {
+        run_with_stdin(
+            Command::new(&patch_bin)
+                .args(["-p1", flag, "-d"])
+                .arg(t.path()),
+            patch,
+        )
+    };
+    let (ok, out) = patch_with("--dry-run");
     assert!(ok, "{}: patch --dry-run: {out}\n{patch}", snap.display());
     if exact {
         assert!(
@@ -68,12 +71,7 @@ pub fn applies(
             snap.display()
         );
     }
-    let (ok, out) = run_with_stdin(
-        Command::new(&patch_bin)
-            .args(["-p1", "-s", "-d"])
-            .arg(t.path()),
-        patch,
-    );
+    let (ok, out) = patch_with("-s");
     assert!(ok, "{}: patch: {out}", snap.display());
     Some(t)
 }

@@ -3,7 +3,7 @@
 //! links and modes beside files ([`crate::common::snapshot_tree`] writes
 //! files alone). Decides no verdict.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Copy the tree `from` into `to` (`cp -a FROM/. TO`, `to` and its parents
@@ -34,4 +34,34 @@ pub fn write_files(root: &Path, files: &[(&str, &str)]) {
             .expect("create the parents");
         std::fs::write(p, text).expect("write the file");
     }
+}
+
+/// Write `text` to `dir/name` (parents created) and return its path.
+pub fn file(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::create_dir_all(p.parent().expect("a file path has a parent"))
+        .expect("create the parents");
+    std::fs::write(&p, text).expect("write the file");
+    p
+}
+
+/// A new temporary directory holding `name` with `text`, and that file's
+/// path; the directory goes when the returned guard drops.
+pub fn temp_file(name: &str, text: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let p = file(dir.path(), name, text);
+    (dir, p)
+}
+
+/// Replace `from` (which must be there) with `to` in the file `path`.
+#[track_caller]
+pub fn replace_in(path: &Path, from: &str, to: &str) {
+    let text =
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    assert!(
+        text.contains(from),
+        "{} has no `{from}` to replace",
+        path.display()
+    );
+    std::fs::write(path, text.replace(from, to)).expect("write the file");
 }

@@ -240,14 +240,8 @@ fn coverage_tables_are_generated_from_the_policies() {
     for (name, want) in [("rules", rules_markdown()), ("items", items_markdown())] {
         let open = format!("<!-- coverage:{name} -->\n");
         let close = format!("<!-- /coverage:{name} -->");
-        let start = doc
-            .find(&open)
-            .unwrap_or_else(|| panic!("docs/coverage.md has no `{open}` marker"))
-            + open.len();
-        let end = start
-            + doc[start..]
-                .find(&close)
-                .unwrap_or_else(|| panic!("docs/coverage.md has no `{close}` marker"));
+        let std::ops::Range { start, end } =
+            crate::common::doc_examples::marked(&doc, &open, &close, "docs/coverage.md");
         if doc[start..end] != want {
             if update {
                 doc.replace_range(start..end, &want);

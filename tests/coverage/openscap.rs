@@ -356,10 +356,9 @@ fn findmnt_problems(state: &str, findmnt: &str, report: &serde_json::Value) -> V
 
 #[test]
 fn the_shipped_rules_agree_with_openscap_ssg_debian11_except_where_docs_coverage_says_why() {
-    let Some(_oscap) = common::tool("oscap", "openscap-scanner") else {
-        return;
-    };
-    let Some(_findmnt) = common::tool("findmnt", "util-linux") else {
+    let Some([_oscap, _findmnt]) =
+        common::tools([("oscap", "openscap-scanner"), ("findmnt", "util-linux")])
+    else {
         return;
     };
     if !Path::new(DS).is_file() {

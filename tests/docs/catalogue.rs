@@ -12,14 +12,8 @@ const DOC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/policy-language.md"
 fn section<'a>(doc: &'a str, name: &str) -> (usize, usize, &'a str) {
     let open = format!("<!-- catalogue:{name} -->\n");
     let close = format!("<!-- /catalogue:{name} -->");
-    let start = doc
-        .find(&open)
-        .unwrap_or_else(|| panic!("docs/policy-language.md has no `{open}` marker"))
-        + open.len();
-    let end = start
-        + doc[start..]
-            .find(&close)
-            .unwrap_or_else(|| panic!("docs/policy-language.md has no `{close}` marker"));
+    let std::ops::Range { start, end } =
+        crate::common::doc_examples::marked(doc, &open, &close, "docs/policy-language.md");
     (start, end, &doc[start..end])
 }
 

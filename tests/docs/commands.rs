@@ -105,8 +105,7 @@ fn sandbox(repo: &Path, s: &Path) {
 /// the README did not run (the second names a parameter no policy has).
 #[test]
 fn every_command_in_readme_and_docs_runs() {
-    if Command::new("git").arg("--version").output().is_err() {
-        common::skip("the docs' commands", "needs git");
+    if common::program("git", "git").is_none() {
         return;
     }
     let repo = common::cli::repo_root();
@@ -226,20 +225,17 @@ fn promised_exit(line: &str) -> i32 {
 /// testdata/hosts/nat-story), with the exit status the page promises.
 #[test]
 fn every_man_page_renders_cleanly_and_its_examples_exit_as_they_say() {
-    if Command::new("groff").arg("--version").output().is_err() {
-        common::skip("the man pages' rendering", "needs groff (groff-base)");
+    if common::program("groff", "groff-base").is_none() {
         return;
     }
     let repo = common::cli::repo_root();
     let bin = common::cli::BIN;
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("man");
-    let o = Command::new(bin)
-        .args(["man", "--out"])
-        .arg(&dir)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = common::cli::ok(
+        Command::new(bin).args(["man", "--out"]).arg(&dir),
+        "driftaudit man --out",
+    );
     let listed = String::from_utf8(o.stdout).unwrap();
     let mut pages: Vec<String> = listed.lines().map(str::to_string).collect();
     for c in [
@@ -304,11 +300,7 @@ fn every_man_page_renders_cleanly_and_its_examples_exit_as_they_say() {
         assert!(!examples.is_empty(), "{page}: no example found in:\n{text}");
         let s = tempfile::tempdir().unwrap();
         sandbox(repo, s.path());
-        fs::write(
-            s.path().join("my-policies/web.test.yaml"),
-            "cases:\n  - name: a small backlog\n    files: { /proc/sys/net/core/somaxconn: \"128\\n\" }\n    expect:\n      - { rule: web.somaxconn, status: fail }\n  - name: a big one\n    files: { /proc/sys/net/core/somaxconn: \"4096\\n\" }\n    expect:\n      - { rule: web.somaxconn, status: pass }\n",
-        )
-        .unwrap();
+        crate::common::tree::file(s.path(), "my-policies/web.test.yaml", "cases:\n  - name: a small backlog\n    files: { /proc/sys/net/core/somaxconn: \"128\\n\" }\n    expect:\n      - { rule: web.somaxconn, status: fail }\n  - name: a big one\n    files: { /proc/sys/net/core/somaxconn: \"4096\\n\" }\n    expect:\n      - { rule: web.somaxconn, status: pass }\n");
         let examples_dir = format!("{}/testdata/hosts/", s.path().display());
         let path_env = format!(
             "{}:{}",
@@ -353,12 +345,10 @@ fn man_out_replaces_a_planted_link_instead_of_writing_through_it() {
     let victim = tmp.path().join("victim");
     fs::write(&victim, "precious\n").unwrap();
     std::os::unix::fs::symlink(&victim, dir.join("driftaudit-fix.1")).unwrap();
-    let o = Command::new(bin)
-        .args(["man", "--out"])
-        .arg(&dir)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    common::cli::ok(
+        Command::new(bin).args(["man", "--out"]).arg(&dir),
+        "driftaudit man --out",
+    );
     assert_eq!(fs::read_to_string(&victim).unwrap(), "precious\n");
     let page = dir.join("driftaudit-fix.1");
     let meta = fs::symlink_metadata(&page).unwrap();

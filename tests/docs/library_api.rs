@@ -5,6 +5,8 @@
 
 use std::process::Command;
 
+use crate::common;
+
 const CLI_ONLY: &[&str] = &[
     "clap",
     "clap_complete",
@@ -23,15 +25,11 @@ fn cargo() -> Command {
 
 /// Crate names in `cargo tree --prefix none` output (`name vX.Y.Z ...`).
 fn tree(args: &[&str]) -> Vec<String> {
-    let out = cargo()
-        .args(["tree", "-e", "normal", "--prefix", "none"])
-        .args(args)
-        .output()
-        .expect("run cargo tree");
-    assert!(
-        out.status.success(),
-        "cargo tree failed: {}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = common::cli::ok(
+        cargo()
+            .args(["tree", "-e", "normal", "--prefix", "none"])
+            .args(args),
+        "cargo tree",
     );
     String::from_utf8_lossy(&out.stdout)
         .lines()

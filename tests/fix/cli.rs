@@ -79,13 +79,7 @@ fn only_and_skip_choose_the_findings_the_plan_fixes() {
 #[test]
 fn waived_findings_are_not_fixed() {
     let nat = host("nat-story");
-    let t = tempfile::tempdir().unwrap();
-    let w = t.path().join("w.yaml");
-    std::fs::write(
-        &w,
-        "- rule: linux.unprivileged-bpf\n  reason: accepted for the lab (OPS-1)\n  expires: 2099-12-31\n",
-    )
-    .unwrap();
+    let (_t, w) = crate::common::tree::temp_file("w.yaml", "- rule: linux.unprivileged-bpf\n  reason: accepted for the lab (OPS-1)\n  expires: 2099-12-31\n");
     let s = nat.to_str().unwrap();
     let before = json(&fix(&["--snapshot", s, "--format", "json"]));
     assert!(fixed_rules(&before)
@@ -235,10 +229,8 @@ fn runtime_writes_the_script_new_and_exit_codes_follow_the_plan() {
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let text = std::fs::read_to_string(&script).unwrap();
-    assert!(
-        text.starts_with("#!/bin/sh\n") && text.contains("\nsysctl -w "),
-        "{text}"
-    );
+    crate::common::cli::starts(&text, "#!/bin/sh\n");
+    crate::common::cli::says(&text, "\nsysctl -w ");
     use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::metadata(&script).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode & 0o077, 0, "{mode:o}");

@@ -47,12 +47,8 @@ fn docs_fix_md_shows_what_fix_prints() {
     for (name, text) in blocks {
         let open = format!("<!-- fix-example {name} -->\n");
         let close = "<!-- end fix-example -->";
-        let start = want
-            .find(&open)
-            .unwrap_or_else(|| panic!("docs/fix.md lacks `{open}`"))
-            + open.len();
-        let end = start + want[start..].find(close).unwrap();
-        want.replace_range(start..end, &text);
+        let at = crate::common::doc_examples::marked(&want, &open, close, "docs/fix.md");
+        want.replace_range(at, &text);
     }
     if want != doc {
         if std::env::var_os("DRIFTAUDIT_UPDATE_DOCS").is_some() {

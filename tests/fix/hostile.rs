@@ -8,6 +8,7 @@
 //! printed with the real tool where one exists.
 
 use crate::common;
+use crate::common::cli::says;
 use crate::common::cli::{self, copy_tree as copy};
 use crate::common::patch::gnu_patch;
 use crate::fix::{only, with_policy};
@@ -69,6 +70,16 @@ fn mysql_healthy_with_running(value_tsv: &str) -> tempfile::TempDir {
 
 // item 1
 
+/// The unfixable entry of `rule` in plan `p`; without one the test fails,
+/// quoting the plan's summary.
+#[track_caller]
+fn unfixable<'a>(p: &'a Plan, rule: &str) -> &'a fix::Unfixable {
+    p.unfixable
+        .iter()
+        .find(|u| u.rule == rule)
+        .unwrap_or_else(|| panic!("`{rule}` is not unfixable: {}", p.summary()))
+}
+
 #[test]
 fn a_running_value_with_a_newline_is_unfixable_not_an_include() {
     let t = mysql_healthy_with_running(
@@ -122,11 +133,7 @@ fn a_pinned_value_with_a_newline_is_unfixable_not_a_new_group() {
             "{}",
             p.patch
         );
-        let u = p
-            .unfixable
-            .iter()
-            .find(|u| u.rule == "mine.init-connect")
-            .unwrap_or_else(|| panic!("not unfixable: {}", p.summary()));
+        let u = unfixable(&p, "mine.init-connect");
         assert!(u.reason.contains("newline"), "{}", u.reason);
     }
 }
@@ -171,17 +178,7 @@ fn pinned_value(set: &PolicySet, rule: &str) -> String {
 
 fn option_value_reads_back(mpd: &Path, v: &str) {
     // a YAML double-quoted scalar (JSON's escapes, and DEL/C1 escaped too)
-    let yaml_v: String = serde_json::to_string(v)
-        .unwrap()
-        .chars()
-        .map(|c| {
-            if c.is_control() {
-                format!("\\u{:04x}", c as u32)
-            } else {
-                c.to_string()
-            }
-        })
-        .collect();
+    let yaml_v = common::yaml_quoted(v);
     let set = with_policy(&format!(
         "policy: mine\ntitle: Mine\nrules:\n\
          \x20 - id: mine.init-connect\n    title: t\n    severity: low\n    setting: mycnf.init_connect\n    expect: {{ equals: {yaml_v}, present: true }}\n    why: w\n    fix: f\n    references: []\n",
@@ -371,16 +368,16 @@ fn the_proof_reads_patch_header_names_as_gnu_patch_reads_them() {
 fn control_characters_from_host_values_never_reach_fix_output() {
     let t = copy(&host("nat-story"));
     let conf = t.path().join("etc/sysctl.d/60-perf.conf");
-    let text = std::fs::read_to_string(&conf).unwrap().replace(
+    crate::common::tree::replace_in(
+        &conf,
         "net.core.somaxconn = 4096",
         "net.core.somaxconn = 4096\x1b]0;pwned\x07\x1b[2J",
     );
-    std::fs::write(&conf, text).unwrap();
-    std::fs::write(
-        t.path().join("proc/sys/net/core/somaxconn"),
+    crate::common::tree::file(
+        t.path(),
+        "proc/sys/net/core/somaxconn",
         "128\x1b[1A\r\x07\n",
-    )
-    .unwrap();
+    );
     let s = t.path().to_str().unwrap();
     let dir = tempfile::tempdir().unwrap();
     for (i, prefer) in ["configured", "running"].iter().enumerate() {
@@ -564,11 +561,7 @@ fn a_non_utf8_file_name_is_refused_by_name_not_as_a_missing_line() {
         &only("linux.tcp-tw-recycle"),
     )
     .unwrap();
-    let u = p
-        .unfixable
-        .iter()
-        .find(|u| u.rule == "linux.tcp-tw-recycle")
-        .unwrap_or_else(|| panic!("{}", p.summary()));
+    let u = unfixable(&p, "linux.tcp-tw-recycle");
     assert!(
         !u.reason.contains("has no line") && u.reason.contains("UTF-8"),
         "{}",
@@ -582,11 +575,7 @@ fn a_non_utf8_file_name_is_refused_by_name_not_as_a_missing_line() {
 fn a_change_refused_for_an_adjacent_secret_is_listed_unfixable_not_fixed() {
     let t = copy(&host("nat-story"));
     let conf = t.path().join("etc/sysctl.d/60-perf.conf");
-    let text = std::fs::read_to_string(&conf).unwrap().replace(
-        "net.ipv4.tcp_tw_recycle = 1\n",
-        "net.ipv4.tcp_tw_recycle = 1\nnet.ipv4.tcp_fastopen_key = 00000000-11111111-22222222-33333333\n",
-    );
-    std::fs::write(&conf, text).unwrap();
+    crate::common::tree::replace_in(&conf, "net.ipv4.tcp_tw_recycle = 1\n", "net.ipv4.tcp_tw_recycle = 1\nnet.ipv4.tcp_fastopen_key = 00000000-11111111-22222222-33333333\n");
     let p = fix::plan(
         &PolicySet::builtin().unwrap(),
         Some(t.path()),
@@ -598,11 +587,7 @@ fn a_change_refused_for_an_adjacent_secret_is_listed_unfixable_not_fixed() {
         "reported fixed: {}",
         p.summary()
     );
-    let u = p
-        .unfixable
-        .iter()
-        .find(|u| u.rule == "linux.tcp-tw-recycle")
-        .unwrap_or_else(|| panic!("{}", p.summary()));
+    let u = unfixable(&p, "linux.tcp-tw-recycle");
     assert!(u.reason.contains("secret"), "{}", u.reason);
     assert!(!p.patch.contains("tcp_tw_recycle"), "{}", p.patch);
     assert!(
@@ -630,10 +615,8 @@ fn fix_says_which_live_captures_it_runs_and_how_to_turn_them_off() {
     // did not run the MySQL captures)
     let (code, _, err) = fix_cli(&["--no-mysql", "--no-verify"]);
     assert!((0..=1).contains(&code), "{err}");
-    assert!(
-        err.contains("captured the live host") && err.contains("--no-mysql"),
-        "{err}"
-    );
+    says(&err, "captured the live host");
+    says(&err, "--no-mysql");
     assert!(err.contains("not run: my_print_defaults"), "{err}");
 }
 
@@ -713,20 +696,7 @@ proptest::proptest! {
 // `sysctl -w`, libmount (`findmnt`) for fstab, and `sh` running the
 // script against stubs that record each command's words exactly.
 
-/// `v` as a YAML double-quoted scalar (JSON's escapes; DEL and C1 too).
-fn yaml_str(v: &str) -> String {
-    serde_json::to_string(v)
-        .unwrap()
-        .chars()
-        .map(|c| {
-            if c.is_control() {
-                format!("\\u{:04x}", c as u32)
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
-}
+use crate::common::yaml_quoted as yaml_str;
 
 /// A one-rule policy pinning `setting` to `v`.
 fn pinning(setting: &str, v: &str) -> PolicySet {
@@ -845,14 +815,9 @@ fn sysctl_consumers(root: &Path, key: &str, script: &Path) -> Vec<(&'static str,
         script.display()
     );
     sh += &out("sysctl-w");
-    let o = Command::new("unshare")
-        .args(["-m", "--propagation", "private", "sh", "-ec", &sh])
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "{}\n{sh}",
-        String::from_utf8_lossy(&o.stderr)
+    let o = common::cli::ok(
+        Command::new("unshare").args(["-m", "--propagation", "private", "sh", "-ec", &sh]),
+        &format!("the namespace script\n{sh}\n"),
     );
     let text = String::from_utf8(o.stdout).unwrap();
     let parts: Vec<&str> = text.split('\0').collect();
@@ -1024,11 +989,11 @@ fn fstab_edit_reads_back(point: &str, opts: &str) {
     assert!(text.contains(opts));
     std::fs::write(&fstab, text).unwrap();
     let mi = t.path().join("proc/self/mountinfo");
-    let text = std::fs::read_to_string(&mi).unwrap().replace(
+    crate::common::tree::replace_in(
+        &mi,
         " /opt/zimbra/index ",
         &format!(" {} ", mount_escaped(point)),
     );
-    std::fs::write(&mi, text).unwrap();
     let mut set = PolicySet::builtin().unwrap();
     set.set_param(&format!("storage.zimbra_index_dir={point}"))
         .unwrap();

@@ -2,6 +2,7 @@
 //! (or `none` with the reason), `explain` shows it, and a wrong `remedy:`
 //! is a policy problem with its code and its place.
 
+use crate::common::cli::says;
 use driftaudit::unstable::policy::{Code, PolicyProblem, PolicySet, Remedy};
 
 const HEAD: &str = "policy: mine\ntitle: Mine\nrules:\n";
@@ -58,10 +59,7 @@ fn explain_shows_the_remedy() {
     // an item's alias (the rule's id before storage.yaml was one rule per concern)
     let r = set.rule_or_alias("storage.db-on-rotational").unwrap();
     let text = driftaudit::unstable::explain::explain(&set, r);
-    assert!(
-        text.contains("remedy (driftaudit fix):\n  none: moving data"),
-        "{text}"
-    );
+    says(&text, "remedy (driftaudit fix):\n  none: moving data");
 }
 
 #[test]
@@ -106,11 +104,7 @@ fn set_without_to_is_invalid_remedy() {
         "    assert: \"true\"\n    remedy: { set: sysctl.net.core.somaxconn }\n",
     ));
     assert_eq!(p[0].code, Code::InvalidRemedy);
-    assert!(
-        p[0].message.contains("`set` needs `to`"),
-        "{}",
-        p[0].message
-    );
+    says(&p[0].message, "`set` needs `to`");
 }
 
 #[test]

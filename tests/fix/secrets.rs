@@ -6,6 +6,7 @@
 //! stderr summary, the JSON plan or an error.
 
 use crate::common;
+use crate::common::cli::says;
 use crate::common::cli::{self, copy_tree as copy};
 use crate::common::patch::{self, run_with_stdin};
 
@@ -104,10 +105,7 @@ fn a_password_next_to_a_changed_option_line_is_never_printed_and_the_patch_appli
     edit_line(&cnf, 9, "password = Hunter2SecretXYZ", false);
     let (patch, all) = every_output(t.path());
     assert_absent(&all, "Hunter2SecretXYZ");
-    assert!(
-        patch.contains("+innodb_buffer_pool_dump_at_shutdown = ON\n"),
-        "{patch}"
-    );
+    says(&patch, "+innodb_buffer_pool_dump_at_shutdown = ON\n");
     // context stops at the secret line: line 10 before, the end of the file after
     assert!(
         patch.contains(
@@ -149,12 +147,13 @@ fn a_secret_right_after_a_changed_line_makes_that_change_unfixable_with_the_line
         .lines()
         .find(|l| l.starts_with("cannot fix mysql.warm-restart-dump "))
         .unwrap_or_else(|| panic!("{stderr}"));
-    assert!(
-        line.contains("line 12 of `/etc/mysql/conf.d/sysbench.cnf` holds a secret")
-            && line.contains(
-                "replace line 11 `innodb_buffer_pool_dump_at_shutdown = OFF` with `innodb_buffer_pool_dump_at_shutdown = ON`"
-            ),
-        "{line}"
+    says(
+        line,
+        "line 12 of `/etc/mysql/conf.d/sysbench.cnf` holds a secret",
+    );
+    says(
+        line,
+        "replace line 11 `innodb_buffer_pool_dump_at_shutdown = OFF` with `innodb_buffer_pool_dump_at_shutdown = ON`",
     );
     // the JSON lists it as unfixable, and the proof passes what it targets
     let o = fix(&["--snapshot", t.path().to_str().unwrap(), "--format", "json"]);
@@ -178,11 +177,7 @@ fn a_secret_in_an_included_option_file_stays_out_of_the_patch() {
     let mut text = std::fs::read_to_string(&my).unwrap();
     text.push_str("!include /etc/mysql/backup.cnf\n");
     std::fs::write(&my, text).unwrap();
-    std::fs::write(
-        t.path().join("etc/mysql/backup.cnf"),
-        "[mysqld]\ninnodb_buffer_pool_dump_at_shutdown = OFF\n[mysqldump]\npasswd = IncludedSecret42\nuser = backup\n",
-    )
-    .unwrap();
+    crate::common::tree::file(t.path(), "etc/mysql/backup.cnf", "[mysqld]\ninnodb_buffer_pool_dump_at_shutdown = OFF\n[mysqldump]\npasswd = IncludedSecret42\nuser = backup\n");
     let (patch, all) = every_output(t.path());
     assert_absent(&all, "IncludedSecret42");
     assert!(
@@ -240,14 +235,8 @@ fn zimbra_localconfig_secrets_beside_changed_keys_and_a_my_cnf_password_are_neve
 
 #[test]
 fn a_secret_setting_is_never_written_by_a_remedy() {
-    let t = tempfile::tempdir().unwrap();
-    let policy = t.path().join("p.yaml");
-    std::fs::write(
-        &policy,
-        "policy: mine\ntitle: Mine\nrules:\n\
-         \x20 - id: mine.sst\n    title: t\n    severity: low\n    setting: mycnf_effective.wsrep_sst_auth\n    expect: { equals: \"sst:NewSecretValue9\" }\n    why: w\n    fix: f\n    references: []\n",
-    )
-    .unwrap();
+    let (_t, policy) = crate::common::tree::temp_file("p.yaml", "policy: mine\ntitle: Mine\nrules:\n\
+         \x20 - id: mine.sst\n    title: t\n    severity: low\n    setting: mycnf_effective.wsrep_sst_auth\n    expect: { equals: \"sst:NewSecretValue9\" }\n    why: w\n    fix: f\n    references: []\n");
     let snap = copy(&host("mysql-warmup-story"));
     edit_line(
         &snap.path().join("etc/mysql/conf.d/sysbench.cnf"),
@@ -273,9 +262,9 @@ fn a_secret_setting_is_never_written_by_a_remedy() {
     assert_eq!(o.status.code(), Some(1), "{out}");
     assert_absent(&out, "NewSecretValue9");
     assert_absent(&out, "OldSecretValue8");
-    assert!(
-        out.contains("`wsrep_sst_auth` holds a secret: `fix` never writes a secret value"),
-        "{out}"
+    says(
+        &out,
+        "`wsrep_sst_auth` holds a secret: `fix` never writes a secret value",
     );
 }
 

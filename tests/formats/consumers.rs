@@ -118,8 +118,8 @@ impl Repo {
 
     /// Run shell lines as a CI shell would (`set -e`), from the root.
     fn sh(&self, script: &str) {
-        let o = Command::new("sh")
-            .arg("-ec")
+        let mut o = Command::new("sh");
+        o.arg("-ec")
             .arg(script)
             .current_dir(self.path())
             .env(
@@ -133,15 +133,8 @@ impl Repo {
             .env("STUB_LOG", self.path().join("stub-log"))
             .env("PR", "42")
             .env("CI_MERGE_REQUEST_IID", "7")
-            .env_remove("NO_COLOR")
-            .output()
-            .unwrap();
-        assert!(
-            o.status.success(),
-            "{script}\nexit {:?}\n{}",
-            o.status.code(),
-            String::from_utf8_lossy(&o.stderr)
-        );
+            .env_remove("NO_COLOR");
+        common::cli::ok(&mut o, &format!("{script}\n"));
     }
 
     fn read(&self, file: &str) -> String {

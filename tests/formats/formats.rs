@@ -7,6 +7,7 @@
 
 use crate::common::browser::{fleet_report, host_names, report_of};
 use crate::common::cli;
+use crate::common::cli::says;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -348,6 +349,20 @@ fn check_sarif_semantics(r: &Report, doc: &Json) {
     }
 }
 
+/// The artifact URI of the linux.tcp-tw-recycle result in a SARIF log.
+fn sarif_uri(sarif: &str) -> String {
+    let doc: Json = serde_json::from_str(sarif).unwrap();
+    doc["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["ruleId"] == "linux.tcp-tw-recycle")
+        .unwrap()["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
 #[test]
 fn sarif_is_valid_and_matches_the_report_on_every_test_host() {
     let v = sarif_validator();
@@ -379,16 +394,7 @@ fn sarif_locates_the_nat_story_failure_at_the_sysctl_line_in_the_repository() {
     assert_eq!(loc["region"]["startLine"], 3);
     // Without a repository root (the library's plain `render`) the location
     // is an absolute file URI, never a path relative to nothing.
-    let doc: Json = serde_json::from_str(&out(&r, Format::Sarif)).unwrap();
-    let uri = doc["runs"][0]["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|x| x["ruleId"] == "linux.tcp-tw-recycle")
-        .unwrap()["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let uri = sarif_uri(&out(&r, Format::Sarif));
     let abs = format!(
         "file://{}/testdata/hosts/nat-story/etc/sysctl.d/60-perf.conf",
         repo_root().display()
@@ -823,10 +829,8 @@ fn junit_fleet_waived_and_hostile_reports_parse_back() {
         .find(|n| n.has_tag_name("system-out"))
         .and_then(|n| n.text())
         .unwrap_or("");
-    assert!(
-        sysout.contains("waived until 2099-01-31") && sysout.contains("kernel upgrade"),
-        "{sysout}"
-    );
+    says(sysout, "waived until 2099-01-31");
+    says(sysout, "kernel upgrade");
     let hostile = hostile_report();
     let xml = junit_out(&hostile);
     check_junit(&hostile, &xml);
@@ -1030,10 +1034,8 @@ fn markdown_fleet_waived_and_hostile_reports_stay_well_formed() {
     let md = out(&waived, Format::Markdown);
     check_markdown(&waived, &md);
     assert!(md.contains("**Waived**"), "{md}");
-    assert!(
-        md.contains(&format!("`{}`", wf.rule)) && md.contains("2099-01-31"),
-        "{md}"
-    );
+    says(&md, &format!("`{}`", wf.rule));
+    says(&md, "2099-01-31");
     assert!(md.contains("\\<CHG-42\\> by \\@ops"), "{md}");
     let hostile = hostile_report();
     let md = out(&hostile, Format::Markdown);
@@ -1079,18 +1081,7 @@ fn the_cli_writes_paths_relative_to_the_working_directory_or_sarif_root() {
         assert_eq!(code, 1, "{stderr}");
         stdout
     };
-    let uri_of = |sarif: &str| -> String {
-        let doc: Json = serde_json::from_str(sarif).unwrap();
-        doc["runs"][0]["results"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|x| x["ruleId"] == "linux.tcp-tw-recycle")
-            .unwrap()["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
-            .as_str()
-            .unwrap()
-            .to_string()
-    };
+    let uri_of = sarif_uri;
     let want = "snapshots/db1/etc/sysctl.d/60-perf.conf";
     // From the repository root, as CI runs it.
     assert_eq!(
@@ -1286,11 +1277,7 @@ fn shards_of_a_user_repository_merged_give_the_sarif_and_junit_of_one_check() {
 
     // JUnit: every `file` repository-relative, as `check --snapshot` writes it.
     let xml = std::fs::read_to_string(d.join("fleet.xml")).unwrap();
-    let parsed = roxmltree::Document::parse(&xml).unwrap();
-    let files: Vec<&str> = parsed
-        .descendants()
-        .filter_map(|n| n.attribute("file"))
-        .collect();
+    let files = crate::common::cli::xml_attrs(&xml, "file");
     assert!(!files.is_empty());
     for f in &files {
         assert!(f.starts_with("snapshots/"), "JUnit file not relative: {f}");

@@ -13,7 +13,7 @@
 //! skips with one line (fails under CI=true).
 
 use crate::common;
-use crate::common::browser::{feed, python3 as python, report_of};
+use crate::common::browser::{feed_ok, python3 as python, report_of};
 use crate::common::cli;
 
 use std::path::{Path, PathBuf};
@@ -87,17 +87,13 @@ fn html_is_self_contained_and_escapes_host_text() {
 /// The base64 SHA-256 of `text` as CSP writes it, computed by python3's
 /// hashlib (the reference, not the library's own hash).
 fn reference_sha256(python: &Path, text: &str) -> String {
-    let o = feed(
+    let o = feed_ok(
         Command::new(python).args([
             "-c",
             "import sys, hashlib, base64; print(base64.b64encode(hashlib.sha256(sys.stdin.buffer.read()).digest()).decode())",
         ]),
         text.as_bytes(),
-    );
-    assert!(
-        o.status.success(),
-        "python3: {}",
-        String::from_utf8_lossy(&o.stderr)
+        "python3",
     );
     String::from_utf8(o.stdout).unwrap().trim().to_string()
 }
@@ -590,14 +586,10 @@ fn html_and_markdown_show_an_assert_rules_expected_in_words() {
     // words, this one those words
     let page = html::render(&r);
     if let Some(python) = python() {
-        let o = feed(
+        let o = feed_ok(
             Command::new(&python).args(["-c", EXPECTED_CELLS]),
             page.as_bytes(),
-        );
-        assert!(
-            o.status.success(),
-            "python3: {}",
-            String::from_utf8_lossy(&o.stderr)
+            "python3",
         );
         let cells: Vec<(String, String)> = serde_json::from_slice(&o.stdout).unwrap();
         assert!(

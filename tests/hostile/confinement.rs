@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::common::cli::says;
 use crate::common::timeout::within;
 use crate::common::{can_unshare, cli};
 use driftaudit::unstable::engine;
@@ -34,20 +35,7 @@ fn audit_outputs(set: &PolicySet, host: &Host) -> String {
 /// A minimal snapshot root with `files` sysctl.d files, in `tmp/snap`.
 fn sysctl_snapshot(tmp: &Path, files: usize) -> PathBuf {
     let root = tmp.join("snap");
-    fs::create_dir_all(root.join("etc/sysctl.d")).unwrap();
-    fs::create_dir_all(root.join("captures")).unwrap();
-    fs::create_dir_all(root.join("proc")).unwrap();
-    fs::write(
-        root.join("snapshot.json"),
-        r#"{"schema":"driftaudit.snapshot/1","host":"racing"}"#,
-    )
-    .unwrap();
-    fs::write(
-        root.join("captures/sysctl-a.txt"),
-        "kernel.osrelease = 6.1.0-18-amd64\nnet.ipv4.tcp_syncookies = 1\nvm.swappiness = 60\n",
-    )
-    .unwrap();
-    fs::write(root.join("proc/meminfo"), "MemTotal: 8000000 kB\n").unwrap();
+    crate::hostile::minimal_snapshot(&root, "racing");
     for i in 0..files {
         fs::write(
             root.join(format!("etc/sysctl.d/{i:02}-inside.conf")),
@@ -572,12 +560,10 @@ fn non_utf8_file_names_are_read_as_bytes_and_shown_escaped() {
 /// not own is read only if that user could read it; the finding says why.
 #[test]
 fn service_user_cannot_make_root_read_root_only_files() {
-    if !can_unshare("service-user includes") {
+    let Some((_tmp, secret_dir, out)) = crate::mycnf::root_only_workspace("service-user includes")
+    else {
         return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    let secret_dir = tmp.path().join("root-only");
-    let out = tmp.path().join("snap");
+    };
     let o = in_private_mounts(&format!(
         "mkdir -m 700 '{secret}'
          printf '[mysqld]\\ninnodb_buffer_pool_size = {CANARY}\\n' > '{secret}/secret.cnf'
@@ -593,17 +579,7 @@ fn service_user_cannot_make_root_read_root_only_files() {
         secret = secret_dir.display(),
         out = out.display()
     ));
-    let stdout = String::from_utf8_lossy(&o.stdout);
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    assert!(o.status.success(), "{stderr}");
-    assert!(
-        !stdout.contains(CANARY),
-        "check quoted a root-only file a service user pointed it at"
-    );
-    assert!(
-        stdout.contains("which uid 65534 controls") && stdout.contains("not followed"),
-        "the finding must say why the file was not read: {stdout}"
-    );
+    crate::mycnf::root_only_file_refused(&o, CANARY, "a service user pointed it at");
     let copied: Vec<_> = tree(&out)
         .into_iter()
         .filter(|p| p.is_file() && fs::read_to_string(p).is_ok_and(|t| t.contains(CANARY)))
@@ -767,14 +743,8 @@ fn diff_files_after_the_read_budget_is_spent_names_what_was_not_compared() {
         "{text}{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    assert!(
-        text.contains("not compared (the comparison is incomplete)"),
-        "{text}"
-    );
-    assert!(
-        text.contains("not compared: /var/zz/late.conf (cannot read either side: the read budget of 268435456 bytes for this host is spent"),
-        "{text}"
-    );
+    says(&text, "not compared (the comparison is incomplete)");
+    says(&text, "not compared: /var/zz/late.conf (cannot read either side: the read budget of 268435456 bytes for this host is spent");
     // what was compared before the budget ran out is still shown
     assert!(text.contains("+vm.swappiness = 60"), "{text}");
 
@@ -791,12 +761,7 @@ fn diff_files_after_the_read_budget_is_spent_names_what_was_not_compared() {
         "{missed:?}"
     );
     // each file once: compared, changed or not compared
-    let changed: Vec<&str> = v["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["path"].as_str().unwrap())
-        .collect();
+    let changed = cli::strs(&v["files"], "path");
     assert!(changed.contains(&"/etc/sysctl.d/50-a.conf"), "{changed:?}");
     for n in missed {
         assert!(!changed.contains(&n["path"].as_str().unwrap()), "{n}");

@@ -45,26 +45,33 @@ struct Case {
     canary_dir: PathBuf,
 }
 
+/// A snapshot root named `host` with an empty etc/sysctl.d, a `sysctl -a`
+/// capture (kernel 6.1) and /proc/meminfo (8 GB).
+pub(crate) fn minimal_snapshot(root: &Path, host: &str) {
+    fs::create_dir_all(root.join("etc/sysctl.d")).unwrap();
+    crate::common::tree::write_files(
+        root,
+        &[
+            (
+                "snapshot.json",
+                &format!(r#"{{"schema":"driftaudit.snapshot/1","host":"{host}"}}"#),
+            ),
+            (
+                "captures/sysctl-a.txt",
+                "kernel.osrelease = 6.1.0-18-amd64\nnet.ipv4.tcp_syncookies = 1\nvm.swappiness = 60\n",
+            ),
+            ("proc/meminfo", "MemTotal: 8000000 kB\n"),
+        ],
+    );
+}
+
 impl Case {
     fn new() -> Case {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().join("snap");
         let canary_dir = tmp.path().join("outside");
-        fs::create_dir_all(root.join("etc/sysctl.d")).unwrap();
-        fs::create_dir_all(root.join("captures")).unwrap();
-        fs::create_dir_all(root.join("proc")).unwrap();
+        minimal_snapshot(&root, "hostile");
         fs::create_dir_all(&canary_dir).unwrap();
-        fs::write(
-            root.join("snapshot.json"),
-            r#"{"schema":"driftaudit.snapshot/1","host":"hostile"}"#,
-        )
-        .unwrap();
-        fs::write(
-            root.join("captures/sysctl-a.txt"),
-            "kernel.osrelease = 6.1.0-18-amd64\nnet.ipv4.tcp_syncookies = 1\nvm.swappiness = 60\n",
-        )
-        .unwrap();
-        fs::write(root.join("proc/meminfo"), "MemTotal: 8000000 kB\n").unwrap();
         // the canary, in sysctl, option-file and localconfig shapes
         fs::write(
             canary_dir.join("canary.conf"),

@@ -135,6 +135,40 @@ fn a_15_mib_line_is_cut_where_mariadb_cuts_it() {
     assert!(bytes < 128 * 1024, "{bytes} bytes of messages");
 }
 
+/// A temporary directory with the paths of a root-only directory
+/// (`root-only`, not made yet) and of a snapshot (`snap`) in it; `None`
+/// after a skip line where mount namespaces are not available (`what`).
+pub(crate) fn root_only_workspace(
+    what: &str,
+) -> Option<(tempfile::TempDir, std::path::PathBuf, std::path::PathBuf)> {
+    if !can_unshare(what) {
+        return None;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let secret_dir = tmp.path().join("root-only");
+    let out = tmp.path().join("snap");
+    Some((tmp, secret_dir, out))
+}
+
+/// A `check` run as root on files a service user (uid 65534) controls:
+/// it succeeded, never quoted the root-only file (holding `canary`) that
+/// `who` pointed it at, and said why the file was not read. Its stdout.
+#[track_caller]
+pub(crate) fn root_only_file_refused(o: &std::process::Output, canary: &str, who: &str) -> String {
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    assert!(
+        !stdout.contains(canary),
+        "check quoted a root-only file {who}: {stdout}"
+    );
+    assert!(
+        stdout.contains("which uid 65534 controls") && stdout.contains("not followed"),
+        "the finding must say why the file was not read: {stdout}"
+    );
+    stdout
+}
+
 const CANARY: &str = "CANARY-5d1c0e42-root-only";
 
 /// Every file below `dir` whose text holds `needle`.
@@ -158,12 +192,11 @@ fn files_containing(dir: &Path, needle: &str) -> Vec<std::path::PathBuf> {
 /// can read (its own) is still read.
 #[test]
 fn mysql_mycnf_named_in_a_zimbra_localconfig_is_read_for_its_owner() {
-    if !can_unshare("mysql_mycnf of a zimbra-owned localconfig") {
+    let Some((_tmp, secret_dir, out)) =
+        root_only_workspace("mysql_mycnf of a zimbra-owned localconfig")
+    else {
         return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    let secret_dir = tmp.path().join("root-only");
-    let out = tmp.path().join("snap");
+    };
     let localconfig = |mycnf: &str| {
         format!(
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<localconfig>\n  <key name=\"mysql_mycnf\">\n    <value>{mycnf}</value>\n  </key>\n</localconfig>\n"
@@ -200,17 +233,7 @@ fn mysql_mycnf_named_in_a_zimbra_localconfig_is_read_for_its_owner() {
     };
     let secret_cnf = format!("{}/secret.cnf", secret_dir.display());
     let o = run(&secret_cnf, true);
-    let stdout = String::from_utf8_lossy(&o.stdout);
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    assert!(o.status.success(), "{stderr}");
-    assert!(
-        !stdout.contains(CANARY),
-        "check quoted a root-only file a zimbra-owned localconfig named: {stdout}"
-    );
-    assert!(
-        stdout.contains("which uid 65534 controls") && stdout.contains("not followed"),
-        "the finding must say why the file was not read: {stdout}"
-    );
+    let stdout = root_only_file_refused(&o, CANARY, "a zimbra-owned localconfig named");
     let report: serde_json::Value = serde_json::from_str(&stdout).expect("json report");
     let cap = buffer_pool_cap(&report);
     assert_eq!(cap["status"], "unknown", "{cap:#}");

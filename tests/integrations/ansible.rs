@@ -14,21 +14,15 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::common;
+use crate::common::cli::says;
 
 /// `ansible-playbook` from the CI virtualenv, else from `PATH`; `None`
 /// after a skip line (a failure under CI=true).
 fn ansible_playbook() -> Option<PathBuf> {
-    let venv = std::env::var_os("DRIFTAUDIT_CI_VENV")
-        .map(|v| PathBuf::from(v).join("bin/ansible-playbook"))
-        .filter(|p| p.is_file());
-    let found = venv.or_else(|| common::find_tool("ansible-playbook"));
-    if found.is_none() {
-        common::skip(
-            "needs `ansible-playbook`",
-            "not installed; `bash .ci/run` puts ansible-core in its virtualenv (DRIFTAUDIT_CI_VENV), or `pip install ansible-core`",
-        );
-    }
-    found
+    common::venv_program(
+        "ansible-playbook",
+        "`bash .ci/run` puts ansible-core in its virtualenv (DRIFTAUDIT_CI_VENV), or `pip install ansible-core`",
+    )
 }
 
 struct Run {
@@ -176,11 +170,7 @@ fn ansible_role_snapshots_localhost_into_git_audits_it_and_a_second_run_changes_
         .args(["status", "--porcelain"])
         .output()
         .unwrap();
-    assert!(
-        status.stdout.is_empty(),
-        "{}",
-        String::from_utf8_lossy(&status.stdout)
-    );
+    common::cli::silent(&status.stdout);
 
     // 3: the built-in policies read more files, so the snapshot changes and
     // is committed; the audit then fails the play at `high`
@@ -195,12 +185,8 @@ fn ansible_role_snapshots_localhost_into_git_audits_it_and_a_second_run_changes_
     assert_ne!(third.code, 0, "{}", third.out);
     assert_eq!(third.failed, 1, "{}", third.out);
     assert!(third.changed >= 1, "{}", third.out);
-    assert!(
-        third.out.contains("findings at or above `high`")
-            && third.out.contains("test.pid-max-tiny"),
-        "{}",
-        third.out
-    );
+    says(&third.out, "findings at or above `high`");
+    says(&third.out, "test.pid-max-tiny");
     assert_eq!(commits(&repo).len(), 2);
     let meta = fs::read_to_string(snap.join("snapshot.json")).unwrap();
     assert!(meta.contains("\"linux-network\""), "{meta}");
@@ -344,11 +330,8 @@ fn ansible_role_refuses_both_a_deb_and_a_binary_before_installing_anything() {
     let run = play(&ansible, t, &[]);
     assert_ne!(run.code, 0, "{}", run.out);
     assert_eq!(run.failed, 1, "{}", run.out);
-    assert!(
-        run.out.contains("driftaudit_deb_src") && run.out.contains("are both set"),
-        "{}",
-        run.out
-    );
+    says(&run.out, "driftaudit_deb_src");
+    says(&run.out, "are both set");
     assert!(
         !t.join("host").exists() && !t.join("repo").exists(),
         "nothing done"

@@ -26,6 +26,7 @@ use std::process::Command;
 use serde_json::Value;
 
 use crate::common;
+use crate::common::cli::says;
 
 use crate::common::cli::repo_root as repo;
 
@@ -253,10 +254,7 @@ fn run_action_on(runner: &Runner, ws: &Path, given: &[(&str, &str)]) -> ActionRu
                 run.cache.push((op.to_string(), key, dir, hit));
                 continue;
             }
-            assert!(
-                uses.starts_with("github/codeql-action/upload-sarif@v"),
-                "{uses}"
-            );
+            crate::common::cli::starts(uses, "github/codeql-action/upload-sarif@v");
             let file = subst(
                 step["with"]["sarif_file"].as_str().unwrap(),
                 &inputs,
@@ -393,10 +391,8 @@ fn the_github_action_audits_a_tree_uploads_sarif_and_merges_a_sharded_matrix() {
     // driftaudit could not run: the audit step fails (exit 2), nothing uploaded
     let bad = run_action(ws, &[("driftaudit", da()), ("snapshots", "no-such-dir")]);
     let failed = bad.failed_step.expect("fails");
-    assert!(
-        failed.starts_with("audit:") && failed.contains("no-such-dir"),
-        "{failed}"
-    );
+    crate::common::cli::starts(&failed, "audit:");
+    crate::common::cli::says(&failed, "no-such-dir");
     assert!(bad.uploaded.is_none());
 }
 
@@ -443,12 +439,10 @@ fn sha256_hex(file: &Path) -> String {
 
 #[test]
 fn the_github_action_given_a_deb_audits_with_its_unpacked_binary_and_builds_nothing() {
-    let ws = workspace();
-    let ws = ws.path();
-    let t = tempfile::tempdir().unwrap();
-    let Some(deb) = common::driftaudit_deb(t.path()) else {
+    let Some((ws, t, deb)) = deb_workspace() else {
         return;
     };
+    let ws = ws.path();
     let mut runner = Runner::new(&t.path().join("runner"));
     runner.path_first.push(stubs(t.path()));
     let deb = deb.to_str().unwrap();
@@ -535,10 +529,8 @@ fn the_github_action_refuses_a_deb_without_usr_bin_driftaudit_and_a_runner_witho
     runner.inherit_path = false;
     let run = run_action_on(&runner, ws, &[("driftaudit", good.to_str().unwrap())]);
     let failed = run.failed_step.expect("refused");
-    assert!(
-        failed.starts_with("install:") && failed.contains("no dpkg-deb"),
-        "{failed}"
-    );
+    crate::common::cli::starts(&failed, "install:");
+    crate::common::cli::says(&failed, "no dpkg-deb");
     assert_eq!(run.failed_code, Some(2));
 }
 
@@ -565,12 +557,12 @@ fn a_new_runner_restores_the_source_build_from_the_actions_cache_instead_of_rebu
     assert!(key.ends_with(&lock[..16]), "keyed on Cargo.lock: {key}");
     let builds = cargo_runs(t.path());
     assert_eq!(builds.len(), 1, "{builds:?}");
+    let build = &builds[0];
+    crate::common::cli::starts(build, "install --locked");
+    says(build, &format!("--path {}", repo().display()));
     assert!(
-        builds[0].starts_with("install --locked")
-            && builds[0].contains(&format!("--path {}", repo().display()))
-            && builds[0].ends_with(&format!("--root {}", dir.display())),
-        "{}",
-        builds[0]
+        build.ends_with(&format!("--root {}", dir.display())),
+        "{build}"
     );
     assert_eq!(run.outputs["install"]["built"], "true");
     assert_eq!(
@@ -721,17 +713,11 @@ fn the_gitlab_template_shards_with_parallel_and_reports_junit() {
         .output()
         .unwrap();
     assert_eq!(junit, String::from_utf8_lossy(&direct.stdout));
-    assert!(
-        junit.contains("<testsuites") && junit.contains("<failure"),
-        "{junit}"
-    );
+    says(&junit, "<testsuites");
+    says(&junit, "<failure");
     // GitLab links `file` into the repository: relative to its root, also
     // from the merged report (it was the CI machine's absolute path)
-    let doc = roxmltree::Document::parse(&junit).unwrap();
-    let files: Vec<&str> = doc
-        .descendants()
-        .filter_map(|n| n.attribute("file"))
-        .collect();
+    let files = crate::common::cli::xml_attrs(&junit, "file");
     assert!(!files.is_empty());
     for f in files {
         assert!(f.starts_with("snapshots/"), "not repository-relative: {f}");
@@ -761,12 +747,10 @@ fn job_path(first: &Path) -> String {
 
 #[test]
 fn the_gitlab_template_given_driftaudit_deb_runs_both_jobs_from_the_unpacked_binary() {
-    let ws = workspace();
-    let ws = ws.path();
-    let t = tempfile::tempdir().unwrap();
-    let Some(deb) = common::driftaudit_deb(t.path()) else {
+    let Some((ws, t, deb)) = deb_workspace() else {
         return;
     };
+    let ws = ws.path();
     // the template's default DRIFTAUDIT (`driftaudit`), which on this PATH is
     // a stub that exits 97, as `cargo` records and refuses to build
     let gl = GitLab::new("driftaudit");
@@ -838,35 +822,31 @@ fn the_gitlab_template_builds_driftaudit_source_once_into_its_cached_directory()
     let builds = cargo_runs(t.path());
     assert_eq!(builds.len(), 1, "{builds:?}");
     let cache = ws.join(".driftaudit-cache");
-    assert!(
-        builds[0].starts_with("install --locked")
-            && builds[0].contains(&format!("--path {}", repo().display()))
-            && builds[0].contains(&format!("--root {}/", cache.display())),
-        "{}",
-        builds[0]
-    );
+    let build = &builds[0];
+    crate::common::cli::starts(build, "install --locked");
+    says(build, &format!("--path {}", repo().display()));
+    says(build, &format!("--root {}/", cache.display()));
     // the report job (a later job, the cache restored) uses the build
     let (code, out) = gl.job(ws, ".driftaudit-report", &env);
     assert_eq!(code, 1, "{out}");
     assert_eq!(cargo_runs(t.path()).len(), 1, "rebuilt: {out}");
-    assert!(
-        out.contains(&format!("driftaudit: {}/", cache.display())),
-        "{out}"
-    );
+    says(&out, &format!("driftaudit: {}/", cache.display()));
+}
+
+/// A [`workspace`], a temporary directory, and the driftaudit .deb built
+/// into it ([`common::driftaudit_deb`]); `None` after a skip line.
+fn deb_workspace() -> Option<(tempfile::TempDir, tempfile::TempDir, PathBuf)> {
+    let ws = workspace();
+    let t = tempfile::tempdir().unwrap();
+    let deb = common::driftaudit_deb(t.path())?;
+    Some((ws, t, deb))
 }
 
 fn pre_commit() -> Option<PathBuf> {
-    let venv = std::env::var_os("DRIFTAUDIT_CI_VENV")
-        .map(|v| PathBuf::from(v).join("bin/pre-commit"))
-        .filter(|p| p.is_file());
-    let found = venv.or_else(|| common::find_tool("pre-commit"));
-    if found.is_none() {
-        common::skip(
-            "needs `pre-commit`",
-            "not installed; `bash .ci/run` puts it in its virtualenv (DRIFTAUDIT_CI_VENV), or `pip install pre-commit`",
-        );
-    }
-    found
+    common::venv_program(
+        "pre-commit",
+        "`bash .ci/run` puts it in its virtualenv (DRIFTAUDIT_CI_VENV), or `pip install pre-commit`",
+    )
 }
 
 #[test]
@@ -878,17 +858,13 @@ fn the_pre_commit_hooks_validate_policies_and_audit_changed_snapshots() {
     let ws = workspace();
     let ws = ws.path();
     let git = |args: &[&str]| {
-        let o = Command::new("git")
-            .arg("-C")
-            .arg(ws)
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            o.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&o.stderr)
+        common::cli::ok(
+            Command::new("git")
+                .arg("-C")
+                .arg(ws)
+                .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+                .args(args),
+            &format!("git {args:?}"),
         );
     };
     fs::create_dir_all(ws.join("policies")).unwrap();
@@ -936,10 +912,8 @@ fn the_pre_commit_hooks_validate_policies_and_audit_changed_snapshots() {
         &["policies/ok.yaml", "policies/broken.yaml"],
     );
     assert_eq!(code, 1, "{out}");
-    assert!(
-        out.contains("policies/broken.yaml:4:15") && out.contains("bogus"),
-        "{out}"
-    );
+    says(&out, "policies/broken.yaml:4:15");
+    says(&out, "bogus");
 
     // a change inside one snapshot audits that snapshot only: `clean` passes,
     // `nat-story` has high findings

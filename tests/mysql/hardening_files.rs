@@ -16,6 +16,7 @@ use driftaudit::unstable::policy::PolicySet;
 use driftaudit::unstable::report::Status;
 
 use crate::common;
+use crate::common::cli::says;
 
 const RULE: &str = "mysqlsec.option-file-permissions";
 const MY_CNF: &str =
@@ -137,10 +138,8 @@ printf '{root}' > /root/.my.cnf; chmod 600 /root/.my.cnf
 
     // `driftaudit snapshot` of the live host records the bits it read
     let taken = std::fs::read_to_string(out.join("taken/captures/file-modes.txt")).unwrap();
-    assert!(
-        taken.contains("644 /etc/mysql/my.cnf\n") && taken.contains("600 /root/.my.cnf\n"),
-        "{taken}"
-    );
+    says(&taken, "644 /etc/mysql/my.cnf\n");
+    says(&taken, "600 /root/.my.cnf\n");
     assert_eq!(
         snapshot_verdicts(&out.join("taken")),
         expected,

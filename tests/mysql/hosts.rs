@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use crate::common::cli::says;
 use driftaudit::unstable::engine;
 use driftaudit::unstable::host::Host;
 use driftaudit::unstable::policy::PolicySet;
@@ -134,13 +135,11 @@ fn includedir_override_drifts_on_the_unpersisted_set_global() {
     let d = one(&f, "mysql.config-runtime-drift");
     assert_eq!(d.expected.as_deref(), Some("200"));
     assert_eq!(d.actual.as_deref(), Some("400"));
-    assert!(
-        d.explanation
-            .contains("max_connections is 200 in the option files (/etc/mysql/mariadb.conf.d/50-server.cnf:40)")
-            && d.explanation.contains("uses 400"),
-        "{}",
-        d.explanation
+    says(
+        &d.explanation,
+        "max_connections is 200 in the option files (/etc/mysql/mariadb.conf.d/50-server.cnf:40)",
     );
+    says(&d.explanation, "uses 400");
     assert_eq!(
         evidence(d),
         [
@@ -158,11 +157,7 @@ fn includedir_override_drifts_on_the_unpersisted_set_global() {
             "/etc/mysql/mariadb.conf.d/50-server.cnf:106"
         ]
     );
-    assert!(
-        large.explanation.contains("10 GiB"),
-        "{}",
-        large.explanation
-    );
+    says(&large.explanation, "10 GiB");
     // MariaDB 10.11 defaults dump/load to ON when no file sets them.
     let dump = one(&f, "mysql.warm-restart-dump");
     assert!(dump.explanation.contains("10 GiB"), "{}", dump.explanation);
@@ -186,11 +181,7 @@ fn healthy_host_passes_every_mysql_rule() {
     let large = one(&f, "mysql.pool-too-large-for-ram");
     assert_eq!(large.actual.as_deref(), Some("10 GiB"));
     let drift = one(&f, "mysql.config-runtime-drift");
-    assert!(
-        drift.explanation.starts_with("19 configured value(s)"),
-        "{}",
-        drift.explanation
-    );
+    crate::common::cli::starts(&drift.explanation, "19 configured value(s)");
     assert!(f.iter().all(|x| x.status != Status::Fail), "{f:#?}");
 }
 
@@ -292,11 +283,7 @@ fn warm_restart_absent_options_follow_the_version_default() {
     for rule in ["mysql.warm-restart-dump", "mysql.warm-restart-load"] {
         let x = one(&f, rule);
         assert_eq!(x.status, Status::Unknown, "{x:#?}");
-        assert!(
-            x.explanation.contains("mysql-variables.tsv"),
-            "{}",
-            x.explanation
-        );
+        says(&x.explanation, "mysql-variables.tsv");
     }
     // MariaDB 10.11: ON by default.
     let dir = server(cnf, Some(MARIADB_VARS), du, MEM_16G);
@@ -365,11 +352,7 @@ fn a_bare_dump_line_is_never_a_passing_on() {
     let f = audit(dir.path());
     let dump = one(&f, "mysql.warm-restart-dump");
     assert_eq!(dump.status, Status::Unknown, "{dump:#?}");
-    assert!(
-        dump.explanation.contains("requires an argument"),
-        "{}",
-        dump.explanation
-    );
+    says(&dump.explanation, "requires an argument");
     assert!(evidence(dump).contains(&"/etc/my.cnf:3".to_string()));
     assert_eq!(one(&f, "mysql.warm-restart-load").status, Status::Pass);
     // The input finding says the server would not start.
@@ -402,11 +385,7 @@ fn drift_normalises_units_and_booleans_end_to_end() {
     let drift = one(&f, "mysql.config-runtime-drift");
     assert_eq!(drift.status, Status::Pass, "{f:#?}");
     // datadir is ignored (trailing slash); the other six are compared.
-    assert!(
-        drift.explanation.starts_with("6 configured value(s)"),
-        "{}",
-        drift.explanation
-    );
+    crate::common::cli::starts(&drift.explanation, "6 configured value(s)");
 
     // The same comparison does fail on a real difference.
     let vars = vars.replace("2147483648", "1073741824");
@@ -428,26 +407,11 @@ fn drift_normalises_units_and_booleans_end_to_end() {
     let d = one(&f, "mysql.config-runtime-drift");
     assert_eq!(d.expected.as_deref(), Some("2 GiB"));
     assert_eq!(d.actual.as_deref(), Some("1 GiB"));
-    assert!(
-        d.fix.contains("`innodb_log_file_size = 1073741824`"),
-        "{}",
-        d.fix
-    );
+    says(&d.fix, "`innodb_log_file_size = 1073741824`");
 }
 
 /// `(key, status)` of the drift rule's findings, input findings' texts.
-fn drift_and_inputs(f: &[Finding]) -> (Vec<(String, Status)>, Vec<String>) {
-    (
-        f.iter()
-            .filter(|x| x.rule == "mysql.config-runtime-drift")
-            .map(|x| (x.subject.join(","), x.status))
-            .collect(),
-        f.iter()
-            .filter(|x| x.rule == "driftaudit.input")
-            .map(|x| format!("{:?} {}", x.status, x.explanation))
-            .collect(),
-    )
-}
+use crate::real_world::{drift as drift_and_inputs, noted};
 
 #[test]
 fn server_rounding_and_clamping_is_not_runtime_drift() {
@@ -459,11 +423,9 @@ fn server_rounding_and_clamping_is_not_runtime_drift() {
     let (drift, inputs) = drift_and_inputs(&f);
     assert_eq!(drift, [(String::new(), Status::Pass)], "{f:#?}");
     // The clamps the server warns about are noted with its numbers.
-    assert!(
-        inputs
-            .iter()
-            .any(|i| i.contains("`max_binlog_size`") && i.contains("above the maximum 1073741824")),
-        "{inputs:#?}"
+    noted(
+        &inputs,
+        &["`max_binlog_size`", "above the maximum 1073741824"],
     );
     // A value the server did not derive from the file is still drift.
     let dir = server(
@@ -518,12 +480,7 @@ fn connections_lowered_for_the_open_files_limit_are_not_drift() {
     );
     let (drift, inputs) = drift_and_inputs(&audit(dir.path()));
     assert_eq!(drift, [(String::new(), Status::Pass)], "{drift:?}");
-    assert!(
-        inputs
-            .iter()
-            .any(|i| i.contains("`max_connections`") && i.contains("open-files limit 4096")),
-        "{inputs:#?}"
-    );
+    noted(&inputs, &["`max_connections`", "open-files limit 4096"]);
     // With room for every connection, a lower running value is a SET GLOBAL.
     let dir = server(
         cnf,
@@ -710,11 +667,7 @@ fn values_the_server_refuses_say_it_will_not_start() {
         .iter()
         .find(|i| i.line == Some(5))
         .expect("loose line reported");
-    assert!(
-        loose.message.contains("ignores this line"),
-        "{}",
-        loose.message
-    );
+    says(&loose.message, "ignores this line");
     assert!(facts.namespaces["mycnf_effective"]
         .get("max_allowed_packet")
         .is_none());

@@ -334,11 +334,7 @@ fn predicted_values_equal_the_running_server() {
         .filter(&["mysql.config-runtime-drift".to_string()], &[])
         .unwrap();
     let report = engine::audit_host(&policies, &host);
-    let drift: Vec<_> = report
-        .findings
-        .iter()
-        .filter(|f| f.rule == "mysql.config-runtime-drift")
-        .collect();
+    let drift = common::of_rule(&report.findings, "mysql.config-runtime-drift");
     assert!(drift.iter().all(|f| f.status == Status::Pass), "{drift:#?}");
     assert!(!drift.is_empty());
     // 4: values the server refuses. It does not start, and driftaudit says so
@@ -406,11 +402,10 @@ fn unhex(h: &str) -> String {
 /// quotes, `#` and a backslash in [client]).
 #[test]
 fn snapshot_mysql_capture_is_our_tsv_whatever_the_client_defaults_say() {
-    let Some((t, tmp)) = mariadb::installed() else {
+    let Some((t, tmp, server)) = mariadb::running() else {
         return;
     };
     let work = tmp.path();
-    let server = t.start_plain(work);
     let sock = server.sock.clone();
     let client = &t.client;
     // The password as the server stores it: p a"ss#w'd\x
@@ -569,24 +564,12 @@ fn snapshot_mysql_capture_is_our_tsv_whatever_the_client_defaults_say() {
 fn any_set_global_value_is_one_sql_literal_the_server_reads_back_or_is_refused() {
     use driftaudit::unstable::fix::{self, FixOptions};
     use proptest::prelude::*;
-    let Some((t, tmp)) = mariadb::installed() else {
+    let Some((_, _tmp, server)) = mariadb::running() else {
         return;
     };
-    let work = tmp.path();
-    let server = t.start_plain(work);
     let healthy = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/hosts/mysql-healthy");
     let check = |v: &str| -> Result<(), TestCaseError> {
-        let yaml_v: String = serde_json::to_string(v)
-            .unwrap()
-            .chars()
-            .map(|c| {
-                if c.is_control() {
-                    format!("\\u{:04x}", c as u32)
-                } else {
-                    c.to_string()
-                }
-            })
-            .collect();
+        let yaml_v = common::yaml_quoted(v);
         let mut set = PolicySet::builtin().unwrap();
         set.add_str(
             "mine.yaml",
@@ -733,11 +716,7 @@ fn a_healthy_galera_node_shows_no_drift_and_hides_its_sst_password() {
     let mut p = PolicySet::builtin().unwrap();
     p.filter(&["mysql.*".to_string()], &[]).unwrap();
     let report = engine::audit_host(&p, &host);
-    let drift: Vec<_> = report
-        .findings
-        .iter()
-        .filter(|f| f.rule == "mysql.config-runtime-drift")
-        .collect();
+    let drift = common::of_rule(&report.findings, "mysql.config-runtime-drift");
     assert!(
         drift.iter().all(|f| f.status == Status::Pass) && !drift.is_empty(),
         "{drift:#?}"

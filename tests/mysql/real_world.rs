@@ -7,6 +7,7 @@
 //! the server compares them, and Galera's key=value provider options.
 
 use crate::common;
+use crate::common::cli::says;
 
 use std::path::Path;
 
@@ -23,7 +24,7 @@ fn audit(dir: &Path) -> Vec<Finding> {
 }
 
 /// config-runtime-drift findings as (subject, status), and the input notes.
-fn drift(f: &[Finding]) -> (Vec<(String, Status)>, Vec<String>) {
+pub(crate) fn drift(f: &[Finding]) -> (Vec<(String, Status)>, Vec<String>) {
     (
         f.iter()
             .filter(|x| x.rule == "mysql.config-runtime-drift")
@@ -34,6 +35,15 @@ fn drift(f: &[Finding]) -> (Vec<(String, Status)>, Vec<String>) {
             .map(|x| format!("{:?} {}", x.status, x.explanation))
             .collect(),
     )
+}
+
+/// Some note of `notes` (input findings' texts) holds every one of `parts`.
+#[track_caller]
+pub(crate) fn noted(notes: &[String], parts: &[&str]) {
+    assert!(
+        notes.iter().any(|n| parts.iter().all(|p| n.contains(p))),
+        "no note holds all of {parts:?}: {notes:#?}"
+    );
 }
 
 fn one<'a>(f: &'a [Finding], subject: &str) -> &'a Finding {
@@ -122,12 +132,7 @@ fn mysql_8_persisted_variables_are_the_last_option_source() {
     let f = audit(dir.path());
     let (d, notes) = drift(&f);
     assert_eq!(d, [(String::new(), Status::Pass)], "{f:#?}");
-    assert!(
-        notes
-            .iter()
-            .any(|n| n.contains("persisted_globals_load is OFF")),
-        "{notes:#?}"
-    );
+    noted(&notes, &["persisted_globals_load is OFF"]);
 }
 
 /// A corrupt mysqld-auto.cnf is a problem with its place (MySQL refuses to
@@ -191,11 +196,9 @@ fn mysql_8_runtime_drift_fails_a_pool_shrink_and_an_unrestarted_server() {
         "{f:#?}"
     );
     let pool = one(&f, "innodb_buffer_pool_size");
-    assert!(
-        pool.explanation
-            .contains("no documented limit of MySQL 8.0 gives 2147483648"),
-        "{}",
-        pool.explanation
+    says(
+        &pool.explanation,
+        "no documented limit of MySQL 8.0 gives 2147483648",
     );
     let conns = one(&f, "max_connections");
     for want in ["compiled default 151", "not restarted"] {
@@ -222,9 +225,9 @@ fn mysql_8_runtime_drift_fails_a_pool_shrink_and_an_unrestarted_server() {
         panic!("{eff:?}")
     };
     let note = s.note.as_deref().unwrap_or_default();
-    assert!(
-        note.contains("rounds the pool up to a multiple of chunk size × instances (128 MiB × 8)"),
-        "{note}"
+    says(
+        note,
+        "rounds the pool up to a multiple of chunk size × instances (128 MiB × 8)",
     );
 }
 
@@ -249,12 +252,7 @@ fn mysql_lowers_connections_for_the_open_files_limit_exactly_as_mysqld_computes(
             && n.contains("the open-files limit 1024 leaves 214 connections")),
         "{notes:#?}"
     );
-    assert!(
-        notes
-            .iter()
-            .any(|n| n.contains("`table_open_cache`") && n.contains("= 400 tables")),
-        "{notes:#?}"
-    );
+    noted(&notes, &["`table_open_cache`", "= 400 tables"]);
     // 300 connections is not what 1024 open files give: drift
     let dir = mysql8(cnf, &vars("300", "400"), None);
     let (d, _) = drift(&audit(dir.path()));
@@ -277,33 +275,24 @@ fn text_values_compare_as_the_server_compares_them() {
             provider.replace("gcs.fc_limit = 32", &format!("gcs.fc_limit = {fc}"))
         )
     };
-    let dir = common::snapshot_tree(&[
-        ("/etc/my.cnf", cnf),
-        ("/proc/meminfo", MEM),
-        ("/captures/du.txt", "1\t/var/lib/mysql\n"),
-        ("/captures/mysql-variables.tsv", &vars("32")),
-    ]);
-    let f = audit(dir.path());
-    let (d, _) = drift(&f);
+    let audit_at = |fc: &str| {
+        let dir = common::snapshot_tree(&[
+            ("/etc/my.cnf", cnf),
+            ("/proc/meminfo", MEM),
+            ("/captures/du.txt", "1\t/var/lib/mysql\n"),
+            ("/captures/mysql-variables.tsv", &vars(fc)),
+        ]);
+        let f = audit(dir.path());
+        (drift(&f).0, f)
+    };
+    let (d, f) = audit_at("32");
     assert_eq!(d, [(String::new(), Status::Pass)], "{f:#?}");
 
     // gcs.fc_limit changed at runtime: drift, naming the key
-    let dir = common::snapshot_tree(&[
-        ("/etc/my.cnf", cnf),
-        ("/proc/meminfo", MEM),
-        ("/captures/du.txt", "1\t/var/lib/mysql\n"),
-        ("/captures/mysql-variables.tsv", &vars("160")),
-    ]);
-    let f = audit(dir.path());
-    let (d, _) = drift(&f);
+    let (d, f) = audit_at("160");
     assert_eq!(d, [("wsrep_provider_options".to_string(), Status::Fail)]);
     let x = one(&f, "wsrep_provider_options");
-    assert!(
-        x.explanation
-            .contains("gcs.fc_limit=32 runs as gcs.fc_limit=160"),
-        "{}",
-        x.explanation
-    );
+    says(&x.explanation, "gcs.fc_limit=32 runs as gcs.fc_limit=160");
 }
 
 /// A value MySQL 8 persisted with SET PERSIST wins over every option file
@@ -334,12 +323,7 @@ fn fix_keeps_a_persisted_value_with_set_persist_not_a_file_edit() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr)));
     assert_eq!(v["patch"], "", "no file is patched: {v}");
-    let cmds: Vec<&str> = v["runtime"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["command"].as_str().unwrap())
-        .collect();
+    let cmds = common::cli::strs(&v["runtime"], "command");
     assert!(
         cmds.iter()
             .any(|c| c.contains("SET PERSIST max_connections = 600")),

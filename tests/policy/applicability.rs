@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use crate::common::cli::says;
 use driftaudit::unstable::engine;
 use driftaudit::unstable::host::Host;
 use driftaudit::unstable::policy::PolicySet;
@@ -112,12 +113,7 @@ fn zmlocalconfig_only_zimbra_host_gets_the_story_verdicts() {
     // MySQL is not on this host: its rules do not apply, and say why.
     let pool = finding(&r, "mysql.pool-too-large-for-ram");
     assert_eq!(pool.status, Status::Skip);
-    assert!(
-        pool.explanation
-            .contains("MySQL is installed; not detected"),
-        "{}",
-        pool.explanation
-    );
+    says(&pool.explanation, "MySQL is installed; not detected");
 }
 
 #[test]
@@ -242,20 +238,12 @@ fn zimbra_is_present_from_its_my_cnf_alone_and_unknowns_name_localconfig() {
     );
     let heap = finding(&r, "zimbra.heap-sized-for-ram");
     assert_eq!(heap.status, Status::Unknown);
-    assert!(
-        heap.explanation.contains("captures/zmlocalconfig.txt"),
-        "{}",
-        heap.explanation
-    );
+    says(&heap.explanation, "captures/zmlocalconfig.txt");
     // the datadir in my.cnf shows /opt/zimbra/db exists; with no mount table
     // the volume it is on is unknown, not "does not exist"
     let db = finding(&r, "storage.noatime-zimbra-db");
     assert_eq!(db.status, Status::Unknown, "{}", db.explanation);
-    assert!(
-        db.explanation.contains("no mount table"),
-        "{}",
-        db.explanation
-    );
+    says(&db.explanation, "no mount table");
 }
 
 #[test]
@@ -362,11 +350,8 @@ fn text_report_ends_with_coverage_naming_the_zmlocalconfig_capture() {
         .iter()
         .find(|l| l.trim_start().starts_with("Zimbra:"))
         .unwrap_or_else(|| panic!("no Zimbra coverage line at the end:\n{text}"));
-    assert!(
-        zimbra.contains("detected from captures/zmlocalconfig.txt")
-            && zimbra.contains("5 rules evaluated (3 failed, 2 passed), 0 unknown"),
-        "{zimbra}"
-    );
+    says(zimbra, "detected from captures/zmlocalconfig.txt");
+    says(zimbra, "5 rules evaluated (3 failed, 2 passed), 0 unknown");
     let storage = tail
         .iter()
         .find(|l| l.trim_start().starts_with("storage:"))
@@ -383,9 +368,9 @@ fn text_report_ends_with_coverage_naming_the_zmlocalconfig_capture() {
         .unwrap();
     assert!(mysql.contains("MySQL: not detected"), "{mysql}");
     // the leading reason of the unknowns names the capture that decides them
-    assert!(
-        text.contains("unknown (3 rules): applies only where /opt/zimbra/index exists"),
-        "{text}"
+    says(
+        &text,
+        "unknown (3 rules): applies only where /opt/zimbra/index exists",
     );
 }
 
@@ -405,14 +390,11 @@ fn a_detected_domain_with_every_rule_skipped_never_reads_no_failures() {
     let (code, text) = run(&["check", "--snapshot", dir, "--only", "mysql.*"]);
     assert_eq!(code, 0, "{text}");
     no_bare_all_clear(&text);
-    assert!(
-        text.contains("MySQL was detected and none of its rules was evaluated"),
-        "{text}"
+    says(
+        &text,
+        "MySQL was detected and none of its rules was evaluated",
     );
-    assert!(
-        text.contains("MySQL: detected from captures/mysql-variables.tsv; 0 rules evaluated, 0 unknown, 5 did not apply"),
-        "{text}"
-    );
+    says(&text, "MySQL: detected from captures/mysql-variables.tsv; 0 rules evaluated, 0 unknown, 5 did not apply");
     let (_, md) = run(&[
         "check",
         "--snapshot",
@@ -434,13 +416,7 @@ fn a_detected_domain_with_every_rule_skipped_never_reads_no_failures() {
         "json",
     ]);
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
-    let mysql = v["hosts"][0]["coverage"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["domain"] == "mysql")
-        .unwrap()
-        .clone();
+    let mysql = crate::common::cli::find(&v["hosts"][0]["coverage"], "domain", "mysql").clone();
     assert_eq!(mysql["detected"], true);
     assert_eq!(mysql["sources"][0], "captures/mysql-variables.tsv");
     assert_eq!(mysql["rules"], 5);
@@ -492,10 +468,8 @@ fn zimbra_known_only_from_its_mounts_is_unknown_and_fail_on_unknown_fails_ci() {
     assert_eq!(code, 0);
     // JUnit and SARIF carry the coverage too
     let (_, junit) = run(&["check", "--snapshot", &dir, "--format", "junit"]);
-    assert!(
-        junit.contains("name=\"coverage.zimbra\"") && junit.contains("5 unknown"),
-        "{junit}"
-    );
+    says(&junit, "name=\"coverage.zimbra\"");
+    says(&junit, "5 unknown");
     let (_, sarif) = run(&["check", "--snapshot", &dir, "--format", "sarif"]);
     let v: serde_json::Value = serde_json::from_str(&sarif).unwrap();
     let cov = &v["runs"][0]["properties"]["coverage"][0];

@@ -1,6 +1,7 @@
 //! Policy loading errors are for people: file, line, column, the rule, a caret
 //! under the offending text, and a suggestion for typos. Snapshotted.
 
+use crate::common::cli::says;
 use driftaudit::unstable::policy::{Code, ParamError, PolicyProblem, PolicySet};
 
 fn load_err(text: &str) -> String {
@@ -52,10 +53,7 @@ fn expression_error_points_at_the_character() {
     let e = load_err(&rule(
         "    assert: \"mycnf.innodb_buffer_pool_size <= 0.8 * mem_totl\"\n",
     ));
-    assert!(
-        e.contains("unknown name `mem_totl`, did you mean `mem_total`?"),
-        "{e}"
-    );
+    says(&e, "unknown name `mem_totl`, did you mean `mem_total`?");
     assert!(e.contains("rule `my.rule`"), "{e}");
     insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false}, {
         insta::assert_snapshot!("policy-error-unknown-name", e);
@@ -285,22 +283,14 @@ fn empty_title_and_text_point_at_themselves() {
 fn a_policy_dir_with_three_broken_files_reports_all_three() {
     let dir = tempfile::tempdir().unwrap();
     let good = format!("{HEAD}  - id: good.rule\n    title: t\n    severity: low\n    assert: \"true\"\n    why: w\n    fix: f\n");
-    std::fs::write(
-        dir.path().join("a-broken.yaml"),
+    crate::common::tree::file(
+        dir.path(),
+        "a-broken.yaml",
         "policy: a\ntitle: A\nrulez: []\n",
-    )
-    .unwrap();
+    );
     std::fs::write(dir.path().join("b-good.yaml"), good).unwrap();
-    std::fs::write(
-        dir.path().join("c-broken.yaml"),
-        "policy: c\ntitle: C\nrules:\n  - id: c.rule\n    title: t\n    severity: low\n    assert: \"mem_totl > 1\"\n    why: w\n    fix: f\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.path().join("d-broken.yml"),
-        "policy: d\ntitle: D\nrules:\n  - id: d.rule\n    title: t\n    severity: low\n    applies:\n      - kernel: \"4.12\"\n    assert: \"true\"\n    why: w\n    fix: f\n",
-    )
-    .unwrap();
+    crate::common::tree::file(dir.path(), "c-broken.yaml", "policy: c\ntitle: C\nrules:\n  - id: c.rule\n    title: t\n    severity: low\n    assert: \"mem_totl > 1\"\n    why: w\n    fix: f\n");
+    crate::common::tree::file(dir.path(), "d-broken.yml", "policy: d\ntitle: D\nrules:\n  - id: d.rule\n    title: t\n    severity: low\n    applies:\n      - kernel: \"4.12\"\n    assert: \"true\"\n    why: w\n    fix: f\n");
     let mut set = PolicySet::new();
     let err = set.add_path(dir.path()).unwrap_err();
     let p = err.problems();
@@ -368,13 +358,10 @@ fn a_duplicate_key_names_the_key_not_a_library_option() {
 #[test]
 fn an_overlay_without_policy_says_what_a_policy_file_starts_with() {
     let e = load_err("overrides:\n  - rule: linux.aslr\n    severity: info\n");
-    assert!(
-        e.contains("my-policy.yaml:1:1: missing field `policy`"),
-        "{e}"
-    );
-    assert!(
-        e.contains("every policy file, a site overlay too, starts with `policy: ID`"),
-        "{e}"
+    says(&e, "my-policy.yaml:1:1: missing field `policy`");
+    says(
+        &e,
+        "every policy file, a site overlay too, starts with `policy: ID`",
     );
     let e = load_err("policy: site\noverrides: []\n");
     assert!(e.contains("missing field `title`"), "{e}");

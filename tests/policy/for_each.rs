@@ -10,6 +10,7 @@ use std::path::Path;
 
 use serde_json::Value as Json;
 
+use crate::common::cli::says;
 use crate::common::cli::{json, run};
 
 /// A snapshot directory of the given files (paths relative to its root).
@@ -155,12 +156,9 @@ fn a_key_glob_over_a_namespace_not_captured_is_unknown_and_an_empty_one_is_one_s
     );
     let f = &r["hosts"][0]["findings"][0];
     assert_eq!(f["status"], "skip", "{r:#}");
-    assert!(
-        f["explanation"]
-            .as_str()
-            .unwrap()
-            .contains("no key of sysctl matches"),
-        "{f}"
+    says(
+        f["explanation"].as_str().unwrap(),
+        "no key of sysctl matches",
     );
 }
 
@@ -373,10 +371,7 @@ fn for_each_problems_are_load_errors_with_their_place() {
     let e = bad("    for_each: { param: one }\n    assert: \"true\"\n");
     assert!(e.contains("`param: one` is a number, not a list"), "{e}");
     let e = bad("    for_each: { param: dirs, keys: \"sysctl.a.*\" }\n    assert: \"true\"\n");
-    assert!(
-        e.contains("exactly one of `param`, `keys` or `records`"),
-        "{e}"
-    );
+    says(&e, "exactly one of `param`, `keys` or `records`");
     let e = bad("    for_each: { keys: \"sysctl.a.?\" }\n    assert: \"true\"\n");
     assert!(e.contains("the only wildcard is `*`"), "{e}");
     let e = bad("    for_each: { records: sysctl }\n    assert: \"true\"\n");
@@ -448,14 +443,8 @@ fn an_old_storage_id_in_only_selects_exactly_that_item() {
 
 #[test]
 fn an_existing_waiver_file_with_old_storage_ids_still_waives() {
-    let dir = tempfile::tempdir().unwrap();
-    let waivers = dir.path().join("waivers.yaml");
-    std::fs::write(
-        &waivers,
-        "- rule: storage.noatime-zimbra-db\n  reason: database volume remounted in the next window (OPS-1)\n  expires: 2099-12-31\n\
-         - rule: storage.db-*\n  reason: SSD migration planned (OPS-2)\n  expires: 2099-12-31\n",
-    )
-    .unwrap();
+    let (_dir, waivers) = crate::common::tree::temp_file("waivers.yaml", "- rule: storage.noatime-zimbra-db\n  reason: database volume remounted in the next window (OPS-1)\n  expires: 2099-12-31\n\
+         - rule: storage.db-*\n  reason: SSD migration planned (OPS-2)\n  expires: 2099-12-31\n");
     let r = builtin(&[
         "--only",
         "storage.*",
@@ -564,11 +553,7 @@ fn the_old_storage_parameters_still_move_the_items() {
     assert_eq!(subject_of(&r, "storage.noatime-zimbra-index").0, "fail");
     // an overlay's rule-level params reach the rule through its items
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("site.yaml"),
-        "policy: site\ntitle: site\noverrides:\n  - rule: storage.noatime\n    params: { zimbra_db_dir: /srv/zdb }\n",
-    )
-    .unwrap();
+    crate::common::tree::file(dir.path(), "site.yaml", "policy: site\ntitle: site\noverrides:\n  - rule: storage.noatime\n    params: { zimbra_db_dir: /srv/zdb }\n");
     let r = builtin(&[
         "--only",
         "storage.noatime*",
@@ -648,10 +633,7 @@ fn an_except_without_a_reason_is_a_load_error() {
     ]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("p.yaml:7:85:"), "{err}");
-    assert!(
-        err.contains("`except: {lo: ...}` needs the reason in plain words"),
-        "{err}"
-    );
+    says(&err, "`except: {lo: ...}` needs the reason in plain words");
 }
 
 /// Issue 30, volume under control: a rule's findings over many subjects
@@ -702,10 +684,7 @@ fn check_text_shows_one_rules_findings_over_many_interfaces_under_one_heading() 
         heads[0]
     );
     assert_eq!(text.matches(title).count(), 1, "{text}");
-    assert!(
-        text.contains(&format!("\nLOW ({})\n", fails.len())),
-        "{text}"
-    );
+    says(&text, &format!("\nLOW ({})\n", fails.len()));
     for e in &shared {
         assert_eq!(
             text.matches(&format!("      at {e}\n")).count(),

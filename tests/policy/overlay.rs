@@ -10,6 +10,8 @@ use std::path::Path;
 
 use serde_json::Value as Json;
 
+use crate::common;
+use crate::common::cli::says;
 use crate::common::cli::{findings, json, run};
 
 fn snap(name: &str, text: &str) {
@@ -245,13 +247,7 @@ fn only_and_waivers_see_the_overridden_rules() {
     assert_eq!(all.len(), 1, "{all:?}");
     assert_eq!(all[0]["status"], "skip");
     // a waiver still waives a finding whose severity an overlay raised
-    let dir = tempfile::tempdir().unwrap();
-    let waivers = dir.path().join("w.yaml");
-    std::fs::write(
-        &waivers,
-        "- rule: linux.send-redirects\n  reason: router role until the move (OPS-1)\n  expires: 2099-01-01\n",
-    )
-    .unwrap();
+    let (_dir, waivers) = crate::common::tree::temp_file("w.yaml", "- rule: linux.send-redirects\n  reason: router role until the move (OPS-1)\n  expires: 2099-01-01\n");
     let r = report(&[
         "--snapshot",
         ZIMBRA,
@@ -357,9 +353,9 @@ fn explain_says_which_file_set_each_value() {
     );
     let (_, out, _) = run(&["explain", "linux.send-redirects", "--policy", SITE]);
     assert!(out.starts_with("linux.send-redirects  (high)"), "{out}");
-    assert!(
-        out.contains("severity high (was low) from testdata/overlays/site/prod.yaml:7:15"),
-        "{out}"
+    says(
+        &out,
+        "severity high (was low) from testdata/overlays/site/prod.yaml:7:15",
     );
 }
 
@@ -368,14 +364,8 @@ fn two_files_of_one_directory_setting_different_severities_is_a_load_error_namin
     let (code, out, err) = run(&["list", "--policy", "testdata/overlays/conflict"]);
     assert_eq!(code, 2, "{out}");
     snap("overlay-conflict-error", &err);
-    assert!(
-        err.contains("testdata/overlays/conflict/b.yaml:5:15:"),
-        "{err}"
-    );
-    assert!(
-        err.contains("testdata/overlays/conflict/a.yaml:5:15"),
-        "{err}"
-    );
+    says(&err, "testdata/overlays/conflict/b.yaml:5:15:");
+    says(&err, "testdata/overlays/conflict/a.yaml:5:15");
     // the same files as two --policy arguments: the later one wins
     let (code, out, err) = run(&[
         "list",
@@ -392,9 +382,9 @@ fn two_files_of_one_directory_setting_different_severities_is_a_load_error_namin
         .collect::<Vec<_>>()
         .join("\n");
     assert!(line.contains(" low "), "{line}");
-    assert!(
-        line.contains("severity low (was critical) from testdata/overlays/conflict/b.yaml:5:15"),
-        "{line}"
+    says(
+        &line,
+        "severity low (was critical) from testdata/overlays/conflict/b.yaml:5:15",
     );
 }
 
@@ -446,10 +436,7 @@ fn later_policy_arguments_win_and_later_entries_of_one_file_win() {
         "--set",
         "zimbra-memory.budget_share=0.7",
     ]);
-    assert!(
-        out.contains("budget_share = 0.7  (default 0.6)  set by --set"),
-        "{out}"
-    );
+    says(&out, "budget_share = 0.7  (default 0.6)  set by --set");
 }
 
 #[test]
@@ -457,10 +444,7 @@ fn a_pattern_or_parameter_that_matches_nothing_is_an_error_with_a_suggestion() {
     let (code, _, err) = run(&["list", "--policy", "testdata/overlays/typo"]);
     assert_eq!(code, 2);
     snap("overlay-typo-error", &err);
-    assert!(
-        err.contains("did you mean `linux.tcp-tw-recycle`?"),
-        "{err}"
-    );
+    says(&err, "did you mean `linux.tcp-tw-recycle`?");
     assert!(err.contains("did you mean `pool_cap`?"), "{err}");
 }
 
@@ -485,22 +469,13 @@ fn disabling_without_a_reason_and_entries_without_a_target_are_errors() {
 
 #[test]
 fn an_added_applies_condition_skips_the_rule_where_it_does_not_hold() {
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("site.yaml");
-    std::fs::write(
-        &p,
-        "policy: site\ntitle: Site\noverrides:\n  - rule: linux.unprivileged-bpf\n    applies:\n      - kernel: \">= 99\"\n",
-    )
-    .unwrap();
+    let (_dir, p) = crate::common::tree::temp_file("site.yaml", "policy: site\ntitle: Site\noverrides:\n  - rule: linux.unprivileged-bpf\n    applies:\n      - kernel: \">= 99\"\n");
     let r = report(&["--snapshot", ZIMBRA, "--policy", p.to_str().unwrap()]);
     let f = findings(&r, "linux.unprivileged-bpf")[0];
     assert_eq!(f["status"], "skip", "{f}");
-    assert!(
-        f["explanation"]
-            .as_str()
-            .unwrap()
-            .starts_with("applies only to kernels >= 99; this host runs "),
-        "{f}"
+    crate::common::cli::starts(
+        f["explanation"].as_str().unwrap(),
+        "applies only to kernels >= 99; this host runs ",
     );
     assert_eq!(f["overridden"][0]["field"], "applies");
     assert_eq!(f["overridden"][0]["value"], "kernel: >= 99");
@@ -529,11 +504,11 @@ fn a_glob_conflicting_on_many_rules_is_one_error_per_pair_of_places() {
     assert_eq!(code, 2);
     assert_eq!(err.matches("conflicts with").count(), 1, "{err}");
     // the same value from both files is no conflict
-    std::fs::write(
-        dir.path().join("b.yaml"),
+    crate::common::tree::file(
+        dir.path(),
+        "b.yaml",
         "policy: site-b\ntitle: T\noverrides:\n  - rule: \"linux.tcp-*\"\n    severity: high\n",
-    )
-    .unwrap();
+    );
     let (code, out, err) = run(&["list", "--policy", dir.path().to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     assert!(
@@ -557,12 +532,7 @@ fn list_text_shows_each_for_each_rules_aliases_under_it() {
     let (_, json, _) = run(&["list", "--format", "json"]);
     let doc: Json = serde_json::from_str(&json).unwrap();
     for r in doc["rules"].as_array().unwrap() {
-        let aliases: Vec<&str> = r["aliases"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|a| a.as_str().unwrap())
-            .collect();
+        let aliases = common::cli::texts(&r["aliases"]);
         let id = r["id"].as_str().unwrap();
         let at = out
             .lines()

@@ -12,6 +12,7 @@ use std::path::Path;
 use driftaudit::unstable::policytest::{self, Verdict};
 use driftaudit::{PolicySet, Status};
 
+use crate::common::cli::says;
 use crate::common::cli::{repo_root as root, run_in};
 
 /// A small policy of one setting rule and one drift rule.
@@ -98,22 +99,10 @@ fn a_mismatch_prints_rule_subject_expected_actual_and_the_expectation_line_and_e
     );
     let (code, out, _) = run_in(ws.path(), &["test", "site.test.yaml"]);
     assert_eq!(code, 1, "{out}");
-    assert!(
-        out.contains("PASS site.test.yaml:2: syncookies off and drifting"),
-        "{out}"
-    );
-    assert!(
-        out.contains("FAIL site.test.yaml:10: syncookies on as configured"),
-        "{out}"
-    );
-    assert!(
-        out.contains("\n  site.test.yaml:15:17: site.syncookies: expected fail, got pass: net.ipv4.tcp_syncookies, value 1, rule expects = 1; "),
-        "{out}"
-    );
-    assert!(
-        out.contains("\n  site.test.yaml:16:17: site.drift [net.ipv4.tcp_syncookies]: expected fail, got none: the rule reported no finding on this subject"),
-        "{out}"
-    );
+    says(&out, "PASS site.test.yaml:2: syncookies off and drifting");
+    says(&out, "FAIL site.test.yaml:10: syncookies on as configured");
+    says(&out, "\n  site.test.yaml:15:17: site.syncookies: expected fail, got pass: net.ipv4.tcp_syncookies, value 1, rule expects = 1; ");
+    says(&out, "\n  site.test.yaml:16:17: site.drift [net.ipv4.tcp_syncookies]: expected fail, got none: the rule reported no finding on this subject");
     assert!(
         out.ends_with("1 test file, 2 cases: 1 passed, 1 failed (5 expectations, 2 mismatched)\n"),
         "{out}"
@@ -170,9 +159,9 @@ fn a_malformed_test_file_exits_2_with_every_problem_at_file_line_column() {
     let ws = workspace("cases:\n  - name: x\n    snapshott: ../x\n");
     let (code, _, err) = run_in(ws.path(), &["test"]);
     assert_eq!(code, 2);
-    assert!(
-        err.starts_with("driftaudit: ./site.test.yaml:3:5: unknown field `snapshott`"),
-        "{err}"
+    crate::common::cli::starts(
+        &err,
+        "driftaudit: ./site.test.yaml:3:5: unknown field `snapshott`",
     );
 
     let ws = workspace("cases: [\n");
@@ -189,9 +178,9 @@ fn a_malformed_test_file_exits_2_with_every_problem_at_file_line_column() {
     .unwrap();
     let (code, _, err) = run_in(ws.path(), &["test"]);
     assert_eq!(code, 2);
-    assert!(
-        err.contains("./site.yaml:8:15: unknown field `equal`, did you mean `equals`?"),
-        "{err}"
+    says(
+        &err,
+        "./site.yaml:8:15: unknown field `equal`, did you mean `equals`?",
     );
 }
 
@@ -247,11 +236,11 @@ fn a_case_with_waivers_sees_the_waived_status_on_the_given_day() {
       - { rule: site.syncookies, status: fail }
 "#,
     );
-    std::fs::write(
-        ws.path().join("waivers.yaml"),
+    crate::common::tree::file(
+        ws.path(),
+        "waivers.yaml",
         "- rule: site.syncookies\n  reason: lab host (OPS-1)\n  expires: 2030-01-01\n",
-    )
-    .unwrap();
+    );
     let (code, out, err) = run_in(ws.path(), &["test"]);
     assert_eq!(code, 0, "{out}{err}");
 }
@@ -264,17 +253,11 @@ fn a_policy_directory_does_not_load_its_test_files_as_policies() {
     assert!(out.contains("site.syncookies"), "{out}");
     let (code, _, err) = run_in(ws.path(), &["test", "no-such-dir"]);
     assert_eq!(code, 2);
-    assert!(
-        err.contains("cannot read `no-such-dir`: no such file or directory"),
-        "{err}"
-    );
+    says(&err, "cannot read `no-such-dir`: no such file or directory");
     let empty = tempfile::tempdir().unwrap();
     let (code, _, err) = run_in(empty.path(), &["test"]);
     assert_eq!(code, 2);
-    assert!(
-        err.contains("no policy test files (`*.test.yaml`) in `.`"),
-        "{err}"
-    );
+    says(&err, "no policy test files (`*.test.yaml`) in `.`");
 }
 
 /// The shipped tests pass (this is how CI runs them), and between them
@@ -353,9 +336,8 @@ fn shipped_policy_tests_pass_and_cover_every_rule_both_ways() {
 /// policy is reported without its content.
 #[test]
 fn a_test_file_cannot_make_driftaudit_test_print_files_outside_its_tree() {
-    let ws = tempfile::tempdir().unwrap();
-    let outside = ws.path().join("shadow");
-    std::fs::write(&outside, "root:SHADOW-CANARY-1:19000:0:99999:7:::\n").unwrap();
+    let (ws, outside) =
+        crate::common::tree::temp_file("shadow", "root:SHADOW-CANARY-1:19000:0:99999:7:::\n");
     let t = ws.path().join("t");
     std::fs::create_dir_all(&t).unwrap();
     std::os::unix::fs::symlink(&outside, t.join("linked")).unwrap();

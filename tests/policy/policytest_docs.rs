@@ -50,11 +50,7 @@ fn run(files: &[(String, String)]) -> (i32, String) {
         .args(["test", "site/"])
         .output()
         .unwrap();
-    assert!(
-        out.stderr.is_empty(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::cli::silent(&out.stderr);
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -64,12 +60,8 @@ fn run(files: &[(String, String)]) -> (i32, String) {
 fn splice(doc: &mut String, name: &str, text: &str) {
     let open = format!("<!-- policytest-output {name} -->\n");
     let close = "<!-- end policytest-output -->";
-    let start = doc
-        .find(&open)
-        .unwrap_or_else(|| panic!("docs/policy-language.md lacks `{open}`"))
-        + open.len();
-    let end = start + doc[start..].find(close).unwrap();
-    doc.replace_range(start..end, &format!("```text\n{text}```\n"));
+    let at = crate::common::doc_examples::marked(doc, &open, close, "docs/policy-language.md");
+    doc.replace_range(at, &format!("```text\n{text}```\n"));
 }
 
 #[test]

@@ -212,10 +212,7 @@ fn tightened_params_make_the_after_volume_fail_with_its_own_numbers() {
 #[test]
 fn fstab_edited_but_not_remounted_fails_drift_naming_both_option_sets() {
     let f = audit_named("fstab-edited-not-remounted");
-    let drift: Vec<&Finding> = f
-        .iter()
-        .filter(|x| x.rule == "storage.fstab-live-drift")
-        .collect();
+    let drift = crate::common::of_rule(&f, "storage.fstab-live-drift");
     assert_eq!(drift.len(), 1, "only /var/lib/mysql drifts: {drift:?}");
     let d = drift[0];
     assert_eq!(d.status, Status::Fail);
@@ -452,10 +449,7 @@ fn unknown_option_is_compared_as_text_and_the_finding_says_so() {
         fs::write(path, c).unwrap();
     }
     let f = audit(&Host::snapshot(dir.path()).unwrap());
-    let drift: Vec<&Finding> = f
-        .iter()
-        .filter(|x| x.rule == "storage.fstab-live-drift")
-        .collect();
+    let drift = crate::common::of_rule(&f, "storage.fstab-live-drift");
     assert_eq!(drift.len(), 1, "{drift:#?}");
     assert_eq!(drift[0].status, Status::Fail);
     assert_eq!(drift[0].subject, ["/data"]);

@@ -6,7 +6,7 @@
 
 use crate::common;
 use crate::common::mountns::{self, Sh};
-use crate::reference::{fstab_drift, listing, mkfs_image, ok, says};
+use crate::reference::{ext4_workspace, fstab_drift, listing, mkfs_image, ok, says};
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -122,11 +122,7 @@ fn defaults_after_other_options_is_what_libmount_mounts() {
 
     let drift = fstab_drift(&host);
     assert!(drift.iter().all(|f| f.status == Status::Pass), "{drift:#?}");
-    assert!(
-        drift[0].explanation.starts_with("6 configured value(s)"),
-        "{}",
-        drift[0].explanation
-    );
+    crate::common::cli::starts(&drift[0].explanation, "6 configured value(s)");
 }
 
 /// A real ext4 image with a fixed UUID and label; its `dumpe2fs -h`.
@@ -203,11 +199,9 @@ fn disk_by_links_resolve_like_tags_and_a_shared_uuid_is_a_finding() {
         img = d.join("a.img").display(),
         f = fstab_path.display()
     );
-    let out = Command::new("sh").arg("-c").arg(&script).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}\n{script}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = common::cli::ok(
+        Command::new("sh").arg("-c").arg(&script),
+        &format!("the mount script\n{script}\n"),
     );
     let mountinfo = String::from_utf8_lossy(&out.stdout).into_owned();
     let line = mountinfo
@@ -242,10 +236,7 @@ fn disk_by_links_resolve_like_tags_and_a_shared_uuid_is_a_finding() {
     let m = record(&f, "fstab", &format!("{t}/m"));
     let cause = m["drift_cause"].to_plain();
     assert!(!cause.contains("different filesystem"), "{cause}");
-    assert!(
-        cause.contains("edited after the volume was mounted"),
-        "{cause}"
-    );
+    says(&cause, "edited after the volume was mounted");
 
     let n = record(&f, "ext4", &format!("{t}/n"));
     assert_eq!(n["label"].to_plain(), "db data");
@@ -253,14 +244,9 @@ fn disk_by_links_resolve_like_tags_and_a_shared_uuid_is_a_finding() {
 
     match f.namespaces["ext4"].get(&format!("{t}/o")) {
         Some(Entry::Unreadable { reason, .. }) => {
-            assert!(
-                reason.contains(&format!("UUID={uuid} is on 2 devices")),
-                "{reason}"
-            );
-            assert!(
-                reason.contains("clone.txt") && reason.contains(&cap_a),
-                "{reason}"
-            );
+            says(reason, &format!("UUID={uuid} is on 2 devices"));
+            says(reason, "clone.txt");
+            says(reason, &cap_a);
         }
         e => panic!("a UUID on two devices must not pick one: {e:?}"),
     }
@@ -361,19 +347,10 @@ fn nofail_lines_that_did_not_mount_are_said_as_such_not_as_drift() {
         .iter()
         .find(|x| x.subject[0].ends_with("/gone"))
         .unwrap();
-    assert!(
-        gone.explanation
-            .contains("configured with nofail, not mounted now"),
-        "{}",
-        gone.explanation
-    );
+    says(&gone.explanation, "configured with nofail, not mounted now");
     assert!(of("storage.fstab-live-drift", Status::Fail).is_empty());
     let pass = of("storage.fstab-live-drift", Status::Pass);
-    assert!(
-        pass[0].explanation.starts_with("1 configured value(s)"),
-        "{}",
-        pass[0].explanation
-    );
+    crate::common::cli::starts(&pass[0].explanation, "1 configured value(s)");
 }
 
 /// The mount point a `.mount` unit's name encodes is what the real
@@ -645,13 +622,9 @@ fn a_snapshot_keeps_the_hosts_mount_units() {
 #[test]
 fn small_1k_block_filesystems_say_which_inode_ratios_give_their_layout() {
     use driftaudit::unstable::parse::ext4::parse_text;
-    let (Some(mkfs), Some(dumpe2fs)) = (
-        common::tool("mkfs.ext4", "e2fsprogs"),
-        common::tool("dumpe2fs", "e2fsprogs"),
-    ) else {
+    let Some(([mkfs, dumpe2fs], dir)) = ext4_workspace() else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
     let img = dir.path().join("img");
     let inodes = |size_mib: u64, ratio: u64| -> Option<(u64, String)> {
         let args = ["-q", "-F", "-b", "1024", "-i", &ratio.to_string()];

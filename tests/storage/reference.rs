@@ -79,6 +79,13 @@ fn s(v: &serde_json::Value) -> Option<String> {
     v.as_str().map(str::to_string)
 }
 
+/// mkfs.ext4 and dumpe2fs, and a temporary directory for the images; or
+/// `None` after a skip line (e2fsprogs).
+pub(crate) fn ext4_workspace() -> Option<([std::path::PathBuf; 2], tempfile::TempDir)> {
+    let tools = common::tools([("mkfs.ext4", "e2fsprogs"), ("dumpe2fs", "e2fsprogs")])?;
+    Some((tools, tempfile::tempdir().unwrap()))
+}
+
 #[test]
 fn fstab_agrees_with_findmnt() {
     let Some(tool) = common::tool("findmnt", "util-linux") else {
@@ -258,13 +265,9 @@ fn check_layout(what: &str, l: &Ext4Layout, dump: &str, ratio: u64, pct: f64) {
 
 #[test]
 fn ext4_images_agree_with_dumpe2fs() {
-    let Some(mkfs) = common::tool("mkfs.ext4", "e2fsprogs") else {
+    let Some(([mkfs, dumpe2fs], dir)) = ext4_workspace() else {
         return;
     };
-    let Some(dumpe2fs) = common::tool("dumpe2fs", "e2fsprogs") else {
-        return;
-    };
-    let dir = tempfile::tempdir().unwrap();
     // (size MiB, -i, -m, extra args)
     let cases: &[(u64, u64, f64, &[&str])] = &[
         (300, 4096, 0.0, &[]),
@@ -334,13 +337,9 @@ fn ext4_images_agree_with_dumpe2fs() {
 /// where it is the only plausible value there, it is the answer.
 #[test]
 fn bytes_per_inode_reproduces_mke2fs_for_any_ratio() {
-    let Some(mkfs) = common::tool("mkfs.ext4", "e2fsprogs") else {
+    let Some(([mkfs, dumpe2fs], dir)) = ext4_workspace() else {
         return;
     };
-    let Some(dumpe2fs) = common::tool("dumpe2fs", "e2fsprogs") else {
-        return;
-    };
-    let dir = tempfile::tempdir().unwrap();
     let img = dir.path().join("img");
     // (size MiB, block size, -i, the value is unambiguous on this geometry)
     let cases: &[(u64, u64, u64, bool)] = &[
@@ -405,13 +404,9 @@ fn approximate_bytes_per_inode_is_said_in_the_record_and_the_finding() {
     use driftaudit::unstable::{
         engine, host::Host, policy::PolicySet, report::Status, value::Value,
     };
-    let Some(mkfs) = common::tool("mkfs.ext4", "e2fsprogs") else {
+    let Some(([mkfs, dumpe2fs], dir)) = ext4_workspace() else {
         return;
     };
-    let Some(dumpe2fs) = common::tool("dumpe2fs", "e2fsprogs") else {
-        return;
-    };
-    let dir = tempfile::tempdir().unwrap();
     let img = dir.path().join("img");
     let mut policy = PolicySet::new();
     policy
@@ -487,12 +482,7 @@ fn approximate_bytes_per_inode_is_said_in_the_record_and_the_finding() {
                 "-i {ratio}: {}",
                 f.explanation
             );
-            assert!(
-                f.explanation
-                    .contains(&format!("one inode per {raw:.1} bytes")),
-                "{}",
-                f.explanation
-            );
+            says(&f.explanation, &format!("one inode per {raw:.1} bytes"));
         }
     }
 }
@@ -579,12 +569,7 @@ pub(crate) fn ok(what: &str, out: std::process::Output) -> String {
     stdout
 }
 
-/// `text` (a finding's explanation, a listing) contains `part`; a failure
-/// shows the whole text.
-#[track_caller]
-pub(crate) fn says(text: &str, part: &str) {
-    assert!(text.contains(part), "{text}");
-}
+pub(crate) use crate::common::cli::says;
 
 /// The findings of `storage.fstab-live-drift`, that rule alone, on `host`.
 pub(crate) fn fstab_drift(
@@ -650,12 +635,9 @@ fn in_namespace(img: &Path, script: &str) -> String {
         img = img.display(),
         body = script.replace('\'', "'\\''"),
     );
-    let out = Command::new("sh").arg("-c").arg(&full).output().unwrap();
-    assert!(
-        out.status.success(),
-        "namespace script failed: {}\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        full
+    let out = common::cli::ok(
+        Command::new("sh").arg("-c").arg(&full),
+        &format!("the namespace script\n{full}\n"),
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
@@ -897,11 +879,7 @@ fn fstab_live_drift_is_silent_on_real_mounts_made_from_that_fstab() {
     }
     let host = Host::snapshot(&snap).unwrap();
     let drift = fstab_drift(&host);
-    assert!(
-        drift.iter().all(|f| f.status == Status::Pass),
-        "{:#?}",
-        drift
-    );
+    crate::common::all_are(&drift, Status::Pass);
     assert!(
         drift[0].explanation.starts_with("6 configured value(s)"),
         "every line compared: {}",
@@ -985,11 +963,9 @@ fn with_loops(imgs: &[&Path], script: &str) -> String {
         "env {env} unshare -m sh -e -c 'mount --make-rprivate / && {}'\n",
         script.replace('\'', "'\\''")
     );
-    let out = Command::new("sh").arg("-c").arg(&full).output().unwrap();
-    assert!(
-        out.status.success(),
-        "namespace script failed: {}\n{full}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = common::cli::ok(
+        Command::new("sh").arg("-c").arg(&full),
+        &format!("the namespace script\n{full}\n"),
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
@@ -1244,15 +1220,8 @@ fn xfs_fstab_live_drift_is_silent_on_real_mounts_and_names_refused_lines() {
         engine::audit_host(&p, &host).findings
     };
     let findings = audit(&before, "snap-before");
-    let drift: Vec<_> = findings
-        .iter()
-        .filter(|f| f.rule == "storage.fstab-live-drift")
-        .collect();
-    assert!(
-        drift.iter().all(|f| f.status == Status::Pass),
-        "{:#?}",
-        drift
-    );
+    let drift = crate::common::of_rule(&findings, "storage.fstab-live-drift");
+    crate::common::all_are(&drift, Status::Pass);
     let all = format!("{findings:#?}");
     // the refused line: an fstab finding that says the mount fails
     let refused: Vec<_> = findings
@@ -1291,15 +1260,9 @@ fn btrfs_image(dir: &Path, name: &str) -> Option<PathBuf> {
     let f = std::fs::File::create(&img).unwrap();
     f.set_len(320 * 1024 * 1024).unwrap();
     drop(f);
-    let out = Command::new(mkfs)
-        .args(["-q", "-f"])
-        .arg(&img)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    common::cli::ok(
+        Command::new(mkfs).args(["-q", "-f"]).arg(&img),
+        "mkfs.btrfs",
     );
     Some(img)
 }
@@ -1476,11 +1439,7 @@ fn btrfs_fstab_live_drift_is_silent_on_a_real_mount_and_fires_on_a_difference() 
         !drift.is_empty() && drift.iter().all(|f| f.status == Status::Pass),
         "{drift:#?}"
     );
-    assert!(
-        drift[0].explanation.starts_with("1 configured value(s)"),
-        "{}",
-        drift[0].explanation
-    );
+    crate::common::cli::starts(&drift[0].explanation, "1 configured value(s)");
     let drift = audit(after, "snap-after");
     let fails: Vec<_> = drift.iter().filter(|f| f.status == Status::Fail).collect();
     assert_eq!(fails.len(), 1, "{drift:#?}");

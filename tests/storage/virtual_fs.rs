@@ -9,6 +9,7 @@
 //! a virtio guest: its live check is one of the cases.
 
 use crate::common;
+use crate::common::cli::says;
 
 use std::fs;
 use std::path::Path;
@@ -276,10 +277,7 @@ fn a_physical_drive_keeps_its_own_flag_whatever_the_site_assumes() {
         }
     }
     let (_, why, _) = verdict(&t.path().join("sata-hdd"), &[]);
-    assert!(
-        why.contains("whose disks spin (sysfs queue/rotational = 1"),
-        "{why}"
-    );
+    says(&why, "whose disks spin (sysfs queue/rotational = 1");
 }
 
 /// An md array over two virtio disks: the leaf decides, and the finding
@@ -331,23 +329,19 @@ fn the_fleet_summary_counts_the_hosts_a_parameter_would_decide() {
             rotational: 1,
         },
     );
-    let o = run(&["check", "--summary", "--fleet", t.path().to_str().unwrap()]);
+    let fleet = t.path().to_str().unwrap();
+    let fleet_in = |format: &str| run(&["check", "--format", format, "--fleet", fleet]);
+    let o = run(&["check", "--summary", "--fleet", fleet]);
     let out = text(&o.stdout);
     let row = out
         .lines()
         .find(|l| l.trim_start().starts_with("storage.on-rotational "))
         .unwrap_or_else(|| panic!("{out}{}", text(&o.stderr)));
-    assert!(
-        row.contains("1 failing, 0 passing, 3 unknown (3 decided by setting storage.assume_media)"),
-        "{row}"
+    says(
+        row,
+        "1 failing, 0 passing, 3 unknown (3 decided by setting storage.assume_media)",
     );
-    let o = run(&[
-        "check",
-        "--format",
-        "json",
-        "--fleet",
-        t.path().to_str().unwrap(),
-    ]);
+    let o = fleet_in("json");
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(
         v["fleet"]["rules"]["storage.on-rotational"]["hosts_unknown_decided_by"]
@@ -355,23 +349,14 @@ fn the_fleet_summary_counts_the_hosts_a_parameter_would_decide() {
         3
     );
     // the HTML report's rule table: in the rule's row, the unknown cell
-    let o = run(&[
-        "check",
-        "--format",
-        "html",
-        "--fleet",
-        t.path().to_str().unwrap(),
-    ]);
+    let o = fleet_in("html");
     let page = text(&o.stdout);
     let row = page
         .split("<tr data-rule=\"storage.on-rotational\">")
         .nth(1)
         .and_then(|r| r.split("</tr>").next())
         .unwrap_or_else(|| panic!("no row: {page}"));
-    assert!(
-        row.contains("<td class=\"n\">3<br><span class=\"muted decided\">3 decided by setting storage.assume_media</span></td>"),
-        "{row}"
-    );
+    says(row, "<td class=\"n\">3<br><span class=\"muted decided\">3 decided by setting storage.assume_media</span></td>");
 }
 
 /// The CI machine is a virtio guest (issue 36): its own live check, and a
@@ -416,10 +401,7 @@ fn this_virtio_guest_is_unknown_live_and_in_its_snapshot_until_assume_media_says
     }
     let (status, why, fix) = verdict(&snap, &[]);
     if status == "unknown" && why.starts_with("rotational: ") {
-        assert!(
-            why.contains(&format!("{disk} is a virtio-blk disk")),
-            "{why}"
-        );
+        says(&why, &format!("{disk} is a virtio-blk disk"));
         assert!(fix.contains("storage.assume_media"), "{fix}");
         let (status, why, _) = verdict(&snap, &["--set", "storage.assume_media=ssd"]);
         assert_eq!(status, "pass", "{why}");

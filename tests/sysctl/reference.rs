@@ -25,6 +25,7 @@ use driftaudit::unstable::parse::sysctl::swap_dot_slash;
 use driftaudit::unstable::policy::PolicySet;
 
 use crate::common;
+use crate::common::cli::says;
 use crate::common::mountns::{self, Sh};
 
 const SYSTEMD_SYSCTL: &str = "/lib/systemd/systemd-sysctl";
@@ -462,13 +463,7 @@ fn file_order_matches_systemd_analyze_cat_config_on_the_snapshot_root() {
         let d = tempfile::tempdir().unwrap();
         materialise(d.path(), &l);
         let root = fs::canonicalize(d.path()).unwrap();
-        let out = Command::new("systemd-analyze")
-            .arg(format!("--root={}", root.display()))
-            .args(["cat-config", "sysctl.d"])
-            .env("SYSTEMD_PAGER", "")
-            .env("SYSTEMD_COLORS", "0")
-            .output()
-            .expect("systemd-analyze runs");
+        let out = common::cat_config_sysctl_d("systemd-analyze", &root);
         let prefix = root.display().to_string();
         let mut theirs: Vec<String> = String::from_utf8_lossy(&out.stdout)
             .lines()
@@ -571,16 +566,16 @@ fn live_host_mask_and_dangling_link_in_a_namespace() {
     assert!(code == 0, "{text}\n{stderr}");
     assert!(text.contains("VALUE vm.swappiness unset"), "{text}");
     assert!(text.contains("VALUE vm.dirty_ratio unset"), "{text}");
-    assert!(
-        text.contains("VALUE vm.overcommit_memory 1@/usr/lib/sysctl.d/62-x.conf:1"),
-        "{text}"
+    says(
+        &text,
+        "VALUE vm.overcommit_memory 1@/usr/lib/sysctl.d/62-x.conf:1",
     );
     assert!(
         !text.contains("not a regular file"),
         "a /dev/null mask is reported as irregular: {text}"
     );
-    assert!(
-        text.contains("ISSUE /etc/sysctl.d/61-w.conf is a symlink to a file that does not exist"),
-        "{text}"
+    says(
+        &text,
+        "ISSUE /etc/sysctl.d/61-w.conf is a symlink to a file that does not exist",
     );
 }

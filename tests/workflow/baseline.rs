@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::common;
+use crate::common::cli::says;
 use crate::common::cli::{json, run, run_in};
 use crate::common::tree::copy_host;
 
@@ -97,18 +98,6 @@ fn not_passing(report: &serde_json::Value) -> Vec<(String, String, serde_json::V
         .collect()
 }
 
-fn evidence(f: &serde_json::Value) -> Vec<String> {
-    f["evidence"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| match e["line"].as_u64() {
-            Some(l) => format!("{}:{l}", e["path"].as_str().unwrap()),
-            None => e["path"].as_str().unwrap().to_string(),
-        })
-        .collect()
-}
-
 #[test]
 fn baseline_then_check_of_a_modified_copy_reports_exactly_the_modified_settings() {
     let (ws, golden, edited) = golden_and_copy("sos-centos7-mariadb", "fleet/db01", "fleet/db02");
@@ -181,7 +170,11 @@ fn baseline_then_check_of_a_modified_copy_reports_exactly_the_modified_settings(
     assert_eq!(sysctl["expected"], "= 1024");
     assert_eq!(sysctl["actual"], "4096");
     // the sosreport's sysctl.d/99-sysctl.conf links to the file edited
-    assert_eq!(evidence(sysctl)[0], "/etc/sysctl.conf:14", "{sysctl}");
+    assert_eq!(
+        common::cli::evidence(sysctl)[0],
+        "/etc/sysctl.conf:14",
+        "{sysctl}"
+    );
     let why = sysctl["explanation"].as_str().unwrap();
     assert!(
         why.contains("net.core.somaxconn is 4096 here (/etc/sysctl.conf:14")
@@ -192,9 +185,9 @@ fn baseline_then_check_of_a_modified_copy_reports_exactly_the_modified_settings(
     let (_, _, mycnf) = &bad[1];
     assert_eq!(mycnf["expected"], "= 300");
     assert_eq!(mycnf["actual"], "500");
-    assert_eq!(evidence(mycnf)[0], "/etc/my.cnf:12");
+    assert_eq!(common::cli::evidence(mycnf)[0], "/etc/my.cnf:12");
     let (_, _, fstab) = &bad[0];
-    assert_eq!(evidence(fstab)[0], "/etc/fstab:12");
+    assert_eq!(common::cli::evidence(fstab)[0], "/etc/fstab:12");
     let why = fstab["explanation"].as_str().unwrap();
     assert!(
         why.contains(
@@ -207,10 +200,7 @@ fn baseline_then_check_of_a_modified_copy_reports_exactly_the_modified_settings(
     let (code, out, err) = run(&["list", "--no-builtin", "--policy", p]);
     assert_eq!(code, 0, "{err}");
     for id in ["sysctl-boot", "mycnf-effective", "fstab"] {
-        assert!(
-            out.contains(&format!("baseline-db01-example-com.{id}")),
-            "{out}"
-        );
+        says(&out, &format!("baseline-db01-example-com.{id}"));
     }
 
     // the fleet: per host, every setting that differs
@@ -268,31 +258,20 @@ fn no_secret_value_appears_in_a_baseline() {
         args.extend(extra);
         let (code, out, err) = run(&args);
         assert_eq!(code, 0, "{err}");
-        assert!(
-            !out.contains("FAKE-SECRET") && !err.contains("FAKE-SECRET"),
-            "{out}{err}"
-        );
+        crate::common::cli::lacks(&out, "FAKE-SECRET");
+        crate::common::cli::lacks(&err, "FAKE-SECRET");
         assert!(
             !out.contains("<redacted>"),
             "a redacted value is not pinned: {out}"
         );
         // the keys are named as left out, their values never
-        assert!(
-            out.contains("# Left out: localconfig.ldap_root_password: secret"),
-            "{out}"
+        says(&out, "# Left out: localconfig.ldap_root_password: secret");
+        says(&out, "# Left out: mycnf_effective.password: secret");
+        says(
+            &out,
+            "# Left out: fstab./mnt/share: an option carries a secret",
         );
-        assert!(
-            out.contains("# Left out: mycnf_effective.password: secret"),
-            "{out}"
-        );
-        assert!(
-            out.contains("# Left out: fstab./mnt/share: an option carries a secret"),
-            "{out}"
-        );
-        assert!(
-            out.contains("{key: \"max_connections\", value: \"100\"}"),
-            "{out}"
-        );
+        says(&out, "{key: \"max_connections\", value: \"100\"}");
     }
 }
 
@@ -376,11 +355,7 @@ fn values_yaml_or_the_engine_could_misread_round_trip() {
 #[test]
 fn present_beside_equals_fails_a_missing_setting_instead_of_skipping() {
     let ws = tempfile::tempdir().unwrap();
-    std::fs::write(
-        ws.path().join("p.yaml"),
-        "policy: site\ntitle: Site\nrules:\n  - id: site.swappiness\n    title: Swappiness pinned\n    severity: low\n    setting: sysctl_boot.vm.swappiness\n    expect: { equals: 10, present: true }\n    why: \"{setting} is {actual}, wanted {expected}\"\n    fix: set it\n    references: []\n",
-    )
-    .unwrap();
+    crate::common::tree::file(ws.path(), "p.yaml", "policy: site\ntitle: Site\nrules:\n  - id: site.swappiness\n    title: Swappiness pinned\n    severity: low\n    setting: sysctl_boot.vm.swappiness\n    expect: { equals: 10, present: true }\n    why: \"{setting} is {actual}, wanted {expected}\"\n    fix: set it\n    references: []\n");
     let status = |conf: Option<&str>| {
         let host = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(host.path().join("etc/sysctl.d")).unwrap();
@@ -423,9 +398,7 @@ fn present_beside_equals_fails_a_missing_setting_instead_of_skipping() {
 
 #[test]
 fn output_file_is_replaced_atomically_and_a_link_there_is_not_followed() {
-    let ws = tempfile::tempdir().unwrap();
-    let victim = ws.path().join("victim.txt");
-    std::fs::write(&victim, "keep me\n").unwrap();
+    let (ws, victim) = crate::common::tree::temp_file("victim.txt", "keep me\n");
     let out = ws.path().join("golden.yaml");
     std::os::unix::fs::symlink(&victim, &out).unwrap();
     let snap = format!("{HOSTS}/nat-story");
@@ -453,9 +426,9 @@ fn output_file_is_replaced_atomically_and_a_link_there_is_not_followed() {
 
     let (code, _, err) = run(&["baseline", "--snapshot", &snap, "--namespace", "ext4"]);
     assert_eq!(code, 2);
-    assert!(
-        err.starts_with("driftaudit: `--namespace ext4`: a baseline pins `sysctl_boot`"),
-        "{err}"
+    crate::common::cli::starts(
+        &err,
+        "driftaudit: `--namespace ext4`: a baseline pins `sysctl_boot`",
     );
     let (code, _, err) = run(&["baseline", "--snapshot", &snap, "--keys", "[net"]);
     assert_eq!(code, 2);
@@ -670,9 +643,9 @@ rules:
         !patch.contains("FAKE-SECRET") && !err.contains("FAKE-SECRET"),
         "{patch}{err}"
     );
-    assert!(
-        err.contains("cannot fix golden.mycnf wsrep_sst_auth: `wsrep_sst_auth` holds a secret"),
-        "{err}"
+    says(
+        &err,
+        "cannot fix golden.mycnf wsrep_sst_auth: `wsrep_sst_auth` holds a secret",
     );
     assert!(patch.contains("+max_connections=999"), "{patch}");
     assert!(err.contains("fixes golden.mycnf max_connections"), "{err}");
@@ -704,13 +677,13 @@ fn fix_sets_a_zimbra_localconfig_key_back_to_the_golden_value_with_zmlocalconfig
     assert_eq!(code, 0, "{err}");
     assert!(patch.is_empty(), "localconfig is never patched: {patch}");
     let steps = std::fs::read_to_string(&script).unwrap();
-    assert!(
-        steps.contains("su - zimbra -c 'zmlocalconfig -e mailboxd_java_heap_size=7168'"),
-        "{steps}"
+    says(
+        &steps,
+        "su - zimbra -c 'zmlocalconfig -e mailboxd_java_heap_size=7168'",
     );
-    assert!(
-        err.contains("mailboxd_java_heap_size = 6144 -> mailboxd_java_heap_size = 7168"),
-        "{err}"
+    says(
+        &err,
+        "mailboxd_java_heap_size = 6144 -> mailboxd_java_heap_size = 7168",
     );
 }
 
@@ -848,23 +821,20 @@ fn a_host_with_an_added_setting_fails_the_closed_baseline() {
         "{why}"
     );
     assert_eq!(
-        evidence(data)[0],
+        common::cli::evidence(data)[0],
         format!("/etc/fstab:{}", fstab.lines().count() + 1),
         "{data}"
     );
     let (_, _, tw) = &bad[3];
     assert_eq!(tw["actual"], "600", "{tw}");
     assert_eq!(
-        evidence(tw)[0],
+        common::cli::evidence(tw)[0],
         format!("/etc/sysctl.conf:{}", n + 1),
         "{tw}"
     );
     let why = tw["explanation"].as_str().unwrap();
-    assert!(
-        why.contains("net.ipv4.tcp_keepalive_time is 600 here")
-            && why.contains("not on the golden host"),
-        "{why}"
-    );
+    says(why, "net.ipv4.tcp_keepalive_time is 600 here");
+    says(why, "not on the golden host");
     let (_, _, mc) = &bad[2];
     assert_eq!(mc["actual"], "500", "{mc}");
     let line = std::fs::read_to_string(added.join("etc/my.cnf"))
@@ -872,7 +842,11 @@ fn a_host_with_an_added_setting_fails_the_closed_baseline() {
         .lines()
         .position(|l| l == "max_connections=500")
         .unwrap();
-    assert_eq!(evidence(mc)[0], format!("/etc/my.cnf:{}", line + 1), "{mc}");
+    assert_eq!(
+        common::cli::evidence(mc)[0],
+        format!("/etc/my.cnf:{}", line + 1),
+        "{mc}"
+    );
 
     // `--open NS` leaves a namespace out of the closed world
     let (code, _, err) = baseline(
@@ -948,10 +922,7 @@ fn a_hostile_golden_value_leaves_that_pin_out_and_the_baseline_is_written() {
     .unwrap();
     let (code, yaml, err) = baseline(&host, &["--namespace", "localconfig", "--keys", "site_*"]);
     assert_eq!(code, 0, "{err}");
-    assert!(
-        yaml.contains("{key: \"site_ok\", value: \"fine\"}"),
-        "{yaml}"
-    );
+    says(&yaml, "{key: \"site_ok\", value: \"fine\"}");
     for key in ["site_del", "site_esc", "site_bell"] {
         assert!(
             yaml.contains(&format!(
@@ -961,9 +932,9 @@ fn a_hostile_golden_value_leaves_that_pin_out_and_the_baseline_is_written() {
         );
         assert!(!yaml.contains(&format!("key: \"{key}\"")), "{key}: {yaml}");
     }
-    assert!(
-        yaml.contains("# Left out: localconfig.site_ref: holds `$` then `{`"),
-        "{yaml}"
+    says(
+        &yaml,
+        "# Left out: localconfig.site_ref: holds `$` then `{`",
     );
     assert!(
         !yaml.contains('\u{7f}') && !yaml.contains('\u{1b}'),
@@ -1102,10 +1073,7 @@ fn a_baseline_with_nothing_to_pin_is_an_error_and_writes_nothing() {
         out.to_str().unwrap(),
     ]);
     assert_eq!(code, 2, "{stdout}{err}");
-    assert!(
-        err.contains("baseline of upgrade-mariadb-10.3: nothing to pin (fstab: /etc/fstab does not exist); nothing was written"),
-        "{err}"
-    );
+    says(&err, "baseline of upgrade-mariadb-10.3: nothing to pin (fstab: /etc/fstab does not exist); nothing was written");
     assert!(!out.exists());
     assert!(stdout.is_empty(), "{stdout}");
 }

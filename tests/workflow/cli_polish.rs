@@ -7,6 +7,7 @@
 use std::process::Command;
 
 use crate::common;
+use crate::common::cli::says;
 use crate::common::cli::{self, parts};
 
 /// The kit's runner, with no forced colour inherited from the caller.
@@ -18,6 +19,13 @@ fn bin() -> Command {
 
 fn run(c: &mut Command) -> (i32, String, String) {
     parts(c.output().expect("run driftaudit"))
+}
+
+/// `explain RULE --set PARAM=VALUE`, which must exit 0; what it printed.
+fn explain_set(rule: &str, set: &str) -> String {
+    let (code, out, err) = run(bin().args(["explain", rule, "--set", set]));
+    assert_eq!(code, 0, "{err}");
+    out
 }
 
 fn have(tool: &str) -> bool {
@@ -36,21 +44,14 @@ fn a_mistyped_flag_suggests_the_right_one() {
     let (code, out, err) = run(bin().args(["check", "--formt", "json"]));
     assert_eq!(code, 2);
     assert!(out.is_empty());
-    assert!(
-        err.contains("tip: a similar argument exists: '--format'"),
-        "{err}"
-    );
+    says(&err, "tip: a similar argument exists: '--format'");
     snap("cli-bad-flag", &err);
 }
 
 #[test]
 fn a_broken_policy_shows_the_line_with_a_caret() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("broken.yaml"),
-        "policy: mine\ntitle: Mine\nrules:\n  - id: my.rule\n    title: A rule\n    severity: low\n    setting: sysctl.vm.swappiness\n    expect: { maxx: 10 }\n    why: because\n    fix: change it\n",
-    )
-    .unwrap();
+    crate::common::tree::file(dir.path(), "broken.yaml", "policy: mine\ntitle: Mine\nrules:\n  - id: my.rule\n    title: A rule\n    severity: low\n    setting: sysctl.vm.swappiness\n    expect: { maxx: 10 }\n    why: because\n    fix: change it\n");
     let snapshot = cli::testdata("hosts/clean");
     let (code, out, err) = run(bin().current_dir(dir.path()).args([
         "check",
@@ -96,21 +97,12 @@ fn explain_describes_the_rule_in_full() {
     }
     snap("cli-explain-tcp-tw-recycle", &out);
     // Parameters with their defaults and current values, and what the rule reads.
-    let (code, out, err) = run(bin().args([
-        "explain",
+    let out = explain_set(
         "zimbra.heap-sized-for-ram",
-        "--set",
         "zimbra-memory.heap_min_share=0.2",
-    ]));
-    assert_eq!(code, 0, "{err}");
-    assert!(
-        out.contains("heap_min_share = 0.2  (default 0.15)"),
-        "{out}"
     );
-    assert!(
-        out.contains("setting localconfig.mailboxd_java_heap_size"),
-        "{out}"
-    );
+    says(&out, "heap_min_share = 0.2  (default 0.15)");
+    says(&out, "setting localconfig.mailboxd_java_heap_size");
     assert!(out.contains("fact mem_total"), "{out}");
     snap("cli-explain-zimbra-heap-with-set", &out);
     let (code, _, err) = run(bin().args(["explain", "linux.tcp-tw-recycel"]));
@@ -124,13 +116,7 @@ fn explain_describes_the_rule_in_full() {
 /// as `‹expression›`.
 #[test]
 fn explain_renders_templates_in_words_per_item() {
-    let (code, out, err) = run(bin().args([
-        "explain",
-        "storage.noatime",
-        "--set",
-        "storage.zimbra_db_dir=/srv/zimbra/db",
-    ]));
-    assert_eq!(code, 0, "{err}");
+    let out = explain_set("storage.noatime", "storage.zimbra_db_dir=/srv/zimbra/db");
     assert!(!out.contains("{dir."), "raw template: {out}");
     assert!(out.contains("why (storage.noatime-zimbra-db):"), "{out}");
     assert!(out.contains("fix (storage.noatime-mysql):"), "{out}");
@@ -138,10 +124,7 @@ fn explain_renders_templates_in_words_per_item() {
         out.contains("/srv/zimbra/db lives on the volume mounted at ‹point›"),
         "the item's ${{params.zimbra_db_dir}} is filled in with --set: {out}"
     );
-    assert!(
-        out.contains("Every search opens Lucene segment files"),
-        "{out}"
-    );
+    says(&out, "Every search opens Lucene segment files");
     let (_, out, _) = run(bin().args(["explain", "linux.tcp-tw-recycle"]));
     assert!(out.contains("net.ipv4.tcp_tw_recycle is ‹actual›"), "{out}");
 }

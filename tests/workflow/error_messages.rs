@@ -13,9 +13,7 @@ fn run(args: &[&str]) -> (i32, String) {
 
 #[test]
 fn every_operation_fails_with_one_lowercase_line_naming_the_input_in_backticks() {
-    let tmp = tempfile::tempdir().unwrap();
-    let file = tmp.path().join("a-file");
-    std::fs::write(&file, "x").unwrap();
+    let (tmp, file) = crate::common::tree::temp_file("a-file", "x");
     let full = tmp.path().join("full");
     std::fs::create_dir(&full).unwrap();
     std::fs::write(full.join("x"), "x").unwrap();

@@ -40,6 +40,7 @@ fn discovery_finds_snapshots_and_stops_at_them() {
 }
 
 use crate::common::cli;
+use crate::common::cli::says;
 use crate::common::fleet::generate;
 use crate::common::tree::copy_into;
 
@@ -161,10 +162,7 @@ fn gen_fleet_works_without_the_corpus() {
     ) else {
         return;
     };
-    assert!(
-        err.contains("from the built-in gen-fleet-sysctl.txt"),
-        "{err}"
-    );
+    says(&err, "from the built-in gen-fleet-sysctl.txt");
     let hosts = fleet::discover(&dir, fleet::DEFAULT_MAX_DEPTH)
         .map(|h| h.unwrap())
         .collect::<Vec<_>>();
@@ -354,11 +352,8 @@ fn one_shared_waiver_file_serves_a_host_a_fleet_and_its_shards() {
         assert_eq!(waiver_verdicts(&out), stale, "{format}: {out}");
     }
     let (_, text, _) = bin(&["check", "--fleet", fleet_s, "--waivers", w_s]);
-    assert!(
-        text.contains("driftaudit.waiver: stale waiver at")
-            && text.contains(":5 (rule `linux.unprivileged-bpf`, host `db*`)"),
-        "{text}"
-    );
+    says(&text, "driftaudit.waiver: stale waiver at");
+    says(&text, ":5 (rule `linux.unprivileged-bpf`, host `db*`)");
     let (_, sarif, _) = waived(&["--fleet", fleet_s], "sarif");
     assert_eq!(
         sarif.matches("\"ruleId\": \"driftaudit.waiver\"").count(),
@@ -406,16 +401,13 @@ fn a_fleet_report_fits_where_people_read_it() {
         lines[n].starts_with(&format!("fleet: {n} hosts, ")),
         "{out}"
     );
-    assert!(
-        out.contains("web-backend-02: 4 failed (hardening.sysrq, linux.tcp-tw-recycle, "),
-        "{out}"
+    says(
+        &out,
+        "web-backend-02: 4 failed (hardening.sysrq, linux.tcp-tw-recycle, ",
     );
     // --summary: the table alone, one row per rule, aliases under it
     let (_, table, _) = run(&["check", "--summary", "--fleet"], &hosts);
-    assert!(
-        table.starts_with(&format!("==> fleet summary ({n} hosts)")),
-        "{table}"
-    );
+    crate::common::cli::starts(&table, &format!("==> fleet summary ({n} hosts)"));
     assert!(!table.contains("  FAIL "), "no host findings: {table}");
     let row = |id: &str| {
         table
@@ -427,9 +419,9 @@ fn a_fleet_report_fits_where_people_read_it() {
         !row("storage.noatime-zimbra-db"),
         "an alias has no row: {table}"
     );
-    assert!(
-        table.contains("aliases: storage.noatime-mysql, storage.noatime-zimbra-db, storage.noatime-zimbra-index"),
-        "{table}"
+    says(
+        &table,
+        "aliases: storage.noatime-mysql, storage.noatime-zimbra-db, storage.noatime-zimbra-index",
     );
     // the JSON summary keeps the alias rows (alias_of) for machines
     let (_, json, _) = run(&["check", "--format", "json", "--fleet"], &hosts);
@@ -438,10 +430,8 @@ fn a_fleet_report_fits_where_people_read_it() {
     let (_, md, _) = run(&["check", "--format", "markdown", "--fleet"], &hosts);
     assert!(md.chars().count() <= 65_536, "{}", md.chars().count());
     let last = md.trim_end().lines().last().unwrap();
-    assert!(
-        last.contains("more findings") && last.contains("see the attached report"),
-        "{last}"
-    );
+    says(last, "more findings");
+    says(last, "see the attached report");
     let one = shipped().join("nat-story");
     let (_, md1, _) = run(&["check", "--format", "markdown", "--snapshot"], &one);
     assert!(!md1.contains("more findings"), "{md1}");
@@ -469,19 +459,16 @@ fn the_fleet_summarys_worst_hosts_say_which_key_has_which_value() {
         .filter(|l| l.trim_start().starts_with("worst: "))
         .collect();
     assert!(worst.len() >= 10, "{out}");
-    assert!(
-        out.contains("worst: web-backend-02 (nat-story): [net.ipv4.tcp_tw_recycle] 1\n"),
-        "{out}"
+    says(
+        &out,
+        "worst: web-backend-02 (nat-story): [net.ipv4.tcp_tw_recycle] 1\n",
     );
-    assert!(
-        out.contains("worst: mysql-includedir-override: [max_connections] 400\n"),
-        "{out}"
+    says(
+        &out,
+        "worst: mysql-includedir-override: [max_connections] 400\n",
     );
     // a host with two failing subjects of a rule says so, then the first
-    assert!(
-        out.contains("worst: zimbra-storage-before: 2 failing, first [zimbra-db, /] virtual_disk: OFF, rotational: ON, mount: /\n"),
-        "{out}"
-    );
+    says(&out, "worst: zimbra-storage-before: 2 failing, first [zimbra-db, /] virtual_disk: OFF, rotational: ON, mount: /\n");
     for l in out.lines() {
         assert!(
             !l.contains(" failing = "),

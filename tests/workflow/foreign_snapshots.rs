@@ -5,6 +5,7 @@
 
 use std::fs;
 
+use crate::common::cli::says;
 use crate::common::cli::{self, run};
 use crate::common::tree::write_files as write;
 
@@ -71,18 +72,6 @@ fn finding<'a>(r: &'a serde_json::Value, rule: &str) -> &'a serde_json::Value {
     all[0]
 }
 
-fn evidence_paths(f: &serde_json::Value) -> Vec<String> {
-    f["evidence"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| match e["line"].as_u64() {
-            Some(l) => format!("{}:{l}", e["path"].as_str().unwrap()),
-            None => e["path"].as_str().unwrap().to_string(),
-        })
-        .collect()
-}
-
 const SOS: &str = "testdata/hosts/sos-centos7-mariadb";
 
 #[test]
@@ -144,7 +133,7 @@ fn sosreport_of_a_centos7_mariadb_host_gets_an_admins_verdicts() {
     // and read live from sos's sysctl -a listing.
     let f = finding(&r, "linux.tcp-tw-recycle");
     assert_eq!(f["status"], "fail");
-    let ev = evidence_paths(f);
+    let ev = cli::evidence(f);
     assert!(
         ev.iter().any(|e| e.starts_with("/etc/sysctl.conf:12")),
         "{ev:?}"
@@ -203,7 +192,7 @@ fn sosreport_of_a_centos7_mariadb_host_gets_an_admins_verdicts() {
     // the sum of sos's `du -s /var/lib/mysql/*` lines, in KiB.
     let f = finding(&r, "mysql.pool-too-small-for-data");
     assert_eq!(f["status"], "fail");
-    let ev = evidence_paths(f);
+    let ev = cli::evidence(f);
     assert!(ev.contains(&"/etc/my.cnf:10".to_string()), "{ev:?}");
     assert!(
         ev.contains(&"/sos_commands/mysql/du_-s_.var.lib.mysql".to_string()),
@@ -227,7 +216,7 @@ fn sosreport_of_a_centos7_mariadb_host_gets_an_admins_verdicts() {
     );
     let f = finding(&r, "storage.dir-index-mysql");
     assert_eq!(f["status"], "pass");
-    assert!(evidence_paths(f)
+    assert!(cli::evidence(f)
         .iter()
         .any(|e| e.starts_with("/sos_commands/filesys/dumpe2fs_-h_.dev.mapper.vg_data-lv_mysql")));
     assert_eq!(status("storage.reserved-blocks-mysql"), "fail");
@@ -298,10 +287,8 @@ fn a_partial_proc_sys_tree_says_unknown_not_absent() {
     let f = finding(&r, "linux.aslr");
     assert_eq!(f["status"], "unknown", "{f:#}");
     let why = f["explanation"].as_str().unwrap();
-    assert!(
-        why.contains("not in the snapshot") && why.contains("sysctl -a"),
-        "{why}"
-    );
+    says(why, "not in the snapshot");
+    says(why, "sysctl -a");
     assert_eq!(finding(&r, "linux.accept-redirects")["status"], "unknown");
     // the configured key is compared with a running value we do not have
     let drift: Vec<&serde_json::Value> = r["hosts"][0]["findings"]
@@ -478,7 +465,7 @@ fn foreign_snapshots_never_print_no_failures_while_a_domain_went_unevaluated() {
         "storage: detected",
         "Zimbra: not detected",
     ] {
-        assert!(cov.contains(domain), "{domain}: {cov}");
+        says(cov, domain);
     }
 }
 
@@ -502,10 +489,7 @@ fn a_snapshot_in_which_no_domain_is_detected_exits_2_and_names_its_root() {
     assert_eq!(code, 2, "{out}{err}");
     assert!(err.contains("no domain detected"), "{err}");
     assert!(err.contains("sysctl (no /proc/sys"), "{err}");
-    assert!(
-        err.contains(&format!("its root is `{}`", dir.path().display())),
-        "{err}"
-    );
+    says(&err, &format!("its root is `{}`", dir.path().display()));
     // its root is a snapshot (storage is detected from the fstab); what it
     // cannot read says to capture it, not to run as root
     let (code, out, err) = run(&["check", "--snapshot", dir.path().to_str().unwrap()]);

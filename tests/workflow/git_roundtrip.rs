@@ -97,6 +97,15 @@ fn empty_dirs(root: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// git, a temporary directory, and the path `host` in it for a snapshot;
+/// `None` after a skip line when git is missing.
+fn git_workspace() -> Option<(PathBuf, tempfile::TempDir, PathBuf)> {
+    let git_bin = common::program("git", "git")?;
+    let t = tempfile::tempdir().unwrap();
+    let snap = t.path().join("host");
+    Some((git_bin, t, snap))
+}
+
 fn walkdir(root: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut todo = vec![root.to_path_buf()];
@@ -120,11 +129,9 @@ fn walkdir(root: &Path) -> Vec<PathBuf> {
 /// as `sys/block/*/slaves` and symlinks) audits the same after a git round trip.
 #[test]
 fn a_snapshot_of_this_host_survives_git() {
-    let Some(git_bin) = common::program("git", "git") else {
+    let Some((git_bin, t, snap)) = git_workspace() else {
         return;
     };
-    let t = tempfile::tempdir().unwrap();
-    let snap = t.path().join("host");
     let (code, _, err) = driftaudit(&["snapshot", "--out", snap.to_str().unwrap()]);
     assert_eq!(code, 0, "snapshot: {err}");
     let before = findings(&snap);
@@ -141,11 +148,9 @@ fn a_snapshot_of_this_host_survives_git() {
 /// from the mount table, fstab and captures, not from the empty directories.
 #[test]
 fn a_zimbra_snapshot_with_empty_mount_points_survives_git() {
-    let Some(git_bin) = common::program("git", "git") else {
+    let Some((git_bin, t, snap)) = git_workspace() else {
         return;
     };
-    let t = tempfile::tempdir().unwrap();
-    let snap = t.path().join("host");
     copy_host("zimbra-storage-after", &snap);
     // the testdata keeps its directories in git with .keep files; a real
     // snapshot has none

@@ -1,13 +1,9 @@
 //! One integration test per shipped test host: run the built binary on each
 //! snapshot under testdata/hosts and snapshot the text and JSON reports.
 
-use std::path::PathBuf;
-
+use crate::common;
+use crate::common::cli::says;
 use crate::common::cli::{findings, run};
-
-fn hosts_dir() -> PathBuf {
-    crate::common::cli::testdata("hosts")
-}
 
 fn report(host: &str) -> serde_json::Value {
     let dir = format!("testdata/hosts/{host}");
@@ -18,13 +14,7 @@ fn report(host: &str) -> serde_json::Value {
 
 #[test]
 fn every_test_host_report_is_snapshotted() {
-    let mut names: Vec<String> = std::fs::read_dir(hosts_dir())
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .filter(|e| e.path().is_dir())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
+    let names = common::browser::host_names();
     assert!(
         names.len() >= 2,
         "expected at least the nat-story and clean hosts"
@@ -105,36 +95,19 @@ fn clean_host_has_no_failures_and_no_false_positives() {
 
 #[test]
 fn only_and_skip_select_rules() {
-    let (_, out, _) = run(&[
-        "check",
-        "--snapshot",
-        "testdata/hosts/nat-story",
-        "--format",
-        "json",
-        "--only",
-        "linux.tcp-*",
-    ]);
+    let nat_story_json = |flag: &str, rules: &str| {
+        let args = ["check", "--snapshot", "testdata/hosts/nat-story"];
+        run(&[&args[..], &["--format", "json", flag, rules]].concat()).1
+    };
+    let out = nat_story_json("--only", "linux.tcp-*");
     let r: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let ids: Vec<&str> = r["hosts"][0]["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["rule"].as_str().unwrap())
-        .collect();
+    let ids = common::cli::strs(&r["hosts"][0]["findings"], "rule");
     assert!(
         ids.iter()
             .all(|i| i.starts_with("linux.tcp-") || *i == "driftaudit.input"),
         "{ids:?}"
     );
-    let (_, out, _) = run(&[
-        "check",
-        "--snapshot",
-        "testdata/hosts/nat-story",
-        "--format",
-        "json",
-        "--skip",
-        "linux.tcp-tw-recycle",
-    ]);
+    let out = nat_story_json("--skip", "linux.tcp-tw-recycle");
     assert!(!out.contains("\"linux.tcp-tw-recycle\""));
 }
 
@@ -145,10 +118,8 @@ fn list_and_explain() {
     assert!(out.contains("linux.tcp-tw-recycle"));
     let (code, out, _) = run(&["explain", "linux.tcp-tw-recycle"]);
     assert_eq!(code, 0);
-    assert!(
-        out.contains("references:") && out.contains("kernel < 4.12"),
-        "{out}"
-    );
+    says(&out, "references:");
+    says(&out, "kernel < 4.12");
     let (code, _, err) = run(&["explain", "linux.tcp-tw-recycel"]);
     assert_eq!(code, 2);
     assert!(err.contains("did you mean `linux.tcp-tw-recycle`"), "{err}");

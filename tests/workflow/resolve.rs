@@ -194,13 +194,7 @@ fn sysctl_boot_lines_match_systemd_analyze_cat_config_on_the_shipped_hosts() {
     let mut compared = 0;
     for dir in hosts() {
         let root = std::fs::canonicalize(&dir).unwrap();
-        let out = Command::new(&tool)
-            .arg(format!("--root={}", root.display()))
-            .args(["cat-config", "sysctl.d"])
-            .env("SYSTEMD_PAGER", "")
-            .env("SYSTEMD_COLORS", "0")
-            .output()
-            .expect("systemd-analyze runs");
+        let out = common::cat_config_sysctl_d(&tool, &root);
         let prefix = format!("# {}", root.display());
         let files: Vec<String> = String::from_utf8_lossy(&out.stdout)
             .lines()

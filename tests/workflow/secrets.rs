@@ -51,16 +51,7 @@ fn every_output(snap: &Path, other: &Path, policy: &Path) -> String {
         policy.to_str().unwrap(),
     );
     let mut out = String::new();
-    for format in [
-        "text",
-        "json",
-        "sarif",
-        "junit",
-        "markdown",
-        "jsonl",
-        "prometheus",
-        "html",
-    ] {
+    for &format in crate::common::cli::FORMATS {
         out.push_str(&all_output(&bin(&[
             "check",
             "--snapshot",

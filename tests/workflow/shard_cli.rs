@@ -12,21 +12,23 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::common;
+use crate::common::cli::says;
 use crate::common::fleet::{generate, run, without_run};
 use crate::common::git;
 use crate::common::tree::copy_into;
 
-/// `DIR/snapshots` from scripts/gen-fleet (hosts under dc1..dc4/), or `None`
-/// after a skip line.
-fn fleet(dir: &Path, hosts: usize) -> Option<()> {
+/// A temporary directory holding `snapshots` from scripts/gen-fleet (hosts
+/// under dc1..dc4/), or `None` after a skip line.
+fn fleet(hosts: usize) -> Option<tempfile::TempDir> {
+    let t = tempfile::tempdir().unwrap();
     generate(
-        &dir.join("snapshots"),
+        &t.path().join("snapshots"),
         hosts,
         &["--seed", "11", "--builtin-keys"],
         &[],
     )?;
-    fs::remove_file(dir.join("snapshots/planted.tsv")).unwrap();
-    Some(())
+    fs::remove_file(t.path().join("snapshots/planted.tsv")).unwrap();
+    Some(t)
 }
 
 /// `check --fleet snapshots --format json ARGS` in `d`.
@@ -38,11 +40,10 @@ fn fleet_json(d: &Path, args: &[&str]) -> (i32, String, String) {
 
 #[test]
 fn shards_of_a_generated_fleet_merged_equal_the_unsharded_report_in_every_format() {
-    let t = tempfile::tempdir().unwrap();
-    let d = t.path();
-    if fleet(d, 60).is_none() {
+    let Some(t) = fleet(60) else {
         return;
-    }
+    };
+    let d = t.path();
     // the unsharded run, as one job would
     let (code, whole, err) = fleet_json(d, &[]);
     assert_eq!(code, 1, "planted findings: {err}");
@@ -137,11 +138,10 @@ fn shards_of_a_generated_fleet_merged_equal_the_unsharded_report_in_every_format
 
 #[test]
 fn an_empty_shard_is_a_valid_empty_report_and_bad_shards_are_usage_errors() {
-    let t = tempfile::tempdir().unwrap();
-    let d = t.path();
-    if fleet(d, 2).is_none() {
+    let Some(t) = fleet(2) else {
         return;
-    }
+    };
+    let d = t.path();
     // 2 hosts over 9 shards: most shards are empty
     let mut empty = 0;
     let mut docs = Vec::new();
@@ -174,22 +174,19 @@ fn an_empty_shard_is_a_valid_empty_report_and_bad_shards_are_usage_errors() {
     }
     let (code, _, err) = run(&["check", "--snapshot", "snapshots", "--shard", "1/2"], d);
     assert_eq!(code, 2);
-    assert!(
-        err.contains("--shard") && err.contains("--snapshot"),
-        "{err}"
-    );
+    says(&err, "--shard");
+    says(&err, "--snapshot");
 }
 
 #[test]
 fn changed_since_audits_exactly_the_folders_git_says_changed() {
-    let t = tempfile::tempdir().unwrap();
-    let d = t.path();
     let Some(git_bin) = common::program("git", "git") else {
         return;
     };
-    if fleet(d, 8).is_none() {
+    let Some(t) = fleet(8) else {
         return;
-    }
+    };
+    let d = t.path();
     let git = |args: &[&str]| {
         git::git(&git_bin, d, args);
     };
@@ -220,9 +217,9 @@ fn changed_since_audits_exactly_the_folders_git_says_changed() {
     };
     let (none, err) = changed("HEAD");
     assert!(none.is_empty(), "{none:?}");
-    assert!(
-        err.contains("changed since `HEAD`: 0 of 8 snapshot folders audited"),
-        "{err}"
+    says(
+        &err,
+        "changed since `HEAD`: 0 of 8 snapshot folders audited",
     );
 
     // an edit (unstaged), a staged deletion, a new untracked host, a file

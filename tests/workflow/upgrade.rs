@@ -285,30 +285,23 @@ fn a_host_without_option_files_is_skipped_with_the_reason_never_passed() {
     let f = upgrade::check(&host("clean"), &targets(&["mariadb=10.11"]));
     assert_eq!(f.len(), 1, "{f:#?}");
     assert_eq!(f[0].status, Status::Skip);
-    assert!(
-        f[0].explanation.starts_with("no option file"),
-        "{}",
-        f[0].explanation
-    );
+    crate::common::cli::starts(&f[0].explanation, "no option file");
 }
 
 #[test]
 fn without_a_known_server_version_the_defaults_are_unknown_not_passed() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("etc")).unwrap();
-    std::fs::write(
-        dir.path().join("etc/my.cnf"),
+    crate::common::tree::file(
+        dir.path(),
+        "etc/my.cnf",
         "[mysqld]\ninnodb_file_format = Barracuda\n",
-    )
-    .unwrap();
+    );
     let f = upgrade::check(
         &Host::snapshot(dir.path()).unwrap(),
         &targets(&["mariadb=10.11"]),
     );
-    let d: Vec<&Finding> = f
-        .iter()
-        .filter(|x| x.rule == "upgrade.mariadb.default-changed")
-        .collect();
+    let d = crate::common::of_rule(&f, "upgrade.mariadb.default-changed");
     assert_eq!(d.len(), 1, "{f:#?}");
     assert_eq!(d[0].status, Status::Unknown);
     assert_says(&d[0].explanation, "explicit_defaults_for_timestamp");
@@ -347,7 +340,9 @@ fn upgrade_report_of_the_mysql_5_7_host_for_8_0_and_kernel_6_1() {
     ));
 }
 
+use crate::common;
 use crate::common::cli::run as bin;
+use crate::common::cli::says;
 
 #[test]
 fn a_bad_target_is_a_usage_error_naming_the_accepted_forms() {
@@ -407,18 +402,9 @@ fn upgrade_findings_go_through_fail_on_waivers_and_every_format() {
         "--only",
         "upgrade.*",
     ]);
-    assert!(
-        sarif.contains("\"upgrade.mysql.removed-option\""),
-        "{sarif}"
-    );
+    says(&sarif, "\"upgrade.mysql.removed-option\"");
     // a waiver covers an upgrade finding like any other
-    let dir = tempfile::tempdir().unwrap();
-    let w = dir.path().join("w.yaml");
-    std::fs::write(
-        &w,
-        "- rule: upgrade.mysql.removed-value\n  reason: sql_mode is rewritten by the upgrade playbook (OPS-1)\n  expires: 2099-01-01\n",
-    )
-    .unwrap();
+    let (_dir, w) = crate::common::tree::temp_file("w.yaml", "- rule: upgrade.mysql.removed-value\n  reason: sql_mode is rewritten by the upgrade playbook (OPS-1)\n  expires: 2099-01-01\n");
     let (_, out, err) = bin(&[
         "check",
         "--snapshot",
@@ -479,12 +465,7 @@ fn a_diff_after_the_upgrade_puts_the_versions_first_and_names_values_changed_onl
     ]);
     let d: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(d["versions"][0]["fact"], "mysql_version");
-    let subjects: Vec<&str> = d["default_driven"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["subject"].as_str().unwrap())
-        .collect();
+    let subjects = common::cli::strs(&d["default_driven"], "subject");
     assert_eq!(
         subjects,
         [
@@ -551,13 +532,7 @@ fn upgrade_rules_are_listed_explained_filtered_overridden_and_tested_like_any_ru
         .any(|(r, ..)| r == "upgrade.mariadb.removed-option"));
     // an overlay demotes one and disables another, and the same overlay
     // loads in a run without --target (the rules are dormant there)
-    let dir = tempfile::tempdir().unwrap();
-    let overlay = dir.path().join("site.yaml");
-    std::fs::write(
-        &overlay,
-        "policy: site\ntitle: Site\noverrides:\n  - rule: upgrade.mariadb.default-changed\n    severity: info\n  - rule: upgrade.mariadb.ignored-option\n    disabled: the playbook deletes these lines (OPS-7)\n",
-    )
-    .unwrap();
+    let (dir, overlay) = crate::common::tree::temp_file("site.yaml", "policy: site\ntitle: Site\noverrides:\n  - rule: upgrade.mariadb.default-changed\n    severity: info\n  - rule: upgrade.mariadb.ignored-option\n    disabled: the playbook deletes these lines (OPS-7)\n");
     let ov = overlay.to_str().unwrap();
     let (code, out, err) = upgrade_rules(&["--policy", ov]);
     assert_eq!(code, 1, "{err}");
@@ -591,10 +566,7 @@ fn upgrade_rules_are_listed_explained_filtered_overridden_and_tested_like_any_ru
     assert!(json.contains("\"upgrade.kernel.removed-key\""), "{json}");
     let (code, ex, err) = bin(&["explain", "upgrade.mariadb.removed-option"]);
     assert_eq!(code, 0, "{err}");
-    assert!(
-        ex.starts_with("upgrade.mariadb.removed-option  (high)"),
-        "{ex}"
-    );
+    crate::common::cli::starts(&ex, "upgrade.mariadb.removed-option  (high)");
     assert!(ex.contains("policies/upgrade/mariadb.yaml"), "{ex}");
     // a policy test with `targets:` judges them
     let t = dir.path().join("upgrade.test.yaml");

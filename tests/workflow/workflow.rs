@@ -4,6 +4,7 @@
 
 use crate::common;
 use crate::common::cli;
+use crate::common::cli::says;
 use crate::common::git::git;
 use crate::common::tree::copy_into;
 
@@ -190,17 +191,11 @@ fn zimbra_upgrade_diff_shows_the_regenerated_my_cnf() {
     let (b, a) = pair("zimbra-upgrade");
     let text = bin(&["diff", &b, &a, "--files"], None);
     let out = stdout(&text);
-    assert!(
-        out.contains("-innodb_buffer_pool_size        = 6442450944\n+innodb_buffer_pool_size        = 7533238272"),
-        "{out}"
-    );
+    says(&out, "-innodb_buffer_pool_size        = 6442450944\n+innodb_buffer_pool_size        = 7533238272");
     assert!(!out.contains("NOT-A-REAL-SECRET"), "secrets never printed");
     // The generated my.cnf is read by the Zimbra reader: the pool change is a
     // setting change with the line on each side.
-    assert!(
-        out.contains("changed  Zimbra my.cnf: innodb_buffer_pool_size: 6 GiB -> 7 GiB\n           before: /opt/zimbra/conf/my.cnf:18\n           after:  /opt/zimbra/conf/my.cnf:17"),
-        "{out}"
-    );
+    says(&out, "changed  Zimbra my.cnf: innodb_buffer_pool_size: 6 GiB -> 7 GiB\n           before: /opt/zimbra/conf/my.cnf:18\n           after:  /opt/zimbra/conf/my.cnf:17");
     insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false}, {
         insta::assert_snapshot!("diff_zimbra_upgrade_files", out);
     });
@@ -273,9 +268,9 @@ fn waivers_applied_expired_and_stale() {
         Some("2024-02-01"),
     );
     let out = stdout(&o);
-    assert!(
-        out.contains("waiver at testdata/waivers/lb.yaml:10 expired on 2024-01-31"),
-        "{out}"
+    says(
+        &out,
+        "waiver at testdata/waivers/lb.yaml:10 expired on 2024-01-31",
     );
     assert!(
         !out.contains("testdata/waivers/lb.yaml:15"),
@@ -347,13 +342,10 @@ fn waiver_applies_to_unknown_findings_through_the_library() {
 
 #[test]
 fn bad_waiver_file_is_a_caret_error() {
-    let tmp = tempfile::tempdir().unwrap();
-    let p = tmp.path().join("w.yaml");
-    std::fs::write(
-        &p,
+    let (_tmp, p) = crate::common::tree::temp_file(
+        "w.yaml",
         "- rule: linux.aslr\n  reason: lab\n  expires: 31/12/2030\n",
-    )
-    .unwrap();
+    );
     let o = bin(
         &[
             "check",
@@ -366,14 +358,11 @@ fn bad_waiver_file_is_a_caret_error() {
     );
     assert_eq!(o.status.code(), Some(2));
     let err = stderr(&o);
-    assert!(
-        err.contains("w.yaml:3:12: `expires` must be a date YYYY-MM-DD, found `31/12/2030`"),
-        "{err}"
+    says(
+        &err,
+        "w.yaml:3:12: `expires` must be a date YYYY-MM-DD, found `31/12/2030`",
     );
-    assert!(
-        err.contains("3 |   expires: 31/12/2030\n  |            ^"),
-        "{err}"
-    );
+    says(&err, "3 |   expires: 31/12/2030\n  |            ^");
 
     std::fs::write(&p, "- rule: linux.aslr\n  reason: lab\n").unwrap();
     let o = bin(
@@ -441,10 +430,7 @@ fn a_recaptured_unchanged_host_is_byte_identical_in_git() {
     // no MariaDB server answers in the namespace: exit 1, and why
     if rest.first().is_some_and(|l| l.starts_with("mysql exit")) {
         assert_eq!(rest[0], "mysql exit 1", "{out}");
-        assert!(
-            out.contains("--mysql: the server's variables were not captured"),
-            "{out}"
-        );
+        says(&out, "--mysql: the server's variables were not captured");
     } else {
         assert!(!out.contains("--mysql:"), "a server answered: {out}");
     }
@@ -490,17 +476,14 @@ fn diff_says_what_changed_and_nothing_else() {
         ),
         "{out}"
     );
-    assert!(
-        out.contains("Settings: 1 changed, 0 added, 0 removed"),
-        "{out}"
-    );
+    says(&out, "Settings: 1 changed, 0 added, 0 removed");
     // an upgrade: the option table's new name for a line is no change
     let (b, a) = pair("mariadb-upgrade");
     let out = stdout(&bin(&["diff", &b, &a], None));
     assert!(!out.contains("external_locking"), "{out}");
-    assert!(
-        out.contains("removed  MySQL option files: innodb_checksums (was 1)"),
-        "{out}"
+    says(
+        &out,
+        "removed  MySQL option files: innodb_checksums (was 1)",
     );
     for internal in [
         "mycnf_effective.",
@@ -513,10 +496,7 @@ fn diff_says_what_changed_and_nothing_else() {
     }
     // JSON keeps the namespace ids
     let json = stdout(&bin(&["diff", &b, &a, "--format", "json"], None));
-    assert!(
-        json.contains("\"namespace\": \"mycnf_effective\""),
-        "{json}"
-    );
+    says(&json, "\"namespace\": \"mycnf_effective\"");
 }
 
 /// `driftaudit ARGS` run in `dir` (paths in the output are as a user in
@@ -745,12 +725,7 @@ fn an_admins_whole_path_composes_from_snapshot_to_diff_in_one_git_repository() {
         ],
     );
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    let live = v["hosts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|h| h["host"] == "app-live-01")
-        .unwrap();
+    let live = crate::common::cli::find(&v["hosts"], "host", "app-live-01");
     assert!(
         live["findings"]
             .as_array()
@@ -799,13 +774,13 @@ fn an_admins_whole_path_composes_from_snapshot_to_diff_in_one_git_repository() {
         ),
         "{out}"
     );
-    assert!(
-        out.contains("  FAIL upgrade.mariadb.removed-option [innodb_checksums]"),
-        "{out}"
+    says(
+        &out,
+        "  FAIL upgrade.mariadb.removed-option [innodb_checksums]",
     );
-    assert!(
-        out.contains("db-buster: 14 failed (2 high, 6 low, 6 info), 1 passed"),
-        "{out}"
+    says(
+        &out,
+        "db-buster: 14 failed (2 high, 6 low, 6 info), 1 passed",
     );
     for line in out.lines().filter(|l| l.starts_with("  FAIL ")) {
         assert!(
@@ -816,10 +791,7 @@ fn an_admins_whole_path_composes_from_snapshot_to_diff_in_one_git_repository() {
     let o = bin_in(&repo, &["explain", "upgrade.mariadb.removed-option"]);
     let out = stdout(&o);
     assert!(o.status.success(), "{out}{}", stderr(&o));
-    assert!(
-        out.starts_with("upgrade.mariadb.removed-option  (high)\n"),
-        "{out}"
-    );
+    crate::common::cli::starts(&out, "upgrade.mariadb.removed-option  (high)\n");
     assert!(out.contains("the server will not start"), "{out}");
     assert!(!out.contains("{"), "templates rendered: {out}");
 
@@ -840,27 +812,21 @@ fn an_admins_whole_path_composes_from_snapshot_to_diff_in_one_git_repository() {
     let patch = stdout(&o);
     let summary = stderr(&o);
     assert_eq!(o.status.code(), Some(0), "{patch}{summary}");
-    assert!(
-        patch.contains("-net.ipv4.tcp_tw_recycle = 1\n+net.ipv4.tcp_tw_recycle = 0\n"),
-        "{patch}"
+    says(
+        &patch,
+        "-net.ipv4.tcp_tw_recycle = 1\n+net.ipv4.tcp_tw_recycle = 0\n",
     );
     assert!(
         !patch.contains("unprivileged_bpf"),
         "a waived finding is not fixed: {patch}"
     );
-    assert!(
-        summary.contains("proof: re-audit of the patched copy passes every targeted finding"),
-        "{summary}"
+    says(
+        &summary,
+        "proof: re-audit of the patched copy passes every targeted finding",
     );
     let script = std::fs::read_to_string(tmp.path().join("runtime.sh")).unwrap();
-    assert!(
-        script.contains("\nsysctl -w net.core.somaxconn=4096\n"),
-        "{script}"
-    );
-    assert!(
-        script.contains("\nsysctl -w net.ipv4.tcp_tw_recycle=0"),
-        "{script}"
-    );
+    says(&script, "\nsysctl -w net.core.somaxconn=4096\n");
+    says(&script, "\nsysctl -w net.ipv4.tcp_tw_recycle=0");
     std::fs::write(tmp.path().join("fix.patch"), &patch).unwrap();
     let Some(git_ref) = common::tool("git", "git") else {
         return;
@@ -927,17 +893,14 @@ fn an_admins_whole_path_composes_from_snapshot_to_diff_in_one_git_repository() {
         "no regression: {out}{}",
         stderr(&o)
     );
-    assert!(
-        out.contains("Settings: 5 changed, 0 added, 0 removed\n"),
-        "{out}"
+    says(&out, "Settings: 5 changed, 0 added, 0 removed\n");
+    says(
+        &out,
+        "  changed  sysctl (running): net.core.somaxconn: 128 -> 4096\n",
     );
-    assert!(
-        out.contains("  changed  sysctl (running): net.core.somaxconn: 128 -> 4096\n"),
-        "{out}"
-    );
-    assert!(
-        out.contains("  changed  sysctl (next boot): net.ipv4.tcp_tw_recycle: 1 -> 0\n"),
-        "{out}"
+    says(
+        &out,
+        "  changed  sysctl (next boot): net.ipv4.tcp_tw_recycle: 1 -> 0\n",
     );
     assert!(
         out.contains("\nFixes: 3\n  [low] hardening.sysrq kernel.sysrq: fail -> pass\n")
@@ -946,9 +909,9 @@ fn an_admins_whole_path_composes_from_snapshot_to_diff_in_one_git_repository() {
             ),
         "{out}"
     );
-    assert!(
-        out.contains("  [medium] sysctl.persisted-drift net.core.somaxconn: fail -> pass\n"),
-        "{out}"
+    says(
+        &out,
+        "  [medium] sysctl.persisted-drift net.core.somaxconn: fail -> pass\n",
     );
     assert_eq!(
         out.matches("  changed  ").count(),
@@ -1029,10 +992,7 @@ fn an_admins_whole_path_composes_from_snapshot_to_diff_in_one_git_repository() {
         "{out}"
     );
     assert!(out.contains("      actual: 15    expected: 30\n"), "{out}");
-    assert!(
-        out.contains("      at /etc/sysctl.d/70-local.conf:1\n"),
-        "{out}"
-    );
+    says(&out, "      at /etc/sysctl.d/70-local.conf:1\n");
     std::fs::remove_dir_all(&other).unwrap();
 
     // 6. Someone runs `sysctl -w` on the fixed host; its new snapshot is
@@ -1190,10 +1150,8 @@ fn a_tag_selects_exactly_the_rules_that_carry_it_in_every_command() {
     let o = bin(&["check", "--snapshot", host, "--only", "tag:cis-l3"], None);
     assert_eq!(o.status.code(), Some(2));
     let e = stderr(&o);
-    assert!(
-        e.contains("`tag:cis-l3` matches no tag") && e.contains("cis-l1-server"),
-        "{e}"
-    );
+    says(&e, "`tag:cis-l3` matches no tag");
+    says(&e, "cis-l1-server");
     let o = bin(&["fix", "--snapshot", host, "--skip", "tag:nope"], None);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }

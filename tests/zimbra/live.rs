@@ -158,17 +158,13 @@ run diff.json "$DRIFTAUDIT" diff "$W/snap" live --files --format json
 "#;
 
 fn run_live(dir: &Path) {
-    let o = std::process::Command::new("unshare")
-        .args(["-m", "--propagation", "private", "sh", "-ec", SCRIPT])
-        .env("WORK", dir)
-        .env("ZUID", ZIMBRA_UID.to_string())
-        .env("DRIFTAUDIT", env!("CARGO_BIN_EXE_driftaudit"))
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "namespace script failed: {}",
-        String::from_utf8_lossy(&o.stderr)
+    common::cli::ok(
+        std::process::Command::new("unshare")
+            .args(["-m", "--propagation", "private", "sh", "-ec", SCRIPT])
+            .env("WORK", dir)
+            .env("ZUID", ZIMBRA_UID.to_string())
+            .env("DRIFTAUDIT", env!("CARGO_BIN_EXE_driftaudit")),
+        "the namespace script",
     );
 }
 
@@ -330,12 +326,7 @@ fn check_equivalence(with_index: bool) {
     // The Zimbra domain is detected and every Zimbra rule reached a verdict,
     // live and from the snapshot; no storage rule on Zimbra's paths is unknown.
     for (what, h) in [("live", lh), ("snapshot", sh)] {
-        let z = h["coverage"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["domain"] == "zimbra")
-            .unwrap();
+        let z = crate::common::cli::find(&h["coverage"], "domain", "zimbra");
         assert_eq!(z["detected"], true, "{what}: {z}");
         assert!(z["rules"].as_u64().unwrap() >= 5, "{what}: {z}");
         assert_eq!(
