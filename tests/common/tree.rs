@@ -65,3 +65,22 @@ pub fn replace_in(path: &Path, from: &str, to: &str) {
     );
     std::fs::write(path, text.replace(from, to)).expect("write the file");
 }
+
+/// Every `.rs` file below `dir`, sorted by path (the source a structural
+/// test reads).
+pub fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    files
+}

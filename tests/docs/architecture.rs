@@ -175,19 +175,7 @@ fn group_heads(group: &str) -> Vec<String> {
 /// Every top-level module's references to other top-level modules, with the
 /// file and line of each.
 fn graph_of(src: &Path) -> (Graph, BTreeSet<String>) {
-    let mut files = Vec::new();
-    let mut stack = vec![src.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for e in std::fs::read_dir(&dir).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "rs") {
-                files.push(p);
-            }
-        }
-    }
-    files.sort();
+    let files = crate::common::tree::rust_files(src);
     let modules: BTreeSet<String> = files
         .iter()
         .map(|f| top_module(f.strip_prefix(src).unwrap()))
@@ -655,19 +643,7 @@ fn statements(lines: &[String]) -> Vec<(usize, String)> {
 /// prefix that is a file module, a folder module's re-exported name to the
 /// child that defines it.
 fn file_graph(src: &Path) -> BTreeMap<String, BTreeMap<String, Vec<String>>> {
-    let mut files = Vec::new();
-    let mut stack = vec![src.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for e in std::fs::read_dir(&dir).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "rs") {
-                files.push(p);
-            }
-        }
-    }
-    files.sort();
+    let files = crate::common::tree::rust_files(src);
     let name = |k: &str, m: &[String]| format!("{k}:{}", m.join("::"));
     let mut modules: BTreeSet<String> = BTreeSet::new();
     let mut exports: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
@@ -877,25 +853,16 @@ fn lines_before_tests(text: &str) -> usize {
 /// generated files left out.
 fn oversized_files(dir: &Path) -> Vec<String> {
     let mut over = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "rs") {
-                let text = std::fs::read_to_string(&p).unwrap();
-                let n = lines_before_tests(&text);
-                if !is_generated(&text) && n > MAX_FILE_LINES {
-                    over.push(format!(
-                        "{}: {n} lines",
-                        p.strip_prefix(dir).unwrap().display()
-                    ));
-                }
-            }
+    for p in crate::common::tree::rust_files(dir) {
+        let text = std::fs::read_to_string(&p).unwrap();
+        let n = lines_before_tests(&text);
+        if !is_generated(&text) && n > MAX_FILE_LINES {
+            over.push(format!(
+                "{}: {n} lines",
+                p.strip_prefix(dir).unwrap().display()
+            ));
         }
     }
-    over.sort();
     over
 }
 

@@ -266,24 +266,16 @@ fn stable_types_keep_their_insides_private() {
     }
     // Every `pub fn` of the stable Host, wherever its impl blocks are.
     let mut host_fns = Vec::new();
-    let mut stack = vec![std::path::PathBuf::from(format!("{root}/src"))];
-    while let Some(dir) = stack.pop() {
-        for e in std::fs::read_dir(&dir).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "rs") {
-                let text = std::fs::read_to_string(&p).unwrap();
-                for body in blocks(&text, "impl Host {") {
-                    for l in body {
-                        if let Some(rest) = l.strip_prefix("    pub fn ") {
-                            let name: String = rest
-                                .chars()
-                                .take_while(|c| c.is_alphanumeric() || *c == '_')
-                                .collect();
-                            host_fns.push(name);
-                        }
-                    }
+    for p in crate::common::tree::rust_files(std::path::Path::new(&format!("{root}/src"))) {
+        let text = std::fs::read_to_string(&p).unwrap();
+        for body in blocks(&text, "impl Host {") {
+            for l in body {
+                if let Some(rest) = l.strip_prefix("    pub fn ") {
+                    let name: String = rest
+                        .chars()
+                        .take_while(|c| c.is_alphanumeric() || *c == '_')
+                        .collect();
+                    host_fns.push(name);
                 }
             }
         }
