@@ -55,9 +55,9 @@ pub fn read_mount_units(host: &Host, facts: &mut Facts) -> Vec<UnitMount> {
     // there (its drop-in directories are tried as they are).
     let mut listed: Vec<Option<BTreeSet<String>>> = Vec::with_capacity(UNIT_DIRS.len());
     for dir in UNIT_DIRS {
-        let list = match host.read_dir_matching(dir, |n| {
-            n.ends_with(b".mount") || n.ends_with(b".mount.d")
-        }) {
+        let list = match host
+            .read_dir_matching(dir, |n| n.ends_with(b".mount") || n.ends_with(b".mount.d"))
+        {
             Ok(list) => list,
             Err(e) => {
                 listed.push((e == ReadError::NotFound).then(BTreeSet::new));

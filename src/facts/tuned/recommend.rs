@@ -433,11 +433,7 @@ fn plain_match(pattern: &str, text: &str, ignore_case: bool) -> Option<bool> {
         return None;
     }
     let text = text.to_ascii_lowercase();
-    Some(
-        words
-            .iter()
-            .any(|w| text.contains(&w.to_ascii_lowercase())),
-    )
+    Some(words.iter().any(|w| text.contains(&w.to_ascii_lowercase())))
 }
 
 /// Python's `$` (no MULTILINE): the end, or before a newline at the end;
@@ -513,8 +509,8 @@ mod tests {
             for t in texts {
                 for ci in [false, true] {
                     let flags = if ci { "(?si)" } else { "(?s)" };
-                    let re = regex::Regex::new(&format!("{flags}\\A(?:{})", python_dollar(p)))
-                        .unwrap();
+                    let re =
+                        regex::Regex::new(&format!("{flags}\\A(?:{})", python_dollar(p))).unwrap();
                     if let Some(m) = plain_match(p, t, ci) {
                         assert_eq!(m, re.is_match(t), "{p:?} on {t:?}, ignore case {ci}");
                     }
