@@ -73,7 +73,7 @@ impl Format {
                 "Prometheus text format for node_exporter's textfile collector (with --fleet, also per-rule failing hosts)",
             ),
             Format::Sarif | Format::Junit | Format::Markdown | Format::Html => Some(
-                "One document over every host, held in memory: a fleet or merge of more than 5000 hosts is refused (use --shard)",
+                "One document over every host, held in memory: a fleet or merge of more than 2000 hosts is refused (use --shard)",
             ),
             _ => None,
         }
@@ -81,10 +81,10 @@ impl Format {
 
     /// The most hosts a fleet audit or a merge writes in this format, for a
     /// format that is one document over every host (SARIF, JUnit, Markdown,
-    /// HTML): those keep every host report until the end, about 0.25 MB a
-    /// host and twice that while SARIF, JUnit or HTML is written
-    /// (docs/performance.md), so a larger run is refused before it is
-    /// audited instead of exhausting memory. `None`: the format streams, or
+    /// HTML): those keep every host report until the end, 0.26 MB a host,
+    /// and up to 0.74 MB a host while SARIF, JUnit or HTML is written
+    /// (docs/performance.md: 3.7 GB for SARIF of 5,000 hosts), so a larger
+    /// run is refused before it is audited instead of exhausting memory. `None`: the format streams, or
     /// keeps only counts (Prometheus).
     pub fn fleet_host_limit(self) -> Option<usize> {
         match self {
@@ -109,7 +109,7 @@ impl Format {
 
 /// [`Format::fleet_host_limit`] of the formats that are one document over
 /// every host.
-pub const WHOLE_DOCUMENT_HOSTS: usize = 5_000;
+pub const WHOLE_DOCUMENT_HOSTS: usize = 2_000;
 
 /// Options for rendering.
 #[derive(Debug, Clone, Copy, Default)]

@@ -537,3 +537,58 @@ fn a_fleet_too_large_for_one_document_is_refused_before_it_is_audited() {
         "{help}"
     );
 }
+
+/// The scale benchmark (scripts/bench-scale, issue 35) runs end to end on a
+/// tiny generated fleet with this build's binary: every section, every
+/// format and a met/missed verdict for each goal it judges. A benchmark,
+/// not a timed test: nothing here depends on how fast the machine is.
+#[test]
+fn the_scale_benchmark_runs_every_section_on_a_tiny_fleet() {
+    if crate::common::program("python3", "python3").is_none()
+        || crate::common::program("time", "time").is_none()
+    {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let out = cli::ok(
+        std::process::Command::new("bash")
+            .arg(cli::repo_root().join("scripts/bench-scale"))
+            .args(["9", "5"])
+            .env("BIN", cli::BIN)
+            .env("SMALL_HOSTS", "4")
+            .env("SHARDS", "2")
+            .env("MERGE_HOSTS", "6")
+            .env("BENCH_DIR", t.path()),
+        "scripts/bench-scale 9 5",
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    for part in [
+        "== flat memory: 9 hosts in one run against 4",
+        "peak RSS 9 / 4 hosts: ",
+        "shard 2/2: ",
+        "merge --format json / cat: ",
+        "== every fleet format on 5 hosts",
+    ] {
+        says(&text, part);
+    }
+    for format in [
+        "jsonl",
+        "json",
+        "text",
+        "prometheus",
+        "sarif",
+        "junit",
+        "markdown",
+        "html",
+    ] {
+        says(&text, &format!("\n{format}: "));
+    }
+    let verdicts = text
+        .lines()
+        .filter(|l| l.contains("; goal <= "))
+        .map(|l| l.ends_with(": met") || l.ends_with(": MISSED"))
+        .collect::<Vec<bool>>();
+    assert_eq!(verdicts, [true, true], "{text}");
+    // the generated fleets are its own, in BENCH_DIR, and gone after it
+    assert_eq!(fs::read_dir(t.path()).unwrap().count(), 0, "{text}");
+}
