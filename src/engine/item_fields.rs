@@ -130,7 +130,7 @@ impl ItemText {
 /// host's evaluation; a fleet's worker threads each keep their own).
 /// Parsing is a function of the text alone, so the memo cannot change a
 /// result; it is emptied when it reaches [`MAX_PARSED`] texts.
-const MAX_PARSED: usize = 4096;
+const MAX_PARSED: usize = 512;
 
 thread_local! {
     static PARSED: RefCell<HashMap<String, Rc<ItemText>>> = RefCell::new(HashMap::new());

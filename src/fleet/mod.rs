@@ -14,6 +14,7 @@ use crate::policy::{PolicySet, Severity};
 use crate::report::{input_rule_meta, Finding, HostReport, Status, INPUT_RULE};
 
 pub mod select;
+mod walk;
 
 pub use crate::report::fleet::{
     Example, FleetSummary, HostDigest, RuleDigest, RuleStats, FLEET_SCHEMA, WORST_EXAMPLES,
@@ -41,43 +42,7 @@ pub fn discover(
     root: &Path,
     max_depth: usize,
 ) -> impl Iterator<Item = Result<PathBuf, DiscoverError>> {
-    let root = root.to_path_buf();
-    let mut walk = walkdir::WalkDir::new(&root)
-        .follow_links(false)
-        .max_depth(max_depth)
-        .sort_by_file_name()
-        .into_iter();
-    std::iter::from_fn(move || loop {
-        match walk.next()? {
-            Ok(e) => {
-                if !e.file_type().is_dir() {
-                    continue;
-                }
-                let hidden = e.depth() > 0 && e.file_name().as_encoded_bytes().starts_with(b".");
-                if hidden {
-                    walk.skip_current_dir();
-                    continue;
-                }
-                if is_snapshot_dir(e.path()) {
-                    walk.skip_current_dir();
-                    return Some(Ok(e.into_path()));
-                }
-            }
-            Err(err) => {
-                let path = err
-                    .path()
-                    .map(Path::to_path_buf)
-                    .unwrap_or_else(|| root.to_path_buf());
-                return Some(Err(DiscoverError {
-                    path,
-                    message: err
-                        .io_error()
-                        .map(crate::reader::io_message)
-                        .unwrap_or_else(|| err.to_string()),
-                }));
-            }
-        }
-    })
+    walk::walk(root.to_path_buf(), max_depth, is_snapshot_dir)
 }
 
 /// A folder under the fleet directory that could not be listed.
