@@ -198,6 +198,21 @@ pub struct MountResolution {
     pub mounted: Lookup<MountedFs>,
 }
 
+/// The lines of `read` that set option `name` (canonical), in the order
+/// the server reads them.
+fn option_lines(read: &facts::OptionFilesRead, name: &str) -> Vec<OptionLine> {
+    read.options
+        .iter()
+        .filter(|o| o.key == name)
+        .map(|o| OptionLine {
+            at: o.evidence.clone(),
+            group: o.group.clone(),
+            name: o.name.clone(),
+            value: o.value.clone(),
+        })
+        .collect()
+}
+
 /// Answers "what is the effective value of X on this host, and every place
 /// that set it" for sysctl keys, option files and mount points. Gathers the
 /// host's facts once ([`Resolver::new`]); each question then reads them.
@@ -282,22 +297,50 @@ impl<'h> Resolver<'h> {
     pub fn option(&self, name: &str) -> OptionResolution {
         let name = facts::mysql::canonical_name(name);
         let read = self.facts.option_files.clone().unwrap_or_default();
-        let lines = read
-            .options
-            .iter()
-            .filter(|o| o.key == name)
-            .map(|o| OptionLine {
-                at: o.evidence.clone(),
-                group: o.group.clone(),
-                name: o.name.clone(),
-                value: o.value.clone(),
-            })
-            .collect();
+        let lines = option_lines(&read, &name);
         let last_file = read.files_read.last().map(|p| self.real_file(p));
         OptionResolution {
             effective: lookup(self.ns("mycnf_effective"), &name, assignment),
             configured: lookup(self.ns("mycnf"), &name, assignment),
             running: lookup(self.ns("mysql"), &name, assignment),
+            lines,
+            groups: read.groups,
+            files_read: read.files_read,
+            last_file,
+            name,
+        }
+    }
+
+    /// An option of Zimbra's own MariaDB, from the option file it starts
+    /// with (`mysql_mycnf` in localconfig.xml, else
+    /// /opt/zimbra/conf/my.cnf, group `[mysqld]`, read on the `zimbra`
+    /// user's behalf): what [`Resolver::option`] answers for the system's
+    /// server. `configured` is what the file hands over (the `zimbra_mycnf`
+    /// namespace the Zimbra rules read) and `lines` every line that set it;
+    /// `effective` is `Unknown` where the file sets it (the start-up limits
+    /// of Zimbra's bundled server are not modelled) and `running` is
+    /// `Unknown` (its server is not queried). A host without Zimbra's
+    /// option file answers with the reason in every field.
+    pub fn zimbra_option(&self, name: &str) -> OptionResolution {
+        let name = facts::mysql::canonical_name(name);
+        let read = self.facts.zimbra_option_files.clone().unwrap_or_default();
+        let lines = option_lines(&read, &name);
+        let last_file = read.files_read.last().map(|p| self.real_file(p));
+        let configured = lookup(self.ns("zimbra_mycnf"), &name, assignment);
+        let effective = match &configured {
+            Lookup::Set(a) => Lookup::Unknown {
+                reason: "the start-up limits and adjustments of Zimbra's bundled MariaDB are not modelled: `configured` is what its option file hands over".into(),
+                evidence: vec![a.at.clone()],
+            },
+            other => other.clone(),
+        };
+        OptionResolution {
+            effective,
+            configured,
+            running: Lookup::Unknown {
+                reason: "Zimbra's MariaDB is not queried: no runtime capture of it is read".into(),
+                evidence: Vec::new(),
+            },
             lines,
             groups: read.groups,
             files_read: read.files_read,

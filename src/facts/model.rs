@@ -421,6 +421,11 @@ pub struct Facts {
     /// line), for the resolver; `None` until the option-file reader ran.
     #[serde(skip)]
     pub option_files: Option<OptionFilesRead>,
+    /// The same for Zimbra's own MariaDB and its option file (`mysql_mycnf`
+    /// in localconfig.xml, else /opt/zimbra/conf/my.cnf); `None` when the
+    /// Zimbra reader did not read one.
+    #[serde(skip)]
+    pub zimbra_option_files: Option<OptionFilesRead>,
     /// What shows a MySQL/MariaDB server besides its option files and
     /// runtime capture (an installed server package, a sosreport's `du` of
     /// the data directory or a running `mysqld`/`mariadbd`), for presence.
@@ -492,6 +497,7 @@ impl Facts {
             detections: Vec::new(),
             known_paths: BTreeMap::new(),
             option_files: None,
+            zimbra_option_files: None,
             server_signs: Vec::new(),
         }
     }

@@ -105,7 +105,8 @@ pub fn gather(host: &Host, _needs: &Needs, facts: &mut Facts) {
         })) if p.starts_with('/') => p.clone(),
         _ => "/opt/zimbra/conf/my.cnf".to_string(),
     };
-    let mycnf = read_mycnf(host, &mycnf_path, trust, &mut facts.issues);
+    let (mycnf, lines) = read_mycnf(host, &mycnf_path, trust, &mut facts.issues);
+    facts.zimbra_option_files = lines;
     facts.namespaces.insert("localconfig".into(), lc);
     facts.namespaces.insert("zimbra_mycnf".into(), mycnf);
 }
@@ -285,17 +286,20 @@ pub fn typed(value: &str) -> Value {
 
 /// Zimbra's own my.cnf, read as mysqld reads it (Zimbra starts MariaDB with
 /// `--defaults-file`, so only this file and what it includes apply).
-fn read_mycnf(host: &Host, path: &str, trust: Trust, issues: &mut Vec<FileIssue>) -> Namespace {
+/// Zimbra's my.cnf as its MariaDB reads it (group `[mysqld]`, on the
+/// `zimbra` user's behalf): the `zimbra_mycnf` namespace, and every option
+/// line with the files read, for the resolver (`None` when not read).
+fn read_mycnf(
+    host: &Host,
+    path: &str,
+    trust: Trust,
+    issues: &mut Vec<FileIssue>,
+) -> (Namespace, Option<crate::facts::OptionFilesRead>) {
     match host.kind_of(path) {
         Ok(_) => {
             let mut mine = Vec::new();
-            let set = super::mysql::effective_options_for(
-                host,
-                &[path],
-                &["mysqld".to_string()],
-                trust,
-                &mut mine,
-            );
+            let groups = ["mysqld".to_string()];
+            let set = super::mysql::effective_options_for(host, &[path], &groups, trust, &mut mine);
             // Not read at all (not followed for the zimbra user, a directory,
             // world-writable): unknown, never "nothing set".
             let why = set.files_read.is_empty().then(|| {
@@ -305,20 +309,45 @@ fn read_mycnf(host: &Host, path: &str, trust: Trust, issues: &mut Vec<FileIssue>
             });
             issues.extend(mine);
             match why {
-                Some(why) => Namespace::unavailable(format!(
-                    "{path} (`mysql_mycnf` in {LOCALCONFIG_XML}, or its default) was not read: {}",
-                    why.unwrap_or_else(|| "see the input finding".into())
-                )),
-                None => set.namespace,
+                Some(why) => (
+                    Namespace::unavailable(format!(
+                        "{path} (`mysql_mycnf` in {LOCALCONFIG_XML}, or its default) was not read: {}",
+                        why.unwrap_or_else(|| "see the input finding".into())
+                    )),
+                    None,
+                ),
+                None => {
+                    let read = crate::facts::OptionFilesRead {
+                        groups: groups.to_vec(),
+                        files_read: set.files_read.clone(),
+                        options: set
+                            .argv
+                            .iter()
+                            .map(|o| crate::facts::OptionRead {
+                                key: super::mysql::canonical_name(&o.name),
+                                name: o.name.clone(),
+                                value: o.value.clone(),
+                                group: o.group.clone(),
+                                evidence: o.evidence.clone(),
+                            })
+                            .filter(|o| !o.key.is_empty())
+                            .collect(),
+                        fatal: set.fatal.clone(),
+                    };
+                    (set.namespace, Some(read))
+                }
             }
         }
-        Err(ReadError::NotFound) => Namespace::unavailable(match host.kind() {
-            crate::host::SourceKind::Live => format!("{path} does not exist"),
-            crate::host::SourceKind::Snapshot => format!("{path} is not in the snapshot"),
-        }),
+        Err(ReadError::NotFound) => (
+            Namespace::unavailable(match host.kind() {
+                crate::host::SourceKind::Live => format!("{path} does not exist"),
+                crate::host::SourceKind::Snapshot => format!("{path} is not in the snapshot"),
+            }),
+            None,
+        ),
         Err(e) => {
             issues.push(FileIssue::unreadable("mycnf", path, &e));
-            Namespace::unavailable(format!("{path}: {e}"))
+            (Namespace::unavailable(format!("{path}: {e}")), None)
         }
     }
 }

@@ -599,3 +599,75 @@ fn provenance_names_the_winner_the_link_and_every_overridden_line_in_order() {
     );
     assert!(matches!(r.mount("/nowhere").fstab, Lookup::Absent { .. }));
 }
+
+/// Zimbra's own MariaDB reads `/opt/zimbra/conf/my.cnf` (or the file
+/// localconfig.xml's `mysql_mycnf` names), not the system's option files:
+/// `Resolver::zimbra_option` answers for it, and its lines are the ones
+/// `my_print_defaults --defaults-file=THAT-FILE mysqld` prints, on every
+/// shipped Zimbra host.
+#[test]
+fn zimbra_option_lines_match_my_print_defaults_of_zimbras_own_my_cnf() {
+    let Some(tool) = common::tool("my_print_defaults", "mariadb-client") else {
+        return;
+    };
+    let mut compared = 0;
+    for dir in hosts() {
+        let file = dir.join("opt/zimbra/conf/my.cnf");
+        if !file.exists() {
+            continue;
+        }
+        let host = Host::snapshot(&dir).unwrap();
+        let r = Resolver::new(&host);
+        let out = common::cli::ok(
+            Command::new(&tool)
+                .arg(format!("--defaults-file={}", file.display()))
+                .arg("mysqld")
+                .env("HOME", "/nonexistent"),
+            "my_print_defaults",
+        );
+        let theirs: Vec<String> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(redacted)
+            .collect();
+        assert!(!theirs.is_empty(), "{}: nothing printed", name(&dir));
+        let mut by_option: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for arg in &theirs {
+            let written = arg.trim_start_matches("--");
+            let opt = written.split_once('=').map_or(written, |(n, _)| n);
+            by_option
+                .entry(r.zimbra_option(opt).name)
+                .or_default()
+                .push(arg.clone());
+        }
+        for (opt, args) in &by_option {
+            let o = r.zimbra_option(opt);
+            let ours: Vec<String> = o
+                .lines
+                .iter()
+                .map(|l| match &l.value {
+                    Some(v) => format!("--{}={v}", l.name),
+                    None => format!("--{}", l.name),
+                })
+                .collect();
+            assert_eq!(&ours, args, "{}: `{opt}`", name(&dir));
+            assert_eq!(o.groups, ["mysqld"]);
+            assert_eq!(o.files_read, ["/opt/zimbra/conf/my.cnf"], "{}", name(&dir));
+            // the value the Zimbra rules read is the last line's
+            let Lookup::Set(configured) = &o.configured else {
+                panic!("{}: `{opt}` configured {:?}", name(&dir), o.configured);
+            };
+            let last = o.lines.last().unwrap();
+            assert_eq!(configured.at, last.at, "{}: `{opt}`", name(&dir));
+            assert!(matches!(o.effective, Lookup::Unknown { .. }));
+            compared += 1;
+        }
+        // the system's server is another question: on these hosts none
+        assert!(
+            r.option("max_connections").lines.is_empty(),
+            "{}",
+            name(&dir)
+        );
+    }
+    assert!(compared >= 40, "only {compared} options compared");
+}
