@@ -1,5 +1,6 @@
 //! Fleet audits: finds snapshot folders under a directory (lazily, bounded
-//! depth) and audits one folder into a [`HostReport`]; the per-rule
+//! depth; the walk is `walk.rs`, the `--shard` and `--changed-since`
+//! selection `select.rs`) and audits one folder into a [`HostReport`]; the per-rule
 //! [`FleetSummary`] those reports fold into is report data
 //! (`report/fleet.rs`, re-exported here) and its text form is in
 //! `render/fleet.rs`. Owns no threads (the CLI drives rayon) and prints

@@ -744,15 +744,12 @@ fn file_graph(src: &Path) -> BTreeMap<String, BTreeMap<String, Vec<String>>> {
     g
 }
 
-/// Files that import what their folder's `mod.rs` defines while `mod.rs`
-/// (the folder's entry points) calls them: a circle between the folder's
-/// face and one of its rooms. Each goes when what they share moves into a
-/// file of its own that both import (as `facts/model.rs` is for `facts/`);
-/// until then the room's edge to `mod.rs` is listed here, one row a file,
-/// and a new one fails. Found when the reader learnt globs (`use
-/// super::*`), bare child paths (`adjust::judge(..)`) and `pub use
-/// model::*` re-exports (issue 34).
-
+/// No two files of src/ import each other, directly or round a longer
+/// circle: globs (`use super::*`), bare child paths (`adjust::judge(..)`)
+/// and a folder's `pub use model::*` re-exports count as imports, so a room
+/// that uses what its folder's `mod.rs` defines while `mod.rs` calls it is
+/// a circle too; what they share belongs in a file both import (as
+/// `facts/model.rs` is for `facts/`). Issue 34 moved the last 32 such rooms.
 #[test]
 fn no_two_files_import_each_other_in_a_circle() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
