@@ -17,6 +17,8 @@ use crate::report::{input_rule_meta, Finding, HostReport, Status, INPUT_RULE};
 pub mod select;
 mod walk;
 
+pub use walk::DiscoverError;
+
 pub use crate::report::fleet::{
     Example, FleetSummary, HostDigest, RuleDigest, RuleStats, FLEET_SCHEMA, WORST_EXAMPLES,
 };
@@ -44,16 +46,6 @@ pub fn discover(
     max_depth: usize,
 ) -> impl Iterator<Item = Result<PathBuf, DiscoverError>> {
     walk::walk(root.to_path_buf(), max_depth, is_snapshot_dir)
-}
-
-/// A folder under the fleet directory that could not be listed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("cannot search `{}`: {message}", .path.display())]
-pub struct DiscoverError {
-    /// The folder.
-    pub path: PathBuf,
-    /// Why.
-    pub message: String,
 }
 
 /// Audit every snapshot under `root` (a fleet tree as `driftaudit check

@@ -2,12 +2,21 @@
 //! order, holding only the sorted names of the folders on the current path
 //! (a name each, not a path and metadata each), so memory follows the
 //! largest folder's name list, not the fleet. Decides nothing about what a
-//! snapshot is (`is_snapshot_dir`, passed in) and reads no file.
+//! snapshot is (`is_snapshot_dir`, passed in) and reads no file; a folder
+//! it cannot list is a [`DiscoverError`] in its place.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use super::DiscoverError;
+/// A folder under the fleet directory that could not be listed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("cannot search `{}`: {message}", .path.display())]
+pub struct DiscoverError {
+    /// The folder.
+    pub path: PathBuf,
+    /// Why.
+    pub message: String,
+}
 
 /// A folder being walked: its path, its subfolders' names sorted, the next
 /// one to visit and its depth below the root.
