@@ -285,10 +285,10 @@ pub fn typed(value: &str) -> Value {
 }
 
 /// Zimbra's own my.cnf, read as mysqld reads it (Zimbra starts MariaDB with
-/// `--defaults-file`, so only this file and what it includes apply).
-/// Zimbra's my.cnf as its MariaDB reads it (group `[mysqld]`, on the
-/// `zimbra` user's behalf): the `zimbra_mycnf` namespace, and every option
-/// line with the files read, for the resolver (`None` when not read).
+/// `--defaults-file`, so only this file and what it includes apply; group
+/// `[mysqld]`, on the `zimbra` user's behalf): the `zimbra_mycnf`
+/// namespace, and every option line with the files read, for the resolver
+/// (`None` when not read).
 fn read_mycnf(
     host: &Host,
     path: &str,
@@ -317,23 +317,11 @@ fn read_mycnf(
                     None,
                 ),
                 None => {
-                    let read = crate::facts::OptionFilesRead {
-                        groups: groups.to_vec(),
-                        files_read: set.files_read.clone(),
-                        options: set
-                            .argv
-                            .iter()
-                            .map(|o| crate::facts::OptionRead {
-                                key: super::mysql::canonical_name(&o.name),
-                                name: o.name.clone(),
-                                value: o.value.clone(),
-                                group: o.group.clone(),
-                                evidence: o.evidence.clone(),
-                            })
-                            .filter(|o| !o.key.is_empty())
-                            .collect(),
-                        fatal: set.fatal.clone(),
-                    };
+                    let read = super::mysql::lines_read(
+                        &set,
+                        &groups,
+                        &super::mysql::ReadAs::version(None),
+                    );
                     (set.namespace, Some(read))
                 }
             }

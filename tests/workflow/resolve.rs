@@ -304,6 +304,40 @@ fn redacted(arg: &str) -> String {
     }
 }
 
+/// Hold `my_print_defaults`' output (`--name=value` lines, redacted as the
+/// resolver redacts) to the resolver's: per option as `ask` names it, the
+/// lines in server order. The resolutions compared, one an option.
+fn same_lines(
+    host: &str,
+    theirs: &[String],
+    ask: impl Fn(&str) -> driftaudit::OptionResolution,
+) -> Vec<driftaudit::OptionResolution> {
+    let mut by_option: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for arg in theirs {
+        let written = arg.trim_start_matches("--");
+        let opt = written.split_once('=').map_or(written, |(n, _)| n);
+        by_option
+            .entry(ask(opt).name)
+            .or_default()
+            .push(redacted(arg));
+    }
+    let mut compared = Vec::new();
+    for (opt, args) in &by_option {
+        let o = ask(opt);
+        let ours: Vec<String> = o
+            .lines
+            .iter()
+            .map(|l| match &l.value {
+                Some(v) => format!("--{}={v}", l.name),
+                None => format!("--{}", l.name),
+            })
+            .collect();
+        assert_eq!(&ours, args, "{host}: `{opt}`");
+        compared.push(o);
+    }
+    compared
+}
+
 #[test]
 fn option_lines_match_my_print_defaults_on_the_shipped_mysql_hosts() {
     let mut compared = 0;
@@ -323,29 +357,7 @@ fn option_lines_match_my_print_defaults_on_the_shipped_mysql_hosts() {
             "{}: my_print_defaults printed nothing",
             name(&dir)
         );
-        // Per option (as the resolver names it), the lines in server order.
-        let mut by_option: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        for arg in &theirs {
-            let written = arg.trim_start_matches("--");
-            let opt = written.split_once('=').map_or(written, |(n, _)| n);
-            by_option
-                .entry(r.option(opt).name)
-                .or_default()
-                .push(redacted(arg));
-        }
-        for (opt, args) in &by_option {
-            let o = r.option(opt);
-            let ours: Vec<String> = o
-                .lines
-                .iter()
-                .map(|l| match &l.value {
-                    Some(v) => format!("--{}={v}", l.name),
-                    None => format!("--{}", l.name),
-                })
-                .collect();
-            assert_eq!(&ours, args, "{}: `{opt}`", name(&dir));
-            compared += 1;
-        }
+        compared += same_lines(&name(&dir), &theirs, |opt| r.option(opt)).len();
         // The file read last is one the server really reads.
         let last = r.option("datadir").last_file.expect("a file read");
         assert!(
@@ -628,29 +640,11 @@ fn zimbra_option_lines_match_my_print_defaults_of_zimbras_own_my_cnf() {
         let theirs: Vec<String> = String::from_utf8(out.stdout)
             .unwrap()
             .lines()
-            .map(redacted)
+            .map(str::to_string)
             .collect();
         assert!(!theirs.is_empty(), "{}: nothing printed", name(&dir));
-        let mut by_option: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        for arg in &theirs {
-            let written = arg.trim_start_matches("--");
-            let opt = written.split_once('=').map_or(written, |(n, _)| n);
-            by_option
-                .entry(r.zimbra_option(opt).name)
-                .or_default()
-                .push(arg.clone());
-        }
-        for (opt, args) in &by_option {
-            let o = r.zimbra_option(opt);
-            let ours: Vec<String> = o
-                .lines
-                .iter()
-                .map(|l| match &l.value {
-                    Some(v) => format!("--{}={v}", l.name),
-                    None => format!("--{}", l.name),
-                })
-                .collect();
-            assert_eq!(&ours, args, "{}: `{opt}`", name(&dir));
+        for o in same_lines(&name(&dir), &theirs, |opt| r.zimbra_option(opt)) {
+            let opt = &o.name;
             assert_eq!(o.groups, ["mysqld"]);
             assert_eq!(o.files_read, ["/opt/zimbra/conf/my.cnf"], "{}", name(&dir));
             // the value the Zimbra rules read is the last line's

@@ -379,23 +379,7 @@ pub fn gather(host: &Host, _needs: &Needs, facts: &mut Facts) {
             &mut facts.issues,
         );
     }
-    facts.option_files = Some(crate::facts::OptionFilesRead {
-        groups: groups.iter().map(|g| g.to_lowercase()).collect(),
-        files_read: set.files_read.clone(),
-        options: set
-            .argv
-            .iter()
-            .map(|o| crate::facts::OptionRead {
-                key: read_name(&read, &o.name, o.value.as_deref()).key,
-                name: o.name.clone(),
-                value: o.value.clone(),
-                group: o.group.clone(),
-                evidence: o.evidence.clone(),
-            })
-            .filter(|o| !o.key.is_empty())
-            .collect(),
-        fatal: set.fatal.clone(),
-    });
+    facts.option_files = Some(lines_read(&set, &groups, &read));
     let mut ns_mycnf = set.namespace;
     for (key, (reason, ev)) in unknown_versioned {
         for ns in [&mut ns_mycnf, &mut effective] {

@@ -480,6 +480,34 @@ pub fn effective_options_as(
     )
 }
 
+/// What the resolver keeps of `set` ([`crate::facts::OptionFilesRead`]):
+/// the groups read (lowercase), the files in order, and every option line
+/// under the namespace key `read` gives it (the key the namespaces use; a
+/// line that names no option is left out).
+pub fn lines_read(
+    set: &OptionSet,
+    groups: &[String],
+    read: &ReadAs,
+) -> crate::facts::OptionFilesRead {
+    crate::facts::OptionFilesRead {
+        groups: groups.iter().map(|g| g.to_lowercase()).collect(),
+        files_read: set.files_read.clone(),
+        options: set
+            .argv
+            .iter()
+            .map(|o| crate::facts::OptionRead {
+                key: read_name(read, &o.name, o.value.as_deref()).key,
+                name: o.name.clone(),
+                value: o.value.clone(),
+                group: o.group.clone(),
+                evidence: o.evidence.clone(),
+            })
+            .filter(|o| !o.key.is_empty())
+            .collect(),
+        fatal: set.fatal.clone(),
+    }
+}
+
 pub(super) fn resolve_options(
     host: &Host,
     files: &[&str],
