@@ -102,9 +102,11 @@ fn subfolders(dir: &Path) -> Result<Vec<OsString>, DiscoverError> {
             continue;
         }
         // the listing's type (no stat where the file system gives it);
-        // a link is never followed
-        let kind = entry.file_type().map_err(|e| error(&dir.join(&name), &e))?;
-        if kind.is_dir() {
+        // a link is never followed. An entry whose type cannot be read (it
+        // went away between the listing and the stat) is visited anyway:
+        // its own listing then fails, an error in its place, and the rest of
+        // this folder is still walked.
+        if entry.file_type().map_or(true, |k| k.is_dir()) {
             names.push(name);
         }
     }
