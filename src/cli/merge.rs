@@ -1,17 +1,31 @@
 //! `driftaudit merge`: combine fleet JSON reports (the shards of `check
 //! --fleet --shard K/N`, or whole fleet reports) into one report, in any
-//! format. The checks and the merge are the library's (`report::merge`);
-//! this reads the files, says where each host's snapshot is, and writes.
+//! format, streamed (`fleet::merge`): a first pass reads each report on a
+//! worker thread and every check is made before a byte is written; the
+//! second pass takes the hosts of every report in path order and writes
+//! them one at a time. JSON copies each host's text as the report holds it
+//! (the lines `check --fleet` writes), JSON Lines compacts it, text and
+//! Prometheus read each host whole on the worker threads, a batch at a
+//! time; SARIF, JUnit, Markdown and HTML (at most 2,000 hosts) collect the
+//! hosts and render once. This says where each host's snapshot is and
+//! writes; the checks and the merge are the library's.
 
-use std::io::{self, BufWriter};
+use std::collections::BTreeSet;
+use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use clap::Args;
+use rayon::prelude::*;
 
-use driftaudit::unstable::render::stream::write_merged;
+use driftaudit::unstable::fleet::merge as streamed;
+use driftaudit::unstable::render::prometheus::{self, ReportMetrics};
+use driftaudit::unstable::render::stream::{
+    compact_pretty_json, render_host, write_merged, FleetWriter,
+};
 use driftaudit::unstable::render::{junit, sarif};
-use driftaudit::unstable::report::merge;
-use driftaudit::{Format, RenderOptions};
+use driftaudit::unstable::report::merge::{self, MergeError};
+use driftaudit::unstable::waiver;
+use driftaudit::{Finding, Format, HostReport, RenderOptions};
 
 use super::check_args::repo_root;
 use super::common::{color, write_out, Exit, ReportFormat};
@@ -40,66 +54,260 @@ pub(crate) struct MergeArgs {
     waivers: Option<PathBuf>,
 }
 
-/// Largest report `merge` reads: a fleet of thousands of hosts is tens of
-/// megabytes of JSON.
-const MAX_REPORT_BYTES: u64 = 256 * 1024 * 1024;
-
-/// Read one report through the capped, FIFO-safe reader the policy loader
-/// uses (issue 29): a FIFO or device is refused, not waited on, and no more
-/// than [`MAX_REPORT_BYTES`] is read (`/dev/zero` cannot fill memory).
-fn read_report(p: &std::path::Path) -> Result<String, String> {
-    use driftaudit::unstable::reader::{self, Failure};
-    let abs = std::path::absolute(p).map_err(|e| e.to_string())?;
-    let bytes = reader::read_file(&abs, MAX_REPORT_BYTES).map_err(|e| match e {
-        Failure::TooLarge(_) => format!(
-            "larger than the {MAX_REPORT_BYTES}-byte report cap; merge fewer shards at a time"
-        ),
-        e => e.to_string(),
-    })?;
-    String::from_utf8(bytes).map_err(|e| {
-        format!(
-            "not UTF-8 text (invalid byte at offset {}); give the JSON report `check --format json` wrote",
-            e.utf8_error().valid_up_to()
-        )
-    })
-}
-
 pub(crate) fn run(a: MergeArgs) -> Exit {
-    let mut docs = Vec::with_capacity(a.reports.len());
+    let format = a.format.0;
+    let limit = format.fleet_host_limit();
+    // the first pass, a report per worker thread; errors in the order given
+    let scanned: Vec<Result<streamed::Input, MergeError>> = a
+        .reports
+        .par_iter()
+        .map(|p| streamed::scan(&p.display().to_string(), p))
+        .collect();
+    let mut inputs = Vec::with_capacity(scanned.len());
     let mut hosts = 0usize;
-    let limit = a.format.0.fleet_host_limit();
-    for p in &a.reports {
-        let name = p.display().to_string();
-        let text = match read_report(p) {
-            Ok(t) => t,
-            Err(e) => return Exit::Error(format!("cannot read `{name}`: {e}")),
-        };
-        match merge::parse(&name, &text) {
-            Ok(d) => {
-                hosts += d.hosts.len();
-                if let Some(l) = limit.filter(|l| hosts > *l) {
-                    return Exit::Error(super::common::too_many_hosts(a.format.0, l));
-                }
-                docs.push((name, d))
-            }
+    for input in scanned {
+        let input = match input {
+            Ok(i) => i,
             Err(e) => return Exit::Error(e.to_string()),
+        };
+        hosts += input.hosts();
+        if let Some(l) = limit.filter(|l| hosts > *l) {
+            return Exit::Error(super::common::too_many_hosts(format, l));
         }
+        inputs.push(input);
     }
-    let mut merged = match merge::merge(docs) {
-        Ok(m) => m,
+    let mut plan = match streamed::plan(inputs) {
+        Ok(p) => p,
         Err(e) => return Exit::Error(e.to_string()),
     };
-    let format = a.format.0;
-    let waiver_fails = match judge_waivers(&mut merged, a.waivers.as_deref(), format) {
-        Ok(f) => f,
+    let (verdicts, waiver_fails) = match judge_waivers(&plan.run, a.waivers.as_deref()) {
+        Ok(v) => v,
         Err(e) => return Exit::Error(e),
     };
+    let fails = plan.fails() || waiver_fails;
     let opts = RenderOptions {
         color: color(),
         verbose: a.verbose,
     };
+    let written = match format {
+        Format::Text | Format::Json | Format::Jsonl => {
+            // formats that stream take the waivers' findings in the summary
+            plan.summary.add_run_findings(verdicts);
+            write_streamed(&plan, format, opts)
+        }
+        Format::Prometheus => write_metrics(&plan, verdicts),
+        _ => return write_document(plan, format, opts, verdicts, a.sarif_root.as_deref(), fails),
+    };
+    match written {
+        Ok(()) => {}
+        Err(Fail::Write(e)) if e.kind() == io::ErrorKind::BrokenPipe => return Exit::Clean,
+        Err(Fail::Write(e)) => return Exit::Error(format!("cannot write output: {e}")),
+        Err(Fail::Merge(e)) => return Exit::Error(e.to_string()),
+    }
+    if fails {
+        Exit::Findings
+    } else {
+        Exit::Clean
+    }
+}
+
+/// Why the second pass stopped.
+enum Fail {
+    Merge(MergeError),
+    Write(io::Error),
+}
+
+impl From<MergeError> for Fail {
+    fn from(e: MergeError) -> Fail {
+        Fail::Merge(e)
+    }
+}
+
+impl From<io::Error> for Fail {
+    fn from(e: io::Error) -> Fail {
+        Fail::Write(e)
+    }
+}
+
+/// Hosts taken from the stream and handed to the worker threads together:
+/// at most this many bytes of JSON (and at least one host)...
+const BATCH_BYTES: usize = 8 << 20;
+/// ... and at most this many hosts.
+const BATCH_HOSTS: usize = 256;
+
+/// A host of the second pass, copied out of its report's window for a
+/// worker thread.
+struct Taken {
+    input: usize,
+    text: Vec<u8>,
+    pretty: bool,
+    at: u64,
+}
+
+/// Every host of the second pass, in path order, through `each` on the
+/// worker threads a batch at a time, handed to `put` in that order; a host
+/// `copy` says to take as it is goes to `put_text` from its report's window
+/// instead (after the batch before it).
+fn each_host<T: Send>(
+    plan: &streamed::Plan,
+    copy: impl Fn(&streamed::StreamedHost) -> bool,
+    each: impl Fn(Taken) -> Result<T, MergeError> + Sync,
+    mut put: impl FnMut(T) -> Result<(), Fail>,
+    mut put_text: impl FnMut(&[u8]) -> Result<(), Fail>,
+) -> Result<(), Fail> {
+    let mut hosts = plan.stream()?;
+    let mut batch: Vec<Taken> = Vec::new();
+    let mut bytes = 0usize;
+    let mut run = |batch: &mut Vec<Taken>| -> Result<(), Fail> {
+        let done: Vec<Result<T, MergeError>> =
+            std::mem::take(batch).into_par_iter().map(&each).collect();
+        for d in done {
+            put(d?)?;
+        }
+        Ok(())
+    };
+    while let Some(h) = hosts.next_host()? {
+        if copy(&h) {
+            run(&mut batch)?;
+            bytes = 0;
+            put_text(h.text)?;
+            continue;
+        }
+        bytes += h.text.len();
+        batch.push(Taken {
+            input: h.input,
+            text: h.text.to_vec(),
+            pretty: h.pretty,
+            at: h.at,
+        });
+        if bytes >= BATCH_BYTES || batch.len() >= BATCH_HOSTS {
+            run(&mut batch)?;
+            bytes = 0;
+        }
+    }
+    run(&mut batch)
+}
+
+/// Text, JSON and JSON Lines: the document `check --fleet` writes, a host
+/// at a time. A host in the layout `check` writes is copied (JSON) or
+/// compacted (JSON Lines) as it is; any other is read and rendered.
+fn write_streamed(plan: &streamed::Plan, format: Format, opts: RenderOptions) -> Result<(), Fail> {
+    // smaller than a host, which is then written from its report's window
+    // rather than copied into the buffer first
+    let out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
+    let w = FleetWriter::new(out, format, opts)?.with_run(&plan.rules, &plan.run)?;
+    let w = std::cell::RefCell::new(w);
+    each_host(
+        plan,
+        |h| format == Format::Json && h.pretty,
+        |t| {
+            if format == Format::Jsonl && t.pretty {
+                let mut line = Vec::with_capacity(t.text.len());
+                compact_pretty_json(&t.text, &mut line);
+                line.push(b'\n');
+                return Ok(line);
+            }
+            let host = plan.parse_host(t.input, &t.text, t.at)?;
+            render_host(format, opts, host)
+                .map(String::into_bytes)
+                .map_err(|e| MergeError::Json {
+                    name: plan.names()[t.input].to_string(),
+                    message: e.to_string(),
+                })
+        },
+        |text| Ok(w.borrow_mut().rendered_bytes(&text)?),
+        |text| Ok(w.borrow_mut().rendered_bytes(text)?),
+    )?;
+    w.into_inner().finish(&plan.summary)?;
+    Ok(())
+}
+
+/// Prometheus: each host read and counted; the metrics written at the end
+/// as for the merged report. The waivers' findings go on the first host of
+/// the name each one scopes, or the first host when none has that name
+/// (`waiver::attach`): that host is counted last, in its place.
+fn write_metrics(plan: &streamed::Plan, verdicts: Vec<(Finding, String)>) -> Result<(), Fail> {
+    let mut rules = plan.rules.clone();
+    if !verdicts.is_empty() && !rules.iter().any(|r| r.id == waiver::WAIVER_RULE) {
+        rules.push(waiver::waiver_rule_meta());
+    }
+    let mut metrics = ReportMetrics::new(&rules);
+    let mut seen: BTreeSet<String> = BTreeSet::new();
+    let mut first: Option<HostReport> = None;
+    let attach = |h: &mut HostReport, to: &dyn Fn(&str) -> bool| {
+        let mut findings = std::mem::take(&mut h.findings);
+        findings.extend(
+            verdicts
+                .iter()
+                .filter(|(_, n)| to(n))
+                .map(|(f, _)| f.clone()),
+        );
+        h.set_findings(findings);
+    };
+    let mut index = 0usize;
+    each_host(
+        plan,
+        |_| false,
+        |t| plan.parse_host(t.input, &t.text, t.at),
+        |mut h| {
+            index += 1;
+            let new_name = seen.insert(h.host.clone());
+            if index == 1 && !verdicts.is_empty() {
+                metrics.hold_first();
+                first = Some(h);
+                return Ok(());
+            }
+            if new_name && verdicts.iter().any(|(_, n)| *n == h.host) {
+                let name = h.host.clone();
+                attach(&mut h, &|n| n == name);
+            }
+            metrics.add(&h);
+            Ok(())
+        },
+        |_| Ok(()),
+    )?;
+    if let Some(mut h) = first {
+        let name = h.host.clone();
+        attach(&mut h, &|n| n == name || !seen.contains(n));
+        metrics.put_first(&h);
+    }
+    let mut out = BufWriter::new(io::stdout().lock());
+    out.write_all(metrics.render(prometheus::now()).as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
+/// SARIF, JUnit, Markdown and HTML: one document over every host (at most
+/// [`Format::fleet_host_limit`]), rendered once the hosts are read.
+fn write_document(
+    plan: streamed::Plan,
+    format: Format,
+    opts: RenderOptions,
+    verdicts: Vec<(Finding, String)>,
+    sarif_root: Option<&Path>,
+    fails: bool,
+) -> Exit {
+    let mut hosts = Vec::with_capacity(plan.hosts());
+    let read = each_host(
+        &plan,
+        |_| false,
+        |t| plan.parse_host(t.input, &t.text, t.at),
+        |h| {
+            hosts.push(h);
+            Ok(())
+        },
+        |_| Ok(()),
+    );
+    match read {
+        Ok(()) => {}
+        Err(Fail::Merge(e)) => return Exit::Error(e.to_string()),
+        Err(Fail::Write(e)) => return Exit::Error(format!("cannot write output: {e}")),
+    }
+    let mut merged = plan.into_merged(hosts);
+    // the waivers' findings on the first host each scopes
+    waiver::attach(&mut merged.report, verdicts);
     if matches!(format, Format::Sarif | Format::Junit) {
-        let root = match repo_root(a.sarif_root.as_deref()) {
+        let root = match repo_root(sarif_root) {
             Ok(r) => r,
             Err(e) => return Exit::Error(e),
         };
@@ -112,19 +320,15 @@ pub(crate) fn run(a: MergeArgs) -> Exit {
         if let Err(e) = write_out(&text) {
             return e.into();
         }
-        return if merged.fails() || waiver_fails {
-            Exit::Findings
-        } else {
-            Exit::Clean
-        };
+    } else {
+        let out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
+        match write_merged(out, &merged, format, opts) {
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Exit::Clean,
+            Err(e) => return Exit::Error(format!("cannot write output: {e}")),
+        }
     }
-    let out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
-    match write_merged(out, &merged, format, opts) {
-        Ok(_) => {}
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Exit::Clean,
-        Err(e) => return Exit::Error(format!("cannot write output: {e}")),
-    }
-    if merged.fails() || waiver_fails {
+    if fails {
         Exit::Findings
     } else {
         Exit::Clean
@@ -132,17 +336,16 @@ pub(crate) fn run(a: MergeArgs) -> Exit {
 }
 
 /// Judge the shards' waivers over every shard: their expired and stale
-/// waivers become `driftaudit.waiver` findings, in the summary (formats
-/// that stream) or on the first host each scopes. Whether one of them
-/// fails at the run's `--fail-on`.
+/// waivers as `driftaudit.waiver` findings, each with the host it
+/// concerns (for the summary, or the first host each scopes), and whether
+/// one of them fails at the run's `--fail-on`.
 fn judge_waivers(
-    merged: &mut merge::Merged,
+    run: &merge::RunMeta,
     file: Option<&Path>,
-    format: Format,
-) -> Result<bool, String> {
-    let recorded = merged.run.waivers.clone();
+) -> Result<(Vec<(Finding, String)>, bool), String> {
+    let recorded = run.waivers.clone();
     let (w, usage) = match (file, recorded) {
-        (None, None) => return Ok(false),
+        (None, None) => return Ok((Vec::new(), false)),
         (None, Some(r)) => {
             return Err(format!(
                 "the reports were audited with --waivers `{}`: give `merge --waivers FILE` so its stale and expired waivers are judged over every shard",
@@ -168,18 +371,10 @@ fn judge_waivers(
             usage.used.len()
         ));
     }
-    let verdicts = w.verdicts(&usage, &driftaudit::unstable::waiver::today());
-    let threshold = merged
-        .run
-        .threshold()
-        .map_or(driftaudit::Severity::Low, |t| t.0);
+    let verdicts = w.verdicts(&usage, &waiver::today());
+    let threshold = run.threshold().map_or(driftaudit::Severity::Low, |t| t.0);
     let fails = verdicts.iter().any(|(f, _)| f.severity >= threshold);
-    if format.streams() {
-        merged.summary.add_run_findings(verdicts);
-    } else {
-        driftaudit::unstable::waiver::attach(&mut merged.report, verdicts);
-    }
-    Ok(fails)
+    Ok((verdicts, fails))
 }
 
 /// Each host's snapshot folder, where SARIF and JUnit place its files: the

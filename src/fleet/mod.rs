@@ -3,7 +3,8 @@
 //! selection `select.rs`) and audits one folder into a [`HostReport`]; the per-rule
 //! [`FleetSummary`] those reports fold into is report data
 //! (`report/fleet.rs`, re-exported here) and its text form is in
-//! `render/fleet.rs`. Owns no threads (the CLI drives rayon) and prints
+//! `render/fleet.rs`. `merge/` reads fleet JSON reports for `driftaudit
+//! merge`, streamed. Owns no threads (the CLI drives rayon) and prints
 //! nothing; must not hold every host's report at once.
 
 use std::path::{Path, PathBuf};
@@ -14,6 +15,7 @@ use crate::host::Host;
 use crate::policy::{PolicySet, Severity};
 use crate::report::{input_rule_meta, Finding, HostReport, Status, INPUT_RULE};
 
+pub mod merge;
 pub mod select;
 mod walk;
 

@@ -21,12 +21,12 @@
 //! - `driftaudit_last_run_timestamp_seconds`: when the audit ran;
 //! - `driftaudit_build_info{version}`: always 1.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
 use crate::policy::{PolicySet, Severity};
 use crate::report::fleet::FleetSummary;
-use crate::report::{HostReport, Report, Status};
+use crate::report::{HostReport, Report, RuleMeta, Status};
 
 /// Statuses in the order they are written.
 const STATUSES: [Status; 6] = [
@@ -78,33 +78,102 @@ pub type RuleFailures = BTreeMap<String, (String, Option<Severity>, usize)>;
 
 /// Per-rule failing hosts of a whole report.
 fn rule_failures(report: &Report) -> RuleFailures {
-    let mut out: RuleFailures = report
-        .rules
-        .iter()
-        .map(|r| (r.id.clone(), (r.policy.clone(), Some(r.severity), 0)))
-        .collect();
+    let mut out = catalogue_failures(&report.rules);
     for h in &report.hosts {
-        let mut failing: Vec<&str> = h
-            .findings
-            .iter()
-            .filter(|f| f.status == Status::Fail)
-            .map(|f| f.rule.as_str())
-            .collect();
-        failing.sort_unstable();
-        failing.dedup();
-        for rule in failing {
-            let f = h.findings.iter().find(|f| f.rule == rule);
-            let e = out.entry(rule.to_string()).or_insert_with(|| {
-                (
-                    f.map(|f| f.policy.clone()).unwrap_or_default(),
-                    f.map(|f| f.severity),
-                    0,
-                )
-            });
-            e.2 += 1;
-        }
+        count_failures(&mut out, h, None);
     }
     out
+}
+
+/// Every rule of a catalogue, failing on no host yet.
+fn catalogue_failures(rules: &[RuleMeta]) -> RuleFailures {
+    rules
+        .iter()
+        .map(|r| (r.id.clone(), (r.policy.clone(), Some(r.severity), 0)))
+        .collect()
+}
+
+/// Count the rules failing on `h`, a host after those already counted; a
+/// rule the catalogue lacks takes its policy and severity from the first
+/// host it fails on. `first`: `h` comes before every host counted (those
+/// rules take it from `h`), with the catalogue's rule ids.
+fn count_failures(out: &mut RuleFailures, h: &HostReport, first: Option<&BTreeSet<String>>) {
+    let mut failing: Vec<&str> = h
+        .findings
+        .iter()
+        .filter(|f| f.status == Status::Fail)
+        .map(|f| f.rule.as_str())
+        .collect();
+    failing.sort_unstable();
+    failing.dedup();
+    for rule in failing {
+        let f = h.findings.iter().find(|f| f.rule == rule);
+        let policy = f.map(|f| f.policy.clone()).unwrap_or_default();
+        let severity = f.map(|f| f.severity);
+        let e = out
+            .entry(rule.to_string())
+            .or_insert_with(|| (policy.clone(), severity, 0));
+        if first.is_some_and(|catalogue| !catalogue.contains(rule)) {
+            (e.0, e.1) = (policy, severity);
+        }
+        e.2 += 1;
+    }
+}
+
+/// The metrics of a report (as [`render_at`] writes them) taken a host at
+/// a time, in report order (`driftaudit merge`): each host's counts and
+/// the per-rule failing hosts are kept, never a host. The first host may
+/// be put in last ([`ReportMetrics::hold_first`]), when what it holds is
+/// known only at the end.
+#[derive(Debug)]
+pub struct ReportMetrics {
+    hosts: Vec<HostCounts>,
+    rules: RuleFailures,
+    catalogue: BTreeSet<String>,
+    first_held: bool,
+}
+
+impl ReportMetrics {
+    /// No host yet, over the report's rule catalogue.
+    pub fn new(rules: &[RuleMeta]) -> ReportMetrics {
+        ReportMetrics {
+            hosts: Vec::new(),
+            rules: catalogue_failures(rules),
+            catalogue: rules.iter().map(|r| r.id.clone()).collect(),
+            first_held: false,
+        }
+    }
+
+    /// Count the next host.
+    pub fn add(&mut self, h: &HostReport) {
+        self.hosts.push(HostCounts::of(h));
+        count_failures(&mut self.rules, h, None);
+    }
+
+    /// Keep the first host's place, for [`ReportMetrics::put_first`].
+    pub fn hold_first(&mut self) {
+        self.first_held = true;
+        self.hosts.push(HostCounts {
+            host: String::new(),
+            findings: [[0; 5]; 6],
+            unevaluated_domains: 0,
+        });
+    }
+
+    /// Count the first host, whose place [`ReportMetrics::hold_first`] kept.
+    pub fn put_first(&mut self, h: &HostReport) {
+        if let (true, Some(place)) = (self.first_held, self.hosts.first_mut()) {
+            *place = HostCounts::of(h);
+            count_failures(&mut self.rules, h, Some(&self.catalogue));
+            self.first_held = false;
+        }
+    }
+
+    /// The metrics at `now`, as [`render_at`] writes them for the report.
+    pub fn render(&self, now: f64) -> String {
+        let rules = (self.hosts.len() > 1).then_some(&self.rules);
+        render_counts(&self.hosts, rules, now)
+    }
 }
 
 /// Per-rule failing hosts from a streamed fleet's summary.

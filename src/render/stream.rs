@@ -86,6 +86,12 @@ impl<W: Write> FleetWriter<W> {
     /// Write one host rendered by [`render_host`] (so the rendering can run on
     /// worker threads and only the writing is serial).
     pub fn rendered(&mut self, text: &str) -> io::Result<()> {
+        self.rendered_bytes(text.as_bytes())
+    }
+
+    /// [`FleetWriter::rendered`] of UTF-8 bytes (`merge` copies a host's
+    /// JSON as the shard holds it, checked as UTF-8 when first read).
+    pub fn rendered_bytes(&mut self, text: &[u8]) -> io::Result<()> {
         match self.format {
             Format::Text if self.written > 0 => self.out.write_all(b"\n")?,
             Format::Json => self
@@ -93,7 +99,7 @@ impl<W: Write> FleetWriter<W> {
                 .write_all(if self.written > 0 { b",\n" } else { b"\n" })?,
             _ => {}
         }
-        self.out.write_all(text.as_bytes())?;
+        self.out.write_all(text)?;
         self.written += 1;
         Ok(())
     }
@@ -174,6 +180,47 @@ pub fn render_host(format: Format, opts: RenderOptions, report: HostReport) -> i
     })
 }
 
+/// Append to `out` the compact JSON (`serde_json::to_string`) of a value
+/// whose pretty JSON (`serde_json::to_string_pretty`, at any indentation)
+/// is `pretty`: the JSON Lines form of a host that a fleet report holds
+/// pretty. Pretty JSON differs from compact only outside strings, by a
+/// newline and the indentation before each element, member and closing
+/// bracket, and a space after each member name's colon; a string never
+/// holds a raw newline, so the text is taken a line at a time and a
+/// string's bytes are copied, never looked at, except a member name's.
+/// Bytes in any other layout come out as they would: the caller knows the
+/// layout (`fleet::merge`'s first pass checked it).
+pub fn compact_pretty_json(pretty: &[u8], out: &mut Vec<u8>) {
+    out.reserve(pretty.len());
+    let mut start = 0;
+    let ends = memchr::memchr_iter(b'\n', pretty).chain(std::iter::once(pretty.len()));
+    for end in ends {
+        let line = &pretty[start..end];
+        start = end + 1;
+        let indent = line.iter().take_while(|b| **b == b' ').count();
+        let line = &line[indent..];
+        // `"name": value`: the name's closing quote, then `: `
+        if line.first() == Some(&b'"') {
+            // a name is short: a plain loop beats a vector search
+            let mut i = 1;
+            let close = loop {
+                match line.get(i) {
+                    Some(b'\\') => i += 2,
+                    Some(b'"') => break Some(i),
+                    Some(_) => i += 1,
+                    None => break None,
+                }
+            };
+            if let Some(q) = close.filter(|q| line.get(q + 1..q + 3) == Some(b": ")) {
+                out.extend_from_slice(&line[..=q + 1]);
+                out.extend_from_slice(&line[q + 3..]);
+                continue;
+            }
+        }
+        out.extend_from_slice(line);
+    }
+}
+
 /// Write a merged fleet report (`driftaudit merge`) the way `check --fleet`
 /// writes a whole fleet: JSON (hosts in the same order, the summary, the
 /// rule catalogue and `run`), JSON Lines and text (each host, then the
@@ -200,6 +247,46 @@ pub fn write_merged<W: Write>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn compacting_pretty_json_gives_serde_json_compact_output() {
+        let values = [
+            serde_json::json!({
+                "host": "db \"1\": x",
+                "path": "dc1/a b",
+                "empty": [],
+                "none": {},
+                "nested": [[1, 2.5, -3e-7], {"k\\\"": ": \"", "\n": "a\nb\tc"}, [], {}],
+                "ünï": ["\u{2028}", "\\", "\"", "x\": "],
+                "n": null, "t": true, "f": false,
+                "deep": {"a": {"b": {"c": [{"d": "e"}]}}}
+            }),
+            serde_json::json!([]),
+            serde_json::json!("a \"b\": c"),
+            serde_json::json!(12),
+        ];
+        for v in values {
+            let pretty = serde_json::to_string_pretty(&v).unwrap();
+            let mut got = Vec::new();
+            compact_pretty_json(pretty.as_bytes(), &mut got);
+            assert_eq!(
+                String::from_utf8(got).unwrap(),
+                serde_json::to_string(&v).unwrap()
+            );
+            // indented as a fleet report's hosts are
+            let indented: String = pretty
+                .lines()
+                .map(|l| format!("    {l}"))
+                .collect::<Vec<_>>()
+                .join("\n");
+            let mut got = Vec::new();
+            compact_pretty_json(indented.as_bytes(), &mut got);
+            assert_eq!(
+                String::from_utf8(got).unwrap(),
+                serde_json::to_string(&v).unwrap()
+            );
+        }
+    }
 
     #[test]
     fn formats_that_do_not_stream_are_refused_not_half_written() {

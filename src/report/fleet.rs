@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::policy::{PolicySet, Severity};
-use crate::report::{input_rule_meta, HostReport, Status};
+use crate::report::{input_rule_meta, Finding, HostReport, Status};
 
 /// Hosts kept as worst examples per rule in the summary.
 pub const WORST_EXAMPLES: usize = 3;
@@ -136,57 +136,134 @@ pub struct RuleDigest {
     pub alias_of: Option<String>,
 }
 
+/// What a [`HostDigest`] reads of one finding: a [`Finding`] of a host
+/// report, or the light form `merge` reads of a fleet report's host
+/// (`report::merge::light`), so both fold by the same code.
+pub trait DigestFinding {
+    /// Why [`DigestFinding::failure`] could not read the finding (never, for
+    /// a [`Finding`]).
+    type Error;
+    /// Rule id.
+    fn rule(&self) -> &str;
+    /// The item's alias (a `for_each` rule's old id), if any.
+    fn alias(&self) -> Option<&str>;
+    /// Rule title.
+    fn title(&self) -> &str;
+    /// Rule severity.
+    fn severity(&self) -> Severity;
+    /// Verdict.
+    fn status(&self) -> Status;
+    /// The parameter that would decide an unknown verdict.
+    fn decided_by(&self) -> Option<&str>;
+    /// Subject and `actual` value: read only for a rule's first failing finding.
+    fn failure(&self) -> Result<(Vec<String>, Option<String>), Self::Error>;
+}
+
+impl DigestFinding for Finding {
+    type Error = std::convert::Infallible;
+    fn rule(&self) -> &str {
+        &self.rule
+    }
+    fn alias(&self) -> Option<&str> {
+        self.alias.as_deref()
+    }
+    fn title(&self) -> &str {
+        &self.title
+    }
+    fn severity(&self) -> Severity {
+        self.severity
+    }
+    fn status(&self) -> Status {
+        self.status
+    }
+    fn decided_by(&self) -> Option<&str> {
+        self.decided_by.as_deref()
+    }
+    fn failure(&self) -> Result<(Vec<String>, Option<String>), Self::Error> {
+        Ok((self.subject.clone(), self.actual.clone()))
+    }
+}
+
 impl HostDigest {
     /// Reduce a host report.
     pub fn of(report: &HostReport, path: &str, fail_on: Severity) -> HostDigest {
+        let Ok(d) = HostDigest::from_findings(
+            &report.host,
+            path,
+            report.summary.fail > 0,
+            report.worst_failure().is_some_and(|s| s >= fail_on),
+            &report.findings,
+        );
+        d
+    }
+
+    /// Reduce a host given by its name, folder, whether it has a failing
+    /// finding (its summary's `fail`), whether one is at or above the
+    /// threshold, and its findings in report order.
+    pub fn from_findings<F: DigestFinding>(
+        host: &str,
+        path: &str,
+        failing: bool,
+        failing_at_threshold: bool,
+        findings: &[F],
+    ) -> Result<HostDigest, F::Error> {
         let mut rules: Vec<RuleDigest> = Vec::new();
         // row index by id, so a rule's items (and their aliases) fold into
         // one row each wherever they appear in the report
-        let mut at: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-        for f in &report.findings {
+        let mut at: std::collections::HashMap<&str, usize> =
+            std::collections::HashMap::with_capacity(findings.len());
+        // findings come sorted by rule: the row of the finding before is
+        // looked up first
+        let mut last: Option<(&str, usize)> = None;
+        for f in findings {
             // every finding counts under its rule id; an item with an alias
             // (a `for_each` rule's old id) also under that alias, so fleet
             // summaries keep the ids users know without losing the rule's total
-            let ids = std::iter::once((f.rule.as_str(), None))
-                .chain(f.alias.as_deref().map(|a| (a, Some(&f.rule))));
+            let ids =
+                std::iter::once((f.rule(), None)).chain(f.alias().map(|a| (a, Some(f.rule()))));
             for (id, alias_of) in ids {
-                let i = *at.entry(id).or_insert_with(|| {
-                    rules.push(RuleDigest {
-                        rule: id.to_string(),
-                        title: f.title.clone(),
-                        severity: f.severity,
-                        worst: f.status,
-                        failing: 0,
-                        subject: Vec::new(),
-                        actual: None,
-                        decided_by: None,
-                        alias_of: alias_of.cloned(),
-                    });
-                    rules.len() - 1
+                let known = last.filter(|(l, _)| alias_of.is_none() && *l == id);
+                let i = known.map(|(_, i)| i).unwrap_or_else(|| {
+                    *at.entry(id).or_insert_with(|| {
+                        rules.push(RuleDigest {
+                            rule: id.to_string(),
+                            title: f.title().to_string(),
+                            severity: f.severity(),
+                            worst: f.status(),
+                            failing: 0,
+                            subject: Vec::new(),
+                            actual: None,
+                            decided_by: None,
+                            alias_of: alias_of.map(str::to_string),
+                        });
+                        rules.len() - 1
+                    })
                 });
+                if alias_of.is_none() {
+                    last = Some((id, i));
+                }
                 let r = &mut rules[i];
-                if rank(f.status) > rank(r.worst) {
-                    r.worst = f.status;
+                if rank(f.status()) > rank(r.worst) {
+                    r.worst = f.status();
                 }
-                if f.status == Status::Unknown && r.decided_by.is_none() {
-                    r.decided_by = f.decided_by.clone();
+                if f.status() == Status::Unknown && r.decided_by.is_none() {
+                    r.decided_by = f.decided_by().map(str::to_string);
                 }
-                if f.status == Status::Fail {
+                if f.status() == Status::Fail {
                     r.failing += 1;
                     if r.failing == 1 {
-                        r.subject = f.subject.clone();
-                        r.actual = f.actual.clone();
+                        (r.subject, r.actual) = f.failure()?;
                     }
                 }
             }
         }
-        HostDigest {
-            host: report.host.clone(),
+        Ok(HostDigest {
+            host: host.to_string(),
             path: path.to_string(),
-            failing: report.summary.fail > 0,
-            failing_at_threshold: report.worst_failure().is_some_and(|s| s >= fail_on),
+            failing,
+            failing_at_threshold,
             rules,
-        }
+        })
     }
 }
 

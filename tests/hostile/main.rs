@@ -13,6 +13,7 @@ mod confinement;
 mod formats;
 mod hostile;
 mod localconfig;
+mod merge;
 mod mycnf;
 mod policy_output;
 mod storage;

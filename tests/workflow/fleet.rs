@@ -39,6 +39,8 @@ fn discovery_finds_snapshots_and_stops_at_them() {
     assert_eq!(one.len(), 1);
 }
 
+use driftaudit::{Format, RenderOptions};
+
 use crate::common::cli;
 use crate::common::cli::says;
 use crate::common::fleet::generate;
@@ -375,6 +377,114 @@ fn one_shared_waiver_file_serves_a_host_a_fleet_and_its_shards() {
     let (code, out, err) = bin(&["merge", &shards[0], &shards[1], "--waivers", w_s]);
     assert_eq!(code, 1, "{err}");
     assert_eq!(waiver_verdicts(&out), stale, "{out}");
+
+    // every format as the whole documents merge them (`report::merge`, what
+    // `merge` did before it streamed): the verdicts in the summary of text,
+    // JSON and JSON Lines, on the first host of the name each was found on
+    // in the others (Prometheus counts them with that host); and when no
+    // host has that name, on the first host
+    let (db_name, web_name) = {
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let hosts = v["hosts"].as_array().unwrap();
+        assert_eq!(hosts[0]["path"], "db", "the first host");
+        let name = |h: &serde_json::Value| h["host"].as_str().unwrap().to_string();
+        (name(&hosts[0]), name(&hosts[1]))
+    };
+    for first_host in [None, Some("gone"), Some(web_name.as_str())] {
+        let inputs: Vec<String> = match first_host {
+            None => shards.clone(),
+            Some(name) => shards
+                .iter()
+                .map(|p| {
+                    let text = fs::read_to_string(p).unwrap();
+                    let edited: String = text
+                        .lines()
+                        .map(|l| match l.starts_with("  \"run\": ") {
+                            true => l.replace(&format!("\"{db_name}\""), &format!("\"{name}\"")),
+                            false => l.to_string(),
+                        })
+                        .map(|l| l + "\n")
+                        .collect();
+                    let q = format!("{p}.{}", name.len());
+                    fs::write(&q, edited).unwrap();
+                    q
+                })
+                .collect(),
+        };
+        let runs: String = inputs
+            .iter()
+            .map(|p| fs::read_to_string(p).unwrap())
+            .collect();
+        assert_eq!(
+            runs.contains(&format!(
+                "\"first_host\":[\"{web_name}\",\"{db_name}\",null]"
+            )),
+            first_host.is_none(),
+            "{runs}"
+        );
+        for format in [
+            Format::Text,
+            Format::Json,
+            Format::Jsonl,
+            Format::Prometheus,
+            Format::Markdown,
+            Format::Html,
+        ] {
+            let (code, got, err) = bin(&[
+                "merge",
+                &inputs[0],
+                &inputs[1],
+                "--waivers",
+                w_s,
+                "--format",
+                format.name(),
+            ]);
+            assert_eq!(code, 1, "{format:?}: {err}");
+            let want = merged_whole(&inputs, &w, format);
+            assert_eq!(series(&got), series(&want), "{format:?}, {first_host:?}");
+        }
+    }
+}
+
+/// `merge --waivers FILE` of `shards` as the whole documents merge them
+/// (the library's `report::merge`, what `merge` ran before it streamed).
+fn merged_whole(shards: &[String], waivers: &Path, format: Format) -> String {
+    use driftaudit::unstable::report::merge;
+    let docs = shards
+        .iter()
+        .map(|p| {
+            (
+                p.clone(),
+                merge::parse(p, &fs::read_to_string(p).unwrap()).unwrap(),
+            )
+        })
+        .collect();
+    let mut m = merge::merge(docs).unwrap();
+    let usage = m.run.waivers.clone().unwrap().usage;
+    let verdicts = driftaudit::WaiverSet::load(waivers)
+        .unwrap()
+        .verdicts(&usage, "2026-12-01");
+    assert!(!verdicts.is_empty());
+    if format.streams() {
+        m.summary.add_run_findings(verdicts);
+    } else {
+        driftaudit::unstable::waiver::attach(&mut m.report, verdicts);
+    }
+    let out = driftaudit::unstable::render::stream::write_merged(
+        Vec::new(),
+        &m,
+        format,
+        RenderOptions::default(),
+    );
+    String::from_utf8(out.unwrap()).unwrap()
+}
+
+/// Metrics without the run's timestamp (the one line two runs differ in).
+fn series(text: &str) -> String {
+    text.lines()
+        .filter(|l| !l.starts_with("driftaudit_last_run_timestamp_seconds "))
+        .map(|l| format!("{l}\n"))
+        .collect()
 }
 
 /// Issue 30: `check --fleet` of the 16 shipped hosts printed 1,878 lines
@@ -566,6 +676,9 @@ fn the_scale_benchmark_runs_every_section_on_a_tiny_fleet() {
         "== flat memory: 9 hosts in one run against 4",
         "peak RSS 9 / 4 hosts: ",
         "shard 2/2: ",
+        "cat of the shard files (reading them): ",
+        "cat | cat of the shard files (reading them and moving the bytes): ",
+        "merge --format json / cat | cat: ",
         "merge --format json / cat: ",
         "== every fleet format on 5 hosts",
     ] {

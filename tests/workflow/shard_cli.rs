@@ -116,6 +116,38 @@ fn shards_of_a_generated_fleet_merged_equal_the_unsharded_report_in_every_format
         );
         assert!(!from_shards.is_empty());
     }
+    // the same shards in another layout (compact, members in another
+    // order): each host is read and rendered instead of copied, with the
+    // same bytes; and a mix of layouts
+    for (k, name) in names.iter().enumerate() {
+        let v: serde_json::Value =
+            serde_json::from_str(&fs::read_to_string(d.join(name)).unwrap()).unwrap();
+        let other = if k % 2 == 0 {
+            serde_json::to_string(&v).unwrap()
+        } else {
+            serde_json::to_string_pretty(&v).unwrap()
+        };
+        assert!(!other.starts_with("{\n  \"schema\""), "keys sorted");
+        fs::write(d.join(format!("other-{name}")), other).unwrap();
+    }
+    let others: Vec<String> = names.iter().map(|n| format!("other-{n}")).collect();
+    let mixed = [&others[0], &names[1], &others[2], &names[3]];
+    for f in ["json", "jsonl", "text"] {
+        let (_, from_check, _) = run(&["check", "--fleet", "snapshots", "--format", f], d);
+        for inputs in [others.iter().collect::<Vec<_>>(), mixed.to_vec()] {
+            let mut a = vec!["merge", "--format", f];
+            a.extend(inputs.iter().map(|s| s.as_str()));
+            let (code, out, err) = run(&a, d);
+            assert_eq!(code, 1, "{f}: {err}");
+            let (out, want) = if f == "json" {
+                (without_run(&out), without_run(&from_check))
+            } else {
+                (out, from_check.clone())
+            };
+            assert_eq!(out, want, "{f} from {inputs:?}");
+        }
+    }
+
     // text equals what check --fleet prints itself
     let (_, text, _) = run(&["check", "--fleet", "snapshots"], d);
     let (_, merged_text, _) = run(&["merge", "whole.json", "--format", "text"], d);
@@ -302,4 +334,91 @@ fn merge_refuses_a_fifo_and_a_device_instead_of_blocking_or_filling_memory() {
         assert!(err.contains(input), "merge {input}: {err}");
         assert!(out.is_empty(), "merge {input}: {out}");
     }
+}
+
+/// A fleet report as `check --fleet --format json` writes it, cut into the
+/// text before its first host, each host's lines, and the text after the
+/// last host.
+fn host_blocks(json: &str) -> (String, Vec<String>, String) {
+    let start = json.find("\n    {\n").expect("a host") + 1;
+    let end = json.find("\n  ],\n  \"fleet\"").expect("the end of hosts");
+    let blocks = json[start..end]
+        .split(",\n    {\n")
+        .enumerate()
+        .map(|(i, b)| {
+            if i == 0 {
+                b.to_string()
+            } else {
+                format!("    {{\n{b}")
+            }
+        })
+        .collect();
+    (json[..start].to_string(), blocks, json[end..].to_string())
+}
+
+/// Issue 35: `merge` reads each report's hosts as a stream and merges the
+/// streams, which holds only if each report is in path order (as `check`
+/// writes it). A report whose hosts are out of order is refused before
+/// anything is written, naming the file, the host and both folders, in the
+/// layout `check` writes and in any other.
+#[test]
+fn merge_refuses_a_report_whose_hosts_are_out_of_path_order() {
+    let Some(t) = fleet(12) else {
+        return;
+    };
+    let d = t.path();
+    let (_, json, _) = fleet_json(d, &["--shard", "1/2"]);
+    let (_, other, _) = fleet_json(d, &["--shard", "2/2"]);
+    fs::write(d.join("shard-2.json"), other).unwrap();
+    let (head, mut hosts, tail) = host_blocks(&json);
+    assert!(hosts.len() >= 3, "{} hosts", hosts.len());
+    assert_eq!(
+        head + &hosts.join(",\n") + &tail,
+        json,
+        "cut and joined again"
+    );
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let (first, second) = (&v["hosts"][0], &v["hosts"][1]);
+    hosts.swap(0, 1);
+    let (head, _, tail) = host_blocks(&json);
+    fs::write(d.join("swapped.json"), head + &hosts.join(",\n") + &tail).unwrap();
+    let mut compact = v.clone();
+    compact["hosts"].as_array_mut().unwrap().swap(0, 1);
+    fs::write(d.join("compact.json"), compact.to_string()).unwrap();
+    for name in ["swapped.json", "compact.json"] {
+        let (code, out, err) = run(&["merge", name, "shard-2.json"], d);
+        assert_eq!(code, 2, "{name}: {err}");
+        assert!(out.is_empty(), "nothing written: {out}");
+        says(
+            &err,
+            &format!(
+                "`{name}`: host `{}` (folder `{}`) comes after folder `{}`, out of path order",
+                first["host"].as_str().unwrap(),
+                first["path"].as_str().unwrap(),
+                second["path"].as_str().unwrap()
+            ),
+        );
+    }
+}
+
+/// Issue 35: `merge` no longer reads a report whole (a shard of a
+/// 100,000-host fleet in 10 is 1.4 GB), so no cap on a report's size; what
+/// it holds of a report at once is one host (or one other member), and a
+/// host's JSON over 64 MiB is refused naming the file and the host, after
+/// reading no more than that of it and writing nothing.
+#[test]
+fn merge_refuses_a_host_larger_than_it_reads_at_once() {
+    let d = tempfile::tempdir().unwrap();
+    let pad = "x".repeat(64 << 20);
+    let report = format!(
+        "{{\n  \"schema\": \"driftaudit.report/1\",\n  \"hosts\": [\n    {{\n      \"host\": \"big\",\n      \"path\": \"dc1/big\",\n      \"pad\": \"{pad}\"\n    }}\n  ]\n}}\n"
+    );
+    fs::write(d.path().join("big.json"), report).unwrap();
+    let (code, out, err) = run(&["merge", "big.json"], d.path());
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty(), "{out}");
+    says(
+        &err,
+        "`big.json`: host `big` at line 4 is over 67108864 bytes of JSON, the most merge reads of one host or member",
+    );
 }

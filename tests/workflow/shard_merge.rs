@@ -4,11 +4,16 @@
 //! JSON is the unsharded JSON byte for byte apart from its `run` line.
 //! Reports that cannot be merged (another schema, policy set, version,
 //! threshold, a shard missing or twice, an edited summary) are refused
-//! with a message naming both files. Library level; tests/workflow/shard_cli.rs
-//! runs the same through the binary on a generated fleet.
+//! with a message naming both files. Library level, through the whole
+//! documents (`report::merge`) and through the streamed reading of files
+//! that `driftaudit merge` runs (`fleet::merge`), which must agree;
+//! tests/workflow/shard_cli.rs runs the same through the binary on a
+//! generated fleet.
 
+use std::fs;
 use std::path::Path;
 
+use driftaudit::unstable::fleet::merge as streamed;
 use driftaudit::unstable::fleet::select::{Selection, Shard};
 use driftaudit::unstable::fleet::{self, FleetSummary};
 use driftaudit::unstable::policy::{PolicySet, Severity};
@@ -61,6 +66,30 @@ fn merged(docs: &[(String, String)]) -> Result<merge::Merged, MergeError> {
     merge::merge(parsed)
 }
 
+/// The streamed merge of the same texts, written to files: the first pass
+/// over each, then the checks of the whole.
+fn streamed_plan(docs: &[(String, String)]) -> Result<streamed::Plan, MergeError> {
+    let d = tempfile::tempdir().unwrap();
+    let mut inputs = Vec::new();
+    for (name, text) in docs {
+        let p = d.path().join(name);
+        fs::write(&p, text).unwrap();
+        inputs.push(streamed::scan(name, &p)?);
+    }
+    streamed::plan(inputs)
+}
+
+/// The folders of the streamed merge's hosts, in the order it writes them.
+fn streamed_paths(plan: &streamed::Plan) -> Vec<String> {
+    let mut hosts = plan.stream().unwrap();
+    let mut paths = Vec::new();
+    while let Some(h) = hosts.next_host().unwrap() {
+        assert!(h.pretty, "{}: in the layout `check` writes", h.path);
+        paths.push(h.path.to_string());
+    }
+    paths
+}
+
 fn write(m: &merge::Merged, f: Format) -> String {
     String::from_utf8(write_merged(Vec::new(), m, f, RenderOptions::default()).unwrap()).unwrap()
 }
@@ -101,6 +130,18 @@ fn shards_of_the_testdata_fleet_merged_equal_the_unsharded_report() {
         let mut shuffled = docs.clone();
         shuffled.reverse();
         let m = merged(&shuffled).unwrap();
+        // the streamed merge: the same summary and run, the hosts in the same order
+        let plan = streamed_plan(&shuffled).unwrap();
+        assert_eq!(plan.summary, m.summary, "N={n}");
+        assert_eq!(plan.run, m.run, "N={n}");
+        assert_eq!(plan.fails(), m.fails(), "N={n}");
+        let order: Vec<String> = m
+            .report
+            .hosts
+            .iter()
+            .map(|h| h.path.clone().unwrap())
+            .collect();
+        assert_eq!(streamed_paths(&plan), order, "N={n}");
         let json = write(&m, Format::Json);
         assert_eq!(without_run(&json), without_run(&whole), "N={n}");
         let run: serde_json::Value =
@@ -185,7 +226,14 @@ fn two_shards(set: &PolicySet) -> Vec<(String, String)> {
 fn reports_that_do_not_belong_together_are_refused_naming_both_files() {
     let set = PolicySet::builtin().unwrap();
     let docs = two_shards(&set);
-    let err = |docs: &[(String, String)]| merged(docs).unwrap_err().to_string();
+    // the same refusal, in the same words, from the whole documents and
+    // from the streamed reading
+    let err = |docs: &[(String, String)]| {
+        let whole = merged(docs).unwrap_err().to_string();
+        let streamed = streamed_plan(docs).unwrap_err().to_string();
+        assert_eq!(streamed, whole);
+        whole
+    };
 
     // a shard missing, or given twice
     let e = err(&docs[..1]);
@@ -233,6 +281,29 @@ fn reports_that_do_not_belong_together_are_refused_naming_both_files() {
         "`shard-2.json`: its `fleet` summary does not match its hosts",
     );
 
+    // an edited host: a failing finding made to pass, the summary left
+    let mut d = docs.clone();
+    let at = d[1]
+        .1
+        .find("\"status\": \"fail\"")
+        .expect("a failing finding");
+    d[1].1.replace_range(at..at + 16, "\"status\": \"pass\"");
+    says(
+        &err(&d),
+        "`shard-2.json`: its `fleet` summary does not match its hosts",
+    );
+    // a report cut short at a host, still valid JSON
+    let mut d = docs.clone();
+    let v: serde_json::Value = serde_json::from_str(&d[1].1).unwrap();
+    let last = v["hosts"].as_array().unwrap().len() - 1;
+    let mut cut = v.clone();
+    cut["hosts"].as_array_mut().unwrap().truncate(last);
+    d[1].1 = serde_json::to_string_pretty(&cut).unwrap();
+    says(
+        &err(&d),
+        "`shard-2.json`: its `fleet` summary does not match its hosts",
+    );
+
     // whole reports mixed with shards; the same host twice
     let whole = fleet_json(
         &set,
@@ -272,6 +343,11 @@ fn what_is_not_a_fleet_report_gets_a_plain_error() {
     ];
     for (text, want) in cases {
         let e = merge::parse("in.json", text).unwrap_err().to_string();
+        assert!(e.starts_with("`in.json`"), "{e}");
+        assert!(e.contains(want), "{e}");
+        let e = streamed_plan(&[("in.json".into(), text.into())])
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("`in.json`"), "{e}");
         assert!(e.contains(want), "{e}");
     }

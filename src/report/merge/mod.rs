@@ -2,8 +2,11 @@
 //! report: the run metadata and rule catalogue a fleet JSON report carries
 //! for this, the checks that the inputs come from one schema, one
 //! driftaudit version, one policy set and one threshold and cover the fleet
-//! once, the host order of an unsharded run, and the fleet summary
-//! recomputed from the hosts. Data in, data out: reads no file and renders nothing.
+//! once ([`agree`], shared with the streamed merge of files in
+//! `fleet::merge`), the host order of an unsharded run, and the fleet
+//! summary recomputed from the hosts (or, streamed, folded from each
+//! input's hosts read lightly and combined: `light`). Data in, data out:
+//! reads no file and renders nothing.
 
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
@@ -13,6 +16,8 @@ use serde::{Deserialize, Serialize};
 use super::fleet::{FleetSummary, RuleStats, FLEET_SCHEMA};
 use super::{HostReport, Report, RuleMeta, REPORT_SCHEMA};
 use crate::policy::{PolicySet, Severity};
+
+pub mod light;
 
 /// How a fleet report was made: the JSON report's `run` member (one line).
 /// Everything a merge must agree on, and what differs between a merged
@@ -215,6 +220,57 @@ pub enum MergeError {
         /// The input.
         name: String,
     },
+    /// A host out of path order in a report (a fleet report lists its
+    /// hosts in the order of an unsharded run).
+    #[error("`{name}`: host `{host}` (folder `{path}`) comes after folder `{previous}`, out of path order (was the report edited?)")]
+    OutOfOrder {
+        /// The input.
+        name: String,
+        /// The host.
+        host: String,
+        /// Its folder.
+        path: String,
+        /// The folder of the host before it.
+        previous: String,
+    },
+    /// A host of a shard that the shard's partition puts in another shard.
+    #[error("`{name}`: host folder `{path}` belongs to shard {belongs}, not to shard {shard} (was the report edited?)")]
+    NotInShard {
+        /// The input.
+        name: String,
+        /// The host's folder.
+        path: String,
+        /// The input's shard.
+        shard: String,
+        /// The shard the folder belongs to.
+        belongs: String,
+    },
+    /// A host (or another member) larger than `merge` reads at once.
+    #[error("`{name}`: {what} at line {line} is over {limit} bytes of JSON, the most merge reads of one host or member (a host of `check --fleet` is a few hundred KB)")]
+    TooLarge {
+        /// The input.
+        name: String,
+        /// `host `NAME``, or `the `MEMBER` member`.
+        what: String,
+        /// Where it starts.
+        line: u64,
+        /// The cap, in bytes.
+        limit: usize,
+    },
+    /// An input that is no longer what was checked.
+    #[error("`{name}` changed while it was being merged; merge it again")]
+    Changed {
+        /// The input.
+        name: String,
+    },
+    /// An input that could not be read.
+    #[error("cannot read `{name}`: {message}")]
+    Read {
+        /// The input.
+        name: String,
+        /// Why.
+        message: String,
+    },
     /// Unknown `fail_on`.
     #[error("`{name}`: unknown `fail_on` `{value}` in `run`")]
     FailOn {
@@ -339,26 +395,46 @@ pub fn summarize(rules: &[RuleMeta], hosts: &[HostReport], fail_on: Severity) ->
     summary
 }
 
-/// Merge fleet reports, `(name, document)` in any order. Refuses inputs of
-/// different driftaudit versions, policy sets, `--fail-on` or
-/// `--changed-since`; shards of different N, a shard twice or a shard
-/// missing; a mix of shards and whole reports; a host folder in two
-/// inputs; and an input whose summary does not follow from its hosts.
-pub fn merge(inputs: Vec<(String, FleetDocument)>) -> Result<Merged, MergeError> {
-    let Some((first_name, first)) = inputs.first() else {
+/// What the merge checks of one input besides its run metadata and rule
+/// catalogue: found in the parsed document ([`merge`]) or while its hosts
+/// stream by (`fleet::merge`).
+#[derive(Debug, Clone, Copy)]
+pub struct InputFacts<'a> {
+    /// The input, as errors name it.
+    pub name: &'a str,
+    /// Its run metadata.
+    pub run: &'a RunMeta,
+    /// Its rule catalogue.
+    pub rules: &'a [RuleMeta],
+    /// Whether its written `fleet` summary is the one its hosts give.
+    pub summary_matches: bool,
+    /// The first host without `path`.
+    pub host_without_path: Option<&'a str>,
+    /// The first host out of path order: its name, its folder and the
+    /// folder before it (a streamed input must be in path order).
+    pub out_of_order: Option<(&'a str, &'a str, &'a str)>,
+}
+
+/// Check that inputs can be merged: one driftaudit version, policy set,
+/// `--waivers` file, `--fail-on`, `--fleet` and `--changed-since`; shards
+/// of one N, each once, or only whole reports; each input's summary
+/// following from its hosts, every host with its folder, in path order.
+/// Returns the run metadata of the merged report: `shard` cleared, `merged`
+/// listing the inputs, the waiver usage of every input added up in input
+/// order. A host folder in two inputs is the caller's to find.
+pub fn agree(inputs: &[InputFacts]) -> Result<RunMeta, MergeError> {
+    let Some(first) = inputs.first() else {
         return Err(MergeError::Shards("no reports to merge".into()));
     };
-    let (first_name, base_run, rules) =
-        (first_name.clone(), first.run.clone(), first.rules.clone());
-    let (fail_on, _) = base_run.threshold().unwrap_or((Severity::Low, false));
+    let (first_name, base_run, rules) = (first.name, first.run, first.rules);
     let mut shards: Vec<(u32, u32, String)> = Vec::new();
     let mut whole = 0usize;
-    for (name, doc) in &inputs {
-        let r = &doc.run;
+    for input in inputs {
+        let (name, r) = (input.name, input.run);
         let mismatch = |what, a: &str, b: &str, hint| {
             MergeError::Mismatch(Box::new(Mismatch {
-                first: first_name.clone(),
-                other: name.clone(),
+                first: first_name.to_string(),
+                other: name.to_string(),
                 what,
                 a: a.to_string(),
                 b: b.to_string(),
@@ -373,7 +449,7 @@ pub fn merge(inputs: Vec<(String, FleetDocument)>) -> Result<Merged, MergeError>
                 "run every shard with the same driftaudit",
             ));
         }
-        if r.policies != base_run.policies || doc.rules != rules {
+        if r.policies != base_run.policies || input.rules != rules {
             return Err(mismatch(
                 "policy set",
                 &base_run.policies,
@@ -419,36 +495,91 @@ pub fn merge(inputs: Vec<(String, FleetDocument)>) -> Result<Merged, MergeError>
                 let shard: super::shard::Shard = s
                     .parse()
                     .map_err(|e| MergeError::Shards(format!("`{name}`: {e}")))?;
-                shards.push((shard.index(), shard.count(), name.clone()));
+                shards.push((shard.index(), shard.count(), name.to_string()));
             }
             None => whole += 1,
         }
-        let recomputed = summarize(&doc.rules, &doc.hosts, fail_on);
-        if serde_json::to_value(&recomputed).ok().as_ref() != Some(&doc.fleet) {
-            return Err(MergeError::Summary { name: name.clone() });
+        if !input.summary_matches {
+            return Err(MergeError::Summary {
+                name: name.to_string(),
+            });
         }
-        if let Some(h) = doc.hosts.iter().find(|h| h.path.is_none()) {
+        if let Some(host) = input.host_without_path {
             return Err(MergeError::NoPath {
-                name: name.clone(),
-                host: h.host.clone(),
+                name: name.to_string(),
+                host: host.to_string(),
+            });
+        }
+        if let Some((host, path, previous)) = input.out_of_order {
+            return Err(MergeError::OutOfOrder {
+                name: name.to_string(),
+                host: host.to_string(),
+                path: path.to_string(),
+                previous: previous.to_string(),
             });
         }
     }
     let merged_names = check_shards(&mut shards, whole)?;
-
-    let mut hosts: Vec<(String, HostReport)> = Vec::new();
     // what every shard's hosts told about the waivers, in input order
     let mut waivers = base_run.waivers.clone().map(|mut w| {
         w.usage = WaiverUsage::default();
         w
     });
     if let Some(all) = waivers.as_mut() {
-        for (_, doc) in &inputs {
-            if let Some(w) = &doc.run.waivers {
+        for input in inputs {
+            if let Some(w) = &input.run.waivers {
                 all.usage.add(&w.usage);
             }
         }
     }
+    Ok(RunMeta {
+        shard: None,
+        merged: merged_names,
+        waivers,
+        ..base_run.clone()
+    })
+}
+
+/// Merge fleet reports, `(name, document)` in any order. Refuses inputs of
+/// different driftaudit versions, policy sets, `--fail-on` or
+/// `--changed-since`; shards of different N, a shard twice or a shard
+/// missing; a mix of shards and whole reports; a host folder in two
+/// inputs; and an input whose summary does not follow from its hosts.
+pub fn merge(inputs: Vec<(String, FleetDocument)>) -> Result<Merged, MergeError> {
+    let rules = inputs
+        .first()
+        .map(|(_, d)| d.rules.clone())
+        .unwrap_or_default();
+    let (fail_on, _) = inputs
+        .first()
+        .and_then(|(_, d)| d.run.threshold())
+        .unwrap_or((Severity::Low, false));
+    let matches: Vec<bool> = inputs
+        .iter()
+        .map(|(_, doc)| {
+            let recomputed = summarize(&doc.rules, &doc.hosts, fail_on);
+            serde_json::to_value(&recomputed).ok().as_ref() == Some(&doc.fleet)
+        })
+        .collect();
+    let facts: Vec<InputFacts> = inputs
+        .iter()
+        .zip(&matches)
+        .map(|((name, doc), m)| InputFacts {
+            name,
+            run: &doc.run,
+            rules: &doc.rules,
+            summary_matches: *m,
+            host_without_path: doc
+                .hosts
+                .iter()
+                .find(|h| h.path.is_none())
+                .map(|h| h.host.as_str()),
+            out_of_order: None,
+        })
+        .collect();
+    let run = agree(&facts)?;
+
+    let mut hosts: Vec<(String, HostReport)> = Vec::new();
     for (name, doc) in inputs {
         hosts.extend(doc.hosts.into_iter().map(|h| (name.clone(), h)));
     }
@@ -471,12 +602,6 @@ pub fn merge(inputs: Vec<(String, FleetDocument)>) -> Result<Merged, MergeError>
     }
     let hosts: Vec<HostReport> = hosts.into_iter().map(|(_, h)| h).collect();
     let summary = summarize(&rules, &hosts, fail_on);
-    let run = RunMeta {
-        shard: None,
-        merged: merged_names,
-        waivers,
-        ..base_run
-    };
     Ok(Merged {
         report: Report {
             schema: REPORT_SCHEMA,
