@@ -31,21 +31,7 @@ pub fn wrap_into(out: &mut String, text: &str, width: usize, first: &str, rest: 
             lines.out.push('\n');
         }
         if para.is_ascii() {
-            // ASCII: split by byte, a word's length is its character count
-            let b = para.as_bytes();
-            let mut at = 0;
-            while at < b.len() {
-                while at < b.len() && ascii_space(b[at]) {
-                    at += 1;
-                }
-                let start = at;
-                while at < b.len() && !ascii_space(b[at]) {
-                    at += 1;
-                }
-                if start < at {
-                    lines.word(&para[start..at], at - start);
-                }
-            }
+            lines.ascii(para);
         } else {
             for w in para.split_whitespace() {
                 lines.word(w, w.chars().count());
@@ -119,6 +105,49 @@ impl Lines<'_> {
         }
         self.out.push_str(w);
         self.chars += n;
+    }
+
+    /// An ASCII paragraph's words (split by byte, a word's length its
+    /// character count), as [`Lines::word`] puts them; words one space
+    /// apart on the same line are copied as one run.
+    fn ascii(&mut self, para: &str) {
+        let b = para.as_bytes();
+        // the open line's words not yet copied: a run of `para`
+        let mut run = 0..0;
+        let mut at = 0;
+        while at < b.len() {
+            while at < b.len() && ascii_space(b[at]) {
+                at += 1;
+            }
+            let start = at;
+            while at < b.len() && !ascii_space(b[at]) {
+                at += 1;
+            }
+            if start == at {
+                continue;
+            }
+            let n = at - start;
+            if self.open && self.chars + 1 + n <= self.width {
+                if start == run.end + 1 && b[run.end] == b' ' {
+                    run.end = at;
+                } else {
+                    self.out.push_str(&para[run]);
+                    self.out.push(' ');
+                    run = start..at;
+                }
+                self.chars += 1 + n;
+            } else {
+                self.out.push_str(&para[run]);
+                if self.open {
+                    self.out.push('\n');
+                }
+                self.start();
+                self.open = true;
+                self.chars = n;
+                run = start..at;
+            }
+        }
+        self.out.push_str(&para[run]);
     }
 
     /// End the paragraph's last line.
