@@ -10,10 +10,10 @@ use super::model::*;
 use super::names::*;
 
 impl Host {
-    /// Whether this gather remembers answers (a snapshot inside
+    /// Whether this gather remembers answers (inside
     /// [`Host::remember_stats`], not recording a read log).
     pub(super) fn memo_on(&self) -> bool {
-        self.kind == SourceKind::Snapshot && self.log.is_none() && self.memo(|m| m.on)
+        self.log.is_none() && self.memo(|m| m.on)
     }
 
     pub(super) fn memo<R>(&self, f: impl FnOnce(&mut StatMemo) -> R) -> R {
@@ -21,11 +21,11 @@ impl Host {
         f(&mut g)
     }
 
-    /// Remember what each snapshot path is until the guard is dropped (one
-    /// gather: see [`StatMemo`]). No effect on the live host.
+    /// Remember what each path is until the guard is dropped (one gather:
+    /// see [`StatMemo`]).
     pub(crate) fn remember_stats(&self) -> StatsRemembered<'_> {
         let mut g = self.stats.lock().unwrap_or_else(|p| p.into_inner());
-        g.on = self.kind == SourceKind::Snapshot;
+        g.on = true;
         drop(g);
         StatsRemembered(self)
     }
@@ -41,28 +41,28 @@ impl Host {
     }
 
     pub(super) fn stat_of(&self, host_path: &str) -> Result<Meta, ReadError> {
-        Ok(match self.kind {
+        let key = self.memo_on().then(|| lexical(host_path));
+        if let Some(k) = &key {
+            if let Some(known) = self.memo(|m| m.known.get(k).cloned()) {
+                return known;
+            }
+        }
+        let got = match self.kind {
             // On the live root confinement is the identity: let the kernel
             // follow links in one stat instead of one lstat per component.
-            SourceKind::Live => Meta::from_std(&fs::metadata(live_path(host_path)?)?),
-            SourceKind::Snapshot => {
-                let key = self.memo_on().then(|| lexical(host_path));
-                if let Some(k) = &key {
-                    if let Some(known) = self.memo(|m| m.known.get(k).cloned()) {
-                        return known;
-                    }
-                }
-                let got = self.stat_in_root(host_path).map(|st| Meta::from_stat(&st));
-                if let Some(k) = key {
-                    self.memo(|m| {
-                        if m.known.len() >= MAX_STAT_MEMO {
-                            m.known.clear();
-                        }
-                        m.known.insert(k, got.clone());
-                    });
-                }
-                got?
+            SourceKind::Live => {
+                live_path(host_path).and_then(|p| Ok(Meta::from_std(&fs::metadata(p)?)))
             }
-        })
+            SourceKind::Snapshot => self.stat_in_root(host_path).map(|st| Meta::from_stat(&st)),
+        };
+        if let Some(k) = key {
+            self.memo(|m| {
+                if m.known.len() >= MAX_STAT_MEMO {
+                    m.known.clear();
+                }
+                m.known.insert(k, got.clone());
+            });
+        }
+        got
     }
 }

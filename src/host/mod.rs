@@ -629,6 +629,47 @@ mod tests {
         drop(g);
     }
 
+    /// The live host remembers within one gather too: a file, a missing
+    /// file and a listing are asked of the kernel once (the option-file
+    /// reader, mycnf_files and the evidence pass asked for each `.cnf`
+    /// three or four times), so one gather sees one version of each; after
+    /// the gather they are read anew.
+    #[test]
+    fn a_gather_on_the_live_host_reads_a_file_and_a_listing_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = fs::canonicalize(dir.path()).unwrap();
+        let file = root.join("my.cnf").display().to_string();
+        let absent = root.join("absent.cnf").display().to_string();
+        let folder = root.display().to_string();
+        fs::write(&file, "[mysqld]\n").unwrap();
+        let host = Host::live();
+        let g = host.remember_stats();
+        assert_eq!(host.read_bytes(&file).unwrap(), b"[mysqld]\n");
+        assert_eq!(host.read_bytes(&absent), Err(ReadError::NotFound));
+        let names = |h: &Host| -> Vec<String> {
+            h.read_dir(&folder)
+                .unwrap()
+                .into_iter()
+                .map(|e| e.name)
+                .collect()
+        };
+        assert_eq!(names(&host), ["my.cnf"]);
+        fs::write(&file, "[mysqld]\nport = 1\n").unwrap();
+        fs::write(&absent, "[client]\n").unwrap();
+        assert_eq!(host.read_bytes(&file).unwrap(), b"[mysqld]\n");
+        assert_eq!(host.read_bytes(&absent), Err(ReadError::NotFound));
+        assert_eq!(names(&host), ["my.cnf"]);
+        // a listing kept whole answers a filtered one too
+        let only = host
+            .read_dir_matching(&folder, |n| n.starts_with(b"ab"))
+            .unwrap();
+        assert!(only.is_empty(), "{only:?}");
+        drop(g);
+        assert_eq!(host.read_bytes(&file).unwrap(), b"[mysqld]\nport = 1\n");
+        assert_eq!(host.read_bytes(&absent).unwrap(), b"[client]\n");
+        assert_eq!(names(&host), ["absent.cnf", "my.cnf"]);
+    }
+
     /// A file read in pieces comes whole through `each`, within the cap
     /// and the budget, and a FIFO is refused without blocking.
     #[test]
