@@ -169,6 +169,12 @@ fn command_word(v: &str) -> String {
 /// on `"\n\n"`, then on whitespace, and joining again would, in one pass
 /// over the text with each word copied once.
 fn collapse_ws(s: &str) -> String {
+    // most templates are folded already (YAML folds `>` scalars): only
+    // trailing whitespace to drop, which folding would drop too
+    let text = s.trim_end();
+    if is_folded(text) {
+        return text.to_string();
+    }
     let bytes = s.as_bytes();
     let mut out = String::with_capacity(s.len());
     // a word was written since the last paragraph break
@@ -208,6 +214,31 @@ fn collapse_ws(s: &str) -> String {
     let start = out.len() - out.trim_start().len();
     out.drain(..start);
     out
+}
+
+/// Whether `s` is its own [`collapse_ws`]: no whitespace but single
+/// spaces between words (so no paragraph break either).
+fn is_folded(s: &str) -> bool {
+    let bytes = s.as_bytes();
+    if bytes.first() == Some(&b' ') || bytes.last() == Some(&b' ') {
+        return false;
+    }
+    let mut after_space = false;
+    for (i, &b) in bytes.iter().enumerate() {
+        if b == b' ' {
+            if after_space {
+                return false;
+            }
+            after_space = true;
+            continue;
+        }
+        after_space = false;
+        // ASCII whitespace, or a character (from its first byte) that is
+        if matches!(b, b'\t'..=b'\r') || (b >= 0xC0 && whitespace_at(s, i).0) {
+            return false;
+        }
+    }
+    true
 }
 
 /// Whether the character at byte `i` of `s` is whitespace (as
@@ -468,6 +499,12 @@ mod tests {
             "\n\n\n",
             "x\n",
             "é\n\nü \n",
+            "already folded, `code` and all",
+            "folded but for the end\n",
+            "folded but for the end \n\n \n",
+            "two  spaces",
+            " lead",
+            "no\u{a0}break",
         ] {
             assert_eq!(collapse_ws(s), by_lists(s), "{s:?}");
         }
