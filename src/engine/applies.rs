@@ -4,7 +4,7 @@
 //! check itself (that is setting/assert/drift).
 
 use super::eval::RuleCx;
-use super::finding::base_finding;
+use super::finding::rule_finding;
 use crate::eval::{eval, truthy, Missing};
 use crate::expr::{self, Expr};
 use crate::facts::Facts;
@@ -70,7 +70,7 @@ pub(super) fn first_unmet(rule: &Rule, policy: Option<&Policy>, cx: &RuleCx) -> 
             },
         };
         if let Some((status, why)) = outcome {
-            let mut f = base_finding(rule, status);
+            let mut f = rule_finding(rule, cx, status);
             f.subject = cx.subjects();
             f.evidence = cx.evidence();
             f.explanation = why;

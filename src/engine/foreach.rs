@@ -11,12 +11,14 @@
 //! `${...}` fields is `item_fields`.
 
 use std::borrow::Cow;
+use std::cell::OnceCell;
 use std::collections::BTreeMap;
 
+use super::domain::shared_reads;
 use super::eval::{ItemKey, RuleCx};
 use super::finding::{base_finding, missing_finding};
 use super::foreach_items::{expand, Item};
-use super::item_fields::{item_path, render_plain, resolve_fields};
+use super::item_fields::{apply_fields, field_values, item_path, render_plain, resolve_fields};
 use crate::eval::{eval, Context, Missing};
 use crate::facts::Facts;
 use crate::policy::{Applies, Check, ForEach, ForEachSource, Policy, Remedy, Rule};
@@ -149,6 +151,8 @@ pub(super) fn check(
     };
     // the rule as its items see it, `for_each` gone: made once, not per item
     let base = copy_with(rule, rule.applies.clone());
+    // what it reads outside `applies` and `for_each`, for every item's findings
+    let reads = shared_reads(rule);
     let mut when_rule = None;
     let mut out = Vec::new();
     for item in items {
@@ -163,6 +167,7 @@ pub(super) fn check(
         // subject each start from an empty record of what was read, as a
         // context of their own would
         let mut cx = RuleCx::new(facts, rule, policy);
+        cx.shared_reads = OnceCell::from(reads.clone());
         cx.special.get_mut().insert(fe.bind.clone(), value);
         cx.item = key.map(|k| (fe.bind.clone(), k));
         let mut subject = None;
@@ -229,18 +234,25 @@ fn fresh(cx: &mut RuleCx) {
 }
 
 /// The bound item's `${...}` fields evaluated in `cx` (which binds the
-/// item as written), the item rebound to the result; the fields that could
-/// not be evaluated, with their reasons.
+/// item as written), the results written into the bound record in place
+/// (not into a copy of it); the fields that could not be evaluated, with
+/// their reasons.
 fn resolve_in(cx: &mut RuleCx, bind: &str) -> BTreeMap<String, Missing> {
-    let (value, errors) = {
-        let special = cx.special.borrow();
-        match special.get(bind) {
-            Some(v) => resolve_fields(v, cx),
-            None => (Value::Record(BTreeMap::new()), BTreeMap::new()),
-        }
+    let values = match cx.special.borrow().get(bind) {
+        Some(Value::Record(m)) => Some(field_values(m, cx)),
+        Some(_) => return BTreeMap::new(),
+        None => None,
     };
-    cx.special.get_mut().insert(bind.to_string(), value);
-    errors
+    let Some(values) = values else {
+        cx.special
+            .get_mut()
+            .insert(bind.to_string(), Value::Record(BTreeMap::new()));
+        return BTreeMap::new();
+    };
+    match cx.special.get_mut().get_mut(bind) {
+        Some(Value::Record(m)) => apply_fields(m, values),
+        _ => BTreeMap::new(),
+    }
 }
 
 fn bound_cx<'a>(

@@ -157,30 +157,54 @@ fn parsed(t: &str) -> Rc<ItemText> {
 /// (reading it is then that reason: a field only some templates use does
 /// not make the whole item unknown).
 pub(super) fn resolve_fields(value: &Value, cx: &RuleCx) -> (Value, BTreeMap<String, Missing>) {
-    let mut errors = BTreeMap::new();
     let Value::Record(m) = value else {
-        return (value.clone(), errors);
+        return (value.clone(), BTreeMap::new());
     };
     let mut out = m.clone();
+    let errors = apply_fields(&mut out, field_values(m, cx));
+    (Value::Record(out), errors)
+}
+
+/// The values of a record's `${EXPR}` fields (`when` aside), in the
+/// record's order, each evaluated in `cx` over the record as written.
+pub(super) fn field_values(
+    m: &BTreeMap<String, Value>,
+    cx: &RuleCx,
+) -> Vec<(String, Result<Value, Missing>)> {
+    let mut out = Vec::new();
     for (k, v) in m {
         if k == "when" {
             continue;
         }
         if let Value::Str(t) = v {
             if t.contains("${") {
-                match item_text(k, t, cx) {
-                    Ok(x) => {
-                        out.insert(k.clone(), x);
-                    }
-                    Err(e) => {
-                        out.remove(k);
-                        errors.insert(k.clone(), e);
-                    }
-                }
+                out.push((k.clone(), item_text(k, t, cx)));
             }
         }
     }
-    (Value::Record(out), errors)
+    out
+}
+
+/// [`field_values`] written into the record they came from: a value
+/// replaces its text, a field that has none is taken out and its reason
+/// returned.
+pub(super) fn apply_fields(
+    m: &mut BTreeMap<String, Value>,
+    values: Vec<(String, Result<Value, Missing>)>,
+) -> BTreeMap<String, Missing> {
+    let mut errors = BTreeMap::new();
+    for (k, v) in values {
+        match v {
+            Ok(x) => {
+                m.insert(k, x);
+            }
+            Err(e) => {
+                m.remove(&k);
+                errors.insert(k, e);
+            }
+        }
+    }
+    errors
 }
 
 /// `${...}` in an `applies` path, over the item (`exists: "${dir.path}"`).
