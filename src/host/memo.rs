@@ -1,9 +1,10 @@
 //! The read memo: what one gather already learnt about paths (stats,
-//! resolutions, small files, directory walks), bounded in entries and bytes,
+//! resolutions, small files, folder listings), bounded in entries and bytes,
 //! so a path many readers ask about is looked up once. Must not decide
 //! what is read.
 
 use std::fs;
+use std::sync::Arc;
 
 use super::confine::*;
 use super::model::*;
@@ -64,5 +65,44 @@ impl Host {
             });
         }
         got
+    }
+
+    /// Keep a small file's bytes for the rest of the gather (see
+    /// [`FileMemo`]), when the memo is on.
+    pub(super) fn remember_file(&self, host_path: &str, bytes: &[u8]) {
+        if !self.memo_on() {
+            return;
+        }
+        self.memo(|m| {
+            let f = &mut m.files;
+            if bytes.len() <= MAX_MEMO_FILE && f.bytes + bytes.len() <= MAX_MEMO_BYTES {
+                f.bytes += bytes.len();
+                f.by_path
+                    .insert(lexical(host_path), Arc::new(bytes.to_vec()));
+            }
+        });
+    }
+
+    /// The whole listing of a folder made earlier in this gather.
+    pub(super) fn listed(&self, host_path: &str) -> Option<Arc<Vec<DirEntry>>> {
+        if !self.memo_on() {
+            return None;
+        }
+        let key = lexical(host_path);
+        self.memo(|m| m.dirs.get(&key).cloned())
+    }
+
+    /// Keep a folder's whole listing for the rest of the gather, within
+    /// [`MAX_MEMO_DIR_ENTRIES`] entries in all.
+    pub(super) fn remember_listing(&self, host_path: &str, listed: &[DirEntry]) {
+        if !self.memo_on() {
+            return;
+        }
+        self.memo(|m| {
+            if m.dir_entries + listed.len() <= MAX_MEMO_DIR_ENTRIES {
+                m.dir_entries += listed.len();
+                m.dirs.insert(lexical(host_path), Arc::new(listed.to_vec()));
+            }
+        });
     }
 }

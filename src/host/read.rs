@@ -13,7 +13,6 @@ use std::os::fd::OwnedFd;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
 
 use rustix::fs::{self as rfs, AtFlags, FileType as RType, Mode, OFlags};
 
@@ -310,22 +309,6 @@ impl Host {
         Ok(bytes)
     }
 
-    /// Keep a small file's bytes for the rest of the gather (see
-    /// [`FileMemo`]), when the memo is on.
-    fn remember_file(&self, host_path: &str, bytes: &[u8]) {
-        if !self.memo_on() {
-            return;
-        }
-        self.memo(|m| {
-            let f = &mut m.files;
-            if bytes.len() <= MAX_MEMO_FILE && f.bytes + bytes.len() <= MAX_MEMO_BYTES {
-                f.bytes += bytes.len();
-                f.by_path
-                    .insert(lexical(host_path), Arc::new(bytes.to_vec()));
-            }
-        });
-    }
-
     /// Read a file named by data that `trust` says who controls (an
     /// `!include` in an option file, a path in a service's config), as text.
     /// On a live host a path is followed for root only as far as it stays
@@ -435,21 +418,11 @@ impl Host {
     /// are bytes ([`DirEntry::raw_name`]); [`DirEntry::name`] is the same
     /// name as a host path component (see [`escape_name`]).
     pub(crate) fn read_dir(&self, host_path: &str) -> Result<Vec<DirEntry>, ReadError> {
-        let key = self.memo_on().then(|| lexical(host_path));
-        if let Some(k) = &key {
-            if let Some(known) = self.memo(|m| m.dirs.get(k).cloned()) {
-                return Ok(known.as_ref().clone());
-            }
+        if let Some(known) = self.listed(host_path) {
+            return Ok(known.as_ref().clone());
         }
         let listed = self.read_dir_matching(host_path, |_| true)?;
-        if let Some(k) = key {
-            self.memo(|m| {
-                if m.dir_entries + listed.len() <= MAX_MEMO_DIR_ENTRIES {
-                    m.dir_entries += listed.len();
-                    m.dirs.insert(k, Arc::new(listed.clone()));
-                }
-            });
-        }
+        self.remember_listing(host_path, &listed);
         Ok(listed)
     }
 
@@ -462,15 +435,9 @@ impl Host {
         host_path: &str,
         keep: impl Fn(&[u8]) -> bool,
     ) -> Result<Vec<DirEntry>, ReadError> {
-        if self.memo_on() {
-            let key = lexical(host_path);
-            if let Some(known) = self.memo(|m| m.dirs.get(&key).cloned()) {
-                return Ok(known
-                    .iter()
-                    .filter(|e| keep(e.raw_name.as_bytes()))
-                    .cloned()
-                    .collect());
-            }
+        if let Some(known) = self.listed(host_path) {
+            let kept = known.iter().filter(|e| keep(e.raw_name.as_bytes()));
+            return Ok(kept.cloned().collect());
         }
         let (fd, resolved) = self.open_dir(host_path)?;
         let resolved_path = comps_host_path(&resolved);
