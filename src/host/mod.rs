@@ -200,12 +200,13 @@ impl Host {
 
 #[cfg(test)]
 mod tests {
-    use super::confine::host_components;
+    use super::confine::{host_components, live_path};
     use super::model::MAX_WALK_CACHE;
     use super::names::normalised;
     use super::*;
     use rustix::fs::FileType as RType;
     use std::collections::BTreeSet;
+    use std::os::unix::ffi::OsStringExt;
     use std::os::unix::fs::symlink;
 
     fn snap() -> (tempfile::TempDir, Host) {
@@ -627,6 +628,40 @@ mod tests {
             Err(ReadError::Limit(_))
         ));
         drop(g);
+    }
+
+    /// The shortcut for plain paths gives what the component loop gives.
+    #[test]
+    fn a_live_path_is_the_same_with_or_without_the_plain_shortcut() {
+        let by_loop = |p: &str| -> Result<std::path::PathBuf, ReadError> {
+            let mut out = Vec::new();
+            for c in host_components(p)? {
+                out.push(b'/');
+                out.extend_from_slice(&c);
+            }
+            if out.is_empty() {
+                out.push(b'/');
+            }
+            Ok(std::path::PathBuf::from(std::ffi::OsString::from_vec(out)))
+        };
+        for p in [
+            "/",
+            "",
+            "/etc",
+            "/etc/",
+            "//etc//my.cnf",
+            "/etc/./my.cnf",
+            "/etc/.",
+            "/etc/../x",
+            "etc/my.cnf",
+            "/etc/a\\x41b",
+            "/etc/a\\x2fb",
+            "/etc/a\0b",
+            "/proc/sys/net/ipv4/conf/eth0.100/rp_filter",
+            "/a/.b/..c",
+        ] {
+            assert_eq!(live_path(p), by_loop(p), "{p:?}");
+        }
     }
 
     /// The live host remembers within one gather too: a file, a missing

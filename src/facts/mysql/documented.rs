@@ -278,8 +278,7 @@ const FILES: &[(&str, u64, u64, bool, &str, &str)] = &[
 /// Each compiled-in table, parsed on first use: a check needs its own
 /// server's table (and another only for a name its own lacks), and reading
 /// all four cost a live check about 1 M instructions.
-static TABLES: [OnceLock<Option<DocTable>>; FILES.len()] =
-    [const { OnceLock::new() }; FILES.len()];
+static TABLES: [OnceLock<Option<DocTable>>; FILES.len()] = [const { OnceLock::new() }; FILES.len()];
 
 /// The table of `FILES[i]`, parsed once.
 fn table(i: usize) -> Option<&'static DocTable> {
