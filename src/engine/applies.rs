@@ -15,8 +15,19 @@ use crate::report::{Finding, Status};
 /// says so (`skip`, or `unknown`/`error` when it cannot be told); `None`
 /// when every condition holds and the check runs.
 pub(super) fn first_unmet(rule: &Rule, policy: Option<&Policy>, cx: &RuleCx) -> Option<Finding> {
+    first_unmet_of(rule, &rule.applies, policy, cx)
+}
+
+/// [`first_unmet`] of `applies` in place of the rule's own (a `for_each`
+/// item's paths, or its own `when`), without a copy of the rule.
+pub(super) fn first_unmet_of<'a>(
+    rule: &Rule,
+    applies: impl IntoIterator<Item = &'a Applies>,
+    policy: Option<&Policy>,
+    cx: &RuleCx,
+) -> Option<Finding> {
     let facts = cx.facts;
-    for a in &rule.applies {
+    for a in applies {
         let outcome: Option<(Status, String)> = match a {
             Applies::Kernel(conds, text) => match &facts.kernel {
                 None => Some((

@@ -26,6 +26,16 @@ impl Reads {
         });
     }
 
+    /// The `when:` conditions among `applies` (its paths and kernel
+    /// releases name no domain).
+    fn walk_applies<'a>(&mut self, applies: impl IntoIterator<Item = &'a Applies>) {
+        for a in applies {
+            if let Applies::When(e, _) = a {
+                self.walk(e);
+            }
+        }
+    }
+
     /// The domain these reads give: storage before the products (Zimbra,
     /// then MySQL) before sysctl.
     fn domain(&self) -> Option<Domain> {
@@ -60,11 +70,7 @@ pub fn rule_domain(rule: &Rule) -> Option<Domain> {
 /// only, which are read here.
 pub(super) fn rule_domain_with(rule: &Rule, shared: &Reads) -> Option<Domain> {
     let mut reads = shared.clone();
-    for a in &rule.applies {
-        if let Applies::When(e, _) = a {
-            reads.walk(e);
-        }
-    }
+    reads.walk_applies(&rule.applies);
     if let Some(fe) = &rule.for_each {
         match &fe.source {
             ForEachSource::Keys { ns, filter, .. } => {
@@ -92,6 +98,19 @@ pub(super) fn rule_domain_with(rule: &Rule, shared: &Reads) -> Option<Domain> {
             }
         }
     }
+    reads.domain()
+}
+
+/// The domain of a `for_each` item's findings, judged with `applies` in
+/// place of the rule's own and without its `for_each` (an item's paths, or
+/// its own `when`): what [`rule_domain_with`] gives for a copy of the rule
+/// so made, without the copy. `shared` is [`shared_reads`] of the rule.
+pub(super) fn item_domain<'a>(
+    applies: impl IntoIterator<Item = &'a Applies>,
+    shared: &Reads,
+) -> Option<Domain> {
+    let mut reads = shared.clone();
+    reads.walk_applies(applies);
     reads.domain()
 }
 
@@ -195,5 +214,44 @@ mod tests {
                 rule.id
             );
         }
+    }
+
+    #[test]
+    fn an_items_domain_without_a_copy_is_the_domain_of_the_copy_judged_before() {
+        let set = PolicySet::builtin().unwrap();
+        let whens = [
+            "mount_of('/srv') == '/'",
+            "mycnf.innodb_buffer_pool_size > 0",
+            "zimbra_installed and sysctl.vm.swappiness > 1",
+            "params.x == 1",
+        ];
+        let mut items = 0;
+        for rule in set.rules() {
+            let shared = shared_reads(rule);
+            // the copy the engine judged an item with: `for_each` gone, the
+            // rule's `applies` (an item's paths and `exists` name no domain)
+            let mut copy = rule.clone();
+            copy.for_each = None;
+            copy.applies
+                .insert(0, Applies::Exists("/var/lib/mysql".into()));
+            assert_eq!(
+                item_domain(&rule.applies, &shared),
+                rule_domain_with(&copy, &shared),
+                "{}",
+                rule.id
+            );
+            // and the one an item's own `when` was judged with
+            for w in whens {
+                copy.applies = vec![Applies::When(crate::expr::parse(w).unwrap(), w.into())];
+                assert_eq!(
+                    item_domain(&copy.applies, &shared),
+                    rule_domain_with(&copy, &shared),
+                    "{} {w}",
+                    rule.id
+                );
+            }
+            items += usize::from(rule.for_each.is_some());
+        }
+        assert!(items > 5, "{items} for_each rules");
     }
 }

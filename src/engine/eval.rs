@@ -51,6 +51,10 @@ pub(super) struct RuleCx<'a> {
     /// ([`shared_reads`]): found once, for every finding made here (a
     /// `for_each` rule's items are given it found once for them all).
     pub(super) shared_reads: OnceCell<Reads>,
+    /// The domain of the findings made here when the caller has found it
+    /// already: a `for_each` item's, judged with the rule itself where a
+    /// copy without `for_each` was judged before ([`super::domain::item_domain`]).
+    pub(super) domain: Option<Option<Domain>>,
 }
 
 impl<'a> RuleCx<'a> {
@@ -67,6 +71,7 @@ impl<'a> RuleCx<'a> {
             item: None,
             field_errors: None,
             shared_reads: OnceCell::new(),
+            domain: None,
         }
     }
 
@@ -75,6 +80,9 @@ impl<'a> RuleCx<'a> {
     /// item's), which reads the same outside `applies` and `for_each`.
     pub(super) fn domain_of(&self, rule: &Rule) -> Option<Domain> {
         debug_assert_eq!(rule.id, self.rule.id);
+        if let Some(d) = self.domain {
+            return d;
+        }
         rule_domain_with(
             rule,
             self.shared_reads.get_or_init(|| shared_reads(self.rule)),

@@ -1,8 +1,9 @@
 //! An item's `${EXPR}` texts evaluated in the rule's scope: a list item's
 //! fields ([`item_text`], each text parsed once per thread and kept in a
 //! memo; [`resolve_fields`]), an `applies` path ([`item_path`]) and a
-//! template rendered as plain text ([`render_plain`]). Must not do I/O or
-//! judge anything: it only gives values (or why they are missing).
+//! template rendered as plain text ([`render_plain`]), and a list item's
+//! `when` parsed once per thread ([`item_when`]). Must not do I/O or judge
+//! anything: it only gives values (or why they are missing).
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
@@ -11,7 +12,7 @@ use std::rc::Rc;
 use super::eval::RuleCx;
 use crate::eval::{eval, Context, Missing};
 use crate::expr::Expr;
-use crate::policy::{Template, TemplatePart};
+use crate::policy::{Applies, Template, TemplatePart};
 use crate::value::Value;
 
 /// A template rendered as plain text (a key, a path): each placeholder's
@@ -148,6 +149,33 @@ fn parsed(t: &str) -> Rc<ItemText> {
             m.clear();
         }
         m.insert(t.to_string(), Rc::clone(&p));
+        p
+    })
+}
+
+thread_local! {
+    static WHENS: RefCell<HashMap<String, Rc<Result<Applies, String>>>> = RefCell::new(HashMap::new());
+}
+
+/// A list item's `when` text as the condition it is (`Applies::When`), or
+/// the parser's message: parsed once per thread, for every item and host
+/// that has it, as [`parsed`] does for field texts (and emptied the same
+/// way at [`MAX_PARSED`] texts).
+pub(super) fn item_when(w: &str) -> Rc<Result<Applies, String>> {
+    WHENS.with(|m| {
+        if let Some(p) = m.borrow().get(w) {
+            return Rc::clone(p);
+        }
+        let p = Rc::new(
+            crate::expr::parse(w)
+                .map(|e| Applies::When(e, w.to_string()))
+                .map_err(|e| e.message),
+        );
+        let mut m = m.borrow_mut();
+        if m.len() >= MAX_PARSED {
+            m.clear();
+        }
+        m.insert(w.to_string(), Rc::clone(&p));
         p
     })
 }
