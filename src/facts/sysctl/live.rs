@@ -199,9 +199,11 @@ fn capture<'t>(host: &Host, facts: &mut Facts, path: &'static str, text: &'t str
         }
         facts.issues.push(issue);
     }
-    // keys are unique (the parser joins repeats); the listing is
-    // usually sorted already, which the sort finds in one pass
-    vals.sort_unstable_by(|a, b| a.key.cmp(&b.key));
+    // keys are unique (the parser joins repeats), so a stable sort gives
+    // what an unstable one would; the listing is usually sorted, often
+    // with a short tail appended, which the stable sort takes as two runs
+    // and merges in one pass where the unstable one sorted it all again
+    vals.sort_by(|a, b| a.key.cmp(&b.key));
     Live::Capture {
         map: vals,
         path,
