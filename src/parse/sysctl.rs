@@ -105,7 +105,9 @@ fn normalize_key_cow(key: &str) -> Cow<'_, str> {
             key.strip_prefix("/proc/sys/").unwrap_or(key)
         }
     };
-    match memchr::memchr2(b'.', b'/', key.as_bytes()) {
+    // the first separator is a few bytes in (`net.`, `kernel.`): a plain
+    // loop finds it sooner than memchr's setup
+    match key.bytes().position(|b| b == b'.' || b == b'/') {
         Some(i) if key.as_bytes()[i] == b'/' => {
             Cow::Owned(swap_dot_slash(key.trim_start_matches('/')))
         }
@@ -402,6 +404,15 @@ fn split_assignment(line: &str) -> Option<(&str, &str)> {
 
 /// `s.contains(char::is_whitespace)`, byte by byte for ASCII text.
 fn has_whitespace(s: &str) -> bool {
+    // char::is_whitespace's members are all below `!` or not ASCII: a key
+    // with neither (every real one) is told in one pass with no early
+    // exit, which the compiler does a vector at a time
+    if !s
+        .bytes()
+        .fold(false, |a, b| a | (b.wrapping_sub(b'!') >= 0x5e))
+    {
+        return false;
+    }
     if !s.is_ascii() {
         return s.contains(char::is_whitespace);
     }
@@ -439,8 +450,16 @@ impl<'a> FirstLines<'a> {
         }
     }
 
+    /// Whether all of `out_len` values are in the sorted run.
+    fn is_sorted(&self, out_len: usize) -> bool {
+        self.sorted == out_len && !self.all_hashed
+    }
+
     /// Where in `out` `key` first was, or `None` when it is new: it is
     /// then recorded as `out.len()`, which the caller pushes.
+    // `&Cow`, not `&str`: a new key goes into the index as the Cow it is,
+    // a borrowed one without a copy
+    #[allow(clippy::ptr_arg)]
     fn find_or_add(&mut self, out: &[CaptureValue<'a>], key: &Cow<'a, str>) -> Option<usize> {
         use std::cmp::Ordering;
         use std::collections::hash_map::Entry;
@@ -566,7 +585,11 @@ pub fn parse_capture(text: &str) -> (Vec<CaptureValue<'_>>, Vec<Issue>) {
         }
         // Multi-line value: each line repeats the key, usually on the next line.
         let prev = match last {
-            Some(i) if out.get(i).is_some_and(|c| c.key == key) => Some(i),
+            // (while the capture is sorted `find_or_add` compares with the
+            // previous key itself)
+            Some(i) if !index.is_sorted(out.len()) && out.get(i).is_some_and(|c| c.key == key) => {
+                Some(i)
+            }
             // a new key is recorded as `out.len()`, pushed below
             _ => index.find_or_add(&out, &key),
         };
