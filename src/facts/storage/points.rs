@@ -3,6 +3,8 @@
 //! path ([`mount_of`]) and the mount points the gathered namespaces name
 //! ([`mount_points`]). Pure: no I/O, and nothing here reads a host.
 
+use std::borrow::Cow;
+
 use crate::facts::{Entry, Evidence, Facts};
 use crate::parse::fstab::FstabEntry;
 
@@ -24,23 +26,23 @@ pub fn mount_of<'a>(
     if !path.starts_with('/') {
         return Err("not an absolute path, so no mount point can hold it");
     }
-    let path = normalize_point(path);
+    let path = point_cow(path);
     if path.split('/').any(|c| c == "..") {
         return Err("has a `..` component, which only the host's symlinks resolve");
     }
-    let mut best = "/".to_string();
+    let mut best: Cow<str> = Cow::Borrowed("/");
     for mp in mount_points.filter(|m| m.starts_with('/')) {
-        let mp = normalize_point(mp);
+        let mp = point_cow(mp);
         let holds = mp == "/"
             || path == mp
             || path
-                .strip_prefix(mp.as_str())
+                .strip_prefix(&*mp)
                 .is_some_and(|rest| rest.starts_with('/'));
         if holds && mp.len() > best.len() {
             best = mp;
         }
     }
-    Ok(best)
+    Ok(best.into_owned())
 }
 
 /// A mount point or path in canonical form, as the kernel names it in
@@ -52,8 +54,14 @@ pub fn mount_of<'a>(
 /// Most text is canonical already (the kernel's mount table, fstab as
 /// admins write it): that is one scan and one copy, no list of components.
 pub fn normalize_point(p: &str) -> String {
+    point_cow(p).into_owned()
+}
+
+/// [`normalize_point`] borrowing text that is canonical already, for the
+/// comparisons that need no copy (`normalize_point(t) == key`).
+pub(super) fn point_cow(p: &str) -> Cow<'_, str> {
     if !p.starts_with('/') || p == "/" || p[1..].split('/').all(|c| !c.is_empty() && c != ".") {
-        return p.to_string();
+        return Cow::Borrowed(p);
     }
     let mut out = String::with_capacity(p.len());
     for c in p.split('/').filter(|c| !c.is_empty() && *c != ".") {
@@ -63,7 +71,7 @@ pub fn normalize_point(p: &str) -> String {
     if out.is_empty() {
         out.push('/');
     }
-    out
+    Cow::Owned(out)
 }
 
 /// Mount points the live mount table and /etc/fstab name, with the line
@@ -214,6 +222,7 @@ mod tests {
         assert!(texts.len() > 100, "{}", texts.len());
         for t in &texts {
             assert_eq!(normalize_point(t), normalize_point_by_parts(t), "{t:?}");
+            assert_eq!(point_cow(t), normalize_point_by_parts(t), "{t:?}");
         }
     }
 
