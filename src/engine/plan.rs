@@ -34,13 +34,16 @@ pub fn needs(policies: &PolicySet) -> Needs {
         if let Some(fe) = &r.for_each {
             plan_for_each(&mut n, r, fe, policy);
         }
-        for (ns, key) in r.settings_read() {
+        // the rule's reads one at a time, nothing collected or copied
+        r.each_setting_read(&mut |ns, key| {
             if ns.starts_with("sysctl") && key != "*" {
                 n.sysctl_keys
-                    .insert(crate::parse::sysctl::normalize_key(&key));
+                    .insert(crate::parse::sysctl::normalize_key(key));
             }
-            n.namespaces.insert(ns);
-        }
+            if !n.namespaces.contains(ns) {
+                n.namespaces.insert(ns.to_string());
+            }
+        });
         for e in r.expressions() {
             crate::expr::walk(e, &mut |x| {
                 if let Expr::Call(name, args) = x {
