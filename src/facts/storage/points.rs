@@ -60,7 +60,7 @@ pub fn normalize_point(p: &str) -> String {
 /// [`normalize_point`] borrowing text that is canonical already, for the
 /// comparisons that need no copy (`normalize_point(t) == key`).
 pub(super) fn point_cow(p: &str) -> Cow<'_, str> {
-    if !p.starts_with('/') || p == "/" || p[1..].split('/').all(|c| !c.is_empty() && c != ".") {
+    if !p.starts_with('/') || p == "/" || canonical_components(p.as_bytes()) {
         return Cow::Borrowed(p);
     }
     let mut out = String::with_capacity(p.len());
@@ -72,6 +72,27 @@ pub(super) fn point_cow(p: &str) -> Cow<'_, str> {
         out.push('/');
     }
     Cow::Owned(out)
+}
+
+/// Whether each `/`-separated component of an absolute path after its
+/// first `/` is neither empty nor `.` (what `p[1..].split('/')` would
+/// check), in one pass over the bytes.
+fn canonical_components(b: &[u8]) -> bool {
+    let mut start = 1;
+    loop {
+        let end = b[start..]
+            .iter()
+            .position(|&c| c == b'/')
+            .map_or(b.len(), |i| start + i);
+        let c = &b[start..end];
+        if c.is_empty() || c == b"." {
+            return false;
+        }
+        if end == b.len() {
+            return true;
+        }
+        start = end + 1;
+    }
 }
 
 /// Mount points the live mount table and /etc/fstab name, with the line
