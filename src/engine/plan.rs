@@ -34,25 +34,27 @@ pub fn needs(policies: &PolicySet) -> Needs {
         if let Some(fe) = &r.for_each {
             plan_for_each(&mut n, r, fe, policy);
         }
-        // the rule's reads one at a time, nothing collected or copied
-        r.each_setting_read(&mut |ns, key| {
-            if ns.starts_with("sysctl") && key != "*" {
-                n.sysctl_keys
-                    .insert(crate::parse::sysctl::normalize_key(key));
-            }
-            if !n.namespaces.contains(ns) {
-                n.namespaces.insert(ns.to_string());
-            }
-        });
-        for e in r.expressions() {
-            crate::expr::walk(e, &mut |x| {
+        // the rule's reads one at a time, nothing collected or copied,
+        // and its `du(...)` calls in the same walk of its expressions
+        let (keys, namespaces, dir_sizes) =
+            (&mut n.sysctl_keys, &mut n.namespaces, &mut n.dir_sizes);
+        r.each_read(
+            &mut |ns, key| {
+                if ns.starts_with("sysctl") && key != "*" {
+                    keys.insert(crate::parse::sysctl::normalize_key(key));
+                }
+                if !namespaces.contains(ns) {
+                    namespaces.insert(ns.to_string());
+                }
+            },
+            &mut |x| {
                 if let Expr::Call(name, args) = x {
                     if name == "du" {
-                        n.dir_sizes.extend(path_need(&args[0], r, policy, 0));
+                        dir_sizes.extend(path_need(&args[0], r, policy, 0));
                     }
                 }
-            });
-        }
+            },
+        );
     }
     n
 }
@@ -279,6 +281,52 @@ mod tests {
             }
         }
         out
+    }
+
+    /// [`needs`] as it was before the one walk: the rule's collected
+    /// setting reads, then a second walk for `du(...)`. The reference.
+    fn needs_walking_twice(policies: &PolicySet) -> Needs {
+        let mut n = Needs::default();
+        for r in policies.rules() {
+            let policy = policies.policy_of(r);
+            for a in &r.applies {
+                if let Applies::Exists(p) | Applies::Missing(p) = a {
+                    if let Ok(path) = crate::policy::resolve_path(p, policy) {
+                        n.paths.insert(path);
+                    }
+                }
+            }
+            if let Some(fe) = &r.for_each {
+                plan_for_each(&mut n, r, fe, policy);
+            }
+            for (ns, key) in r.settings_read() {
+                if ns.starts_with("sysctl") && key != "*" {
+                    n.sysctl_keys
+                        .insert(crate::parse::sysctl::normalize_key(&key));
+                }
+                n.namespaces.insert(ns);
+            }
+            for e in r.expressions() {
+                crate::expr::walk(e, &mut |x| {
+                    if let Expr::Call(name, args) = x {
+                        if name == "du" {
+                            n.dir_sizes.extend(path_need(&args[0], r, policy, 0));
+                        }
+                    }
+                });
+            }
+        }
+        n
+    }
+
+    #[test]
+    fn plan_in_one_walk_needs_what_two_walks_needed() {
+        let set = PolicySet::builtin().unwrap();
+        let (new, old) = (needs(&set), needs_walking_twice(&set));
+        assert_eq!(format!("{new:?}"), format!("{old:?}"));
+        // every kind of need is planned by the built-in rules
+        assert!(!new.dir_sizes.is_empty() && !new.sysctl_keys.is_empty());
+        assert!(!new.paths.is_empty() && !new.namespaces.is_empty());
     }
 
     #[test]

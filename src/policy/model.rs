@@ -494,6 +494,12 @@ impl Rule {
     /// [`Rule::settings_read`] one `(namespace, key)` at a time, without
     /// collecting or copying them (a pair may come more than once).
     pub fn each_setting_read(&self, f: &mut dyn FnMut(&str, &str)) {
+        self.each_read(f, &mut |_| {});
+    }
+
+    /// [`Rule::each_setting_read`], with `node` given every node of the
+    /// rule's expressions ([`Rule::expressions`]) in the same one walk.
+    pub fn each_read(&self, f: &mut dyn FnMut(&str, &str), node: &mut dyn FnMut(&Expr)) {
         if let Check::Setting { ns, key, .. } = &self.check {
             // a key built per item is not known here: the whole namespace
             let templated = self
@@ -514,6 +520,7 @@ impl Rule {
         }
         for e in self.expressions() {
             expr::walk(e, &mut |x| {
+                node(x);
                 if let Expr::Setting(ns, k) = x {
                     match k.as_ref() {
                         Expr::Lit(v) => f(ns, &v.to_plain()),
