@@ -6,6 +6,9 @@
 //! `present` and `default` absorb. Pure: must not do I/O or read facts
 //! itself; sits above facts, below the engine.
 
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
 use crate::expr::{ops, BinOp, Expr};
 use crate::value::Value;
 
@@ -63,6 +66,30 @@ pub fn truthy(v: &Value) -> Result<bool, Missing> {
     ops::truthy(v).map_err(Missing::Error)
 }
 
+/// `RECORD.FIELD` of a record: the field's value, or why it has none (a
+/// field the reader could not determine is `FIELD?`: the reason, text or a
+/// record with `reason` and `decide`; any other is absent). A context
+/// answering [`Context::name_field`] from a record it holds reads it here,
+/// in place, as the evaluator would from a copy.
+pub fn record_field(map: &BTreeMap<String, Value>, field: &str) -> Result<Value, Missing> {
+    if let Some(v) = map.get(field) {
+        return Ok(v.clone());
+    }
+    Err(match map.get(&format!("{field}?")) {
+        Some(why) => Missing::Unknown {
+            subject: field.to_string(),
+            reason: match why {
+                Value::Record(w) => w.get("reason").map(Value::to_plain).unwrap_or_default(),
+                other => other.to_plain(),
+            },
+        },
+        None => Missing::Absent {
+            subject: field.to_string(),
+            reason: format!("has no field `{field}`"),
+        },
+    })
+}
+
 /// Evaluate an expression.
 pub fn eval(e: &Expr, cx: &dyn Context) -> Result<Value, Missing> {
     match e {
@@ -75,10 +102,14 @@ pub fn eval(e: &Expr, cx: &dyn Context) -> Result<Value, Missing> {
         )),
         Expr::Name(n) => cx.name(n),
         Expr::Param(p) => cx.param(p),
-        Expr::Setting(ns, key) => {
-            let k = eval(key, cx)?;
-            cx.setting(ns, &k.to_plain())
-        }
+        Expr::Setting(ns, key) => match key.as_ref() {
+            // a key written out is read in place, not copied twice first
+            Expr::Lit(Value::Str(k)) => cx.setting(ns, k),
+            key => match eval(key, cx)? {
+                Value::Str(k) => cx.setting(ns, &k),
+                k => cx.setting(ns, &k.to_plain()),
+            },
+        },
         Expr::Field(base, field) => match match base.as_ref() {
             Expr::Name(n) => match cx.name_field(n, field) {
                 Some(answer) => return answer,
@@ -86,31 +117,17 @@ pub fn eval(e: &Expr, cx: &dyn Context) -> Result<Value, Missing> {
             },
             _ => eval(base, cx)?,
         } {
-            Value::Record(map) => map.get(field).cloned().ok_or_else(|| {
-                // a field the reader could not determine is `FIELD?`: the
-                // reason (text, or a record with `reason` and `decide`)
-                match map.get(&format!("{field}?")) {
-                    Some(why) => Missing::Unknown {
-                        subject: field.clone(),
-                        reason: match why {
-                            Value::Record(w) => {
-                                w.get("reason").map(Value::to_plain).unwrap_or_default()
-                            }
-                            other => other.to_plain(),
-                        },
-                    },
-                    None => Missing::Absent {
-                        subject: field.clone(),
-                        reason: format!("has no field `{field}`"),
-                    },
-                }
-            }),
+            // the field moved out of the record read (a copy of its own)
+            Value::Record(mut map) => match map.remove(field.as_str()) {
+                Some(v) => Ok(v),
+                None => record_field(&map, field),
+            },
             other => err(format!(
                 "`.{field}` needs a record, got {}",
                 other.type_name()
             )),
         },
-        Expr::Unary(op, x) => ops::unary(*op, &eval(x, cx)?).map_err(Missing::Error),
+        Expr::Unary(op, x) => ops::unary(*op, &*operand(x, cx)?).map_err(Missing::Error),
         Expr::Binary(op @ (BinOp::And | BinOp::Or), a, b) => {
             // the side that decides: false for `and` (false and <missing>
             // is false), true for `or`
@@ -125,9 +142,17 @@ pub fn eval(e: &Expr, cx: &dyn Context) -> Result<Value, Missing> {
             }
         }
         Expr::Binary(op, a, b) => {
-            ops::binary(*op, &eval(a, cx)?, &eval(b, cx)?).map_err(Missing::Error)
+            ops::binary(*op, &*operand(a, cx)?, &*operand(b, cx)?).map_err(Missing::Error)
         }
         Expr::Call(f, args) => call(f, args, cx),
+    }
+}
+
+/// An operand's value: a literal as written (not copied), else evaluated.
+fn operand<'e>(e: &'e Expr, cx: &dyn Context) -> Result<Cow<'e, Value>, Missing> {
+    match e {
+        Expr::Lit(v) => Ok(Cow::Borrowed(v)),
+        _ => eval(e, cx).map(Cow::Owned),
     }
 }
 
@@ -157,7 +182,6 @@ fn call(f: &str, args: &[Expr], cx: &dyn Context) -> Result<Value, Missing> {
 mod tests {
     use super::*;
     use crate::expr::{parse, walk, MAX_TOKENS, MAX_TREE_DEPTH};
-    use std::collections::BTreeMap;
 
     struct Cx(BTreeMap<String, Value>);
     impl Context for Cx {

@@ -197,6 +197,57 @@ pub fn read_capped_sized(file: File, cap: u64, size: u64) -> Result<Vec<u8>, Fai
     Ok(buf)
 }
 
+/// [`open_regular`] without its `stat` before the open, for a path the
+/// caller knows to be a regular file: one it has just `stat`-ed, or one on
+/// procfs, which holds no FIFO or device. The open is still `O_NONBLOCK |
+/// O_NOCTTY` and the type is checked on the descriptor. For a path of
+/// unknown type use [`open_regular`], whose `stat` keeps a device from
+/// being opened at all.
+pub fn open_known_regular(path: &Path) -> Result<Opened, Failure> {
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)?;
+    let now = file.metadata()?;
+    check_regular(now.mode())?;
+    Ok(Opened {
+        file,
+        nlink: now.nlink(),
+        mode: now.mode() & 0o7777,
+        size: now.len(),
+    })
+}
+
+/// Read a kernel value file whole the way systemd's `read_virtual_file()`
+/// does: in one `read` into a buffer larger than the value. A sysctl or
+/// sysfs attribute hands over its whole value on the first read (the
+/// kernel formats it anew on each read, so a second `read` could see a
+/// newer value instead of the end); a read that fills the buffer is made
+/// again from the start with a buffer twice as large, up to `cap` (one
+/// byte more is a [`Failure::TooLarge`]). Not for seq_files
+/// (`/proc/self/mountinfo`, `/proc/cpuinfo`), which hand over whole records
+/// only: read those with [`read_capped_sized`].
+pub fn read_virtual(file: &File, cap: u64) -> Result<Vec<u8>, Failure> {
+    let limit = cap.saturating_add(1);
+    let mut size = FIRST_READ.min(limit);
+    loop {
+        let mut buf: Vec<u8> = Vec::with_capacity(size as usize);
+        let n = loop {
+            match rustix::io::pread(file, rustix::buffer::spare_capacity(&mut buf), 0) {
+                Err(rustix::io::Errno::INTR) => continue,
+                r => break r.map_err(std::io::Error::from)?,
+            }
+        };
+        if (n as u64) < size {
+            return Ok(buf);
+        }
+        if size >= limit {
+            return Err(Failure::TooLarge(limit));
+        }
+        size = size.saturating_mul(2).min(limit);
+    }
+}
+
 /// [`open_regular`] then [`read_capped`].
 pub fn read_file(path: &Path, cap: u64) -> Result<Vec<u8>, Failure> {
     let o = open_regular(path)?;
@@ -205,6 +256,33 @@ pub fn read_file(path: &Path, cap: u64) -> Result<Vec<u8>, Failure> {
 
 #[cfg(test)]
 mod tests {
+
+    /// A kernel value is read whole in one `read` when it fits the first
+    /// buffer, whole over several when it does not, and refused past the cap.
+    #[test]
+    fn a_virtual_file_is_read_whole_in_one_read_within_the_cap() {
+        let o = open_known_regular(Path::new("/proc/sys/kernel/ostype")).unwrap();
+        assert_eq!(
+            read_virtual(&o.file, 64 * 1024).unwrap(),
+            fs::read("/proc/sys/kernel/ostype").unwrap()
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("big");
+        let text: Vec<u8> = (0..10_000u32).map(|i| b'a' + (i % 26) as u8).collect();
+        fs::write(&p, &text).unwrap();
+        let f = open_known_regular(&p).unwrap().file;
+        assert_eq!(read_virtual(&f, 10_000).unwrap(), text);
+        assert_eq!(read_virtual(&f, 9_999), Err(Failure::TooLarge(10_000)));
+        // exactly a buffer's worth is not mistaken for more
+        fs::write(&p, &text[..4096]).unwrap();
+        assert_eq!(read_virtual(&f, 4096).unwrap(), &text[..4096]);
+        // the type is checked on the descriptor
+        assert_eq!(
+            open_known_regular(dir.path()).map(|_| ()),
+            Err(Failure::Directory)
+        );
+    }
+
     use super::*;
 
     #[test]

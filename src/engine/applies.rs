@@ -4,7 +4,7 @@
 //! check itself (that is setting/assert/drift).
 
 use super::eval::RuleCx;
-use super::finding::base_finding;
+use super::finding::rule_finding;
 use crate::eval::{eval, truthy, Missing};
 use crate::expr::{self, Expr};
 use crate::facts::Facts;
@@ -15,8 +15,19 @@ use crate::report::{Finding, Status};
 /// says so (`skip`, or `unknown`/`error` when it cannot be told); `None`
 /// when every condition holds and the check runs.
 pub(super) fn first_unmet(rule: &Rule, policy: Option<&Policy>, cx: &RuleCx) -> Option<Finding> {
+    first_unmet_of(rule, &rule.applies, policy, cx)
+}
+
+/// [`first_unmet`] of `applies` in place of the rule's own (a `for_each`
+/// item's paths, or its own `when`), without a copy of the rule.
+pub(super) fn first_unmet_of<'a>(
+    rule: &Rule,
+    applies: impl IntoIterator<Item = &'a Applies>,
+    policy: Option<&Policy>,
+    cx: &RuleCx,
+) -> Option<Finding> {
     let facts = cx.facts;
-    for a in &rule.applies {
+    for a in applies {
         let outcome: Option<(Status, String)> = match a {
             Applies::Kernel(conds, text) => match &facts.kernel {
                 None => Some((
@@ -70,7 +81,7 @@ pub(super) fn first_unmet(rule: &Rule, policy: Option<&Policy>, cx: &RuleCx) -> 
             },
         };
         if let Some((status, why)) = outcome {
-            let mut f = base_finding(rule, status);
+            let mut f = rule_finding(rule, cx, status);
             f.subject = cx.subjects();
             f.evidence = cx.evidence();
             f.explanation = why;

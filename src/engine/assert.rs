@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 
 use super::eval::RuleCx;
-use super::finding::{base_finding, brief, finish, missing_finding};
+use super::finding::{brief, finish, missing_finding, rule_finding};
 use crate::eval::{eval, truthy};
 use crate::expr::{BinOp, Expr, UnOp};
 use crate::policy::{Check, Rule};
@@ -21,52 +21,52 @@ pub(super) fn check(rule: &Rule, cx: &RuleCx, e: &Expr) -> Finding {
         Ok(false) => Status::Fail,
         Err(m) => return missing_finding(rule, cx, m),
     };
-    let touched: Vec<(String, Value)> = {
-        let mut seen = BTreeSet::new();
-        cx.touched
-            .borrow()
-            .iter()
-            .filter(|(_, k, _)| seen.insert(k.clone()))
-            .map(|(_, k, s)| (k.clone(), s.value.clone()))
-            .collect()
-    };
-    let actual: Vec<String> = touched
-        .iter()
-        .map(|(k, v)| format!("{k} = {}", brief(v)))
-        .collect();
     // for people: a record's fields the check reads, not the whole record
     let read = fields_read(rule, e);
-    let shown: Vec<String> = touched
-        .iter()
-        .map(|(k, v)| match v {
-            Value::Record(m) if read.iter().any(|f| m.contains_key(f.as_str())) => {
-                let parts: Vec<String> = read
-                    .iter()
-                    .filter_map(|f| Some(format!("{f}: {}", m.get(f.as_str())?.to_plain())))
-                    .collect();
-                // record namespaces (mount, fstab, ext4) are keyed by mount point
-                format!("{}, mount: {k}", parts.join(", "))
-            }
-            _ => format!("{k} = {}", brief(v)),
-        })
-        .collect();
-    let mut f = base_finding(rule, status);
-    f.expected = Some(assert_text(rule));
+    let (actual, shown) = {
+        // each setting read once, in the order read (borrowed: the words
+        // below evaluate again, after this is done)
+        let touched = cx.touched.borrow();
+        let mut seen = BTreeSet::new();
+        let mut actual = Vec::new();
+        let mut shown = Vec::new();
+        for (k, s) in touched.iter().filter(|(k, _)| seen.insert(k.as_str())) {
+            let whole = format!("{k} = {}", brief(&s.value));
+            shown.push(match &s.value {
+                Value::Record(m) if read.iter().any(|f| m.contains_key(f.as_str())) => {
+                    let parts: Vec<String> = read
+                        .iter()
+                        .filter_map(|f| Some(format!("{f}: {}", m.get(f.as_str())?.to_plain())))
+                        .collect();
+                    // record namespaces (mount, fstab, ext4) are keyed by mount point
+                    format!("{}, mount: {k}", parts.join(", "))
+                }
+                _ => whole.clone(),
+            });
+            actual.push(whole);
+        }
+        (actual, shown)
+    };
+    let mut f = rule_finding(rule, cx, status);
+    let expected = assert_text(rule);
     // after `touched` is taken: the words evaluate the sides again
     let words = in_words(rule, cx, e, 0);
-    if f.expected.as_deref() != Some(words.as_str()) {
+    if expected != words {
         f.expected_words = Some(words);
     }
+    f.expected = Some(expected.clone());
     f.actual = (!shown.is_empty()).then(|| shown.join(", "));
-    if shown != actual {
-        f.actual_whole = Some(actual.join(", "));
+    let differs = shown != actual;
+    let actual = actual.join(", ");
+    if differs {
+        f.actual_whole = Some(actual.clone());
     }
     cx.special
         .borrow_mut()
-        .insert("expected".into(), Value::Str(assert_text(rule)));
+        .insert("expected".into(), Value::Str(expected));
     cx.special
         .borrow_mut()
-        .insert("actual".into(), Value::Str(actual.join(", ")));
+        .insert("actual".into(), Value::Str(actual));
     finish(rule, cx, status, &mut f);
     f
 }

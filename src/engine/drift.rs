@@ -4,7 +4,7 @@
 //! Must not do I/O or evaluate other check kinds.
 
 use super::eval::RuleCx;
-use super::finding::base_finding;
+use super::finding::rule_finding;
 use crate::expr;
 use crate::facts::Entry;
 use crate::policy::{CompareMode, DriftCheck, Rule};
@@ -45,7 +45,7 @@ pub(super) fn check(rule: &Rule, cx: &RuleCx, d: &DriftCheck) -> Vec<Finding> {
         facts.namespaces.get(configured),
         facts.namespaces.get(running),
     ) else {
-        let mut f = base_finding(rule, Status::Unknown);
+        let mut f = rule_finding(rule, cx, Status::Unknown);
         f.explanation =
             format!("no `{configured}` or `{running}` values were gathered for this host");
         return vec![f];
@@ -55,13 +55,13 @@ pub(super) fn check(rule: &Rule, cx: &RuleCx, d: &DriftCheck) -> Vec<Finding> {
             && !ignore.iter().any(|p| p.matches(key))
     };
     if conf.unavailable.is_none() && !conf.entries.keys().any(selected) {
-        let mut f = base_finding(rule, Status::Skip);
+        let mut f = rule_finding(rule, cx, Status::Skip);
         f.explanation = format!("nothing in {configured} to compare: no configured value is set");
         return vec![f];
     }
     for (ns, space) in [(configured, conf), (running, run)] {
         if let Some(reason) = &space.unavailable {
-            let mut f = base_finding(rule, Status::Unknown);
+            let mut f = rule_finding(rule, cx, Status::Unknown);
             f.explanation = format!("cannot compare: {ns}: {reason}");
             return vec![f];
         }
@@ -80,7 +80,7 @@ pub(super) fn check(rule: &Rule, cx: &RuleCx, d: &DriftCheck) -> Vec<Finding> {
             // is not modelled, a value it refuses): unknown where the server
             // has the key, never silently left out of the comparison.
             Entry::Unreadable { reason, evidence } if run.entries.contains_key(key) => {
-                let mut f = base_finding(rule, Status::Unknown);
+                let mut f = rule_finding(rule, cx, Status::Unknown);
                 f.subject = vec![key.clone()];
                 f.evidence = evidence.clone();
                 f.explanation = format!("{key}: {reason}");
@@ -92,7 +92,7 @@ pub(super) fn check(rule: &Rule, cx: &RuleCx, d: &DriftCheck) -> Vec<Finding> {
         match run.entries.get(key) {
             None => continue, // absent on the running side: other rules judge stale settings
             Some(Entry::Unreadable { reason, evidence }) => {
-                let mut f = base_finding(rule, Status::Unknown);
+                let mut f = rule_finding(rule, cx, Status::Unknown);
                 f.subject = vec![key.clone()];
                 f.expected = Some(want.raw.clone());
                 f.evidence = want
@@ -142,7 +142,7 @@ pub(super) fn check(rule: &Rule, cx: &RuleCx, d: &DriftCheck) -> Vec<Finding> {
                         sp.insert("source".into(), Value::Str(e.to_string()));
                     }
                 }
-                let mut f = base_finding(rule, Status::Fail);
+                let mut f = rule_finding(rule, cx, Status::Fail);
                 f.subject = vec![key.clone()];
                 f.expected = Some(show_items(&want_v));
                 f.actual = Some(show_items(&have_v));
@@ -172,7 +172,7 @@ pub(super) fn check(rule: &Rule, cx: &RuleCx, d: &DriftCheck) -> Vec<Finding> {
         }
     }
     if out.iter().all(|f| f.status != Status::Fail) {
-        let mut f = base_finding(rule, Status::Pass);
+        let mut f = rule_finding(rule, cx, Status::Pass);
         f.explanation = format!(
             "{compared} configured value(s) in {configured} match the running values in {running}"
         );

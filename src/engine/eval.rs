@@ -6,11 +6,14 @@
 //! rendered with the values read. Must not do I/O: every value was gathered
 //! before evaluation starts.
 
-use std::cell::RefCell;
+use std::borrow::Cow;
+use std::cell::{OnceCell, RefCell};
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::eval::{eval, Context, Missing};
+use super::domain::{rule_domain_with, shared_reads, Reads};
+use crate::eval::{eval, record_field, Context, Missing};
 use crate::expr;
+use crate::facts::presence::Domain;
 use crate::facts::{Entry, Evidence, Facts, Setting};
 use crate::policy::{Policy, Rule, Template, TemplatePart};
 use crate::value::Value;
@@ -33,7 +36,9 @@ pub(super) struct RuleCx<'a> {
     pub(super) special: RefCell<BTreeMap<String, Value>>,
     pub(super) lets: RefCell<BTreeMap<String, Result<Value, Missing>>>,
     pub(super) in_progress: RefCell<BTreeSet<String>>,
-    pub(super) touched: RefCell<Vec<(String, String, Setting)>>,
+    /// Each setting read, by its canonical key: the host's own (not a
+    /// copy), or one made for a value that could not be read.
+    pub(super) touched: RefCell<Vec<(String, Cow<'a, Setting>)>>,
     /// The fix a namespace gives for the unknowns it caused here, when its
     /// data was never read rather than refused ([`crate::facts::Namespace::unknown_fix`]).
     pub(super) unknown_fix: RefCell<Option<String>>,
@@ -42,6 +47,14 @@ pub(super) struct RuleCx<'a> {
     /// A list item's bound name and the `${...}` fields that could not be
     /// evaluated on this host: reading one is that reason, not a wrong value.
     pub(super) field_errors: Option<(String, BTreeMap<String, Missing>)>,
+    /// What the rule reads in the parts its copies share
+    /// ([`shared_reads`]): found once, for every finding made here (a
+    /// `for_each` rule's items are given it found once for them all).
+    pub(super) shared_reads: OnceCell<Reads>,
+    /// The domain of the findings made here when the caller has found it
+    /// already: a `for_each` item's, judged with the rule itself where a
+    /// copy without `for_each` was judged before ([`super::domain::item_domain`]).
+    pub(super) domain: Option<Option<Domain>>,
 }
 
 impl<'a> RuleCx<'a> {
@@ -57,12 +70,28 @@ impl<'a> RuleCx<'a> {
             unknown_fix: RefCell::new(None),
             item: None,
             field_errors: None,
+            shared_reads: OnceCell::new(),
+            domain: None,
         }
+    }
+
+    /// The domain of `rule`'s findings ([`crate::engine::rule_domain`]):
+    /// `rule` is this context's rule or a copy of it judged here (an
+    /// item's), which reads the same outside `applies` and `for_each`.
+    pub(super) fn domain_of(&self, rule: &Rule) -> Option<Domain> {
+        debug_assert_eq!(rule.id, self.rule.id);
+        if let Some(d) = self.domain {
+            return d;
+        }
+        rule_domain_with(
+            rule,
+            self.shared_reads.get_or_init(|| shared_reads(self.rule)),
+        )
     }
 
     pub(super) fn evidence(&self) -> Vec<Evidence> {
         let mut out: Vec<Evidence> = Vec::new();
-        for (_, _, s) in self.touched.borrow().iter() {
+        for (_, s) in self.touched.borrow().iter() {
             for e in &s.evidence {
                 if !out.contains(e) {
                     out.push(e.clone());
@@ -74,7 +103,7 @@ impl<'a> RuleCx<'a> {
 
     pub(super) fn subjects(&self) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
-        for (_, k, _) in self.touched.borrow().iter() {
+        for (k, _) in self.touched.borrow().iter() {
             if !out.contains(k) {
                 out.push(k.clone());
             }
@@ -84,7 +113,7 @@ impl<'a> RuleCx<'a> {
 
     pub(super) fn notes(&self) -> Vec<String> {
         let mut out = Vec::new();
-        for (_, _, s) in self.touched.borrow().iter() {
+        for (_, s) in self.touched.borrow().iter() {
             if let Some(n) = &s.note {
                 if !out.contains(n) {
                     out.push(n.clone());
@@ -107,6 +136,8 @@ impl<'a> RuleCx<'a> {
                 }
                 TemplatePart::Expr(e) => {
                     let shown = match eval(e, self) {
+                        // the text itself, not a copy of it
+                        Ok(Value::Str(s)) => s,
                         Ok(v) => expr::show(&v),
                         Err(Missing::Absent { subject, .. }) => format!("(no {subject})"),
                         Err(Missing::Unknown { subject, .. }) => format!("(unknown {subject})"),
@@ -141,14 +172,92 @@ fn command_word(v: &str) -> String {
     "<value withheld: not a plain token>".into()
 }
 
+/// Paragraph breaks (`"\n\n"`) kept, other whitespace runs folded to one
+/// space, the ends trimmed (YAML `>` scalars end with "\n"): as splitting
+/// on `"\n\n"`, then on whitespace, and joining again would, in one pass
+/// over the text with each word copied once.
 fn collapse_ws(s: &str) -> String {
-    // keep paragraph breaks, fold the rest (YAML `>` scalars end with "\n")
-    s.split("\n\n")
-        .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
-        .collect::<Vec<_>>()
-        .join("\n\n")
-        .trim()
-        .to_string()
+    // most templates are folded already (YAML folds `>` scalars): only
+    // trailing whitespace to drop, which folding would drop too
+    let text = s.trim_end();
+    if is_folded(text) {
+        return text.to_string();
+    }
+    let bytes = s.as_bytes();
+    let mut out = String::with_capacity(s.len());
+    // a word was written since the last paragraph break
+    let mut in_paragraph = false;
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'\n' && bytes.get(i + 1) == Some(&b'\n') {
+            out.push_str("\n\n");
+            in_paragraph = false;
+            i += 2;
+            continue;
+        }
+        let (ws, len) = whitespace_at(s, i);
+        if ws {
+            i += len;
+            continue;
+        }
+        // a word: up to the next whitespace (a `\n` is one)
+        let start = i;
+        i += len;
+        while i < bytes.len() {
+            let (ws, len) = whitespace_at(s, i);
+            if ws {
+                break;
+            }
+            i += len;
+        }
+        if in_paragraph {
+            out.push(' ');
+        }
+        out.push_str(&s[start..i]);
+        in_paragraph = true;
+    }
+    // only paragraph breaks can be left at the ends
+    let end = out.trim_end().len();
+    out.truncate(end);
+    let start = out.len() - out.trim_start().len();
+    out.drain(..start);
+    out
+}
+
+/// Whether `s` is its own [`collapse_ws`]: no whitespace but single
+/// spaces between words (so no paragraph break either).
+fn is_folded(s: &str) -> bool {
+    let bytes = s.as_bytes();
+    if bytes.first() == Some(&b' ') || bytes.last() == Some(&b' ') {
+        return false;
+    }
+    let mut after_space = false;
+    for (i, &b) in bytes.iter().enumerate() {
+        if b == b' ' {
+            if after_space {
+                return false;
+            }
+            after_space = true;
+            continue;
+        }
+        after_space = false;
+        // ASCII whitespace, or a character (from its first byte) that is
+        if matches!(b, b'\t'..=b'\r') || (b >= 0xC0 && whitespace_at(s, i).0) {
+            return false;
+        }
+    }
+    true
+}
+
+/// Whether the character at byte `i` of `s` is whitespace (as
+/// [`char::is_whitespace`]), and its length in bytes.
+fn whitespace_at(s: &str, i: usize) -> (bool, usize) {
+    let b = s.as_bytes()[i];
+    if b < 0x80 {
+        return (matches!(b, b'\t'..=b'\r' | b' '), 1);
+    }
+    let c = s[i..].chars().next().unwrap_or(' ');
+    (c.is_whitespace(), c.len_utf8())
 }
 
 impl Context for RuleCx<'_> {
@@ -180,7 +289,7 @@ impl Context for RuleCx<'_> {
                     self.touched
                         .borrow()
                         .iter()
-                        .find_map(|(_, _, s)| s.evidence.first().map(|e| e.to_string()))
+                        .find_map(|(_, s)| s.evidence.first().map(|e| e.to_string()))
                         .unwrap_or_default(),
                 )),
                 "actual" | "expected" | "setting" | "missing" | "extra" => {
@@ -209,16 +318,38 @@ impl Context for RuleCx<'_> {
                 return Some(Ok(v.clone()));
             }
         }
-        let (bind, item) = self.item.as_ref()?;
-        if name != bind {
-            return None;
+        if let Some((bind, item)) = &self.item {
+            if name == bind {
+                match field {
+                    "key" => return Some(Ok(Value::Str(item.key.clone()))),
+                    "value" => return Some(self.setting(&item.ns, &item.key)),
+                    "parts" if !item.parts.is_empty() => {
+                        return Some(Ok(Value::List(
+                            item.parts.iter().cloned().map(Value::Str).collect(),
+                        )))
+                    }
+                    _ => {}
+                }
+            }
         }
-        match field {
-            "key" => Some(Ok(Value::Str(item.key.clone()))),
-            "value" => Some(self.setting(&item.ns, &item.key)),
-            "parts" if !item.parts.is_empty() => Some(Ok(Value::List(
-                item.parts.iter().cloned().map(Value::Str).collect(),
-            ))),
+        // otherwise what [`Context::name`] would give, its field read in
+        // place: a record the name holds (a special, a `let` already
+        // evaluated, a fact); any other value, or a `let` not evaluated
+        // yet, goes the evaluator's way
+        if let Some(v) = self.special.borrow().get(name) {
+            return match v {
+                Value::Record(m) => Some(record_field(m, field)),
+                _ => None,
+            };
+        }
+        if self.rule.lets.contains_key(name) {
+            return match self.lets.borrow().get(name) {
+                Some(Ok(Value::Record(m))) => Some(record_field(m, field)),
+                _ => None,
+            };
+        }
+        match self.facts.facts.get(name) {
+            Some(Ok(Value::Record(m))) => Some(record_field(m, field)),
             _ => None,
         }
     }
@@ -252,21 +383,18 @@ impl Context for RuleCx<'_> {
         }
         match space.entries.get(&canon) {
             Some(Entry::Set(s)) => {
-                self.touched
-                    .borrow_mut()
-                    .push((ns.to_string(), canon, s.clone()));
+                self.touched.borrow_mut().push((canon, Cow::Borrowed(s)));
                 Ok(s.value.clone())
             }
             Some(Entry::Unreadable { reason, evidence }) => {
                 self.touched.borrow_mut().push((
-                    ns.to_string(),
                     canon.clone(),
-                    Setting {
+                    Cow::Owned(Setting {
                         value: Value::Str(String::new()),
                         raw: String::new(),
                         evidence: evidence.clone(),
                         note: None,
-                    },
+                    }),
                 ));
                 Err(Missing::Unknown {
                     subject: canon,
@@ -284,13 +412,12 @@ impl Context for RuleCx<'_> {
         match self.facts.dir_sizes.get(path) {
             Some(Ok(b)) => {
                 self.touched.borrow_mut().push((
-                    "du".into(),
                     path.to_string(),
-                    Setting::new(
+                    Cow::Owned(Setting::new(
                         Value::Size(*b as f64),
                         b.to_string(),
                         dir_size_evidence(self.facts, path),
-                    ),
+                    )),
                 ));
                 Ok(Value::Size(*b as f64))
             }
@@ -342,5 +469,71 @@ fn dir_size_evidence(facts: &Facts, path: &str) -> Evidence {
     match facts.source {
         crate::host::SourceKind::Snapshot => Evidence::file(crate::catalogue::DU.path),
         crate::host::SourceKind::Live => Evidence::file(path.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::collapse_ws;
+
+    /// What templates were folded with before: split, collect, join.
+    fn by_lists(s: &str) -> String {
+        s.split("\n\n")
+            .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect::<Vec<_>>()
+            .join("\n\n")
+            .trim()
+            .to_string()
+    }
+
+    #[test]
+    fn collapse_ws_written_in_one_pass_folds_as_split_and_join_did() {
+        for s in [
+            "",
+            " ",
+            "\n\n",
+            "\n\n\n\n",
+            "a",
+            "  a  b\tc \n",
+            "a\n\nb",
+            "a\n\n\nb",
+            "a\n\n\n\nb",
+            "a \n \n b",
+            "\n\n a \n\n",
+            " \n\n\n\n a b \n\n\n c\u{a0}d\u{2003} \n\n",
+            "para one\nwraps.\n\nPara `two`  has\tcode.\n",
+            "\u{2028}x\u{3000}\n\n\u{85}",
+            "a\x0bb\x0cc\rd\x1ce\u{1680}f\u{200b}g",
+            "\n\n\n",
+            "x\n",
+            "é\n\nü \n",
+            "already folded, `code` and all",
+            "folded but for the end\n",
+            "folded but for the end \n\n \n",
+            "two  spaces",
+            " lead",
+            "no\u{a0}break",
+        ] {
+            assert_eq!(collapse_ws(s), by_lists(s), "{s:?}");
+        }
+        // and on many texts made of the characters that decide it
+        let alphabet = [
+            "a", "é", "`", " ", "\t", "\n", "\n", "\r", "\x0b", "\x1c", "\u{a0}", "\u{85}",
+            "\u{2029}", "\u{200b}",
+        ];
+        let mut seed: u64 = 35;
+        for _ in 0..5000 {
+            let mut s = String::new();
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            for _ in 0..(seed >> 60) + 1 {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                s.push_str(alphabet[(seed >> 33) as usize % alphabet.len()]);
+            }
+            assert_eq!(collapse_ws(&s), by_lists(&s), "{s:?}");
+        }
     }
 }

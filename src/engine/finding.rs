@@ -52,6 +52,16 @@ pub(super) fn input_finding(i: &FileIssue) -> Finding {
 }
 
 pub(super) fn base_finding(rule: &Rule, status: Status) -> Finding {
+    finding_in(rule, status, rule_domain(rule))
+}
+
+/// [`base_finding`] for a rule judged in `cx` (its own context, or its
+/// item's), its domain from what the context already found the rule reads.
+pub(super) fn rule_finding(rule: &Rule, cx: &RuleCx, status: Status) -> Finding {
+    finding_in(rule, status, cx.domain_of(rule))
+}
+
+fn finding_in(rule: &Rule, status: Status, domain: Option<Domain>) -> Finding {
     Finding::new(
         rule.id.clone(),
         rule.policy.clone(),
@@ -60,7 +70,7 @@ pub(super) fn base_finding(rule: &Rule, status: Status) -> Finding {
         status,
         rule.source.clone(),
     )
-    .with_domain(rule_domain(rule))
+    .with_domain(domain)
     .with_overridden(rule.overridden.clone())
 }
 
@@ -115,8 +125,8 @@ pub(super) fn finish(rule: &Rule, cx: &RuleCx, status: Status, f: &mut Finding) 
                 .touched
                 .borrow()
                 .iter()
-                .filter(|(_, k, _)| seen.insert(k.clone()))
-                .map(|(_, k, s)| format!("{k} = {}", brief(&s.value)))
+                .filter(|(k, _)| seen.insert(k.as_str()))
+                .map(|(k, s)| format!("{k} = {}", brief(&s.value)))
                 .collect();
             f.explanation = if parts.is_empty() {
                 "passes".into()
@@ -139,7 +149,7 @@ pub(super) fn missing_finding(rule: &Rule, cx: &RuleCx, m: Missing) -> Finding {
             format!("the rule could not be evaluated: {e}"),
         ),
     };
-    let mut f = base_finding(rule, status);
+    let mut f = rule_finding(rule, cx, status);
     f.subject = cx.subjects();
     f.evidence = cx.evidence();
     f.explanation = text;
@@ -171,7 +181,7 @@ fn undecided(cx: &RuleCx, explanation: &str) -> Option<(String, Option<String>)>
     cx.touched
         .borrow()
         .iter()
-        .find_map(|(_, _, s)| match &s.value {
+        .find_map(|(_, s)| match &s.value {
             Value::Record(m) => match m.get(&key) {
                 Some(Value::Record(w)) => Some((
                     w.get("decide")?.to_plain(),

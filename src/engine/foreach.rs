@@ -11,23 +11,28 @@
 //! `${...}` fields is `item_fields`.
 
 use std::borrow::Cow;
+use std::cell::OnceCell;
 use std::collections::BTreeMap;
 
+use super::domain::{item_domain, shared_reads};
 use super::eval::{ItemKey, RuleCx};
 use super::finding::{base_finding, missing_finding};
 use super::foreach_items::{expand, Item};
-use super::item_fields::{item_path, render_plain, resolve_fields};
+use super::item_fields::{
+    apply_fields, field_values, item_path, item_when, render_plain, resolve_fields,
+};
 use crate::eval::{eval, Context, Missing};
+use crate::facts::presence::Domain;
 use crate::facts::Facts;
 use crate::policy::{Applies, Check, ForEach, ForEachSource, Policy, Remedy, Rule};
 use crate::report::{Finding, Status};
 use crate::value::Value;
 
-/// The rule as one item sees it: `applies` paths and the `setting:` key
-/// built from the item, a remedy on that setting following it. `rule` is
-/// the rule without its `for_each` ([`copy_with`], made once per rule and
-/// host): most rules differ in none of these per item, and their items
-/// share it; only a rule that does differ is copied for the item.
+/// The rule as one item sees it, for `driftaudit fix`: `applies` paths and
+/// the `setting:` key built from the item, a remedy on that setting
+/// following it. `rule` is the rule without its `for_each` ([`copy_with`]);
+/// a rule whose items differ in none of these is not copied again. (Judging
+/// an item copies nothing: [`item_parts`] gives the same parts.)
 fn item_rule<'r>(rule: &'r Rule, fe: &ForEach, cx: &RuleCx) -> Result<Cow<'r, Rule>, Missing> {
     let per_item_path = rule
         .applies
@@ -122,8 +127,20 @@ pub(super) fn item_remedy(
     Ok((r, v))
 }
 
+/// What every item of a rule shares, found once per rule and host: the
+/// domain of an item's findings ([`item_domain`]: the rule's reads, its
+/// own `applies`, not its `for_each`), and whether an item builds its own
+/// `applies` paths or `setting:` key.
+struct Shared {
+    domain: Option<Domain>,
+    per_item_path: bool,
+    per_item_key: bool,
+}
+
 /// Judge a `for_each` rule: one finding per item (a `drift:` check may
 /// give several), or the one finding that says why there are no items.
+/// The items are judged with the rule itself, in one context made afresh
+/// for each ([`start`]): no copy of the rule, no context per item.
 pub(super) fn check(
     rule: &Rule,
     policy: Option<&Policy>,
@@ -147,10 +164,19 @@ pub(super) fn check(
             return vec![*f];
         }
     };
-    // the rule as its items see it, `for_each` gone: made once, not per item
-    let base = copy_with(rule, rule.applies.clone());
-    let mut when_rule = None;
-    let mut out = Vec::new();
+    // what it reads outside `applies` and `for_each`, for every item's findings
+    let reads = shared_reads(rule);
+    let shared = Shared {
+        domain: item_domain(&rule.applies, &reads),
+        per_item_path: rule
+            .applies
+            .iter()
+            .any(|a| matches!(a, Applies::Exists(p) | Applies::Missing(p) if p.contains(&fe.bind))),
+        per_item_key: fe.setting_key.is_some() && matches!(rule.check, Check::Setting { .. }),
+    };
+    let mut cx = RuleCx::new(facts, rule, policy);
+    cx.shared_reads = OnceCell::from(reads);
+    let mut out = Vec::with_capacity(items.len());
     for item in items {
         let Item {
             value,
@@ -158,13 +184,11 @@ pub(super) fn check(
             subject: default_subject,
             when,
         } = item;
-        // one context per item, the item's value moved into it (not
-        // copied): the alias, the `when`, the fields, the judgement and the
-        // subject each start from an empty record of what was read, as a
-        // context of their own would
-        let mut cx = RuleCx::new(facts, rule, policy);
-        cx.special.get_mut().insert(fe.bind.clone(), value);
-        cx.item = key.map(|k| (fe.bind.clone(), k));
+        // the item's value moved into the context (not copied): the alias,
+        // the `when`, the fields, the judgement and the subject each start
+        // from an empty record of what was read, as a context of their own
+        // would
+        start(&mut cx, &fe.bind, value, key);
         let mut subject = None;
         let alias = fe.alias.as_ref().map(|t| cx.render(t));
         if !fe.selects(alias.as_deref()) {
@@ -179,8 +203,7 @@ pub(super) fn check(
             }
             None => judge(
                 rule,
-                &base,
-                &mut when_rule,
+                &shared,
                 policy,
                 fe,
                 when.as_deref(),
@@ -220,6 +243,25 @@ pub(super) fn check(
     out
 }
 
+/// `cx` as a context just made for an item: `value` bound to `bind` (moved
+/// in), `key` the item's; nothing read, evaluated or found wanting yet.
+fn start(cx: &mut RuleCx, bind: &str, value: Value, key: Option<ItemKey>) {
+    fresh(cx);
+    let special = cx.special.get_mut();
+    // what the last item's check set (`setting`, `actual`, `source`) goes
+    special.retain(|k, _| k == bind);
+    match special.get_mut(bind) {
+        Some(v) => *v = value,
+        None => {
+            special.insert(bind.to_string(), value);
+        }
+    }
+    cx.item = key.map(|k| (bind.to_string(), k));
+    cx.field_errors = None;
+    *cx.unknown_fix.get_mut() = None;
+    cx.domain = None;
+}
+
 /// `cx` as a context just made: its `let` values, what it read and its
 /// `let`s in progress forgotten (the bound item and field errors stay).
 fn fresh(cx: &mut RuleCx) {
@@ -229,18 +271,25 @@ fn fresh(cx: &mut RuleCx) {
 }
 
 /// The bound item's `${...}` fields evaluated in `cx` (which binds the
-/// item as written), the item rebound to the result; the fields that could
-/// not be evaluated, with their reasons.
+/// item as written), the results written into the bound record in place
+/// (not into a copy of it); the fields that could not be evaluated, with
+/// their reasons.
 fn resolve_in(cx: &mut RuleCx, bind: &str) -> BTreeMap<String, Missing> {
-    let (value, errors) = {
-        let special = cx.special.borrow();
-        match special.get(bind) {
-            Some(v) => resolve_fields(v, cx),
-            None => (Value::Record(BTreeMap::new()), BTreeMap::new()),
-        }
+    let values = match cx.special.borrow().get(bind) {
+        Some(Value::Record(m)) => Some(field_values(m, cx)),
+        Some(_) => return BTreeMap::new(),
+        None => None,
     };
-    cx.special.get_mut().insert(bind.to_string(), value);
-    errors
+    let Some(values) = values else {
+        cx.special
+            .get_mut()
+            .insert(bind.to_string(), Value::Record(BTreeMap::new()));
+        return BTreeMap::new();
+    };
+    match cx.special.get_mut().get_mut(bind) {
+        Some(Value::Record(m)) => apply_fields(m, values),
+        _ => BTreeMap::new(),
+    }
 }
 
 fn bound_cx<'a>(
@@ -284,15 +333,15 @@ fn item_subject(
 
 /// One item judged in its context `cx` (which binds the item as written),
 /// and its `subject:` rendered into `subject` once its fields are
-/// evaluated (left `None` for an item not judged as far). `base` is `rule` without its `for_each`, `when_rule` the same
-/// made on the first item with a `when` and kept for the next. The
-/// context's rule is `rule` throughout: the copies differ from it in
-/// `applies`, the check's key and the remedy, never in the `let`s it reads.
-#[allow(clippy::too_many_arguments)]
+/// evaluated (left `None` for an item not judged as far). The item is
+/// judged with `rule` itself, the parts an item changes given beside it
+/// ([`item_parts`], its own `when` from [`item_when`]); its findings' domain
+/// is that of the rule without its `for_each` ([`Shared`]). A finding about
+/// the item itself (a `when` or field that cannot be evaluated) is the
+/// rule's, `for_each` and all.
 fn judge(
     rule: &Rule,
-    base: &Rule,
-    when_rule: &mut Option<Rule>,
+    shared: &Shared,
     policy: Option<&Policy>,
     fe: &ForEach,
     when: Option<&str>,
@@ -303,20 +352,22 @@ fn judge(
     // does not apply is skipped before its `${...}` fields are evaluated
     if let Some(w) = when {
         fresh(cx);
-        let e = match crate::expr::parse(w) {
-            Ok(e) => e,
-            Err(e) => {
+        let parsed = item_when(w);
+        let only_when = match &*parsed {
+            Ok(a) => a,
+            Err(message) => {
                 return vec![missing_finding(
                     rule,
                     cx,
-                    Missing::Error(format!("item `when: {w}`: {}", e.message)),
+                    Missing::Error(format!("item `when: {w}`: {message}")),
                 )];
             }
         };
-        // one copy per rule, its `applies` replaced for each item
-        let only_when = when_rule.get_or_insert_with(|| copy_with(rule, Vec::new()));
-        only_when.applies = vec![Applies::When(e, w.to_string())];
-        if let Some(f) = super::applies::first_unmet(only_when, policy, cx) {
+        let reads = cx.shared_reads.get_or_init(|| shared_reads(rule));
+        cx.domain = Some(item_domain([only_when], reads));
+        let unmet = super::applies::first_unmet_of(rule, [only_when], policy, cx);
+        cx.domain = None;
+        if let Some(f) = unmet {
             return vec![f];
         }
     }
@@ -333,8 +384,8 @@ fn judge(
     }
     let exists_error = errors.get("exists").cloned();
     cx.field_errors = Some((fe.bind.clone(), errors));
-    let mut r = match item_rule(base, fe, cx) {
-        Ok(r) => r,
+    let (paths, key) = match item_parts(rule, shared, fe, cx) {
+        Ok(parts) => parts,
         Err(m) => return vec![missing_finding(rule, cx, m)],
     };
     // the item's `exists` field: a path that must exist for it to apply
@@ -345,18 +396,6 @@ fn judge(
         Some(Value::Record(m)) => m.get("exists").map(|p| Applies::Exists(p.to_plain())),
         _ => None,
     };
-    if let Some(exists) = exists {
-        r = match r {
-            Cow::Owned(mut o) => {
-                o.applies.insert(0, exists);
-                Cow::Owned(o)
-            }
-            Cow::Borrowed(b) => {
-                let applies = std::iter::once(exists).chain(b.applies.iter().cloned());
-                Cow::Owned(copy_with(b, applies.collect()))
-            }
-        };
-    }
     fresh(cx);
     if let (Some((_, ItemKey { ns, key, .. })), ForEachSource::Records { .. }) =
         (&cx.item, &fe.source)
@@ -364,5 +403,331 @@ fn judge(
         // a record item is read from its namespace: its line is evidence
         let _ = cx.setting(ns, key);
     }
-    super::judge::judge(&r, policy, cx)
+    // the item's `exists` first, then the rule's own, each path the item's
+    // where it builds one
+    let applies = exists.iter().chain(
+        rule.applies
+            .iter()
+            .enumerate()
+            .map(|(i, a)| paths.get(i).and_then(Option::as_ref).unwrap_or(a)),
+    );
+    cx.domain = Some(shared.domain);
+    let out = super::judge::judge_as(rule, applies, key.as_deref(), policy, cx);
+    cx.domain = None;
+    out
+}
+
+/// What one item changes in the rule, evaluated in `cx` as [`item_rule`]
+/// builds them: its `applies` paths, by their place in the rule's (`None`
+/// where the rule's own stands; none at all when no path names the item),
+/// and its `setting:` key.
+type ItemParts = (Vec<Option<Applies>>, Option<String>);
+
+fn item_parts(
+    rule: &Rule,
+    shared: &Shared,
+    fe: &ForEach,
+    cx: &RuleCx,
+) -> Result<ItemParts, Missing> {
+    let mut paths = Vec::new();
+    if shared.per_item_path {
+        paths.reserve(rule.applies.len());
+        for a in &rule.applies {
+            paths.push(match a {
+                Applies::Exists(p) if p.contains(&fe.bind) => {
+                    Some(Applies::Exists(item_path(p, cx)?))
+                }
+                Applies::Missing(p) if p.contains(&fe.bind) => {
+                    Some(Applies::Missing(item_path(p, cx)?))
+                }
+                _ => None,
+            });
+        }
+    }
+    let key = match &fe.setting_key {
+        Some(t) if shared.per_item_key => Some(render_plain(t, cx)?),
+        _ => None,
+    };
+    Ok((paths, key))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::PolicySet;
+
+    /// How items were judged before (issue 35's second pass): a copy of the
+    /// rule without its `for_each` once per host, one more for item
+    /// `when`s, one per item that builds its own paths or key, a context
+    /// per item, each `when` parsed for each item.
+    mod before {
+        use super::super::*;
+
+        /// Judge a `for_each` rule: one finding per item (a `drift:` check may
+        /// give several), or the one finding that says why there are no items.
+        pub(super) fn check(
+            rule: &Rule,
+            policy: Option<&Policy>,
+            facts: &Facts,
+            fe: &ForEach,
+        ) -> Vec<Finding> {
+            let items = match expand(rule, policy, facts, fe) {
+                Ok(items) => items,
+                Err(f) => {
+                    // a set that cannot be listed on a host the rule does not apply
+                    // to (no fstab, no storage at all) is the rule's skip, as for a
+                    // rule without `for_each`; only a condition met leaves the unknown
+                    if f.status == Status::Unknown {
+                        let cx = RuleCx::new(facts, rule, policy);
+                        if let Some(skip) = crate::engine::applies::first_unmet(rule, policy, &cx) {
+                            if skip.status == Status::Skip {
+                                return vec![skip];
+                            }
+                        }
+                    }
+                    return vec![*f];
+                }
+            };
+            // the rule as its items see it, `for_each` gone: made once, not per item
+            let base = copy_with(rule, rule.applies.clone());
+            // what it reads outside `applies` and `for_each`, for every item's findings
+            let reads = shared_reads(rule);
+            let mut when_rule = None;
+            let mut out = Vec::new();
+            for item in items {
+                let Item {
+                    value,
+                    key,
+                    subject: default_subject,
+                    when,
+                } = item;
+                // one context per item, the item's value moved into it (not
+                // copied): the alias, the `when`, the fields, the judgement and the
+                // subject each start from an empty record of what was read, as a
+                // context of their own would
+                let mut cx = RuleCx::new(facts, rule, policy);
+                cx.shared_reads = OnceCell::from(reads.clone());
+                cx.special.get_mut().insert(fe.bind.clone(), value);
+                cx.item = key.map(|k| (fe.bind.clone(), k));
+                let mut subject = None;
+                let alias = fe.alias.as_ref().map(|t| cx.render(t));
+                if !fe.selects(alias.as_deref()) {
+                    continue;
+                }
+                let mut findings = match fe.except.iter().find(|(k, _)| *k == default_subject) {
+                    // left out by the rule, with its reason in plain words
+                    Some((_, why)) => {
+                        let mut f = base_finding(rule, Status::Skip);
+                        f.explanation = why.clone();
+                        vec![f]
+                    }
+                    None => judge(
+                        rule,
+                        &base,
+                        &mut when_rule,
+                        policy,
+                        fe,
+                        when.as_deref(),
+                        &mut cx,
+                        &mut subject,
+                    ),
+                };
+                let subject = match &fe.subject {
+                    None => default_subject,
+                    Some(t) => {
+                        // an item not judged as far as its fields: its subject over
+                        // them now
+                        let text = subject.unwrap_or_else(|| {
+                            fresh(&mut cx);
+                            resolve_in(&mut cx, &fe.bind);
+                            cx.render(t)
+                        });
+                        if text.is_empty() {
+                            default_subject
+                        } else {
+                            text
+                        }
+                    }
+                };
+                for f in &mut findings {
+                    f.alias = alias.clone();
+                    let mut subjects = vec![subject.clone()];
+                    for s in f.subject.drain(..) {
+                        if !subjects.contains(&s) {
+                            subjects.push(s);
+                        }
+                    }
+                    f.subject = subjects;
+                }
+                out.extend(findings);
+            }
+            out
+        }
+
+        /// One item judged in its context `cx` (which binds the item as written),
+        /// and its `subject:` rendered into `subject` once its fields are
+        /// evaluated (left `None` for an item not judged as far). `base` is `rule` without its `for_each`, `when_rule` the same
+        /// made on the first item with a `when` and kept for the next. The
+        /// context's rule is `rule` throughout: the copies differ from it in
+        /// `applies`, the check's key and the remedy, never in the `let`s it reads.
+        #[allow(clippy::too_many_arguments)]
+        pub(super) fn judge(
+            rule: &Rule,
+            base: &Rule,
+            when_rule: &mut Option<Rule>,
+            policy: Option<&Policy>,
+            fe: &ForEach,
+            when: Option<&str>,
+            cx: &mut RuleCx,
+            subject: &mut Option<String>,
+        ) -> Vec<Finding> {
+            // the item's own `when` first, over the item as written: an item that
+            // does not apply is skipped before its `${...}` fields are evaluated
+            if let Some(w) = when {
+                fresh(cx);
+                let e = match crate::expr::parse(w) {
+                    Ok(e) => e,
+                    Err(e) => {
+                        return vec![missing_finding(
+                            rule,
+                            cx,
+                            Missing::Error(format!("item `when: {w}`: {}", e.message)),
+                        )];
+                    }
+                };
+                // one copy per rule, its `applies` replaced for each item
+                let only_when = when_rule.get_or_insert_with(|| copy_with(rule, Vec::new()));
+                only_when.applies = vec![Applies::When(e, w.to_string())];
+                if let Some(f) = crate::engine::applies::first_unmet(only_when, policy, cx) {
+                    return vec![f];
+                }
+            }
+            fresh(cx);
+            let errors = resolve_in(cx, &fe.bind);
+            if let Some(t) = &fe.subject {
+                // as a context of its own would: what evaluating the fields left,
+                // no field read as an error; what rendering adds is not kept
+                let lets = cx.lets.get_mut().clone();
+                let touched = cx.touched.get_mut().clone();
+                *subject = Some(cx.render(t));
+                *cx.lets.get_mut() = lets;
+                *cx.touched.get_mut() = touched;
+            }
+            let exists_error = errors.get("exists").cloned();
+            cx.field_errors = Some((fe.bind.clone(), errors));
+            let mut r = match item_rule(base, fe, cx) {
+                Ok(r) => r,
+                Err(m) => return vec![missing_finding(rule, cx, m)],
+            };
+            // the item's `exists` field: a path that must exist for it to apply
+            if let Some(m) = exists_error {
+                return vec![missing_finding(rule, cx, m)];
+            }
+            let exists = match cx.special.get_mut().get(&fe.bind) {
+                Some(Value::Record(m)) => m.get("exists").map(|p| Applies::Exists(p.to_plain())),
+                _ => None,
+            };
+            if let Some(exists) = exists {
+                r = match r {
+                    Cow::Owned(mut o) => {
+                        o.applies.insert(0, exists);
+                        Cow::Owned(o)
+                    }
+                    Cow::Borrowed(b) => {
+                        let applies = std::iter::once(exists).chain(b.applies.iter().cloned());
+                        Cow::Owned(copy_with(b, applies.collect()))
+                    }
+                };
+            }
+            fresh(cx);
+            if let (Some((_, ItemKey { ns, key, .. })), ForEachSource::Records { .. }) =
+                (&cx.item, &fe.source)
+            {
+                // a record item is read from its namespace: its line is evidence
+                let _ = cx.setting(ns, key);
+            }
+            crate::engine::judge::judge(&r, policy, cx)
+        }
+    }
+
+    /// What the built-in rules leave out: an item's `when` that is false
+    /// or cannot be told, an `exists` field (one that cannot be built), an
+    /// `setting:` key and a `subject:` built from the item. (An `applies`
+    /// path naming the item is a load error.)
+    const ITEMS: &str = r#"policy: t
+title: t
+params:
+  base: /etc
+  dirs:
+    - { id: all, path: "${params.base}", when: "true", exists: "${params.base}/fstab" }
+    - { id: default, path: /var/log, min: 2, exists: "${params.nope}" }
+    - { id: never, path: /nowhere, when: "false" }
+    - { id: unknown, path: /x, when: "mycnf.nosuch > 1" }
+    - { id: ip_forward, path: "${dir.nope}" }
+    - { id: swappiness, path: /proc, when: "sysctl.vm.swappiness >= 0" }
+rules:
+  - id: t.dir
+    title: directory items
+    severity: low
+    for_each: { param: dirs, as: dir }
+    subject: "{dir.id}:{dir.path}"
+    applies:
+      - when: "true"
+    setting: "sysctl.net.ipv4.conf.${dir.id}.rp_filter"
+    expect: { min: "${default(dir.min, 1)}" }
+    why: "{dir.id} at {dir.path}: {actual} from {source}"
+    fix: "set {setting} to at least {expected}"
+  - id: t.assert
+    title: assert items
+    severity: low
+    for_each: { param: dirs, as: dir }
+    assert: "dir.id != 'all'"
+    why: "{dir.id}: {sysctl.vm.swappiness}"
+    fix: "f"
+"#;
+
+    #[test]
+    fn items_judged_without_copies_find_what_the_copies_found() {
+        let mut set = PolicySet::builtin().unwrap();
+        set.add_str("items.yaml", ITEMS).unwrap();
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/hosts");
+        let mut hosts: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        hosts.sort();
+        let (mut rules, mut findings) = (0, 0);
+        let mut statuses = Vec::new();
+        for h in hosts {
+            let host = crate::host::Host::snapshot(&h).unwrap();
+            let facts = crate::engine::gather(&set, &host);
+            for rule in set.rules() {
+                let Some(fe) = &rule.for_each else { continue };
+                let policy = set.policy_of(rule);
+                let now = check(rule, policy, &facts, fe);
+                assert_eq!(
+                    now,
+                    before::check(rule, policy, &facts, fe),
+                    "{} on {}",
+                    rule.id,
+                    h.display()
+                );
+                rules += 1;
+                findings += now.len();
+                if rule.id.starts_with("t.") {
+                    statuses.extend(now.iter().map(|f| (f.status, f.explanation.clone())));
+                }
+            }
+        }
+        assert!(
+            rules > 50 && findings > 200,
+            "{rules} rules, {findings} findings"
+        );
+        for st in [Status::Pass, Status::Fail, Status::Skip, Status::Unknown] {
+            assert!(
+                statuses.iter().any(|(s, _)| *s == st),
+                "{st:?}: {statuses:#?}"
+            );
+        }
+    }
 }

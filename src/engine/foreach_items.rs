@@ -1,6 +1,6 @@
 //! What a `for_each:` rule expands to on a host ([`expand`]): the items of
 //! a list parameter, the keys of a flat namespace matching a `*` glob
-//! ([`star_match`]), or the records of a record namespace, each optionally
+//! ([`StarPattern`]), or the records of a record namespace, each optionally
 //! kept by a `where:` filter; or the rule's one finding when there are none
 //! to judge (`unknown` when the namespace was not captured, one `skip`
 //! saying the set is empty otherwise, `error` past the item limit). Must
@@ -9,7 +9,7 @@
 
 use super::eval::ItemKey;
 use super::finding::base_finding;
-use crate::eval::{eval, Context, Missing};
+use crate::eval::{eval, record_field, Context, Missing};
 use crate::expr::Expr;
 use crate::facts::{Entry, Facts};
 use crate::policy::{ForEach, ForEachSource, Policy, Rule, MAX_FOR_EACH_ITEMS};
@@ -119,8 +119,9 @@ fn key_items(
 ) -> Result<Vec<Item>, Box<Finding>> {
     let space = namespace(facts, ns).map_err(|why| finding(Status::Unknown, why))?;
     let mut out = Vec::new();
+    let glob = StarPattern::new(pattern);
     for key in space.entries.keys() {
-        if let Some(parts) = star_match(pattern, key) {
+        if let Some(parts) = glob.matches(key) {
             let value = Value::Str(parts.join("."));
             let item = ItemKey {
                 ns: ns.to_string(),
@@ -243,38 +244,62 @@ fn namespace<'f>(facts: &'f Facts, ns: &str) -> Result<&'f crate::facts::Namespa
     }
 }
 
-/// The texts each `*` of `pattern` matched in `key` (shortest first, so
-/// with several `*` the earlier ones take as little as they can), or
-/// `None` when `key` does not match. A `*` matches any text, `.`, `/` and
-/// `-` included (`eth0/100`, `br-lan`), but never nothing.
-pub(crate) fn star_match(pattern: &str, key: &str) -> Option<Vec<String>> {
-    fn go(pat: &[&str], key: &str, out: &mut Vec<String>) -> bool {
-        let Some((first, rest)) = pat.split_first() else {
-            return key.is_empty();
-        };
-        if rest.is_empty() {
-            // the last literal ends the key
-            return key == *first;
+/// A `*` glob, split at its stars once to be matched against every key of
+/// a namespace: [`StarPattern::matches`] gives the texts each `*` matched
+/// in a key (shortest first, so with several `*` the earlier ones take as
+/// little as they can), or `None` when the key does not match. A `*`
+/// matches any text, `.`, `/` and `-` included (`eth0/100`, `br-lan`), but
+/// never nothing.
+pub(crate) struct StarPattern<'p> {
+    pieces: Vec<&'p str>,
+}
+
+impl<'p> StarPattern<'p> {
+    pub(crate) fn new(pattern: &'p str) -> StarPattern<'p> {
+        StarPattern {
+            pieces: pattern.split('*').collect(),
         }
-        let Some(after) = key.strip_prefix(first) else {
-            return false;
-        };
-        // `after` starts with what a `*` matched, then rest[0]...
-        for (i, _) in after.char_indices().skip(1).chain([(after.len(), ' ')]) {
-            if i == 0 {
-                continue;
-            }
-            out.push(after[..i].to_string());
-            if go(rest, &after[i..], out) {
-                return true;
-            }
-            out.pop();
-        }
-        false
     }
-    let pieces: Vec<&str> = pattern.split('*').collect();
-    let mut out = Vec::new();
-    go(&pieces, key, &mut out).then_some(out)
+
+    /// The texts the stars matched in `key`: a key that does not begin with
+    /// the text before the first `*` and end with the text after the last
+    /// is turned away before any text is copied; the matches are copied
+    /// once found, not on each try.
+    pub(crate) fn matches(&self, key: &str) -> Option<Vec<String>> {
+        /// `key[at..]` against `pat`; each `*`'s match as a byte range.
+        fn go(pat: &[&str], key: &str, at: usize, out: &mut Vec<(usize, usize)>) -> bool {
+            let Some((first, rest)) = pat.split_first() else {
+                return at == key.len();
+            };
+            if rest.is_empty() {
+                // the last literal ends the key
+                return &key[at..] == *first;
+            }
+            let Some(after) = key[at..].strip_prefix(first) else {
+                return false;
+            };
+            let start = at + first.len();
+            // `after` starts with what a `*` matched, then rest[0]...
+            for (i, _) in after.char_indices().skip(1).chain([(after.len(), ' ')]) {
+                if i == 0 {
+                    continue;
+                }
+                out.push((start, start + i));
+                if go(rest, key, start + i, out) {
+                    return true;
+                }
+                out.pop();
+            }
+            false
+        }
+        let (first, last) = (self.pieces[0], self.pieces[self.pieces.len() - 1]);
+        if !key.starts_with(first) || !key.ends_with(last) {
+            return None;
+        }
+        let mut spans = Vec::with_capacity(self.pieces.len() - 1);
+        go(&self.pieces, key, 0, &mut spans)
+            .then(|| spans.iter().map(|&(a, b)| key[a..b].to_string()).collect())
+    }
 }
 
 /// The context of a `where:` filter: the record's fields by name, the
@@ -352,9 +377,11 @@ impl Context for RecordCx<'_> {
         if name != self.bind {
             return None;
         }
+        // a record's own field wins, read in place (not from a copy of the
+        // whole record)
         if let Value::Record(m) = self.record {
-            if m.contains_key(field) {
-                return None;
+            if let Some(v) = m.get(field) {
+                return Some(Ok(v.clone()));
             }
         }
         match field {
@@ -376,7 +403,11 @@ impl Context for RecordCx<'_> {
             "parts" if !self.item.parts.is_empty() => Some(Ok(Value::List(
                 self.item.parts.iter().cloned().map(Value::Str).collect(),
             ))),
-            _ => None,
+            // what the record read as a whole would answer, in place
+            _ => match self.record {
+                Value::Record(m) => Some(record_field(m, field)),
+                _ => None,
+            },
         }
     }
     fn dir_size(&self, path: &str) -> Result<Value, Missing> {
@@ -393,10 +424,78 @@ impl Context for RecordCx<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::star_match;
+    use super::StarPattern;
+
+    /// How keys were matched before the pattern was split once: copying
+    /// each try.
+    fn by_copies(pattern: &str, key: &str) -> Option<Vec<String>> {
+        fn go(pat: &[&str], key: &str, out: &mut Vec<String>) -> bool {
+            let Some((first, rest)) = pat.split_first() else {
+                return key.is_empty();
+            };
+            if rest.is_empty() {
+                return key == *first;
+            }
+            let Some(after) = key.strip_prefix(first) else {
+                return false;
+            };
+            for (i, _) in after.char_indices().skip(1).chain([(after.len(), ' ')]) {
+                if i == 0 {
+                    continue;
+                }
+                out.push(after[..i].to_string());
+                if go(rest, &after[i..], out) {
+                    return true;
+                }
+                out.pop();
+            }
+            false
+        }
+        let pieces: Vec<&str> = pattern.split('*').collect();
+        let mut out = Vec::new();
+        go(&pieces, key, &mut out).then_some(out)
+    }
+
+    #[test]
+    fn a_glob_split_once_matches_every_key_as_the_copying_match_did() {
+        let patterns = [
+            "net.ipv4.conf.*.rp_filter",
+            "net.*.conf.*.rp_filter",
+            "a.*",
+            "*.x",
+            "*",
+            "**",
+            "x*x",
+            "a.b",
+            "",
+            "é*ü*",
+        ];
+        let keys = [
+            "net.ipv4.conf.eth0.rp_filter",
+            "net.ipv6.conf.a.b.rp_filter",
+            "net.ipv4.conf..rp_filter",
+            "a.b.c",
+            "a.",
+            "a.x.x",
+            "xx",
+            "xax",
+            "x",
+            "",
+            "a.b",
+            "éaüb",
+            "éü",
+            "éüü",
+        ];
+        for p in patterns {
+            let glob = StarPattern::new(p);
+            for k in keys {
+                assert_eq!(glob.matches(k), by_copies(p, k), "{p} {k}");
+            }
+        }
+    }
 
     fn m(p: &str, k: &str) -> Option<Vec<String>> {
-        star_match(p, k)
+        StarPattern::new(p).matches(k)
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! An item's `${EXPR}` texts evaluated in the rule's scope: a list item's
 //! fields ([`item_text`], each text parsed once per thread and kept in a
 //! memo; [`resolve_fields`]), an `applies` path ([`item_path`]) and a
-//! template rendered as plain text ([`render_plain`]). Must not do I/O or
-//! judge anything: it only gives values (or why they are missing).
+//! template rendered as plain text ([`render_plain`]), and a list item's
+//! `when` parsed once per thread ([`item_when`]). Must not do I/O or judge
+//! anything: it only gives values (or why they are missing).
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
@@ -11,7 +12,7 @@ use std::rc::Rc;
 use super::eval::RuleCx;
 use crate::eval::{eval, Context, Missing};
 use crate::expr::Expr;
-use crate::policy::{Template, TemplatePart};
+use crate::policy::{Applies, Template, TemplatePart};
 use crate::value::Value;
 
 /// A template rendered as plain text (a key, a path): each placeholder's
@@ -152,35 +153,86 @@ fn parsed(t: &str) -> Rc<ItemText> {
     })
 }
 
+thread_local! {
+    static WHENS: RefCell<HashMap<String, Rc<Result<Applies, String>>>> = RefCell::new(HashMap::new());
+}
+
+/// A list item's `when` text as the condition it is (`Applies::When`), or
+/// the parser's message: parsed once per thread, for every item and host
+/// that has it, as [`parsed`] does for field texts (and emptied the same
+/// way at [`MAX_PARSED`] texts).
+pub(super) fn item_when(w: &str) -> Rc<Result<Applies, String>> {
+    WHENS.with(|m| {
+        if let Some(p) = m.borrow().get(w) {
+            return Rc::clone(p);
+        }
+        let p = Rc::new(
+            crate::expr::parse(w)
+                .map(|e| Applies::When(e, w.to_string()))
+                .map_err(|e| e.message),
+        );
+        let mut m = m.borrow_mut();
+        if m.len() >= MAX_PARSED {
+            m.clear();
+        }
+        m.insert(w.to_string(), Rc::clone(&p));
+        p
+    })
+}
+
 /// A list item's fields with `${EXPR}` in them, evaluated in the rule's
 /// scope; a field that cannot be evaluated here is left out with its reason
 /// (reading it is then that reason: a field only some templates use does
 /// not make the whole item unknown).
 pub(super) fn resolve_fields(value: &Value, cx: &RuleCx) -> (Value, BTreeMap<String, Missing>) {
-    let mut errors = BTreeMap::new();
     let Value::Record(m) = value else {
-        return (value.clone(), errors);
+        return (value.clone(), BTreeMap::new());
     };
     let mut out = m.clone();
+    let errors = apply_fields(&mut out, field_values(m, cx));
+    (Value::Record(out), errors)
+}
+
+/// The values of a record's `${EXPR}` fields (`when` aside), in the
+/// record's order, each evaluated in `cx` over the record as written.
+pub(super) fn field_values(
+    m: &BTreeMap<String, Value>,
+    cx: &RuleCx,
+) -> Vec<(String, Result<Value, Missing>)> {
+    let mut out = Vec::new();
     for (k, v) in m {
         if k == "when" {
             continue;
         }
         if let Value::Str(t) = v {
             if t.contains("${") {
-                match item_text(k, t, cx) {
-                    Ok(x) => {
-                        out.insert(k.clone(), x);
-                    }
-                    Err(e) => {
-                        out.remove(k);
-                        errors.insert(k.clone(), e);
-                    }
-                }
+                out.push((k.clone(), item_text(k, t, cx)));
             }
         }
     }
-    (Value::Record(out), errors)
+    out
+}
+
+/// [`field_values`] written into the record they came from: a value
+/// replaces its text, a field that has none is taken out and its reason
+/// returned.
+pub(super) fn apply_fields(
+    m: &mut BTreeMap<String, Value>,
+    values: Vec<(String, Result<Value, Missing>)>,
+) -> BTreeMap<String, Missing> {
+    let mut errors = BTreeMap::new();
+    for (k, v) in values {
+        match v {
+            Ok(x) => {
+                m.insert(k, x);
+            }
+            Err(e) => {
+                m.remove(&k);
+                errors.insert(k, e);
+            }
+        }
+    }
+    errors
 }
 
 /// `${...}` in an `applies` path, over the item (`exists: "${dir.path}"`).

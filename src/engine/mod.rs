@@ -102,7 +102,12 @@ pub fn evaluate(policies: &PolicySet, facts: &Facts) -> HostReport {
         findings.extend(evaluate_rule(rule, policy, facts));
     }
     findings.extend(facts.issues.iter().map(finding::input_finding));
-    HostReport::new(facts.host.clone(), facts.source, findings).with_detections(&facts.detections)
+    HostReport::detected(
+        facts.host.clone(),
+        facts.source,
+        findings,
+        &facts.detections,
+    )
 }
 
 /// Evaluate `e` in `rule`'s scope (its `let` names, parameters, settings

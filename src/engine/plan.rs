@@ -5,6 +5,8 @@
 //! read the host or evaluate an expression over host data: the plan is
 //! made before gathering starts.
 
+use std::cell::OnceCell;
+
 use crate::eval::{Context, Missing};
 use crate::expr::{ops, Expr};
 use crate::facts::{Need, Needs};
@@ -32,22 +34,27 @@ pub fn needs(policies: &PolicySet) -> Needs {
         if let Some(fe) = &r.for_each {
             plan_for_each(&mut n, r, fe, policy);
         }
-        for (ns, key) in r.settings_read() {
-            if ns.starts_with("sysctl") && key != "*" {
-                n.sysctl_keys
-                    .insert(crate::parse::sysctl::normalize_key(&key));
-            }
-            n.namespaces.insert(ns);
-        }
-        for e in r.expressions() {
-            crate::expr::walk(e, &mut |x| {
+        // the rule's reads one at a time, nothing collected or copied,
+        // and its `du(...)` calls in the same walk of its expressions
+        let (keys, namespaces, dir_sizes) =
+            (&mut n.sysctl_keys, &mut n.namespaces, &mut n.dir_sizes);
+        r.each_read(
+            &mut |ns, key| {
+                if ns.starts_with("sysctl") && key != "*" {
+                    keys.insert(crate::parse::sysctl::normalize_key(key));
+                }
+                if !namespaces.contains(ns) {
+                    namespaces.insert(ns.to_string());
+                }
+            },
+            &mut |x| {
                 if let Expr::Call(name, args) = x {
                     if name == "du" {
-                        n.dir_sizes.extend(path_need(&args[0], r, policy, 0));
+                        dir_sizes.extend(path_need(&args[0], r, policy, 0));
                     }
                 }
-            });
-        }
+            },
+        );
     }
     n
 }
@@ -110,6 +117,7 @@ fn plan_for_each(n: &mut Needs, r: &Rule, fe: &ForEach, policy: Option<&Policy>)
                     bind: &fe.bind,
                     item,
                     policy,
+                    resolved: OnceCell::new(),
                 };
                 for a in &r.applies {
                     if let Applies::Exists(p) | Applies::Missing(p) = a {
@@ -119,10 +127,8 @@ fn plan_for_each(n: &mut Needs, r: &Rule, fe: &ForEach, policy: Option<&Policy>)
                     }
                 }
                 // the item's own `exists` field
-                if let Ok(Value::Record(m)) = cx.name(fe.bind.as_str()) {
-                    if let Some(p) = m.get("exists") {
-                        n.paths.insert(p.to_plain());
-                    }
+                if let Some(p) = cx.field("exists") {
+                    n.paths.insert(p.to_plain());
                 }
                 if let (Some(t), Check::Setting { ns, .. }) = (&fe.setting_key, &r.check) {
                     let mut key = String::new();
@@ -154,28 +160,36 @@ fn const_text(p: &str, cx: &ConstCx) -> Option<String> {
 
 /// A list item and the policy's parameters, nothing of the host: an item
 /// field written `${params.X}` is the parameter's value, any other
-/// `${...}` field is not known before gathering.
+/// `${...}` field is not known before gathering. The item's fields are
+/// worked out once, on the first expression that names the item.
 struct ConstCx<'a> {
     bind: &'a str,
     item: &'a Value,
     policy: Option<&'a Policy>,
+    resolved: OnceCell<Value>,
 }
 
 impl ConstCx<'_> {
-    fn not_constant<T>(what: &str) -> Result<T, Missing> {
-        Err(Missing::Error(format!(
-            "{what} is not known before gathering"
-        )))
-    }
-}
-
-impl Context for ConstCx<'_> {
-    fn name(&self, name: &str) -> Result<Value, Missing> {
-        if name != self.bind {
-            return Self::not_constant(name);
-        }
+    /// One field of the item as [`Context::name`] gives it, without
+    /// working out the others: `None` when the item is not a record, has
+    /// no such field, or the field names host data.
+    fn field(&self, k: &str) -> Option<Value> {
         let Value::Record(m) = self.item else {
-            return Ok(self.item.clone());
+            return None;
+        };
+        match m.get(k)? {
+            Value::Str(t) if t.contains("${") => {
+                super::item_fields::item_text(k, t, &ParamsCx(self.policy)).ok()
+            }
+            v => Some(v.clone()),
+        }
+    }
+
+    /// The item with each `${...}` field evaluated over the parameters
+    /// (a field that names host data left out).
+    fn resolve(&self) -> Value {
+        let Value::Record(m) = self.item else {
+            return self.item.clone();
         };
         let mut out = m.clone();
         let params_only = ParamsCx(self.policy);
@@ -189,7 +203,22 @@ impl Context for ConstCx<'_> {
                 }
             }
         }
-        Ok(Value::Record(out))
+        Value::Record(out)
+    }
+
+    fn not_constant<T>(what: &str) -> Result<T, Missing> {
+        Err(Missing::Error(format!(
+            "{what} is not known before gathering"
+        )))
+    }
+}
+
+impl Context for ConstCx<'_> {
+    fn name(&self, name: &str) -> Result<Value, Missing> {
+        if name != self.bind {
+            return Self::not_constant(name);
+        }
+        Ok(self.resolved.get_or_init(|| self.resolve()).clone())
     }
     fn param(&self, name: &str) -> Result<Value, Missing> {
         self.policy
@@ -230,5 +259,110 @@ impl Context for ParamsCx<'_> {
     }
     fn mount_of(&self, path: &str) -> Result<Value, Missing> {
         ConstCx::not_constant(path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every `for_each` list item of the built-in policies with its
+    /// context, as `plan_for_each` makes them.
+    fn items(set: &PolicySet) -> Vec<(&ForEach, Option<&Policy>, &Value)> {
+        let mut out = Vec::new();
+        for r in set.rules() {
+            let policy = set.policy_of(r);
+            let Some(fe) = &r.for_each else { continue };
+            let ForEachSource::Param(name) = &fe.source else {
+                continue;
+            };
+            if let Some(Value::List(list)) = policy.and_then(|p| p.params.get(name)) {
+                out.extend(list.iter().map(|item| (&**fe, policy, item)));
+            }
+        }
+        out
+    }
+
+    /// [`needs`] as it was before the one walk: the rule's collected
+    /// setting reads, then a second walk for `du(...)`. The reference.
+    fn needs_walking_twice(policies: &PolicySet) -> Needs {
+        let mut n = Needs::default();
+        for r in policies.rules() {
+            let policy = policies.policy_of(r);
+            for a in &r.applies {
+                if let Applies::Exists(p) | Applies::Missing(p) = a {
+                    if let Ok(path) = crate::policy::resolve_path(p, policy) {
+                        n.paths.insert(path);
+                    }
+                }
+            }
+            if let Some(fe) = &r.for_each {
+                plan_for_each(&mut n, r, fe, policy);
+            }
+            for (ns, key) in r.settings_read() {
+                if ns.starts_with("sysctl") && key != "*" {
+                    n.sysctl_keys
+                        .insert(crate::parse::sysctl::normalize_key(&key));
+                }
+                n.namespaces.insert(ns);
+            }
+            for e in r.expressions() {
+                crate::expr::walk(e, &mut |x| {
+                    if let Expr::Call(name, args) = x {
+                        if name == "du" {
+                            n.dir_sizes.extend(path_need(&args[0], r, policy, 0));
+                        }
+                    }
+                });
+            }
+        }
+        n
+    }
+
+    #[test]
+    fn plan_in_one_walk_needs_what_two_walks_needed() {
+        let set = PolicySet::builtin().unwrap();
+        let (new, old) = (needs(&set), needs_walking_twice(&set));
+        assert_eq!(format!("{new:?}"), format!("{old:?}"));
+        // every kind of need is planned by the built-in rules
+        assert!(!new.dir_sizes.is_empty() && !new.sysctl_keys.is_empty());
+        assert!(!new.paths.is_empty() && !new.namespaces.is_empty());
+    }
+
+    #[test]
+    fn item_worked_out_once_reads_as_when_worked_out_per_expression() {
+        let set = PolicySet::builtin().unwrap();
+        let items = items(&set);
+        assert!(!items.is_empty());
+        let mut templated = 0;
+        for (fe, policy, item) in items {
+            let cx = ConstCx {
+                bind: &fe.bind,
+                item,
+                policy,
+                resolved: OnceCell::new(),
+            };
+            // the reference: the whole item worked out on each call
+            let whole = cx.resolve();
+            for _ in 0..2 {
+                assert_eq!(cx.name(&fe.bind), Ok(whole.clone()));
+            }
+            assert!(cx.name("other").is_err());
+            if let Value::Record(m) = item {
+                for k in m.keys().map(String::as_str).chain(["exists", "no-such"]) {
+                    let by_whole = match &whole {
+                        Value::Record(w) => w.get(k).cloned(),
+                        _ => None,
+                    };
+                    assert_eq!(cx.field(k), by_whole, "{k}");
+                }
+                templated += m
+                    .values()
+                    .filter(|v| matches!(v, Value::Str(t) if t.contains("${")))
+                    .count();
+            }
+        }
+        // the built-in lists hold fields written with placeholders
+        assert!(templated > 0);
     }
 }

@@ -4,7 +4,7 @@
 //! the pass wording. Must not do I/O or evaluate other check kinds.
 
 use super::eval::RuleCx;
-use super::finding::{base_finding, finish, missing_finding};
+use super::finding::{finish, missing_finding, rule_finding};
 use crate::eval::{eval, Context, Missing};
 use crate::expr::{self, Expr};
 use crate::policy::{ExpectOp, Rule};
@@ -105,7 +105,7 @@ pub(super) fn check(
     let got = cx.setting(ns, key);
     // the text read on the host, before templates read more settings
     let raw = match &got {
-        Ok(_) => cx.touched.borrow().last().map(|(_, _, s)| s.raw.clone()),
+        Ok(_) => cx.touched.borrow().last().map(|(_, s)| s.raw.clone()),
         Err(_) => None,
     };
     let canon = cx
@@ -119,7 +119,7 @@ pub(super) fn check(
         .insert("setting".into(), Value::Str(canon.clone()));
     if let Ok(v) = &got {
         cx.special.borrow_mut().insert("actual".into(), v.clone());
-        if let Some((_, _, s)) = cx.touched.borrow().last() {
+        if let Some((_, s)) = cx.touched.borrow().last() {
             if let Some(e) = s.evidence.first() {
                 cx.special
                     .borrow_mut()
@@ -136,7 +136,7 @@ pub(super) fn check(
             special.insert("actual".into(), Value::Str("not set".into()));
             special.insert("source".into(), Value::Str(reason.clone()));
             drop(special);
-            let mut f = base_finding(rule, Status::Fail);
+            let mut f = rule_finding(rule, cx, Status::Fail);
             f.actual = Some("absent".into());
             f.subject = vec![canon.clone()];
             let mut evaluated = Vec::new();
@@ -172,7 +172,7 @@ pub(super) fn check(
         cx.special
             .borrow_mut()
             .insert("expected".into(), Value::Str(expected.into()));
-        let mut f = base_finding(rule, status);
+        let mut f = rule_finding(rule, cx, status);
         f.expected = Some(expected.into());
         f.actual = actual;
         f.subject = vec![canon.clone()];
@@ -226,7 +226,7 @@ pub(super) fn check(
                         _ => a < b,
                     },
                     _ => {
-                        let mut f = base_finding(rule, Status::Error);
+                        let mut f = rule_finding(rule, cx, Status::Error);
                         f.subject = vec![canon.clone()];
                         f.actual = Some(expr::show(&actual));
                         f.expected = Some(expected.clone());
@@ -244,7 +244,7 @@ pub(super) fn check(
         ok &= holds;
     }
     let status = if ok { Status::Pass } else { Status::Fail };
-    let mut f = base_finding(rule, status);
+    let mut f = rule_finding(rule, cx, status);
     f.expected = Some(expected.clone());
     f.expected_words = expected_words(&evaluated);
     f.actual = Some(expr::show(&actual));

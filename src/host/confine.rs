@@ -456,6 +456,16 @@ pub(super) fn changed() -> ReadError {
 
 /// A host path on the live root, as an absolute path of this machine.
 pub(super) fn live_path(host_path: &str) -> Result<PathBuf, ReadError> {
+    // Most paths are already what the loop below would make of them: an
+    // absolute path of plain components, nothing escaped, no NUL.
+    let plain = host_path.len() > 1
+        && host_path.starts_with('/')
+        && !host_path.ends_with('/')
+        && !host_path.bytes().any(|b| b == b'\\' || b == 0)
+        && host_path[1..].split('/').all(|c| !c.is_empty() && c != ".");
+    if plain {
+        return Ok(PathBuf::from(host_path));
+    }
     let mut p = Vec::with_capacity(host_path.len() + 1);
     for c in host_components(host_path)? {
         p.push(b'/');

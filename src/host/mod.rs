@@ -200,12 +200,13 @@ impl Host {
 
 #[cfg(test)]
 mod tests {
-    use super::confine::host_components;
+    use super::confine::{host_components, live_path};
     use super::model::MAX_WALK_CACHE;
     use super::names::normalised;
     use super::*;
     use rustix::fs::FileType as RType;
     use std::collections::BTreeSet;
+    use std::os::unix::ffi::OsStringExt;
     use std::os::unix::fs::symlink;
 
     fn snap() -> (tempfile::TempDir, Host) {
@@ -627,6 +628,81 @@ mod tests {
             Err(ReadError::Limit(_))
         ));
         drop(g);
+    }
+
+    /// The shortcut for plain paths gives what the component loop gives.
+    #[test]
+    fn a_live_path_is_the_same_with_or_without_the_plain_shortcut() {
+        let by_loop = |p: &str| -> Result<std::path::PathBuf, ReadError> {
+            let mut out = Vec::new();
+            for c in host_components(p)? {
+                out.push(b'/');
+                out.extend_from_slice(&c);
+            }
+            if out.is_empty() {
+                out.push(b'/');
+            }
+            Ok(std::path::PathBuf::from(std::ffi::OsString::from_vec(out)))
+        };
+        for p in [
+            "/",
+            "",
+            "/etc",
+            "/etc/",
+            "//etc//my.cnf",
+            "/etc/./my.cnf",
+            "/etc/.",
+            "/etc/../x",
+            "etc/my.cnf",
+            "/etc/a\\x41b",
+            "/etc/a\\x2fb",
+            "/etc/a\0b",
+            "/proc/sys/net/ipv4/conf/eth0.100/rp_filter",
+            "/a/.b/..c",
+        ] {
+            assert_eq!(live_path(p), by_loop(p), "{p:?}");
+        }
+    }
+
+    /// The live host remembers within one gather too: a file, a missing
+    /// file and a listing are asked of the kernel once (the option-file
+    /// reader, mycnf_files and the evidence pass asked for each `.cnf`
+    /// three or four times), so one gather sees one version of each; after
+    /// the gather they are read anew.
+    #[test]
+    fn a_gather_on_the_live_host_reads_a_file_and_a_listing_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = fs::canonicalize(dir.path()).unwrap();
+        let file = root.join("my.cnf").display().to_string();
+        let absent = root.join("absent.cnf").display().to_string();
+        let folder = root.display().to_string();
+        fs::write(&file, "[mysqld]\n").unwrap();
+        let host = Host::live();
+        let g = host.remember_stats();
+        assert_eq!(host.read_bytes(&file).unwrap(), b"[mysqld]\n");
+        assert_eq!(host.read_bytes(&absent), Err(ReadError::NotFound));
+        let names = |h: &Host| -> Vec<String> {
+            h.read_dir(&folder)
+                .unwrap()
+                .into_iter()
+                .map(|e| e.name)
+                .collect()
+        };
+        assert_eq!(names(&host), ["my.cnf"]);
+        fs::write(&file, "[mysqld]\nport = 1\n").unwrap();
+        fs::write(&absent, "[client]\n").unwrap();
+        assert_eq!(host.read_bytes(&file).unwrap(), b"[mysqld]\n");
+        assert_eq!(host.read_bytes(&absent), Err(ReadError::NotFound));
+        assert_eq!(names(&host), ["my.cnf"]);
+        // a listing kept whole answers a filtered one too
+        let only = host
+            .read_dir_matching(&folder, |n| n.starts_with(b"ab"))
+            .unwrap();
+        assert!(only.is_empty(), "{only:?}");
+        drop(g);
+        assert_eq!(host.read_bytes(&file).unwrap(), b"[mysqld]\nport = 1\n");
+        assert_eq!(host.read_bytes(&absent).unwrap(), b"[client]\n");
+        assert_eq!(names(&host), ["absent.cnf", "my.cnf"]);
     }
 
     /// A file read in pieces comes whole through `each`, within the cap

@@ -168,11 +168,11 @@ pub struct Host {
     pub(super) log: Option<Arc<Mutex<ReadLog>>>,
     /// Directories the walk has opened on the live root (see [`WalkCache`]).
     pub(super) walked: Arc<Mutex<WalkCache>>,
-    /// What each snapshot path was when first looked at (see [`StatMemo`]).
+    /// What each path was when first looked at (see [`StatMemo`]).
     pub(super) stats: Arc<Mutex<StatMemo>>,
 }
 
-/// A snapshot path's type and permission bits as the first confined `stat`
+/// A path's type and permission bits as the first confined `stat`
 /// found them, by lexical host path. The readers ask the same questions
 /// several times (the option-file reader looks at `/etc/my.cnf` three times
 /// before it reads it, the layout probes each listing it may use), and on a
@@ -180,9 +180,10 @@ pub struct Host {
 /// generated fleet host made about 385 system calls for 17 files. Only
 /// answers are kept, never descriptors, and every read still opens the file
 /// confined and checks its type on the descriptor, so a file swapped
-/// meanwhile is caught where it matters. The live host keeps none (its
-/// files change under the audit and are stat-ed through the kernel's own
-/// path walk). Kept only while one gather runs ([`Host::remember_stats`]):
+/// meanwhile is caught where it matters. The live host remembers the same
+/// way (each `.cnf` was stat-ed four times and read twice), so one gather
+/// sees one version of each file even while the host changes under it.
+/// Kept only while one gather runs ([`Host::remember_stats`]):
 /// a `Host` audited again later sees the tree as it is then. At most
 /// [`MAX_STAT_MEMO`] paths: a full memo starts over.
 #[derive(Debug, Default)]
@@ -195,9 +196,16 @@ pub(super) struct StatMemo {
     /// Whole files already read in this gather, by lexical path (see
     /// [`FileMemo`]).
     pub(super) files: FileMemo,
+    /// Whole directory listings already made in this gather, by lexical
+    /// path (the sysctl.d folders and `/proc/sys/net/*/conf` are listed by
+    /// two or three readers), at most [`MAX_MEMO_DIR_ENTRIES`] entries in
+    /// all.
+    pub(super) dirs: HashMap<String, Arc<Vec<DirEntry>>>,
+    /// Entries held in `dirs`.
+    pub(super) dir_entries: usize,
 }
 
-/// The bytes of small snapshot files already read in this gather: a
+/// The bytes of small files already read in this gather: a
 /// snapshot's `snapshot.json` is read by four readers and its `sysctl -a`
 /// capture by two, each read costing two confined opens, two `fstat`s, a
 /// `read` and two `close`s. One gather so sees one version of each file,
@@ -231,8 +239,10 @@ impl Drop for StatsRemembered<'_> {
     }
 }
 
-/// Most snapshot paths [`StatMemo`] remembers at once.
+/// Most paths [`StatMemo`] remembers at once.
 pub(super) const MAX_STAT_MEMO: usize = 4096;
+/// Most directory entries [`StatMemo`] keeps listed in one gather.
+pub(super) const MAX_MEMO_DIR_ENTRIES: usize = 8192;
 
 /// The live root's intermediate directories as [`Host::walk`] first opened
 /// them, keyed by their resolved host path: `/etc`, `/etc/mysql`, `/usr/lib`

@@ -13,7 +13,6 @@ use std::os::fd::OwnedFd;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
 
 use rustix::fs::{self as rfs, AtFlags, FileType as RType, Mode, OFlags};
 
@@ -86,7 +85,10 @@ impl Host {
             // as the confined walk, whose root is `/`), in one stat instead
             // of one per component.
             SourceKind::Live => {
-                let o = crate::reader::open_regular(&live_path(host_path)?)?;
+                // The `stat` before the open is the gather's own (one a
+                // path, absent ones too, within a gather).
+                crate::reader::check_regular(self.stat_of(host_path)?.mode)?;
+                let o = crate::reader::open_known_regular(&live_path(host_path)?)?;
                 return Ok((o.file, o.nlink, o.mode, o.size));
             }
             SourceKind::Snapshot => self.open_snapshot_file(host_path)?,
@@ -177,7 +179,16 @@ impl Host {
             }
             return Ok((self.read_bytes_capped(host_path, cap)?, mode));
         }
-        let o = match crate::reader::open_regular(&live_path(host_path)?) {
+        // A plain path below /proc/sys is a sysctl: procfs holds no FIFO or
+        // device to keep from opening, so no `stat` before the open, and
+        // the value is read in one `read`, as systemd-sysctl reads it.
+        let virtual_file = is_plain_proc_sys(host_path);
+        let open = if virtual_file {
+            crate::reader::open_known_regular
+        } else {
+            crate::reader::open_regular
+        };
+        let o = match open(&live_path(host_path)?) {
             // Write-only keys refuse the open even to root: say so by mode.
             Err(crate::reader::Failure::PermissionDenied) => {
                 let mode = self.mode(host_path)?;
@@ -195,7 +206,11 @@ impl Host {
             // Near the budget's end: the one careful path decides.
             return Ok((self.read_bytes_capped(host_path, cap)?, o.mode));
         }
-        let bytes = crate::reader::read_capped_sized(o.file, cap, o.size)?;
+        let bytes = if virtual_file {
+            crate::reader::read_virtual(&o.file, cap)?
+        } else {
+            crate::reader::read_capped_sized(o.file, cap, o.size)?
+        };
         let b = &self.read_budget;
         b.used.fetch_add(bytes.len() as u64, Ordering::Relaxed);
         Ok((bytes, o.mode))
@@ -288,14 +303,8 @@ impl Host {
         }
         let (file, nlink, mode, size) = self.open_file_nlink(host_path)?;
         let bytes = self.finish_read(host_path, file, (nlink, mode, size), cap)?;
-        if let Some(k) = key {
-            self.memo(|m| {
-                let f = &mut m.files;
-                if bytes.len() <= MAX_MEMO_FILE && f.bytes + bytes.len() <= MAX_MEMO_BYTES {
-                    f.bytes += bytes.len();
-                    f.by_path.insert(k, Arc::new(bytes.clone()));
-                }
-            });
+        if key.is_some() {
+            self.remember_file(host_path, &bytes);
         }
         Ok(bytes)
     }
@@ -359,6 +368,7 @@ impl Host {
             ),
             MAX_FILE_BYTES,
         )?;
+        self.remember_file(host_path, &bytes);
         let text = match String::from_utf8(bytes) {
             Ok(s) => s,
             Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
@@ -408,7 +418,12 @@ impl Host {
     /// are bytes ([`DirEntry::raw_name`]); [`DirEntry::name`] is the same
     /// name as a host path component (see [`escape_name`]).
     pub(crate) fn read_dir(&self, host_path: &str) -> Result<Vec<DirEntry>, ReadError> {
-        self.read_dir_matching(host_path, |_| true)
+        if let Some(known) = self.listed(host_path) {
+            return Ok(known.as_ref().clone());
+        }
+        let listed = self.read_dir_matching(host_path, |_| true)?;
+        self.remember_listing(host_path, &listed);
+        Ok(listed)
     }
 
     /// [`Host::read_dir`] keeping only the entries whose raw name `keep`
@@ -420,6 +435,10 @@ impl Host {
         host_path: &str,
         keep: impl Fn(&[u8]) -> bool,
     ) -> Result<Vec<DirEntry>, ReadError> {
+        if let Some(known) = self.listed(host_path) {
+            let kept = known.iter().filter(|e| keep(e.raw_name.as_bytes()));
+            return Ok(kept.cloned().collect());
+        }
         let (fd, resolved) = self.open_dir(host_path)?;
         let resolved_path = comps_host_path(&resolved);
         let dir_fd = fd.try_clone().map_err(ReadError::from)?;
@@ -623,6 +642,15 @@ impl Host {
         });
         Ok(meta.kind)
     }
+}
+
+/// Whether a host path names a file below `/proc/sys` by plain components
+/// only (no `.`, `..` or empty one, as a hostile key could spell).
+fn is_plain_proc_sys(host_path: &str) -> bool {
+    host_path.strip_prefix("/proc/sys/").is_some_and(|rest| {
+        rest.split('/')
+            .all(|c| !c.is_empty() && c != "." && c != "..")
+    })
 }
 
 /// The confined readers of a [`Host`], for driftaudit's own command-line

@@ -11,16 +11,27 @@ use crate::value::Value;
 
 /// Type a sysctl value: one integer -> number, several integers -> list, else string.
 pub fn typed(value: &str) -> Value {
-    let toks: Vec<&str> = value.split_whitespace().collect();
-    let nums: Option<Vec<f64>> = toks
-        .iter()
-        .map(|t| t.parse::<i64>().ok().map(|n| n as f64))
-        .collect();
-    match nums {
-        Some(n) if n.len() == 1 => Value::Number(n[0]),
-        Some(n) if n.len() > 1 => Value::List(n.into_iter().map(Value::Number).collect()),
-        _ => Value::Str(value.to_string()),
+    let text = || Value::Str(value.to_string());
+    let num = |t: &str| t.parse::<i64>().ok().map(|n| Value::Number(n as f64));
+    let mut toks = value.split_whitespace();
+    // one pass, and a list allocated only for a second number
+    let Some(first) = toks.next().map(num) else {
+        return text();
+    };
+    let Some(first) = first else {
+        return text();
+    };
+    let Some(second) = toks.next() else {
+        return first;
+    };
+    let mut list = vec![first];
+    for t in std::iter::once(second).chain(toks) {
+        match num(t) {
+            Some(n) => list.push(n),
+            None => return text(),
+        }
     }
+    Value::List(list)
 }
 
 /// One line of a sysctl configuration file.
@@ -84,11 +95,20 @@ pub fn normalize_key(key: &str) -> String {
 
 /// [`normalize_key`] without allocating when the key is already dotted.
 fn normalize_key_cow(key: &str) -> Cow<'_, str> {
-    let key = key.trim();
-    let key = key.strip_prefix("/proc/sys/").unwrap_or(key);
-    let first_sep = key.bytes().position(|b| b == b'.' || b == b'/');
-    match first_sep {
-        Some(i) if key.as_bytes().get(i) == Some(&b'/') => {
+    let b = key.as_bytes();
+    // the usual key (`net.ipv4.ip_forward`) starts with a letter and ends
+    // with an ASCII non-blank: nothing to trim, no `/proc/sys/` to strip
+    let key = match (b.first(), b.last()) {
+        (Some(f), Some(l)) if f.is_ascii_alphanumeric() && l.is_ascii_graphic() => key,
+        _ => {
+            let key = key.trim();
+            key.strip_prefix("/proc/sys/").unwrap_or(key)
+        }
+    };
+    // the first separator is a few bytes in (`net.`, `kernel.`): a plain
+    // loop finds it sooner than memchr's setup
+    match key.bytes().position(|b| b == b'.' || b == b'/') {
+        Some(i) if key.as_bytes()[i] == b'/' => {
             Cow::Owned(swap_dot_slash(key.trim_start_matches('/')))
         }
         _ => Cow::Borrowed(key),
@@ -384,11 +404,111 @@ fn split_assignment(line: &str) -> Option<(&str, &str)> {
 
 /// `s.contains(char::is_whitespace)`, byte by byte for ASCII text.
 fn has_whitespace(s: &str) -> bool {
+    // char::is_whitespace's members are all below `!` or not ASCII: a key
+    // with neither (every real one) is told in one pass with no early
+    // exit, which the compiler does a vector at a time
+    if !s
+        .bytes()
+        .fold(false, |a, b| a | (b.wrapping_sub(b'!') >= 0x5e))
+    {
+        return false;
+    }
     if !s.is_ascii() {
         return s.contains(char::is_whitespace);
     }
     // char::is_whitespace's ASCII members: \t \n \x0b \x0c \r and space
     s.bytes().any(|b| b == b' ' || (b'\t'..=b'\r').contains(&b))
+}
+
+/// The first line of each key of a capture, as an index into the values
+/// parsed so far, found without hashing while the capture is sorted (as
+/// `sysctl -a` prints it): `out[..sorted]` has strictly increasing keys, so
+/// a key above the last is new and one below it is binary searched. Keys
+/// added out of order (a tail appended to a sorted listing) go in a SipHash
+/// map (the std default: a hostile capture cannot make it quadratic with
+/// colliding keys). The binary searches together compare at most about as
+/// many bytes as the text has; past that the sorted run is hashed too, once,
+/// and every later key is one hash: linear in the text either way.
+struct FirstLines<'a> {
+    /// `out[..sorted]` is the sorted run.
+    sorted: usize,
+    /// Keys of `out[sorted..]`, and of the whole of `out` once `all_hashed`.
+    index: std::collections::HashMap<Cow<'a, str>, usize>,
+    /// The sorted run is in `index` too.
+    all_hashed: bool,
+    /// Bytes the binary searches may still compare.
+    budget: usize,
+}
+
+impl<'a> FirstLines<'a> {
+    fn new(text_len: usize) -> FirstLines<'a> {
+        FirstLines {
+            sorted: 0,
+            index: std::collections::HashMap::new(),
+            all_hashed: false,
+            budget: text_len,
+        }
+    }
+
+    /// Whether all of `out_len` values are in the sorted run.
+    fn is_sorted(&self, out_len: usize) -> bool {
+        self.sorted == out_len && !self.all_hashed
+    }
+
+    /// Where in `out` `key` first was, or `None` when it is new: it is
+    /// then recorded as `out.len()`, which the caller pushes.
+    // `&Cow`, not `&str`: a new key goes into the index as the Cow it is,
+    // a borrowed one without a copy
+    #[allow(clippy::ptr_arg)]
+    fn find_or_add(&mut self, out: &[CaptureValue<'a>], key: &Cow<'a, str>) -> Option<usize> {
+        use std::cmp::Ordering;
+        use std::collections::hash_map::Entry;
+        let n = out.len();
+        if self.all_hashed {
+            return match self.index.entry(key.clone()) {
+                Entry::Occupied(e) => Some(*e.get()),
+                Entry::Vacant(e) => {
+                    e.insert(n);
+                    None
+                }
+            };
+        }
+        if self.sorted == n {
+            // no key out of order yet: compare with the greatest
+            match out.last().map(|l| key.as_ref().cmp(l.key.as_ref())) {
+                None | Some(Ordering::Greater) => {
+                    self.sorted = n + 1;
+                    return None;
+                }
+                Some(Ordering::Equal) => return Some(n - 1),
+                Some(Ordering::Less) => {}
+            }
+        } else if let Some(&i) = self.index.get(key.as_ref()) {
+            return Some(i);
+        }
+        let run = &out[..self.sorted];
+        if run.last().is_some_and(|l| key.as_ref() <= l.key.as_ref()) {
+            // at most `bits(len)` comparisons of at most `len + 1` bytes each
+            let cost = (key.len() + 1) * (usize::BITS - run.len().leading_zeros()) as usize;
+            if cost <= self.budget {
+                self.budget -= cost;
+                if let Ok(i) = run.binary_search_by(|c| c.key.as_ref().cmp(key.as_ref())) {
+                    return Some(i);
+                }
+            } else {
+                self.all_hashed = true;
+                self.index.reserve(run.len());
+                for (i, c) in run.iter().enumerate() {
+                    self.index.insert(c.key.clone(), i);
+                }
+                if let Some(&i) = self.index.get(key.as_ref()) {
+                    return Some(i);
+                }
+            }
+        }
+        self.index.insert(key.clone(), n);
+        None
+    }
 }
 
 /// Parse `sysctl -a` output (procps: `key = value`; also accepts `key: value`
@@ -398,12 +518,11 @@ fn has_whitespace(s: &str) -> bool {
 /// but do not stop parsing. Keys and values borrow from `text`: the only
 /// allocations per line are for slashed keys and joined values.
 pub fn parse_capture(text: &str) -> (Vec<CaptureValue<'_>>, Vec<Issue>) {
-    use std::collections::hash_map::Entry;
-    let mut out: Vec<CaptureValue<'_>> = Vec::with_capacity(text.len() / 40);
-    // first line of each key, by key: SipHash (the std default), so a
-    // hostile capture cannot make it quadratic with colliding keys
-    let mut index: std::collections::HashMap<Cow<'_, str>, usize> =
-        std::collections::HashMap::with_capacity(text.len() / 40);
+    // ~37 bytes a line in real captures: one allocation, not a regrowth
+    let mut out: Vec<CaptureValue<'_>> = Vec::with_capacity(text.len() / 32);
+    // first line of each key, by key, hashed only where the capture is not
+    // sorted (see `FirstLines`)
+    let mut index = FirstLines::new(text.len());
     let mut issues = Issues::new();
     // entries whose value reached MAX_CAPTURE_VALUE_BYTES: later lines are dropped
     let mut capped: std::collections::HashSet<usize> = std::collections::HashSet::new();
@@ -466,15 +585,13 @@ pub fn parse_capture(text: &str) -> (Vec<CaptureValue<'_>>, Vec<Issue>) {
         }
         // Multi-line value: each line repeats the key, usually on the next line.
         let prev = match last {
-            Some(i) if out.get(i).is_some_and(|c| c.key == key) => Some(i),
-            // one hash per line: the entry is filled in below for a new key
-            _ => match index.entry(key.clone()) {
-                Entry::Occupied(e) => Some(*e.get()),
-                Entry::Vacant(e) => {
-                    e.insert(out.len());
-                    None
-                }
-            },
+            // (while the capture is sorted `find_or_add` compares with the
+            // previous key itself)
+            Some(i) if !index.is_sorted(out.len()) && out.get(i).is_some_and(|c| c.key == key) => {
+                Some(i)
+            }
+            // a new key is recorded as `out.len()`, pushed below
+            _ => index.find_or_add(&out, &key),
         };
         match prev {
             Some(i) => {
@@ -686,7 +803,7 @@ mod tests {
                 last = None;
                 continue;
             };
-            let key = normalize_key_cow(k);
+            let key = reference_normalize_key(k);
             if key.is_empty() || key.contains(char::is_whitespace) {
                 let q = secret::quotable(secret::Format::Sysctl, k);
                 issues.push(Issue::at(
@@ -744,6 +861,33 @@ mod tests {
         (out, issues.into_vec())
     }
 
+    /// `normalize_key_cow` as it was before its fast path, verbatim.
+    fn reference_normalize_key(key: &str) -> Cow<'_, str> {
+        let key = key.trim();
+        let key = key.strip_prefix("/proc/sys/").unwrap_or(key);
+        let first_sep = key.bytes().position(|b| b == b'.' || b == b'/');
+        match first_sep {
+            Some(i) if key.as_bytes().get(i) == Some(&b'/') => {
+                Cow::Owned(swap_dot_slash(key.trim_start_matches('/')))
+            }
+            _ => Cow::Borrowed(key),
+        }
+    }
+
+    /// `typed` as it was before it went without the token vectors, verbatim.
+    fn reference_typed(value: &str) -> Value {
+        let toks: Vec<&str> = value.split_whitespace().collect();
+        let nums: Option<Vec<f64>> = toks
+            .iter()
+            .map(|t| t.parse::<i64>().ok().map(|n| n as f64))
+            .collect();
+        match nums {
+            Some(n) if n.len() == 1 => Value::Number(n[0]),
+            Some(n) if n.len() > 1 => Value::List(n.into_iter().map(Value::Number).collect()),
+            _ => Value::Str(value.to_string()),
+        }
+    }
+
     fn assert_same_as_reference(text: &str) {
         let (vals, issues) = parse_capture(text);
         let (want, want_issues) = reference_parse_capture(text);
@@ -753,6 +897,101 @@ mod tests {
             .collect();
         assert_eq!(got, want, "values of {:?}", truncate(text, 200));
         assert_eq!(issues, want_issues, "issues of {:?}", truncate(text, 200));
+        for c in &vals {
+            assert_eq!(typed(&c.value), reference_typed(&c.value), "{:?}", c.value);
+        }
+    }
+
+    /// The sorted-run lookup (`FirstLines`) must find every repeat the
+    /// hashed one found, wherever it is: sorted captures, sorted ones with
+    /// a tail appended (as a later `sysctl -a` of new interfaces), shuffled,
+    /// reversed, repeats far from their first line, and captures long and
+    /// disordered enough to use up the binary-search budget.
+    #[test]
+    fn sorted_run_lookup_finds_the_repeats_the_hashed_index_found() {
+        let corpus = include_str!("../../scripts/gen-fleet-sysctl.txt");
+        let lines: Vec<&str> = corpus.lines().collect();
+        let mut sorted = lines.clone();
+        sorted.sort_unstable();
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut shuffled = sorted.clone();
+        for i in (1..shuffled.len()).rev() {
+            shuffled.swap(i, (next() % (i as u64 + 1)) as usize);
+        }
+        let mut texts = vec![
+            corpus.to_string(),
+            sorted.join("\n"),
+            sorted.join("\r\n"),
+            shuffled.join("\n"),
+            sorted.iter().rev().copied().collect::<Vec<_>>().join("\n"),
+        ];
+        // a sorted capture with lines of its own repeated at the end, new
+        // keys appended, and those repeated again
+        let mut tail = sorted.clone();
+        for i in (0..sorted.len()).step_by(97) {
+            tail.push(sorted[i]);
+        }
+        tail.push("net.ipv4.conf.eth9.rp_filter = 1");
+        tail.push("aaa.first = 1");
+        tail.push("zzz.last = 1");
+        tail.push("net.ipv4.conf.eth9.rp_filter = 2");
+        tail.push(sorted[3]);
+        tail.push("aaa.first = 2");
+        texts.push(tail.join("\n"));
+        // the same key at every distance, blanks, stderr lines and bad keys between
+        let mut far = Vec::new();
+        for i in 0..300 {
+            far.push(format!("k.{:03} = {i}", (i * 7) % 50));
+            match next() % 5 {
+                0 => far.push(" \t".into()),
+                1 => far.push("sysctl: permission denied on key 'k.001'".into()),
+                2 => far.push("bad key = 1".into()),
+                _ => {}
+            }
+        }
+        texts.push(far.join("\n"));
+        // many distinct short keys, all out of order (a sorted run of one,
+        // the rest hashed), then repeats
+        let mut many: Vec<String> = (0..20_000u32)
+            .map(|i| format!("{} = 1", 19_999 - i))
+            .collect();
+        many.push("0 = 2".into());
+        many.push("19999 = 2".into());
+        many.push("new = 1".into());
+        many.push("new = 2".into());
+        texts.push(many.join("\n"));
+        // sorted, then one short key per line below the run: also over budget
+        let mut below: Vec<String> = (0..5_000u32).map(|i| format!("m.{i:05} = 1")).collect();
+        below.extend((0..5_000u32).map(|i| format!("a{i} = 1")));
+        below.extend((0..5_000u32).step_by(7).map(|i| format!("m.{i:05} = 2")));
+        below.extend((0..5_000u32).step_by(11).map(|i| format!("a{i} = 2")));
+        texts.push(below.join("\n"));
+        for t in &texts {
+            assert_same_as_reference(t);
+        }
+        // the budget did run out in the last: replay its lines' lookups
+        let t = texts.last().unwrap();
+        let mut index = FirstLines::new(t.len());
+        let mut out: Vec<CaptureValue<'_>> = Vec::new();
+        for (n, l) in numbered_lines(t) {
+            let (k, v) = split_assignment(l).unwrap();
+            let key = normalize_key_cow(k);
+            if index.find_or_add(&out, &key).is_none() {
+                out.push(CaptureValue {
+                    key,
+                    value: Cow::Borrowed(v),
+                    line: n,
+                });
+            }
+        }
+        assert!(index.all_hashed);
+        assert_eq!(out.len(), 10_000);
     }
 
     #[test]
@@ -795,7 +1034,7 @@ mod tests {
         }
         // Real captures: the testdata hosts' and, when present, the corpus.
         let root = env!("CARGO_MANIFEST_DIR");
-        let mut dirs = vec![format!("{root}/testdata/hosts")];
+        let mut dirs = vec![format!("{root}/testdata")];
         if let Ok(c) = std::env::var("DRIFTAUDIT_CORPUS") {
             dirs.push(format!("{c}/sysctl"));
         }

@@ -485,43 +485,50 @@ impl Rule {
     /// Settings (`namespace`, key) the rule reads statically.
     pub fn settings_read(&self) -> BTreeSet<(String, String)> {
         let mut out = BTreeSet::new();
+        self.each_setting_read(&mut |ns, key| {
+            out.insert((ns.to_string(), key.to_string()));
+        });
+        out
+    }
+
+    /// [`Rule::settings_read`] one `(namespace, key)` at a time, without
+    /// collecting or copying them (a pair may come more than once).
+    pub fn each_setting_read(&self, f: &mut dyn FnMut(&str, &str)) {
+        self.each_read(f, &mut |_| {});
+    }
+
+    /// [`Rule::each_setting_read`], with `node` given every node of the
+    /// rule's expressions ([`Rule::expressions`]) in the same one walk.
+    pub fn each_read(&self, f: &mut dyn FnMut(&str, &str), node: &mut dyn FnMut(&Expr)) {
         if let Check::Setting { ns, key, .. } = &self.check {
             // a key built per item is not known here: the whole namespace
             let templated = self
                 .for_each
                 .as_ref()
                 .is_some_and(|f| f.setting_key.is_some());
-            let key = if templated {
-                "*".to_string()
-            } else {
-                key.clone()
-            };
-            out.insert((ns.clone(), key));
+            f(ns, if templated { "*" } else { key });
         }
         if let Check::Drift(d) = &self.check {
-            out.insert((d.configured.clone(), "*".into()));
-            out.insert((d.running.clone(), "*".into()));
+            f(&d.configured, "*");
+            f(&d.running, "*");
         }
         if let Some(fe) = &self.for_each {
             match &fe.source {
-                ForEachSource::Keys { ns, .. } | ForEachSource::Records { ns, .. } => {
-                    out.insert((ns.clone(), "*".into()));
-                }
+                ForEachSource::Keys { ns, .. } | ForEachSource::Records { ns, .. } => f(ns, "*"),
                 ForEachSource::Param(_) => {}
             }
         }
         for e in self.expressions() {
             expr::walk(e, &mut |x| {
+                node(x);
                 if let Expr::Setting(ns, k) = x {
-                    let key = match k.as_ref() {
-                        Expr::Lit(v) => v.to_plain(),
-                        _ => "*".into(),
-                    };
-                    out.insert((ns.clone(), key));
+                    match k.as_ref() {
+                        Expr::Lit(v) => f(ns, &v.to_plain()),
+                        _ => f(ns, "*"),
+                    }
                 }
             });
         }
-        out
     }
 
     /// Facts (`mem_total`, ...) the rule reads.
@@ -626,4 +633,64 @@ pub enum CompareMode {
     /// Every item of the configured list is in the running list (the running
     /// side may show more, such as filesystem defaults the kernel adds).
     Subset,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// [`Rule::settings_read`] as it was before [`Rule::each_setting_read`]:
+    /// the reference.
+    fn settings_read_collected(r: &Rule) -> BTreeSet<(String, String)> {
+        let mut out = BTreeSet::new();
+        if let Check::Setting { ns, key, .. } = &r.check {
+            // a key built per item is not known here: the whole namespace
+            let templated = r.for_each.as_ref().is_some_and(|f| f.setting_key.is_some());
+            let key = if templated {
+                "*".to_string()
+            } else {
+                key.clone()
+            };
+            out.insert((ns.clone(), key));
+        }
+        if let Check::Drift(d) = &r.check {
+            out.insert((d.configured.clone(), "*".into()));
+            out.insert((d.running.clone(), "*".into()));
+        }
+        if let Some(fe) = &r.for_each {
+            match &fe.source {
+                ForEachSource::Keys { ns, .. } | ForEachSource::Records { ns, .. } => {
+                    out.insert((ns.clone(), "*".into()));
+                }
+                ForEachSource::Param(_) => {}
+            }
+        }
+        for e in r.expressions() {
+            expr::walk(e, &mut |x| {
+                if let Expr::Setting(ns, k) = x {
+                    let key = match k.as_ref() {
+                        Expr::Lit(v) => v.to_plain(),
+                        _ => "*".into(),
+                    };
+                    out.insert((ns.clone(), key));
+                }
+            });
+        }
+        out
+    }
+
+    #[test]
+    fn settings_read_one_at_a_time_are_the_collected_ones() {
+        let set = crate::policy::PolicySet::builtin().unwrap();
+        assert!(set.rules().len() > 20);
+        for r in set.rules() {
+            let mut each = BTreeSet::new();
+            r.each_setting_read(&mut |ns, k| {
+                each.insert((ns.to_string(), k.to_string()));
+            });
+            let reference = settings_read_collected(r);
+            assert_eq!(each, reference, "{}", r.id);
+            assert_eq!(r.settings_read(), reference, "{}", r.id);
+        }
+    }
 }

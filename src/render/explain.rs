@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use super::text::wrap;
+use super::wrap::wrap;
 use crate::expr::Expr;
 use crate::policy::{
     Applies, Check, ForEachSource, Policy, PolicySet, Rule, Template, TemplatePart,

@@ -12,7 +12,8 @@
 //!   `sarif.rs`, `junit.rs`, `markdown.rs`, `prometheus.rs`, `html.rs`;
 //! - `stream.rs`: a fleet written host by host, and a merged report;
 //! - `fleet.rs`, `diff.rs`, `explain.rs`, `policytest.rs`: the fleet summary,
-//!   a diff between reports, one compiled rule, a policy test run.
+//!   a diff between reports, one compiled rule, a policy test run;
+//! - `wrap.rs`: the word wrap of the text report and `explain`.
 
 use crate::report::Report;
 
@@ -30,6 +31,7 @@ pub mod prometheus;
 pub mod sarif;
 pub mod stream;
 pub mod text;
+mod wrap;
 
 pub use format::{Format, RenderOptions, WHOLE_DOCUMENT_HOSTS};
 pub use labels::unique_labels;

@@ -159,23 +159,8 @@ pub fn render_host(format: Format, opts: RenderOptions, report: HostReport) -> i
             };
             super::text::render(&one, opts)
         }
-        Format::Json => {
-            let text = serde_json::to_string_pretty(&report).map_err(io::Error::other)?;
-            let mut out = String::with_capacity(text.len() + text.len() / 8);
-            for (i, l) in text.lines().enumerate() {
-                if i > 0 {
-                    out.push('\n');
-                }
-                out.push_str("    ");
-                out.push_str(l);
-            }
-            out
-        }
-        Format::Jsonl => {
-            let mut s = serde_json::to_string(&report).map_err(io::Error::other)?;
-            s.push('\n');
-            s
-        }
+        Format::Json => super::json::host_in_array(&report)?,
+        Format::Jsonl => super::json::host_line(&report)?,
         other => return Err(not_streamed(other)),
     })
 }

@@ -18,7 +18,9 @@ use anstyle::{AnsiColor, Style};
 use crate::policy::Severity;
 use crate::report::{DomainCoverage, Finding, HostReport, Report, Status};
 
+use super::wrap::wrap_into;
 use super::{printable, quoted_name};
+use crate::printable::{is_printable, push_printable, push_quoted_name};
 
 /// One-line host or policy text, control characters escaped (see [`printable`]).
 fn one(s: &str) -> std::borrow::Cow<'_, str> {
@@ -38,6 +40,18 @@ impl Paint {
             s.to_string()
         }
     }
+
+    /// `s` made printable, in `style`, onto `out`: what `self.c(style,
+    /// &one(s))` gives, without its strings.
+    fn put(&self, out: &mut String, style: Style, s: &str) {
+        if self.on {
+            let _ = write!(out, "{style}");
+        }
+        push_printable(out, s, false);
+        if self.on {
+            let _ = write!(out, "{style:#}");
+        }
+    }
 }
 
 const BOLD: Style = Style::new().bold();
@@ -49,7 +63,13 @@ const ERROR: Style = AnsiColor::Magenta.on_default().bold();
 /// Render a report as text.
 pub fn render(report: &Report, opts: super::format::RenderOptions) -> String {
     let p = Paint { on: opts.color };
-    let mut out = String::new();
+    // about what a host's report takes, so the text is seldom copied to grow
+    let size: usize = report
+        .hosts
+        .iter()
+        .map(|h| 2048 + 320 * h.findings.len())
+        .sum();
+    let mut out = String::with_capacity(size);
     for (i, h) in report.hosts.iter().enumerate() {
         if i > 0 {
             out.push('\n');
@@ -73,12 +93,10 @@ fn host(out: &mut String, h: &HostReport, p: &Paint, verbose: bool) {
         crate::host::SourceKind::Live => "live host",
         crate::host::SourceKind::Snapshot => "snapshot",
     };
-    let _ = writeln!(
-        out,
-        "{} {} ({src})",
-        p.c(BOLD, "==>"),
-        p.c(BOLD, &one(&h.host))
-    );
+    p.put(out, BOLD, "==>");
+    out.push(' ');
+    p.put(out, BOLD, &h.host);
+    let _ = writeln!(out, " ({src})");
     let mut any = false;
     for sev in Severity::ALL.iter().rev() {
         let fails: Vec<&Finding> = h
@@ -238,9 +256,7 @@ fn coverage(out: &mut String, h: &HostReport) {
     }
     let _ = writeln!(out, "coverage:");
     if let Some(line) = hard_links_line(h, quoted_name) {
-        for (i, l) in wrap(&line, 74).iter().enumerate() {
-            let _ = writeln!(out, "  {}{l}", if i == 0 { "" } else { "  " });
-        }
+        wrap_into(out, &line, 74, "  ", "    ");
     }
     for c in &h.coverage {
         let _ = writeln!(out, "  {}", one(&coverage_line(c)));
@@ -260,9 +276,7 @@ fn coverage(out: &mut String, h: &HostReport) {
                 if r.rules == 1 { "" } else { "s" },
                 cut(&one(&r.reason), 400)
             );
-            for (i, line) in wrap(&text, 74).iter().enumerate() {
-                let _ = writeln!(out, "    {}{line}", if i == 0 { "" } else { "  " });
-            }
+            wrap_into(out, &text, 74, "    ", "      ");
         }
     }
 }
@@ -428,31 +442,36 @@ fn findings(out: &mut String, list: &[&Finding], p: &Paint, label: &str, color: 
 /// stands for the rest: `upgrade.*.default-changed`, whose fix differs per
 /// option, stays one by one).
 fn groupable(fs: &[&Finding]) -> bool {
-    fs.len() >= 3
+    if !(fs.len() >= 3
         && fs
             .iter()
             .all(|f| f.actual.is_some() && f.waiver.is_none() && f.breakdown.is_none())
-        && own_names(fs).is_some()
-        && fs
-            .iter()
-            .all(|f| alike(&fix_shape(fs, f), &fix_shape(fs, fs[0])))
+        && own_names(fs).is_some())
+    {
+        return false;
+    }
+    // the first's shape once; it is alike itself
+    let first = fix_shape(fs, fs[0]);
+    let first: Vec<&str> = first.split_whitespace().collect();
+    fs[1..].iter().all(|f| alike(&fix_shape(fs, f), &first))
 }
 
 /// Whether two fixes say nearly the same words: at least nine in ten of the
-/// longer one's words are in the other (one name a template wrote twice,
-/// `conf.default` in the `default` interface's fix, is not a different
-/// fix; an option's own advice is).
-fn alike(a: &str, b: &str) -> bool {
-    let mut rest: Vec<&str> = b.split_whitespace().collect();
-    let words: Vec<&str> = a.split_whitespace().collect();
-    let longer = words.len().max(rest.len());
+/// longer one's words are in the other (`b`, split at whitespace: one name
+/// a template wrote twice, `conf.default` in the `default` interface's fix,
+/// is not a different fix; an option's own advice is).
+fn alike(a: &str, b: &[&str]) -> bool {
+    let mut rest: Vec<&str> = b.to_vec();
+    let mut words = 0;
     let mut common = 0;
-    for w in words {
+    for w in a.split_whitespace() {
+        words += 1;
         if let Some(i) = rest.iter().position(|r| *r == w) {
             rest.swap_remove(i);
             common += 1;
         }
     }
+    let longer = words.max(b.len());
     common * 10 >= longer * 9
 }
 
@@ -490,6 +509,49 @@ fn own_names<'a>(fs: &[&'a Finding]) -> Option<Vec<&'a str>> {
     Some(names)
 }
 
+/// `names` made printable and joined by `, `, in brackets after a space
+/// (as one string made printable: escaping is character by character).
+fn push_names<S: AsRef<str>>(out: &mut String, names: &[S]) {
+    out.push_str(" [");
+    for (i, n) in names.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        push_printable(out, n.as_ref(), false);
+    }
+    out.push(']');
+}
+
+/// A piece of evidence (`file:line`) as [`quoted_name`] shows it.
+fn push_evidence(out: &mut String, e: &crate::facts::Evidence) {
+    let start = out.len();
+    let _ = write!(out, "{e}");
+    if !is_printable(&out[start..], false) {
+        let shown = out.split_off(start);
+        push_quoted_name(out, &shown);
+    }
+}
+
+/// A finding's explanation and fix, wrapped under it.
+fn explanation_and_fix(out: &mut String, f: &Finding) {
+    wrap_into(
+        out,
+        &printable(&f.explanation, true),
+        76,
+        "      ",
+        "      ",
+    );
+    if !f.fix.is_empty() {
+        wrap_into(
+            out,
+            &printable(&f.fix, true),
+            71,
+            "      fix: ",
+            "           ",
+        );
+    }
+}
+
 /// One rule over several subjects: the rule id, title and the subjects all
 /// share once; the expectation once when it is the same for all; a line per
 /// subject with what differs (its subjects, actual, file:line); then the
@@ -501,136 +563,127 @@ fn group(out: &mut String, fs: &[&Finding], p: &Paint, label: &str, color: Style
         .iter()
         .filter(|s| fs.iter().all(|f| f.subject.contains(s)))
         .collect();
-    let common = if shared.is_empty() {
-        String::new()
-    } else {
-        let names: Vec<&str> = shared.iter().map(|s| s.as_str()).collect();
-        format!(" [{}]", one(&names.join(", ")))
-    };
-    let _ = writeln!(
-        out,
-        "  {} {}{}  {}  ({} subjects)",
-        p.c(color, label),
-        p.c(BOLD, &one(&first.rule)),
-        common,
-        one(&first.title),
-        fs.len()
-    );
+    out.push_str("  ");
+    p.put(out, color, label);
+    out.push(' ');
+    p.put(out, BOLD, &first.rule);
+    if !shared.is_empty() {
+        push_names(out, &shared);
+    }
+    out.push_str("  ");
+    push_printable(out, &first.title, false);
+    let _ = writeln!(out, "  ({} subjects)", fs.len());
     let expected = first.expected_for_people();
     let same_expected = fs.iter().all(|f| f.expected_for_people() == expected);
     if let (Some(e), true) = (expected, same_expected) {
-        let _ = writeln!(out, "      expected: {}", one(e));
+        out.push_str("      expected: ");
+        push_printable(out, e, false);
+        out.push('\n');
     }
     for e in first
         .evidence
         .iter()
         .filter(|e| fs.iter().all(|f| f.evidence.contains(e)))
     {
-        let _ = writeln!(out, "      at {}", quoted_name(&e.to_string()));
+        out.push_str("      at ");
+        push_evidence(out, e);
+        out.push('\n');
     }
     // a subject by the first name of its own (`eth0`), which groupable
     // made sure tells it from the others
     let names = own_names(fs).unwrap_or_default();
-    let tag = |i: usize| {
-        names
-            .get(i)
-            .map(|n| format!("[{}] ", one(n)))
-            .unwrap_or_default()
+    let tag = |out: &mut String, i: usize| {
+        if let Some(n) = names.get(i) {
+            out.push('[');
+            push_printable(out, n, false);
+            out.push_str("] ");
+        }
     };
     for (i, f) in fs.iter().enumerate() {
-        let mut line = format!("      {}", tag(i));
+        let start = out.len();
+        out.push_str("      ");
+        tag(out, i);
         if let Some(a) = &f.actual {
-            let _ = write!(line, "actual: {}{}", one(a), read(f));
+            out.push_str("actual: ");
+            push_printable(out, a, false);
+            read(out, f);
         }
         if !same_expected {
             if let Some(e) = f.expected_for_people() {
-                let _ = write!(line, "    expected: {}", one(e));
+                out.push_str("    expected: ");
+                push_printable(out, e, false);
             }
         }
-        let at: Vec<String> = f
+        let mut at = f
             .evidence
             .iter()
-            .filter(|e| !fs.iter().all(|g| g.evidence.contains(e)))
-            .map(|e| quoted_name(&e.to_string()))
-            .collect();
-        if !at.is_empty() {
-            let _ = write!(line, "    at {}", at.join(", "));
+            .filter(|e| !fs.iter().all(|g| g.evidence.contains(e)));
+        if let Some(e) = at.next() {
+            out.push_str("    at ");
+            push_evidence(out, e);
+            for e in at {
+                out.push_str(", ");
+                push_evidence(out, e);
+            }
         }
-        let _ = writeln!(out, "{}", line.trim_end());
+        // the line without trailing whitespace
+        let kept = out[start..].trim_end().len();
+        out.truncate(start + kept);
+        out.push('\n');
     }
     let alike = fs
         .iter()
         .all(|f| f.explanation == first.explanation && f.fix == first.fix);
     if !alike {
-        let _ = writeln!(
-            out,
-            "      for {}(each subject's own in --format json):",
-            tag(0)
-        );
+        out.push_str("      for ");
+        tag(out, 0);
+        out.push_str("(each subject's own in --format json):\n");
     }
-    for line in wrap(&printable(&first.explanation, true), 76) {
-        let _ = writeln!(out, "      {line}");
-    }
-    if !first.fix.is_empty() {
-        let mut head = true;
-        for line in wrap(&printable(&first.fix, true), 71) {
-            let _ = writeln!(out, "      {}{line}", if head { "fix: " } else { "     " });
-            head = false;
-        }
-    }
+    explanation_and_fix(out, first);
 }
 
 /// The text read and each conversion, only where one was applied.
-fn read(f: &Finding) -> String {
-    match (&f.actual_raw, f.conversions.as_slice()) {
-        (Some(raw), [_, ..]) => {
-            let steps: Vec<String> = f
-                .conversions
-                .iter()
-                .map(|c| format!("{} after {}", one(&c.value), c.step))
-                .collect();
-            format!(" (`{}` -> {})", one(raw), steps.join(" -> "))
+fn read(out: &mut String, f: &Finding) {
+    if let (Some(raw), [_, ..]) = (&f.actual_raw, f.conversions.as_slice()) {
+        out.push_str(" (`");
+        push_printable(out, raw, false);
+        out.push_str("` -> ");
+        for (i, c) in f.conversions.iter().enumerate() {
+            if i > 0 {
+                out.push_str(" -> ");
+            }
+            push_printable(out, &c.value, false);
+            let _ = write!(out, " after {}", c.step);
         }
-        _ => String::new(),
+        out.push(')');
     }
 }
 
 fn finding(out: &mut String, f: &Finding, p: &Paint, label: &str, color: Style) {
-    let subject = if f.subject.is_empty() {
-        String::new()
-    } else {
-        format!(" [{}]", one(&f.subject.join(", ")))
-    };
-    let _ = writeln!(
-        out,
-        "  {} {}{}  {}",
-        p.c(color, label),
-        p.c(BOLD, &one(&f.rule)),
-        subject,
-        one(&f.title)
-    );
+    out.push_str("  ");
+    p.put(out, color, label);
+    out.push(' ');
+    p.put(out, BOLD, &f.rule);
+    if !f.subject.is_empty() {
+        push_names(out, &f.subject);
+    }
+    out.push_str("  ");
+    push_printable(out, &f.title, false);
+    out.push('\n');
     if let (Some(a), Some(e)) = (&f.actual, f.expected_for_people()) {
-        let read = read(f);
-        let _ = writeln!(
-            out,
-            "      actual: {}{read}    expected: {}",
-            one(a),
-            one(e)
-        );
+        out.push_str("      actual: ");
+        push_printable(out, a, false);
+        read(out, f);
+        out.push_str("    expected: ");
+        push_printable(out, e, false);
+        out.push('\n');
     }
     for e in &f.evidence {
-        let _ = writeln!(out, "      at {}", quoted_name(&e.to_string()));
+        out.push_str("      at ");
+        push_evidence(out, e);
+        out.push('\n');
     }
-    for line in wrap(&printable(&f.explanation, true), 76) {
-        let _ = writeln!(out, "      {line}");
-    }
-    if !f.fix.is_empty() {
-        let mut first = true;
-        for line in wrap(&printable(&f.fix, true), 71) {
-            let _ = writeln!(out, "      {}{line}", if first { "fix: " } else { "     " });
-            first = false;
-        }
-    }
+    explanation_and_fix(out, f);
     if let Some(b) = &f.breakdown {
         for line in bar(b, p.on) {
             let _ = writeln!(out, "      {line}");
@@ -645,35 +698,6 @@ fn finding(out: &mut String, f: &Finding, p: &Paint, label: &str, color: Style) 
             w.original_status.as_str()
         );
     }
-}
-
-/// Greedy word wrap; paragraphs (blank-line separated) are kept.
-pub fn wrap(text: &str, width: usize) -> Vec<String> {
-    let mut lines = Vec::new();
-    for (i, para) in text.split("\n\n").enumerate() {
-        if i > 0 {
-            lines.push(String::new());
-        }
-        let mut cur = String::new();
-        let mut cur_chars = 0; // `cur.chars().count()`, kept as it grows
-        for w in para.split_whitespace() {
-            let w_chars = w.chars().count();
-            if !cur.is_empty() && cur_chars + 1 + w_chars > width {
-                lines.push(std::mem::take(&mut cur));
-                cur_chars = 0;
-            }
-            if !cur.is_empty() {
-                cur.push(' ');
-                cur_chars += 1;
-            }
-            cur.push_str(w);
-            cur_chars += w_chars;
-        }
-        if !cur.is_empty() {
-            lines.push(cur);
-        }
-    }
-    lines
 }
 
 /// A one-line bar of how a whole divides: `[HHHHPPPPPPPP........]` with a

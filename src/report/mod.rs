@@ -7,7 +7,10 @@
 pub mod diff;
 pub mod fleet;
 pub mod merge;
+mod order;
 pub mod shard;
+
+pub use order::sort_findings;
 
 use serde::Serialize;
 
@@ -407,6 +410,29 @@ impl HostReport {
         h
     }
 
+    /// [`HostReport::new`]`(host, source, findings)`[`.with_detections`](HostReport::with_detections)`(detections)`,
+    /// the coverage worked out once rather than twice (the engine's
+    /// report of a host).
+    pub(crate) fn detected(
+        host: String,
+        source: SourceKind,
+        mut findings: Vec<Finding>,
+        detections: &[Detection],
+    ) -> HostReport {
+        sort_findings(&mut findings);
+        HostReport {
+            host,
+            source,
+            path: None,
+            summary: Summary::of(&findings),
+            coverage: coverage(detections, &findings),
+            hard_links: Vec::new(),
+            repo_dir: None,
+            root: None,
+            findings,
+        }
+    }
+
     /// The same report noting the hard-linked files read from a snapshot
     /// (`Host::hard_linked`); the engine passes none for a live host.
     pub fn with_hard_links(mut self, mut paths: Vec<String>) -> HostReport {
@@ -605,18 +631,6 @@ pub fn coverage(detections: &[Detection], findings: &[Finding]) -> Vec<DomainCov
             c
         })
         .collect()
-}
-
-/// Sort findings by rule id, subject, then evidence, so reports diff cleanly.
-pub fn sort_findings(findings: &mut [Finding]) {
-    findings.sort_by(|a, b| {
-        (&a.rule, &a.subject, &a.evidence, a.status).cmp(&(
-            &b.rule,
-            &b.subject,
-            &b.evidence,
-            b.status,
-        ))
-    });
 }
 
 /// Metadata of a rule that ran (for SARIF rule descriptors, JUnit, `explain`).

@@ -310,6 +310,12 @@ pub fn embedded_name_is_secret(name: &str) -> bool {
 /// Whether a sysctl key (dotted or slashed, a glob such as
 /// `net.ipv6.conf.*.stable_secret` included) holds key material.
 pub fn sysctl_key_is_secret(key: &str) -> bool {
+    // a secret key's last component is one of these two, and it ends the
+    // key: most keys are told apart here, without splitting them
+    let end = key.trim_end();
+    if !(end.ends_with("stable_secret") || end.ends_with("tcp_fastopen_key")) {
+        return false;
+    }
     let k = key.trim().trim_start_matches('-').trim();
     let k = k.trim_start_matches('/');
     let k = k.strip_prefix("proc/sys/").unwrap_or(k);
@@ -480,6 +486,63 @@ mod tests {
         ] {
             assert!(!sysctl_key_is_secret(k), "{k}");
         }
+    }
+
+    /// The suffix check in front of `sysctl_key_is_secret` only answers
+    /// sooner: every key and spelling gets what the full reading (kept here
+    /// as it was) gives, the real keys of a capture included.
+    #[test]
+    fn sysctl_secret_suffix_check_answers_as_the_full_reading() {
+        fn full(key: &str) -> bool {
+            let k = key.trim().trim_start_matches('-').trim();
+            let k = k.trim_start_matches('/');
+            let k = k.strip_prefix("proc/sys/").unwrap_or(k);
+            let sep = match (k.find('.'), k.find('/')) {
+                (Some(d), Some(s)) if s < d => '/',
+                (None, Some(_)) => '/',
+                _ => '.',
+            };
+            let parts: Vec<&str> = k.split(sep).collect();
+            match parts.as_slice() {
+                ["net", "ipv4", "tcp_fastopen_key"] => true,
+                ["net", "ipv6", "conf", rest @ ..] => {
+                    rest.len() >= 2 && rest.last().is_some_and(|l| *l == "stable_secret")
+                }
+                _ => false,
+            }
+        }
+        let capture = include_str!("../../scripts/gen-fleet-sysctl.txt");
+        let mut keys: Vec<String> = capture
+            .lines()
+            .filter_map(|l| l.split_once(" = ").map(|(k, _)| k.to_string()))
+            .collect();
+        for base in [
+            "net.ipv4.tcp_fastopen_key",
+            "net.ipv6.conf.all.stable_secret",
+            "net/ipv6/conf/eth0.100/stable_secret",
+            "stable_secret",
+            "tcp_fastopen_key",
+            "net.ipv6.conf.stable_secret",
+        ] {
+            for (pre, post) in [
+                ("", ""),
+                (" ", " \t"),
+                ("-", ""),
+                ("- /proc/sys/", "\n"),
+                ("/", "/"),
+                ("", "."),
+                ("", "x"),
+                ("x", "\u{a0}"),
+            ] {
+                keys.push(format!("{pre}{base}{post}"));
+            }
+        }
+        let mut secret = 0;
+        for k in &keys {
+            assert_eq!(sysctl_key_is_secret(k), full(k), "{k:?}");
+            secret += usize::from(full(k));
+        }
+        assert!(secret >= 10, "{secret}");
     }
 
     #[test]

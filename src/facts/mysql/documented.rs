@@ -7,7 +7,7 @@
 //! difference a documented limit can produce from drift. Not a list of every
 //! option (names are not resolved with it). Pure: no I/O, no policy logic.
 
-use std::sync::LazyLock;
+use std::sync::OnceLock;
 
 use super::limits::{Arg, Kind, Limited, OptionSpec};
 use super::server::ServerVersion;
@@ -275,37 +275,39 @@ const FILES: &[(&str, u64, u64, bool, &str, &str)] = &[
     ),
 ];
 
-static TABLES: LazyLock<Vec<(u64, u64, bool, DocTable)>> = LazyLock::new(|| {
-    FILES
-        .iter()
-        .filter_map(|(label, major, minor, mariadb, file, text)| {
+/// Each compiled-in table, parsed on first use: a check needs its own
+/// server's table (and another only for a name its own lacks), and reading
+/// all four cost a live check about 1 M instructions.
+static TABLES: [OnceLock<Option<DocTable>>; FILES.len()] = [const { OnceLock::new() }; FILES.len()];
+
+/// The table of `FILES[i]`, parsed once.
+fn table(i: usize) -> Option<&'static DocTable> {
+    TABLES[i]
+        .get_or_init(|| {
+            let (label, _, _, _, file, text) = FILES[i];
             // A malformed table is a build defect the tests catch
             // (`every_documented_table_parses_and_every_row_has_a_reference`);
             // at run time it is left out rather than half read.
             let mut t = parse(file, label, text).ok()?;
             t.file = file;
-            Some((*major, *minor, *mariadb, t))
+            Some(t)
         })
-        .collect()
-});
+        .as_ref()
+}
 
 /// The documented table for a server's line (major.minor, MySQL or
 /// MariaDB), when one is compiled in.
 pub fn for_version(v: &ServerVersion) -> Option<&'static DocTable> {
-    TABLES
-        .iter()
-        .find(|(major, minor, mariadb, _)| {
-            *major == v.parts[0] && *minor == v.parts[1] && *mariadb == v.mariadb
-        })
-        .map(|(_, _, _, t)| t)
+    let i = FILES.iter().position(|(_, major, minor, mariadb, _, _)| {
+        *major == v.parts[0] && *minor == v.parts[1] && *mariadb == v.mariadb
+    })?;
+    table(i)
 }
 
 /// The type any documented table gives `name` (the first that has it):
 /// for reading a value whose own server's table does not say.
 pub fn kind_anywhere(name: &str) -> Option<Kind> {
-    TABLES
-        .iter()
-        .find_map(|(_, _, _, t)| t.get(name).map(|r| r.kind))
+    (0..FILES.len()).find_map(|i| table(i)?.get(name).map(|r| r.kind))
 }
 
 /// Every compiled-in table, parsed or with its problems.

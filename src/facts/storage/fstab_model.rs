@@ -10,6 +10,7 @@ use crate::parse::mountinfo::Mount;
 use crate::parse::mountopts::{self, Canonical, Ext4Defaults, FsContext, PER_MOUNT_FLAGS};
 
 use super::ext4::Ext4Layouts;
+use super::points::point_cow;
 use super::{fstab_key, mount_of, normalize_point, EXT_TYPES};
 
 /// What the kernel would show for one fstab line: its canonical option list,
@@ -115,8 +116,7 @@ impl FstabModel {
         live: Option<&[Mount]>,
         spec_device: Option<(String, Option<String>)>,
     ) -> String {
-        let Some(m) =
-            live.and_then(|ms| ms.iter().rev().find(|m| normalize_point(&m.target) == key))
+        let Some(m) = live.and_then(|ms| ms.iter().rev().find(|m| point_cow(&m.target) == key))
         else {
             return String::new();
         };
@@ -224,12 +224,9 @@ fn bind_options(
         let points = ms
             .iter()
             .map(|m| m.target.as_str())
-            .filter(|t| normalize_point(t) != key);
+            .filter(|t| point_cow(t) != key);
         let point = mount_of(points, &src).ok()?;
-        let m = ms
-            .iter()
-            .rev()
-            .find(|m| normalize_point(&m.target) == point)?;
+        let m = ms.iter().rev().find(|m| point_cow(&m.target) == point)?;
         let per = m.mount_options.clone().unwrap_or_else(|| {
             m.options
                 .iter()
@@ -259,7 +256,7 @@ fn bind_options(
         let points = entries
             .iter()
             .map(|x| x.file.as_str())
-            .filter(|t| normalize_point(t) != key);
+            .filter(|t| point_cow(t) != key);
         let point = mount_of(points, &src).ok()?;
         let x = entries.iter().find(|x| fstab_key(x) == point)?;
         let c = mountopts::configured(&expand_defaults(&x.option_list()), &cx(&x.vfstype, &point));

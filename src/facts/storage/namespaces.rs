@@ -18,6 +18,7 @@ use super::ext4::{ext4_layouts, Ext4Layouts};
 use super::fstab_model::FstabModel;
 use super::media::{medium_with, BlockFiles};
 use super::points::canonical_point;
+use super::points::point_cow;
 use super::specs::spec_device;
 use super::tables::{read_sources, Sources};
 use super::{fstab_key, normalize_point, strs, UnitMount, FSTAB, NAMESPACES};
@@ -98,7 +99,7 @@ fn fstab_namespace(
                     .unit
                     .source_path
                     .as_ref()
-                    .is_some_and(|p| normalize_point(&p.value) == FSTAB);
+                    .is_some_and(|p| point_cow(&p.value) == FSTAB);
                 let key = u.point.clone();
                 if from_fstab || fstab_ns.entries.contains_key(&key) {
                     continue; // the fstab line is the configuration (the generator's copy of it)
@@ -132,7 +133,7 @@ fn line_setting(
     };
     let src_device = cx
         .live
-        .and_then(|ms| ms.iter().rev().find(|m| normalize_point(&m.target) == key))
+        .and_then(|ms| ms.iter().rev().find(|m| point_cow(&m.target) == key))
         .filter(|m| m.source.starts_with("/dev/"))
         .map(|m| host.resolve(&m.source).unwrap_or_else(|_| m.source.clone()));
     let spec_device = spec_device(host, &e.spec).map(|d| (d, src_device));

@@ -9,7 +9,7 @@ use crate::facts::{Facts, FileIssue};
 use crate::host::{Host, ReadError};
 use crate::parse::mountunit;
 
-use super::normalize_point;
+use super::points::point_cow;
 
 /// The unit directories systemd (252) loads `.mount` units from, highest
 /// priority first (systemd.unit(5), "Unit File Load Path"): the first
@@ -136,7 +136,7 @@ pub fn read_mount_units(host: &Host, facts: &mut Facts) -> Vec<UnitMount> {
             }
         }
         let point = match &unit.where_ {
-            Some(w) if normalize_point(&w.value) != from_name => {
+            Some(w) if point_cow(&w.value) != from_name => {
                 facts.issues.push(FileIssue::problem(
                     "mount-unit",
                     &path,

@@ -175,19 +175,37 @@ pub(super) fn read_listing(
     Err(tried.join(", "))
 }
 
+/// The lines of `text` numbered in `wanted`, as `numbered_lines` gives
+/// them (`\r` before the newline dropped), found by a newline search that
+/// stops at the last one wanted instead of splitting every line.
+fn lines_at<'t>(text: &'t str, wanted: &BTreeSet<usize>) -> BTreeMap<usize, &'t str> {
+    let mut out = BTreeMap::new();
+    let Some(&max) = wanted.last() else {
+        return out;
+    };
+    let ends = memchr::memchr_iter(b'\n', text.as_bytes()).chain(std::iter::once(text.len()));
+    let mut start = 0;
+    for (i, end) in ends.enumerate() {
+        let n = i + 1;
+        if wanted.contains(&n) {
+            let l = &text[start..end];
+            out.insert(n, l.strip_suffix('\r').unwrap_or(l));
+        }
+        if n >= max {
+            break;
+        }
+        start = end + 1;
+    }
+    out
+}
+
 /// The live values of a `sysctl -a` listing read from `path`, with its
 /// issues recorded (what sysctl said it could not read is data, a note).
 fn capture<'t>(host: &Host, facts: &mut Facts, path: &'static str, text: &'t str) -> Live<'t> {
     let (mut vals, issues) = parse_capture(text);
     let mut unreadable = BTreeMap::new();
     let issue_lines: BTreeSet<usize> = issues.iter().map(|i| i.line).collect();
-    let lines: BTreeMap<usize, &str> = if issue_lines.is_empty() {
-        BTreeMap::new()
-    } else {
-        crate::parse::numbered_lines(text)
-            .filter(|(n, _)| issue_lines.contains(n))
-            .collect()
-    };
+    let lines = lines_at(text, &issue_lines);
     for i in &issues {
         let line = lines.get(&i.line).copied().unwrap_or("");
         let mut issue = FileIssue::from_parse("sysctl", path, i);
@@ -199,9 +217,11 @@ fn capture<'t>(host: &Host, facts: &mut Facts, path: &'static str, text: &'t str
         }
         facts.issues.push(issue);
     }
-    // keys are unique (the parser joins repeats); the listing is
-    // usually sorted already, which the sort finds in one pass
-    vals.sort_unstable_by(|a, b| a.key.cmp(&b.key));
+    // keys are unique (the parser joins repeats), so a stable sort gives
+    // what an unstable one would; the listing is usually sorted, often
+    // with a short tail appended, which the stable sort takes as two runs
+    // and merges in one pass where the unstable one sorted it all again
+    vals.sort_by(|a, b| a.key.cmp(&b.key));
     Live::Capture {
         map: vals,
         path,
@@ -439,6 +459,34 @@ fn expand_proc_glob(host: &Host, pattern: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `lines_at` gives the lines `numbered_lines` numbers so: CRLF, a
+    /// last line without a newline, blank lines, numbers past the end.
+    #[test]
+    fn lines_at_is_numbered_lines_filtered() {
+        for text in [
+            "",
+            "\n",
+            "a\r\nb\n\nc",
+            "a\nb\n",
+            "\r\n\r\nx\r",
+            "sysctl: x\r\nk = 1\nk = 2\n\n",
+        ] {
+            let all: BTreeSet<usize> = (0..9).collect();
+            for wanted in [
+                all.clone(),
+                BTreeSet::from([1]),
+                BTreeSet::from([2, 4]),
+                BTreeSet::from([3, 8]),
+                BTreeSet::new(),
+            ] {
+                let want: BTreeMap<usize, &str> = crate::parse::numbered_lines(text)
+                    .filter(|(n, _)| wanted.contains(n))
+                    .collect();
+                assert_eq!(lines_at(text, &wanted), want, "{text:?} {wanted:?}");
+            }
+        }
+    }
 
     /// The literal head and tail only narrow what the pattern is tried on:
     /// every glob shape matches the same keys as the pattern over all keys.

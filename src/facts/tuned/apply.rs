@@ -31,12 +31,12 @@ const REAPPLY_DIRS: [&str; 2] = ["/run/sysctl.d", "/etc/sysctl.d"];
 /// ([`option_writes`]) then the re-application ([`reapply_system`]).
 pub(super) fn writes_for(
     host: &Host,
+    main: &[(String, String)],
     st: TunedState,
     facts: &mut Facts,
     with_reapply: bool,
 ) -> Vec<Write> {
-    let main = read_main_conf(host);
-    let reapply = conf_get(&main, "reapply_sysctl")
+    let reapply = conf_get(main, "reapply_sysctl")
         .and_then(|v| parse_bool(&v))
         .unwrap_or(true);
     let reapply = reapply && with_reapply;
@@ -46,10 +46,10 @@ pub(super) fn writes_for(
     if names.is_empty() {
         return Vec::new(); // manual mode, no profile: tuned applies nothing
     }
-    let default_priority: i64 = conf_get(&main, "default_instance_priority")
+    let default_priority: i64 = conf_get(main, "default_instance_priority")
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or(0);
-    let dirs = profile_dirs(conf_get(&main, "profile_dirs"));
+    let dirs = profile_dirs(conf_get(main, "profile_dirs"));
     let version = version(host);
     let mut loaded = Vec::new();
     if let Err(e) = load(host, &dirs, &names, &mut loaded, &mut Vec::new(), facts) {
@@ -88,8 +88,9 @@ pub(super) fn writes_for(
     out
 }
 
-/// tuned-main.conf's `NAME = VALUE` lines (none when it cannot be read).
-fn read_main_conf(host: &Host) -> Vec<(String, String)> {
+/// tuned-main.conf's `NAME = VALUE` lines (none when it cannot be read),
+/// read once for everything one [`super::sysctl_writes`] decides.
+pub(super) fn read_main_conf(host: &Host) -> Vec<(String, String)> {
     match host.read_to_string(MAIN_CONF) {
         Ok(t) => parse_main_conf(&t),
         Err(_) => Vec::new(),

@@ -65,6 +65,15 @@ pub enum TunedState {
 /// both modes) stands in for it, with a note. `manual` with no active
 /// profile loads only the post-loaded profile, if any.
 pub fn state(host: &Host) -> TunedState {
+    let main = match host.read_to_string(MAIN_CONF) {
+        Ok(t) => parse_main_conf(&t),
+        Err(_) => Vec::new(),
+    };
+    state_with(host, &main)
+}
+
+/// [`state`] with tuned-main.conf's lines already read (`main`).
+pub(super) fn state_with(host: &Host, main: &[(String, String)]) -> TunedState {
     let enabled = host.read_link(ENABLED_LINK).is_some() || host.exists(ENABLED_LINK);
     if !enabled {
         return TunedState::NotEnabled;
@@ -99,10 +108,6 @@ pub fn state(host: &Host) -> TunedState {
         format!("{PROFILE_MODE} is `auto`")
     } else {
         format!("{PROFILE_MODE} is missing and {ACTIVE_PROFILE} is missing or empty")
-    };
-    let main = match host.read_to_string(MAIN_CONF) {
-        Ok(t) => parse_main_conf(&t),
-        Err(_) => Vec::new(),
     };
     let recommend_command = main
         .iter()
