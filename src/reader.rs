@@ -124,20 +124,8 @@ pub struct Opened {
 /// O_NOCTTY`, and the descriptor is checked again (a file swapped for a
 /// FIFO between the two is refused).
 pub fn open_regular(path: &Path) -> Result<Opened, Failure> {
-    let meta = fs::metadata(path)?;
-    check_regular(meta.mode())?;
-    let file = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path)?;
-    let now = file.metadata()?;
-    check_regular(now.mode())?;
-    Ok(Opened {
-        file,
-        nlink: now.nlink(),
-        mode: now.mode() & 0o7777,
-        size: now.len(),
-    })
+    check_regular(fs::metadata(path)?.mode())?;
+    open_known_regular(path)
 }
 
 /// Read an opened file to its end, at most `cap` bytes: one byte more is a
