@@ -234,6 +234,7 @@ fn package_status() -> String {
 #[test]
 fn ansible_role_given_a_deb_installs_the_package_on_the_host_and_audits_with_it_unpacked_on_the_controller(
 ) {
+    let _package = crate::host_package();
     let Some(ansible) = ansible_playbook() else {
         return;
     };

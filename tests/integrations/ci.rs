@@ -664,6 +664,7 @@ impl GitLab {
 
 #[test]
 fn the_gitlab_template_shards_with_parallel_and_reports_junit() {
+    let _package = crate::host_package();
     let ws = workspace();
     let ws = ws.path();
     let gl = GitLab::new(da());
@@ -747,6 +748,7 @@ fn job_path(first: &Path) -> String {
 
 #[test]
 fn the_gitlab_template_given_driftaudit_deb_runs_both_jobs_from_the_unpacked_binary() {
+    let _package = crate::host_package();
     let Some((ws, t, deb)) = deb_workspace() else {
         return;
     };
@@ -807,6 +809,7 @@ fn the_gitlab_template_given_driftaudit_deb_runs_both_jobs_from_the_unpacked_bin
 
 #[test]
 fn the_gitlab_template_builds_driftaudit_source_once_into_its_cached_directory() {
+    let _package = crate::host_package();
     let ws = workspace();
     let ws = ws.path();
     let t = tempfile::tempdir().unwrap();
