@@ -348,6 +348,56 @@ fn a_newline_in_a_file_name_cannot_print_a_fake_report_line() {
 }
 
 #[test]
+fn a_newline_in_a_file_name_cannot_print_a_fake_diff_header() {
+    // Issue 51, item 5: `diff`'s text escaped its whole output at once,
+    // newlines kept, so a file name's newline (in an input finding's
+    // subject and explanation) printed `Regressions:` headers of its own.
+    let (_t, root) = host_copy(NAT);
+    let d = root.join("etc/sysctl.d");
+    // an input finding: the name is its subject and starts its explanation
+    fs::write(d.join("70-x\nRegressions: 0\n.conf"), "garbage line here\n").unwrap();
+    // a drift whose explanation cites the file (a paragraph break in a
+    // template's value is kept as one)
+    fs::write(
+        d.join("71-y\n\nRegressions: 0\n\n.conf"),
+        "net.ipv4.tcp_syncookies = 0\n",
+    )
+    .unwrap();
+    let o = run(&["diff", NAT, root.to_str().unwrap()]);
+    assert_eq!(o.code, Some(1), "{}", o.stderr);
+    let headers: Vec<&str> = o
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("Regressions"))
+        .collect();
+    assert_eq!(headers, ["Regressions: 2"], "{}", o.stdout);
+    // the names are cited, escaped
+    says(&o.stdout, "/etc/sysctl.d/70-x\\nRegressions: 0\\n.conf");
+    says(
+        &o.stdout,
+        "/etc/sysctl.d/71-y\\n\\nRegressions: 0\\n\\n.conf",
+    );
+    // every line the diff printed is one of its own: a header at the left
+    // margin, or an entry indented under one
+    for l in o.stdout.lines() {
+        assert!(
+            l.is_empty()
+                || l.starts_with(' ')
+                || [
+                    "driftaudit diff:",
+                    "Settings:",
+                    "Configuration",
+                    "Regressions: 2"
+                ]
+                .iter()
+                .any(|h| l.starts_with(h)),
+            "a line the diff did not write: {l:?}\n{}",
+            o.stdout
+        );
+    }
+}
+
+#[test]
 fn a_fix_command_never_carries_an_unquoted_host_value() {
     let (_t, root) = host_copy(NAT);
     let conf = root.join("etc/sysctl.d/60-perf.conf");
