@@ -67,6 +67,7 @@ pub(crate) mod render;
 pub(crate) mod report;
 pub(crate) mod resolve;
 pub(crate) mod secret;
+pub(crate) mod shell;
 pub(crate) mod snapshot;
 pub(crate) mod upgrade;
 pub(crate) mod value;

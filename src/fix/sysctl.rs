@@ -6,7 +6,8 @@
 //! simulation of it on `proc/sys` or the `sysctl -a` capture. A key or
 //! value that the file or the command cannot hold exactly (a newline or
 //! another control character, blanks the reader would trim, a key with a
-//! blank or `=`) is refused with the reason; comments quote host data
+//! blank or `=`, a key with a glob character, which the readers take for
+//! a pattern) is refused with the reason; comments quote host data
 //! escaped.
 
 use super::changes::{plain, Change, Op};
@@ -76,7 +77,30 @@ pub(super) fn writable(key: &str, value: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Whether `key` names only itself in a sysctl.d file: systemd-sysctl and
+/// `sysctl --system` read a key holding `*`, `?` or `[` (an interface may
+/// be named `v*`) as a pattern, so its line would set every key the
+/// pattern matches (`vx`, `veth0`) and, the literal key being listed,
+/// skip this one. Such a key gets no edit and no runtime step: a value
+/// set only for now would pass the re-audit with nothing to keep it at the
+/// next boot, so the finding is left unfixable, with the reason, rather
+/// than reported fixed.
+fn names_one_key(key: &str) -> Result<(), String> {
+    match key.chars().find(|c| matches!(c, '*' | '?' | '[')) {
+        None => Ok(()),
+        Some(g) => Err(format!(
+            "the key `{}` holds `{g}`, a glob character: systemd-sysctl and `sysctl --system` \
+             read such a sysctl.d key as a pattern, which sets every other key it matches and \
+             not this one, so `fix` writes no line and no runtime step for it; `sysctl -w` \
+             with the key quoted sets this one key now (procps does not expand a key on its \
+             command line)",
+            comment(key)
+        )),
+    }
+}
+
 pub(super) fn apply(cx: &mut Ctx, key: &str, c: &Change) -> Result<(), String> {
+    names_one_key(key)?;
     let r = Resolver::from_facts(cx.host, cx.facts);
     let res = r.sysctl(key);
     let mut lines: Vec<Evidence> = Vec::new();

@@ -1,12 +1,22 @@
 //! The diff printers: a [`Diff`] as plain text (header, settings changes,
 //! verdict changes, file diffs) or as JSON (`driftaudit.diff/1`). Sees only
-//! the diff it is handed; computes nothing.
+//! the diff it is handed; computes nothing. In text, every host or policy
+//! value is made [`printable`] where it is written, one-line fields with
+//! their newlines escaped, so no value can print a line of its own.
+
+use std::borrow::Cow;
 
 use crate::facts::Evidence;
 use crate::report::diff::{Change, ChangeKind, Diff, VerdictChange};
 use crate::report::Status;
 
-use super::Format;
+use super::{printable, quoted_name, Format};
+
+/// One-line host or policy text, newlines and control characters escaped
+/// (as the text report's one-line fields are).
+fn one(s: &str) -> Cow<'_, str> {
+    printable(s, false)
+}
 
 /// Render a diff in `format`; `None` for a format that has no diff form
 /// (only [`Format::Text`] and [`Format::Json`] have one, see
@@ -30,7 +40,7 @@ pub fn render_json(d: &Diff) -> String {
 fn evidence_list(e: &[Evidence]) -> String {
     // each file name on one line (a newline in it cannot forge a line)
     e.iter()
-        .map(|x| super::quoted_name(&x.to_string()))
+        .map(|x| quoted_name(&x.to_string()))
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -41,25 +51,41 @@ fn verdict_line(out: &mut String, c: &VerdictChange) {
     let subject = if f.subject.is_empty() {
         String::new()
     } else {
-        format!(" {}", f.subject.join(", "))
+        format!(" {}", one(&f.subject.join(", ")))
     };
     out.push_str(&format!(
         "  [{}] {}{}: {} -> {}\n",
         f.severity.as_str(),
-        f.rule,
+        one(&f.rule),
         subject,
         st(c.before_status),
         st(c.after_status)
     ));
     if let Some(a) = &f.actual {
-        out.push_str(&format!("      actual: {a}"));
+        out.push_str(&format!("      actual: {}", one(a)));
         if let Some(e) = &f.expected {
-            out.push_str(&format!("; expected: {e}"));
+            out.push_str(&format!("; expected: {}", one(e)));
         }
         out.push('\n');
     }
     if !f.explanation.is_empty() && c.after_status != Some(Status::Pass) {
-        out.push_str(&format!("      {}\n", f.explanation));
+        explanation_lines(out, &f.explanation);
+    }
+}
+
+/// A finding's explanation under its verdict line, made printable: each
+/// paragraph (a policy's blank-line break) on one indented line, a line
+/// break inside a paragraph read as a space (as the text report's word wrap
+/// reads it), so a newline a host value brought cannot start a line.
+fn explanation_lines(out: &mut String, text: &str) {
+    let text = printable(text, true);
+    for (i, para) in text.split("\n\n").enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str("      ");
+        out.push_str(&para.replace('\n', " "));
+        out.push('\n');
     }
 }
 
@@ -122,24 +148,18 @@ fn repeats(c: &Change, all: &[Change]) -> bool {
 
 fn change_lines(out: &mut String, c: &Change) {
     let subject = if c.subject == "*" {
-        label(&c.namespace).to_string()
+        one(label(&c.namespace)).into_owned()
     } else {
-        format!("{}: {}", label(&c.namespace), c.subject)
+        format!("{}: {}", one(label(&c.namespace)), one(&c.subject))
     };
+    let before = one(c.before.as_deref().unwrap_or(""));
+    let after = one(c.after.as_deref().unwrap_or(""));
     match c.kind {
-        ChangeKind::Changed => out.push_str(&format!(
-            "  changed  {subject}: {} -> {}\n",
-            c.before.as_deref().unwrap_or(""),
-            c.after.as_deref().unwrap_or("")
-        )),
-        ChangeKind::Added => out.push_str(&format!(
-            "  added    {subject} = {}\n",
-            c.after.as_deref().unwrap_or("")
-        )),
-        ChangeKind::Removed => out.push_str(&format!(
-            "  removed  {subject} (was {})\n",
-            c.before.as_deref().unwrap_or("")
-        )),
+        ChangeKind::Changed => {
+            out.push_str(&format!("  changed  {subject}: {before} -> {after}\n"))
+        }
+        ChangeKind::Added => out.push_str(&format!("  added    {subject} = {after}\n")),
+        ChangeKind::Removed => out.push_str(&format!("  removed  {subject} (was {before})\n")),
     }
     if !c.evidence_before.is_empty() {
         out.push_str(&format!(
@@ -158,28 +178,28 @@ fn change_lines(out: &mut String, c: &Change) {
 /// Plain-text form: header, settings changes, verdict changes, file diffs.
 pub fn render_text(d: &Diff) -> String {
     let mut out = String::new();
+    let (host_b, host_a) = (one(&d.before.host), one(&d.after.host));
+    let (source_b, source_a) = (quoted_name(&d.before.source), quoted_name(&d.after.source));
     if d.same_host {
         out.push_str(&format!(
-            "driftaudit diff: same host {} ({} -> {})\n",
-            d.before.host, d.before.source, d.after.source
+            "driftaudit diff: same host {host_b} ({source_b} -> {source_a})\n"
         ));
     } else {
         out.push_str(&format!(
-            "driftaudit diff: two different hosts: {} ({}) -> {} ({})\n",
-            d.before.host, d.before.source, d.after.host, d.after.source
+            "driftaudit diff: two different hosts: {host_b} ({source_b}) -> {host_a} ({source_a})\n"
         ));
     }
     // an upgrade first: what changed version, then what changed with it
     for v in &d.versions {
         let what = match v.fact.as_str() {
-            "mysql_version" => "server version",
-            "kernel_release" => "kernel",
-            other => other,
+            "mysql_version" => "server version".into(),
+            "kernel_release" => "kernel".into(),
+            other => one(other),
         };
         out.push_str(&format!(
             "upgrade: {what} {} -> {}\n",
-            v.before.as_deref().unwrap_or("unknown"),
-            v.after.as_deref().unwrap_or("unknown")
+            one(v.before.as_deref().unwrap_or("unknown")),
+            one(v.after.as_deref().unwrap_or("unknown"))
         ));
     }
     if !d.default_driven.is_empty() {
@@ -195,7 +215,10 @@ pub fn render_text(d: &Diff) -> String {
             };
             out.push_str(&format!(
                 "  {}: {} -> {} (default changed in {}; {from})\n",
-                c.subject, c.before, c.after, c.changed_in
+                one(&c.subject),
+                one(&c.before),
+                one(&c.after),
+                one(&c.changed_in)
             ));
         }
     }
@@ -272,12 +295,13 @@ pub fn render_text(d: &Diff) -> String {
         }
         for f in files {
             match f.kind {
-                ChangeKind::Changed => out.push_str(&f.unified),
+                // its own lines (the name in its header is escaped)
+                ChangeKind::Changed => out.push_str(&printable(&f.unified, true)),
                 ChangeKind::Added => {
-                    out.push_str(&format!("only after: {}\n", super::quoted_name(&f.path)))
+                    out.push_str(&format!("only after: {}\n", quoted_name(&f.path)))
                 }
                 ChangeKind::Removed => {
-                    out.push_str(&format!("only before: {}\n", super::quoted_name(&f.path)))
+                    out.push_str(&format!("only before: {}\n", quoted_name(&f.path)))
                 }
             }
         }
@@ -288,11 +312,10 @@ pub fn render_text(d: &Diff) -> String {
             };
             out.push_str(&format!(
                 "not compared: {} (cannot read {side}: {})\n",
-                super::quoted_name(&n.path),
-                n.reason
+                quoted_name(&n.path),
+                one(&n.reason)
             ));
         }
     }
-    // host data (names, values, file contents) never drives the terminal
-    super::printable(&out, true).into_owned()
+    out
 }

@@ -1,10 +1,11 @@
 //! JUnit XML renderer (quick-junit writer, which escapes markup; every value
 //! first made printable, so no character XML 1.0 forbids is written) shaped for GitLab's unit test reports, which key a test case
 //! by `classname` and `name`, keep only the first of equal keys and show
-//! `classname` as the suite: one `<testsuite>` per host, one `<testcase>` per
-//! rule and subject on the host (`classname` = `HOST.policy`, `name` =
-//! `rule[subject]`, `file` = the evidence path relative to the repository
-//! root), every (classname, name) pair unique in the report. Sees only the
+//! `classname` as the suite: one `<testsuite>` per host (named by its unique
+//! label), one `<testcase>` per rule and subject on the host (`classname` =
+//! `HOST.policy`, `name` = `rule[subject]`, `file` = the evidence path
+//! relative to the repository root), every suite name and (classname, name)
+//! pair unique in the report as an XML parser reads it back. Sees only the
 //! [`Report`]; never evaluates rules or reads host data.
 //!
 //! Verdict of a rule's findings on one subject of a host, first match wins
@@ -25,6 +26,7 @@
 //! Findings that did not decide the verdict are listed in `<system-out>`.
 //! No timestamps or durations, so the output is reproducible.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 use std::path::Path;
@@ -245,7 +247,7 @@ fn suite(
     for f in &h.findings {
         rules.entry(f.rule.as_str()).or_insert(f.policy.as_str());
     }
-    let mut s = TestSuite::new(x(&h.host));
+    let mut s = TestSuite::new(label);
     s.add_property(Property::new(
         "source",
         match h.source {
@@ -263,7 +265,7 @@ fn suite(
         s.add_property(Property::new("coverage.hard_links", x(&line)));
     }
     for (rule, policy) in rules {
-        let classname = format!("{label}.{}", x(policy));
+        let classname = format!("{label}.{}", key(policy));
         // one test case per subject of the rule, in the report's order
         let mut by_subject: BTreeMap<&[String], Vec<&Finding>> = BTreeMap::new();
         for f in h.findings.iter().filter(|f| f.rule == rule) {
@@ -273,13 +275,15 @@ fn suite(
             by_subject.insert(&[], Vec::new());
         }
         for (subject, fs) in by_subject {
-            let mut name = x(&case_name(rule, subject));
-            // Unique in the whole report, whatever a hostile name holds
-            // (`a[b]` as a rule id, a subject that repeats another's name).
+            let base = key(&case_name(rule, subject)).into_owned();
+            let mut name = base.clone();
+            // Unique in the whole report as a reader gets it back, whatever
+            // a hostile name holds (`a[b]` as a rule id, a subject that
+            // repeats another's name).
             let mut n = 1;
             while used.contains(&(classname.clone(), name.clone())) {
                 n += 1;
-                name = format!("{} #{n}", x(&case_name(rule, subject)));
+                name = format!("{base} #{n}");
             }
             used.insert((classname.clone(), name.clone()));
             s.add_test_case(case(h, &classname, &name, &fs, repo_root));
@@ -288,10 +292,25 @@ fn suite(
     s
 }
 
-/// The host part of each suite's class names: unique by construction
-/// ([`super::unique_labels`]), so no two hosts share a GitLab suite.
+/// Each host's suite name, the host part of its class names: unique as an
+/// XML reader gets it back ([`super::unique_labels`] over [`key`]), so no
+/// two hosts share a suite or a GitLab class.
 fn host_labels(report: &Report) -> Vec<String> {
-    super::labels::unique_labels(report.hosts.iter().map(|h| h.host.as_str()))
+    super::labels::unique_labels_shown(report.hosts.iter().map(|h| h.host.as_str()), key)
+}
+
+/// A name that keys the report (suite name, classname, test case name) as
+/// an XML reader gets it back: [`x`] with a newline shown as `\n` (an
+/// attribute reads it back as a space) and a tab as `\t` (quick-junit
+/// drops it), so names that differ stay different, and unique where they
+/// are made unique.
+fn key(s: &str) -> Cow<'_, str> {
+    let shown = super::printable(s, false);
+    if shown.contains('\t') {
+        Cow::Owned(shown.replace('\t', "\\t"))
+    } else {
+        shown
+    }
 }
 
 /// A value for the XML: every character XML 1.0 forbids (U+FFFE, U+FFFF,

@@ -2,6 +2,8 @@
 //! suites, Prometheus `host` labels): printable and unique. Pure text: must
 //! not render a report.
 
+use std::borrow::Cow;
+
 use crate::printable::printable;
 
 /// One label per host name, unique by construction: the name made
@@ -14,10 +16,21 @@ use crate::printable::printable;
 /// assert_eq!(unique_labels(["a", "a", "a#2"]), ["a", "a#2", "a#2#2"]);
 /// ```
 pub fn unique_labels<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    unique_labels_shown(names, |name| printable(name, false))
+}
+
+/// [`unique_labels`] for a format that shows a name its own way: each
+/// label is `shown(name)` (printable text the format's reader gets back
+/// as it is written), made unique as [`unique_labels`] makes it, so the
+/// labels are unique as the format's reader reads them.
+pub(crate) fn unique_labels_shown<'a>(
+    names: impl IntoIterator<Item = &'a str>,
+    shown: impl Fn(&'a str) -> Cow<'a, str>,
+) -> Vec<String> {
     let mut used = std::collections::BTreeSet::new();
     let mut out = Vec::new();
     for name in names {
-        let base = printable(name, false).into_owned();
+        let base = shown(name).into_owned();
         let mut label = base.clone();
         let mut n = 1;
         while used.contains(&label) {

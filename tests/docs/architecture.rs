@@ -57,8 +57,16 @@ const LAYERS: &[(&str, &[&str])] = &[
 ];
 
 /// Usable by every layer; import nothing of the crate. `reader` is the one
-/// capped, FIFO-safe file read that `host` and the policy loader share.
-const LEAVES: &[&str] = &["secret", "value", "catalogue", "reader", "printable"];
+/// capped, FIFO-safe file read that `host` and the policy loader share;
+/// `shell` the one sh quoting of `fix`'s steps and the readers' messages.
+const LEAVES: &[&str] = &[
+    "secret",
+    "value",
+    "catalogue",
+    "reader",
+    "printable",
+    "shell",
+];
 
 /// The crate root only re-exports.
 const ROOT: &str = "lib";

@@ -1193,3 +1193,77 @@ fn localconfig_values_with_quotes_and_markup_reach_zmlocalconfig_exactly() {
         localconfig_value_reaches_zmlocalconfig(v);
     }
 }
+
+/// Interface names Linux accepts that hold a character systemd-sysctl and
+/// `sysctl --system` read as a glob in a sysctl.d key (`*`, `?`, `[`).
+const GLOB_IFACES: [&str; 3] = ["v*", "w?", "x[1]"];
+
+#[test]
+fn an_interface_named_with_a_glob_character_is_left_out_of_the_plan_with_the_reason() {
+    // Issue 51, item 11: `fix` wrote `net.ipv4.conf.v*.secure_redirects = 0`
+    // for an interface named `v*`; systemd-sysctl read the key as a
+    // pattern, set `vx` and `veth0` to 0 and left `v*` at 1.
+    let t = copy(&cli::testdata("foreach/ifaces"));
+    let capture = t.path().join("captures/sysctl-a.txt");
+    let mut text = std::fs::read_to_string(&capture).unwrap();
+    for i in [
+        "all", "default", "eth0", "eth1", "eth1/100", "lo", "vx", "veth0",
+    ] {
+        text.push_str(&format!("net.ipv4.conf.{i}.secure_redirects = 0\n"));
+    }
+    for i in GLOB_IFACES {
+        text.push_str(&format!("net.ipv4.conf.{i}.secure_redirects = 1\n"));
+    }
+    std::fs::write(&capture, text).unwrap();
+    let p = fix::plan(
+        &PolicySet::builtin().unwrap(),
+        Some(t.path()),
+        &only("hardening.secure-redirects"),
+    )
+    .unwrap();
+    for i in GLOB_IFACES {
+        let key = format!("net.ipv4.conf.{i}.secure_redirects");
+        assert!(
+            !p.patch.contains(&key),
+            "{i}: a sysctl.d line would be a pattern:\n{}",
+            p.patch
+        );
+        assert!(
+            !p.runtime.iter().any(|s| s.command.contains(&key)),
+            "{i}: {:#?}",
+            p.runtime
+        );
+        assert!(!p.fixes.iter().any(|f| f.subject.starts_with(i)), "{i}");
+        let u = p
+            .unfixable
+            .iter()
+            .find(|u| u.subject.starts_with(i))
+            .unwrap_or_else(|| panic!("{i} is not listed unfixable: {}", p.summary()));
+        says(&u.reason, "glob");
+        says(&u.reason, &format!("`{key}`"));
+    }
+    // what people read says so too
+    says(&p.summary(), "v*");
+
+    // the reason's advice, on a fake /proc/sys in a private mount
+    // namespace: `sysctl -w` with the key quoted sets `v*` alone
+    if common::tool("sysctl", "procps").is_none()
+        || !common::can_unshare("sysctl -w on a fake /proc/sys")
+    {
+        return;
+    }
+    let set = fix::shell::command(&["sysctl", "-q", "-w", "net.ipv4.conf.v*.secure_redirects=0"]);
+    let sh = format!(
+        "mount -t tmpfs tmpfs /proc/sys\n\
+         for i in 'v*' vx veth0; do mkdir -p \"/proc/sys/net/ipv4/conf/$i\"; \
+         echo 1 > \"/proc/sys/net/ipv4/conf/$i/secure_redirects\"; done\n\
+         {set}\n\
+         for i in 'v*' vx veth0; do printf '%s=' \"$i\"; \
+         cat \"/proc/sys/net/ipv4/conf/$i/secure_redirects\"; done\n"
+    );
+    let o = cli::ok(
+        Command::new("unshare").args(["-m", "--propagation", "private", "sh", "-ec", &sh]),
+        &format!("the namespace script\n{sh}"),
+    );
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "v*=0\nvx=1\nveth0=1\n");
+}

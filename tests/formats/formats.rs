@@ -12,7 +12,7 @@ use crate::common::cli::says;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use driftaudit::unstable::render::sarif;
+use driftaudit::unstable::render::{sarif, unique_labels};
 use driftaudit::unstable::report::{Finding, Report, WaiverNote};
 use driftaudit::{audit, render, Format, Host, PolicySet, RenderOptions, Status};
 use serde_json::Value as Json;
@@ -689,8 +689,11 @@ fn check_junit(r: &Report, xml: &str) {
         );
     }
     let mut total = Counts::default();
+    // a suite is named by its host's unique label, as classnames and the
+    // Prometheus `host` label are (a host name's second snapshot is `NAME#2`)
+    let labels = unique_labels(r.hosts.iter().map(|h| h.host.as_str()));
     for (i, s) in suites.iter().enumerate() {
-        assert_eq!(s.attribute("name"), Some(r.hosts[i].host.as_str()));
+        assert_eq!(s.attribute("name"), Some(labels[i].as_str()));
         let (want, verdicts) = expected_counts(r, i);
         let cases: Vec<roxmltree::Node> = s
             .children()
@@ -900,7 +903,8 @@ fn junit_keeps_every_host_of_a_two_host_report_for_gitlab() {
     assert!(!per_host("web-backend-02.").is_empty());
     assert_eq!(per_host("web-backend-02."), per_host("web2.example.com."));
 
-    // Two snapshots of one host name (before/after) stay two suites too.
+    // Two snapshots of one host name (before/after) stay two suites too,
+    // each with a name of its own.
     let same = audit(
         &set,
         &[
@@ -911,6 +915,7 @@ fn junit_keeps_every_host_of_a_two_host_report_for_gitlab() {
     let xml = driftaudit::unstable::render::junit::render_with(&same, Some(&root));
     check_junit(&same, &xml);
     assert!(xml.contains("classname=\"web-backend-02#2.linux-network\""));
+    says(&xml, "<testsuite name=\"web-backend-02#2\"");
 }
 
 // --------------------------------------------------------------- Markdown

@@ -110,6 +110,13 @@ fn attr(s: &str) -> String {
     shown(s).replace('\t', "").replace('\n', " ")
 }
 
+/// A name that keys the JUnit (suite name, test case name) as a parser
+/// reads it back: newline and tab shown as `\n` and `\t` too, so names
+/// that differ read back different (issue 51, item 10).
+fn key_attr(s: &str) -> String {
+    shown(s).replace('\t', "\\t").replace('\n', "\\n")
+}
+
 /// A report with a host value in every field JUnit and HTML print.
 fn hostile(base: &Report, values: &[String]) -> Report {
     let mut r = base.clone();
@@ -158,7 +165,7 @@ fn check_junit(r: &Report, parsed: &Json, what: &str) {
     let want: Vec<String> = r
         .hosts
         .iter()
-        .map(|h| attr(&h.host).trim_end().to_string())
+        .map(|h| key_attr(&h.host).trim_end().to_string())
         .collect();
     assert_eq!(suites, want, "{what}: suite names");
     let messages = common::cli::texts(&parsed["messages"]);
@@ -330,4 +337,67 @@ fn every_xml_and_html_writer_reads_back_for_any_host_data() {
         let want: Vec<String> = r.hosts.iter().map(|h| shown(&h.host)).collect();
         assert_eq!(p["hosts"], serde_json::json!(want), "HTML of {v:?}");
     }
+}
+
+#[test]
+fn junit_suite_names_and_case_keys_stay_unique_when_names_differ_by_a_tab_or_a_newline() {
+    // Issue 51, item 10: a tab was dropped and a newline read back as a
+    // space (XML attribute normalisation), so hosts `db<TAB>1`/`db1` and
+    // `db<LF>1`/`db 1` shared suite names and (classname, name) pairs, and
+    // so did two subjects of one rule differing the same way. GitLab keeps
+    // only the first of equal keys.
+    let Some(python) = python() else { return };
+    let mut r = report_of(&[
+        "nat-story",
+        "nat-story",
+        "nat-story",
+        "nat-story",
+        "nat-story",
+    ]);
+    for (h, name) in r
+        .hosts
+        .iter_mut()
+        .zip(["db\t1", "db1", "db\n1", "db 1", "db1 "])
+    {
+        h.host = name.to_string();
+    }
+    // on the first host, one rule's finding under subjects that read back alike
+    let f = r.hosts[0]
+        .findings
+        .iter()
+        .find(|f| !f.subject.is_empty())
+        .expect("a finding with a subject")
+        .clone();
+    for s in ["k\tx", "kx", "k\nx", "k x"] {
+        let mut g = f.clone();
+        g.subject = vec![s.to_string()];
+        r.hosts[0].findings.push(g);
+    }
+    let xml = junit::render(&r);
+    let parsed = &py(&python, XML, &serde_json::json!([xml]))[0];
+    assert!(parsed.get("error").is_none(), "{}", parsed["error"]);
+    let suites = common::cli::strs(&parsed["suites"], "name");
+    let distinct: std::collections::BTreeSet<&&str> = suites.iter().collect();
+    assert_eq!(distinct.len(), 5, "suite names as read back: {suites:?}");
+    let classnames = common::cli::strs(&parsed["cases"], "classname");
+    let names = common::cli::strs(&parsed["cases"], "name");
+    let mut seen = std::collections::BTreeSet::new();
+    for key in classnames.iter().zip(&names) {
+        assert!(
+            seen.insert(key),
+            "the test case {key:?} twice, as read back"
+        );
+    }
+    // each of the four subjects is its own case
+    let mut ours: Vec<String> = names
+        .iter()
+        .filter(|n| n.starts_with(&format!("{}[k", f.rule)) && n.ends_with("x]"))
+        .map(|n| n.to_string())
+        .collect();
+    ours.sort();
+    let want: Vec<String> = ["k x", "k\\nx", "k\\tx", "kx"]
+        .iter()
+        .map(|s| format!("{}[{s}]", f.rule))
+        .collect();
+    assert_eq!(ours, want, "{names:?}");
 }

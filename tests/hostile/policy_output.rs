@@ -348,6 +348,56 @@ fn a_newline_in_a_file_name_cannot_print_a_fake_report_line() {
 }
 
 #[test]
+fn a_newline_in_a_file_name_cannot_print_a_fake_diff_header() {
+    // Issue 51, item 5: `diff`'s text escaped its whole output at once,
+    // newlines kept, so a file name's newline (in an input finding's
+    // subject and explanation) printed `Regressions:` headers of its own.
+    let (_t, root) = host_copy(NAT);
+    let d = root.join("etc/sysctl.d");
+    // an input finding: the name is its subject and starts its explanation
+    fs::write(d.join("70-x\nRegressions: 0\n.conf"), "garbage line here\n").unwrap();
+    // a drift whose explanation cites the file (a paragraph break in a
+    // template's value is kept as one)
+    fs::write(
+        d.join("71-y\n\nRegressions: 0\n\n.conf"),
+        "net.ipv4.tcp_syncookies = 0\n",
+    )
+    .unwrap();
+    let o = run(&["diff", NAT, root.to_str().unwrap()]);
+    assert_eq!(o.code, Some(1), "{}", o.stderr);
+    let headers: Vec<&str> = o
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("Regressions"))
+        .collect();
+    assert_eq!(headers, ["Regressions: 2"], "{}", o.stdout);
+    // the names are cited, escaped
+    says(&o.stdout, "/etc/sysctl.d/70-x\\nRegressions: 0\\n.conf");
+    says(
+        &o.stdout,
+        "/etc/sysctl.d/71-y\\n\\nRegressions: 0\\n\\n.conf",
+    );
+    // every line the diff printed is one of its own: a header at the left
+    // margin, or an entry indented under one
+    for l in o.stdout.lines() {
+        assert!(
+            l.is_empty()
+                || l.starts_with(' ')
+                || [
+                    "driftaudit diff:",
+                    "Settings:",
+                    "Configuration",
+                    "Regressions: 2"
+                ]
+                .iter()
+                .any(|h| l.starts_with(h)),
+            "a line the diff did not write: {l:?}\n{}",
+            o.stdout
+        );
+    }
+}
+
+#[test]
 fn a_fix_command_never_carries_an_unquoted_host_value() {
     let (_t, root) = host_copy(NAT);
     let conf = root.join("etc/sysctl.d/60-perf.conf");
@@ -386,6 +436,84 @@ fn a_fix_command_never_carries_an_unquoted_host_value() {
     for f in v["hosts"][0]["findings"].as_array().unwrap() {
         let fix = f["fix"].as_str().unwrap_or("");
         assert!(!fix.contains("curl"), "{fix}");
+    }
+}
+
+/// The first `` `PREFIX...` `` code span of `text` that starts with `prefix`.
+fn code_span<'a>(text: &'a str, prefix: &str) -> &'a str {
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .find(|c| c.starts_with(prefix))
+        .unwrap_or_else(|| panic!("no `{prefix}...` command in: {text}"))
+}
+
+#[test]
+fn a_command_named_for_a_mount_unit_or_an_fstab_line_quotes_the_host_path() {
+    // Issue 51, item 9: the input finding for a `.mount` unit whose name
+    // does not match its Where= suggested `systemd-escape --path
+    // --suffix=mount WHERE` with the host's text unquoted. The
+    // `storage.fstab-not-mounted` fix names the fstab mount point in
+    // commands too. Each command, run by sh with stubs, hands the programs
+    // the host path as one word, and runs nothing the path holds.
+    let (t, root) = host_copy(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/testdata/hosts/zimbra-storage-before"
+    ));
+    let scratch = tempfile::tempdir().unwrap();
+    let pwned = scratch.path().join("pwned");
+    let where_ = format!("/srv/$(touch {}) ; echo INJECTED", pwned.display());
+    crate::common::tree::file(
+        &root,
+        "etc/systemd/system/srv-data.mount",
+        &format!("[Mount]\nWhat=/dev/sdb1\nWhere={where_}\nType=ext4\n"),
+    );
+    // the same path as an fstab mount point (`\040` is a space), not mounted
+    let point = format!("/srv/$(touch {}) ; echo INJECTED", pwned.display());
+    let mut fstab = fs::read_to_string(root.join("etc/fstab")).unwrap();
+    fstab.push_str(&format!(
+        "/dev/sdc1 {} ext4 defaults 0 2\n",
+        point.replace(' ', "\\040")
+    ));
+    fs::write(root.join("etc/fstab"), fstab).unwrap();
+    let (o, v) = check_json(&root);
+    assert_eq!(o.code, Some(1), "{}", o.stderr);
+    let findings = v["hosts"][0]["findings"].as_array().unwrap();
+    let unit = findings
+        .iter()
+        .filter_map(|f| f["explanation"].as_str())
+        .find(|e| e.contains("srv-data.mount stands for"))
+        .unwrap_or_else(|| panic!("no finding for the unit: {v}"));
+    let not_mounted = findings
+        .iter()
+        .find(|f| f["rule"] == "storage.fstab-not-mounted" && f["subject"][0] == point.as_str())
+        .unwrap_or_else(|| panic!("no finding for the fstab line: {v}"));
+    let fix = not_mounted["fix"].as_str().unwrap();
+    let script = [
+        code_span(unit, "systemd-escape "),
+        code_span(fix, "systemctl status "),
+        code_span(fix, "mount "),
+    ]
+    .join("\n");
+    let words = crate::common::run_with_stubs(
+        t.path(),
+        &format!("{script}\n"),
+        &["systemd-escape", "systemctl", "mount"],
+    );
+    assert!(!pwned.exists(), "a host path ran a command:\n{script}");
+    let escape = ["--path", "--suffix=mount"];
+    let want = [
+        (
+            "systemd-escape",
+            [&escape[..], &[&where_], &escape[..], &[&point]].concat(),
+        ),
+        // the stub prints nothing, so `$(systemd-escape ...)` is no word
+        ("systemctl", vec!["status"]),
+        ("mount", vec![point.as_str()]),
+    ];
+    for ((name, have), (want_name, want_words)) in words.iter().zip(&want) {
+        assert_eq!(name, want_name);
+        assert_eq!(have, want_words, "{name} was handed other words:\n{script}");
     }
 }
 

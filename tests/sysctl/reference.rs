@@ -187,6 +187,19 @@ fn layouts() -> Vec<Layout> {
             keys: IFACES,
         },
         Layout {
+            // issue 51, item 11: an interface may be named `v*`; its key in a
+            // sysctl.d file is a pattern, which sets `vx` and `veth0` and,
+            // the literal key being listed, not `v*` itself
+            name: "interface-named-with-a-glob-character",
+            nodes: vec![("/etc/sysctl.d/99-driftaudit.conf", File("net.ipv4.conf.v*.rp_filter = 2\n"))],
+            keys: &[
+                "net.ipv4.conf.v*.rp_filter",
+                "net.ipv4.conf.vx.rp_filter",
+                "net.ipv4.conf.veth0.rp_filter",
+                "net.ipv4.conf.eth0.rp_filter",
+            ],
+        },
+        Layout {
             name: "dash-blank-key",
             nodes: vec![
                 ("/etc/sysctl.d/50-x.conf", File("- vm.swappiness = 10\n-vm.dirty_ratio = 12\n-  kernel.pid_max = 77777\n-vm.nonexistent_key = 1\n")),

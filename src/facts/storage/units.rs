@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::facts::{Facts, FileIssue};
 use crate::host::{Host, ReadError};
 use crate::parse::mountunit;
+use crate::shell;
 
 use super::points::point_cow;
 
@@ -142,8 +143,10 @@ pub fn read_mount_units(host: &Host, facts: &mut Facts) -> Vec<UnitMount> {
                     &path,
                     Some(w.line),
                     format!(
-                        "Where={} is not the path the unit name {name} stands for ({from_name}): systemd refuses to load this unit; rename it to `systemd-escape --path --suffix=mount {}`",
-                        w.value, w.value
+                        "Where={} is not the path the unit name {name} stands for ({from_name}): systemd refuses to load this unit; rename it to `{}`",
+                        w.value,
+                        // the host's path as one sh word: the command is for pasting
+                        shell::command(&["systemd-escape", "--path", "--suffix=mount", &w.value])
                     ),
                 ));
                 continue;

@@ -186,7 +186,8 @@ pub(super) fn systemd_model(
 /// `write_setting_list()` writes them in that order, so the last write of a
 /// key wins. A glob writes every live key it matches unless the list holds an
 /// entry with exactly that path (an assignment anywhere, or a `-key`
-/// exclusion); an exclusion never unsets an explicit assignment. A
+/// exclusion, or the glob itself: a key named `v*` is skipped by the glob
+/// `v*`); an exclusion never unsets an explicit assignment. A
 /// `- key = value` line keeps the blank in the key and writes nothing.
 pub(super) fn procps_model(
     files: &[(String, Lines)],
@@ -207,8 +208,9 @@ pub(super) fn procps_model(
                 }
             )
         })
+        // a glob's own text is a path too: an interface named `v*` is
+        // not written by the line `net.ipv4.conf.v*.x = 1`, which names it
         .map(|l| l.key())
-        .filter(|k| !is_glob(k))
         .collect();
     let mut out: std::collections::HashMap<String, Track> = std::collections::HashMap::new();
     let mut put = |k: &str, value: &str, ev: Evidence| match out.get_mut(k) {
