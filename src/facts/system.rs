@@ -6,11 +6,32 @@ use std::collections::BTreeSet;
 
 use crate::catalogue::DU;
 use crate::host::layout::{self, du_unit, DuSource, Layout};
-use crate::host::{EntryKind, Host, ReadError, SourceKind};
+use crate::host::{EntryKind, Host, NameCut, ReadError, SourceKind, MAX_HOST_NAME_BYTES};
 use crate::parse;
 use crate::value::Value;
 
 use super::{Evidence, Facts, FileIssue, IssueLevel, KernelVersion, Needs};
+
+/// The input finding for a host name read longer than the kernel allows:
+/// where it was read, how long it was, and the name kept (never the name
+/// as read, which may be megabytes).
+fn name_cut_issue(kept: &str, cut: &NameCut) -> FileIssue {
+    let what = if cut.path == "/" {
+        "the snapshot directory's name, which names the host (no file in it does),"
+    } else {
+        "the host name read here"
+    };
+    FileIssue::problem(
+        "hostname",
+        &cut.path,
+        None,
+        format!(
+            "{what} is {} bytes, longer than the {MAX_HOST_NAME_BYTES} bytes a Linux host name can be (HOST_NAME_MAX); the report names the host by its first {} bytes, `{kept}`",
+            cut.bytes,
+            kept.len()
+        ),
+    )
+}
 
 /// Gather system facts into `facts`.
 pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
@@ -138,6 +159,9 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
     facts
         .facts
         .insert("hostname".into(), Ok(Value::Str(host.name().to_string())));
+    if let Some(cut) = host.name_cut() {
+        facts.issues.push(name_cut_issue(host.name(), cut));
+    }
 
     // Paths asked about by policies; a snapshot proves an absence only by
     // listing the path in snapshot.json `absent` (what `snapshot` looked for

@@ -35,8 +35,9 @@ mod read;
 use confine::errno;
 pub use layout::Layout;
 pub use model::{
-    DirEntry, DirSize, EntryKind, Host, ReadError, ReadLog, SourceKind, Trust, MAX_DEVICE_HEAD,
-    MAX_DIR_SIZE_ENTRIES, MAX_FILE_BYTES, MAX_HOST_READ_BYTES, MAX_SYMLINKS, MAX_WALK_DEPTH,
+    DirEntry, DirSize, EntryKind, Host, NameCut, ReadError, ReadLog, SourceKind, Trust,
+    MAX_DEVICE_HEAD, MAX_DIR_SIZE_ENTRIES, MAX_FILE_BYTES, MAX_HOST_NAME_BYTES,
+    MAX_HOST_READ_BYTES, MAX_SYMLINKS, MAX_WALK_DEPTH,
 };
 use model::{ReadBudget, MAX_MEMO_FILE};
 pub use names::{escape_name, join_host, lexical, unescape_name};
@@ -57,6 +58,7 @@ impl Host {
             root_fd: Arc::new(fd),
             kind,
             name: String::new(),
+            name_cut: None,
             layout: None,
             log: None,
             walked: Arc::default(),
@@ -72,17 +74,45 @@ impl Host {
 
     /// The live machine (`/`).
     pub fn live() -> Host {
-        let name = fs::read_to_string("/proc/sys/kernel/hostname")
-            .or_else(|_| fs::read_to_string("/etc/hostname"))
-            .map(|s| s.trim().to_string())
-            .ok()
-            .filter(|s| !s.is_empty())
-            .unwrap_or_else(|| "localhost".to_string());
+        let read = |path: &'static str| {
+            fs::read_to_string(path)
+                .ok()
+                .map(|s| (s.trim().to_string(), path))
+        };
+        let named = read("/proc/sys/kernel/hostname")
+            .or_else(|| read("/etc/hostname"))
+            .filter(|(s, _)| !s.is_empty());
         // `/` always opens (O_PATH needs no permission on the directory).
         let mut h = Host::with_root(PathBuf::from("/"), SourceKind::Live)
             .expect("the root directory `/` can be opened");
-        h.name = name;
+        match named {
+            Some((name, path)) => h.set_name(name, path),
+            None => h.name = "localhost".to_string(),
+        }
         h
+    }
+
+    /// Name the host `name`, read at `path`, cut to [`MAX_HOST_NAME_BYTES`]
+    /// on a character boundary (the cut kept for [`Host::name_cut`]).
+    fn set_name(&mut self, mut name: String, path: &str) {
+        if name.len() > MAX_HOST_NAME_BYTES {
+            self.name_cut = Some(NameCut {
+                path: path.to_string(),
+                bytes: name.len(),
+            });
+            let mut end = MAX_HOST_NAME_BYTES;
+            while !name.is_char_boundary(end) {
+                end -= 1;
+            }
+            name.truncate(end);
+        }
+        self.name = name;
+    }
+
+    /// Where the host name was read and how long it was, when it was longer
+    /// than [`MAX_HOST_NAME_BYTES`] and [`Host::name`] is its first bytes.
+    pub(crate) fn name_cut(&self) -> Option<&NameCut> {
+        self.name_cut.as_ref()
     }
 
     /// The live machine, remembering every path read, listed or probed, so
@@ -116,7 +146,8 @@ impl Host {
     /// tree or an extracted sosreport, see [`Layout`]). A directory that is
     /// none of these is [`ReadError::NotASnapshot`]. The host name comes from
     /// `snapshot.json`, then the layout's `hostname` capture (sosreport), then
-    /// `etc/hostname`, then the directory name.
+    /// `etc/hostname`, then the directory name; one longer than
+    /// [`MAX_HOST_NAME_BYTES`] is cut to that ([`Host::name_cut`]).
     ///
     /// ```
     /// let host = driftaudit::Host::snapshot(concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/hosts/nat-story"))?;
@@ -138,21 +169,26 @@ impl Host {
         let layout = layout::detect(&root).ok_or(ReadError::NotASnapshot)?;
         let mut host = Host::with_root(root, SourceKind::Snapshot)?;
         host.layout = Some(layout);
-        let first_line = |path: &str| {
+        let first_line = |path: &'static str| {
             host.read_to_string(path)
                 .ok()
                 .map(|s| s.lines().next().unwrap_or("").trim().to_string())
                 .filter(|s| !s.is_empty())
+                .map(|s| (s, path))
         };
-        host.name = host
+        let (name, path) = host
             .snapshot_json_hostname()
+            .map(|s| (s, "/snapshot.json"))
             .or_else(|| layout.hostname().iter().find_map(|p| first_line(p)))
             .or_else(|| first_line("/etc/hostname"))
             .unwrap_or_else(|| {
-                dir.file_name()
+                let n = dir
+                    .file_name()
                     .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_else(|| "snapshot".into())
+                    .unwrap_or_else(|| "snapshot".into());
+                (n, "/")
             });
+        host.set_name(name, path);
         Ok(host)
     }
 

@@ -25,6 +25,24 @@ use super::layout::{self, Layout};
 /// with [`ReadError::TooLarge`]; config files and captures are far smaller.
 pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
 
+/// The longest host name kept, in bytes: the kernel's `HOST_NAME_MAX`
+/// (sethostname(2) refuses a longer one). The report repeats the name in
+/// every finding and metric, so a longer one read from a snapshot is cut to
+/// this many bytes on a character boundary, and the cut is kept as a
+/// [`NameCut`] for an input finding.
+pub const MAX_HOST_NAME_BYTES: usize = 64;
+
+/// A host name read longer than [`MAX_HOST_NAME_BYTES`]: where it was read
+/// and how long it was; the host is named by its first bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NameCut {
+    /// The host path the name was read from (`/snapshot.json`,
+    /// `/etc/hostname`, ...); `/` for a snapshot named by its directory.
+    pub path: String,
+    /// Its length in bytes, as read.
+    pub bytes: usize,
+}
+
 /// Largest head of a block device [`Reads::read_block_device_head`](super::Reads::read_block_device_head) reads.
 pub const MAX_DEVICE_HEAD: u64 = 64 * 1024;
 
@@ -162,6 +180,8 @@ pub struct Host {
     pub(super) read_budget: Arc<ReadBudget>,
     pub(super) kind: SourceKind,
     pub(super) name: String,
+    /// The name as read was longer than [`MAX_HOST_NAME_BYTES`] and cut.
+    pub(super) name_cut: Option<NameCut>,
     /// How a snapshot is laid out (`None` on the live host).
     pub(super) layout: Option<Layout>,
     /// Every successful read when recording (see [`Host::recording`]).

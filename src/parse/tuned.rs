@@ -278,7 +278,68 @@ pub enum ExpandError {
 /// as written. `${f:...}` (built-in functions, computed on the running host)
 /// is an error: the value cannot be known from files.
 pub fn expand(value: &str, vars: &[(String, String)]) -> Result<String, ExpandError> {
-    let mut out = String::with_capacity(value.len());
+    let lookup = |name: &str| {
+        vars.iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| (v.as_str(), v.len()))
+    };
+    expand_bounded(value, lookup, usize::MAX).map(|e| e.text)
+}
+
+/// A value with its `${...}` expanded, kept to a bound: its first bytes and
+/// the length of the whole expansion (which a variable doubling the one
+/// before makes astronomical in a few lines).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Expanded {
+    /// The expansion, or its first bytes (cut on a character boundary) when
+    /// it is longer than the bound.
+    pub text: String,
+    /// Bytes of the whole expansion (saturating).
+    pub len: usize,
+}
+
+impl Expanded {
+    /// Whether [`Expanded::text`] is the whole expansion.
+    pub fn is_whole(&self) -> bool {
+        self.text.len() == self.len
+    }
+
+    /// Add a piece of `len` bytes whose first bytes are `text`, keeping at
+    /// most `max` bytes; after a piece that is not kept whole, nothing more
+    /// is kept (only counted).
+    fn push(&mut self, text: &str, len: usize, max: usize) {
+        let was_whole = self.is_whole();
+        self.len = self.len.saturating_add(len);
+        if !was_whole {
+            return;
+        }
+        let room = max.saturating_sub(self.text.len());
+        if text.len() <= room {
+            self.text.push_str(text);
+            return;
+        }
+        let mut end = room;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        self.text.push_str(&text[..end]);
+    }
+}
+
+/// [`expand`] with the variables given by `lookup` (a variable's first
+/// bytes and its whole length), the result kept to `max` bytes with its
+/// whole length: the work and memory are bounded by the value and `max`,
+/// never by what the variables expand to.
+pub fn expand_bounded<'v>(
+    value: &str,
+    lookup: impl Fn(&str) -> Option<(&'v str, usize)>,
+    max: usize,
+) -> Result<Expanded, ExpandError> {
+    let mut out = Expanded {
+        text: String::with_capacity(value.len().min(max)),
+        len: 0,
+    };
     let mut rest = value;
     while let Some(i) = rest.find("${") {
         let escaped = rest[..i].ends_with('\\');
@@ -287,22 +348,22 @@ pub fn expand(value: &str, vars: &[(String, String)]) -> Result<String, ExpandEr
         };
         let name = &rest[i + 2..i + end];
         if escaped {
-            out.push_str(&rest[..i - 1]);
-            out.push_str(&rest[i..i + end + 1]);
+            out.push(&rest[..i - 1], i - 1, max);
+            out.push(&rest[i..i + end + 1], end + 1, max);
         } else if let Some(f) = name.strip_prefix("f:") {
             return Err(ExpandError::Function(
                 f.split(':').next().unwrap_or(f).to_string(),
             ));
         } else {
-            out.push_str(&rest[..i]);
-            match vars.iter().rev().find(|(k, _)| k == name) {
-                Some((_, v)) => out.push_str(v),
-                None => out.push_str(&rest[i..i + end + 1]),
+            out.push(&rest[..i], i, max);
+            match lookup(name) {
+                Some((v, len)) => out.push(v, len, max),
+                None => out.push(&rest[i..i + end + 1], end + 1, max),
             }
         }
         rest = &rest[i + end + 1..];
     }
-    out.push_str(rest);
+    out.push(rest, rest.len(), max);
     Ok(out)
 }
 
@@ -421,6 +482,23 @@ mod tests {
     }
 
     #[test]
+    fn bounded_expansion_keeps_the_first_bytes_and_counts_the_rest() {
+        // a variable kept to its first 4 bytes of a million
+        let lookup = |n: &str| (n == "v").then_some(("éé", 1_000_000));
+        let e = expand_bounded("ab${v}cd", lookup, 5).unwrap();
+        // the second `é` does not fit in the last byte: cut before it
+        assert_eq!(e.text, "abé");
+        assert_eq!(e.len, 1_000_004);
+        assert!(!e.is_whole());
+        // a piece kept partly ends what is kept, even with room left
+        let e = expand_bounded("${v}x", lookup, 100).unwrap();
+        assert_eq!((e.text.as_str(), e.len), ("éé", 1_000_001));
+        let e = expand_bounded("x\\${v}", lookup, 100).unwrap();
+        assert_eq!((e.text.as_str(), e.len), ("x${v}", 5));
+        assert!(e.is_whole());
+    }
+
+    #[test]
     fn reapply_parser_takes_keys_literally() {
         let l = parse_reapply(
             "# c\n-vm.x = 1\nnet.ipv4.conf.*.rp_filter=2\nbad\n = 3\n vm.swappiness = 10 \n",
@@ -444,7 +522,18 @@ mod tests {
                 }
             }
             let _ = parse_reapply(&s);
-            let _ = expand(&s, &[("a".into(), "b".into())]);
+            let vars = [("a".to_string(), "bé".to_string())];
+            if let Ok(full) = expand(&s, &vars) {
+                // bounded: a prefix of the whole, within the bound, whole length
+                let lookup = |n: &str| (n == "a").then_some(("bé", 3));
+                for max in [0, 1, 2, 3, 7, 40] {
+                    let e = expand_bounded(&s, lookup, max).unwrap();
+                    proptest::prop_assert!(full.starts_with(&e.text));
+                    proptest::prop_assert!(e.text.len() <= max);
+                    proptest::prop_assert_eq!(e.len, full.len());
+                    proptest::prop_assert_eq!(e.is_whole(), full.len() <= max);
+                }
+            }
             let _ = parse_main_conf(&s);
         }
     }

@@ -1,5 +1,5 @@
-//! Hostile input: confinement, formats, option files, policy output and bounded
-//! work (by bytes allocated).
+//! Hostile input: confinement, formats, host names, option files, policy
+//! output and bounded work (by bytes allocated).
 //!
 //! One test binary for the area (issue 34): each module is one file of
 //! tests/hostile/; `cargo test --test hostile MODULE::` runs one of them.
@@ -11,6 +11,7 @@ mod common;
 
 mod confinement;
 mod formats;
+mod host_name;
 mod hostile;
 mod localconfig;
 mod merge;

@@ -262,3 +262,64 @@ fn buffer_pool_cap(report: &serde_json::Value) -> &serde_json::Value {
         .find(|f| f["rule"] == "zimbra.buffer-pool-cap")
         .expect("zimbra.buffer-pool-cap finding")
 }
+
+/// A MySQL 8 snapshot whose `mysqld-auto.cnf` (version 2) persists `n`
+/// distinct variables with SET PERSIST (no version capture: the file is
+/// applied as MySQL does, every name kept).
+fn persisted_variables_host(n: usize) -> tempfile::TempDir {
+    let vars: Vec<String> = (0..n)
+        .map(|i| {
+            format!(
+                r#""test_variable_{i:06}": {{"Value": "{i}", "Metadata": {{"Host": "localhost", "User": "root", "Timestamp": 1733300000000000}}}}"#
+            )
+        })
+        .collect();
+    let auto = format!(
+        "{{\"Version\": 2, \"mysql_dynamic_variables\": {{{}}}}}",
+        vars.join(", ")
+    );
+    crate::common::snapshot_tree(&[
+        ("/etc/my.cnf", "[mysqld]\ndatadir = /var/lib/mysql\n"),
+        ("/var/lib/mysql/mysqld-auto.cnf", &auto),
+    ])
+}
+
+/// 40,000 persisted variables (a 1 MB mysqld-auto.cnf) cost about 4x the
+/// work of 10,000. Main looked each namespace key up by scanning every
+/// persisted variable again, naming each one anew (`canonical_name`
+/// allocates): 16x the bytes for 4x the variables, 19 s for the 1 MB file
+/// in a release build. Bytes allocated by the whole gather, not time.
+#[test]
+fn forty_thousand_persisted_variables_cost_linear_work() {
+    use driftaudit::unstable::engine;
+    use driftaudit::unstable::policy::PolicySet;
+    let set = PolicySet::builtin().unwrap();
+    let small = persisted_variables_host(10_000);
+    let big = persisted_variables_host(40_000);
+    let (c_small, _) =
+        crate::alloc::measure(|| engine::gather(&set, &Host::snapshot(small.path()).unwrap()));
+    let (c_big, facts) =
+        crate::alloc::measure(|| engine::gather(&set, &Host::snapshot(big.path()).unwrap()));
+    let (a_small, a_big) = (c_small.allocated, c_big.allocated);
+    assert!(
+        a_big <= 5 * a_small,
+        "allocation grew {:.1}x for 4x the persisted variables ({a_small} -> {a_big} bytes)",
+        a_big as f64 / a_small as f64
+    );
+    // every variable is applied, with where it was persisted
+    let effective = &facts.namespaces["mycnf_effective"];
+    for i in [0, 39_999] {
+        let key = format!("test_variable_{i:06}");
+        let Some(Entry::Set(s)) = effective.get(&key) else {
+            panic!("{key} not applied: {:?}", effective.get(&key));
+        };
+        assert_eq!(s.raw, i.to_string());
+        assert!(
+            s.note.as_deref().is_some_and(|n| n.contains(&format!(
+                "persisted with SET PERSIST (mysqld-auto.cnf, mysql_dynamic_variables.{key})"
+            ))),
+            "{:?}",
+            s.note
+        );
+    }
+}

@@ -196,3 +196,132 @@ fn a_megabyte_value_in_a_sysctl_a_capture_is_capped() {
         .iter()
         .any(|i| i.message.contains("only the first")));
 }
+
+/// A snapshot where tuned.service is enabled with the profile `hostile`,
+/// whose tuned.conf (in /usr/lib/tuned/hostile) is `profile`.
+fn tuned_host(profile: &str) -> tempfile::TempDir {
+    crate::common::snapshot_tree(&[
+        (
+            "/etc/systemd/system/multi-user.target.wants/tuned.service",
+            "",
+        ),
+        ("/etc/tuned/active_profile", "hostile\n"),
+        ("/usr/lib/tuned/hostile/tuned.conf", profile),
+    ])
+}
+
+const TUNED_CONF: &str = "/usr/lib/tuned/hostile/tuned.conf";
+
+/// The tuned input findings at `line` of the hostile profile.
+fn tuned_issues_at(facts: &driftaudit::unstable::facts::Facts, line: usize) -> Vec<&str> {
+    facts
+        .issues
+        .iter()
+        .filter(|i| i.path == TUNED_CONF && i.line == Some(line))
+        .map(|i| i.message.as_str())
+        .collect()
+}
+
+/// A TuneD `[sysctl]` value is capped as a sysctl.d one is, after its
+/// `${...}` are expanded: main kept tuned's values whole, so a 4 kB
+/// variable used 256 times made each of 16 keys a megabyte (a 6.4 MB profile
+/// gave a 516 MB report and 1.45 GB of memory), and a value under the cap
+/// as written (`${i:PROFILE_DIR}` 250 times) went over it expanded.
+#[test]
+fn a_tuned_sysctl_value_is_capped_after_expansion_with_an_input_finding() {
+    let cap = driftaudit::unstable::parse::sysctl::MAX_VALUE_BYTES;
+    let page = "x".repeat(4000);
+    let uses = "${page}".repeat(256);
+    let mut profile = format!("[main]\nsummary=hostile\n\n[variables]\npage={page}\n\n[sysctl]\n");
+    // line 8: under the cap as written, over it expanded
+    profile.push_str(&format!(
+        "kernel.core_pattern={}\n",
+        "${i:PROFILE_DIR}".repeat(250)
+    ));
+    profile.push_str("vm.swappiness=10\n");
+    for i in 0..16 {
+        profile.push_str(&format!("kernel.hostile_{i:02}={uses}\n"));
+    }
+    let host = tuned_host(&profile);
+    let set = PolicySet::builtin().unwrap();
+    let (_, peak, (facts, report)) = measure(|| {
+        let h = Host::snapshot(host.path()).unwrap();
+        let facts = engine::gather(&set, &h);
+        let report = engine::evaluate(&set, &facts);
+        (facts, report)
+    });
+    let facts_json = serde_json::to_string(&facts).unwrap();
+    let report_json = serde_json::to_string(&report).unwrap();
+    assert!(
+        facts_json.len() < MIB,
+        "facts are {} bytes",
+        facts_json.len()
+    );
+    assert!(
+        report_json.len() < MIB,
+        "report is {} bytes",
+        report_json.len()
+    );
+    assert!(peak < 16 * MIB, "peak heap {peak} bytes");
+
+    let boot = &facts.namespaces["sysctl_boot"];
+    let raw = |key: &str| match boot.get(key) {
+        Some(Entry::Set(s)) => s.raw.clone(),
+        other => panic!("{key}: {other:?}"),
+    };
+    // expanded, then kept to the cap
+    let dir = "/usr/lib/tuned/hostile";
+    let core = raw("kernel.core_pattern");
+    assert_eq!(core.len(), cap);
+    assert!(core.starts_with(&format!("{dir}{dir}")), "{}", &core[..60]);
+    assert_eq!(raw("vm.swappiness"), "10");
+    assert_eq!(raw("kernel.hostile_15"), "x".repeat(cap));
+
+    // an input finding for the capped values: file, line, key, length, cap;
+    // the 17 lines of one kind merged into one, as every reader's are
+    let expanded = 250 * dir.len();
+    let at8 = tuned_issues_at(&facts, 8);
+    assert!(
+        at8.iter().any(|m| m.contains("`kernel.core_pattern`")
+            && m.contains(&format!("{expanded} bytes"))
+            && m.contains(&format!("at most {cap} bytes"))
+            && m.contains("17 lines like it in this file, the first line 8, the last line 25")),
+        "{at8:?}"
+    );
+    assert!(tuned_issues_at(&facts, 9).is_empty());
+    // no message quotes a value
+    assert!(facts.issues.iter().all(|i| i.message.len() < 1000));
+}
+
+/// Each `[variables]` entry doubling the one before: the 14th expands to
+/// 65,536,000 bytes, the 40th would be 4 PB. Main expanded every variable
+/// whole (and copied every earlier one for each); now a variable is kept to
+/// the cap with its length, so the finding still says how long the value is.
+#[test]
+fn a_tuned_variable_doubled_fourteen_times_is_expanded_within_a_bound() {
+    let mut profile = format!("[variables]\nv0={}\n", "y".repeat(4000));
+    for i in 1..=14 {
+        profile.push_str(&format!("v{i}=${{v{}}}${{v{}}}\n", i - 1, i - 1));
+    }
+    profile.push_str("\n[sysctl]\nkernel.core_pattern=${v14}\n");
+    let line = 19;
+    let host = tuned_host(&profile);
+    let set = PolicySet::builtin().unwrap();
+    let (total, peak, facts) =
+        measure(|| engine::gather(&set, &Host::snapshot(host.path()).unwrap()));
+    assert!(peak < 16 * MIB, "peak heap {peak} bytes");
+    assert!(total < 64 * MIB, "{total} bytes allocated");
+    match facts.namespaces["sysctl_boot"].get("kernel.core_pattern") {
+        Some(Entry::Set(s)) => assert_eq!(
+            s.raw.len(),
+            driftaudit::unstable::parse::sysctl::MAX_VALUE_BYTES
+        ),
+        other => panic!("{other:?}"),
+    }
+    let at = tuned_issues_at(&facts, line);
+    assert!(
+        at.iter().any(|m| m.contains("`kernel.core_pattern`")
+            && m.contains(&format!("{} bytes", 4000u64 << 14))),
+        "{at:?}"
+    );
+}

@@ -8,6 +8,8 @@
 //! matched. Never on MariaDB, which has no such file. Reads one file through
 //! [`Host`]; no policy logic.
 
+use std::collections::HashMap;
+
 use super::model::{RawOption, SOURCE};
 use super::names::{canonical_name, ReadAs};
 use super::namespaces::build_namespaces;
@@ -123,12 +125,16 @@ pub(super) fn apply(
     for i in scratch {
         issues.push(i);
     }
+    // The last variable that sets each key, by its canonical name and by
+    // its name as persisted: built once, so the file costs linear work (a
+    // scan of every variable for each key was quadratic on a hostile file).
+    let mut last: HashMap<String, usize> = HashMap::with_capacity(2 * parsed.variables.len());
+    for (i, p) in parsed.variables.iter().enumerate() {
+        last.insert(canonical_name(&p.name), i);
+        last.insert(p.name.clone(), i);
+    }
     for (key, entry) in persisted.entries {
-        let p = parsed
-            .variables
-            .iter()
-            .rev()
-            .find(|p| canonical_name(&p.name) == key || p.name == key);
+        let p = last.get(&key).map(|&i| &parsed.variables[i]);
         let entry = match entry {
             Entry::Set(mut s) => {
                 let how = match p {

@@ -8,13 +8,13 @@
 
 use crate::facts::{Entry, Evidence, Facts, FileIssue, IssueLevel, Setting};
 use crate::host::{EntryKind, Host, ReadError};
-use crate::parse::sysctl::typed;
+use crate::parse::sysctl::{typed, MAX_VALUE_BYTES};
 use crate::parse::tuned::{
-    expand, parse_bool, parse_main_conf, parse_reapply, unquote, ExpandError,
+    expand_bounded, parse_bool, parse_main_conf, parse_reapply, unquote, ExpandError, Expanded,
 };
 
 use super::paths::{ACTIVE_PROFILE, MAIN_CONF};
-use super::profile::{load, merge, profile_dirs, variables, Opt, Unit};
+use super::profile::{load, lookup, merge, profile_dirs, variables, Opt, Unit};
 use super::state::{version, TunedState};
 use super::write::{tuned_key, KeyFate, Write};
 
@@ -59,16 +59,11 @@ pub(super) fn writes_for(
     let active = names.join(" ");
     let merged = merge(&loaded);
     let vars = variables(host, &merged);
-    let known: Vec<(String, String)> = vars
-        .iter()
-        .filter_map(|(k, v)| v.as_ref().ok().map(|v| (k.clone(), v.clone())))
-        .collect();
     let Some(units) = ordered_units(&merged, default_priority, facts) else {
         return Vec::new();
     };
     let scope = Scope {
         vars: &vars,
-        known: &known,
         version,
         how,
         active: &active,
@@ -202,9 +197,7 @@ fn ordered_units<'m>(merged: &'m [Unit], default: i64, facts: &mut Facts) -> Opt
 /// What every option of the merged profile is written with.
 struct Scope<'a> {
     /// The `[variables]`, a run-time function's as `Err`.
-    vars: &'a [(String, Result<String, String>)],
-    /// The variables with a value, for `${...}`.
-    known: &'a [(String, String)],
+    vars: &'a [(String, Result<Expanded, String>)],
     /// The installed tuned's version, when known.
     version: Option<(u32, u32)>,
     /// How the notes call the profile (`active profile`, ...).
@@ -285,17 +278,23 @@ fn option_writes(unit: &Unit, o: &Opt, scope: &Scope, facts: &mut Facts, out: &m
     });
 }
 
-/// `o`'s value with the profile's variables expanded, or why it is not
-/// known (it is computed by a run-time function on the running host).
-fn expanded_value(o: &Opt, scope: &Scope) -> Result<String, String> {
+/// `o`'s value with the profile's variables expanded (its first
+/// [`MAX_VALUE_BYTES`] and its whole length), or why it is not known (it is
+/// computed by a run-time function on the running host).
+fn expanded_value(o: &Opt, scope: &Scope) -> Result<Expanded, String> {
     // a variable whose value comes from a run-time function
     let uses_fn = scope
         .vars
         .iter()
         .any(|(k, v)| v.is_err() && o.value.contains(&format!("${{{k}}}")));
-    match (uses_fn, expand(unquote(&o.value), scope.known)) {
+    let expanded = expand_bounded(
+        unquote(&o.value),
+        |n| lookup(scope.vars, n),
+        MAX_VALUE_BYTES,
+    );
+    match (uses_fn, expanded) {
         (false, Ok(v)) => Ok(v),
-        (_, Err(ExpandError::Function(f))) | (true, Ok(f)) => {
+        (_, Err(ExpandError::Function(f))) | (true, Ok(Expanded { text: f, .. })) => {
             let f = if uses_fn {
                 "a variable computed at run time".to_string()
             } else {
@@ -309,9 +308,23 @@ fn expanded_value(o: &Opt, scope: &Scope) -> Result<String, String> {
     }
 }
 
-/// What the kernel keeps of the expanded `value`: up to its first newline;
-/// a cut value or a `${` left in it is noted in `facts`.
-fn kernel_value(o: &Opt, value: String, facts: &mut Facts) -> String {
+/// What the kernel keeps of the expanded `value`: its first
+/// [`MAX_VALUE_BYTES`] (the most one write takes, as for sysctl.d), up to
+/// its first newline; a value cut either way or a `${` left in it is noted
+/// in `facts`.
+fn kernel_value(o: &Opt, value: Expanded, facts: &mut Facts) -> String {
+    if !value.is_whole() {
+        facts.issues.push(FileIssue::problem(
+            "tuned",
+            &o.path,
+            Some(o.line),
+            format!(
+                "value of `{}` is {} bytes once tuned expands its variables; the kernel takes at most {MAX_VALUE_BYTES} bytes in one write, and only the first {MAX_VALUE_BYTES} are kept",
+                o.key, value.len
+            ),
+        ));
+    }
+    let value = value.text;
     // the kernel keeps a written text up to its first newline
     let (value, multi) = match value.split_once('\n') {
         Some((first, _)) => (first.trim_end().to_string(), true),

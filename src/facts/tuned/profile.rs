@@ -5,8 +5,10 @@
 
 use crate::facts::{Facts, FileIssue};
 use crate::host::{EntryKind, Host};
+use crate::parse::sysctl::MAX_VALUE_BYTES;
 use crate::parse::tuned::{
-    expand, parse_main_conf, parse_profile, unit_bool, ExpandError, TunedProfile,
+    expand, expand_bounded, parse_main_conf, parse_profile, unit_bool, ExpandError, Expanded,
+    TunedProfile,
 };
 
 /// Profile directories, lowest priority first, when `profile_dirs` is not set:
@@ -242,11 +244,31 @@ pub(super) fn merge(loaded: &[Loaded]) -> Vec<Unit> {
     merged
 }
 
+/// The most of a variable's expansion kept (its whole length is counted):
+/// driftaudit expands variables only into `[sysctl]` values, which the
+/// kernel takes [`MAX_VALUE_BYTES`] of, so no more of a variable can show.
+pub(super) const MAX_VARIABLE_BYTES: usize = MAX_VALUE_BYTES;
+
+/// `vars`' last variable called `name` with a value (one computed at run
+/// time is skipped), as [`expand_bounded`] looks it up.
+pub(super) fn lookup<'v>(
+    vars: &'v [(String, Result<Expanded, String>)],
+    name: &str,
+) -> Option<(&'v str, usize)> {
+    vars.iter().rev().find_map(|(k, v)| match v {
+        Ok(e) if k == name => Some((e.text.as_str(), e.len)),
+        _ => None,
+    })
+}
+
 /// The `[variables]` of the merged profile, in order; `include=` reads a
 /// file of `NAME=VALUE` lines relative to the profile that names it. A value
-/// using a run-time function is kept as `Err(function)`.
-pub(super) fn variables(host: &Host, merged: &[Unit]) -> Vec<(String, Result<String, String>)> {
-    let mut vars: Vec<(String, Result<String, String>)> = Vec::new();
+/// using a run-time function is kept as `Err(function)`; a value is
+/// expanded with the earlier ones and kept to [`MAX_VARIABLE_BYTES`] with
+/// its whole length (a variable doubling the one before, line after line,
+/// would otherwise grow without bound).
+pub(super) fn variables(host: &Host, merged: &[Unit]) -> Vec<(String, Result<Expanded, String>)> {
+    let mut vars: Vec<(String, Result<Expanded, String>)> = Vec::new();
     let Some(unit) = merged.iter().find(|u| u.name == "variables") else {
         return vars;
     };
@@ -267,11 +289,8 @@ pub(super) fn variables(host: &Host, merged: &[Unit]) -> Vec<(String, Result<Str
             if !k.chars().all(|c| c.is_alphanumeric() || c == '_') {
                 continue; // tuned: "variable definition contains unallowed characters"
             }
-            let known: Vec<(String, String)> = vars
-                .iter()
-                .filter_map(|(k, v)| v.as_ref().ok().map(|v| (k.clone(), v.clone())))
-                .collect();
-            let e = expand(&v, &known).map_err(|ExpandError::Function(f)| f);
+            let e = expand_bounded(&v, |n| lookup(&vars, n), MAX_VARIABLE_BYTES)
+                .map_err(|ExpandError::Function(f)| f);
             vars.push((k, e));
         }
     }
