@@ -4,6 +4,7 @@
 //! the test. Nothing here decides a test's verdict.
 #![allow(dead_code)] // each test crate uses a different part
 
+pub mod audit;
 pub mod browser;
 pub mod cli;
 pub mod doc_examples;

@@ -36,9 +36,26 @@ pub fn write_files(root: &Path, files: &[(&str, &str)]) {
     }
 }
 
-/// Write `text` to `dir/name` (parents created) and return its path.
+/// Write `text` to `path` (parents created).
+pub fn put(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().expect("a file path has a parent"))
+        .expect("create the parents");
+    std::fs::write(path, text).expect("write the file");
+}
+
+/// Write `text` to the host path `path` below `root` (a leading `/`
+/// ignored, parents created) with the file mode `mode`.
+pub fn put_mode(root: &Path, path: &str, text: &str, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    let p = root.join(path.trim_start_matches('/'));
+    put(&p, text);
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).expect("set the mode");
+}
+
+/// Write `text` to `dir/name` (a leading `/` of `name` ignored, so a host
+/// path lands below `dir`; parents created) and return its path.
 pub fn file(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let p = dir.join(name);
+    let p = dir.join(name.trim_start_matches('/'));
     std::fs::create_dir_all(p.parent().expect("a file path has a parent"))
         .expect("create the parents");
     std::fs::write(&p, text).expect("write the file");

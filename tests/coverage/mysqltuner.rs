@@ -17,6 +17,7 @@ use serde_json::Value;
 
 use crate::common;
 use crate::common::mariadb::{self, Args, Server};
+use crate::common::tree;
 
 /// The server's tools and MySQLTuner.
 struct Tools {
@@ -29,11 +30,6 @@ fn tools() -> Option<Tools> {
         db: mariadb::tools()?,
         tuner: common::tool("mysqltuner", "mysqltuner")?,
     })
-}
-
-fn write(p: &Path, text: &str) {
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
 }
 
 /// One option tree: its [mysqld] lines (besides the paths), the RAM given
@@ -82,7 +78,7 @@ fn mysqltuner(t: &Tools, work: &Path, sock: &Path, ram_mib: u64) -> Tuner {
     let admin = work.join("admin.sh");
     let client = work.join("client.sh");
     for (path, bin) in [(&admin, &t.db.admin), (&client, &t.db.client)] {
-        write(
+        tree::put(
             path,
             &format!(
                 "#!/bin/sh\nexec {} --socket={} \"$@\"\n",
@@ -187,27 +183,27 @@ fn sizing_verdicts_and_peak_memory_agree_with_mysqltuner_on_three_option_trees()
             w = w.display()
         );
         let cnf = w.join("my.cnf");
-        write(&cnf, &cnf_text);
+        tree::put(&cnf, &cnf_text);
         // the file names the data directory, socket and log itself
         let server = Server::start(&t.db, &cnf, w, Args::None);
         server.sql(tree.setup);
         let tuner = mysqltuner(&t, w, &server.sock, tree.ram_mib);
         let snap = w.join(format!("snap-{}", tree.name));
-        write(&snap.join("etc/mysql/my.cnf"), &cnf_text);
-        write(
+        tree::put(&snap.join("etc/mysql/my.cnf"), &cnf_text);
+        tree::put(
             &snap.join("captures/mysql-variables.tsv"),
             &server.sql("SHOW GLOBAL VARIABLES"),
         );
-        write(
+        tree::put(
             &snap.join("captures/mysql-performance-schema.tsv"),
             &server.sql("SHOW ENGINE PERFORMANCE_SCHEMA STATUS"),
         );
-        write(
+        tree::put(
             &snap.join("proc/meminfo"),
             &format!("MemTotal:       {} kB\n", tree.ram_mib * 1024),
         );
         let du = Command::new("du").arg("-sb").arg(&data).output().unwrap();
-        write(
+        tree::put(
             &snap.join("captures/du.txt"),
             &String::from_utf8_lossy(&du.stdout),
         );

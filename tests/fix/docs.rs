@@ -5,8 +5,8 @@
 
 use std::path::Path;
 
+use crate::common::audit;
 use driftaudit::unstable::fix::{self, FixOptions};
-use driftaudit::unstable::policy::PolicySet;
 
 fn block(host: &str, only: &[&str]) -> [(String, String); 3] {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -19,7 +19,7 @@ fn block(host: &str, only: &[&str]) -> [(String, String); 3] {
             .collect(),
         ..FixOptions::default()
     };
-    let p = fix::plan(&PolicySet::builtin().unwrap(), Some(&dir), &opts).unwrap();
+    let p = fix::plan(&audit::builtin(), Some(&dir), &opts).unwrap();
     [
         (
             format!("{host} patch"),

@@ -11,6 +11,7 @@ use crate::common::patch;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::common::audit;
 use driftaudit::unstable::fix::{self, FixOptions, Plan, Prefer};
 use driftaudit::unstable::policy::{PolicySet, Remedy};
 
@@ -28,7 +29,7 @@ fn host(name: &str) -> PathBuf {
 }
 
 fn plan(dir: &Path, opts: &FixOptions) -> Plan {
-    fix::plan(&PolicySet::builtin().unwrap(), Some(dir), opts).unwrap()
+    fix::plan(&audit::builtin(), Some(dir), opts).unwrap()
 }
 
 /// `git apply --check` and `patch -p1 --dry-run` accept the patch in a copy
@@ -40,7 +41,7 @@ fn apply(dir: &Path, patch: &str) -> Option<tempfile::TempDir> {
 
 #[test]
 fn every_test_host_with_failures_gets_a_patch_the_tools_accept_and_a_passing_proof() {
-    let set = PolicySet::builtin().unwrap();
+    let set = audit::builtin();
     let mut fixed_rules = std::collections::BTreeSet::new();
     for dir in hosts() {
         let p = plan(&dir, &FixOptions::default());
@@ -268,7 +269,7 @@ fn no_verify_skips_the_proof() {
 
 #[test]
 fn two_rules_wanting_different_values_give_one_choice_with_both_reasons() {
-    let mut set = PolicySet::builtin().unwrap();
+    let mut set = audit::builtin();
     set.add_str(
         "mine.yaml",
         "policy: mine\ntitle: Mine\nrules:\n\
@@ -361,7 +362,7 @@ fn the_cli_prints_the_patch_writes_the_script_and_exits_by_the_plan() {
 
 /// The built-in policies and the policy `yaml` as `mine.yaml`.
 pub(crate) fn with_policy(yaml: &str) -> PolicySet {
-    let mut set = PolicySet::builtin().unwrap();
+    let mut set = audit::builtin();
     set.add_str("mine.yaml", yaml).unwrap();
     set
 }

@@ -265,12 +265,7 @@ fn a_plan_whose_proof_failed_prints_no_patch() {
         tamper: Some(tamper),
         ..FixOptions::default()
     };
-    let p: Plan = fix::plan(
-        &PolicySet::builtin().unwrap(),
-        Some(&host("nat-story")),
-        &opts,
-    )
-    .unwrap();
+    let p: Plan = fix::plan(&audit::builtin(), Some(&host("nat-story")), &opts).unwrap();
     assert!(!p.proof.as_ref().unwrap().passed());
     assert_eq!(p.exit_code(), 1);
     assert!(
@@ -306,7 +301,7 @@ fn a_tab_space_or_newline_in_a_file_name_reaches_gnu_patch_as_that_file() {
             std::fs::write(d.join(&short), "net.ipv4.tcp_tw_recycle = 1\n").unwrap();
         }
         let p = fix::plan(
-            &PolicySet::builtin().unwrap(),
+            &audit::builtin(),
             Some(t.path()),
             &only("linux.tcp-tw-recycle"),
         )
@@ -447,12 +442,7 @@ fn nat_with_perf(text: impl Fn(&str) -> String) -> (tempfile::TempDir, String) {
 /// Plan `linux.tcp-tw-recycle`, apply the patch with GNU patch to a copy, and
 /// return 60-perf.conf as patched.
 fn patched_perf(t: &Path) -> Option<(Plan, String)> {
-    let p = fix::plan(
-        &PolicySet::builtin().unwrap(),
-        Some(t),
-        &only("linux.tcp-tw-recycle"),
-    )
-    .unwrap();
+    let p = fix::plan(&audit::builtin(), Some(t), &only("linux.tcp-tw-recycle")).unwrap();
     let target = copy(t);
     let (ok, out) = gnu_patch(target.path(), &p.patch)?;
     assert!(ok, "{out}\n{}", p.patch);
@@ -525,11 +515,9 @@ fn a_lone_cr_in_a_running_value_is_unfixable_not_a_panic() {
             ..only("sysctl.persisted-drift")
         };
         let s = t.path().to_path_buf();
-        let p = std::thread::spawn(move || {
-            fix::plan(&PolicySet::builtin().unwrap(), Some(&s), &opts).unwrap()
-        })
-        .join()
-        .unwrap_or_else(|_| panic!("{v:?}: fix panicked"));
+        let p = std::thread::spawn(move || fix::plan(&audit::builtin(), Some(&s), &opts).unwrap())
+            .join()
+            .unwrap_or_else(|_| panic!("{v:?}: fix panicked"));
         assert!(!p.patch.contains('\r'), "{v:?}: {:?}", p.patch);
         // unfixable with the reason, or (a reader that trims the CR as a
         // blank) the value without it written and proven
@@ -556,7 +544,7 @@ fn a_non_utf8_file_name_is_refused_by_name_not_as_a_missing_line() {
     )
     .unwrap();
     let p = fix::plan(
-        &PolicySet::builtin().unwrap(),
+        &audit::builtin(),
         Some(t.path()),
         &only("linux.tcp-tw-recycle"),
     )
@@ -577,7 +565,7 @@ fn a_change_refused_for_an_adjacent_secret_is_listed_unfixable_not_fixed() {
     let conf = t.path().join("etc/sysctl.d/60-perf.conf");
     crate::common::tree::replace_in(&conf, "net.ipv4.tcp_tw_recycle = 1\n", "net.ipv4.tcp_tw_recycle = 1\nnet.ipv4.tcp_fastopen_key = 00000000-11111111-22222222-33333333\n");
     let p = fix::plan(
-        &PolicySet::builtin().unwrap(),
+        &audit::builtin(),
         Some(t.path()),
         &only("linux.tcp-tw-recycle"),
     )
@@ -696,6 +684,7 @@ proptest::proptest! {
 // `sysctl -w`, libmount (`findmnt`) for fstab, and `sh` running the
 // script against stubs that record each command's words exactly.
 
+use crate::common::audit;
 use crate::common::yaml_quoted as yaml_str;
 
 /// A one-rule policy pinning `setting` to `v`.
@@ -994,7 +983,7 @@ fn fstab_edit_reads_back(point: &str, opts: &str) {
         " /opt/zimbra/index ",
         &format!(" {} ", mount_escaped(point)),
     );
-    let mut set = PolicySet::builtin().unwrap();
+    let mut set = audit::builtin();
     set.set_param(&format!("storage.zimbra_index_dir={point}"))
         .unwrap();
     let p = fix::plan(&set, Some(t.path()), &only("storage.noatime*")).unwrap();

@@ -2,6 +2,7 @@
 //! (or `none` with the reason), `explain` shows it, and a wrong `remedy:`
 //! is a policy problem with its code and its place.
 
+use crate::common::audit;
 use crate::common::cli::says;
 use driftaudit::unstable::policy::{Code, PolicyProblem, PolicySet, Remedy};
 
@@ -12,7 +13,7 @@ fn rule(body: &str) -> String {
 }
 
 fn problems(text: &str) -> Vec<PolicyProblem> {
-    let mut set = PolicySet::builtin().unwrap();
+    let mut set = audit::builtin();
     match set.add_str("my-policy.yaml", text) {
         Ok(()) => panic!("policy should not load:\n{text}"),
         Err(e) => e.problems().to_vec(),
@@ -20,14 +21,14 @@ fn problems(text: &str) -> Vec<PolicyProblem> {
 }
 
 fn loaded(text: &str) -> PolicySet {
-    let mut set = PolicySet::builtin().unwrap();
+    let mut set = audit::builtin();
     set.add_str("my-policy.yaml", text).unwrap();
     set
 }
 
 #[test]
 fn every_shipped_rule_has_a_remedy_or_none_with_a_reason() {
-    let set = PolicySet::builtin().unwrap();
+    let set = audit::builtin();
     // storage.yaml's 20 rules became 8 rules over `data_dirs` (issue 16)
     assert!(set.rules().len() > 20);
     for r in set.rules() {
@@ -43,7 +44,7 @@ fn every_shipped_rule_has_a_remedy_or_none_with_a_reason() {
 
 #[test]
 fn explain_shows_the_remedy() {
-    let set = PolicySet::builtin().unwrap();
+    let set = audit::builtin();
     let r = set
         .rules()
         .iter()

@@ -19,8 +19,9 @@ use crate::common::cli;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::common::audit;
 use driftaudit::unstable::render::html;
-use driftaudit::{PolicySet, Status};
+use driftaudit::Status;
 
 const FLEET: &[&str] = &[
     "nat-story",
@@ -636,7 +637,7 @@ fn html_and_markdown_show_an_assert_rules_expected_in_words() {
 fn each_finding_shows_its_rules_tags_and_an_untagged_rule_shows_none() {
     let report = report_of(&["nat-story"]);
     let page = html::render(&report);
-    let set = PolicySet::builtin().unwrap();
+    let set = audit::builtin();
     for f in &report.hosts[0].findings {
         let Some(rule) = set.rule(&f.rule) else {
             continue;

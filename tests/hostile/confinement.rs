@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::common::audit;
 use crate::common::cli::says;
 use crate::common::timeout::within;
 use crate::common::{can_unshare, cli};
@@ -116,11 +117,11 @@ fn swapping_a_snapshot_directory_for_a_symlink_never_reads_outside() {
     };
 
     let result = within(240, "racing audits", move || {
-        let set = PolicySet::builtin().expect("built-in policies load");
+        let set = audit::builtin();
         let mut leaks = Vec::new();
         let mut inside = 0usize;
         for i in 0..400 {
-            let host = Host::snapshot(&root).expect("snapshot opens");
+            let host = audit::host(&root);
             let host = if i % 2 == 0 {
                 host
             } else {
@@ -466,9 +467,9 @@ fn total_bytes_read_from_one_host_are_bounded() {
         f.set_len(15 * 1024 * 1024).unwrap(); // sparse: reads as NUL bytes
     }
     let (out, read) = within(120, "budget audit", move || {
-        let set = PolicySet::builtin().unwrap();
+        let set = audit::builtin();
         let before = rchar();
-        let host = Host::snapshot(&root).unwrap();
+        let host = audit::host(&root);
         let out = audit_outputs(&set, &host);
         (out, rchar() - before)
     });
@@ -506,8 +507,8 @@ fn non_utf8_file_names_are_read_as_bytes_and_shown_escaped() {
         "vm.swappiness = 22\nvm.dirty_ratio = 7\n",
     )
     .unwrap();
-    let set = PolicySet::builtin().unwrap();
-    let host = Host::snapshot(&root).unwrap();
+    let set = audit::builtin();
+    let host = audit::host(&root);
     let facts = engine::gather(&set, &host);
     let ns = &facts.namespaces["sysctl_boot"];
     let get = |k: &str| match ns.get(k) {
@@ -769,8 +770,8 @@ fn diff_files_after_the_read_budget_is_spent_names_what_was_not_compared() {
 
     // One side alone: a budget spent on the after side only names that side.
     let d = driftaudit::unstable::diff::diff_hosts_files(
-        &Host::snapshot(&a).unwrap().with_read_budget(1 << 40),
-        &Host::snapshot(&b).unwrap().with_read_budget(4096),
+        &audit::host(&a).with_read_budget(1 << 40),
+        &audit::host(&b).with_read_budget(4096),
     );
     assert!(!d.not_compared.is_empty());
     assert!(

@@ -11,20 +11,19 @@ use std::path::Path;
 
 use driftaudit::unstable::engine;
 use driftaudit::unstable::facts::{FileIssue, IssueLevel};
-use driftaudit::unstable::host::Host;
-use driftaudit::unstable::policy::PolicySet;
 use driftaudit::unstable::render::{self, Format, RenderOptions};
 use driftaudit::unstable::report::{Report, INPUT_RULE};
 
 use crate::common;
+use crate::common::audit;
 use crate::hostile::minimal_snapshot;
 
 const MIB: usize = 1024 * 1024;
 
 /// The host name's input finding of a gather, and the host's name.
 fn name_issue(dir: &Path) -> (String, Vec<FileIssue>) {
-    let set = PolicySet::builtin().unwrap();
-    let host = Host::snapshot(dir).unwrap();
+    let set = audit::builtin();
+    let host = audit::host(dir);
     let facts = engine::gather(&set, &host);
     let issues = facts
         .issues
@@ -45,11 +44,8 @@ fn a_host_name_of_a_megabyte_is_cut_to_64_bytes_with_an_input_finding() {
     minimal_snapshot(&root, &long);
 
     // every format stays small: the name is in it 64 bytes at a time
-    let set = PolicySet::builtin().unwrap();
-    let report = Report::new(
-        vec![engine::audit_host(&set, &Host::snapshot(&root).unwrap())],
-        &set,
-    );
+    let set = audit::builtin();
+    let report = Report::new(vec![audit::report(&set, &root)], &set);
     let opts = RenderOptions {
         color: false,
         verbose: true,

@@ -13,13 +13,14 @@ use std::path::{Path, PathBuf};
 use crate::common::timeout::within;
 use driftaudit::unstable::engine;
 use driftaudit::unstable::facts::{Entry, Facts};
-use driftaudit::unstable::host::{Host, MAX_FILE_BYTES};
+use driftaudit::unstable::host::MAX_FILE_BYTES;
 use driftaudit::unstable::policy::PolicySet;
 use driftaudit::unstable::render::{self, Format, RenderOptions};
 use driftaudit::unstable::report::{HostReport, Report, Status, INPUT_RULE};
 use driftaudit::unstable::value::Value;
 
 use crate::common;
+use crate::common::audit;
 
 /// Text that exists only in the canary file outside the snapshot root.
 const CANARY: &str = "CANARY-5e1f0c7d-outside-the-root";
@@ -116,8 +117,8 @@ impl Case {
     fn audit(&self) -> Audited {
         let root = self.root.clone();
         let a = within(20, "audit", move || {
-            let set = PolicySet::builtin().expect("built-in policies load");
-            let host = Host::snapshot(&root).expect("snapshot opens");
+            let set = audit::builtin();
+            let host = audit::host(&root);
             let facts = engine::gather(&set, &host);
             let report = engine::evaluate(&set, &facts);
             let out = rendered(&set, &facts, &report);

@@ -15,12 +15,11 @@ use std::fs;
 use std::path::Path;
 
 use crate::alloc::measure;
+use crate::common::audit;
 use driftaudit::unstable::engine;
-use driftaudit::unstable::host::Host;
 use driftaudit::unstable::parse::localconfig::{
     parse_xml, parse_zmlocalconfig, MAX_REPEAT_ISSUES, MAX_XML_NODES,
 };
-use driftaudit::unstable::policy::PolicySet;
 use driftaudit::unstable::render::{self, Format, RenderOptions};
 use driftaudit::unstable::report::{Report, Status};
 
@@ -211,8 +210,8 @@ fn many_repeated_localconfig_keys_are_summarised() {
 }
 
 fn audit_text(root: &Path) -> String {
-    let set = PolicySet::builtin().unwrap();
-    let host = Host::snapshot(root).unwrap();
+    let set = audit::builtin();
+    let host = audit::host(root);
     let report = engine::audit_host(&set, &host);
     let input: Vec<_> = report
         .findings

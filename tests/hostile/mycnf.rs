@@ -7,6 +7,7 @@ use std::path::Path;
 
 use crate::common::can_unshare;
 
+use crate::common::audit;
 use driftaudit::unstable::facts::mysql::{
     effective_options, server_groups, OptionSet, MAX_BYTES_PROCESSED, MAX_FILES_READ,
 };
@@ -292,14 +293,12 @@ fn persisted_variables_host(n: usize) -> tempfile::TempDir {
 #[test]
 fn forty_thousand_persisted_variables_cost_linear_work() {
     use driftaudit::unstable::engine;
-    use driftaudit::unstable::policy::PolicySet;
-    let set = PolicySet::builtin().unwrap();
+
+    let set = audit::builtin();
     let small = persisted_variables_host(10_000);
     let big = persisted_variables_host(40_000);
-    let (c_small, _) =
-        crate::alloc::measure(|| engine::gather(&set, &Host::snapshot(small.path()).unwrap()));
-    let (c_big, facts) =
-        crate::alloc::measure(|| engine::gather(&set, &Host::snapshot(big.path()).unwrap()));
+    let (c_small, _) = crate::alloc::measure(|| engine::gather(&set, &audit::host(small.path())));
+    let (c_big, facts) = crate::alloc::measure(|| engine::gather(&set, &audit::host(big.path())));
     let (a_small, a_big) = (c_small.allocated, c_big.allocated);
     assert!(
         a_big <= 5 * a_small,

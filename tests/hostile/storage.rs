@@ -5,12 +5,12 @@
 //! (a counting global allocator, tests/common/alloc.rs, whose counters are
 //! per thread, so the peak is the test's own).
 
-use std::fs;
 use std::path::Path;
 
 use crate::alloc::measure;
+use crate::common::audit;
+use crate::common::tree;
 use driftaudit::unstable::facts::storage::rotational_counted;
-use driftaudit::unstable::host::Host;
 use driftaudit::unstable::parse::fstab::{self, MAX_LINE_BYTES, MAX_OPTIONS};
 use driftaudit::unstable::parse::mountinfo;
 
@@ -21,12 +21,13 @@ fn peak_of<T>(f: impl FnOnce() -> T) -> (T, usize) {
     (v, cost.peak)
 }
 
-fn write(root: &Path, files: &[(String, String)]) {
-    for (p, c) in files {
-        let p = root.join(p.trim_start_matches('/'));
-        fs::create_dir_all(p.parent().unwrap()).unwrap();
-        fs::write(p, c).unwrap();
-    }
+/// Write (host path, content) pairs built at run time below `root`.
+fn write_owned(root: &Path, files: &[(String, String)]) {
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, c)| (p.as_str(), c.as_str()))
+        .collect();
+    tree::write_files(root, &refs);
 }
 
 /// K device-mapper devices, each listing every other one under `slaves/`.
@@ -50,7 +51,7 @@ fn slave_mesh(root: &Path, k: usize) {
             ));
         }
     }
-    write(root, &files);
+    write_owned(root, &files);
 }
 
 #[test]
@@ -58,7 +59,7 @@ fn slaves_that_list_each_other_are_visited_once() {
     for k in [6usize, 8, 40] {
         let dir = tempfile::tempdir().unwrap();
         slave_mesh(dir.path(), k);
-        let host = Host::snapshot(dir.path()).unwrap();
+        let host = audit::host(dir.path());
         let (rot, visited) = rotational_counted(&host, "/dev/dm-0", Some("253:0"));
         assert!(visited <= k, "K={k}: {visited} devices visited");
         assert_eq!(
@@ -108,8 +109,8 @@ fn shared_slaves_are_visited_once_and_still_decide() {
             }
         }
     }
-    write(dir.path(), &files);
-    let host = Host::snapshot(dir.path()).unwrap();
+    write_owned(dir.path(), &files);
+    let host = audit::host(dir.path());
     let (rot, visited) = rotational_counted(&host, "/dev/dm-0", Some("253:0"));
     assert_eq!(rot, Some(false), "every path ends on the SSD");
     // dm-0, 12 dm-Nx devices, the partition: each once (2^6 paths before)
@@ -195,15 +196,15 @@ fn a_15_mib_fstab_line_is_capped_at_parse_time_with_an_issue() {
         "20 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw\n21 20 8:2 / /data rw,relatime - ext4 /dev/sda2 rw,{}\n",
         long_line(15 << 20)
     );
-    write(
+    tree::write_files(
         dir.path(),
         &[
-            ("etc/fstab".into(), text.clone()),
-            ("proc/self/mountinfo".into(), mi),
+            ("etc/fstab", text.as_str()),
+            ("proc/self/mountinfo", mi.as_str()),
         ],
     );
     drop(text);
-    let host = Host::snapshot(dir.path()).unwrap();
+    let host = audit::host(dir.path());
     let (facts, peak) = peak_of(|| driftaudit::unstable::facts::gather(&host, &Default::default()));
     assert!(facts
         .issues

@@ -8,12 +8,11 @@
 //! the quadratic code these tests pin grew 16x.
 
 use std::fs;
-use std::path::Path;
 
+use crate::common::audit;
+use crate::common::tree;
 use driftaudit::unstable::engine;
 use driftaudit::unstable::facts::Entry;
-use driftaudit::unstable::host::Host;
-use driftaudit::unstable::policy::PolicySet;
 
 /// (bytes allocated, peak live bytes above the start) while running `f`, on
 /// this thread (tests/common/alloc.rs).
@@ -22,19 +21,13 @@ fn measure<T>(f: impl FnOnce() -> T) -> (usize, usize, T) {
     (cost.allocated, cost.peak, out)
 }
 
-fn write(root: &Path, path: &str, text: &str) {
-    let p = root.join(path.trim_start_matches('/'));
-    fs::create_dir_all(p.parent().unwrap()).unwrap();
-    fs::write(p, text).unwrap();
-}
-
 fn repeated_key_host(n: usize) -> tempfile::TempDir {
     let d = tempfile::tempdir().unwrap();
     let text: String = (0..n)
         .map(|i| format!("net.core.somaxconn = {}\n", 1000 + i % 7))
         .collect();
-    write(d.path(), "/etc/sysctl.d/50-repeat.conf", &text);
-    write(d.path(), "/proc/sys/net/core/somaxconn", "4096\n");
+    tree::file(d.path(), "/etc/sysctl.d/50-repeat.conf", &text);
+    tree::file(d.path(), "/proc/sys/net/core/somaxconn", "4096\n");
     d
 }
 
@@ -42,13 +35,11 @@ const MIB: usize = 1024 * 1024;
 
 #[test]
 fn one_key_repeated_40000_times_costs_linear_work_and_bounded_evidence() {
-    let set = PolicySet::builtin().unwrap();
+    let set = audit::builtin();
     let small = repeated_key_host(10_000);
     let big = repeated_key_host(40_000);
-    let (w_small, _, _) =
-        measure(|| engine::audit_host(&set, &Host::snapshot(small.path()).unwrap()));
-    let (w_big, _, report) =
-        measure(|| engine::audit_host(&set, &Host::snapshot(big.path()).unwrap()));
+    let (w_small, _, _) = measure(|| audit::report(&set, small.path()));
+    let (w_big, _, report) = measure(|| audit::report(&set, big.path()));
     assert!(
         w_big <= 5 * w_small,
         "allocation grew {:.1}x for 4x the lines ({w_small} -> {w_big} bytes)",
@@ -66,7 +57,7 @@ fn one_key_repeated_40000_times_costs_linear_work_and_bounded_evidence() {
         );
     }
     // and the boot value says how many assignments there were
-    let facts = engine::gather(&set, &Host::snapshot(big.path()).unwrap());
+    let facts = engine::gather(&set, &audit::host(big.path()));
     match facts.namespaces["sysctl_boot"].get("net.core.somaxconn") {
         Some(Entry::Set(s)) => {
             assert_eq!(s.evidence[0].line, Some(40_000));
@@ -101,11 +92,11 @@ fn many_files_host(n: usize) -> tempfile::TempDir {
 
 #[test]
 fn many_files_in_sysctl_d_cost_linear_work() {
-    let set = PolicySet::builtin().unwrap();
+    let set = audit::builtin();
     let small = many_files_host(2_500);
     let big = many_files_host(10_000);
-    let (w_small, _, _) = measure(|| engine::gather(&set, &Host::snapshot(small.path()).unwrap()));
-    let (w_big, _, facts) = measure(|| engine::gather(&set, &Host::snapshot(big.path()).unwrap()));
+    let (w_small, _, _) = measure(|| engine::gather(&set, &audit::host(small.path())));
+    let (w_big, _, facts) = measure(|| engine::gather(&set, &audit::host(big.path())));
     assert!(
         w_big <= 5 * w_small,
         "allocation grew {:.1}x for 4x the files ({w_small} -> {w_big} bytes)",
@@ -119,32 +110,31 @@ fn many_files_in_sysctl_d_cost_linear_work() {
 
 #[test]
 fn a_megabyte_value_is_capped_at_parse_time_and_said_so() {
-    let set = PolicySet::builtin().unwrap();
+    let set = audit::builtin();
     let d = tempfile::tempdir().unwrap();
     // below systemd's 1 MiB line limit: the value is read, and kept to a page
     let value = "x".repeat(MIB - 100);
-    write(
+    tree::file(
         d.path(),
         "/etc/sysctl.d/50-big.conf",
         &format!("kernel.core_pattern = {value}\nvm.swappiness = 10\n"),
     );
     // above it: systemd stops reading the file there
     let huge = "y".repeat(15 * MIB);
-    write(
+    tree::file(
         d.path(),
         "/etc/sysctl.d/60-huge.conf",
         &format!("vm.dirty_ratio = 5\nkernel.hostname = {huge}\nvm.overcommit_memory = 1\n"),
     );
-    write(d.path(), "/proc/sys/kernel/core_pattern", "core\n");
-    let (total, peak, report) =
-        measure(|| engine::audit_host(&set, &Host::snapshot(d.path()).unwrap()));
+    tree::file(d.path(), "/proc/sys/kernel/core_pattern", "core\n");
+    let (total, peak, report) = measure(|| audit::report(&set, d.path()));
     // reading 16 MB of files costs about that; 2.2 GB was the bug
     assert!(peak < 80 * MIB, "peak heap {peak} bytes");
     assert!(total < 300 * MIB, "{total} bytes allocated");
     let out = serde_json::to_string(&report).unwrap();
     assert!(out.len() < MIB, "report is {} bytes", out.len());
 
-    let facts = engine::gather(&set, &Host::snapshot(d.path()).unwrap());
+    let facts = engine::gather(&set, &audit::host(d.path()));
     let boot = &facts.namespaces["sysctl_boot"];
     match boot.get("kernel.core_pattern") {
         Some(Entry::Set(s)) => assert_eq!(
@@ -175,7 +165,7 @@ fn a_megabyte_value_is_capped_at_parse_time_and_said_so() {
 
 #[test]
 fn a_megabyte_value_in_a_sysctl_a_capture_is_capped() {
-    let set = PolicySet::builtin().unwrap();
+    let set = audit::builtin();
     let d = tempfile::tempdir().unwrap();
     fs::create_dir_all(d.path().join("etc")).unwrap();
     let huge = "z".repeat(15 * MIB);
@@ -183,8 +173,8 @@ fn a_megabyte_value_in_a_sysctl_a_capture_is_capped() {
     for _ in 0..10_000 {
         cap.push_str("dev.cdrom.info = drive name:\n");
     }
-    write(d.path(), "/captures/sysctl-a.txt", &cap);
-    let (_, peak, facts) = measure(|| engine::gather(&set, &Host::snapshot(d.path()).unwrap()));
+    tree::file(d.path(), "/captures/sysctl-a.txt", &cap);
+    let (_, peak, facts) = measure(|| engine::gather(&set, &audit::host(d.path())));
     assert!(peak < 80 * MIB, "peak heap {peak} bytes");
     let cap_max = driftaudit::unstable::parse::sysctl::MAX_CAPTURE_VALUE_BYTES;
     // the rules may not ask for it; the capture's issue is there either way
@@ -243,9 +233,9 @@ fn a_tuned_sysctl_value_is_capped_after_expansion_with_an_input_finding() {
         profile.push_str(&format!("kernel.hostile_{i:02}={uses}\n"));
     }
     let host = tuned_host(&profile);
-    let set = PolicySet::builtin().unwrap();
+    let set = audit::builtin();
     let (_, peak, (facts, report)) = measure(|| {
-        let h = Host::snapshot(host.path()).unwrap();
+        let h = audit::host(host.path());
         let facts = engine::gather(&set, &h);
         let report = engine::evaluate(&set, &facts);
         (facts, report)
@@ -306,9 +296,8 @@ fn a_tuned_variable_doubled_fourteen_times_is_expanded_within_a_bound() {
     profile.push_str("\n[sysctl]\nkernel.core_pattern=${v14}\n");
     let line = 19;
     let host = tuned_host(&profile);
-    let set = PolicySet::builtin().unwrap();
-    let (total, peak, facts) =
-        measure(|| engine::gather(&set, &Host::snapshot(host.path()).unwrap()));
+    let set = audit::builtin();
+    let (total, peak, facts) = measure(|| engine::gather(&set, &audit::host(host.path())));
     assert!(peak < 16 * MIB, "peak heap {peak} bytes");
     assert!(total < 64 * MIB, "{total} bytes allocated");
     match facts.namespaces["sysctl_boot"].get("kernel.core_pattern") {

@@ -11,10 +11,8 @@ use std::fs;
 use std::path::Path;
 
 use crate::alloc::measure;
+use crate::common::audit;
 use crate::common::cli;
-use driftaudit::unstable::engine;
-use driftaudit::unstable::host::Host;
-use driftaudit::unstable::policy::PolicySet;
 
 const MIB: usize = 1024 * 1024;
 
@@ -48,9 +46,10 @@ struct Cost {
     file_issues: usize,
 }
 
-fn audit(dir: &Path, file: &str) -> Cost {
-    let set = PolicySet::builtin().unwrap();
-    let (cost, report) = measure(|| engine::audit_host(&set, &Host::snapshot(dir).unwrap()));
+/// What auditing the snapshot at `dir` and writing its report cost.
+fn cost_of_audit(dir: &Path, file: &str) -> Cost {
+    let set = audit::builtin();
+    let (cost, report) = measure(|| audit::report(&set, dir));
     let peak = cost.peak;
     let json = serde_json::to_string(&report).unwrap().len();
     let run = driftaudit::Report::new(vec![report.clone()], &set);
@@ -81,7 +80,7 @@ fn audit(dir: &Path, file: &str) -> Cost {
 fn bounded(host: &str, file: &str, head: Option<&str>, heap_per_byte: usize) {
     for size in [MIB, 16 * MIB - 4096] {
         let d = junk_host(host, file, head, size);
-        let c = audit(d.path(), file);
+        let c = cost_of_audit(d.path(), file);
         let at = format!("{host}: {file} of {size} bytes");
         assert!(c.file_issues >= 1, "{at}: no finding names the file");
         assert!(

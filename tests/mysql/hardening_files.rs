@@ -7,16 +7,15 @@
 //! of that host writes the capture itself.
 
 use std::collections::BTreeMap;
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use driftaudit::unstable::engine;
-use driftaudit::unstable::host::Host;
-use driftaudit::unstable::policy::PolicySet;
 use driftaudit::unstable::report::Status;
 
 use crate::common;
+use crate::common::audit;
 use crate::common::cli::says;
+use crate::common::tree;
 
 const RULE: &str = "mysqlsec.option-file-permissions";
 const MY_CNF: &str =
@@ -36,22 +35,14 @@ fn status(s: &str) -> Status {
 
 /// The rule's verdict per file, from a snapshot tree.
 fn snapshot_verdicts(root: &Path) -> BTreeMap<String, Status> {
-    let host = Host::snapshot(root).unwrap();
-    let mut p = PolicySet::builtin().unwrap();
-    p.filter(&[RULE.to_string()], &[]).unwrap();
+    let host = audit::host(root);
+    let p = audit::only(&[RULE]);
     engine::audit_host(&p, &host)
         .findings
         .iter()
         .filter(|f| f.rule == RULE)
         .map(|f| (f.subject[0].clone(), f.status))
         .collect()
-}
-
-fn write(root: &Path, path: &str, text: &str, mode: u32) {
-    let p = root.join(path.trim_start_matches('/'));
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(&p, text).unwrap();
-    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
 }
 
 /// Empty /etc/mysql and /root and no /etc/my.cnf, in the namespace.
@@ -126,10 +117,10 @@ printf '{root}' > /root/.my.cnf; chmod 600 /root/.my.cnf
     // snapshot: the copies are all 0600 (as a umask-077 copy would make
     // them), the capture is the real stat output: the capture decides
     let snap = out.join("snap");
-    write(&snap, "/etc/mysql/my.cnf", MY_CNF, 0o600);
-    write(&snap, "/etc/mysql/debian.cnf", DEBIAN_CNF, 0o600);
-    write(&snap, "/root/.my.cnf", ROOT_CNF, 0o600);
-    write(&snap, "/captures/file-modes.txt", &modes, 0o600);
+    tree::put_mode(&snap, "/etc/mysql/my.cnf", MY_CNF, 0o600);
+    tree::put_mode(&snap, "/etc/mysql/debian.cnf", DEBIAN_CNF, 0o600);
+    tree::put_mode(&snap, "/root/.my.cnf", ROOT_CNF, 0o600);
+    tree::put_mode(&snap, "/captures/file-modes.txt", &modes, 0o600);
     assert_eq!(
         snapshot_verdicts(&snap),
         expected,
@@ -148,7 +139,7 @@ printf '{root}' > /root/.my.cnf; chmod 600 /root/.my.cnf
 
     // without the capture a snapshot cannot tell, whatever its copies' modes
     std::fs::remove_file(snap.join("captures/file-modes.txt")).unwrap();
-    write(&snap, "/etc/mysql/my.cnf", MY_CNF, 0o644);
+    tree::put_mode(&snap, "/etc/mysql/my.cnf", MY_CNF, 0o644);
     let unknown: BTreeMap<String, Status> = expected
         .keys()
         .map(|k| (k.clone(), Status::Unknown))
@@ -176,9 +167,8 @@ fn json_verdict(path: &Path, rule: &str) -> Status {
 }
 
 fn snapshot_verdict(root: &Path, rule: &str) -> Status {
-    let host = Host::snapshot(root).unwrap();
-    let mut p = PolicySet::builtin().unwrap();
-    p.filter(&[rule.to_string()], &[]).unwrap();
+    let host = audit::host(root);
+    let p = audit::only(&[rule]);
     let found: Vec<Status> = engine::audit_host(&p, &host)
         .findings
         .iter()

@@ -11,28 +11,28 @@ use std::path::Path;
 use driftaudit::unstable::engine;
 use driftaudit::unstable::facts::{gather, Entry, Needs};
 use driftaudit::unstable::host::Host;
-use driftaudit::unstable::policy::PolicySet;
 use driftaudit::unstable::report::Status;
 
+use crate::common::audit;
 use crate::common::mariadb::{self, Args, Server, Tools};
+use crate::common::tree;
 
-fn write(p: &Path, text: &str) {
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
-}
-
-/// A snapshot of the option file and a capture.
-fn snapshot(dir: &Path, cnf: &str, capture: &str) -> Host {
+/// A snapshot at `dir` (emptied first) of the option file and a capture.
+fn snapshot_of(dir: &Path, cnf: &str, capture: &str) -> Host {
     let _ = std::fs::remove_dir_all(dir);
-    write(&dir.join("etc/my.cnf"), cnf);
-    write(&dir.join("captures/mysql-variables.tsv"), capture);
-    Host::snapshot(dir).expect("snapshot host")
+    tree::write_files(
+        dir,
+        &[
+            ("etc/my.cnf", cnf),
+            ("captures/mysql-variables.tsv", capture),
+        ],
+    );
+    audit::host(dir)
 }
 
 /// Each mysql-hardening rule's verdict on a host.
 fn verdicts(host: &Host) -> BTreeMap<String, Status> {
-    let mut p = PolicySet::builtin().unwrap();
-    p.filter(&["mysqlsec.*".to_string()], &[]).unwrap();
+    let p = audit::only(&["mysqlsec.*"]);
     let report = engine::audit_host(&p, host);
     let mut out = BTreeMap::new();
     for f in &report.findings {
@@ -73,15 +73,15 @@ fn judge(
     Host,
 ) {
     let real = work.join(format!("{name}.cnf"));
-    write(&real, cnf);
+    tree::put(&real, cnf);
     // from the file alone: only the data directory, socket and pid file
     // come from the command line
     let server = Server::start(t, &real, work, Args::Paths);
     let capture = server.sql("SHOW GLOBAL VARIABLES");
     drop(server);
     let version = format!("version\t{}\n", runtime(&capture, "version"));
-    let files_only = snapshot(&work.join(format!("{name}-files")), cnf, &version);
-    let with_runtime = snapshot(&work.join(format!("{name}-runtime")), cnf, &capture);
+    let files_only = snapshot_of(&work.join(format!("{name}-files")), cnf, &version);
+    let with_runtime = snapshot_of(&work.join(format!("{name}-runtime")), cnf, &capture);
     (
         verdicts(&files_only),
         verdicts(&with_runtime),

@@ -9,26 +9,17 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::common::cli::says;
-use driftaudit::unstable::engine;
-use driftaudit::unstable::host::Host;
 use driftaudit::unstable::policy::PolicySet;
 use driftaudit::unstable::report::{Finding, Status};
 
 const HOSTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/hosts");
 
 fn mysql_policies() -> PolicySet {
-    let mut p = PolicySet::builtin().expect("built-in policies load");
-    p.filter(&["mysql.*".to_string()], &[]).unwrap();
-    p
-}
-
-fn audit(dir: &Path) -> Vec<Finding> {
-    let h = Host::snapshot(dir).unwrap();
-    engine::audit_host(&mysql_policies(), &h).findings
+    audit::only(&["mysql.*"])
 }
 
 fn host(name: &str) -> Vec<Finding> {
-    audit(Path::new(&format!("{HOSTS}/{name}")))
+    audit::findings(&mysql_policies(), Path::new(&format!("{HOSTS}/{name}")))
 }
 
 /// rule (with `[subject]` for drift findings) -> status, input findings excluded.
@@ -60,17 +51,6 @@ fn one<'a>(findings: &'a [Finding], rule: &str) -> &'a Finding {
 
 fn evidence(f: &Finding) -> Vec<String> {
     f.evidence.iter().map(|e| e.to_string()).collect()
-}
-
-/// A snapshot in a temp dir from (host path, content) pairs.
-fn snapshot(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for (path, text) in files {
-        let p = dir.path().join(path.trim_start_matches('/'));
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    }
-    dir
 }
 
 const MEM_32G: &str = "MemTotal:       32894416 kB\n";
@@ -207,7 +187,7 @@ fn server(cnf: &str, vars: Option<&str>, du: &str, mem: &str) -> tempfile::TempD
     if let Some(v) = vars {
         files.push(("/captures/mysql-variables.tsv", v));
     }
-    snapshot(&files)
+    audit::snapshot(&files)
 }
 
 #[test]
@@ -218,7 +198,7 @@ fn pool_too_small_for_data_names_pool_data_and_ram() {
         "21474836480\t/srv/mysql\n",
         MEM_32G,
     );
-    let f = audit(dir.path());
+    let f = audit::findings(&mysql_policies(), dir.path());
     let small = one(&f, "mysql.pool-too-small-for-data");
     assert_eq!(small.status, Status::Fail);
     // 4 GiB pool, 20 GiB of data, 16 GiB (80 %) uncached, 31.4 GiB RAM, room 22 GiB.
@@ -245,7 +225,11 @@ fn pool_too_small_for_data_names_pool_data_and_ram() {
         MEM_32G,
     );
     assert_eq!(
-        one(&audit(dir.path()), "mysql.pool-too-small-for-data").status,
+        one(
+            &audit::findings(&mysql_policies(), dir.path()),
+            "mysql.pool-too-small-for-data"
+        )
+        .status,
         Status::Pass
     );
 }
@@ -258,7 +242,7 @@ fn pool_too_large_for_ram_names_pool_ram_and_the_rest() {
         "1073741824\t/var/lib/mysql\n",
         MEM_16G,
     );
-    let f = audit(dir.path());
+    let f = audit::findings(&mysql_policies(), dir.path());
     let large = one(&f, "mysql.pool-too-large-for-ram");
     assert_eq!(large.status, Status::Fail);
     for n in [
@@ -279,7 +263,7 @@ fn warm_restart_absent_options_follow_the_version_default() {
     let du = "1073741824\t/var/lib/mysql\n";
     // No runtime capture: the version is unknown, so is the default.
     let dir = server(cnf, None, du, MEM_16G);
-    let f = audit(dir.path());
+    let f = audit::findings(&mysql_policies(), dir.path());
     for rule in ["mysql.warm-restart-dump", "mysql.warm-restart-load"] {
         let x = one(&f, rule);
         assert_eq!(x.status, Status::Unknown, "{x:#?}");
@@ -287,14 +271,14 @@ fn warm_restart_absent_options_follow_the_version_default() {
     }
     // MariaDB 10.11: ON by default.
     let dir = server(cnf, Some(MARIADB_VARS), du, MEM_16G);
-    let f = audit(dir.path());
+    let f = audit::findings(&mysql_policies(), dir.path());
     assert_eq!(one(&f, "mysql.warm-restart-dump").status, Status::Pass);
     assert_eq!(one(&f, "mysql.warm-restart-load").status, Status::Pass);
     // MySQL 5.7.6 (before 5.7.7) and MariaDB 10.1: OFF by default.
     for v in ["5.7.6-log", "10.1.48-MariaDB-0+deb9u2"] {
         let vars = format!("version\t{v}\n");
         let dir = server(cnf, Some(&vars), du, MEM_16G);
-        let f = audit(dir.path());
+        let f = audit::findings(&mysql_policies(), dir.path());
         let x = one(&f, "mysql.warm-restart-dump");
         assert_eq!(x.status, Status::Fail, "{v}");
         assert!(
@@ -308,7 +292,11 @@ fn warm_restart_absent_options_follow_the_version_default() {
     // MySQL 5.7.7: ON.
     let dir = server(cnf, Some("version\t5.7.7-rc\n"), du, MEM_16G);
     assert_eq!(
-        one(&audit(dir.path()), "mysql.warm-restart-load").status,
+        one(
+            &audit::findings(&mysql_policies(), dir.path()),
+            "mysql.warm-restart-load"
+        )
+        .status,
         Status::Pass
     );
     // Below the 1 GiB threshold the rule does not apply.
@@ -319,7 +307,11 @@ fn warm_restart_absent_options_follow_the_version_default() {
         MEM_16G,
     );
     assert_eq!(
-        one(&audit(dir.path()), "mysql.warm-restart-dump").status,
+        one(
+            &audit::findings(&mysql_policies(), dir.path()),
+            "mysql.warm-restart-dump"
+        )
+        .status,
         Status::Skip
     );
 }
@@ -332,7 +324,7 @@ fn explicit_off_fails_even_without_a_version() {
         "1073741824\t/var/lib/mysql\n",
         MEM_16G,
     );
-    let f = audit(dir.path());
+    let f = audit::findings(&mysql_policies(), dir.path());
     let dump = one(&f, "mysql.warm-restart-dump");
     assert_eq!(dump.status, Status::Fail);
     assert_eq!(evidence(dump), ["/etc/my.cnf:2", "/etc/my.cnf:3"]);
@@ -349,7 +341,7 @@ fn a_bare_dump_line_is_never_a_passing_on() {
         "1073741824\t/var/lib/mysql\n",
         MEM_16G,
     );
-    let f = audit(dir.path());
+    let f = audit::findings(&mysql_policies(), dir.path());
     let dump = one(&f, "mysql.warm-restart-dump");
     assert_eq!(dump.status, Status::Unknown, "{dump:#?}");
     says(&dump.explanation, "requires an argument");
@@ -381,7 +373,7 @@ fn drift_normalises_units_and_booleans_end_to_end() {
         datadir\t/var/lib/mysql/\n\
         max_allowed_packet\t67108864\n";
     let dir = server(cnf, Some(vars), "1\t/var/lib/mysql\n", MEM_16G);
-    let f = audit(dir.path());
+    let f = audit::findings(&mysql_policies(), dir.path());
     let drift = one(&f, "mysql.config-runtime-drift");
     assert_eq!(drift.status, Status::Pass, "{f:#?}");
     // datadir is ignored (trailing slash); the other six are compared.
@@ -390,7 +382,7 @@ fn drift_normalises_units_and_booleans_end_to_end() {
     // The same comparison does fail on a real difference.
     let vars = vars.replace("2147483648", "1073741824");
     let dir = server(cnf, Some(&vars), "1\t/var/lib/mysql\n", MEM_16G);
-    let f = audit(dir.path());
+    let f = audit::findings(&mysql_policies(), dir.path());
     expect(
         &f,
         &[
@@ -410,6 +402,7 @@ fn drift_normalises_units_and_booleans_end_to_end() {
     says(&d.fix, "`innodb_log_file_size = 1073741824`");
 }
 
+use crate::common::audit;
 /// `(key, status)` of the drift rule's findings, input findings' texts.
 use crate::real_world::{drift as drift_and_inputs, noted};
 
@@ -419,7 +412,7 @@ fn server_rounding_and_clamping_is_not_runtime_drift() {
     let cnf = "[mysqld]\ndatadir = /var/lib/mysql\nmax_allowed_packet = 1000000\nsort_buffer_size = 100\nmax_binlog_size = 2G\nkey_buffer_size = 10000000\n";
     let vars = "version\t10.11.19-MariaDB-0+deb12u1\nmax_allowed_packet\t999424\nsort_buffer_size\t1024\nmax_binlog_size\t1073741824\nkey_buffer_size\t9998336\n";
     let dir = server(cnf, Some(vars), "1\t/var/lib/mysql\n", MEM_16G);
-    let f = audit(dir.path());
+    let f = audit::findings(&mysql_policies(), dir.path());
     let (drift, inputs) = drift_and_inputs(&f);
     assert_eq!(drift, [(String::new(), Status::Pass)], "{f:#?}");
     // The clamps the server warns about are noted with its numbers.
@@ -434,7 +427,7 @@ fn server_rounding_and_clamping_is_not_runtime_drift() {
         "1\t/var/lib/mysql\n",
         MEM_16G,
     );
-    let (drift, _) = drift_and_inputs(&audit(dir.path()));
+    let (drift, _) = drift_and_inputs(&audit::findings(&mysql_policies(), dir.path()));
     assert_eq!(
         drift,
         [("max_allowed_packet".to_string(), Status::Fail)],
@@ -447,7 +440,7 @@ fn server_rounding_and_clamping_is_not_runtime_drift() {
     // minimum of sort_buffer_size, the 4096 block of key_buffer_size.
     let vars = "version\t8.0.36\nmax_allowed_packet\t999424\nmax_binlog_size\t1073741824\nsort_buffer_size\t32768\nkey_buffer_size\t9998336\n";
     let dir = server(cnf, Some(vars), "1\t/var/lib/mysql\n", MEM_16G);
-    let (drift, inputs) = drift_and_inputs(&audit(dir.path()));
+    let (drift, inputs) = drift_and_inputs(&audit::findings(&mysql_policies(), dir.path()));
     assert_eq!(drift, [(String::new(), Status::Pass)], "{drift:?}");
     for key in [
         "max_allowed_packet",
@@ -478,7 +471,7 @@ fn connections_lowered_for_the_open_files_limit_are_not_drift() {
         "1\t/var/lib/mysql\n",
         MEM_16G,
     );
-    let (drift, inputs) = drift_and_inputs(&audit(dir.path()));
+    let (drift, inputs) = drift_and_inputs(&audit::findings(&mysql_policies(), dir.path()));
     assert_eq!(drift, [(String::new(), Status::Pass)], "{drift:?}");
     noted(&inputs, &["`max_connections`", "open-files limit 4096"]);
     // With room for every connection, a lower running value is a SET GLOBAL.
@@ -488,12 +481,12 @@ fn connections_lowered_for_the_open_files_limit_are_not_drift() {
         "1\t/var/lib/mysql\n",
         MEM_16G,
     );
-    let (drift, _) = drift_and_inputs(&audit(dir.path()));
+    let (drift, _) = drift_and_inputs(&audit::findings(&mysql_policies(), dir.path()));
     assert_eq!(drift, [("max_connections".to_string(), Status::Fail)]);
 }
 
 fn mycnf_effective(dir: &Path, key: &str) -> driftaudit::unstable::facts::Entry {
-    let h = Host::snapshot(dir).unwrap();
+    let h = audit::host(dir);
     let facts =
         driftaudit::unstable::facts::gather(&h, &driftaudit::unstable::facts::Needs::default());
     facts.namespaces["mycnf_effective"]
@@ -515,20 +508,20 @@ const DPKG_MARIADB: &str = "Package: mariadb-common\nStatus: install ok installe
 fn versioned_groups_without_a_capture_use_the_installed_version_or_are_unknown() {
     let cnf = "[mysqld]\nwait_timeout = 100\n[mariadb-10.11]\nwait_timeout = 200\n[mysqld-8.0]\nwait_timeout = 300\n";
     // The dpkg database says MariaDB 10.11 is installed: [mariadb-10.11] applies.
-    let dir = snapshot(&[("/etc/my.cnf", cnf), ("/var/lib/dpkg/status", DPKG_MARIADB)]);
+    let dir = audit::snapshot(&[("/etc/my.cnf", cnf), ("/var/lib/dpkg/status", DPKG_MARIADB)]);
     assert_eq!(
         number(&mycnf_effective(dir.path(), "wait_timeout")),
         Some(200.0)
     );
     // MySQL 8.0 installed (older Ubuntu naming), read by its own groups.
     let dpkg = "Package: mysql-server-core-8.0\nStatus: install ok installed\nVersion: 8.0.36-0ubuntu0.22.04.1\n";
-    let dir = snapshot(&[("/etc/my.cnf", cnf), ("/var/lib/dpkg/status", dpkg)]);
+    let dir = audit::snapshot(&[("/etc/my.cnf", cnf), ("/var/lib/dpkg/status", dpkg)]);
     assert_eq!(
         number(&mycnf_effective(dir.path(), "wait_timeout")),
         Some(300.0)
     );
     // No package database: the upgrade-info file in the data directory.
-    let dir = snapshot(&[
+    let dir = audit::snapshot(&[
         ("/etc/my.cnf", cnf),
         ("/var/lib/mysql/mariadb_upgrade_info", "10.11.6-MariaDB\0"),
     ]);
@@ -538,7 +531,7 @@ fn versioned_groups_without_a_capture_use_the_installed_version_or_are_unknown()
     );
     // Nothing says which version: the value is unknown, never the 100 that
     // ignores the versioned groups.
-    let dir = snapshot(&[("/etc/my.cnf", cnf)]);
+    let dir = audit::snapshot(&[("/etc/my.cnf", cnf)]);
     match mycnf_effective(dir.path(), "wait_timeout") {
         driftaudit::unstable::facts::Entry::Unreadable { reason, evidence } => {
             assert!(reason.contains("[mysqld-8.0]"), "{reason}");
@@ -548,7 +541,7 @@ fn versioned_groups_without_a_capture_use_the_installed_version_or_are_unknown()
         other => panic!("{other:?}"),
     }
     // A later line in a group every version reads decides it anyway.
-    let dir = snapshot(&[(
+    let dir = audit::snapshot(&[(
         "/etc/my.cnf",
         &format!("{cnf}[mysqld]\nwait_timeout = 50\n"),
     )]);
@@ -575,7 +568,7 @@ fn unique_prefixes_are_the_options_they_abbreviate() {
         number(&mycnf_effective(dir.path(), "thread_cache_size")),
         Some(8.0)
     );
-    let h = Host::snapshot(dir.path()).unwrap();
+    let h = audit::host(dir.path());
     let facts =
         driftaudit::unstable::facts::gather(&h, &driftaudit::unstable::facts::Needs::default());
     let notes: Vec<&str> = facts.issues.iter().map(|i| i.message.as_str()).collect();
@@ -599,8 +592,8 @@ fn unique_prefixes_are_the_options_they_abbreviate() {
 #[test]
 fn skip_and_enable_with_zero_invert_like_the_server() {
     let cnf = "[mysqld]\nskip-local-infile = 0\nenable-innodb-file-per-table = 0\ndisable-innodb-stats-on-metadata = 1\nskip-symbolic-links = OFF\n";
-    let dir = snapshot(&[("/etc/my.cnf", cnf)]);
-    let h = Host::snapshot(dir.path()).unwrap();
+    let dir = audit::snapshot(&[("/etc/my.cnf", cnf)]);
+    let h = audit::host(dir.path());
     let facts =
         driftaudit::unstable::facts::gather(&h, &driftaudit::unstable::facts::Needs::default());
     let get = |k: &str| match facts.namespaces["mycnf"].get(k) {
@@ -631,7 +624,7 @@ fn values_the_server_refuses_say_it_will_not_start() {
         "1\t/var/lib/mysql\n",
         MEM_16G,
     );
-    let h = Host::snapshot(dir.path()).unwrap();
+    let h = audit::host(dir.path());
     let facts =
         driftaudit::unstable::facts::gather(&h, &driftaudit::unstable::facts::Needs::default());
     let problem = |line: usize| {
@@ -677,7 +670,7 @@ fn values_the_server_refuses_say_it_will_not_start() {
 /// root symlink into sos_commands/rpm/, `%-59{NVRA} %{INSTALLTIME:date}` rows
 /// sorted with `sort -V`), my.cnf copied at its path.
 fn sosreport(cnf: &str, rpm_file: &str, rows: &str, root_link: bool) -> tempfile::TempDir {
-    let dir = snapshot(&[
+    let dir = audit::snapshot(&[
         ("/etc/my.cnf", cnf),
         ("/version.txt", "sosreport: 4.5.6\n"),
         ("/sos_logs/sos.log", ""),
@@ -718,7 +711,7 @@ fn versioned_groups_on_rpm_hosts_and_sosreports_follow_the_installed_package() {
     ]);
     let dir = sosreport(cnf, SOS4_RPMQ, &rows, true);
     assert_eq!(wait(dir.path()), Some(200.0));
-    let h = Host::snapshot(dir.path()).unwrap();
+    let h = audit::host(dir.path());
     let facts =
         driftaudit::unstable::facts::gather(&h, &driftaudit::unstable::facts::Needs::default());
     assert!(
@@ -756,7 +749,7 @@ fn versioned_groups_on_rpm_hosts_and_sosreports_follow_the_installed_package() {
 
     // An RPM host snapshot: `driftaudit snapshot` records the server packages
     // of `rpm -qa` as captures/installed-rpms.
-    let dir = snapshot(&[
+    let dir = audit::snapshot(&[
         ("/etc/my.cnf", cnf),
         (
             "/captures/installed-rpms",
@@ -765,7 +758,7 @@ fn versioned_groups_on_rpm_hosts_and_sosreports_follow_the_installed_package() {
     ]);
     assert_eq!(wait(dir.path()), Some(105.0));
     // An older RPM host's daily /var/log/rpmpkgs (NAME-VERSION-RELEASE.ARCH.rpm).
-    let dir = snapshot(&[
+    let dir = audit::snapshot(&[
         ("/etc/my.cnf", cnf),
         (
             "/var/log/rpmpkgs",
@@ -779,7 +772,7 @@ fn versioned_groups_on_rpm_hosts_and_sosreports_follow_the_installed_package() {
     // rule reading it says what would decide it.
     let cnf =
         "[mysqld]\ninnodb_buffer_pool_size = 1G\n[mariadb-10.11]\ninnodb_buffer_pool_size = 12G\n";
-    let dir = snapshot(&[
+    let dir = audit::snapshot(&[
         ("/etc/my.cnf", cnf),
         (
             "/etc/redhat-release",
@@ -789,7 +782,7 @@ fn versioned_groups_on_rpm_hosts_and_sosreports_follow_the_installed_package() {
         ("/proc/meminfo", MEM_16G),
         ("/captures/du.txt", "1\t/var/lib/mysql\n"),
     ]);
-    let f = audit(dir.path());
+    let f = audit::findings(&mysql_policies(), dir.path());
     let ram = one(&f, "mysql.pool-too-large-for-ram");
     assert_eq!(ram.status, Status::Unknown, "{ram:#?}");
     for want in [
@@ -862,7 +855,7 @@ fn snapshot_records_the_rpm_server_package() {
         "{meta}"
     );
     // The snapshot reads as the installed version.
-    let dir = snapshot(&[(
+    let dir = audit::snapshot(&[(
         "/etc/my.cnf",
         "[mysqld]\nwait_timeout = 100\n[mariadb-10.11]\nwait_timeout = 200\n",
     )]);
@@ -895,7 +888,7 @@ fn runtime_values_of_versions_without_a_limits_table_are_not_set_global_drift() 
     ] {
         let vars = format!("version\t{version}\nmax_allowed_packet\t999424\nsort_buffer_size\t32768\nmax_binlog_size\t1073741824\nmax_connections\t1000\nthread_cache_size\t256\n");
         let dir = server(cnf, Some(&vars), "1\t/var/lib/mysql\n", MEM_16G);
-        let f = audit(dir.path());
+        let f = audit::findings(&mysql_policies(), dir.path());
         let (drift, inputs) = drift_and_inputs(&f);
         assert_eq!(
             drift,
@@ -954,15 +947,15 @@ fn runtime_values_of_versions_without_a_limits_table_are_not_set_global_drift() 
 /// path, and unknown findings about its volume read "holds: : no mount table".
 #[test]
 fn datadir_root_is_the_root_not_an_empty_path() {
-    let dir = snapshot(&[("/etc/my.cnf", "[mysqld]\ndatadir = /\n")]);
-    let h = Host::snapshot(dir.path()).unwrap();
+    let dir = audit::snapshot(&[("/etc/my.cnf", "[mysqld]\ndatadir = /\n")]);
+    let h = audit::host(dir.path());
     let facts =
         driftaudit::unstable::facts::gather(&h, &driftaudit::unstable::facts::Needs::default());
     assert_eq!(
         facts.facts["mysql_datadir"],
         Ok(driftaudit::unstable::value::Value::Str("/".into()))
     );
-    for f in audit(dir.path()) {
+    for f in audit::findings(&mysql_policies(), dir.path()) {
         assert!(!f.explanation.contains(": :"), "{}", f.explanation);
     }
 }

@@ -10,11 +10,12 @@ use std::process::Command;
 use driftaudit::unstable::engine;
 use driftaudit::unstable::facts::{gather, Entry, Needs};
 use driftaudit::unstable::host::Host;
-use driftaudit::unstable::policy::PolicySet;
 use driftaudit::unstable::report::Status;
 
 use crate::common;
+use crate::common::audit;
 use crate::common::mariadb::{self, tools, Args, Server, Started, Tools};
+use crate::common::tree;
 
 /// driftaudit's option table for the installed version against the running
 /// server's information_schema.SYSTEM_VARIABLES: every numeric limit and
@@ -139,16 +140,11 @@ fn dynamic_table_matches_read_only(text: &str) -> Vec<String> {
 /// (or still runs after the start time). Returns the error log.
 fn starts(t: &Tools, work: &Path, cnf: &str) -> (bool, String) {
     let f = work.join("refused.cnf");
-    write(&f, cnf);
+    tree::put(&f, cnf);
     let (server, started) = Server::try_start(t, &f, work, Args::Isolated);
     drop(server);
     let log = std::fs::read_to_string(work.join("err.log")).unwrap_or_default();
     (!matches!(started, Started::Exited(_)), log)
-}
-
-fn write(p: &Path, text: &str) {
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
 }
 
 /// Run one server with `main` (+ conf.d files), return the snapshot host.
@@ -157,24 +153,24 @@ fn run_case(t: &Tools, work: &Path, main: &str, confd: &[(&str, &str)]) -> Host 
     let _ = std::fs::remove_dir_all(&real);
     let confd_dir = real.join("conf.d");
     let main = main.replace("{CONFD}", confd_dir.to_str().unwrap());
-    write(&real.join("my.cnf"), &main);
+    tree::put(&real.join("my.cnf"), &main);
     let snap = work.join("snap");
     let _ = std::fs::remove_dir_all(&snap);
-    write(&snap.join("etc/my.cnf"), &main);
+    tree::put(&snap.join("etc/my.cnf"), &main);
     let confd_in_snap = snap.join(confd_dir.strip_prefix("/").unwrap());
     for (name, text) in confd {
-        write(&confd_dir.join(name), text);
-        write(&confd_in_snap.join(name), text);
+        tree::put(&confd_dir.join(name), text);
+        tree::put(&confd_in_snap.join(name), text);
     }
     let server = Server::start(t, &real.join("my.cnf"), work, Args::Isolated);
     let variables = server.sql("SHOW GLOBAL VARIABLES");
     let limits = server.sql(
         "SELECT LOWER(VARIABLE_NAME), VARIABLE_TYPE, NUMERIC_MIN_VALUE, NUMERIC_MAX_VALUE, NUMERIC_BLOCK_SIZE, COMMAND_LINE_ARGUMENT, READ_ONLY FROM information_schema.SYSTEM_VARIABLES",
     );
-    write(&work.join("system-variables.tsv"), &limits);
+    tree::put(&work.join("system-variables.tsv"), &limits);
     drop(server);
-    write(&snap.join("captures/mysql-variables.tsv"), &variables);
-    Host::snapshot(&snap).expect("snapshot host")
+    tree::put(&snap.join("captures/mysql-variables.tsv"), &variables);
+    audit::host(&snap)
 }
 
 fn check(host: &Host, keys: &[&str]) -> Vec<String> {
@@ -329,7 +325,7 @@ fn predicted_values_equal_the_running_server() {
         }
         other => panic!("{other:?}"),
     }
-    let mut policies = PolicySet::builtin().expect("built-in policies");
+    let mut policies = audit::builtin();
     policies
         .filter(&["mysql.config-runtime-drift".to_string()], &[])
         .unwrap();
@@ -351,12 +347,12 @@ fn predicted_values_equal_the_running_server() {
         assert!(!started, "mariadbd started with {cnf:?}: {log}");
         let snap = work.join("snap-refused");
         let _ = std::fs::remove_dir_all(&snap);
-        write(&snap.join("etc/my.cnf"), cnf);
-        write(
+        tree::put(&snap.join("etc/my.cnf"), cnf);
+        tree::put(
             &snap.join("captures/mysql-variables.tsv"),
             "version\t10.11.19-MariaDB-0+deb12u1\n",
         );
-        let facts = gather(&Host::snapshot(&snap).unwrap(), &Needs::default());
+        let facts = gather(&audit::host(&snap), &Needs::default());
         assert!(
             facts
                 .issues
@@ -415,7 +411,7 @@ fn snapshot_mysql_capture_is_our_tsv_whatever_the_client_defaults_say() {
     let home = work.join("home");
     let tee = work.join("tee.out");
     let pager_ran = work.join("pager-ran");
-    write(
+    tree::put(
         &home.join(".my.cnf"),
         &format!(
             concat!(
@@ -570,7 +566,7 @@ fn any_set_global_value_is_one_sql_literal_the_server_reads_back_or_is_refused()
     let healthy = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/hosts/mysql-healthy");
     let check = |v: &str| -> Result<(), TestCaseError> {
         let yaml_v = common::yaml_quoted(v);
-        let mut set = PolicySet::builtin().unwrap();
+        let mut set = audit::builtin();
         set.add_str(
             "mine.yaml",
             &format!(
@@ -713,8 +709,7 @@ fn a_healthy_galera_node_shows_no_drift_and_hides_its_sst_password() {
         ),
         other => panic!("no wsrep_provider_options at runtime: {other:?}"),
     }
-    let mut p = PolicySet::builtin().unwrap();
-    p.filter(&["mysql.*".to_string()], &[]).unwrap();
+    let p = audit::only(&["mysql.*"]);
     let report = engine::audit_host(&p, &host);
     let drift = common::of_rule(&report.findings, "mysql.config-runtime-drift");
     assert!(

@@ -15,6 +15,8 @@ use driftaudit::unstable::secret::{option_is_secret, REDACTED};
 const VERSION: &str = "10.11.19-MariaDB";
 
 use crate::common;
+use crate::common::audit;
+use crate::common::tree;
 
 /// my_print_defaults lives in /usr/bin (mariadb-client), so calling it by name works.
 fn tool_available() -> bool {
@@ -140,15 +142,6 @@ fn corpus_files_match_my_print_defaults() {
     );
 }
 
-fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
-    let p = dir.join(name);
-    if let Some(parent) = p.parent() {
-        std::fs::create_dir_all(parent).unwrap();
-    }
-    std::fs::write(&p, text).unwrap();
-    p
-}
-
 /// Generated file sets. `{D}` is replaced with the temp dir.
 const CASES: &[(&str, &[(&str, &str)])] = &[
     ("overrides_across_groups", &[("main.cnf", "[mysqld]\nmax_connections=100\n[client]\nmax_connections=1\n[server]\nmax_connections=200\n[mariadb-10.11]\nx=1\n[mysqld-8.0]\ny=1\n[galera]\nwsrep_on=ON\n[client-server]\nsocket=/run/s\n[mariadbd]\nz=1\n[mariadbd-10.11]\nzz=1\n[mariadb]\nm=1\n[mysqld-10.11]\nv=1\n")]),
@@ -222,7 +215,7 @@ fn generated_cases_match_my_print_defaults() {
         let d = tmp.path().to_str().unwrap().to_string();
         let mut main = None;
         for (f, text) in *files {
-            let p = write(tmp.path(), f, &text.replace("{D}", &d));
+            let p = tree::file(tmp.path(), f, &text.replace("{D}", &d));
             main.get_or_insert(p);
         }
         if *name == "crlf_and_long_line" {
@@ -252,13 +245,13 @@ fn world_writable_files_are_ignored_with_an_issue() {
     use std::os::unix::fs::PermissionsExt;
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path().to_str().unwrap();
-    let main = write(
+    let main = tree::file(
         tmp.path(),
         "main.cnf",
         &format!("[mysqld]\na=1\n!includedir {d}/conf.d\n"),
     );
-    let ww = write(tmp.path(), "conf.d/ww.cnf", "[mysqld]\nww=1\n");
-    write(tmp.path(), "conf.d/ok.cnf", "[mysqld]\nok=1\n");
+    let ww = tree::file(tmp.path(), "conf.d/ww.cnf", "[mysqld]\nww=1\n");
+    tree::file(tmp.path(), "conf.d/ok.cnf", "[mysqld]\nok=1\n");
     std::fs::set_permissions(&ww, std::fs::Permissions::from_mode(0o666)).unwrap();
     compare(&main).unwrap();
     let (set, issues) = ours(&main);
@@ -275,7 +268,7 @@ fn world_writable_files_are_ignored_with_an_issue() {
 fn cycles_and_fatal_errors_are_reported_with_lines() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path().to_str().unwrap();
-    let main = write(
+    let main = tree::file(
         tmp.path(),
         "main.cnf",
         &format!("[mysqld]\na=1\n!include {d}/main.cnf\n"),
@@ -290,7 +283,7 @@ fn cycles_and_fatal_errors_are_reported_with_lines() {
         "{issues:?}"
     );
 
-    let bad = write(tmp.path(), "bad.cnf", "a=1\n[mysqld]\n");
+    let bad = tree::file(tmp.path(), "bad.cnf", "a=1\n[mysqld]\n");
     let (set, issues) = ours(&bad);
     assert!(
         set.fatal.as_deref().unwrap().contains(":1:"),
@@ -306,12 +299,12 @@ fn cycles_and_fatal_errors_are_reported_with_lines() {
 fn namespace_folds_prefixes_and_keeps_provenance() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path().to_str().unwrap();
-    let main = write(
+    let main = tree::file(
         tmp.path(),
         "main.cnf",
         &format!("[mysqld]\ninnodb-buffer-pool-size = 1G\nloose-skip-innodb-buffer-pool-dump-at-shutdown\npassword = hunter2\n!includedir {d}/conf.d\n"),
     );
-    write(tmp.path(), "conf.d/99.cnf", "[mysqld]\ninnodb_buffer_pool_size=2G\nmax_connections = 500\ninnodb_buffer_pool_load_at_startup = yes\n");
+    tree::file(tmp.path(), "conf.d/99.cnf", "[mysqld]\ninnodb_buffer_pool_size=2G\nmax_connections = 500\ninnodb_buffer_pool_load_at_startup = yes\n");
     let (set, issues) = ours(&main);
     use driftaudit::unstable::facts::Entry;
     use driftaudit::unstable::value::Value;
@@ -386,8 +379,8 @@ fn mariadbd_available() -> Option<(std::path::PathBuf, String)> {
 /// whose dpkg database names the installed server (no runtime capture).
 fn predicted(cnf: &str, version: &str) -> (driftaudit::unstable::facts::Facts, tempfile::TempDir) {
     let snap = tempfile::tempdir().unwrap();
-    write(snap.path(), "etc/my.cnf", cnf);
-    write(
+    tree::file(snap.path(), "etc/my.cnf", cnf);
+    tree::file(
         snap.path(),
         "var/lib/dpkg/status",
         &format!(
@@ -395,7 +388,7 @@ fn predicted(cnf: &str, version: &str) -> (driftaudit::unstable::facts::Facts, t
             version.replace("-MariaDB", "")
         ),
     );
-    let host = Host::snapshot(snap.path()).unwrap();
+    let host = audit::host(snap.path());
     (
         driftaudit::unstable::facts::gather(&host, &driftaudit::unstable::facts::Needs::default()),
         snap,
@@ -409,7 +402,7 @@ fn compare_values(
     keys: &[String],
 ) -> (usize, Vec<String>, driftaudit::unstable::facts::Facts) {
     let tmp = tempfile::tempdir().unwrap();
-    let file = write(tmp.path(), "my.cnf", cnf);
+    let file = tree::file(tmp.path(), "my.cnf", cnf);
     let server = mariadbd_values(bin, &file).expect("mariadbd refused the generated file");
     let (facts, _snap) = predicted(cnf, version);
     let eff = &facts.namespaces["mycnf_effective"];
@@ -559,7 +552,7 @@ fn prefixes_enable_disable_and_limits_match_mariadbd() {
         ),
     ] {
         let tmp = tempfile::tempdir().unwrap();
-        let file = write(tmp.path(), "my.cnf", cnf);
+        let file = tree::file(tmp.path(), "my.cnf", cnf);
         let out = Command::new(&bin)
             .arg(format!("--defaults-file={}", file.display()))
             .args(["--user=root", "--help", "--verbose"])

@@ -11,17 +11,8 @@ use crate::common::cli::says;
 
 use std::path::Path;
 
-use driftaudit::unstable::engine;
-use driftaudit::unstable::host::Host;
-use driftaudit::unstable::policy::PolicySet;
+use crate::common::audit;
 use driftaudit::unstable::report::{Finding, Status};
-
-fn audit(dir: &Path) -> Vec<Finding> {
-    let mut p = PolicySet::builtin().expect("built-in policies load");
-    p.filter(&["mysql.*".to_string()], &[]).unwrap();
-    let h = Host::snapshot(dir).unwrap();
-    engine::audit_host(&p, &h).findings
-}
 
 /// config-runtime-drift findings as (subject, status), and the input notes.
 pub(crate) fn drift(f: &[Finding]) -> (Vec<(String, Status)>, Vec<String>) {
@@ -80,7 +71,7 @@ fn mysql_8_persisted_variables_are_the_last_option_source() {
     let cnf = "[mysqld]\ndatadir = /var/lib/mysql\nmax_connections = 500\ninnodb_buffer_pool_instances = 8\n";
     let vars = "version\t8.0.36\nmax_connections\t800\ninnodb_buffer_pool_instances\t8\n";
     let dir = mysql8(cnf, vars, Some(AUTO_V2));
-    let f = audit(dir.path());
+    let f = audit::findings(&audit::only(&["mysql.*"]), dir.path());
     let (d, _) = drift(&f);
     // max_connections runs as persisted: no drift; the pool instances wait
     // for a restart: drift, saying so
@@ -118,7 +109,7 @@ fn mysql_8_persisted_variables_are_the_last_option_source() {
     // persisted variables, so the option files alone configure it.
     let vars = "version\t10.11.19-MariaDB-0+deb12u1\nmax_connections\t800\ninnodb_buffer_pool_instances\t8\n";
     let dir = mysql8(cnf, vars, Some(AUTO_V2));
-    let (d, _) = drift(&audit(dir.path()));
+    let (d, _) = drift(&audit::findings(&audit::only(&["mysql.*"]), dir.path()));
     assert_eq!(
         d,
         [("max_connections".to_string(), Status::Fail)],
@@ -129,7 +120,7 @@ fn mysql_8_persisted_variables_are_the_last_option_source() {
     let off = format!("{cnf}persisted_globals_load = OFF\n");
     let vars = "version\t8.0.36\nmax_connections\t500\ninnodb_buffer_pool_instances\t8\n";
     let dir = mysql8(&off, vars, Some(AUTO_V2));
-    let f = audit(dir.path());
+    let f = audit::findings(&audit::only(&["mysql.*"]), dir.path());
     let (d, notes) = drift(&f);
     assert_eq!(d, [(String::new(), Status::Pass)], "{f:#?}");
     noted(&notes, &["persisted_globals_load is OFF"]);
@@ -146,7 +137,7 @@ fn a_corrupt_persisted_file_is_a_problem_with_its_line() {
         vars,
         Some("{\"Version\": 2,\n\"mysql_dynamic_variables\": {\n"),
     );
-    let (_, notes) = drift(&audit(dir.path()));
+    let (_, notes) = drift(&audit::findings(&audit::only(&["mysql.*"]), dir.path()));
     assert!(
         notes.iter().any(|n| n.contains("mysqld-auto.cnf")
             && n.contains("not valid JSON")
@@ -184,7 +175,7 @@ fn mysql_8_runtime_drift_fails_a_pool_shrink_and_an_unrestarted_server() {
     let cnf = "[mysqld]\ndatadir = /var/lib/mysql\ninnodb_buffer_pool_size = 4G\nmax_connections = 500\nthread_cache_size = 1000\n";
     let vars = "version\t8.0.36\ninnodb_buffer_pool_size\t2147483648\ninnodb_buffer_pool_chunk_size\t134217728\ninnodb_buffer_pool_instances\t8\nmax_connections\t151\nopen_files_limit\t10000\ntable_open_cache\t4000\nthread_cache_size\t256\n";
     let dir = mysql8(cnf, vars, None);
-    let f = audit(dir.path());
+    let f = audit::findings(&audit::only(&["mysql.*"]), dir.path());
     let (d, _) = drift(&f);
     assert_eq!(
         d,
@@ -214,10 +205,10 @@ fn mysql_8_runtime_drift_fails_a_pool_shrink_and_an_unrestarted_server() {
     let cnf = "[mysqld]\ndatadir = /var/lib/mysql\ninnodb_buffer_pool_size = 4500M\n";
     let vars = "version\t8.0.36\ninnodb_buffer_pool_size\t5368709120\ninnodb_buffer_pool_chunk_size\t134217728\ninnodb_buffer_pool_instances\t8\n";
     let dir = mysql8(cnf, vars, None);
-    let f = audit(dir.path());
+    let f = audit::findings(&audit::only(&["mysql.*"]), dir.path());
     let (d, _) = drift(&f);
     assert_eq!(d, [(String::new(), Status::Pass)], "{f:#?}");
-    let h = Host::snapshot(dir.path()).unwrap();
+    let h = audit::host(dir.path());
     let facts =
         driftaudit::unstable::facts::gather(&h, &driftaudit::unstable::facts::Needs::default());
     let eff = facts.namespaces["mycnf_effective"].get("innodb_buffer_pool_size");
@@ -245,7 +236,7 @@ fn mysql_lowers_connections_for_the_open_files_limit_exactly_as_mysqld_computes(
         format!("version\t8.0.36\nopen_files_limit\t1024\nmax_connections\t{conns}\ntable_open_cache\t{cache}\n")
     };
     let dir = mysql8(cnf, &vars("214", "400"), None);
-    let (d, notes) = drift(&audit(dir.path()));
+    let (d, notes) = drift(&audit::findings(&audit::only(&["mysql.*"]), dir.path()));
     assert_eq!(d, [(String::new(), Status::Pass)], "{notes:#?}");
     assert!(
         notes.iter().any(|n| n.contains("`max_connections`")
@@ -255,7 +246,7 @@ fn mysql_lowers_connections_for_the_open_files_limit_exactly_as_mysqld_computes(
     noted(&notes, &["`table_open_cache`", "= 400 tables"]);
     // 300 connections is not what 1024 open files give: drift
     let dir = mysql8(cnf, &vars("300", "400"), None);
-    let (d, _) = drift(&audit(dir.path()));
+    let (d, _) = drift(&audit::findings(&audit::only(&["mysql.*"]), dir.path()));
     assert_eq!(d, [("max_connections".to_string(), Status::Fail)]);
 }
 
@@ -282,7 +273,7 @@ fn text_values_compare_as_the_server_compares_them() {
             ("/captures/du.txt", "1\t/var/lib/mysql\n"),
             ("/captures/mysql-variables.tsv", &vars(fc)),
         ]);
-        let f = audit(dir.path());
+        let f = audit::findings(&audit::only(&["mysql.*"]), dir.path());
         (drift(&f).0, f)
     };
     let (d, f) = audit_at("32");
@@ -341,7 +332,7 @@ fn fix_keeps_a_persisted_value_with_set_persist_not_a_file_edit() {
 
 /// The value of a `mycnf_effective` key as text.
 fn effective(dir: &Path, key: &str) -> Option<String> {
-    let h = Host::snapshot(dir).unwrap();
+    let h = audit::host(dir);
     let facts =
         driftaudit::unstable::facts::gather(&h, &driftaudit::unstable::facts::Needs::default());
     match facts.namespaces["mycnf_effective"].get(key) {
@@ -424,7 +415,7 @@ fn the_service_unit_decides_which_option_files_the_server_reads() {
         effective(d.path(), "sort_buffer_size").as_deref(),
         Some("262144")
     );
-    let h = Host::snapshot(d.path()).unwrap();
+    let h = audit::host(d.path());
     let facts =
         driftaudit::unstable::facts::gather(&h, &driftaudit::unstable::facts::Needs::default());
     assert!(

@@ -9,19 +9,13 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use crate::common::audit;
 use crate::common::cli::says;
 use driftaudit::unstable::engine;
-use driftaudit::unstable::host::Host;
-use driftaudit::unstable::policy::PolicySet;
 use driftaudit::unstable::render::{self, Format, RenderOptions};
 use driftaudit::unstable::report::{Finding, HostReport, Status};
 
 const HOSTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/hosts");
-
-fn audit(dir: &Path) -> HostReport {
-    let h = Host::snapshot(dir).unwrap();
-    engine::audit_host(&PolicySet::builtin().unwrap(), &h)
-}
 
 /// The id a finding answers to: a `for_each` item's alias (storage.yaml's
 /// ids from before it was one rule per concern), else the rule id.
@@ -58,7 +52,7 @@ fn zmlocalconfig_only_zimbra_host_gets_the_story_verdicts() {
     assert!(!dir.join("opt/zimbra/conf/localconfig.xml").exists());
     assert!(!dir.join("opt/zimbra/db").exists());
     assert!(dir.join("captures/zmlocalconfig.txt").exists());
-    let r = audit(&dir);
+    let r = audit::report(&audit::builtin(), &dir);
     expect(
         &r,
         "zimbra.",
@@ -121,8 +115,8 @@ fn zmlocalconfig_capture_secrets_never_appear() {
     let dir = Path::new(HOSTS).join("zimbra-zmlocalconfig-only");
     let capture = std::fs::read_to_string(dir.join("captures/zmlocalconfig.txt")).unwrap();
     assert!(capture.contains("FAKE-SECRET-DO-NOT-PRINT"));
-    let policies = PolicySet::builtin().unwrap();
-    let h = Host::snapshot(&dir).unwrap();
+    let policies = audit::builtin();
+    let h = audit::host(&dir);
     let report = engine::audit(&policies, &[h]);
     for format in [
         Format::Text,
@@ -150,7 +144,7 @@ fn storage_host_without_directories_is_judged_from_fstab_and_mountinfo() {
     // such directories (nor any Zimbra file) are in the snapshot.
     let dir = Path::new(HOSTS).join("zimbra-storage-nodirs");
     assert!(!dir.join("opt").exists());
-    let r = audit(&dir);
+    let r = audit::report(&audit::builtin(), &dir);
     expect(
         &r,
         "storage.",
@@ -230,7 +224,7 @@ fn zimbra_is_present_from_its_my_cnf_alone_and_unknowns_name_localconfig() {
             "[mysqld]\ndatadir = /opt/zimbra/db/data\ninnodb_buffer_pool_size = 2147483648\n",
         ),
     ]);
-    let r = audit(d.path());
+    let r = audit::report(&audit::builtin(), d.path());
     assert_eq!(
         finding(&r, "zimbra.buffer-pool-cap").status,
         Status::Pass,
@@ -257,7 +251,7 @@ fn a_du_line_shows_a_zimbra_host_and_its_database() {
         ),
         ("captures/du.txt", "10093173555\t/opt/zimbra/db/data\n"),
     ]);
-    let r = audit(d.path());
+    let r = audit::report(&audit::builtin(), d.path());
     let f = finding(&r, "storage.noatime-zimbra-db");
     assert_eq!(f.status, Status::Fail, "{}", f.explanation);
     assert_eq!(
@@ -280,7 +274,7 @@ fn hosts_without_zimbra_or_mysql_skip_their_rules_saying_what_was_looked_for() {
             "41 1 9:0 / / rw,relatime shared:1 - ext4 /dev/md0 rw\n",
         ),
     ]);
-    let r = audit(d.path());
+    let r = audit::report(&audit::builtin(), d.path());
     for f in r
         .findings
         .iter()
@@ -316,7 +310,7 @@ fn a_mysql_host_without_datadir_in_its_option_files_is_judged_on_the_default() {
             "41 1 9:0 / / rw,relatime shared:1 - ext4 /dev/md0 rw\n42 41 9:1 / /var/lib/mysql rw,noatime shared:2 - ext4 /dev/md1 rw\n",
         ),
     ]);
-    let r = audit(d.path());
+    let r = audit::report(&audit::builtin(), d.path());
     let f = finding(&r, "storage.noatime-mysql");
     assert_eq!(f.status, Status::Pass, "{}", f.explanation);
     // the item first (storage.yaml is one rule over `data_dirs`), then the mount read

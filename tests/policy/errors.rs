@@ -1,11 +1,12 @@
 //! Policy loading errors are for people: file, line, column, the rule, a caret
 //! under the offending text, and a suggestion for typos. Snapshotted.
 
+use crate::common::audit;
 use crate::common::cli::says;
 use driftaudit::unstable::policy::{Code, ParamError, PolicyProblem, PolicySet};
 
 fn load_err(text: &str) -> String {
-    let mut set = PolicySet::builtin().unwrap();
+    let mut set = audit::builtin();
     match set.add_str("my-policy.yaml", text) {
         Ok(()) => panic!("policy should not load:\n{text}"),
         Err(e) => e.to_string(),
@@ -13,7 +14,7 @@ fn load_err(text: &str) -> String {
 }
 
 fn load_problems(text: &str) -> Vec<PolicyProblem> {
-    let mut set = PolicySet::builtin().unwrap();
+    let mut set = audit::builtin();
     match set.add_str("my-policy.yaml", text) {
         Ok(()) => panic!("policy should not load:\n{text}"),
         Err(e) => e.problems().to_vec(),
@@ -114,7 +115,7 @@ fn params_can_be_overridden_and_typos_are_caught() {
 
 #[test]
 fn builtin_policies_load_and_every_rule_is_complete() {
-    let set = PolicySet::builtin().unwrap();
+    let set = audit::builtin();
     assert!(!set.rules().is_empty());
     for r in set.rules() {
         assert!(
@@ -332,7 +333,7 @@ fn a_policy_dir_with_three_broken_files_reports_all_three() {
 
 #[test]
 fn duplicates_across_files_underline_the_id() {
-    let mut set = PolicySet::builtin().unwrap();
+    let mut set = audit::builtin();
     let p = match set.add_str(
         "my-policy.yaml",
         "policy: linux-network\ntitle: t\nrules:\n  - id: linux.tcp-tw-recycle\n    title: t\n    severity: low\n    assert: \"true\"\n    why: w\n    fix: f\n",
@@ -385,7 +386,7 @@ fn a_tag_that_is_not_a_lowercase_word_or_is_given_twice_is_pointed_at() {
         "{text:?}"
     );
     // a well-formed list loads, in the order written
-    let mut set = PolicySet::builtin().unwrap();
+    let mut set = audit::builtin();
     set.add_str(
         "ok.yaml",
         &rule("    tags: [stig, cis-l1-server]\n    assert: \"true\"\n"),

@@ -10,20 +10,9 @@ use std::path::Path;
 
 use serde_json::Value as Json;
 
+use crate::common::audit;
 use crate::common::cli::says;
 use crate::common::cli::{json, run};
-
-/// A snapshot directory of the given files (paths relative to its root).
-fn snapshot(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let mut all = vec![(
-        "snapshot.json",
-        r#"{"schema": "driftaudit.snapshot/1", "host": "t1", "driftaudit": "0.1.0", "captured_at": "2026-12-01T09:00:00Z", "unreadable": []}"#,
-    )];
-    all.extend_from_slice(files);
-    crate::common::tree::write_files(dir.path(), &all);
-    dir
-}
 
 fn policy_file(dir: &Path, yaml: &str) -> String {
     let p = dir.join("p.yaml");
@@ -51,7 +40,7 @@ fn check(snap: &Path, policy: &str, extra: &[&str]) -> Json {
 /// A snapshot of `files` checked against the policy `yaml` alone: the
 /// snapshot, the policy file's path and the JSON report.
 fn checked(files: &[(&str, &str)], yaml: &str) -> (tempfile::TempDir, String, Json) {
-    let snap = snapshot(files);
+    let snap = audit::stamped("t1", files);
     let pol = policy_file(snap.path(), yaml);
     let r = check(snap.path(), &pol, &[]);
     (snap, pol, r)
@@ -272,10 +261,13 @@ fn two_items_of_one_rule_on_one_host_stay_apart_in_json_and_junit() {
 
 #[test]
 fn an_overlay_replaces_a_list_and_set_on_a_list_is_a_usage_error() {
-    let snap = snapshot(&[(
-        "captures/sysctl-a.txt",
-        "net.ipv4.conf.data.rp_filter = 0\nnet.ipv4.conf.logs.rp_filter = 2\n",
-    )]);
+    let snap = audit::stamped(
+        "t1",
+        &[(
+            "captures/sysctl-a.txt",
+            "net.ipv4.conf.data.rp_filter = 0\nnet.ipv4.conf.logs.rp_filter = 2\n",
+        )],
+    );
     let pol = policy_file(snap.path(), LIST_POLICY);
     let (code, _, err) = run(&[
         "check",
@@ -306,7 +298,7 @@ fn records_with_a_where_filter_bind_each_record() {
     let mountinfo = "1 0 8:1 / / rw,relatime - ext4 /dev/sda1 rw\n\
                      2 1 8:2 / /data rw,noatime - ext4 /dev/sda2 rw\n\
                      3 1 0:5 / /tmp rw - tmpfs tmpfs rw\n";
-    let snap = snapshot(&[("proc/self/mountinfo", mountinfo)]);
+    let snap = audit::stamped("t1", &[("proc/self/mountinfo", mountinfo)]);
     let pol = policy_file(
         snap.path(),
         r#"policy: t
@@ -359,7 +351,7 @@ fn a_list_longer_than_the_cap_is_an_error_not_ten_thousand_findings() {
 #[test]
 fn for_each_problems_are_load_errors_with_their_place() {
     let bad = |rule: &str| {
-        let snap = snapshot(&[("etc/hostname", "t1\n")]);
+        let snap = audit::stamped("t1", &[("etc/hostname", "t1\n")]);
         let yaml = format!(
             "policy: t\ntitle: t\nparams:\n  one: 3\n  dirs: [{{id: a}}]\nrules:\n  - id: t.x\n    title: t\n    severity: low\n{rule}    why: w\n    fix: f\n"
         );
@@ -476,7 +468,7 @@ fn an_existing_waiver_file_with_old_storage_ids_still_waives() {
 }
 
 fn rp_filter(sysctl: &str) -> Vec<(String, String, String)> {
-    let snap = snapshot(&[("captures/sysctl-a.txt", sysctl)]);
+    let snap = audit::stamped("t1", &[("captures/sysctl-a.txt", sysctl)]);
     let (code, out, err) = run(&[
         "check",
         "--snapshot",
@@ -570,7 +562,7 @@ fn the_old_storage_parameters_still_move_the_items() {
 #[test]
 fn an_excepted_item_is_skipped_with_its_reason_in_plain_words_in_every_report() {
     // linux.rp-filter's `except:` leaves out `lo` and `all`, each with why
-    let snap = snapshot(&[(
+    let snap = audit::stamped("t1", &[(
         "captures/sysctl-a.txt",
         "net.ipv4.conf.all.rp_filter = 1\nnet.ipv4.conf.eth0.rp_filter = 0\nnet.ipv4.conf.lo.rp_filter = 0\n",
     )]);
@@ -618,7 +610,7 @@ fn an_excepted_item_is_skipped_with_its_reason_in_plain_words_in_every_report() 
 
 #[test]
 fn an_except_without_a_reason_is_a_load_error() {
-    let snap = snapshot(&[("captures/sysctl-a.txt", SYSCTL)]);
+    let snap = audit::stamped("t1", &[("captures/sysctl-a.txt", SYSCTL)]);
     let pol = policy_file(
         snap.path(),
         &KEYS_POLICY.replace("as: iface }", "as: iface, except: { lo: \"  \" } }"),
@@ -722,11 +714,14 @@ fn check_text_shows_one_rules_findings_over_many_interfaces_under_one_heading() 
 /// `expected` keeps the expression.
 #[test]
 fn expected_in_words_names_the_setting_read_and_computes_the_other_side() {
-    let snap = snapshot(&[(
-        "captures/sysctl-a.txt",
-        "net.core.somaxconn = 128\nvm.swappiness = 60\nnet.ipv4.ip_forward = 1\n\
+    let snap = audit::stamped(
+        "t1",
+        &[(
+            "captures/sysctl-a.txt",
+            "net.core.somaxconn = 128\nvm.swappiness = 60\nnet.ipv4.ip_forward = 1\n\
          net.ipv4.conf.all.rp_filter = 0\nnet.ipv4.conf.eth0.rp_filter = 0\n",
-    )]);
+        )],
+    );
     let pol = policy_file(
         snap.path(),
         r#"policy: t

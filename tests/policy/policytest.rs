@@ -10,8 +10,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use driftaudit::unstable::policytest::{self, Verdict};
-use driftaudit::{PolicySet, Status};
+use driftaudit::Status;
 
+use crate::common::audit;
 use crate::common::cli::says;
 use crate::common::cli::{repo_root as root, run_in};
 
@@ -292,7 +293,7 @@ fn shipped_policy_tests_pass_and_cover_every_rule_both_ways() {
         let stem = policy_path.strip_suffix(".yaml").unwrap_or(policy_path);
         root().join(format!("{stem}.test.yaml")).is_file()
     };
-    let set = PolicySet::builtin().unwrap();
+    let set = audit::builtin();
     for r in set.rules() {
         if !tested(&r.source.path) {
             continue;

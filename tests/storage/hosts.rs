@@ -9,25 +9,19 @@
 use std::collections::BTreeMap;
 use std::fs;
 
+use crate::common::audit;
 use driftaudit::unstable::engine;
-use driftaudit::unstable::host::Host;
 use driftaudit::unstable::policy::PolicySet;
 use driftaudit::unstable::report::{Finding, Status};
 
 const HOSTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/hosts");
 
 fn storage_policies() -> PolicySet {
-    let mut p = PolicySet::builtin().expect("built-in policies load");
-    p.filter(&["storage.*".to_string()], &[]).unwrap();
-    p
-}
-
-fn audit(host: &Host) -> Vec<Finding> {
-    engine::audit_host(&storage_policies(), host).findings
+    audit::only(&["storage.*"])
 }
 
 fn audit_named(name: &str) -> Vec<Finding> {
-    audit(&Host::snapshot(format!("{HOSTS}/{name}")).unwrap())
+    audit::findings(&storage_policies(), format!("{HOSTS}/{name}"))
 }
 
 /// The id a finding answers to: a `for_each` item's alias (the id each
@@ -183,7 +177,7 @@ fn tightened_params_make_the_after_volume_fail_with_its_own_numbers() {
     p.set_param("storage.max_reserved_pct=1").unwrap();
     p.set_param("storage.max_index_bytes_per_inode=8192")
         .unwrap();
-    let h = Host::snapshot(format!("{HOSTS}/zimbra-storage-after")).unwrap();
+    let h = audit::host(format!("{HOSTS}/zimbra-storage-after"));
     let f = engine::audit_host(&p, &h).findings;
     let reserved = finding(&f, "storage.reserved-blocks-zimbra-db");
     assert_eq!(reserved.status, Status::Fail);
@@ -254,22 +248,11 @@ fn fstab_edited_but_not_remounted_fails_drift_naming_both_option_sets() {
     assert_eq!(got["storage.dir-index-mysql"], Status::Pass);
 }
 
-fn snapshot(files: &[(&str, &str)]) -> (tempfile::TempDir, Host) {
-    let dir = tempfile::tempdir().unwrap();
-    for (p, c) in files {
-        let p = dir.path().join(p.trim_start_matches('/'));
-        fs::create_dir_all(p.parent().unwrap()).unwrap();
-        fs::write(p, c).unwrap();
-    }
-    let host = Host::snapshot(dir.path()).unwrap();
-    (dir, host)
-}
-
 #[test]
 fn an_unmounted_fstab_entry_is_judged_on_its_options_and_says_so() {
     // The database volume is listed (noauto, relatime) but not mounted: the
     // live rule judges / (where the data now goes), the fstab rule the line.
-    let (_d, h) = snapshot(&[
+    let dir = audit::snapshot(&[
         ("/opt/zimbra/db/data/.keep", ""),
         (
             "/etc/fstab",
@@ -280,7 +263,8 @@ fn an_unmounted_fstab_entry_is_judged_on_its_options_and_says_so() {
             "20 1 8:1 / / rw,noatime - ext4 /dev/sda1 rw\n",
         ),
     ]);
-    let f = audit(&h);
+    let h = audit::host(dir.path());
+    let f = audit::report_of(&storage_policies(), &h).findings;
     let fstab = finding(&f, "storage.noatime-zimbra-db-fstab");
     assert_eq!(fstab.status, Status::Fail);
     assert_names(
@@ -301,7 +285,7 @@ fn an_unmounted_fstab_entry_is_judged_on_its_options_and_says_so() {
 
 #[test]
 fn a_data_directory_below_a_mount_point_is_judged_on_that_mount() {
-    let (_d, h) = snapshot(&[
+    let dir = audit::snapshot(&[
         ("/etc/my.cnf", "[mysqld]\ndatadir = /srv/db/mysql/\n"),
         ("/srv/db/mysql/ibdata1", ""),
         (
@@ -315,7 +299,8 @@ fn a_data_directory_below_a_mount_point_is_judged_on_that_mount() {
         ("/sys/block/sdb/queue/rotational", "1\n"),
         ("/sys/block/sdb/sdb1/partition", "1\n"),
     ]);
-    let f = audit(&h);
+    let h = audit::host(dir.path());
+    let f = audit::report_of(&storage_policies(), &h).findings;
     let live = finding(&f, "storage.noatime-mysql");
     assert_eq!(live.status, Status::Fail);
     assert_names(
@@ -338,13 +323,14 @@ fn a_data_directory_below_a_mount_point_is_judged_on_that_mount() {
 #[test]
 fn hosts_without_mount_data_are_unknown_not_passed() {
     // A Zimbra snapshot without fstab, mount table, sys/block or tune2fs captures.
-    let (_dir, host) = snapshot(&[
+    let dir = audit::snapshot(&[
         ("opt/zimbra/conf/localconfig.xml", "<localconfig/>\n"),
         ("opt/zimbra/db/data/.keep", ""),
         ("opt/zimbra/index/.keep", ""),
         ("etc/hostname", "mail\n"),
     ]);
-    let f = audit(&host);
+    let host = audit::host(dir.path());
+    let f = audit::report_of(&storage_policies(), &host).findings;
     let got = statuses(&f);
     assert_eq!(got["storage.noatime-zimbra-db"], Status::Unknown);
     assert_eq!(got["storage.db-on-rotational"], Status::Unknown);
@@ -387,7 +373,7 @@ fn bind_mount_inherits_noatime_from_its_source() {
     let changed = text.replace("bind,noatime", "bind");
     assert_ne!(text, changed);
     fs::write(&fstab, changed).unwrap();
-    let f = audit(&Host::snapshot(dir.path()).unwrap());
+    let f = audit::report_of(&storage_policies(), &audit::host(dir.path())).findings;
     let s = statuses(&f);
     assert_eq!(
         s["storage.noatime-zimbra-index-fstab"],
@@ -414,7 +400,7 @@ fn first_of_two_fstab_lines_for_a_mount_point_is_judged() {
     );
     assert_ne!(text, changed);
     fs::write(&fstab, changed).unwrap();
-    let f = audit(&Host::snapshot(dir.path()).unwrap());
+    let f = audit::report_of(&storage_policies(), &audit::host(dir.path())).findings;
     let db = finding(&f, "storage.noatime-zimbra-db-fstab");
     assert_eq!(db.status, Status::Fail, "{db:#?}");
     assert_names(&db.explanation, &["relatime"]);
@@ -448,7 +434,7 @@ fn unknown_option_is_compared_as_text_and_the_finding_says_so() {
         fs::create_dir_all(path.parent().unwrap()).unwrap();
         fs::write(path, c).unwrap();
     }
-    let f = audit(&Host::snapshot(dir.path()).unwrap());
+    let f = audit::report_of(&storage_policies(), &audit::host(dir.path())).findings;
     let drift = crate::common::of_rule(&f, "storage.fstab-live-drift");
     assert_eq!(drift.len(), 1, "{drift:#?}");
     assert_eq!(drift[0].status, Status::Fail);

@@ -12,6 +12,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
 
+use crate::common::audit;
 use driftaudit::unstable::facts::{self, Entry};
 use driftaudit::unstable::host::Host;
 use driftaudit::unstable::value::Value;
@@ -38,7 +39,7 @@ fn write_snapshot(root: &Path, files: &[(&str, &str)]) -> Host {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, c).unwrap();
     }
-    Host::snapshot(root).unwrap()
+    audit::host(root)
 }
 
 fn record(f: &facts::Facts, ns: &str, key: &str) -> std::collections::BTreeMap<String, Value> {
@@ -283,7 +284,7 @@ fn disk_by_links_resolve_like_tags_and_a_shared_uuid_is_a_finding() {
 /// rule compares only the mounted line, and a `noauto` line is not judged.
 #[test]
 fn nofail_lines_that_did_not_mount_are_said_as_such_not_as_drift() {
-    use driftaudit::unstable::{engine, policy::PolicySet, report::Status};
+    use driftaudit::unstable::{engine, report::Status};
     if !can_mount() {
         return;
     }
@@ -319,7 +320,7 @@ fn nofail_lines_that_did_not_mount_are_said_as_such_not_as_drift() {
     assert_eq!(state("net"), "configured with _netdev, not mounted now");
     assert!(state("later").starts_with("not mounted now (noauto"));
 
-    let mut p = PolicySet::builtin().unwrap();
+    let mut p = audit::builtin();
     p.filter(
         &[
             "storage.fstab-not-mounted".to_string(),
@@ -436,7 +437,7 @@ fn unit_names_unescape_as_systemd_escape_does() {
 /// /usr/lib tmp.mount is read like any other unit.
 #[test]
 fn mount_units_are_read_with_drop_ins_as_systemd_loads_them() {
-    use driftaudit::unstable::{policy::PolicySet, report::Status};
+    use driftaudit::unstable::report::Status;
     let Some(analyze) = common::tool("systemd-analyze", "systemd") else {
         return;
     };
@@ -534,12 +535,8 @@ fn mount_units_are_read_with_drop_ins_as_systemd_loads_them() {
 
     // `fix` edits /etc/fstab lines only: a unit's Options= line is not an
     // fstab line, so the drift is not fixable by a patch and says why
-    let plan = driftaudit::unstable::fix::plan(
-        &PolicySet::builtin().unwrap(),
-        Some(&snap),
-        &Default::default(),
-    )
-    .unwrap();
+    let plan = driftaudit::unstable::fix::plan(&audit::builtin(), Some(&snap), &Default::default())
+        .unwrap();
     assert!(!plan.patch.contains("srv-data.mount"), "{}", plan.patch);
     let why: Vec<String> = plan.unfixable.iter().map(|u| format!("{u:?}")).collect();
     assert!(
@@ -589,7 +586,7 @@ fn a_snapshot_keeps_the_hosts_mount_units() {
         std::fs::read(&copy).unwrap_or_else(|e| panic!("{}: {e}", copy.display())),
         std::fs::read(unit).unwrap()
     );
-    let host = Host::snapshot(&snap).unwrap();
+    let host = audit::host(&snap);
     let live = facts::gather(&Host::live(), &Default::default());
     let from_snap = facts::gather(&host, &Default::default());
     let units_of = |f: &facts::Facts| -> BTreeSet<String> {
@@ -688,7 +685,7 @@ fn small_1k_block_filesystems_say_which_inode_ratios_give_their_layout() {
 /// `rotational`"). Memory (tmpfs) spins nothing.
 #[test]
 fn rotational_that_the_host_data_cannot_tell_is_unknown_with_what_decides_it() {
-    use driftaudit::unstable::{engine, policy::PolicySet, report::Status};
+    use driftaudit::unstable::{engine, report::Status};
     let cases = [
         ("22 20 0:50 / /var/lib/mysql rw,noatime - zfs tank/mysql rw,xattr", Status::Unknown, "zpool status tank"),
         ("22 20 0:51 / /var/lib/mysql rw,noatime - nfs4 nas:/export/db rw,vers=4.2", Status::Unknown, "network filesystem"),
@@ -707,9 +704,7 @@ fn rotational_that_the_host_data_cannot_tell_is_unknown_with_what_decides_it() {
                 ("proc/self/mountinfo", &mountinfo),
             ],
         );
-        let mut p = PolicySet::builtin().unwrap();
-        p.filter(&["storage.mysql-on-rotational".to_string()], &[])
-            .unwrap();
+        let p = audit::only(&["storage.mysql-on-rotational"]);
         let report = engine::audit_host(&p, &host);
         let f = report
             .findings
@@ -757,7 +752,7 @@ fn hostile_mount_unit_directories_are_bounded() {
         b"\xff\xfe[Mount]\x00What=\x01\n\\\n",
     )
     .unwrap();
-    let host = Host::snapshot(root).unwrap();
+    let host = audit::host(root);
     let started = std::time::Instant::now();
     let f = facts::gather(&host, &Default::default());
     let units = f.namespaces["fstab"]
@@ -774,7 +769,7 @@ fn hostile_mount_unit_directories_are_bounded() {
     std::fs::create_dir_all(&etc2).unwrap();
     std::fs::write(dir2.path().join("etc/fstab"), "").unwrap();
     std::fs::copy(etc.join("srv-a.mount"), etc2.join("srv-a.mount")).unwrap();
-    let f = facts::gather(&Host::snapshot(dir2.path()).unwrap(), &Default::default());
+    let f = facts::gather(&audit::host(dir2.path()), &Default::default());
     let r = record(&f, "fstab", "/srv/a");
     assert_eq!(r["options"], Value::List(vec![]), "a cut value is no value");
     assert!(
@@ -793,7 +788,7 @@ fn hostile_mount_unit_directories_are_bounded() {
 /// stays as before.
 #[test]
 fn a_host_without_fstab_is_judged_from_its_mount_units() {
-    use driftaudit::unstable::{engine, policy::PolicySet, report::Status};
+    use driftaudit::unstable::{engine, report::Status};
     let dir = tempfile::tempdir().unwrap();
     let host = write_snapshot(
         dir.path(),
@@ -810,9 +805,7 @@ fn a_host_without_fstab_is_judged_from_its_mount_units() {
             ),
         ],
     );
-    let mut p = PolicySet::builtin().unwrap();
-    p.filter(&["storage.noatime-mysql-fstab".to_string()], &[])
-        .unwrap();
+    let p = audit::only(&["storage.noatime-mysql-fstab"]);
     let report = engine::audit_host(&p, &host);
     let f = report
         .findings

@@ -12,6 +12,7 @@ use driftaudit::unstable::parse::fstab;
 use driftaudit::unstable::parse::mountinfo;
 
 use crate::common;
+use crate::common::audit;
 use crate::common::mountns;
 
 /// The files of one corpus directory, or `None` (skipped) without the corpus.
@@ -401,9 +402,7 @@ fn bytes_per_inode_reproduces_mke2fs_for_any_ratio() {
 /// count; the range X..Y gives this layout)" with the range from the layout.
 #[test]
 fn approximate_bytes_per_inode_is_said_in_the_record_and_the_finding() {
-    use driftaudit::unstable::{
-        engine, host::Host, policy::PolicySet, report::Status, value::Value,
-    };
+    use driftaudit::unstable::{engine, policy::PolicySet, report::Status, value::Value};
     let Some(([mkfs, dumpe2fs], dir)) = ext4_workspace() else {
         return;
     };
@@ -440,7 +439,7 @@ fn approximate_bytes_per_inode_is_said_in_the_record_and_the_finding() {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, c).unwrap();
         }
-        let host = Host::snapshot(&snap).unwrap();
+        let host = audit::host(&snap);
         let facts = driftaudit::unstable::facts::gather(&host, &Default::default());
         let Some(driftaudit::unstable::facts::Entry::Set(s)) =
             facts.namespaces["ext4"].get("/srv/index")
@@ -575,10 +574,8 @@ pub(crate) use crate::common::cli::says;
 pub(crate) fn fstab_drift(
     host: &driftaudit::unstable::host::Host,
 ) -> Vec<driftaudit::unstable::report::Finding> {
-    use driftaudit::unstable::{engine, policy::PolicySet};
-    let mut p = PolicySet::builtin().unwrap();
-    p.filter(&["storage.fstab-live-drift".to_string()], &[])
-        .unwrap();
+    use driftaudit::unstable::engine;
+    let p = audit::only(&["storage.fstab-live-drift"]);
     let report = engine::audit_host(&p, host);
     report
         .findings
@@ -828,7 +825,7 @@ fn canonical_mount_options_equal_the_kernels_for_each_option() {
 /// fstab, /proc/meminfo and the tune2fs listing (found by UUID, not by name).
 #[test]
 fn fstab_live_drift_is_silent_on_real_mounts_made_from_that_fstab() {
-    use driftaudit::unstable::{host::Host, report::Status};
+    use driftaudit::unstable::report::Status;
     if !can_mount() {
         return;
     }
@@ -877,7 +874,7 @@ fn fstab_live_drift_is_silent_on_real_mounts_made_from_that_fstab() {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, c).unwrap();
     }
-    let host = Host::snapshot(&snap).unwrap();
+    let host = audit::host(&snap);
     let drift = fstab_drift(&host);
     crate::common::all_are(&drift, Status::Pass);
     assert!(
@@ -1149,7 +1146,7 @@ fn xfs_canonical_mount_options_equal_the_kernels_for_each_option() {
 /// fstab finding instead of calling it drift.
 #[test]
 fn xfs_fstab_live_drift_is_silent_on_real_mounts_and_names_refused_lines() {
-    use driftaudit::unstable::{engine, host::Host, policy::PolicySet, report::Status};
+    use driftaudit::unstable::{engine, report::Status};
     if !can_mount_xfs() {
         return;
     }
@@ -1213,10 +1210,8 @@ fn xfs_fstab_live_drift_is_silent_on_real_mounts_and_names_refused_lines() {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, c).unwrap();
         }
-        let host = Host::snapshot(&snap).unwrap();
-        let mut p = PolicySet::builtin().unwrap();
-        p.filter(&["storage.fstab-live-drift".to_string()], &[])
-            .unwrap();
+        let host = audit::host(&snap);
+        let p = audit::only(&["storage.fstab-live-drift"]);
         engine::audit_host(&p, &host).findings
     };
     let findings = audit(&before, "snap-before");
@@ -1399,7 +1394,7 @@ fn btrfs_canonical_mount_options_equal_the_kernels_for_each_option() {
 /// another compression.
 #[test]
 fn btrfs_fstab_live_drift_is_silent_on_a_real_mount_and_fires_on_a_difference() {
-    use driftaudit::unstable::{host::Host, report::Status};
+    use driftaudit::unstable::report::Status;
     if !can_mount() {
         return;
     }
@@ -1432,7 +1427,7 @@ fn btrfs_fstab_live_drift_is_silent_on_a_real_mount_and_fires_on_a_difference() 
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, c).unwrap();
         }
-        fstab_drift(&Host::snapshot(&snap).unwrap())
+        fstab_drift(&audit::host(&snap))
     };
     let drift = audit(&before, "snap-before");
     assert!(

@@ -22,7 +22,6 @@ use driftaudit::unstable::engine;
 use driftaudit::unstable::facts::Entry;
 use driftaudit::unstable::host::Host;
 use driftaudit::unstable::parse::sysctl::swap_dot_slash;
-use driftaudit::unstable::policy::PolicySet;
 
 use crate::common;
 use crate::common::cli::says;
@@ -45,6 +44,7 @@ struct Layout {
     keys: &'static [&'static str],
 }
 
+use crate::common::audit;
 use Node::*;
 
 const IFACES: &[&str] = &[
@@ -346,8 +346,8 @@ fn materialise(root: &Path, l: &Layout) {
 
 /// Our prediction: (systemd boot value, procps value) per key, `None` = not set.
 fn predicted(root: &Path, keys: &[&str]) -> Vec<(String, Option<String>, Option<String>)> {
-    let set = PolicySet::builtin().unwrap();
-    let f = engine::gather(&set, &Host::snapshot(root).unwrap());
+    let set = audit::builtin();
+    let f = engine::gather(&set, &audit::host(root));
     let get = |ns: &str, k: &str| match f.namespaces[ns].get(k) {
         Some(Entry::Set(s)) => Some(s.raw.clone()),
         _ => None,
@@ -496,9 +496,8 @@ fn file_order_matches_systemd_analyze_cat_config_on_the_snapshot_root() {
                 theirs.push(f.clone());
             }
         }
-        let ours = driftaudit::unstable::facts::sysctl::systemd_conf_entries(
-            &Host::snapshot(d.path()).unwrap(),
-        );
+        let ours =
+            driftaudit::unstable::facts::sysctl::systemd_conf_entries(&audit::host(d.path()));
         if out.status.success() {
             assert_eq!(ours, theirs, "{}: file list differs", l.name);
         } else {
@@ -529,7 +528,7 @@ fn file_order_matches_systemd_analyze_cat_config_on_the_snapshot_root() {
 #[test]
 fn live_host_mask_and_dangling_link_in_a_namespace() {
     if std::env::var("DRIFTAUDIT_SYSCTL_NS_CHILD").is_ok() {
-        let set = PolicySet::builtin().unwrap();
+        let set = audit::builtin();
         let f = engine::gather(&set, &Host::live());
         let boot = &f.namespaces["sysctl_boot"];
         let mut out = String::new();

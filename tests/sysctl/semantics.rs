@@ -9,31 +9,18 @@ use std::path::Path;
 
 use driftaudit::unstable::engine;
 use driftaudit::unstable::facts::Entry;
-use driftaudit::unstable::host::Host;
-use driftaudit::unstable::policy::PolicySet;
 use driftaudit::unstable::report::Status;
 
 use crate::common;
 use crate::common::cli::says;
-
-fn write(root: &Path, path: &str, text: &str) {
-    let p = root.join(path.trim_start_matches('/'));
-    fs::create_dir_all(p.parent().unwrap()).unwrap();
-    fs::write(p, text).unwrap();
-}
+use crate::common::{audit, tree};
 
 fn live(root: &Path, key: &str, value: &str) {
     let path = format!(
         "/proc/sys/{}",
         driftaudit::unstable::parse::sysctl::swap_dot_slash(key)
     );
-    write(root, &path, &format!("{value}\n"));
-}
-
-fn audit(root: &Path, policy: &str) -> driftaudit::unstable::report::HostReport {
-    let mut set = PolicySet::new();
-    set.add_str("test.yaml", policy).unwrap();
-    engine::audit_host(&set, &Host::snapshot(root).unwrap())
+    tree::file(root, &path, &format!("{value}\n"));
 }
 
 const DRIFT: &str = "policy: t\ntitle: t\nrules:\n  - id: t.drift\n    title: t\n    severity: medium\n    drift: {configured: sysctl_boot, running: sysctl}\n    why: \"{setting} is {actual}, configured {expected} at {source}\"\n    fix: f\n";
@@ -41,8 +28,8 @@ const DRIFT: &str = "policy: t\ntitle: t\nrules:\n  - id: t.drift\n    title: t\
 /// `VALUE@SOURCE:LINE` of `key` in namespace `ns` (`sysctl_boot`: what
 /// systemd-sysctl sets at boot; `sysctl_procps`: what `sysctl --system` does).
 fn value_in(root: &Path, ns: &str, key: &str) -> Option<String> {
-    let set = PolicySet::builtin().unwrap();
-    let f = engine::gather(&set, &Host::snapshot(root).unwrap());
+    let set = audit::builtin();
+    let f = engine::gather(&set, &audit::host(root));
     match f.namespaces[ns].get(key)? {
         Entry::Set(s) => Some(format!("{}@{}", s.raw, s.evidence[0])),
         _ => None,
@@ -73,11 +60,11 @@ fn assert_procps(root: &Path, key: &str, want: &str) {
 fn vendor_file_overridden_by_same_name_in_etc_is_not_read() {
     let d = tempfile::tempdir().unwrap();
     let h = d.path();
-    write(h, "/usr/lib/sysctl.d/50-x.conf", "vm.swappiness = 60\n");
-    write(h, "/etc/sysctl.d/50-x.conf", "vm.swappiness = 10\n");
+    tree::file(h, "/usr/lib/sysctl.d/50-x.conf", "vm.swappiness = 60\n");
+    tree::file(h, "/etc/sysctl.d/50-x.conf", "vm.swappiness = 10\n");
     live(h, "vm.swappiness", "10");
     assert_boot(h, "vm.swappiness", "10@/etc/sysctl.d/50-x.conf:1");
-    let r = audit(h, DRIFT);
+    let r = audit::report(&audit::policy(DRIFT), h);
     assert!(
         r.findings.iter().all(|f| f.status != Status::Fail),
         "{:#?}",
@@ -89,8 +76,8 @@ fn vendor_file_overridden_by_same_name_in_etc_is_not_read() {
 fn later_basename_wins_regardless_of_directory() {
     let d = tempfile::tempdir().unwrap();
     let h = d.path();
-    write(h, "/etc/sysctl.d/10-a.conf", "vm.swappiness = 10\n");
-    write(h, "/usr/lib/sysctl.d/90-b.conf", "vm.swappiness = 90\n");
+    tree::file(h, "/etc/sysctl.d/10-a.conf", "vm.swappiness = 10\n");
+    tree::file(h, "/usr/lib/sysctl.d/90-b.conf", "vm.swappiness = 90\n");
     assert_boot(h, "vm.swappiness", "90@/usr/lib/sysctl.d/90-b.conf:1");
 }
 
@@ -98,17 +85,17 @@ fn later_basename_wins_regardless_of_directory() {
 fn sysctl_conf_counts_only_through_the_99_link_and_procps_differs() {
     let d = tempfile::tempdir().unwrap();
     let h = d.path();
-    write(h, "/etc/sysctl.conf", "vm.swappiness = 5\n");
+    tree::file(h, "/etc/sysctl.conf", "vm.swappiness = 5\n");
     symlink("../sysctl.conf", h.join("etc/sysctl.d/99-sysctl.conf")).ok();
     fs::create_dir_all(h.join("etc/sysctl.d")).unwrap();
     let _ = symlink("../sysctl.conf", h.join("etc/sysctl.d/99-sysctl.conf"));
-    write(h, "/etc/sysctl.d/zz-local.conf", "vm.swappiness = 30\n");
+    tree::file(h, "/etc/sysctl.d/zz-local.conf", "vm.swappiness = 30\n");
     live(h, "vm.swappiness", "30");
     // systemd: zz-local.conf sorts after 99-sysctl.conf and wins
     assert_boot(h, "vm.swappiness", "30@/etc/sysctl.d/zz-local.conf:1");
     // procps applies /etc/sysctl.conf last: the built-in rule says they disagree
-    let set = PolicySet::builtin().unwrap();
-    let r = engine::audit_host(&set, &Host::snapshot(h).unwrap());
+    let set = audit::builtin();
+    let r = audit::report(&set, h);
     let f = r
         .findings
         .iter()
@@ -123,7 +110,7 @@ fn sysctl_conf_counts_only_through_the_99_link_and_procps_differs() {
 fn without_the_link_sysctl_conf_is_not_read_by_systemd() {
     let d = tempfile::tempdir().unwrap();
     let h = d.path();
-    write(h, "/etc/sysctl.conf", "vm.swappiness = 5\n");
+    tree::file(h, "/etc/sysctl.conf", "vm.swappiness = 5\n");
     assert_eq!(boot_value(h, "vm.swappiness"), None);
 }
 
@@ -131,7 +118,7 @@ fn without_the_link_sysctl_conf_is_not_read_by_systemd() {
 fn masked_vendor_file_is_ignored() {
     let d = tempfile::tempdir().unwrap();
     let h = d.path();
-    write(h, "/usr/lib/sysctl.d/60-v.conf", "vm.swappiness = 60\n");
+    tree::file(h, "/usr/lib/sysctl.d/60-v.conf", "vm.swappiness = 60\n");
     fs::create_dir_all(h.join("etc/sysctl.d")).unwrap();
     symlink("/dev/null", h.join("etc/sysctl.d/60-v.conf")).unwrap();
     assert_eq!(boot_value(h, "vm.swappiness"), None);
@@ -143,20 +130,20 @@ fn key_missing_from_running_kernel_skips_instead_of_failing() {
     let h = d.path();
     live(h, "kernel.osrelease", "6.1.0");
     // only a complete source proves a key missing (a partial proc/sys tree is unknown)
-    write(h, "/snapshot.json", r#"{"complete": ["sysctl"]}"#);
+    tree::file(h, "/snapshot.json", r#"{"complete": ["sysctl"]}"#);
     let p = "policy: t\ntitle: t\nrules:\n  - id: t.x\n    title: t\n    severity: high\n    setting: sysctl.net.bridge.bridge-nf-call-iptables\n    expect: {equals: 1}\n    why: w\n    fix: f\n";
-    let r = audit(h, p);
+    let r = audit::report(&audit::policy(p), h);
     assert_eq!(r.findings[0].status, Status::Skip);
     assert!(r.findings[0]
         .explanation
         .contains("running kernel has no such key"));
     // and a persisted line for it is no drift (the stale-line rule judges it)
-    write(
+    tree::file(
         h,
         "/etc/sysctl.d/10.conf",
         "-net.bridge.bridge-nf-call-iptables = 0\n",
     );
-    let r = audit(h, DRIFT);
+    let r = audit::report(&audit::policy(DRIFT), h);
     crate::common::all_are(&r.findings, Status::Pass);
 }
 
@@ -164,13 +151,13 @@ fn key_missing_from_running_kernel_skips_instead_of_failing() {
 fn tab_separated_values_compare_as_tokens() {
     let d = tempfile::tempdir().unwrap();
     let h = d.path();
-    write(
+    tree::file(
         h,
         "/etc/sysctl.d/10.conf",
         "net.ipv4.ip_local_port_range = 1024    65000\n",
     );
     live(h, "net.ipv4.ip_local_port_range", "1024\t65000");
-    let r = audit(h, DRIFT);
+    let r = audit::report(&audit::policy(DRIFT), h);
     assert_eq!(r.findings.len(), 1);
     assert_eq!(r.findings[0].status, Status::Pass);
 }
@@ -186,7 +173,7 @@ fn globs_expand_to_live_keys_except_explicit_and_excluded() {
             "0",
         );
     }
-    write(
+    tree::file(
         h,
         "/etc/sysctl.d/50.conf",
         "net.ipv4.conf.default.rp_filter = 2\nnet.ipv4.conf.*.rp_filter = 2\n-net.ipv4.conf.all.rp_filter\nnet.ipv4.conf.hub0.rp_filter = 1\n",
@@ -223,7 +210,7 @@ fn unreadable_live_key_is_unknown_with_the_reason() {
     let p = h.join("proc/sys/vm/drop_caches");
     fs::set_permissions(&p, fs::Permissions::from_mode(0o200)).unwrap();
     let pol = "policy: t\ntitle: t\nrules:\n  - id: t.x\n    title: t\n    severity: high\n    setting: sysctl.vm.drop_caches\n    expect: {equals: 0}\n    why: w\n    fix: f\n";
-    let r = audit(h, pol);
+    let r = audit::report(&audit::policy(pol), h);
     assert_eq!(r.findings[0].status, Status::Unknown);
     says(&r.findings[0].explanation, "write-only");
 }
@@ -232,13 +219,13 @@ fn unreadable_live_key_is_unknown_with_the_reason() {
 fn capture_is_used_when_proc_sys_is_absent() {
     let d = tempfile::tempdir().unwrap();
     let h = d.path();
-    write(
+    tree::file(
         h,
         "/captures/sysctl-a.txt",
         "kernel.osrelease = 4.9.0-8-amd64\nnet.ipv4.tcp_tw_recycle = 1\nnet.ipv4.ip_local_port_range = 32768\t60999\n",
     );
-    let set = PolicySet::builtin().unwrap();
-    let r = engine::audit_host(&set, &Host::snapshot(h).unwrap());
+    let set = audit::builtin();
+    let r = audit::report(&set, h);
     let f = r
         .findings
         .iter()
@@ -253,9 +240,9 @@ fn capture_is_used_when_proc_sys_is_absent() {
 fn no_live_source_makes_live_rules_unknown_not_pass() {
     let d = tempfile::tempdir().unwrap();
     let h = d.path();
-    write(h, "/etc/hostname", "empty\n");
-    let set = PolicySet::builtin().unwrap();
-    let r = engine::audit_host(&set, &Host::snapshot(h).unwrap());
+    tree::file(h, "/etc/hostname", "empty\n");
+    let set = audit::builtin();
+    let r = audit::report(&set, h);
     let f = r
         .findings
         .iter()
@@ -307,12 +294,12 @@ fn every_sysctl_corpus_file_parses_without_panic() {
 fn rhel7_systemd_reads_sysctl_conf_last() {
     let d = tempfile::tempdir().unwrap();
     let h = d.path();
-    write(h, "/etc/os-release", "ID=\"centos\"\nVERSION_ID=\"7\"\n");
-    write(h, "/etc/sysctl.conf", "vm.swappiness = 5\n");
-    write(h, "/etc/sysctl.d/zz-local.conf", "vm.swappiness = 30\n");
+    tree::file(h, "/etc/os-release", "ID=\"centos\"\nVERSION_ID=\"7\"\n");
+    tree::file(h, "/etc/sysctl.conf", "vm.swappiness = 5\n");
+    tree::file(h, "/etc/sysctl.d/zz-local.conf", "vm.swappiness = 30\n");
     assert_boot(h, "vm.swappiness", "5@/etc/sysctl.conf:1");
     // on Debian the same files give the sysctl.d value
-    write(h, "/etc/os-release", "ID=debian\nVERSION_ID=\"12\"\n");
+    tree::file(h, "/etc/os-release", "ID=debian\nVERSION_ID=\"12\"\n");
     assert_boot(h, "vm.swappiness", "30@/etc/sysctl.d/zz-local.conf:1");
 }
 
@@ -320,8 +307,8 @@ fn rhel7_systemd_reads_sysctl_conf_last() {
 fn ufw_sysctl_conf_is_a_persisted_source_applied_after_boot() {
     let d = tempfile::tempdir().unwrap();
     let h = d.path();
-    write(h, "/etc/sysctl.d/10.conf", "net.ipv4.ip_forward = 0\n");
-    write(h, "/etc/ufw/sysctl.conf", "# ufw\nnet/ipv4/ip_forward=1\n");
+    tree::file(h, "/etc/sysctl.d/10.conf", "net.ipv4.ip_forward = 0\n");
+    tree::file(h, "/etc/ufw/sysctl.conf", "# ufw\nnet/ipv4/ip_forward=1\n");
     assert_boot(h, "net.ipv4.ip_forward", "1@/etc/ufw/sysctl.conf:2");
 }
 
@@ -330,13 +317,13 @@ fn stale_line_on_a_new_kernel_is_reported_with_its_line() {
     let d = tempfile::tempdir().unwrap();
     let h = d.path();
     live(h, "kernel.osrelease", "5.15.0-105-generic");
-    write(
+    tree::file(
         h,
         "/etc/sysctl.d/60-perf.conf",
         "net.ipv4.tcp_tw_reuse = 1\nnet.ipv4.tcp_tw_recycle = 1\n",
     );
-    let set = PolicySet::builtin().unwrap();
-    let r = engine::audit_host(&set, &Host::snapshot(h).unwrap());
+    let set = audit::builtin();
+    let r = audit::report(&set, h);
     let f = r
         .findings
         .iter()
@@ -360,8 +347,8 @@ fn procps_value(root: &Path, key: &str) -> Option<String> {
 }
 
 fn issues_for(root: &Path, path: &str) -> Vec<String> {
-    let set = PolicySet::builtin().unwrap();
-    let f = engine::gather(&set, &Host::snapshot(root).unwrap());
+    let set = audit::builtin();
+    let f = engine::gather(&set, &audit::host(root));
     f.issues
         .iter()
         .filter(|i| i.path == path)
@@ -373,8 +360,8 @@ fn issues_for(root: &Path, path: &str) -> Vec<String> {
 fn dotfile_in_sysctl_d_is_ignored_by_systemd_and_read_by_procps() {
     let d = tempfile::tempdir().unwrap();
     let h = d.path();
-    write(h, "/etc/sysctl.d/.60-hidden.conf", "vm.swappiness = 7\n");
-    write(h, "/etc/sysctl.d/.conf", "vm.overcommit_memory = 1\n");
+    tree::file(h, "/etc/sysctl.d/.60-hidden.conf", "vm.swappiness = 7\n");
+    tree::file(h, "/etc/sysctl.d/.conf", "vm.overcommit_memory = 1\n");
     assert_eq!(boot_value(h, "vm.swappiness"), None);
     assert_eq!(boot_value(h, "vm.overcommit_memory"), None);
     assert_procps(h, "vm.swappiness", "7@/etc/sysctl.d/.60-hidden.conf:1");
@@ -391,7 +378,7 @@ fn dotfile_in_sysctl_d_is_ignored_by_systemd_and_read_by_procps() {
 fn dangling_symlink_in_etc_hides_the_vendor_file_of_the_same_name() {
     let d = tempfile::tempdir().unwrap();
     let h = d.path();
-    write(h, "/usr/lib/sysctl.d/50-v.conf", "vm.swappiness = 60\n");
+    tree::file(h, "/usr/lib/sysctl.d/50-v.conf", "vm.swappiness = 60\n");
     fs::create_dir_all(h.join("etc/sysctl.d")).unwrap();
     symlink("/nonexistent/50-v.conf", h.join("etc/sysctl.d/50-v.conf")).unwrap();
     assert_eq!(boot_value(h, "vm.swappiness"), None);
@@ -399,7 +386,7 @@ fn dangling_symlink_in_etc_hides_the_vendor_file_of_the_same_name() {
     // also in /run, above /usr/lib
     let d = tempfile::tempdir().unwrap();
     let h = d.path();
-    write(h, "/usr/lib/sysctl.d/50-v.conf", "vm.swappiness = 60\n");
+    tree::file(h, "/usr/lib/sysctl.d/50-v.conf", "vm.swappiness = 60\n");
     fs::create_dir_all(h.join("run/sysctl.d")).unwrap();
     fs::create_dir_all(h.join("etc")).unwrap(); // a snapshot has etc/
     symlink("missing.conf", h.join("run/sysctl.d/50-v.conf")).unwrap();
@@ -410,7 +397,7 @@ fn dangling_symlink_in_etc_hides_the_vendor_file_of_the_same_name() {
 fn relative_link_to_dev_null_masks_the_vendor_file() {
     let d = tempfile::tempdir().unwrap();
     let h = d.path();
-    write(h, "/usr/lib/sysctl.d/60-v.conf", "vm.swappiness = 60\n");
+    tree::file(h, "/usr/lib/sysctl.d/60-v.conf", "vm.swappiness = 60\n");
     fs::create_dir_all(h.join("etc/sysctl.d")).unwrap();
     symlink("../../dev/null", h.join("etc/sysctl.d/60-v.conf")).unwrap();
     assert_eq!(boot_value(h, "vm.swappiness"), None);
@@ -445,7 +432,7 @@ fn mask_resolving_to_a_device_is_a_mask_not_an_irregular_file() {
         eprintln!("skipped: cannot create a device node (not root)");
         return;
     }
-    write(h, "/usr/lib/sysctl.d/60-v.conf", "vm.swappiness = 60\n");
+    tree::file(h, "/usr/lib/sysctl.d/60-v.conf", "vm.swappiness = 60\n");
     fs::create_dir_all(h.join("etc/sysctl.d")).unwrap();
     symlink("../../dev/null", h.join("etc/sysctl.d/60-v.conf")).unwrap();
     symlink("/dev/null", h.join("etc/sysctl.d/61-w.conf")).unwrap();
@@ -459,12 +446,12 @@ fn mask_resolving_to_a_device_is_a_mask_not_an_irregular_file() {
 fn exclusion_after_an_explicit_assignment_means_systemd_does_not_set_the_key() {
     let d = tempfile::tempdir().unwrap();
     let h = d.path();
-    write(
+    tree::file(
         h,
         "/usr/lib/sysctl.d/50-v.conf",
         "net.ipv4.conf.all.rp_filter = 1\n",
     );
-    write(
+    tree::file(
         h,
         "/etc/sysctl.d/60-x.conf",
         "-net.ipv4.conf.all.rp_filter\n",
@@ -485,12 +472,12 @@ fn exclusion_after_an_explicit_assignment_means_systemd_does_not_set_the_key() {
     // the other order: the assignment after the exclusion is set
     let d = tempfile::tempdir().unwrap();
     let h = d.path();
-    write(
+    tree::file(
         h,
         "/etc/sysctl.d/50-x.conf",
         "-net.ipv4.conf.all.rp_filter\n",
     );
-    write(
+    tree::file(
         h,
         "/etc/sysctl.d/60-v.conf",
         "net.ipv4.conf.all.rp_filter = 1\n",
@@ -509,17 +496,17 @@ fn glob_repeated_with_the_same_value_keeps_its_place_so_a_later_specific_glob_wi
     for i in ["all", "default", "eth0", "lo"] {
         live(h, &format!("net.ipv4.conf.{i}.rp_filter"), "0");
     }
-    write(
+    tree::file(
         h,
         "/usr/lib/sysctl.d/10-a.conf",
         "net.ipv4.conf.*.rp_filter = 2\n",
     );
-    write(
+    tree::file(
         h,
         "/etc/sysctl.d/20-b.conf",
         "net.ipv4.conf.eth*.rp_filter = 1\n",
     );
-    write(
+    tree::file(
         h,
         "/etc/sysctl.d/30-c.conf",
         "net.ipv4.conf.*.rp_filter = 2\n",
@@ -542,7 +529,7 @@ fn glob_repeated_with_the_same_value_keeps_its_place_so_a_later_specific_glob_wi
         "2@/etc/sysctl.d/30-c.conf:1",
     );
     // a different value moves the glob to the end: it wins under systemd too
-    write(
+    tree::file(
         h,
         "/etc/sysctl.d/30-c.conf",
         "net.ipv4.conf.*.rp_filter = 0\n",
@@ -558,7 +545,7 @@ fn glob_repeated_with_the_same_value_keeps_its_place_so_a_later_specific_glob_wi
 fn dash_blank_key_is_set_by_systemd_and_ignored_by_procps() {
     let d = tempfile::tempdir().unwrap();
     let h = d.path();
-    write(h, "/etc/sysctl.d/50-x.conf", "- vm.swappiness = 10\n");
+    tree::file(h, "/etc/sysctl.d/50-x.conf", "- vm.swappiness = 10\n");
     assert_boot(h, "vm.swappiness", "10@/etc/sysctl.d/50-x.conf:1");
     assert_eq!(procps_value(h, "vm.swappiness"), None);
     let msgs = issues_for(h, "/etc/sysctl.d/50-x.conf");
@@ -573,12 +560,12 @@ fn enable_tuned(root: &Path, profile: &str) {
         wants.join("tuned.service"),
     )
     .unwrap();
-    write(root, "/etc/tuned/active_profile", &format!("{profile}\n"));
+    tree::file(root, "/etc/tuned/active_profile", &format!("{profile}\n"));
 }
 
 fn boot_note(root: &Path, key: &str) -> Option<String> {
-    let set = PolicySet::builtin().unwrap();
-    let f = engine::gather(&set, &Host::snapshot(root).unwrap());
+    let set = audit::builtin();
+    let f = engine::gather(&set, &audit::host(root));
     match f.namespaces["sysctl_boot"].get(key)? {
         Entry::Set(s) => s.note.clone(),
         _ => None,
@@ -592,13 +579,13 @@ fn tuned_profile_beats_a_vendor_file_and_loses_to_an_admin_file_in_etc() {
     let d = tempfile::tempdir().unwrap();
     let h = d.path();
     enable_tuned(h, "throughput-performance");
-    write(h, "/usr/lib/tuned/throughput-performance/tuned.conf", TP);
-    write(
+    tree::file(h, "/usr/lib/tuned/throughput-performance/tuned.conf", TP);
+    tree::file(
         h,
         "/usr/lib/sysctl.d/50-vendor.conf",
         "vm.swappiness = 60\nvm.dirty_ratio = 20\n",
     );
-    write(h, "/etc/sysctl.d/60-admin.conf", "vm.dirty_ratio = 30\n");
+    tree::file(h, "/etc/sysctl.d/60-admin.conf", "vm.dirty_ratio = 30\n");
     live(h, "vm.swappiness", "10");
     live(h, "vm.dirty_ratio", "30");
     assert_boot(
@@ -616,7 +603,7 @@ fn tuned_profile_beats_a_vendor_file_and_loses_to_an_admin_file_in_etc() {
         "5000000@/usr/lib/tuned/throughput-performance/tuned.conf:11",
     );
     // and the drift rule sees no drift: the live values are tuned's
-    let r = audit(h, DRIFT);
+    let r = audit::report(&audit::policy(DRIFT), h);
     assert!(
         r.findings.iter().all(|f| f.status != Status::Fail),
         "{:#?}",
@@ -629,18 +616,18 @@ fn tuned_profile_in_etc_overrides_usr_lib_with_include_chain_and_variables() {
     let d = tempfile::tempdir().unwrap();
     let h = d.path();
     enable_tuned(h, "custom");
-    write(h, "/usr/lib/tuned/throughput-performance/tuned.conf", TP);
-    write(
+    tree::file(h, "/usr/lib/tuned/throughput-performance/tuned.conf", TP);
+    tree::file(
         h,
         "/usr/lib/tuned/custom/tuned.conf",
         "[sysctl]\nvm.swappiness=99\n",
     );
-    write(
+    tree::file(
         h,
         "/etc/tuned/custom/tuned.conf",
         "[main]\ninclude=throughput-performance\n\n[variables]\nbase=5\nsw=${base}\ninclude=${i:PROFILE_DIR}/vars.conf\n\n[sysctl]\nvm.swappiness=${sw}\nvm.overcommit_memory=\"${ovc}\"\nkernel.pid_max=\\${base}\n",
     );
-    write(h, "/etc/tuned/custom/vars.conf", "ovc=2\n");
+    tree::file(h, "/etc/tuned/custom/vars.conf", "ovc=2\n");
     assert_boot(h, "vm.swappiness", "5@/etc/tuned/custom/tuned.conf:10");
     assert_boot(
         h,
@@ -666,25 +653,25 @@ fn tuned_reapply_uses_its_own_order_and_parser() {
     let d = tempfile::tempdir().unwrap();
     let h = d.path();
     enable_tuned(h, "tp");
-    write(
+    tree::file(
         h,
         "/usr/lib/tuned/tp/tuned.conf",
         "[sysctl]\nvm.swappiness=10\n",
     );
-    write(h, "/etc/sysctl.conf", "vm.swappiness = 5\n");
+    tree::file(h, "/etc/sysctl.conf", "vm.swappiness = 5\n");
     fs::create_dir_all(h.join("etc/sysctl.d")).unwrap();
     symlink("../sysctl.conf", h.join("etc/sysctl.d/99-sysctl.conf")).unwrap();
-    write(h, "/etc/sysctl.d/zz-local.conf", "vm.swappiness = 30\n");
+    tree::file(h, "/etc/sysctl.d/zz-local.conf", "vm.swappiness = 30\n");
     // /run wins over /etc in tuned's list (the opposite of systemd)
-    write(h, "/etc/sysctl.d/50-a.conf", "vm.dirty_ratio = 11\n");
-    write(h, "/run/sysctl.d/50-a.conf", "vm.dirty_ratio = 22\n");
+    tree::file(h, "/etc/sysctl.d/50-a.conf", "vm.dirty_ratio = 11\n");
+    tree::file(h, "/run/sysctl.d/50-a.conf", "vm.dirty_ratio = 22\n");
     // `-key` and globs mean nothing to tuned's parser
-    write(
+    tree::file(
         h,
         "/etc/sysctl.d/60-b.conf",
         "-vm.overcommit_memory = 1\nnet.ipv4.conf.*.rp_filter = 2\n",
     );
-    write(
+    tree::file(
         h,
         "/usr/lib/tuned/tp/tuned.conf",
         "[sysctl]\nvm.swappiness=10\nvm.overcommit_memory=2\n",
@@ -699,7 +686,7 @@ fn tuned_reapply_uses_its_own_order_and_parser() {
         "2@/usr/lib/tuned/tp/tuned.conf:3",
     );
     // reapply_sysctl = 0: the profile's value stays
-    write(
+    tree::file(
         h,
         "/etc/tuned/tuned-main.conf",
         "daemon = 1\nreapply_sysctl = 0\n",
@@ -711,13 +698,13 @@ fn tuned_reapply_uses_its_own_order_and_parser() {
 fn tuned_installed_but_not_enabled_changes_nothing() {
     let d = tempfile::tempdir().unwrap();
     let h = d.path();
-    write(h, "/etc/tuned/active_profile", "tp\n");
-    write(
+    tree::file(h, "/etc/tuned/active_profile", "tp\n");
+    tree::file(
         h,
         "/usr/lib/tuned/tp/tuned.conf",
         "[sysctl]\nvm.swappiness=10\n",
     );
-    write(h, "/usr/lib/sysctl.d/50-v.conf", "vm.swappiness = 60\n");
+    tree::file(h, "/usr/lib/sysctl.d/50-v.conf", "vm.swappiness = 60\n");
     assert_boot(h, "vm.swappiness", "60@/usr/lib/sysctl.d/50-v.conf:1");
 }
 
@@ -727,7 +714,7 @@ fn tuned_enabled_without_a_known_profile_or_with_a_run_time_value_is_unknown() {
     let h = d.path();
     enable_tuned(h, "");
     // the recommender's first rule depends on virt-what, which no file holds
-    write(
+    tree::file(
         h,
         "/usr/lib/tuned/recommend.d/50-tuned.conf",
         "[virtual-guest]\nvirt=.+\n\n[balanced]\n",
@@ -742,13 +729,13 @@ fn tuned_enabled_without_a_known_profile_or_with_a_run_time_value_is_unknown() {
     let d = tempfile::tempdir().unwrap();
     let h = d.path();
     enable_tuned(h, "cpu-partitioning");
-    write(
+    tree::file(
         h,
         "/usr/lib/tuned/cpu-partitioning/tuned.conf",
         "[variables]\nisolated=${f:calc_isolated_cores:1}\n[sysctl]\nkernel.hung_task_timeout_secs = 600\nvm.stat_interval = ${isolated}\nkernel.x = ${f:exec:/bin/true}\n",
     );
-    let set = PolicySet::builtin().unwrap();
-    let f = engine::gather(&set, &Host::snapshot(h).unwrap());
+    let set = audit::builtin();
+    let f = engine::gather(&set, &audit::host(h));
     let boot = &f.namespaces["sysctl_boot"];
     assert!(
         matches!(boot.get("kernel.hung_task_timeout_secs"), Some(Entry::Set(s)) if s.raw == "600")
@@ -767,12 +754,12 @@ fn tuned_include_cycle_and_missing_profile_do_not_hang_or_guess() {
     let d = tempfile::tempdir().unwrap();
     let h = d.path();
     enable_tuned(h, "a");
-    write(
+    tree::file(
         h,
         "/usr/lib/tuned/a/tuned.conf",
         "[main]\ninclude=b\n[sysctl]\nvm.swappiness=1\n",
     );
-    write(
+    tree::file(
         h,
         "/usr/lib/tuned/b/tuned.conf",
         "[main]\ninclude=a\n[sysctl]\nvm.swappiness=2\nvm.dirty_ratio=3\n",

@@ -24,9 +24,7 @@ use std::process::Command;
 
 use driftaudit::unstable::engine;
 use driftaudit::unstable::facts::{Entry, Facts, IssueLevel};
-use driftaudit::unstable::host::Host;
 use driftaudit::unstable::parse::sysctl::swap_dot_slash;
-use driftaudit::unstable::policy::PolicySet;
 
 use crate::common;
 use crate::common::mountns::{self, Sh};
@@ -48,6 +46,7 @@ enum Node {
     /// snapshot only; the namespace binds nothing there).
     Copy(&'static str),
 }
+use crate::common::audit;
 use Node::*;
 
 struct Layout {
@@ -670,8 +669,8 @@ fn unescape(v: &str) -> String {
 }
 
 fn ours(root: &Path) -> Facts {
-    let set = PolicySet::builtin().unwrap();
-    engine::gather(&set, &Host::snapshot(root).unwrap())
+    let set = audit::builtin();
+    engine::gather(&set, &audit::host(root))
 }
 
 /// Whether our provenance for a set key is the reference's: `systemd` (no

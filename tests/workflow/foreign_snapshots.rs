@@ -5,6 +5,7 @@
 
 use std::fs;
 
+use crate::common::audit;
 use crate::common::cli::says;
 use crate::common::cli::{self, run};
 use crate::common::tree::write_files as write;
@@ -111,7 +112,7 @@ fn sosreport_of_a_centos7_mariadb_host_gets_an_admins_verdicts() {
         "db01.example.com",
         "from sos_commands/host/hostname"
     );
-    let policies = driftaudit::PolicySet::builtin().unwrap();
+    let policies = audit::builtin();
     let facts = driftaudit::unstable::engine::gather(&policies, &host);
     assert_eq!(
         facts.facts["kernel_release"],
@@ -240,8 +241,7 @@ fn sosreport_masked_passwords_are_redacted_not_values() {
         assert!(!err.contains("*********"), "{format}: {err}");
     }
     let host = driftaudit::Host::snapshot(cli::repo_root().join(SOS)).unwrap();
-    let facts =
-        driftaudit::unstable::engine::gather(&driftaudit::PolicySet::builtin().unwrap(), &host);
+    let facts = driftaudit::unstable::engine::gather(&audit::builtin(), &host);
     let text = serde_json::to_string(&facts.namespaces).unwrap();
     assert!(!text.contains("*********"));
 }

@@ -21,9 +21,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use driftaudit::unstable::host::Reads;
-use driftaudit::{audit, Evidence, Host, Lookup, PolicySet, Resolver, Status};
+use driftaudit::{Evidence, Lookup, Resolver, Status};
 
 use crate::common;
+use crate::common::audit;
+use crate::common::tree;
 
 fn hosts_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/hosts")
@@ -57,11 +59,11 @@ fn first_evidence<T>(l: &Lookup<T>, at: impl Fn(&T) -> &Evidence) -> Option<Evid
 /// second; the resolver names the same two places for the same subject.
 #[test]
 fn resolver_agrees_with_the_drift_findings_evidence_on_every_shipped_host() {
-    let set = PolicySet::builtin().unwrap();
+    let set = audit::builtin();
     let mut compared = BTreeMap::<&str, usize>::new();
     for dir in hosts() {
-        let host = Host::snapshot(&dir).unwrap();
-        let report = audit(&set, &[Host::snapshot(&dir).unwrap()]);
+        let host = audit::host(&dir);
+        let report = driftaudit::audit(&set, &[audit::host(&dir)]);
         let r = Resolver::new(&host);
         for f in &report.hosts[0].findings {
             if f.status == Status::Skip || f.subject.len() != 1 || f.evidence.len() < 2 {
@@ -122,11 +124,11 @@ fn resolver_agrees_with_the_drift_findings_evidence_on_every_shipped_host() {
 /// (or procps' line) of one of the keys it is about.
 #[test]
 fn sysctl_findings_cite_the_lines_the_resolver_says_win() {
-    let set = PolicySet::builtin().unwrap();
+    let set = audit::builtin();
     let mut compared = 0;
     for dir in hosts() {
-        let host = Host::snapshot(&dir).unwrap();
-        let report = audit(&set, &[Host::snapshot(&dir).unwrap()]);
+        let host = audit::host(&dir);
+        let report = driftaudit::audit(&set, &[audit::host(&dir)]);
         let r = Resolver::new(&host);
         for f in &report.hosts[0].findings {
             if !(f.rule.starts_with("linux.") || f.rule.starts_with("sysctl.")) {
@@ -218,7 +220,7 @@ fn sysctl_boot_lines_match_systemd_analyze_cat_config_on_the_shipped_hosts() {
                 }
             }
         }
-        let host = Host::snapshot(&dir).unwrap();
+        let host = audit::host(&dir);
         let r = Resolver::new(&host);
         for (k, (v, file, line)) in &want {
             let s = r.sysctl(k);
@@ -345,7 +347,7 @@ fn option_lines_match_my_print_defaults_on_the_shipped_mysql_hosts() {
         if !dir.join("etc/mysql").exists() && !dir.join("etc/my.cnf").exists() {
             continue;
         }
-        let host = Host::snapshot(&dir).unwrap();
+        let host = audit::host(&dir);
         let r = Resolver::new(&host);
         let groups = r.option("datadir").groups;
         assert!(groups.iter().any(|g| g == "mysqld"), "{groups:?}");
@@ -414,7 +416,7 @@ fn mount_points_match_findmnt_on_the_shipped_hosts() {
     };
     let mut compared = 0;
     for dir in hosts() {
-        let host = Host::snapshot(&dir).unwrap();
+        let host = audit::host(&dir);
         let r = Resolver::new(&host);
         let fstab = dir.join("etc/fstab");
         if fstab.exists() {
@@ -466,10 +468,6 @@ fn mount_points_match_findmnt_on_the_shipped_hosts() {
     assert!(compared >= 10, "only {compared} mount points compared");
 }
 
-fn write(root: &Path, path: &str, text: &str) {
-    common::tree::write_files(root, &[(path, text)]);
-}
-
 /// The provenance `fix` edits by: the winning line (through the link it was
 /// read by), every line it overrode in the order read, and for option files
 /// the spelling and group of each line and the file read last.
@@ -477,39 +475,38 @@ fn write(root: &Path, path: &str, text: &str) {
 fn provenance_names_the_winner_the_link_and_every_overridden_line_in_order() {
     let d = tempfile::tempdir().unwrap();
     let root = d.path();
-    write(
+    tree::write_files(
         root,
-        "/usr/lib/sysctl.d/50-vendor.conf",
-        "vm.swappiness = 60\n",
+        &[("/usr/lib/sysctl.d/50-vendor.conf", "vm.swappiness = 60\n")],
     );
-    write(
+    tree::write_files(
         root,
-        "/etc/sysctl.d/60-tune.conf",
-        "# tuned\nvm.swappiness=10\n",
+        &[("/etc/sysctl.d/60-tune.conf", "# tuned\nvm.swappiness=10\n")],
     );
-    write(root, "/etc/sysctl.conf", "\nvm/swappiness = 1\n");
+    tree::write_files(root, &[("/etc/sysctl.conf", "\nvm/swappiness = 1\n")]);
     std::os::unix::fs::symlink("../sysctl.conf", root.join("etc/sysctl.d/99-sysctl.conf")).unwrap();
-    write(
+    tree::write_files(
         root,
-        "/etc/mysql/my.cnf",
-        "[mysqld]\nmax-connections = 100\n!includedir /etc/mysql/conf.d/\n",
+        &[(
+            "/etc/mysql/my.cnf",
+            "[mysqld]\nmax-connections = 100\n!includedir /etc/mysql/conf.d/\n",
+        )],
     );
-    write(
+    tree::write_files(
         root,
-        "/etc/mysql/conf.d/50-a.cnf",
-        "[client]\nmax_connections = 7\n[server]\nloose-max_connections=200\n",
+        &[(
+            "/etc/mysql/conf.d/50-a.cnf",
+            "[client]\nmax_connections = 7\n[server]\nloose-max_connections=200\n",
+        )],
     );
-    write(
+    tree::write_files(
         root,
-        "/etc/mysql/conf.d/60-b.cnf",
-        "[mysqld]\nuser = mysql\n",
+        &[("/etc/mysql/conf.d/60-b.cnf", "[mysqld]\nuser = mysql\n")],
     );
-    write(
-        root,
-        "/etc/fstab",
-        "/dev/sda1 / ext4 defaults 0 1\n/dev/sdb1 /srv/data xfs noatime,nofail 0 2\n/dev/sdc1 /srv/data ext4 rw 0 2\n",
-    );
-    let host = Host::snapshot(root).unwrap();
+    tree::write_files(
+        root, &[("/etc/fstab",
+        "/dev/sda1 / ext4 defaults 0 1\n/dev/sdb1 /srv/data xfs noatime,nofail 0 2\n/dev/sdc1 /srv/data ext4 rw 0 2\n",)]);
+    let host = audit::host(root);
     let r = Resolver::new(&host);
 
     let s = r.sysctl("vm/swappiness");
@@ -628,7 +625,7 @@ fn zimbra_option_lines_match_my_print_defaults_of_zimbras_own_my_cnf() {
         if !file.exists() {
             continue;
         }
-        let host = Host::snapshot(&dir).unwrap();
+        let host = audit::host(&dir);
         let r = Resolver::new(&host);
         let out = common::cli::ok(
             Command::new(&tool)

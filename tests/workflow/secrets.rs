@@ -6,10 +6,10 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+use crate::common::audit;
 use driftaudit::unstable::facts::Entry;
 use driftaudit::unstable::secret::{self, REDACTED};
 use driftaudit::unstable::value::Value;
-use driftaudit::{Host, PolicySet};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
@@ -27,17 +27,6 @@ fn all_output(o: &Output) -> String {
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
     )
-}
-
-/// Write `files` (host path, content) under a new snapshot directory.
-fn snapshot(dir: &Path, files: &[(&str, &str)]) {
-    std::fs::create_dir_all(dir).unwrap();
-    std::fs::write(
-        dir.join("snapshot.json"),
-        r#"{"schema": "driftaudit.snapshot/1", "host": "secret-host", "driftaudit": "0.1.0", "captured_at": "2026-11-30T09:00:00Z", "unreadable": []}"#,
-    )
-    .unwrap();
-    crate::common::tree::write_files(dir, files);
 }
 
 /// Everything a user can get out of a snapshot: every report format, the
@@ -116,8 +105,8 @@ fn assert_no_marker(out: &str, markers: &[&str]) {
 }
 
 fn facts_of(dir: &Path) -> driftaudit::unstable::facts::Facts {
-    let host = Host::snapshot(dir).unwrap();
-    driftaudit::unstable::engine::gather(&PolicySet::builtin().unwrap(), &host)
+    let host = audit::host(dir);
+    driftaudit::unstable::engine::gather(&audit::builtin(), &host)
 }
 
 fn value_of(facts: &driftaudit::unstable::facts::Facts, ns: &str, key: &str) -> Value {
@@ -173,8 +162,9 @@ fn settings_that_only_mention_password_or_key_stay_visible() {
     }
     cnf.push_str("wsrep_sst_auth = sst:GALERA-PW-1\n");
     tsv.push_str("wsrep_sst_auth\tGALERA-PW-1\n");
-    snapshot(
+    audit::stamp(
         tmp.path(),
+        "secret-host",
         &[
             ("/etc/mysql/my.cnf", &cnf),
             ("/captures/mysql-variables.tsv", &tsv),
@@ -259,15 +249,17 @@ fn sysctl_secrets_are_never_printed_configured_or_running() {
                 net.ipv6.conf.eth0.stable_secret = fe80::11fe:5ec5\n\
                 net.ipv6.conf.lo.stable_secret fe80::11fe:5ec6\n\
                 kernel.osrelease = 6.1.0\n";
-    snapshot(
+    audit::stamp(
         &a,
+        "secret-host",
         &[
             ("/etc/sysctl.d/60-secret.conf", conf),
             ("/captures/sysctl-a.txt", live),
         ],
     );
-    snapshot(
+    audit::stamp(
         &b,
+        "secret-host",
         &[
             (
                 "/etc/sysctl.d/60-secret.conf",
@@ -340,16 +332,18 @@ fn cifs_passwords_never_leave_fstab() {
                  #//nas/old /mnt/old cifs pass=CIFSPW4 0 0\n";
     let mountinfo = "22 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw\n\
                      30 22 0:50 / /mnt/share rw,relatime - cifs //nas/share rw,vers=3.0,username=bob,password=CIFSPW5\n";
-    snapshot(
+    audit::stamp(
         &a,
+        "secret-host",
         &[
             ("/etc/fstab", fstab),
             ("/proc/self/mountinfo", mountinfo),
             ("/root/.smbcred", "username=bob\npassword=CREDFILEPW\n"),
         ],
     );
-    snapshot(
+    audit::stamp(
         &b,
+        "secret-host",
         &[
             (
                 "/etc/fstab",
@@ -402,15 +396,17 @@ fn option_file_secrets_not_named_password_are_hidden() {
                loose-ssl-passphrase = pass:SSLPW4\n\
                innodb_force_primary_key = ON\n";
     let tsv = "wsrep_sst_auth\tsst:GALERAPW5\nreport_password\tREPORTPW6\nmax_connections\t151\n";
-    snapshot(
+    audit::stamp(
         &a,
+        "secret-host",
         &[
             ("/etc/mysql/my.cnf", cnf),
             ("/captures/mysql-variables.tsv", tsv),
         ],
     );
-    snapshot(
+    audit::stamp(
         &b,
+        "secret-host",
         &[
             (
                 "/etc/mysql/my.cnf",
@@ -449,8 +445,9 @@ fn error_messages_name_file_line_and_key_never_the_value() {
                <key name=\"zimbra_ldap_password\"><value>ab${EXPANDPW5}cd</value></key>\n\
                <key name=\"mailboxd_java_heap_size\"><value>2048</value></key>\n\
                </localconfig>\n";
-    snapshot(
+    audit::stamp(
         &a,
+        "secret-host",
         &[
             ("/etc/mysql/my.cnf", "[client]\npassword NOEQPW1\n"),
             (
@@ -464,7 +461,7 @@ fn error_messages_name_file_line_and_key_never_the_value() {
             ("/opt/zimbra/conf/localconfig.xml", xml),
         ],
     );
-    snapshot(&b, &[("/etc/hostname", "b\n")]);
+    audit::stamp(&b, "secret-host", &[("/etc/hostname", "b\n")]);
     let out = every_output(&a, &b, &policy);
     assert_no_marker(&out, &["NOEQPW1", "TSVPW3", "STABLEPW4", "EXPANDPW5"]);
     for at in ["my.cnf:2", "mysql-variables.tsv:2", "70-x.conf:1"] {
@@ -619,7 +616,7 @@ fn diff_files_holds_one_file_at_a_time_and_bounds_its_output() {
     let tmp = tempfile::tempdir().unwrap();
     let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
     for d in [&a, &b] {
-        snapshot(d, &[("/etc/hostname", "h\n")]);
+        audit::stamp(d, "secret-host", &[("/etc/hostname", "h\n")]);
         std::fs::create_dir_all(d.join("var/big")).unwrap();
         for i in 0..12 {
             let f = std::fs::File::create(d.join(format!("var/big/f{i}"))).unwrap();
@@ -660,13 +657,10 @@ fn diff_files_holds_one_file_at_a_time_and_bounds_its_output() {
     let x = format!("a\n{}\nc\n", "b".repeat(5000));
     let y = format!("a\n{}\nC\n", "b".repeat(5000));
     let (ha, hb) = (tmp.path().join("s1"), tmp.path().join("s2"));
-    snapshot(&ha, &[("/etc/my.conf", &x)]);
-    snapshot(&hb, &[("/etc/my.conf", &y)]);
-    let d = driftaudit::unstable::diff::diff_hosts_files(
-        &Host::snapshot(&ha).unwrap(),
-        &Host::snapshot(&hb).unwrap(),
-    )
-    .changes;
+    audit::stamp(&ha, "secret-host", &[("/etc/my.conf", &x)]);
+    audit::stamp(&hb, "secret-host", &[("/etc/my.conf", &y)]);
+    let d =
+        driftaudit::unstable::diff::diff_hosts_files(&audit::host(&ha), &audit::host(&hb)).changes;
     assert_eq!(d.len(), 1);
     assert!(d[0].unified.contains("-c\n+C\n"), "{}", d[0].unified);
     assert!(d[0].unified.len() < 2000, "{}", d[0].unified.len());
@@ -702,8 +696,16 @@ fn localconfig_api_keys_and_java_option_passwords_never_leave() {
     let a_xml = localconfig_xml("APIKEY-CANARY-A", "TRUST-CANARY-A");
     let b_xml = localconfig_xml("APIKEY-CANARY-B", "TRUST-CANARY-B")
         .replace("mail.example.org", "mail2.example.org");
-    snapshot(&a, &[("/opt/zimbra/conf/localconfig.xml", &a_xml)]);
-    snapshot(&b, &[("/opt/zimbra/conf/localconfig.xml", &b_xml)]);
+    audit::stamp(
+        &a,
+        "secret-host",
+        &[("/opt/zimbra/conf/localconfig.xml", &a_xml)],
+    );
+    audit::stamp(
+        &b,
+        "secret-host",
+        &[("/opt/zimbra/conf/localconfig.xml", &b_xml)],
+    );
     let markers = [
         "APIKEY-CANARY-A",
         "APIKEY-CANARY-B",

@@ -22,6 +22,7 @@ use driftaudit::unstable::render::{Format, RenderOptions};
 use driftaudit::unstable::report::merge::{self, MergeError, RunMeta};
 use driftaudit::unstable::report::Report;
 
+use crate::common::audit;
 use crate::common::cli::says;
 use crate::common::fleet::without_run;
 
@@ -90,13 +91,13 @@ fn streamed_paths(plan: &streamed::Plan) -> Vec<String> {
     paths
 }
 
-fn write(m: &merge::Merged, f: Format) -> String {
+fn rendered(m: &merge::Merged, f: Format) -> String {
     String::from_utf8(write_merged(Vec::new(), m, f, RenderOptions::default()).unwrap()).unwrap()
 }
 
 #[test]
 fn shards_of_the_testdata_fleet_merged_equal_the_unsharded_report() {
-    let set = PolicySet::builtin().unwrap();
+    let set = audit::builtin();
     // testdata/: hosts/* and pairs/*/{before,after}, two and three levels deep
     let root = testdata();
     let whole = fleet_json(&set, root, &Selection::default(), &shard_run(&set, None));
@@ -142,7 +143,7 @@ fn shards_of_the_testdata_fleet_merged_equal_the_unsharded_report() {
             .map(|h| h.path.clone().unwrap())
             .collect();
         assert_eq!(streamed_paths(&plan), order, "N={n}");
-        let json = write(&m, Format::Json);
+        let json = rendered(&m, Format::Json);
         assert_eq!(without_run(&json), without_run(&whole), "N={n}");
         let run: serde_json::Value =
             serde_json::from_str::<serde_json::Value>(&json).unwrap()["run"].clone();
@@ -158,7 +159,7 @@ fn shards_of_the_testdata_fleet_merged_equal_the_unsharded_report() {
             .hosts;
         for f in [Format::Sarif, Format::Junit, Format::Markdown, Format::Html] {
             assert_eq!(
-                write(&m, f),
+                rendered(&m, f),
                 driftaudit::render(&report, f, RenderOptions::default()),
                 "{f:?}, N={n}"
             );
@@ -170,7 +171,7 @@ fn shards_of_the_testdata_fleet_merged_equal_the_unsharded_report() {
                 .map(|l| format!("{l}\n"))
                 .collect()
         };
-        let prom = series(write(&m, Format::Prometheus));
+        let prom = series(rendered(&m, Format::Prometheus));
         assert!(prom.contains("driftaudit_rule_failing_hosts{"), "N={n}");
         assert_eq!(
             prom,
@@ -186,7 +187,7 @@ fn shards_of_the_testdata_fleet_merged_equal_the_unsharded_report() {
 
 #[test]
 fn a_merged_report_merges_again_and_converts_to_every_format() {
-    let set = PolicySet::builtin().unwrap();
+    let set = audit::builtin();
     let whole = fleet_json(
         &set,
         testdata(),
@@ -194,12 +195,12 @@ fn a_merged_report_merges_again_and_converts_to_every_format() {
         &shard_run(&set, None),
     );
     let once = merged(&[("whole.json".into(), whole.clone())]).unwrap();
-    let again = write(&once, Format::Json);
+    let again = rendered(&once, Format::Json);
     assert_eq!(without_run(&again), without_run(&whole));
     let twice = merged(&[("merged.json".into(), again)]).unwrap();
     assert_eq!(twice.summary, once.summary);
     assert!(twice.fails(), "the testdata fleet has failures at low");
-    let text = write(&twice, Format::Text);
+    let text = rendered(&twice, Format::Text);
     assert!(
         text.contains("fleet summary") || text.contains("hosts"),
         "{text}"
@@ -224,7 +225,7 @@ fn two_shards(set: &PolicySet) -> Vec<(String, String)> {
 
 #[test]
 fn reports_that_do_not_belong_together_are_refused_naming_both_files() {
-    let set = PolicySet::builtin().unwrap();
+    let set = audit::builtin();
     let docs = two_shards(&set);
     // the same refusal, in the same words, from the whole documents and
     // from the streamed reading
@@ -242,7 +243,7 @@ fn reports_that_do_not_belong_together_are_refused_naming_both_files() {
     assert!(e.contains("shard 1/2 given twice"), "{e}");
 
     // another policy set: the same files with one parameter changed
-    let mut other = PolicySet::builtin().unwrap();
+    let mut other = audit::builtin();
     let param = other
         .policies()
         .iter()
@@ -319,7 +320,7 @@ fn reports_that_do_not_belong_together_are_refused_naming_both_files() {
 
 #[test]
 fn what_is_not_a_fleet_report_gets_a_plain_error() {
-    let set = PolicySet::builtin().unwrap();
+    let set = audit::builtin();
     let host = driftaudit::unstable::fleet::audit_dir(&set, &testdata().join("hosts/clean"));
     let single = driftaudit::render(
         &Report::new(vec![host], &set),

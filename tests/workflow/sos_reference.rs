@@ -13,9 +13,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use driftaudit::unstable::engine;
+use crate::common::audit;
 use driftaudit::unstable::host::Host;
-use driftaudit::unstable::policy::PolicySet;
 use driftaudit::unstable::report::{Finding, Status};
 
 /// rule -> the statuses of its findings (subjects differ between a host
@@ -28,10 +27,6 @@ fn verdicts(f: &[Finding]) -> BTreeMap<String, BTreeSet<String>> {
             .insert(format!("{:?}", x.status));
     }
     out
-}
-
-fn audit(host: &Host) -> Vec<Finding> {
-    engine::audit_host(&PolicySet::builtin().unwrap(), host).findings
 }
 
 /// sos's plugins for what driftaudit reads (kernel: sysctl -a, uname;
@@ -87,9 +82,9 @@ fn a_real_sosreport_gives_the_live_verdicts_or_unknown_naming_what_it_lacks() {
         String::from_utf8_lossy(&o.stderr)
     );
 
-    let live_f = audit(&Host::live());
-    let sos_f = audit(&Host::snapshot(&report).unwrap());
-    let snap_f = audit(&Host::snapshot(&snap).unwrap());
+    let live_f = audit::report_of(&audit::builtin(), &Host::live()).findings;
+    let sos_f = audit::report_of(&audit::builtin(), &audit::host(&report)).findings;
+    let snap_f = audit::report_of(&audit::builtin(), &audit::host(&snap)).findings;
     let (live, sos_v, snap_v) = (verdicts(&live_f), verdicts(&sos_f), verdicts(&snap_f));
     let unknown: BTreeSet<String> = [format!("{:?}", Status::Unknown)].into();
     // what the report lacks, said as an unknown input finding
@@ -136,7 +131,7 @@ fn a_real_sosreport_gives_the_live_verdicts_or_unknown_naming_what_it_lacks() {
     }
     // the live host and its snapshot detect MySQL from the option files;
     // the report from what it has
-    let h = Host::snapshot(&report).unwrap();
+    let h = audit::host(&report);
     let facts =
         driftaudit::unstable::facts::gather(&h, &driftaudit::unstable::facts::Needs::default());
     let d = facts

@@ -297,10 +297,7 @@ fn without_a_known_server_version_the_defaults_are_unknown_not_passed() {
         "etc/my.cnf",
         "[mysqld]\ninnodb_file_format = Barracuda\n",
     );
-    let f = upgrade::check(
-        &Host::snapshot(dir.path()).unwrap(),
-        &targets(&["mariadb=10.11"]),
-    );
+    let f = upgrade::check(&audit::host(dir.path()), &targets(&["mariadb=10.11"]));
     let d = crate::common::of_rule(&f, "upgrade.mariadb.default-changed");
     assert_eq!(d.len(), 1, "{f:#?}");
     assert_eq!(d[0].status, Status::Unknown);
@@ -341,6 +338,7 @@ fn upgrade_report_of_the_mysql_5_7_host_for_8_0_and_kernel_6_1() {
 }
 
 use crate::common;
+use crate::common::audit;
 use crate::common::cli::run as bin;
 use crate::common::cli::says;
 

@@ -11,8 +11,8 @@ use crate::common::tree::copy_into;
 use std::path::Path;
 use std::process::{Command, Output};
 
+use crate::common::audit;
 use driftaudit::unstable::diff::{self, ChangeKind, DiffOptions, Side};
-use driftaudit::unstable::policy::PolicySet;
 use driftaudit::unstable::report::Status;
 use driftaudit::unstable::waiver::WaiverSet;
 
@@ -203,7 +203,7 @@ fn zimbra_upgrade_diff_shows_the_regenerated_my_cnf() {
 
 #[test]
 fn two_hosts_compare_and_library_api_matches_the_cli() {
-    let set = PolicySet::builtin().unwrap();
+    let set = audit::builtin();
     let b = Side::open(&format!("{ROOT}/testdata/pairs/kernel-upgrade/after")).unwrap();
     let a = Side::open(&format!("{ROOT}/testdata/pairs/zimbra-upgrade/after")).unwrap();
     let d = diff::diff(&set, &b, &a, &DiffOptions::default());
@@ -289,7 +289,7 @@ fn waivers_applied_expired_and_stale() {
 
 #[test]
 fn waiver_applies_to_unknown_findings_through_the_library() {
-    let set = PolicySet::builtin().unwrap();
+    let set = audit::builtin();
     let host = driftaudit::unstable::host::Host::snapshot(format!(
         "{ROOT}/testdata/pairs/kernel-upgrade/after"
     ))
@@ -1054,7 +1054,7 @@ fn finding_rules(json: &str) -> std::collections::BTreeSet<String> {
 
 #[test]
 fn a_tag_selects_exactly_the_rules_that_carry_it_in_every_command() {
-    let set = PolicySet::builtin().unwrap();
+    let set = audit::builtin();
     let tagged = |t: &str| -> std::collections::BTreeSet<String> {
         set.rules()
             .iter()

@@ -6,9 +6,9 @@
 
 use std::collections::BTreeMap;
 
+use crate::common::audit;
 use crate::common::cli::says;
 use driftaudit::unstable::engine;
-use driftaudit::unstable::host::Host;
 use driftaudit::unstable::policy::PolicySet;
 use driftaudit::unstable::render::{self, Format, RenderOptions};
 use driftaudit::unstable::report::Status;
@@ -16,13 +16,11 @@ use driftaudit::unstable::report::Status;
 const HOSTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/hosts");
 
 fn zimbra_policies() -> PolicySet {
-    let mut p = PolicySet::builtin().expect("built-in policies load");
-    p.filter(&["zimbra.*".to_string()], &[]).unwrap();
-    p
+    audit::only(&["zimbra.*"])
 }
 
 fn statuses(host: &str) -> BTreeMap<String, Status> {
-    let h = Host::snapshot(format!("{HOSTS}/{host}")).unwrap();
+    let h = audit::host(format!("{HOSTS}/{host}"));
     let r = engine::audit_host(&zimbra_policies(), &h);
     r.findings
         .iter()
@@ -73,7 +71,7 @@ fn fixed_state_passes_every_rule() {
 
 #[test]
 fn explanations_carry_the_story_numbers() {
-    let h = Host::snapshot(format!("{HOSTS}/zimbra-khimki-asfound")).unwrap();
+    let h = audit::host(format!("{HOSTS}/zimbra-khimki-asfound"));
     let r = engine::audit_host(&zimbra_policies(), &h);
     let text = |id: &str| {
         crate::common::of_rule(&r.findings, id)[0]
@@ -93,7 +91,7 @@ fn explanations_carry_the_story_numbers() {
 #[test]
 fn no_secret_in_any_output() {
     // All built-in policies, every format, plus the gathered facts themselves.
-    let policies = PolicySet::builtin().unwrap();
+    let policies = audit::builtin();
     for host in [
         "zimbra-khimki-asfound",
         "zimbra-khimki-12g",
@@ -105,7 +103,7 @@ fn no_secret_in_any_output() {
             lc.contains("FAKE-SECRET-DO-NOT-PRINT"),
             "fixture must hold fake secrets"
         );
-        let h = Host::snapshot(&dir).unwrap();
+        let h = audit::host(&dir);
         let facts = engine::gather(&policies, &h);
         let report = engine::audit(&policies, &[h]);
         let outputs = [
@@ -142,7 +140,7 @@ fn no_secret_in_any_output() {
 fn hosts_without_zimbra_skip_every_rule() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("etc")).unwrap(); // a host tree without Zimbra
-    let h = Host::snapshot(dir.path()).unwrap();
+    let h = audit::host(dir.path());
     let r = engine::audit_host(&zimbra_policies(), &h);
     assert_eq!(r.findings.len(), 5);
     crate::common::all_are(&r.findings, Status::Skip);
