@@ -6,8 +6,9 @@
 //! and `domain` says which domain a rule belongs to), producing the host's
 //! report. The entry points here keep
 //! that order. Must not read the host outside [`gather`], evaluate an
-//! expression before gathering is done, or render reports (that is
-//! render/).
+//! expression over host data before gathering is done (the plan evaluates
+//! only constants: parameters and `for_each` list items), or render reports
+//! (that is render/).
 //!
 //! A `for_each:` rule takes three files, in the order data flows:
 //! `foreach_items` lists what it expands to on the host (list items, keys

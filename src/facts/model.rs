@@ -517,7 +517,8 @@ impl Facts {
 /// (`engine::needs`) before any gathering.
 #[derive(Debug, Clone, Default)]
 pub struct Needs {
-    /// Host paths tested with `applies: exists:` or `exists(...)`.
+    /// Host paths tested with `applies: exists:` (a rule's, or a `for_each`
+    /// item's `exists:` field).
     pub paths: BTreeSet<String>,
     /// sysctl keys (canonical dotted) read by any rule; the live namespace holds
     /// these plus every key the persisted configuration sets.
