@@ -143,6 +143,15 @@ impl Namespace {
         }
     }
 
+    /// An empty namespace of the catalogue's row `name`: its missing keys
+    /// mean what that row says ([`crate::catalogue::NamespaceSpec::absent`]),
+    /// so the text is written once.
+    pub fn of(name: &str) -> Namespace {
+        let spec = crate::catalogue::namespace(name)
+            .unwrap_or_else(|| panic!("`{name}` is not a namespace of the catalogue"));
+        Namespace::new(spec.absent)
+    }
+
     /// A namespace whose source could not be read at all.
     pub fn unavailable(reason: impl Into<String>) -> Namespace {
         Namespace {

@@ -187,9 +187,7 @@ fn localconfig_namespace(
         );
     }
 
-    let mut ns = Namespace::new(format!(
-        "not set in {LOCALCONFIG_XML} and no compiled default known to driftaudit (Zimbra treats it as null)"
-    ));
+    let mut ns = Namespace::of("localconfig");
     for (key, (value, origin)) in &raw {
         let evidence = match origin {
             Origin::Xml(l) => Evidence::line(LOCALCONFIG_XML, *l),

@@ -45,7 +45,7 @@ pub fn gather(host: &Host, facts: &mut Facts) {
         paths.push(p.to_string());
     }
     let modes = snapshot_modes(host);
-    let mut ns = Namespace::new("the server reads no such option file, and it is not a client credential file driftaudit looks for");
+    let mut ns = Namespace::of("mycnf_files");
     // the catalogue row's Canon::MountPoint (facts::canonicalizer)
     ns.canonicalize = Some(crate::facts::storage::normalize_point);
     for path in paths {

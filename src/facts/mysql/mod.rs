@@ -181,8 +181,7 @@ pub fn gather(host: &Host, _needs: &Needs, facts: &mut Facts) {
     }
 
     let mut effective = set.effective.clone();
-    effective.absent_means =
-        "not set in any option file: the server's compiled-in default applies".into();
+    effective.absent_means = crate::facts::Namespace::of("mycnf_effective").absent_means;
     // MySQL 8 applies the variables persisted with SET PERSIST after every
     // option file (the `mycnf` namespace stays what my_print_defaults sees).
     let persist_dir = match set.namespace.get("datadir") {

@@ -24,9 +24,7 @@ pub(super) fn build_namespaces(
     read: &ReadAs,
     issues: &mut Vec<FileIssue>,
 ) -> (Namespace, Namespace) {
-    let mut ns = Namespace::new(
-        "no option file the server reads sets this option: the compiled-in default applies",
-    );
+    let mut ns = Namespace::of("mycnf");
     ns.canonicalize = Some(canonical_name);
     let mut eff = ns.clone();
     // Occurrences per key, in read order; the winner is the last. Building

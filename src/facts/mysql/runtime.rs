@@ -80,9 +80,7 @@ pub(super) fn runtime_namespace(host: &Host, facts: &mut Facts) -> Namespace {
     for i in &parsed.issues {
         facts.issues.push(FileIssue::from_parse("mysql", &path, i));
     }
-    let mut ns = Namespace::new(
-        "the running server has no such variable (another version, or a plugin that is not loaded)",
-    );
+    let mut ns = Namespace::of("mysql");
     ns.canonicalize = Some(crate::parse::mycnf::normalize_name);
     for v in parsed.vars {
         let (value, raw) = if secret::server_variable_is_secret(&v.name) {

@@ -85,9 +85,7 @@ enum Extra {
 /// Build the namespace from the gathered `mycnf_effective` and `mysql`
 /// namespaces and the version the option files were read for.
 pub fn gather(host: &Host, version: Option<&ServerVersion>, facts: &mut Facts) {
-    let mut ns = Namespace::new(
-        "this server version has no such variable (removed, not yet added, or another product's)",
-    );
+    let mut ns = Namespace::of("mysql_sizing");
     ns.canonicalize = Some(crate::parse::mycnf::normalize_name);
     // what only the running server decides is decided as the runtime
     // capture's own unknowns are

@@ -67,7 +67,7 @@ fn fstab_namespace(
     layouts: &Ext4Layouts,
     facts: &mut Facts,
 ) -> Namespace {
-    let mut fstab_ns = Namespace::new("/etc/fstab has no entry for this mount point");
+    let mut fstab_ns = Namespace::of("fstab");
     fstab_ns.canonicalize = Some(canonical_point);
     match &src.fstab {
         Err(reason) => fstab_ns.unavailable = Some(reason.clone()),
@@ -299,7 +299,7 @@ fn fstab_record(
 /// mounts stacked under it as evidence; a point where only the automount
 /// placeholder is mounted is unknown.
 fn mount_namespace(host: &Host, src: &Sources) -> Namespace {
-    let mut mount_ns = Namespace::new("nothing is mounted on this mount point now");
+    let mut mount_ns = Namespace::of("mount");
     mount_ns.canonicalize = Some(canonical_point);
     match &src.mounts {
         Err(reason) => mount_ns.unavailable = Some(reason.clone()),
@@ -501,9 +501,7 @@ fn not_a_block_device(m: &Mount) -> Option<String> {
 /// The `ext4` namespace: the layout of the filesystem on each mount point
 /// that /etc/fstab lists or that is mounted now.
 fn ext4_namespace(src: &Sources, layouts: &Ext4Layouts) -> Namespace {
-    let mut ext4_ns = Namespace::new(
-        "no ext2/3/4 filesystem is mounted or listed in /etc/fstab on this mount point",
-    );
+    let mut ext4_ns = Namespace::of("ext4");
     ext4_ns.canonicalize = Some(canonical_point);
     if let (Err(f), Err(m)) = (&src.fstab, &src.mounts) {
         // no list of filesystems at all: every mount point is unknown, not absent

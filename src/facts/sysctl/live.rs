@@ -297,9 +297,7 @@ pub(super) fn live_namespace(
         .unwrap_or(crate::catalogue::SYSCTL_A.path)
         .trim_start_matches('/');
     // Live namespace
-    let mut live_ns = Namespace::new(
-        "the running kernel has no such key (removed, not yet added, or its module is not loaded)",
-    );
+    let mut live_ns = Namespace::of("sysctl");
     live_ns.canonicalize = Some(canonical_key);
     let declared = if host.kind() == SourceKind::Snapshot {
         declared_unreadable(host)

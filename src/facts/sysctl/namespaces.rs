@@ -52,12 +52,11 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
     note_procps_differences(&mut boot, &procps);
     cite_configuration(&mut live_ns, &boot);
 
-    let absent = "no sysctl configuration file sets this key";
-    let mut boot_ns = Namespace::new(absent);
+    let mut boot_ns = Namespace::of("sysctl_boot");
     boot_ns.canonicalize = Some(canonical_key);
     boot_ns.entries = boot.into_iter().map(|(k, s)| (k, Entry::Set(s))).collect();
     boot_ns.entries.extend(boot_unknown);
-    let mut procps_ns = Namespace::new(absent);
+    let mut procps_ns = Namespace::of("sysctl_procps");
     procps_ns.canonicalize = Some(canonical_key);
     procps_ns.entries = procps
         .into_iter()
