@@ -173,91 +173,14 @@ fn command_word(v: &str) -> String {
 }
 
 /// Paragraph breaks (`"\n\n"`) kept, other whitespace runs folded to one
-/// space, the ends trimmed (YAML `>` scalars end with "\n"): as splitting
-/// on `"\n\n"`, then on whitespace, and joining again would, in one pass
-/// over the text with each word copied once.
+/// space, the ends trimmed (YAML `>` scalars end with "\n").
 fn collapse_ws(s: &str) -> String {
-    // most templates are folded already (YAML folds `>` scalars): only
-    // trailing whitespace to drop, which folding would drop too
-    let text = s.trim_end();
-    if is_folded(text) {
-        return text.to_string();
-    }
-    let bytes = s.as_bytes();
-    let mut out = String::with_capacity(s.len());
-    // a word was written since the last paragraph break
-    let mut in_paragraph = false;
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'\n' && bytes.get(i + 1) == Some(&b'\n') {
-            out.push_str("\n\n");
-            in_paragraph = false;
-            i += 2;
-            continue;
-        }
-        let (ws, len) = whitespace_at(s, i);
-        if ws {
-            i += len;
-            continue;
-        }
-        // a word: up to the next whitespace (a `\n` is one)
-        let start = i;
-        i += len;
-        while i < bytes.len() {
-            let (ws, len) = whitespace_at(s, i);
-            if ws {
-                break;
-            }
-            i += len;
-        }
-        if in_paragraph {
-            out.push(' ');
-        }
-        out.push_str(&s[start..i]);
-        in_paragraph = true;
-    }
-    // only paragraph breaks can be left at the ends
-    let end = out.trim_end().len();
-    out.truncate(end);
-    let start = out.len() - out.trim_start().len();
-    out.drain(..start);
-    out
-}
-
-/// Whether `s` is its own [`collapse_ws`]: no whitespace but single
-/// spaces between words (so no paragraph break either).
-fn is_folded(s: &str) -> bool {
-    let bytes = s.as_bytes();
-    if bytes.first() == Some(&b' ') || bytes.last() == Some(&b' ') {
-        return false;
-    }
-    let mut after_space = false;
-    for (i, &b) in bytes.iter().enumerate() {
-        if b == b' ' {
-            if after_space {
-                return false;
-            }
-            after_space = true;
-            continue;
-        }
-        after_space = false;
-        // ASCII whitespace, or a character (from its first byte) that is
-        if matches!(b, b'\t'..=b'\r') || (b >= 0xC0 && whitespace_at(s, i).0) {
-            return false;
-        }
-    }
-    true
-}
-
-/// Whether the character at byte `i` of `s` is whitespace (as
-/// [`char::is_whitespace`]), and its length in bytes.
-fn whitespace_at(s: &str, i: usize) -> (bool, usize) {
-    let b = s.as_bytes()[i];
-    if b < 0x80 {
-        return (matches!(b, b'\t'..=b'\r' | b' '), 1);
-    }
-    let c = s[i..].chars().next().unwrap_or(' ');
-    (c.is_whitespace(), c.len_utf8())
+    s.split("\n\n")
+        .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect::<Vec<_>>()
+        .join("\n\n")
+        .trim()
+        .to_string()
 }
 
 impl Context for RuleCx<'_> {
@@ -469,71 +392,5 @@ fn dir_size_evidence(facts: &Facts, path: &str) -> Evidence {
     match facts.source {
         crate::host::SourceKind::Snapshot => Evidence::file(crate::catalogue::DU.path),
         crate::host::SourceKind::Live => Evidence::file(path.to_string()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::collapse_ws;
-
-    /// What templates were folded with before: split, collect, join.
-    fn by_lists(s: &str) -> String {
-        s.split("\n\n")
-            .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
-            .collect::<Vec<_>>()
-            .join("\n\n")
-            .trim()
-            .to_string()
-    }
-
-    #[test]
-    fn collapse_ws_written_in_one_pass_folds_as_split_and_join_did() {
-        for s in [
-            "",
-            " ",
-            "\n\n",
-            "\n\n\n\n",
-            "a",
-            "  a  b\tc \n",
-            "a\n\nb",
-            "a\n\n\nb",
-            "a\n\n\n\nb",
-            "a \n \n b",
-            "\n\n a \n\n",
-            " \n\n\n\n a b \n\n\n c\u{a0}d\u{2003} \n\n",
-            "para one\nwraps.\n\nPara `two`  has\tcode.\n",
-            "\u{2028}x\u{3000}\n\n\u{85}",
-            "a\x0bb\x0cc\rd\x1ce\u{1680}f\u{200b}g",
-            "\n\n\n",
-            "x\n",
-            "é\n\nü \n",
-            "already folded, `code` and all",
-            "folded but for the end\n",
-            "folded but for the end \n\n \n",
-            "two  spaces",
-            " lead",
-            "no\u{a0}break",
-        ] {
-            assert_eq!(collapse_ws(s), by_lists(s), "{s:?}");
-        }
-        // and on many texts made of the characters that decide it
-        let alphabet = [
-            "a", "é", "`", " ", "\t", "\n", "\n", "\r", "\x0b", "\x1c", "\u{a0}", "\u{85}",
-            "\u{2029}", "\u{200b}",
-        ];
-        let mut seed: u64 = 35;
-        for _ in 0..5000 {
-            let mut s = String::new();
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            for _ in 0..(seed >> 60) + 1 {
-                seed = seed
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                s.push_str(alphabet[(seed >> 33) as usize % alphabet.len()]);
-            }
-            assert_eq!(collapse_ws(&s), by_lists(&s), "{s:?}");
-        }
     }
 }
