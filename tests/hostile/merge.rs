@@ -1,11 +1,19 @@
-//! `driftaudit merge` holds one host of each report at a time, not the
-//! fleet (issue 35: it held every shard's hosts, 2.28 GB for 10,000 hosts,
-//! and refused a report over 256 MiB): the first pass and the second over
-//! a report ten times as large peak at the same bytes, measured by the
-//! counting allocator on the thread that runs them (the library's passes
-//! start no thread). Bounded by bytes, not time.
+//! `driftaudit merge` over hostile shards. It holds one host of each
+//! report at a time, not the fleet (issue 35: it held every shard's hosts,
+//! 2.28 GB for 10,000 hosts, and refused a report over 256 MiB): the first
+//! pass and the second over a report ten times as large peak at the same
+//! bytes, and four reports with a large rule catalogue at about what one
+//! does (issue 51: each report's catalogue was kept parsed, plus a copy),
+//! measured by the counting allocator on the thread that runs them (the
+//! library's passes start no thread). Bounded by bytes, not time. What the
+//! second pass copies is what the first checked (a shard rewritten in place
+//! between them is refused), every host is a host report before anything
+//! is written, and what is not in the layout `check` writes (CR LF lines)
+//! is rendered again, not copied (issue 51).
+//! tests/hostile/merge_layouts.rs feeds shards in other layouts at random.
 
 use std::fs;
+use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use driftaudit::unstable::fleet::merge as streamed;
@@ -17,6 +25,9 @@ use driftaudit::unstable::report::merge::RunMeta;
 use driftaudit::unstable::report::{HostReport, Report};
 
 use crate::alloc::measure;
+use crate::common::cli::says;
+use crate::common::fleet::testdata_fleet;
+use crate::common::tree::file;
 
 /// A fleet report of `copies` copies of `hosts`, each copy under a folder
 /// of its own, in path order, as `check --fleet --format json` writes it.
@@ -39,6 +50,22 @@ fn report(set: &PolicySet, hosts: &[HostReport], copies: usize) -> Vec<u8> {
     w.finish(&summary).unwrap()
 }
 
+/// The hosts of testdata/hosts, audited, one of each name, by name.
+fn testdata_hosts(set: &PolicySet) -> Vec<HostReport> {
+    let testdata = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/hosts"));
+    let mut dirs: Vec<_> = fs::read_dir(testdata)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    let mut hosts: Vec<HostReport> = dirs.iter().map(|d| fleet::audit_dir(set, d)).collect();
+    hosts.sort_by(|a, b| a.host.cmp(&b.host));
+    hosts.dedup_by(|a, b| a.host == b.host);
+    assert!(hosts.len() >= 10, "{} hosts", hosts.len());
+    hosts
+}
+
 /// Both passes over one report: every host's bytes, counted.
 fn merge_all(path: &Path) -> (usize, usize) {
     let input = streamed::scan("report.json", path).unwrap();
@@ -56,17 +83,7 @@ fn merge_all(path: &Path) -> (usize, usize) {
 #[test]
 fn merging_a_report_ten_times_as_large_holds_no_more() {
     let set = PolicySet::builtin().unwrap();
-    let testdata = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/hosts"));
-    let mut dirs: Vec<_> = fs::read_dir(testdata)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_dir())
-        .collect();
-    dirs.sort();
-    let mut hosts: Vec<HostReport> = dirs.iter().map(|d| fleet::audit_dir(&set, d)).collect();
-    hosts.sort_by(|a, b| a.host.cmp(&b.host));
-    hosts.dedup_by(|a, b| a.host == b.host);
-    assert!(hosts.len() >= 10, "{} hosts", hosts.len());
+    let hosts = testdata_hosts(&set);
     let d = tempfile::tempdir().unwrap();
     let mut peaks = Vec::new();
     for copies in [2, 20] {
@@ -90,4 +107,66 @@ fn merging_a_report_ten_times_as_large_holds_no_more() {
         "{large_peak} bytes held for a report of {large} bytes, {small_peak} for one of {small}"
     );
     assert!(large_peak < 8 << 20, "{large_peak} bytes held");
+}
+
+/// The two shards of the testdata fleet as `check --fleet testdata/hosts
+/// --shard K/2 --format json` writes them.
+fn testdata_shards() -> [String; 2] {
+    ["1/2", "2/2"].map(|k| testdata_fleet("json", &["--shard", k]).1)
+}
+
+/// Issue 51, item 1: between the passes `merge` checked only a report's
+/// device, inode, length and mtime, and the second pass copied a host's
+/// JSON as it read it: the owner of a shard who rewrote it in place at the
+/// same length and put the mtime back had forged bytes copied. The second
+/// pass now refuses the report (its ctime changed; and each host's bytes
+/// are checked against the first pass's) before a forged byte is handed
+/// out.
+#[test]
+fn a_shard_rewritten_in_place_between_the_passes_is_refused_before_a_forged_byte_is_read() {
+    let d = tempfile::tempdir().unwrap();
+    let texts = testdata_shards();
+    let paths: Vec<_> = texts
+        .iter()
+        .enumerate()
+        .map(|(k, t)| file(d.path(), &format!("shard-{}.json", k + 1), t))
+        .collect();
+    let inputs = paths
+        .iter()
+        .map(|p| streamed::scan(&p.display().to_string(), p).unwrap())
+        .collect();
+    let plan = streamed::plan(inputs).unwrap();
+    // a failing finding of shard 2 made to pass: the same length
+    let forged = texts[1].replacen("\"status\": \"fail\"", "\"status\": \"pass\"", 1);
+    assert_ne!(forged, texts[1], "shard 2 has a failing finding");
+    assert_eq!(forged.len(), texts[1].len());
+    let f = fs::OpenOptions::new().write(true).open(&paths[1]).unwrap();
+    let mtime = f.metadata().unwrap().modified().unwrap();
+    f.write_all_at(forged.as_bytes(), 0).unwrap();
+    f.set_modified(mtime).unwrap();
+    drop(f);
+    assert_eq!(fs::metadata(&paths[1]).unwrap().modified().unwrap(), mtime);
+    assert_eq!(fs::read_to_string(&paths[1]).unwrap(), forged);
+    let refused = match plan.stream() {
+        Err(e) => e,
+        Ok(mut hosts) => loop {
+            match hosts.next_host() {
+                Ok(Some(h)) => {
+                    let at = h.at as usize;
+                    let checked = &texts[h.input].as_bytes()[at..at + h.text.len()];
+                    assert!(
+                        h.text == checked,
+                        "host `{}` handed out with bytes the first pass did not read",
+                        h.path
+                    );
+                }
+                Ok(None) => panic!("the rewritten shard was read to its end"),
+                Err(e) => break e,
+            }
+        },
+    };
+    says(
+        &refused.to_string(),
+        &format!("`{}` changed while it was being merged", paths[1].display()),
+    );
 }

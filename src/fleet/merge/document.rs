@@ -2,15 +2,18 @@
 //! member (`hosts` one host at a time, every other member kept as its
 //! bytes, each at most [`MAX_MEMBER_BYTES`]), for the first pass
 //! ([`scan`]: every host read lightly and folded, its order and shard
-//! checked), and the `hosts` array alone for the second ([`Cursor`]: each
-//! host's bytes and folder). Any JSON is read; the layout `check --fleet
-//! --format json` writes (each host an indented block closed by a line of
-//! four spaces and `}`) is found by a byte search instead of a parse, and
-//! the first pass says whether every host of the file is in it
-//! ([`Hosts::pretty`]). Reads one file; no thread, no output.
+//! checked, its bytes hashed), and the `hosts` array alone for the second
+//! ([`Cursor`]: each host's bytes, checked against that hash, and folder).
+//! Any JSON is read; the layout `check --fleet --format json` writes (each
+//! host an indented block closed by a line of four spaces and `}`) is
+//! found by a byte search instead of a parse, and the first pass says
+//! whether every host of the file is in it ([`Hosts::pretty`]). Reads one
+//! file; no thread, no output.
 
 use std::cmp::Ordering;
+use std::collections::hash_map::RandomState;
 use std::fs::File;
+use std::hash::{BuildHasher, Hasher};
 use std::path::Path;
 
 use memchr::memmem;
@@ -224,6 +227,18 @@ pub struct Hosts {
     /// The first folder that the shard's partition puts in another shard,
     /// with that shard (`K/N`).
     pub not_in_shard: Option<(String, String)>,
+    /// Each host's bytes as the first pass read them, hashed ([`digest`]),
+    /// for the second pass to check it reads the same.
+    digests: Vec<u64>,
+    /// The hash's key: random, so no bytes can be chosen to match it.
+    key: RandomState,
+}
+
+/// A host's bytes (from its `{`), hashed with SipHash under `key`.
+fn digest(key: &RandomState, bytes: &[u8]) -> u64 {
+    let mut h = key.build_hasher();
+    h.write(bytes);
+    h.finish()
 }
 
 /// The `schema` a report names, as `merge` quotes it.
@@ -392,6 +407,8 @@ fn scan_hosts(w: &mut Window, shard: Option<Shard>) -> Result<Hosts, Stop> {
         out_of_order: None,
         duplicate: None,
         not_in_shard: None,
+        digests: Vec::new(),
+        key: RandomState::new(),
     };
     let mut previous: Option<String> = None;
     loop {
@@ -446,6 +463,7 @@ fn scan_hosts(w: &mut Window, shard: Option<Shard>) -> Result<Hosts, Stop> {
                 (n, seen)
             }
         };
+        s.digests.push(digest(&s.key, &w.bytes()[..n]));
         w.consume(n);
         s.count += 1;
         let path = seen.path.as_deref().unwrap_or(".");
@@ -508,9 +526,11 @@ enum State {
 }
 
 /// The second pass over one report: its hosts one at a time, from the
-/// `hosts` array the first pass found, each with its folder.
+/// `hosts` array the first pass found, each with its folder, each checked
+/// to be the bytes the first pass read (else [`Stop::Changed`]).
 pub struct Cursor<'f> {
     w: Window<'f>,
+    hosts: &'f Hosts,
     pretty: bool,
     state: State,
     /// The current host: its length in the window, folder and place.
@@ -523,9 +543,10 @@ pub struct Cursor<'f> {
 
 impl<'f> Cursor<'f> {
     /// The hosts of `file` as the first pass found them.
-    pub fn new(file: &'f File, hosts: &Hosts, chunk: usize) -> Cursor<'f> {
+    pub fn new(file: &'f File, hosts: &'f Hosts, chunk: usize) -> Cursor<'f> {
         Cursor {
             w: Window::new(file, hosts.at, chunk),
+            hosts,
             pretty: hosts.pretty,
             state: State::Start,
             current: None,
@@ -587,6 +608,13 @@ impl<'f> Cursor<'f> {
         if self.count > self.expected {
             return Err(Stop::Changed);
         }
+        // in the layout `check` writes, the text starts with the four
+        // spaces before `{` (checked by `pretty_next`)
+        let from = if self.pretty { 4 } else { 0 };
+        let read = digest(&self.hosts.key, &self.text()[from..]);
+        if self.hosts.digests.get(self.count - 1) != Some(&read) {
+            return Err(Stop::Changed);
+        }
         Ok(true)
     }
 
@@ -639,6 +667,64 @@ impl<'f> Cursor<'f> {
                 }
                 _ => return Err(Stop::Changed),
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::os::unix::fs::FileExt;
+
+    use super::*;
+    use crate::host::SourceKind;
+    use crate::render::stream::FleetWriter;
+    use crate::render::{Format, RenderOptions};
+    use crate::report::fleet::FleetSummary;
+    use crate::report::HostReport;
+
+    /// A report of hosts named as their folders, in the layout `check`
+    /// writes (`pretty`) or compact.
+    fn report(names: &[&str], pretty: bool) -> Vec<u8> {
+        let mut w = FleetWriter::new(Vec::new(), Format::Json, RenderOptions::default()).unwrap();
+        for n in names {
+            let mut h = HostReport::new(n.to_string(), SourceKind::Snapshot, vec![]);
+            h.path = Some(n.to_string());
+            w.host(h).unwrap();
+        }
+        let text = w.finish(&FleetSummary::default()).unwrap();
+        if pretty {
+            return text;
+        }
+        let v: serde_json::Value = serde_json::from_slice(&text).unwrap();
+        serde_json::to_vec(&v).unwrap()
+    }
+
+    /// Issue 51: the second pass copied a host's bytes as it read them;
+    /// they must be the bytes the first pass read, in any layout (the
+    /// file's ctime, checked before the second pass, catches a rewrite;
+    /// this is what catches one the ctime does not show).
+    #[test]
+    fn a_host_whose_bytes_are_not_what_the_first_pass_read_is_refused_in_the_second() {
+        for pretty in [true, false] {
+            let text = report(&["db1", "db2"], pretty);
+            let mut f = tempfile::tempfile().unwrap();
+            f.write_all(&text).unwrap();
+            let (_, hosts) = scan(&f, None).unwrap();
+            let hosts = hosts.unwrap();
+            assert_eq!((hosts.count, hosts.pretty), (2, pretty));
+            // the same bytes read again
+            let mut c = Cursor::new(&f, &hosts, 4096);
+            assert!(c.advance().unwrap() && c.advance().unwrap());
+            assert!(!c.advance().unwrap());
+            // the second host's folder changed, at the same length
+            let at = memmem::rfind(&text, b"db2").unwrap();
+            f.write_all_at(b"db3", at as u64).unwrap();
+            let mut c = Cursor::new(&f, &hosts, 4096);
+            assert!(c.advance().unwrap());
+            assert_eq!(c.path(), "db1");
+            let second = c.advance();
+            assert!(matches!(second, Err(Stop::Changed)), "pretty {pretty}: {second:?}");
         }
     }
 }

@@ -5,7 +5,8 @@
 //! pass ([`Plan::stream`]) walks the hosts of every report in path order,
 //! the order of an unsharded run (a k-way merge: each report is in path
 //! order, which the first pass checked), for the caller to copy or render
-//! one at a time. Holds a window of each report (at least its current
+//! one at a time, each the bytes the first pass read (a report whose
+//! ctime changed is refused before, a host whose bytes did as it is read). Holds a window of each report (at least its current
 //! host), the fleet summary and the run metadata, never the hosts; owns no
 //! thread (the CLI runs the first pass of each report on its own) and
 //! writes nothing.
@@ -62,13 +63,16 @@ impl Stop {
     }
 }
 
-/// What identifies a file's content between the passes.
+/// What identifies a file's content between the passes: its ctime too,
+/// which a write changes and its owner cannot set back (the second pass
+/// also checks each host's bytes, `document::Cursor`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Stamp {
     dev: u64,
     ino: u64,
     len: u64,
     mtime: (i64, i64),
+    ctime: (i64, i64),
 }
 
 impl Stamp {
@@ -79,6 +83,7 @@ impl Stamp {
             ino: m.ino(),
             len: m.len(),
             mtime: (m.mtime(), m.mtime_nsec()),
+            ctime: (m.ctime(), m.ctime_nsec()),
         })
     }
 }
