@@ -4,10 +4,11 @@
 //! worker thread and every check is made before a byte is written; the
 //! second pass takes the hosts of every report in path order and writes
 //! them one at a time. JSON copies each host's text as the report holds it
-//! (the lines `check --fleet` writes), JSON Lines compacts it, text and
-//! Prometheus read each host whole on the worker threads, a batch at a
-//! time; SARIF, JUnit, Markdown and HTML (at most 2,000 hosts) collect the
-//! hosts and render once. This says where each host's snapshot is and
+//! when it is what `check --fleet` writes for that host (the first pass
+//! checked it), JSON Lines compacts it, any other host is rendered again;
+//! text and Prometheus read each host whole on the worker threads, a batch
+//! at a time; SARIF, JUnit, Markdown and HTML (at most 2,000 hosts) collect
+//! the hosts and render once. This says where each host's snapshot is and
 //! writes; the checks and the merge are the library's.
 
 use std::collections::BTreeSet;

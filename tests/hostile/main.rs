@@ -14,6 +14,7 @@ mod formats;
 mod hostile;
 mod localconfig;
 mod merge;
+mod merge_layouts;
 mod mycnf;
 mod policy_output;
 mod storage;

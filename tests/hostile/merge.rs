@@ -25,8 +25,8 @@ use driftaudit::unstable::report::merge::RunMeta;
 use driftaudit::unstable::report::{HostReport, Report};
 
 use crate::alloc::measure;
-use crate::common::cli::says;
-use crate::common::fleet::testdata_fleet;
+use crate::common::cli::{repo_root, says};
+use crate::common::fleet::{run, testdata_fleet, without_run};
 use crate::common::tree::file;
 
 /// A fleet report of `copies` copies of `hosts`, each copy under a folder
@@ -169,4 +169,145 @@ fn a_shard_rewritten_in_place_between_the_passes_is_refused_before_a_forged_byte
         &refused.to_string(),
         &format!("`{}` changed while it was being merged", paths[1].display()),
     );
+}
+
+/// `text` (a report in the layout `check` writes) with `\r` before the
+/// `\n` of each line inside a host, but the lines `merge` finds a host's
+/// start, folder and end by: an editor that saved the lines it touched
+/// with CR LF.
+fn cr_inside_hosts(text: &str) -> String {
+    let mut out = String::new();
+    let mut inside = false;
+    for line in text.split_inclusive('\n') {
+        let bare = line.trim_end_matches('\n');
+        let kept = !inside
+            || bare == "    {"
+            || bare.starts_with("    }")
+            || bare.starts_with("      \"path\": ")
+            || !line.ends_with('\n');
+        if bare == "  \"hosts\": [" {
+            inside = true;
+        } else if bare.starts_with("  ]") {
+            inside = false;
+        }
+        out.push_str(bare);
+        out.push_str(if kept { "" } else { "\r" });
+        out.push_str(&line[bare.len()..]);
+    }
+    out
+}
+
+/// Issue 51, item 7: a hand-written shard with CR LF line endings gave
+/// JSON Lines with raw CR characters (which Python's text mode splits
+/// lines at): `merge` compacted a host found in the layout `check` writes
+/// by its indentation and kept the CRs. A host in any layout but `check`'s
+/// own is rendered again, so every format equals `check`'s.
+#[test]
+fn a_shard_with_cr_lf_line_endings_merges_to_json_lines_without_a_raw_cr() {
+    let d = tempfile::tempdir().unwrap();
+    let [one, two] = testdata_shards();
+    let two = file(d.path(), "shard-2.json", &two);
+    let edited = cr_inside_hosts(&one);
+    assert!(edited.contains("\r\n"), "lines with CR LF");
+    for (name, text) in [("crlf.json", one.replace('\n', "\r\n")), ("edited.json", edited)] {
+        let p = file(d.path(), name, &text);
+        for format in ["jsonl", "json", "text"] {
+            let (want_code, want) = testdata_fleet(format, &[]);
+            let (code, out, err) = run(
+                &[
+                    "merge",
+                    "--format",
+                    format,
+                    &p.display().to_string(),
+                    &two.display().to_string(),
+                ],
+                repo_root(),
+            );
+            assert_eq!(code, want_code, "{name}, {format}: {err}");
+            assert!(!out.contains('\r'), "{name}, {format}: a raw CR written");
+            if format == "json" {
+                assert_eq!(without_run(&out), without_run(&want), "{name}, {format}");
+            } else {
+                assert_eq!(out, want, "{name}, {format}");
+            }
+        }
+    }
+}
+
+/// `text` (a report in the layout `check` writes) with its first host's
+/// `coverage` member's value replaced by `value`, and that member's line.
+fn with_coverage(text: &str, value: &str) -> (String, usize) {
+    let start = text.find("\n      \"coverage\": [\n").expect("a coverage list") + 1;
+    let close = "\n      ]";
+    let end = start + text[start..].find(close).unwrap() + close.len();
+    let line = text[..start].matches('\n').count() + 1;
+    let edited = format!("{}      \"coverage\": {value}{}", &text[..start], &text[end..]);
+    (edited, line)
+}
+
+/// Issue 51, item 8: the first pass read of each host only what the fleet
+/// summary counts, so a host whose `coverage` was `5` was copied into the
+/// merged JSON (exit 1) and failed only when text rendered it (after 47 KB
+/// of output, exit 2), and a 200,000-deep array there was copied as it
+/// was (Python's JSON reader crashes on the merged file). Each host must
+/// be a host report (at most serde_json's 128 levels deep) in the first
+/// pass: refused before anything is written, naming the file, the host and
+/// the line. A member a host report does not have is dropped, the host
+/// rendered again, however deep it is.
+#[test]
+fn a_host_that_is_not_a_host_report_is_refused_with_its_file_host_and_line_before_any_output() {
+    let d = tempfile::tempdir().unwrap();
+    let [one, two] = testdata_shards();
+    let two = file(d.path(), "shard-2.json", &two);
+    let v: serde_json::Value = serde_json::from_str(&one).unwrap();
+    let host = v["hosts"][0]["host"].as_str().unwrap().to_string();
+    let deep = format!("{}{}", "[".repeat(200_000), "]".repeat(200_000));
+    let merge = |p: &Path, format: &str| {
+        run(
+            &[
+                "merge",
+                "--format",
+                format,
+                &p.display().to_string(),
+                &two.display().to_string(),
+            ],
+            repo_root(),
+        )
+    };
+    for (name, value) in [("five.json", "5"), ("deep.json", deep.as_str())] {
+        let (text, line) = with_coverage(&one, value);
+        let p = file(d.path(), name, &text);
+        for format in ["json", "jsonl", "text"] {
+            let (code, out, err) = merge(&p, format);
+            assert_eq!(code, 2, "{name}, {format}: {err}");
+            assert!(out.is_empty(), "{name}, {format}: nothing written: {} bytes", out.len());
+            says(
+                &err,
+                &format!(
+                    "`{}`: not a driftaudit JSON report: host `{host}`: ",
+                    p.display()
+                ),
+            );
+            says(&err, &format!(" at line {line} column "));
+        }
+    }
+    // the same depth in a member no host report has, after `path`
+    let path = one.find("\n      \"path\": ").unwrap() + 1;
+    let first = path + one[path..].find('\n').unwrap() + 1;
+    let extra = format!(
+        "{}      \"extra\": {deep},\n{}",
+        &one[..first],
+        &one[first..]
+    );
+    let p = file(d.path(), "extra.json", &extra);
+    for format in ["json", "jsonl"] {
+        let (want_code, want) = testdata_fleet(format, &[]);
+        let (code, out, err) = merge(&p, format);
+        assert_eq!(code, want_code, "{format}: {err}");
+        if format == "json" {
+            assert_eq!(without_run(&out), without_run(&want), "{format}");
+        } else {
+            assert_eq!(out, want, "{format}");
+        }
+    }
 }

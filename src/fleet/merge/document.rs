@@ -1,14 +1,15 @@
 //! A fleet JSON report read as a stream: the top-level object member by
 //! member (`hosts` one host at a time, every other member kept as its
 //! bytes, each at most [`MAX_MEMBER_BYTES`]), for the first pass
-//! ([`scan`]: every host read lightly and folded, its order and shard
-//! checked, its bytes hashed), and the `hosts` array alone for the second
-//! ([`Cursor`]: each host's bytes, checked against that hash, and folder).
-//! Any JSON is read; the layout `check --fleet --format json` writes (each
-//! host an indented block closed by a line of four spaces and `}`) is
-//! found by a byte search instead of a parse, and the first pass says
-//! whether every host of the file is in it ([`Hosts::pretty`]). Reads one
-//! file; no thread, no output.
+//! ([`scan`]: every host read whole, as a host report, and folded, its
+//! order and shard checked, its bytes hashed), and the `hosts` array alone
+//! for the second ([`Cursor`]: each host's bytes, checked against that
+//! hash, and folder). Any JSON is read; in the layout `check --fleet
+//! --format json` writes (each host an indented block closed by a line of
+//! four spaces and `}`) a host's end is found by a byte search, and the
+//! first pass says whether every host of the file is byte for byte what
+//! `check` writes for it ([`Hosts::pretty`]). Reads one file; no thread, no
+//! output.
 
 use std::cmp::Ordering;
 use std::collections::hash_map::RandomState;
@@ -21,8 +22,9 @@ use serde::de::IgnoredAny;
 use serde::Deserialize;
 
 use super::window::{locate, Window};
-use crate::report::merge::light::{LightHost, Tally};
+use crate::report::merge::light::Tally;
 use crate::report::shard::{bucket, Shard};
+use crate::report::HostReport;
 
 /// The most bytes of one host object, or of another member of a report,
 /// that `merge` reads (64 MiB: a generated host is about 140 KB; the
@@ -35,9 +37,6 @@ const SCAN_CHUNK: usize = 1 << 20;
 /// A host closes, in the layout `check` writes, with a line of four spaces
 /// and `}`: the only line that starts so inside the `hosts` array.
 const HOST_END: &[u8] = b"\n    }";
-
-/// How a host starts in that layout: its first member is `host`.
-const FIRST_LINE: &[u8] = b"{\n      \"host\": ";
 
 /// A host's `path` member, in that layout (a nested member is indented further).
 const PATH_LINE: &[u8] = b"\n      \"path\": ";
@@ -212,7 +211,8 @@ pub struct Hosts {
     /// Offset just after the array's `[`.
     pub at: u64,
     /// Whether every host, and what is between them, is in the layout
-    /// `check` writes (so the second pass finds them by a byte search).
+    /// `check` writes (so the second pass finds them by a byte search),
+    /// each host the bytes `check` writes for it (so they can be copied).
     pub pretty: bool,
     /// Hosts read.
     pub count: usize,
@@ -357,47 +357,42 @@ struct Seen {
     path: Option<String>,
 }
 
-/// Read a host from its bytes and fold it; `None` when `pretty` asks for
-/// the layout `check` writes and the bytes are not in it (or not a host),
-/// for the caller to find the host's end by a parse instead.
+/// Read a host from its bytes and fold it: it must be a host report (a
+/// [`HostReport`], nested at most serde_json's 128 levels; a member a
+/// host report does not have is skipped), else an error naming it. With
+/// `layout`, also whether the bytes are exactly what `check` writes for
+/// that host (less the four spaces before its `{`), so they can be copied.
 fn take_host(
     bytes: &[u8],
     at: u64,
-    pretty: Option<&memmem::Finder>,
+    layout: bool,
     tally: &mut Tally,
-) -> Result<Option<Seen>, Stop> {
-    let fail = |s: Stop| if pretty.is_some() { Ok(None) } else { Err(s) };
+) -> Result<(Seen, bool), Stop> {
     // checked once here, so serde need not check each string again
-    let text = match std::str::from_utf8(bytes) {
-        Ok(t) => t,
-        Err(e) => return fail(Stop::Utf8(at + e.valid_up_to() as u64)),
-    };
-    let host: LightHost = match serde_json::from_str(text) {
-        Ok(h) => h,
-        Err(e) => return fail(serde_at(&e, at)),
-    };
-    let path = host.path.as_ref().map(|p| p.as_str().to_string());
-    if let Some(finder) = pretty {
-        // `host` first, as `check` writes a host: a tool that wrote the
-        // report again in the same layout but with its members reordered
-        // (sorted) is not copied from
-        if !bytes.starts_with(FIRST_LINE) || pretty_path(bytes, finder) != path {
-            return Ok(None);
-        }
-    }
-    tally
-        .add(&host, path.as_deref().unwrap_or("."))
-        .map_err(|e| serde_at(&e, at))?;
-    Ok(Some(Seen {
-        host: host.host.as_str().to_string(),
-        path,
-    }))
+    let text = std::str::from_utf8(bytes).map_err(|e| Stop::Utf8(at + e.valid_up_to() as u64))?;
+    let host: HostReport = serde_json::from_str(text).map_err(|e| match serde_at(&e, at) {
+        Stop::Json {
+            message,
+            at,
+            line,
+            column,
+        } => Stop::Json {
+            message: format!("{}: {message}", host_named(bytes, at)),
+            at,
+            line,
+            column,
+        },
+        other => other,
+    })?;
+    let exact = layout && crate::render::json::is_host_in_array(&host, bytes);
+    tally.add(&host, host.path.as_deref().unwrap_or("."));
+    let HostReport { host, path, .. } = host;
+    Ok((Seen { host, path }, exact))
 }
 
 fn scan_hosts(w: &mut Window, shard: Option<Shard>) -> Result<Hosts, Stop> {
     w.consume(1);
     let end = memmem::Finder::new(HOST_END);
-    let path_line = memmem::Finder::new(PATH_LINE);
     let mut s = Hosts {
         at: w.offset(),
         pretty: true,
@@ -445,22 +440,22 @@ fn scan_hosts(w: &mut Window, shard: Option<Shard>) -> Result<Hosts, Stop> {
         let at = w.offset();
         let mut done = None;
         if s.pretty {
+            // the end `check`'s layout puts a host at: the bytes up to it
+            // are the host if they are a host report (a JSON object ends
+            // where it ends), copied if they are what `check` writes
+            s.pretty = false;
             if let Some(n) = pretty_len(w, &end, MAX_MEMBER_BYTES)? {
-                if let Some(seen) = take_host(&w.bytes()[..n], at, Some(&path_line), &mut s.tally)?
-                {
+                if let Ok((seen, exact)) = take_host(&w.bytes()[..n], at, true, &mut s.tally) {
                     done = Some((n, seen));
+                    s.pretty = exact;
                 }
             }
-            s.pretty = done.is_some();
         }
         let (n, seen) = match done {
             Some(d) => d,
             None => {
                 let n = member_len(w, &|bytes| host_named(bytes, at))?;
-                // without a layout to check, a host is read or an error
-                let seen =
-                    take_host(&w.bytes()[..n], at, None, &mut s.tally)?.ok_or(Stop::Changed)?;
-                (n, seen)
+                (n, take_host(&w.bytes()[..n], at, false, &mut s.tally)?.0)
             }
         };
         s.digests.push(digest(&s.key, &w.bytes()[..n]));

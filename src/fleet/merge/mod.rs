@@ -1,15 +1,15 @@
 //! `driftaudit merge` over report files, streamed. A first pass ([`scan`])
-//! reads each report once, its hosts lightly (`report::merge::light`),
-//! and [`plan`] checks everything `report::merge::agree` checks, and that
+//! reads each report once, each host as a host report, folded into the
+//! report's summary (`report::merge::light`), and [`plan`] checks everything `report::merge::agree` checks, and that
 //! no host folder is in two reports, before anything is written; a second
 //! pass ([`Plan::stream`]) walks the hosts of every report in path order,
 //! the order of an unsharded run (a k-way merge: each report is in path
 //! order, which the first pass checked), for the caller to copy or render
 //! one at a time, each the bytes the first pass read (a report whose
-//! ctime changed is refused before, a host whose bytes did as it is read). Holds a window of each report (at least its current
-//! host), the fleet summary and the run metadata, never the hosts; owns no
-//! thread (the CLI runs the first pass of each report on its own) and
-//! writes nothing.
+//! ctime changed is refused before, a host whose bytes did as it is read).
+//! Holds a window of each report (at least its current host), the fleet
+//! summary and the run metadata, never the hosts; owns no thread (the CLI
+//! runs the first pass of each report on its own) and writes nothing.
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
@@ -389,7 +389,8 @@ pub struct StreamedHost<'s> {
     /// Its JSON: in the layout `check` writes ([`StreamedHost::pretty`]),
     /// the lines `check --fleet --format json` writes for it in `hosts`.
     pub text: &'s [u8],
-    /// Whether `text` is in the layout `check` writes.
+    /// Whether `text` is byte for byte what `check` writes for the host
+    /// (so it can be copied as it is).
     pub pretty: bool,
     /// The offset of `text` in its report.
     pub at: u64,

@@ -5,7 +5,7 @@
 //! once ([`agree`], shared with the streamed merge of files in
 //! `fleet::merge`), the host order of an unsharded run, and the fleet
 //! summary recomputed from the hosts (or, streamed, folded from each
-//! input's hosts read lightly and combined: `light`). Data in, data out:
+//! input's hosts and combined: `light`). Data in, data out:
 //! reads no file and renders nothing.
 
 use std::collections::BTreeMap;
