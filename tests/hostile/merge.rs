@@ -21,8 +21,9 @@ use driftaudit::unstable::fleet::{self, FleetSummary};
 use driftaudit::unstable::policy::{PolicySet, Severity};
 use driftaudit::unstable::render::stream::FleetWriter;
 use driftaudit::unstable::render::{Format, RenderOptions};
-use driftaudit::unstable::report::merge::RunMeta;
-use driftaudit::unstable::report::{HostReport, Report};
+use driftaudit::unstable::policy::RuleSource;
+use driftaudit::unstable::report::merge::{summarize, RunMeta};
+use driftaudit::unstable::report::{HostReport, Report, RuleMeta};
 
 use crate::alloc::measure;
 use crate::common::cli::{repo_root, says};
@@ -107,6 +108,110 @@ fn merging_a_report_ten_times_as_large_holds_no_more() {
         "{large_peak} bytes held for a report of {large} bytes, {small_peak} for one of {small}"
     );
     assert!(large_peak < 8 << 20, "{large_peak} bytes held");
+}
+
+/// A rule catalogue of `n` rules whose `why` and `fix` are a few KB each,
+/// as a large policy set's are.
+fn large_catalogue(n: usize) -> Vec<RuleMeta> {
+    (0..n)
+        .map(|i| RuleMeta {
+            id: format!("big.rule-{i:05}"),
+            policy: "big".into(),
+            title: format!("Rule {i} of a large policy set"),
+            severity: Severity::ALL[i % Severity::ALL.len()],
+            why: format!("why {i}: ").repeat(300),
+            fix: format!("fix {i}: ").repeat(300),
+            references: vec![format!("https://example.com/rules/{i}")],
+            tags: vec!["big".into()],
+            source: RuleSource {
+                path: "big.yaml".into(),
+                line: i + 1,
+            },
+        })
+        .collect()
+}
+
+/// A whole fleet report (no shard) over the catalogue `rules`, of `hosts`
+/// each under the folder `prefix/`, as `check --fleet --format json`
+/// writes it.
+fn report_over(set: &PolicySet, rules: &[RuleMeta], hosts: &[HostReport], prefix: &str) -> Vec<u8> {
+    let mut w = FleetWriter::new(Vec::new(), Format::Json, RenderOptions::default())
+        .unwrap()
+        .with_run(rules, &RunMeta::new(set, "low"))
+        .unwrap();
+    let mut placed = Vec::new();
+    for h in hosts {
+        let mut h = h.clone();
+        h.path = Some(format!("{prefix}/{}", h.host));
+        placed.push(h);
+    }
+    let summary = summarize(rules, &placed, Severity::Low);
+    for h in placed {
+        w.host(h).unwrap();
+    }
+    w.finish(&summary).unwrap()
+}
+
+/// Issue 51, item 6: `merge` kept each report's rule catalogue parsed
+/// (compared as values), plus a copy for the merged report, so a 60 MB
+/// report needed 1.5 GB and four needed 3 GB. Four reports that share a
+/// large catalogue merge at about the bytes one does, near one parsed
+/// catalogue and its text, not five (51 and 90 MB for one and four
+/// reports of a 12 MB catalogue before; 25 and 28 MB now).
+#[test]
+fn merging_four_reports_with_a_large_catalogue_holds_about_one_catalogue() {
+    let set = PolicySet::builtin().unwrap();
+    let hosts = testdata_hosts(&set);
+    let rules = large_catalogue(2_000);
+    let d = tempfile::tempdir().unwrap();
+    let paths: Vec<_> = hosts
+        .chunks(hosts.len().div_ceil(4))
+        .enumerate()
+        .map(|(k, part)| {
+            let p = d.path().join(format!("r{k}.json"));
+            fs::write(&p, report_over(&set, &rules, part, &format!("r{k}"))).unwrap();
+            p
+        })
+        .collect();
+    assert_eq!(paths.len(), 4);
+    // one catalogue parsed, from its text
+    let text = serde_json::to_vec(&rules).unwrap();
+    assert!(text.len() > 8 << 20, "{} bytes of catalogue", text.len());
+    let (one, parsed) = measure(|| serde_json::from_slice::<Vec<RuleMeta>>(&text).unwrap());
+    assert_eq!(parsed, rules);
+    drop(parsed);
+    let merge = |paths: &[std::path::PathBuf]| {
+        let inputs = paths
+            .iter()
+            .map(|p| streamed::scan(&p.display().to_string(), p).unwrap())
+            .collect();
+        let plan = streamed::plan(inputs).unwrap();
+        assert_eq!(plan.rules.len(), rules.len());
+        let mut hosts = plan.stream().unwrap();
+        let mut n = 0;
+        while hosts.next_host().unwrap().is_some() {
+            n += 1;
+        }
+        n
+    };
+    let (alone, n) = measure(|| merge(&paths[..1]));
+    assert!(n > 0);
+    let (four, n) = measure(|| merge(&paths));
+    assert_eq!(n, hosts.len());
+    assert!(
+        four.peak <= alone.peak + alone.peak / 4,
+        "{} bytes held for four reports, {} for one",
+        four.peak,
+        alone.peak
+    );
+    // the catalogue's text (as long as its parse, here) while it is
+    // parsed, and that one parse
+    assert!(
+        four.peak < 2 * one.peak + one.peak / 2,
+        "{} bytes held for four reports; one parsed catalogue is {}",
+        four.peak,
+        one.peak
+    );
 }
 
 /// The two shards of the testdata fleet as `check --fleet testdata/hosts

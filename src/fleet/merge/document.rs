@@ -24,7 +24,7 @@ use serde::Deserialize;
 use super::window::{locate, Window};
 use crate::report::merge::light::Tally;
 use crate::report::shard::{bucket, Shard};
-use crate::report::HostReport;
+use crate::report::{HostReport, RuleMeta};
 
 /// The most bytes of one host object, or of another member of a report,
 /// that `merge` reads (64 MiB: a generated host is about 140 KB; the
@@ -199,10 +199,22 @@ pub struct Members {
     pub schema: Option<(u64, Vec<u8>)>,
     /// `fleet`.
     pub fleet: Option<(u64, Vec<u8>)>,
-    /// `rules`.
-    pub rules: Option<(u64, Vec<u8>)>,
+    /// `rules`, parsed where it was read rather than copied (a rule
+    /// catalogue can be most of a report).
+    pub rules: Option<Rules>,
     /// `run`.
     pub run: Option<(u64, Vec<u8>)>,
+}
+
+/// A report's `rules` member.
+#[derive(Debug)]
+pub struct Rules {
+    /// Where it starts.
+    pub at: u64,
+    /// Its bytes.
+    pub len: usize,
+    /// The rule catalogue, or why it is not one.
+    pub parsed: Result<Vec<RuleMeta>, Stop>,
 }
 
 /// What the first pass found in a report's `hosts` array.
@@ -331,7 +343,12 @@ pub fn scan(file: &File, shard: Option<Shard>) -> Result<(Members, Option<Hosts>
             let slot = match key.as_str() {
                 "schema" => Some(&mut m.schema),
                 "fleet" => Some(&mut m.fleet),
-                "rules" => Some(&mut m.rules),
+                "rules" if m.rules.is_some() => return Err(twice()),
+                "rules" => {
+                    let parsed = serde_json::from_slice(bytes).map_err(|e| serde_at(&e, at));
+                    m.rules = Some(Rules { at, len: n, parsed });
+                    None
+                }
                 "run" => Some(&mut m.run),
                 _ => None,
             };
