@@ -61,6 +61,9 @@ pub fn testdata_fleet(format: &str, args: &[&str]) -> (i32, String) {
     let mut all = vec!["check", "--fleet", "testdata/hosts", "--format", format];
     all.extend(args);
     let (code, out, err) = run(&all, cli::repo_root());
-    assert!(code == 0 || code == 1, "check --fleet testdata/hosts: {err}");
+    assert!(
+        code == 0 || code == 1,
+        "check --fleet testdata/hosts: {err}"
+    );
     (code, out)
 }

@@ -18,10 +18,10 @@ use std::path::Path;
 
 use driftaudit::unstable::fleet::merge as streamed;
 use driftaudit::unstable::fleet::{self, FleetSummary};
+use driftaudit::unstable::policy::RuleSource;
 use driftaudit::unstable::policy::{PolicySet, Severity};
 use driftaudit::unstable::render::stream::FleetWriter;
 use driftaudit::unstable::render::{Format, RenderOptions};
-use driftaudit::unstable::policy::RuleSource;
 use driftaudit::unstable::report::merge::{summarize, RunMeta};
 use driftaudit::unstable::report::{HostReport, Report, RuleMeta};
 
@@ -314,7 +314,10 @@ fn a_shard_with_cr_lf_line_endings_merges_to_json_lines_without_a_raw_cr() {
     let two = file(d.path(), "shard-2.json", &two);
     let edited = cr_inside_hosts(&one);
     assert!(edited.contains("\r\n"), "lines with CR LF");
-    for (name, text) in [("crlf.json", one.replace('\n', "\r\n")), ("edited.json", edited)] {
+    for (name, text) in [
+        ("crlf.json", one.replace('\n', "\r\n")),
+        ("edited.json", edited),
+    ] {
         let p = file(d.path(), name, &text);
         for format in ["jsonl", "json", "text"] {
             let (want_code, want) = testdata_fleet(format, &[]);
@@ -342,11 +345,18 @@ fn a_shard_with_cr_lf_line_endings_merges_to_json_lines_without_a_raw_cr() {
 /// `text` (a report in the layout `check` writes) with its first host's
 /// `coverage` member's value replaced by `value`, and that member's line.
 fn with_coverage(text: &str, value: &str) -> (String, usize) {
-    let start = text.find("\n      \"coverage\": [\n").expect("a coverage list") + 1;
+    let start = text
+        .find("\n      \"coverage\": [\n")
+        .expect("a coverage list")
+        + 1;
     let close = "\n      ]";
     let end = start + text[start..].find(close).unwrap() + close.len();
     let line = text[..start].matches('\n').count() + 1;
-    let edited = format!("{}      \"coverage\": {value}{}", &text[..start], &text[end..]);
+    let edited = format!(
+        "{}      \"coverage\": {value}{}",
+        &text[..start],
+        &text[end..]
+    );
     (edited, line)
 }
 
@@ -385,7 +395,11 @@ fn a_host_that_is_not_a_host_report_is_refused_with_its_file_host_and_line_befor
         for format in ["json", "jsonl", "text"] {
             let (code, out, err) = merge(&p, format);
             assert_eq!(code, 2, "{name}, {format}: {err}");
-            assert!(out.is_empty(), "{name}, {format}: nothing written: {} bytes", out.len());
+            assert!(
+                out.is_empty(),
+                "{name}, {format}: nothing written: {} bytes",
+                out.len()
+            );
             says(
                 &err,
                 &format!(

@@ -91,10 +91,7 @@ fn extra() -> impl Strategy<Value = Extra> {
     prop_oneof![
         Just(Extra::None),
         (any::<usize>(), depth()).prop_map(|(i, d)| Extra::HostMember(i, d)),
-        (
-            prop_oneof![Just("top"), Just("run"), Just("rule")],
-            depth()
-        )
+        (prop_oneof![Just("top"), Just("run"), Just("rule")], depth())
             .prop_map(|(w, d)| Extra::Elsewhere(w, d)),
         // `[]` is a coverage list (an empty one): two levels at least
         (any::<usize>(), depth().prop_map(|d| d.max(2))).prop_map(|(i, d)| Extra::Coverage(i, d)),
@@ -208,7 +205,10 @@ fn with_extra(shard: &str, extra: &Extra, deep: &str) -> String {
     let member = format!("\"zz_extra\": {deep}");
     // the offset just after `key` (at or past `from`)
     let after = |text: &str, from: usize, key: &str| {
-        from + text[from..].find(key).unwrap_or_else(|| panic!("no `{key}`")) + key.len()
+        from + text[from..]
+            .find(key)
+            .unwrap_or_else(|| panic!("no `{key}`"))
+            + key.len()
     };
     match extra {
         Extra::None => {}
@@ -218,7 +218,9 @@ fn with_extra(shard: &str, extra: &Extra, deep: &str) -> String {
             let end = after(&text, p, "\n");
             text.insert_str(end, &format!("      {member},\n"));
         }
-        Extra::Elsewhere("top", _) => text.insert_str(after(&text, 0, "{\n"), &format!("  {member},\n")),
+        Extra::Elsewhere("top", _) => {
+            text.insert_str(after(&text, 0, "{\n"), &format!("  {member},\n"))
+        }
         Extra::Elsewhere("run", _) => {
             text.insert_str(after(&text, 0, "\n  \"run\": {"), &format!("{member},"))
         }
@@ -285,7 +287,10 @@ fn shards_in_any_layout_merge_to_what_check_writes_or_are_refused_before_any_out
     let spans = host_spans(&shards[0]);
     assert!(spans.len() >= 3, "{} hosts", spans.len());
     let (s, e) = spans[0];
-    assert_eq!(serde_json::from_str::<Value>(&shards[0][s..e]).unwrap(), v["hosts"][0]);
+    assert_eq!(
+        serde_json::from_str::<Value>(&shards[0][s..e]).unwrap(),
+        v["hosts"][0]
+    );
     let d = tempfile::tempdir().unwrap();
     let mut runner = TestRunner::new(Config {
         cases: 24,
@@ -312,7 +317,11 @@ fn shards_in_any_layout_merge_to_what_check_writes_or_are_refused_before_any_out
             );
             let (want_code, want) = &whole[f];
             if code == 2 {
-                prop_assert!(out.is_empty(), "refused after writing {} bytes: {err}", out.len());
+                prop_assert!(
+                    out.is_empty(),
+                    "refused after writing {} bytes: {err}",
+                    out.len()
+                );
                 prop_assert!(extra.refusable(), "refused a layout: {err}");
                 return Ok(());
             }

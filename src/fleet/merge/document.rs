@@ -379,12 +379,7 @@ struct Seen {
 /// host report does not have is skipped), else an error naming it. With
 /// `layout`, also whether the bytes are exactly what `check` writes for
 /// that host (less the four spaces before its `{`), so they can be copied.
-fn take_host(
-    bytes: &[u8],
-    at: u64,
-    layout: bool,
-    tally: &mut Tally,
-) -> Result<(Seen, bool), Stop> {
+fn take_host(bytes: &[u8], at: u64, layout: bool, tally: &mut Tally) -> Result<(Seen, bool), Stop> {
     // checked once here, so serde need not check each string again
     let text = std::str::from_utf8(bytes).map_err(|e| Stop::Utf8(at + e.valid_up_to() as u64))?;
     let host: HostReport = serde_json::from_str(text).map_err(|e| match serde_at(&e, at) {
@@ -736,7 +731,10 @@ mod tests {
             assert!(c.advance().unwrap());
             assert_eq!(c.path(), "db1");
             let second = c.advance();
-            assert!(matches!(second, Err(Stop::Changed)), "pretty {pretty}: {second:?}");
+            assert!(
+                matches!(second, Err(Stop::Changed)),
+                "pretty {pretty}: {second:?}"
+            );
         }
     }
 }
