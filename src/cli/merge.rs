@@ -4,10 +4,11 @@
 //! worker thread and every check is made before a byte is written; the
 //! second pass takes the hosts of every report in path order and writes
 //! them one at a time. JSON copies each host's text as the report holds it
-//! (the lines `check --fleet` writes), JSON Lines compacts it, text and
-//! Prometheus read each host whole on the worker threads, a batch at a
-//! time; SARIF, JUnit, Markdown and HTML (at most 2,000 hosts) collect the
-//! hosts and render once. This says where each host's snapshot is and
+//! when it is what `check --fleet` writes for that host (the first pass
+//! checked it), JSON Lines compacts it, any other host is rendered again;
+//! text and Prometheus read each host whole on the worker threads, a batch
+//! at a time; SARIF, JUnit, Markdown and HTML (at most 2,000 hosts) collect
+//! the hosts and render once. This says where each host's snapshot is and
 //! writes; the checks and the merge are the library's.
 
 use std::collections::BTreeSet;
@@ -227,9 +228,10 @@ fn write_streamed(plan: &streamed::Plan, format: Format, opts: RenderOptions) ->
 /// the name each one scopes, or the first host when none has that name
 /// (`waiver::attach`): that host is counted last, in its place.
 fn write_metrics(plan: &streamed::Plan, verdicts: Vec<(Finding, String)>) -> Result<(), Fail> {
-    let mut rules = plan.rules.clone();
+    // the plan's catalogue, copied only to add the waivers' rule
+    let mut rules = std::borrow::Cow::Borrowed(plan.rules.as_slice());
     if !verdicts.is_empty() && !rules.iter().any(|r| r.id == waiver::WAIVER_RULE) {
-        rules.push(waiver::waiver_rule_meta());
+        rules.to_mut().push(waiver::waiver_rule_meta());
     }
     let mut metrics = ReportMetrics::new(&rules);
     let mut seen: BTreeSet<String> = BTreeSet::new();

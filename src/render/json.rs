@@ -61,6 +61,36 @@ pub(crate) fn host_in_array(report: &HostReport) -> io::Result<String> {
     Ok(into_string(buf))
 }
 
+/// Whether `text` is `report` as [`host_in_array`] writes it, without the
+/// four spaces before its `{`: the text is compared as the report is
+/// serialised, the serialisation stopped at the first difference and never
+/// kept (what `driftaudit merge` copies as it is).
+pub(crate) fn is_host_in_array(report: &HostReport, text: &[u8]) -> bool {
+    let mut same = SameAs(text);
+    let mut ser = serde_json::Serializer::with_formatter(&mut same, Pretty::at(2));
+    report.serialize(&mut ser).is_ok() && same.0.is_empty()
+}
+
+/// A writer that takes only the bytes it holds, in order (an error at the
+/// first other byte); what it holds after is what was not written.
+struct SameAs<'a>(&'a [u8]);
+
+impl io::Write for SameAs<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self.0.strip_prefix(buf) {
+            Some(rest) => {
+                self.0 = rest;
+                Ok(buf.len())
+            }
+            None => Err(io::ErrorKind::InvalidData.into()),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
 /// `value` in pretty JSON (two spaces a level) onto `buf`, as if it stood
 /// `level` levels deep: its inner lines indented `level` levels more than
 /// `to_string_pretty` indents them (its first line is not indented).

@@ -137,8 +137,7 @@ pub struct RuleDigest {
 }
 
 /// What a [`HostDigest`] reads of one finding: a [`Finding`] of a host
-/// report, or the light form `merge` reads of a fleet report's host
-/// (`report::merge::light`), so both fold by the same code.
+/// report (a trait, so another form of a finding folds by the same code).
 pub trait DigestFinding {
     /// Why [`DigestFinding::failure`] could not read the finding (never, for
     /// a [`Finding`]).

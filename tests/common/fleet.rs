@@ -53,3 +53,17 @@ pub fn without_run(json: &str) -> String {
         .map(|l| format!("{l}\n"))
         .collect()
 }
+
+/// `check --fleet testdata/hosts --format FORMAT ARGS` from the repository
+/// root (the report's `root` members relative to it, as a CI job's): its
+/// exit code and stdout, asserted to be a report (exit 0 or 1).
+pub fn testdata_fleet(format: &str, args: &[&str]) -> (i32, String) {
+    let mut all = vec!["check", "--fleet", "testdata/hosts", "--format", format];
+    all.extend(args);
+    let (code, out, err) = run(&all, cli::repo_root());
+    assert!(
+        code == 0 || code == 1,
+        "check --fleet testdata/hosts: {err}"
+    );
+    (code, out)
+}

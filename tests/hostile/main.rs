@@ -15,6 +15,7 @@ mod host_name;
 mod hostile;
 mod localconfig;
 mod merge;
+mod merge_layouts;
 mod mycnf;
 mod policy_output;
 mod storage;

@@ -68,16 +68,24 @@ fn merged(docs: &[(String, String)]) -> Result<merge::Merged, MergeError> {
 }
 
 /// The streamed merge of the same texts, written to files: the first pass
-/// over each, then the checks of the whole.
-fn streamed_plan(docs: &[(String, String)]) -> Result<streamed::Plan, MergeError> {
+/// over each, then the checks of the whole; with the folder of the files,
+/// which the second pass needs as they are (a file removed has another
+/// ctime, and is refused as changed).
+fn streamed_plan(
+    docs: &[(String, String)],
+) -> (tempfile::TempDir, Result<streamed::Plan, MergeError>) {
     let d = tempfile::tempdir().unwrap();
     let mut inputs = Vec::new();
     for (name, text) in docs {
         let p = d.path().join(name);
         fs::write(&p, text).unwrap();
-        inputs.push(streamed::scan(name, &p)?);
+        match streamed::scan(name, &p) {
+            Ok(i) => inputs.push(i),
+            Err(e) => return (d, Err(e)),
+        }
     }
-    streamed::plan(inputs)
+    let plan = streamed::plan(inputs);
+    (d, plan)
 }
 
 /// The folders of the streamed merge's hosts, in the order it writes them.
@@ -132,7 +140,8 @@ fn shards_of_the_testdata_fleet_merged_equal_the_unsharded_report() {
         shuffled.reverse();
         let m = merged(&shuffled).unwrap();
         // the streamed merge: the same summary and run, the hosts in the same order
-        let plan = streamed_plan(&shuffled).unwrap();
+        let (_files, plan) = streamed_plan(&shuffled);
+        let plan = plan.unwrap();
         assert_eq!(plan.summary, m.summary, "N={n}");
         assert_eq!(plan.run, m.run, "N={n}");
         assert_eq!(plan.fails(), m.fails(), "N={n}");
@@ -231,7 +240,7 @@ fn reports_that_do_not_belong_together_are_refused_naming_both_files() {
     // from the streamed reading
     let err = |docs: &[(String, String)]| {
         let whole = merged(docs).unwrap_err().to_string();
-        let streamed = streamed_plan(docs).unwrap_err().to_string();
+        let streamed = streamed_plan(docs).1.unwrap_err().to_string();
         assert_eq!(streamed, whole);
         whole
     };
@@ -347,6 +356,7 @@ fn what_is_not_a_fleet_report_gets_a_plain_error() {
         assert!(e.starts_with("`in.json`"), "{e}");
         assert!(e.contains(want), "{e}");
         let e = streamed_plan(&[("in.json".into(), text.into())])
+            .1
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("`in.json`"), "{e}");

@@ -1,16 +1,20 @@
 //! A fleet JSON report read as a stream: the top-level object member by
 //! member (`hosts` one host at a time, every other member kept as its
 //! bytes, each at most [`MAX_MEMBER_BYTES`]), for the first pass
-//! ([`scan`]: every host read lightly and folded, its order and shard
-//! checked), and the `hosts` array alone for the second ([`Cursor`]: each
-//! host's bytes and folder). Any JSON is read; the layout `check --fleet
+//! ([`scan`]: every host read whole, as a host report, and folded, its
+//! order and shard checked, its bytes hashed), and the `hosts` array alone
+//! for the second ([`Cursor`]: each host's bytes, checked against that
+//! hash, and folder). Any JSON is read; in the layout `check --fleet
 //! --format json` writes (each host an indented block closed by a line of
-//! four spaces and `}`) is found by a byte search instead of a parse, and
-//! the first pass says whether every host of the file is in it
-//! ([`Hosts::pretty`]). Reads one file; no thread, no output.
+//! four spaces and `}`) a host's end is found by a byte search, and the
+//! first pass says whether every host of the file is byte for byte what
+//! `check` writes for it ([`Hosts::pretty`]). Reads one file; no thread, no
+//! output.
 
 use std::cmp::Ordering;
+use std::collections::hash_map::RandomState;
 use std::fs::File;
+use std::hash::{BuildHasher, Hasher};
 use std::path::Path;
 
 use memchr::memmem;
@@ -18,8 +22,9 @@ use serde::de::IgnoredAny;
 use serde::Deserialize;
 
 use super::window::{locate, Window};
-use crate::report::merge::light::{LightHost, Tally};
+use crate::report::merge::light::Tally;
 use crate::report::shard::{bucket, Shard};
+use crate::report::{HostReport, RuleMeta};
 
 /// The most bytes of one host object, or of another member of a report,
 /// that `merge` reads (64 MiB: a generated host is about 140 KB; the
@@ -32,9 +37,6 @@ const SCAN_CHUNK: usize = 1 << 20;
 /// A host closes, in the layout `check` writes, with a line of four spaces
 /// and `}`: the only line that starts so inside the `hosts` array.
 const HOST_END: &[u8] = b"\n    }";
-
-/// How a host starts in that layout: its first member is `host`.
-const FIRST_LINE: &[u8] = b"{\n      \"host\": ";
 
 /// A host's `path` member, in that layout (a nested member is indented further).
 const PATH_LINE: &[u8] = b"\n      \"path\": ";
@@ -197,10 +199,22 @@ pub struct Members {
     pub schema: Option<(u64, Vec<u8>)>,
     /// `fleet`.
     pub fleet: Option<(u64, Vec<u8>)>,
-    /// `rules`.
-    pub rules: Option<(u64, Vec<u8>)>,
+    /// `rules`, parsed where it was read rather than copied (a rule
+    /// catalogue can be most of a report).
+    pub rules: Option<Rules>,
     /// `run`.
     pub run: Option<(u64, Vec<u8>)>,
+}
+
+/// A report's `rules` member.
+#[derive(Debug)]
+pub struct Rules {
+    /// Where it starts.
+    pub at: u64,
+    /// Its bytes.
+    pub len: usize,
+    /// The rule catalogue, or why it is not one.
+    pub parsed: Result<Vec<RuleMeta>, Stop>,
 }
 
 /// What the first pass found in a report's `hosts` array.
@@ -209,7 +223,8 @@ pub struct Hosts {
     /// Offset just after the array's `[`.
     pub at: u64,
     /// Whether every host, and what is between them, is in the layout
-    /// `check` writes (so the second pass finds them by a byte search).
+    /// `check` writes (so the second pass finds them by a byte search),
+    /// each host the bytes `check` writes for it (so they can be copied).
     pub pretty: bool,
     /// Hosts read.
     pub count: usize,
@@ -224,6 +239,18 @@ pub struct Hosts {
     /// The first folder that the shard's partition puts in another shard,
     /// with that shard (`K/N`).
     pub not_in_shard: Option<(String, String)>,
+    /// Each host's bytes as the first pass read them, hashed ([`digest`]),
+    /// for the second pass to check it reads the same.
+    digests: Vec<u64>,
+    /// The hash's key: random, so no bytes can be chosen to match it.
+    key: RandomState,
+}
+
+/// A host's bytes (from its `{`), hashed with SipHash under `key`.
+fn digest(key: &RandomState, bytes: &[u8]) -> u64 {
+    let mut h = key.build_hasher();
+    h.write(bytes);
+    h.finish()
 }
 
 /// The `schema` a report names, as `merge` quotes it.
@@ -316,7 +343,12 @@ pub fn scan(file: &File, shard: Option<Shard>) -> Result<(Members, Option<Hosts>
             let slot = match key.as_str() {
                 "schema" => Some(&mut m.schema),
                 "fleet" => Some(&mut m.fleet),
-                "rules" => Some(&mut m.rules),
+                "rules" if m.rules.is_some() => return Err(twice()),
+                "rules" => {
+                    let parsed = serde_json::from_slice(bytes).map_err(|e| serde_at(&e, at));
+                    m.rules = Some(Rules { at, len: n, parsed });
+                    None
+                }
                 "run" => Some(&mut m.run),
                 _ => None,
             };
@@ -342,47 +374,37 @@ struct Seen {
     path: Option<String>,
 }
 
-/// Read a host from its bytes and fold it; `None` when `pretty` asks for
-/// the layout `check` writes and the bytes are not in it (or not a host),
-/// for the caller to find the host's end by a parse instead.
-fn take_host(
-    bytes: &[u8],
-    at: u64,
-    pretty: Option<&memmem::Finder>,
-    tally: &mut Tally,
-) -> Result<Option<Seen>, Stop> {
-    let fail = |s: Stop| if pretty.is_some() { Ok(None) } else { Err(s) };
+/// Read a host from its bytes and fold it: it must be a host report (a
+/// [`HostReport`], nested at most serde_json's 128 levels; a member a
+/// host report does not have is skipped), else an error naming it. With
+/// `layout`, also whether the bytes are exactly what `check` writes for
+/// that host (less the four spaces before its `{`), so they can be copied.
+fn take_host(bytes: &[u8], at: u64, layout: bool, tally: &mut Tally) -> Result<(Seen, bool), Stop> {
     // checked once here, so serde need not check each string again
-    let text = match std::str::from_utf8(bytes) {
-        Ok(t) => t,
-        Err(e) => return fail(Stop::Utf8(at + e.valid_up_to() as u64)),
-    };
-    let host: LightHost = match serde_json::from_str(text) {
-        Ok(h) => h,
-        Err(e) => return fail(serde_at(&e, at)),
-    };
-    let path = host.path.as_ref().map(|p| p.as_str().to_string());
-    if let Some(finder) = pretty {
-        // `host` first, as `check` writes a host: a tool that wrote the
-        // report again in the same layout but with its members reordered
-        // (sorted) is not copied from
-        if !bytes.starts_with(FIRST_LINE) || pretty_path(bytes, finder) != path {
-            return Ok(None);
-        }
-    }
-    tally
-        .add(&host, path.as_deref().unwrap_or("."))
-        .map_err(|e| serde_at(&e, at))?;
-    Ok(Some(Seen {
-        host: host.host.as_str().to_string(),
-        path,
-    }))
+    let text = std::str::from_utf8(bytes).map_err(|e| Stop::Utf8(at + e.valid_up_to() as u64))?;
+    let host: HostReport = serde_json::from_str(text).map_err(|e| match serde_at(&e, at) {
+        Stop::Json {
+            message,
+            at,
+            line,
+            column,
+        } => Stop::Json {
+            message: format!("{}: {message}", host_named(bytes, at)),
+            at,
+            line,
+            column,
+        },
+        other => other,
+    })?;
+    let exact = layout && crate::render::json::is_host_in_array(&host, bytes);
+    tally.add(&host, host.path.as_deref().unwrap_or("."));
+    let HostReport { host, path, .. } = host;
+    Ok((Seen { host, path }, exact))
 }
 
 fn scan_hosts(w: &mut Window, shard: Option<Shard>) -> Result<Hosts, Stop> {
     w.consume(1);
     let end = memmem::Finder::new(HOST_END);
-    let path_line = memmem::Finder::new(PATH_LINE);
     let mut s = Hosts {
         at: w.offset(),
         pretty: true,
@@ -392,6 +414,8 @@ fn scan_hosts(w: &mut Window, shard: Option<Shard>) -> Result<Hosts, Stop> {
         out_of_order: None,
         duplicate: None,
         not_in_shard: None,
+        digests: Vec::new(),
+        key: RandomState::new(),
     };
     let mut previous: Option<String> = None;
     loop {
@@ -428,24 +452,25 @@ fn scan_hosts(w: &mut Window, shard: Option<Shard>) -> Result<Hosts, Stop> {
         let at = w.offset();
         let mut done = None;
         if s.pretty {
+            // the end `check`'s layout puts a host at: the bytes up to it
+            // are the host if they are a host report (a JSON object ends
+            // where it ends), copied if they are what `check` writes
+            s.pretty = false;
             if let Some(n) = pretty_len(w, &end, MAX_MEMBER_BYTES)? {
-                if let Some(seen) = take_host(&w.bytes()[..n], at, Some(&path_line), &mut s.tally)?
-                {
+                if let Ok((seen, exact)) = take_host(&w.bytes()[..n], at, true, &mut s.tally) {
                     done = Some((n, seen));
+                    s.pretty = exact;
                 }
             }
-            s.pretty = done.is_some();
         }
         let (n, seen) = match done {
             Some(d) => d,
             None => {
                 let n = member_len(w, &|bytes| host_named(bytes, at))?;
-                // without a layout to check, a host is read or an error
-                let seen =
-                    take_host(&w.bytes()[..n], at, None, &mut s.tally)?.ok_or(Stop::Changed)?;
-                (n, seen)
+                (n, take_host(&w.bytes()[..n], at, false, &mut s.tally)?.0)
             }
         };
+        s.digests.push(digest(&s.key, &w.bytes()[..n]));
         w.consume(n);
         s.count += 1;
         let path = seen.path.as_deref().unwrap_or(".");
@@ -508,9 +533,11 @@ enum State {
 }
 
 /// The second pass over one report: its hosts one at a time, from the
-/// `hosts` array the first pass found, each with its folder.
+/// `hosts` array the first pass found, each with its folder, each checked
+/// to be the bytes the first pass read (else [`Stop::Changed`]).
 pub struct Cursor<'f> {
     w: Window<'f>,
+    hosts: &'f Hosts,
     pretty: bool,
     state: State,
     /// The current host: its length in the window, folder and place.
@@ -523,9 +550,10 @@ pub struct Cursor<'f> {
 
 impl<'f> Cursor<'f> {
     /// The hosts of `file` as the first pass found them.
-    pub fn new(file: &'f File, hosts: &Hosts, chunk: usize) -> Cursor<'f> {
+    pub fn new(file: &'f File, hosts: &'f Hosts, chunk: usize) -> Cursor<'f> {
         Cursor {
             w: Window::new(file, hosts.at, chunk),
+            hosts,
             pretty: hosts.pretty,
             state: State::Start,
             current: None,
@@ -587,6 +615,13 @@ impl<'f> Cursor<'f> {
         if self.count > self.expected {
             return Err(Stop::Changed);
         }
+        // in the layout `check` writes, the text starts with the four
+        // spaces before `{` (checked by `pretty_next`)
+        let from = if self.pretty { 4 } else { 0 };
+        let read = digest(&self.hosts.key, &self.text()[from..]);
+        if self.hosts.digests.get(self.count - 1) != Some(&read) {
+            return Err(Stop::Changed);
+        }
         Ok(true)
     }
 
@@ -639,6 +674,67 @@ impl<'f> Cursor<'f> {
                 }
                 _ => return Err(Stop::Changed),
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::os::unix::fs::FileExt;
+
+    use super::*;
+    use crate::host::SourceKind;
+    use crate::render::stream::FleetWriter;
+    use crate::render::{Format, RenderOptions};
+    use crate::report::fleet::FleetSummary;
+    use crate::report::HostReport;
+
+    /// A report of hosts named as their folders, in the layout `check`
+    /// writes (`pretty`) or compact.
+    fn report(names: &[&str], pretty: bool) -> Vec<u8> {
+        let mut w = FleetWriter::new(Vec::new(), Format::Json, RenderOptions::default()).unwrap();
+        for n in names {
+            let mut h = HostReport::new(n.to_string(), SourceKind::Snapshot, vec![]);
+            h.path = Some(n.to_string());
+            w.host(h).unwrap();
+        }
+        let text = w.finish(&FleetSummary::default()).unwrap();
+        if pretty {
+            return text;
+        }
+        let v: serde_json::Value = serde_json::from_slice(&text).unwrap();
+        serde_json::to_vec(&v).unwrap()
+    }
+
+    /// Issue 51: the second pass copied a host's bytes as it read them;
+    /// they must be the bytes the first pass read, in any layout (the
+    /// file's ctime, checked before the second pass, catches a rewrite;
+    /// this is what catches one the ctime does not show).
+    #[test]
+    fn a_host_whose_bytes_are_not_what_the_first_pass_read_is_refused_in_the_second() {
+        for pretty in [true, false] {
+            let text = report(&["db1", "db2"], pretty);
+            let mut f = tempfile::tempfile().unwrap();
+            f.write_all(&text).unwrap();
+            let (_, hosts) = scan(&f, None).unwrap();
+            let hosts = hosts.unwrap();
+            assert_eq!((hosts.count, hosts.pretty), (2, pretty));
+            // the same bytes read again
+            let mut c = Cursor::new(&f, &hosts, 4096);
+            assert!(c.advance().unwrap() && c.advance().unwrap());
+            assert!(!c.advance().unwrap());
+            // the second host's folder changed, at the same length
+            let at = memmem::rfind(&text, b"db2").unwrap();
+            f.write_all_at(b"db3", at as u64).unwrap();
+            let mut c = Cursor::new(&f, &hosts, 4096);
+            assert!(c.advance().unwrap());
+            assert_eq!(c.path(), "db1");
+            let second = c.advance();
+            assert!(
+                matches!(second, Err(Stop::Changed)),
+                "pretty {pretty}: {second:?}"
+            );
         }
     }
 }

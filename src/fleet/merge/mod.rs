@@ -1,13 +1,15 @@
 //! `driftaudit merge` over report files, streamed. A first pass ([`scan`])
-//! reads each report once, its hosts lightly (`report::merge::light`),
-//! and [`plan`] checks everything `report::merge::agree` checks, and that
+//! reads each report once, each host as a host report, folded into the
+//! report's summary (`report::merge::light`), and [`plan`] checks everything `report::merge::agree` checks, and that
 //! no host folder is in two reports, before anything is written; a second
 //! pass ([`Plan::stream`]) walks the hosts of every report in path order,
 //! the order of an unsharded run (a k-way merge: each report is in path
 //! order, which the first pass checked), for the caller to copy or render
-//! one at a time. Holds a window of each report (at least its current
-//! host), the fleet summary and the run metadata, never the hosts; owns no
-//! thread (the CLI runs the first pass of each report on its own) and
+//! one at a time, each the bytes the first pass read (a report whose
+//! ctime changed is refused before, a host whose bytes did as it is read).
+//! Holds a window of each report (at least its current host), the fleet
+//! summary, the run metadata and one rule catalogue, never the hosts; owns
+//! no thread (the CLI runs the first pass of each report on its own) and
 //! writes nothing.
 
 use std::cmp::{Ordering, Reverse};
@@ -18,7 +20,7 @@ use std::path::Path;
 
 use crate::report::fleet::{FleetSummary, FLEET_SCHEMA};
 use crate::report::merge::light::{merge_parts, Part};
-use crate::report::merge::{agree, InputFacts, MergeError, Merged, RunMeta};
+use crate::report::merge::{agree, catalogue_digest, InputFacts, MergeError, Merged, RunMeta};
 use crate::report::shard::Shard;
 use crate::report::{HostReport, Report, RuleMeta, REPORT_SCHEMA};
 
@@ -62,13 +64,16 @@ impl Stop {
     }
 }
 
-/// What identifies a file's content between the passes.
+/// What identifies a file's content between the passes: its ctime too,
+/// which a write changes and its owner cannot set back (the second pass
+/// also checks each host's bytes, `document::Cursor`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Stamp {
     dev: u64,
     ino: u64,
     len: u64,
     mtime: (i64, i64),
+    ctime: (i64, i64),
 }
 
 impl Stamp {
@@ -79,8 +84,19 @@ impl Stamp {
             ino: m.ino(),
             len: m.len(),
             mtime: (m.mtime(), m.mtime_nsec()),
+            ctime: (m.ctime(), m.ctime_nsec()),
         })
     }
+}
+
+/// Where a report's rule catalogue is and what it is: compared between
+/// reports by its digest, parsed again from the one report the merged
+/// report takes it from ([`plan`]), never held by every report.
+#[derive(Debug)]
+struct Catalogue {
+    at: u64,
+    len: usize,
+    digest: u64,
 }
 
 /// One report after the first pass.
@@ -91,7 +107,7 @@ pub struct Input {
     stamp: Stamp,
     hosts: Hosts,
     run: RunMeta,
-    rules: Vec<RuleMeta>,
+    catalogue: Catalogue,
     part: Part,
     summary_matches: bool,
     /// Whether every host was checked against the report's shard.
@@ -107,6 +123,19 @@ impl Input {
     /// Its hosts.
     pub fn hosts(&self) -> usize {
         self.hosts.count
+    }
+
+    /// The rule catalogue the first pass read, read again.
+    fn rules(&self) -> Result<Vec<RuleMeta>, MergeError> {
+        let c = &self.catalogue;
+        let mut bytes = vec![0; c.len];
+        self.file
+            .read_exact_at(&mut bytes, c.at)
+            .map_err(|e| Stop::Io(e).error(&self.name, &self.file))?;
+        match serde_json::from_slice::<Vec<RuleMeta>>(&bytes) {
+            Ok(rules) if catalogue_digest(&rules) == c.digest => Ok(rules),
+            _ => Err(Stop::Changed.error(&self.name, &self.file)),
+        }
     }
 }
 
@@ -141,7 +170,7 @@ pub fn scan(name: &str, path: &Path) -> Result<Input, MergeError> {
         .as_ref()
         .and_then(|r| r.shard.as_deref()?.parse::<Shard>().ok());
     let stop = |s: Stop| s.error(name, &file);
-    let (members, hosts) = document::scan(&file, shard).map_err(stop)?;
+    let (mut members, hosts) = document::scan(&file, shard).map_err(stop)?;
     fn parse<T: serde::de::DeserializeOwned>(m: &(u64, Vec<u8>)) -> Result<T, Stop> {
         serde_json::from_slice(&m.1).map_err(|e| serde_at(&e, m.0))
     }
@@ -158,7 +187,7 @@ pub fn scan(name: &str, path: &Path) -> Result<Input, MergeError> {
     let Some(fleet) = &members.fleet else {
         return Err(missing("fleet"));
     };
-    let Some(rules) = &members.rules else {
+    let Some(rules) = members.rules.take() else {
         return Err(missing("rules"));
     };
     let Some(run) = run else {
@@ -178,7 +207,16 @@ pub fn scan(name: &str, path: &Path) -> Result<Input, MergeError> {
             column: 0,
         }));
     };
-    let rules: Vec<RuleMeta> = parse(rules).map_err(stop)?;
+    // the catalogue is folded in and fingerprinted, and not kept
+    let document::Rules { at, len, parsed } = rules;
+    let rules = parsed.map_err(stop)?;
+    let catalogue = Catalogue {
+        at,
+        len,
+        digest: catalogue_digest(&rules),
+    };
+    let part = std::mem::take(&mut hosts.tally).finish(&rules, fail_on);
+    drop(rules);
     let fleet: serde_json::Value = parse(fleet).map_err(stop)?;
     let found = fleet.get("schema").and_then(|s| s.as_str());
     if found != Some(FLEET_SCHEMA) {
@@ -187,7 +225,6 @@ pub fn scan(name: &str, path: &Path) -> Result<Input, MergeError> {
             found: format!("fleet {}", found.unwrap_or("schema-less")),
         });
     }
-    let part = std::mem::take(&mut hosts.tally).finish(&rules, fail_on);
     let summary_matches = serde_json::to_value(&part.summary).ok().as_ref() == Some(&fleet);
     // the partition was checked with the shard the whole report names
     let partitioned = shard.is_some() && told.as_ref() == Some(&run);
@@ -200,7 +237,7 @@ pub fn scan(name: &str, path: &Path) -> Result<Input, MergeError> {
         stamp,
         hosts,
         run,
-        rules,
+        catalogue,
         part,
         summary_matches,
         partitioned,
@@ -232,7 +269,7 @@ pub fn plan(inputs: Vec<Input>) -> Result<Plan, MergeError> {
         .map(|i| InputFacts {
             name: &i.name,
             run: &i.run,
-            rules: &i.rules,
+            catalogue: i.catalogue.digest,
             summary_matches: i.summary_matches,
             host_without_path: i.hosts.no_path.as_deref(),
             out_of_order: i
@@ -262,7 +299,11 @@ pub fn plan(inputs: Vec<Input>) -> Result<Plan, MergeError> {
             });
         }
     }
-    let rules = inputs.first().map(|i| i.rules.clone()).unwrap_or_default();
+    // one catalogue for the merged report (they are all the same)
+    let rules = match inputs.first() {
+        Some(i) => i.rules()?,
+        None => Vec::new(),
+    };
     let parts: Vec<Part> = inputs.iter().map(|i| i.part.clone()).collect();
     let plan = Plan {
         summary: merge_parts(&rules, &parts),
@@ -384,7 +425,8 @@ pub struct StreamedHost<'s> {
     /// Its JSON: in the layout `check` writes ([`StreamedHost::pretty`]),
     /// the lines `check --fleet --format json` writes for it in `hosts`.
     pub text: &'s [u8],
-    /// Whether `text` is in the layout `check` writes.
+    /// Whether `text` is byte for byte what `check` writes for the host
+    /// (so it can be copied as it is).
     pub pretty: bool,
     /// The offset of `text` in its report.
     pub at: u64,

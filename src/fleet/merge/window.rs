@@ -47,6 +47,9 @@ pub struct Window<'f> {
     /// File offset of `buf[start]`.
     at: u64,
     chunk: usize,
+    /// The file's size when the window was made: the buffer is not grown
+    /// past it by more than a page (a file that grew is still read on).
+    size: u64,
 }
 
 impl<'f> Window<'f> {
@@ -61,6 +64,7 @@ impl<'f> Window<'f> {
             eof: false,
             at,
             chunk: chunk.max(4096),
+            size: file.metadata().map_or(u64::MAX, |m| m.len()),
         }
     }
 
@@ -83,7 +87,8 @@ impl<'f> Window<'f> {
     pub fn fill(&mut self, n: usize) -> io::Result<()> {
         while self.end - self.start < n && !self.eof {
             let held = self.end - self.start;
-            let want = n.max(held + self.chunk);
+            let left = usize::try_from(self.size.saturating_sub(self.next)).unwrap_or(usize::MAX);
+            let want = n.max(held + self.chunk).min(held + left.max(4096));
             // what is held moves to the front when the free tail is short
             if self.start > 0
                 && (self.buf.len() - self.end < self.chunk || self.buf.len() < self.start + want)
@@ -93,6 +98,8 @@ impl<'f> Window<'f> {
                 self.end = held;
             }
             if self.buf.len() < self.start + want {
+                // exactly: `more` grows the window geometrically already
+                self.buf.reserve_exact(self.start + want - self.buf.len());
                 self.buf.resize(self.start + want, 0);
             }
             let got = loop {

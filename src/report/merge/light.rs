@@ -1,145 +1,17 @@
-//! What `merge` reads of each host of a fleet JSON report before it writes
-//! anything: the members the fleet summary is folded from ([`LightHost`];
-//! the rest of the host is skipped, checked as JSON but not built), one
-//! input's hosts folded as `check --fleet` folds them ([`Tally`], [`Part`])
-//! and the parts combined into the summary of the hosts in path order
-//! ([`merge_parts`]). Data in, data out: reads no file.
+//! One input's hosts folded as `check --fleet` folds them ([`Tally`],
+//! [`Part`]), before its rule catalogue (which follows the hosts in the
+//! file) is read, and the parts of several inputs combined into the summary
+//! of their hosts in path order ([`merge_parts`]): what `merge` computes
+//! its summary from without holding a host. Data in, data out: reads no
+//! file. (The light reading of a host this file once held is gone: `merge`
+//! reads each host whole, as a host report, issue 51.)
 
-use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
 use std::path::Path;
 
-use serde::{Deserialize, Deserializer};
-use serde_json::value::RawValue;
-
 use crate::policy::Severity;
-use crate::report::fleet::{DigestFinding, FleetSummary, HostDigest, RuleStats, FLEET_SCHEMA};
-use crate::report::{RuleMeta, Status};
-
-/// A JSON string, borrowed from the input unless it holds an escape.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Text<'a>(pub Cow<'a, str>);
-
-impl Text<'_> {
-    /// The string.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Visit;
-        impl<'de> serde::de::Visitor<'de> for Visit {
-            type Value = Text<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a string")
-            }
-            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Text<'de>, E> {
-                Ok(Text(Cow::Borrowed(v)))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Text<'de>, E> {
-                Ok(Text(Cow::Owned(v.to_owned())))
-            }
-            fn visit_string<E>(self, v: String) -> Result<Text<'de>, E> {
-                Ok(Text(Cow::Owned(v)))
-            }
-        }
-        d.deserialize_str(Visit)
-    }
-}
-
-/// A host of a fleet JSON report as `merge` first reads it: what the fleet
-/// summary needs (`HostReport`'s members of the same names).
-#[derive(Debug, Deserialize)]
-pub struct LightHost<'a> {
-    /// Host name.
-    #[serde(borrow)]
-    pub host: Text<'a>,
-    /// Snapshot folder relative to the fleet directory.
-    #[serde(borrow, default)]
-    pub path: Option<Text<'a>>,
-    /// Counts (only `fail` is read).
-    pub summary: LightSummary,
-    /// Findings.
-    #[serde(borrow)]
-    pub findings: Vec<LightFinding<'a>>,
-}
-
-/// A host's counts, as far as the fleet summary reads them.
-#[derive(Debug, Deserialize)]
-pub struct LightSummary {
-    /// Failed findings.
-    pub fail: usize,
-}
-
-/// A finding as far as the fleet summary reads it.
-#[derive(Debug, Deserialize)]
-pub struct LightFinding<'a> {
-    #[serde(borrow)]
-    rule: Text<'a>,
-    #[serde(borrow)]
-    title: Text<'a>,
-    severity: Severity,
-    status: Status,
-    /// Parsed only for a rule's first failing finding.
-    #[serde(borrow)]
-    subject: &'a RawValue,
-    #[serde(borrow, default)]
-    actual: Option<Text<'a>>,
-    #[serde(borrow, default)]
-    alias: Option<Text<'a>>,
-    #[serde(borrow, default)]
-    decided_by: Option<Text<'a>>,
-}
-
-impl DigestFinding for LightFinding<'_> {
-    type Error = serde_json::Error;
-    fn rule(&self) -> &str {
-        self.rule.as_str()
-    }
-    fn alias(&self) -> Option<&str> {
-        self.alias.as_ref().map(Text::as_str)
-    }
-    fn title(&self) -> &str {
-        self.title.as_str()
-    }
-    fn severity(&self) -> Severity {
-        self.severity
-    }
-    fn status(&self) -> Status {
-        self.status
-    }
-    fn decided_by(&self) -> Option<&str> {
-        self.decided_by.as_ref().map(Text::as_str)
-    }
-    fn failure(&self) -> Result<(Vec<String>, Option<String>), serde_json::Error> {
-        let subject = serde_json::from_str(self.subject.get())?;
-        Ok((
-            subject,
-            self.actual.as_ref().map(|a| a.as_str().to_string()),
-        ))
-    }
-}
-
-impl LightHost<'_> {
-    /// The worst severity among failing findings (`HostReport::worst_failure`).
-    pub fn worst_failure(&self) -> Option<Severity> {
-        self.findings
-            .iter()
-            .filter(|f| f.status == Status::Fail)
-            .map(|f| f.severity)
-            .max()
-    }
-
-    /// Whether any finding is `unknown` or `error` (`HostReport::has_unknown`).
-    pub fn has_unknown(&self) -> bool {
-        self.findings
-            .iter()
-            .any(|f| matches!(f.status, Status::Unknown | Status::Error))
-    }
-}
+use crate::report::fleet::{FleetSummary, HostDigest, RuleStats, FLEET_SCHEMA};
+use crate::report::{HostReport, RuleMeta};
 
 /// Where [`Severity`] `s` counts in [`Tally`]'s histogram (0: no failure).
 fn severity_slot(s: Option<Severity>) -> usize {
@@ -170,14 +42,14 @@ pub struct Tally {
 
 impl Tally {
     /// Fold one host in, with its folder (`.` for a host without one).
-    pub fn add(&mut self, host: &LightHost, path: &str) -> Result<(), serde_json::Error> {
-        let digest = HostDigest::from_findings(
-            host.host.as_str(),
+    pub fn add(&mut self, host: &HostReport, path: &str) {
+        let Ok(digest) = HostDigest::from_findings(
+            &host.host,
             path,
             host.summary.fail > 0,
             false,
             &host.findings,
-        )?;
+        );
         for r in &digest.rules {
             let row = self.summary.rules.get(&r.rule);
             let created = row.is_none();
@@ -195,7 +67,6 @@ impl Tally {
         self.worst[severity_slot(host.worst_failure())] += 1;
         self.unknown |= host.has_unknown();
         self.summary.add_digest(digest);
-        Ok(())
     }
 
     /// Hosts folded so far.
@@ -295,7 +166,7 @@ mod tests {
     use crate::host::SourceKind;
     use crate::policy::RuleSource;
     use crate::report::merge::summarize;
-    use crate::report::{Finding, HostReport};
+    use crate::report::{Finding, HostReport, Status};
 
     /// xorshift64*: a fixed stream of numbers for a seed.
     fn numbers(mut x: u64) -> impl FnMut(u64) -> u64 {
@@ -376,9 +247,7 @@ mod tests {
     fn tally(hosts: &[&HostReport], rules: &[RuleMeta], fail_on: Severity) -> Part {
         let mut t = Tally::default();
         for h in hosts {
-            let json = serde_json::to_string_pretty(h).unwrap();
-            let light: LightHost = serde_json::from_str(&json).unwrap();
-            t.add(&light, h.path.as_deref().unwrap()).unwrap();
+            t.add(h, h.path.as_deref().unwrap());
         }
         t.finish(rules, fail_on)
     }
@@ -423,26 +292,5 @@ mod tests {
             let unknown = hosts.iter().any(HostReport::has_unknown);
             assert_eq!(parts.iter().any(|p| p.unknown), unknown, "seed {seed}");
         }
-    }
-
-    #[test]
-    fn a_light_host_reads_what_the_summary_needs_and_skips_the_rest() {
-        let text = r#"{"host": "db\"1", "extra": [1, {"x": null}], "path": "dc1/db1",
-            "summary": {"pass": 1, "fail": 2, "skip": 0, "unknown": 0, "error": 0},
-            "findings": [{"rule": "a.one", "title": "T", "severity": "high", "status": "fail",
-                "subject": ["k\n"], "actual": "7", "evidence": [{"deep": [[]]}]}]}"#;
-        let h: LightHost = serde_json::from_str(text).unwrap();
-        assert_eq!(h.host.as_str(), "db\"1");
-        assert_eq!(h.path.as_ref().map(Text::as_str), Some("dc1/db1"));
-        assert_eq!(h.worst_failure(), Some(Severity::High));
-        let mut t = Tally::default();
-        t.add(&h, "dc1/db1").unwrap();
-        let s = t.finish(&[], Severity::High).summary;
-        assert_eq!(s.hosts_failing_at_threshold, 1);
-        assert_eq!(s.rules["a.one"].worst[0].subject, vec!["k\n".to_string()]);
-        // a subject that is not a list of strings is an error once it is read
-        let bad = text.replace(r#"["k\n"]"#, "[1]");
-        let h: LightHost = serde_json::from_str(&bad).unwrap();
-        assert!(Tally::default().add(&h, "dc1/db1").is_err());
     }
 }

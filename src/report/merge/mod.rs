@@ -5,11 +5,14 @@
 //! once ([`agree`], shared with the streamed merge of files in
 //! `fleet::merge`), the host order of an unsharded run, and the fleet
 //! summary recomputed from the hosts (or, streamed, folded from each
-//! input's hosts read lightly and combined: `light`). Data in, data out:
+//! input's hosts and combined: `light`). Data in, data out:
 //! reads no file and renders nothing.
 
+use std::collections::hash_map::RandomState;
 use std::collections::BTreeMap;
+use std::hash::{BuildHasher, Hasher};
 use std::path::{Component, Path, PathBuf};
+use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
@@ -395,6 +398,29 @@ pub fn summarize(rules: &[RuleMeta], hosts: &[HostReport], fail_on: Severity) ->
     summary
 }
 
+/// A rule catalogue's fingerprint, which inputs are compared by instead of
+/// their catalogues (a catalogue can be most of a report): its JSON hashed
+/// as it is written, with SipHash under a key random to this process, so
+/// the same catalogue in any layout gives the same number and no other
+/// catalogue can be chosen to give it.
+pub fn catalogue_digest(rules: &[RuleMeta]) -> u64 {
+    static KEY: OnceLock<RandomState> = OnceLock::new();
+    struct Hashing<H>(H);
+    impl<H: Hasher> std::io::Write for Hashing<H> {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.write(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut h = Hashing(KEY.get_or_init(RandomState::new).build_hasher());
+    // a catalogue always serialises, and hashing never fails
+    let _ = serde_json::to_writer(&mut h, rules);
+    h.0.finish()
+}
+
 /// What the merge checks of one input besides its run metadata and rule
 /// catalogue: found in the parsed document ([`merge`]) or while its hosts
 /// stream by (`fleet::merge`).
@@ -404,8 +430,8 @@ pub struct InputFacts<'a> {
     pub name: &'a str,
     /// Its run metadata.
     pub run: &'a RunMeta,
-    /// Its rule catalogue.
-    pub rules: &'a [RuleMeta],
+    /// Its rule catalogue's [`catalogue_digest`].
+    pub catalogue: u64,
     /// Whether its written `fleet` summary is the one its hosts give.
     pub summary_matches: bool,
     /// The first host without `path`.
@@ -426,7 +452,7 @@ pub fn agree(inputs: &[InputFacts]) -> Result<RunMeta, MergeError> {
     let Some(first) = inputs.first() else {
         return Err(MergeError::Shards("no reports to merge".into()));
     };
-    let (first_name, base_run, rules) = (first.name, first.run, first.rules);
+    let (first_name, base_run, catalogue) = (first.name, first.run, first.catalogue);
     let mut shards: Vec<(u32, u32, String)> = Vec::new();
     let mut whole = 0usize;
     for input in inputs {
@@ -449,7 +475,7 @@ pub fn agree(inputs: &[InputFacts]) -> Result<RunMeta, MergeError> {
                 "run every shard with the same driftaudit",
             ));
         }
-        if r.policies != base_run.policies || input.rules != rules {
+        if r.policies != base_run.policies || input.catalogue != catalogue {
             return Err(mismatch(
                 "policy set",
                 &base_run.policies,
@@ -567,7 +593,7 @@ pub fn merge(inputs: Vec<(String, FleetDocument)>) -> Result<Merged, MergeError>
         .map(|((name, doc), m)| InputFacts {
             name,
             run: &doc.run,
-            rules: &doc.rules,
+            catalogue: catalogue_digest(&doc.rules),
             summary_matches: *m,
             host_without_path: doc
                 .hosts
