@@ -11,3 +11,4 @@ mod architecture;
 mod catalogue;
 mod commands;
 mod library_api;
+mod test_names;
