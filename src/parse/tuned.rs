@@ -274,8 +274,9 @@ pub enum ExpandError {
 }
 
 /// Expand `${NAME}` from `vars` as tuned's `Variables.expand_static` does:
-/// `\${NAME}` is not expanded and loses its backslash; an unknown name stays
-/// as written. `${f:...}` (built-in functions, computed on the running host)
+/// `\${NAME}` is not expanded and loses its backslash (where NAME is a word
+/// or a function: `\${i:PROFILE_DIR}` keeps it); an unknown name stays as
+/// written. `${f:...}` (built-in functions, computed on the running host)
 /// is an error: the value cannot be known from files.
 pub fn expand(value: &str, vars: &[(String, String)]) -> Result<String, ExpandError> {
     let lookup = |name: &str| {
@@ -327,6 +328,47 @@ impl Expanded {
     }
 }
 
+/// The name tuned's loader gives the directory of the profile file it
+/// reads: `${i:PROFILE_DIR}`. Not a variable (a variable's name is a word),
+/// so a lookup for [`expand_bounded`] answers it for an option read from a
+/// profile file.
+pub const PROFILE_DIR: &str = "i:PROFILE_DIR";
+
+/// `value` with each `${i:PROFILE_DIR}` not after a `\` made `dir`, as
+/// tuned's loader does to every option it reads (`_expand_profile_dir`),
+/// for a value used as it is, with no variable expanded (`include=`,
+/// `drop=`, a `[variables]` `include=` path); kept to `max` bytes with its
+/// whole length, as [`expand_bounded`] keeps an expansion. A value that
+/// variables are expanded into gets the directory from the lookup instead.
+pub fn with_profile_dir(value: &str, dir: &str, max: usize) -> Expanded {
+    let token = format!("${{{PROFILE_DIR}}}");
+    let mut out = Expanded {
+        text: String::with_capacity(value.len().min(max)),
+        len: 0,
+    };
+    let mut rest = value;
+    while let Some(i) = rest.find(&token) {
+        let end = i + token.len();
+        if rest[..i].ends_with('\\') {
+            out.push(&rest[..end], end, max);
+        } else {
+            out.push(&rest[..i], i, max);
+            out.push(dir, dir.len(), max);
+        }
+        rest = &rest[end..];
+    }
+    out.push(rest, rest.len(), max);
+    out
+}
+
+/// Whether tuned takes the `\` off `\${NAME}`: for a word (`expand_static`,
+/// `\\(\${\w+})`) or a function (`\\(\${f:.*})`); `\${i:PROFILE_DIR}`
+/// and other names keep it.
+fn unescaped(name: &str) -> bool {
+    name.starts_with("f:")
+        || (!name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_'))
+}
+
 /// [`expand`] with the variables given by `lookup` (a variable's first
 /// bytes and its whole length), the result kept to `max` bytes with its
 /// whole length: the work and memory are bounded by the value and `max`,
@@ -347,9 +389,11 @@ pub fn expand_bounded<'v>(
             break;
         };
         let name = &rest[i + 2..i + end];
-        if escaped {
+        if escaped && unescaped(name) {
             out.push(&rest[..i - 1], i - 1, max);
             out.push(&rest[i..i + end + 1], end + 1, max);
+        } else if escaped {
+            out.push(&rest[..i + end + 1], i + end + 1, max);
         } else if let Some(f) = name.strip_prefix("f:") {
             return Err(ExpandError::Function(
                 f.split(':').next().unwrap_or(f).to_string(),
@@ -479,6 +523,26 @@ mod tests {
             Err(ExpandError::Function(f)) if f == "cpulist_invert"
         ));
         assert_eq!(unquote("\"a b\""), "a b");
+    }
+
+    #[test]
+    fn profile_dir_is_expanded_as_tuneds_loader_does_within_a_bound() {
+        let v = "${i:PROFILE_DIR}/a,\\${i:PROFILE_DIR},${i:PROFILE_DIR}";
+        let e = with_profile_dir(v, "/etc/tuned/p", 100);
+        assert_eq!(e.text, "/etc/tuned/p/a,\\${i:PROFILE_DIR},/etc/tuned/p");
+        assert!(e.is_whole());
+        // kept to the bound, the whole length counted
+        let e = with_profile_dir(&"${i:PROFILE_DIR}".repeat(1000), &"d".repeat(300), 10);
+        assert_eq!((e.text.as_str(), e.len), ("dddddddddd", 300_000));
+        // through a lookup, and `\${i:PROFILE_DIR}` keeps its backslash in
+        // the expansion as in tuned (only a word's or a function's loses it)
+        let lookup = |n: &str| (n == PROFILE_DIR).then_some(("/d", 2));
+        let e = expand_bounded(
+            "${i:PROFILE_DIR}|\\${i:PROFILE_DIR}|\\${a}|\\${a-b}",
+            lookup,
+            100,
+        );
+        assert_eq!(e.unwrap().text, "/d|\\${i:PROFILE_DIR}|${a}|\\${a-b}");
     }
 
     #[test]

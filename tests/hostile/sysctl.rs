@@ -200,13 +200,19 @@ fn a_megabyte_value_in_a_sysctl_a_capture_is_capped() {
 /// A snapshot where tuned.service is enabled with the profile `hostile`,
 /// whose tuned.conf (in /usr/lib/tuned/hostile) is `profile`.
 fn tuned_host(profile: &str) -> tempfile::TempDir {
+    tuned_host_named("hostile", profile)
+}
+
+/// [`tuned_host`] with the profile called `name` (its tuned.conf in
+/// /usr/lib/tuned/`name`).
+fn tuned_host_named(name: &str, profile: &str) -> tempfile::TempDir {
     crate::common::snapshot_tree(&[
         (
             "/etc/systemd/system/multi-user.target.wants/tuned.service",
             "",
         ),
-        ("/etc/tuned/active_profile", "hostile\n"),
-        ("/usr/lib/tuned/hostile/tuned.conf", profile),
+        ("/etc/tuned/active_profile", &format!("{name}\n")),
+        (&format!("/usr/lib/tuned/{name}/tuned.conf"), profile),
     ])
 }
 
@@ -324,4 +330,46 @@ fn a_tuned_variable_doubled_fourteen_times_is_expanded_within_a_bound() {
             && m.contains(&format!("{} bytes", 4000u64 << 14))),
         "{at:?}"
     );
+}
+
+/// `${i:PROFILE_DIR}` in every option of a 4 MB profile whose directory
+/// name is 255 bytes (a 270-byte directory for a 16-byte reference): main
+/// replaced it in every value of every section as the profile loaded, before
+/// any cap, so the profile took 17 times its size in memory at once (250
+/// times with a long `profile_dirs`). Now it is expanded where a value is
+/// used, within the same bound as a variable. Measured against the same
+/// profile naming a directory variable that does not exist.
+#[test]
+fn profile_dir_in_every_option_of_a_profile_costs_what_the_profile_does() {
+    let name = "p".repeat(255);
+    let dir = format!("/usr/lib/tuned/{name}");
+    let profile = |var: &str| {
+        let value = var.repeat(250);
+        let mut p = String::from("[cpu]\n");
+        for i in 0..1000 {
+            p.push_str(&format!("option_{i:04}={value}\n"));
+        }
+        p.push_str(&format!("[sysctl]\nkernel.core_pattern={var}/x\n"));
+        p
+    };
+    let set = PolicySet::builtin().unwrap();
+    let cost = |var: &str| {
+        let host = tuned_host_named(&name, &profile(var));
+        measure(|| engine::gather(&set, &Host::snapshot(host.path()).unwrap()))
+    };
+    let (w_plain, p_plain, _) = cost("${i:PROFILE_DIX}");
+    let (w_dir, p_dir, facts) = cost("${i:PROFILE_DIR}");
+    assert!(
+        p_dir < p_plain + p_plain / 2,
+        "peak heap {p_dir} bytes with the directory, {p_plain} without"
+    );
+    assert!(
+        w_dir < w_plain + w_plain / 2,
+        "{w_dir} bytes allocated with the directory, {w_plain} without"
+    );
+    // the directory is still what `${i:PROFILE_DIR}` stands for
+    match facts.namespaces["sysctl_boot"].get("kernel.core_pattern") {
+        Some(Entry::Set(s)) => assert_eq!(s.raw, format!("{dir}/x")),
+        other => panic!("{other:?}"),
+    }
 }

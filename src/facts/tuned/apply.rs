@@ -14,7 +14,7 @@ use crate::parse::tuned::{
 };
 
 use super::paths::{ACTIVE_PROFILE, MAIN_CONF};
-use super::profile::{load, lookup, merge, profile_dirs, variables, Opt, Unit};
+use super::profile::{load, lookup, merge, profile_dir, profile_dirs, variables, Opt, Unit};
 use super::state::{version, TunedState};
 use super::write::{tuned_key, KeyFate, Write};
 
@@ -289,7 +289,7 @@ fn expanded_value(o: &Opt, scope: &Scope) -> Result<Expanded, String> {
         .any(|(k, v)| v.is_err() && o.value.contains(&format!("${{{k}}}")));
     let expanded = expand_bounded(
         unquote(&o.value),
-        |n| lookup(scope.vars, n),
+        |n| lookup(scope.vars, Some(profile_dir(&o.path)), n),
         MAX_VALUE_BYTES,
     );
     match (uses_fn, expanded) {

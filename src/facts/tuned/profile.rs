@@ -7,8 +7,8 @@ use crate::facts::{Facts, FileIssue};
 use crate::host::{EntryKind, Host};
 use crate::parse::sysctl::MAX_VALUE_BYTES;
 use crate::parse::tuned::{
-    expand, expand_bounded, parse_main_conf, parse_profile, unit_bool, ExpandError, Expanded,
-    TunedProfile,
+    expand, expand_bounded, parse_main_conf, parse_profile, unit_bool, with_profile_dir,
+    ExpandError, Expanded, TunedProfile, PROFILE_DIR,
 };
 
 /// Profile directories, lowest priority first, when `profile_dirs` is not set:
@@ -43,6 +43,16 @@ fn safe_name(n: &str) -> bool {
     !n.is_empty()
         && n.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b))
+}
+
+/// The most of a value read whole after `${i:PROFILE_DIR}` is expanded
+/// (`include=`, `drop=`, a variables file's path): as much as driftaudit
+/// reads of a file.
+const MAX_FILE_BYTES: usize = crate::host::MAX_FILE_BYTES as usize;
+
+/// What `${i:PROFILE_DIR}` is in the profile file at `path`: its directory.
+pub(super) fn profile_dir(path: &str) -> &str {
+    path.rsplit_once('/').map(|(d, _)| d).unwrap_or("/")
 }
 
 /// One loaded profile file.
@@ -121,15 +131,9 @@ pub(super) fn load(
         if !issues.is_empty() && profile.sections.is_empty() {
             return Err(format!("{path} cannot be parsed"));
         }
-        // ${i:PROFILE_DIR} is the directory of the file being loaded
-        let dir = path.rsplit_once('/').map(|(d, _)| d).unwrap_or("/");
-        for s in &mut profile.sections {
-            for o in &mut s.options {
-                if o.value.contains("${i:PROFILE_DIR}") {
-                    o.value = o.value.replace("${i:PROFILE_DIR}", dir);
-                }
-            }
-        }
+        // `${i:PROFILE_DIR}` is left in the values: it is expanded where a
+        // value is used, within that use's bound (`profile_dir`), since
+        // replacing it here in every option multiplied a profile's size
         let include = profile
             .sections
             .iter_mut()
@@ -139,7 +143,14 @@ pub(super) fn load(
                 Some(s.options.remove(i).value)
             });
         if let Some(inc) = include {
-            let inc = expand(&inc, &[]).map_err(|ExpandError::Function(f)| {
+            let inc = with_profile_dir(&inc, profile_dir(&path), MAX_FILE_BYTES);
+            if !inc.is_whole() {
+                return Err(format!(
+                    "{path}: `include` is {} bytes once `${{i:PROFILE_DIR}}` is expanded, more than the {MAX_FILE_BYTES} bytes driftaudit reads of a file",
+                    inc.len
+                ));
+            }
+            let inc = expand(&inc.text, &[]).map_err(|ExpandError::Function(f)| {
                 format!("{path}: `include` uses the run-time function `{f}`")
             })?;
             let names: Vec<String> = inc
@@ -230,6 +241,7 @@ pub(super) fn merge(loaded: &[Loaded]) -> Vec<Unit> {
             existing.enabled = unit.enabled;
             existing.host_regex |= unit.host_regex;
             if let Some(drop) = get("drop") {
+                let drop = with_profile_dir(drop, profile_dir(&l.path), MAX_FILE_BYTES).text;
                 let names: Vec<&str> = drop.split([',', ';']).map(str::trim).collect();
                 existing.opts.retain(|o| !names.contains(&o.key.as_str()));
             }
@@ -250,11 +262,19 @@ pub(super) fn merge(loaded: &[Loaded]) -> Vec<Unit> {
 pub(super) const MAX_VARIABLE_BYTES: usize = MAX_VALUE_BYTES;
 
 /// `vars`' last variable called `name` with a value (one computed at run
-/// time is skipped), as [`expand_bounded`] looks it up.
+/// time is skipped), as [`expand_bounded`] looks it up; `${i:PROFILE_DIR}`
+/// is `dir`, the directory of the profile the value was read from (none for
+/// a value from elsewhere). tuned's loader replaces it before any variable
+/// is expanded, so a `profile_dirs` holding `${...}` would have that
+/// expanded too; here it stays as written.
 pub(super) fn lookup<'v>(
     vars: &'v [(String, Result<Expanded, String>)],
+    dir: Option<&'v str>,
     name: &str,
 ) -> Option<(&'v str, usize)> {
+    if name == PROFILE_DIR {
+        return dir.map(|d| (d, d.len()));
+    }
     vars.iter().rev().find_map(|(k, v)| match v {
         Ok(e) if k == name => Some((e.text.as_str(), e.len)),
         _ => None,
@@ -278,18 +298,23 @@ pub(super) fn variables(host: &Host, merged: &[Unit]) -> Vec<(String, Result<Exp
             // `os.path.normpath(value)`: a relative path is relative to the
             // daemon's working directory, `/` (profiles write
             // `${i:PROFILE_DIR}/file`)
-            let p = crate::host::lexical(&crate::host::join_host("/", o.value.trim()));
+            let p = with_profile_dir(&o.value, profile_dir(&o.path), MAX_FILE_BYTES);
+            let p = crate::host::lexical(&crate::host::join_host("/", p.text.trim()));
             if let Ok(t) = host.read_to_string(&p) {
                 pairs = parse_main_conf(&t);
             }
         } else {
             pairs.push((o.key.clone(), o.value.clone()));
         }
+        // `${i:PROFILE_DIR}` is the profile's directory in its own
+        // `[variables]`; a variables file is no profile (tuned does not
+        // expand it there)
+        let dir = (o.key != "include").then(|| profile_dir(&o.path));
         for (k, v) in pairs {
             if !k.chars().all(|c| c.is_alphanumeric() || c == '_') {
                 continue; // tuned: "variable definition contains unallowed characters"
             }
-            let e = expand_bounded(&v, |n| lookup(&vars, n), MAX_VARIABLE_BYTES)
+            let e = expand_bounded(&v, |n| lookup(&vars, dir, n), MAX_VARIABLE_BYTES)
                 .map_err(|ExpandError::Function(f)| f);
             vars.push((k, e));
         }
