@@ -5,6 +5,37 @@
 
 use super::{numbered_lines, Issue};
 
+/// The entries the lookups of an option, a unit or a variable by name look
+/// at, counted on this thread in tests: a scan allocates nothing, so the
+/// tests that bound this work (a profile of N options must not cost N²)
+/// count it here. Nothing outside tests.
+#[cfg(test)]
+pub(crate) mod probes {
+    use std::cell::Cell;
+
+    thread_local! {
+        static SEEN: Cell<usize> = const { Cell::new(0) };
+    }
+
+    /// `n` more entries looked at.
+    pub(crate) fn add(n: usize) {
+        SEEN.with(|c| c.set(c.get().saturating_add(n)));
+    }
+
+    /// The entries looked at since the last call.
+    pub(crate) fn take() -> usize {
+        SEEN.with(|c| c.replace(0))
+    }
+}
+
+/// Nothing outside tests (see the test build's `probes`).
+#[cfg(not(test))]
+pub(crate) mod probes {
+    /// Does nothing.
+    #[inline(always)]
+    pub(crate) fn add(_: usize) {}
+}
+
 /// One option of a profile section, with the line it was read from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TunedOption {
@@ -192,6 +223,9 @@ pub fn parse_profile(text: &str) -> (TunedProfile, Vec<Issue>) {
     let lines = locate_lines(text);
     let mut profile = TunedProfile::default();
     let mut index: std::collections::HashMap<String, usize> = Default::default();
+    // each section's options by key, so a section of many options stays
+    // linear too
+    let mut keys: Vec<std::collections::HashMap<String, usize>> = Vec::new();
     for (name, props) in ini.iter() {
         let Some(name) = name else {
             if props.iter().next().is_some() {
@@ -208,9 +242,11 @@ pub fn parse_profile(text: &str) -> (TunedProfile, Vec<Issue>) {
                 name: name.to_string(),
                 options: Vec::new(),
             });
+            keys.push(Default::default());
             profile.sections.len() - 1
         });
         let sec = &mut profile.sections[idx];
+        let sec_keys = &mut keys[idx];
         for (pk, _) in props.iter() {
             // a repeated key: configparser (strict=False) keeps the last value
             let Some(v) = props.get_all(pk).next_back() else {
@@ -222,16 +258,21 @@ pub fn parse_profile(text: &str) -> (TunedProfile, Vec<Issue>) {
                 .get(&(name.to_string(), k.to_string()))
                 .copied()
                 .unwrap_or(1);
-            match sec.options.iter_mut().find(|o| o.key == k) {
-                Some(o) => {
+            probes::add(1);
+            match sec_keys.get(k) {
+                Some(&i) => {
+                    let o = &mut sec.options[i];
                     o.value = v.to_string();
                     o.line = line;
                 }
-                None => sec.options.push(TunedOption {
-                    key: k.to_string(),
-                    value: v.to_string(),
-                    line,
-                }),
+                None => {
+                    sec_keys.insert(k.to_string(), sec.options.len());
+                    sec.options.push(TunedOption {
+                        key: k.to_string(),
+                        value: v.to_string(),
+                        line,
+                    });
+                }
             }
         }
     }

@@ -14,7 +14,7 @@ use crate::parse::tuned::{
 };
 
 use super::paths::{ACTIVE_PROFILE, MAIN_CONF};
-use super::profile::{load, lookup, merge, profile_dir, profile_dirs, variables, Opt, Unit};
+use super::profile::{load, merge, profile_dir, profile_dirs, variables, Opt, Unit, Vars};
 use super::state::{version, TunedState};
 use super::write::{tuned_key, KeyFate, Write};
 
@@ -196,8 +196,8 @@ fn ordered_units<'m>(merged: &'m [Unit], default: i64, facts: &mut Facts) -> Opt
 
 /// What every option of the merged profile is written with.
 struct Scope<'a> {
-    /// The `[variables]`, a run-time function's as `Err`.
-    vars: &'a [(String, Result<Expanded, String>)],
+    /// The `[variables]`.
+    vars: &'a Vars,
     /// The installed tuned's version, when known.
     version: Option<(u32, u32)>,
     /// How the notes call the profile (`active profile`, ...).
@@ -283,13 +283,10 @@ fn option_writes(unit: &Unit, o: &Opt, scope: &Scope, facts: &mut Facts, out: &m
 /// computed by a run-time function on the running host).
 fn expanded_value(o: &Opt, scope: &Scope) -> Result<Expanded, String> {
     // a variable whose value comes from a run-time function
-    let uses_fn = scope
-        .vars
-        .iter()
-        .any(|(k, v)| v.is_err() && o.value.contains(&format!("${{{k}}}")));
+    let uses_fn = scope.vars.uses_computed(&o.value);
     let expanded = expand_bounded(
         unquote(&o.value),
-        |n| lookup(scope.vars, Some(profile_dir(&o.path)), n),
+        |n| scope.vars.lookup(Some(profile_dir(&o.path)), n),
         MAX_VALUE_BYTES,
     );
     match (uses_fn, expanded) {
