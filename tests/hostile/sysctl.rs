@@ -373,3 +373,62 @@ fn profile_dir_in_every_option_of_a_profile_costs_what_the_profile_does() {
         other => panic!("{other:?}"),
     }
 }
+
+/// Every message and reason the tuned model wrote for `host`, with the
+/// notes of the values it set.
+fn tuned_texts(host: &Path) -> Vec<String> {
+    let set = PolicySet::builtin().unwrap();
+    let facts = engine::gather(&set, &Host::snapshot(host).unwrap());
+    let mut out: Vec<String> = facts
+        .issues
+        .iter()
+        .filter(|i| i.source == "tuned")
+        .map(|i| i.message.clone())
+        .collect();
+    for e in facts.namespaces["sysctl_boot"].entries.values() {
+        match e {
+            Entry::Unreadable { reason, .. } => out.push(reason.clone()),
+            Entry::Set(s) => out.extend(s.note.clone()),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// A TuneD profile's option keys (and its unit names, a `priority`, the
+/// profile names it includes) were quoted whole in input findings and in
+/// the reasons of unknown values: a 1 MiB key made each message a megabyte,
+/// a key written `kernel/...` three (tuned's version decides where it
+/// writes). They are quoted as sysctl.d's are, cut with `…`.
+#[test]
+fn a_tuned_key_of_a_megabyte_is_quoted_in_a_few_bytes() {
+    let long = "k".repeat(MIB);
+    let big = "x".repeat(4000);
+    let keys = format!(
+        "[variables]\nbig={big}\n[sysctl]\n-{long}=1\nkernel.a{long}=${{nope}}\nkernel.b{long}=a\n  b\nkernel.c{long}=${{big}}${{big}}\nkernel/d{long}=1\n"
+    );
+    let unit = format!("[u{long}]\ntype=sysctl\ncpuinfo_regex=x\nkernel.x=1\n");
+    let priority = format!("[sysctl]\npriority={long}\nkernel.x=1\n");
+    let include = format!("[main]\ninclude=p{long}\n[sysctl]\nkernel.x=1\n");
+    for (what, profile, says) in [
+        ("keys", keys, "`-kkkk"),
+        ("unit name", unit, "`[ukkk"),
+        ("priority", priority, "`priority=kkkk"),
+        ("include", include, "`pkkkk"),
+    ] {
+        let host = tuned_host(&profile);
+        let texts = tuned_texts(host.path());
+        for t in &texts {
+            assert!(
+                t.len() < 2000,
+                "{what}: a text of {} bytes: {}",
+                t.len(),
+                &t[..200]
+            );
+        }
+        assert!(
+            texts.iter().any(|t| t.contains(says) && t.contains('…')),
+            "{what}: no message quotes the start of it, cut: {texts:?}"
+        );
+    }
+}

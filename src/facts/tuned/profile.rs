@@ -8,7 +8,10 @@ use std::collections::{HashMap, HashSet};
 use crate::facts::{Facts, FileIssue};
 use crate::host::{EntryKind, Host};
 use crate::parse::sysctl::MAX_VALUE_BYTES;
+use crate::parse::truncate;
 use crate::parse::tuned::probes;
+
+use super::write::QUOTE;
 use crate::parse::tuned::{
     expand, expand_bounded, parse_main_conf, parse_profile, unit_bool, with_profile_dir,
     ExpandError, Expanded, TunedProfile, PROFILE_DIR,
@@ -114,13 +117,11 @@ pub(super) fn load(
             if skipped || conditional {
                 continue; // already loaded (an include cycle), or optional
             }
+            let dirs: Vec<&str> = dirs.iter().rev().map(String::as_str).collect();
             return Err(format!(
-                "profile `{name}` not found in {}",
-                dirs.iter()
-                    .rev()
-                    .map(String::as_str)
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                "profile `{}` not found in {}",
+                truncate(name, QUOTE),
+                truncate(&dirs.join(", "), 4 * QUOTE)
             ));
         };
         processed.push(path.clone());
