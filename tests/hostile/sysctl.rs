@@ -431,4 +431,23 @@ fn a_tuned_key_of_a_megabyte_is_quoted_in_a_few_bytes() {
             "{what}: no message quotes the start of it, cut: {texts:?}"
         );
     }
+    // a word of a megabyte after the active profile's name (not a name
+    // tuned loads): the note on each value tuned sets quoted the list
+    let host = crate::common::snapshot_tree(&[
+        (
+            "/etc/systemd/system/multi-user.target.wants/tuned.service",
+            "",
+        ),
+        ("/etc/tuned/active_profile", &format!("hostile /{long}\n")),
+        (TUNED_CONF, "[sysctl]\nkernel.x=1\nkernel.y=2\n"),
+    ]);
+    let texts = tuned_texts(host.path());
+    assert!(texts.iter().any(|t| t.contains("`hostile /kkk")));
+    for t in &texts {
+        assert!(
+            t.len() < 2000,
+            "active profile: a text of {} bytes",
+            t.len()
+        );
+    }
 }
