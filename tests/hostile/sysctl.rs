@@ -389,7 +389,6 @@ fn tuned_texts(host: &Path) -> Vec<String> {
         match e {
             Entry::Unreadable { reason, .. } => out.push(reason.clone()),
             Entry::Set(s) => out.extend(s.note.clone()),
-            _ => {}
         }
     }
     out
