@@ -72,19 +72,21 @@ impl Host {
         })
     }
 
-    /// The live machine (`/`).
+    /// The live machine (`/`). Its name is read as every file of the host
+    /// is (within [`MAX_FILE_BYTES`], never from a FIFO or device), as a
+    /// snapshot's `etc/hostname` is.
     pub fn live() -> Host {
+        // `/` always opens (O_PATH needs no permission on the directory).
+        let mut h = Host::with_root(PathBuf::from("/"), SourceKind::Live)
+            .expect("the root directory `/` can be opened");
         let read = |path: &'static str| {
-            fs::read_to_string(path)
+            h.read_to_string(path)
                 .ok()
                 .map(|s| (s.trim().to_string(), path))
         };
         let named = read("/proc/sys/kernel/hostname")
             .or_else(|| read("/etc/hostname"))
             .filter(|(s, _)| !s.is_empty());
-        // `/` always opens (O_PATH needs no permission on the directory).
-        let mut h = Host::with_root(PathBuf::from("/"), SourceKind::Live)
-            .expect("the root directory `/` can be opened");
         match named {
             Some((name, path)) => h.set_name(name, path),
             None => h.name = "localhost".to_string(),

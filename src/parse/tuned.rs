@@ -5,6 +5,37 @@
 
 use super::{numbered_lines, Issue};
 
+/// The entries the lookups of an option, a unit or a variable by name look
+/// at, counted on this thread in tests: a scan allocates nothing, so the
+/// tests that bound this work (a profile of N options must not cost N²)
+/// count it here. Nothing outside tests.
+#[cfg(test)]
+pub(crate) mod probes {
+    use std::cell::Cell;
+
+    thread_local! {
+        static SEEN: Cell<usize> = const { Cell::new(0) };
+    }
+
+    /// `n` more entries looked at.
+    pub(crate) fn add(n: usize) {
+        SEEN.with(|c| c.set(c.get().saturating_add(n)));
+    }
+
+    /// The entries looked at since the last call.
+    pub(crate) fn take() -> usize {
+        SEEN.with(|c| c.replace(0))
+    }
+}
+
+/// Nothing outside tests (see the test build's `probes`).
+#[cfg(not(test))]
+pub(crate) mod probes {
+    /// Does nothing.
+    #[inline(always)]
+    pub(crate) fn add(_: usize) {}
+}
+
 /// One option of a profile section, with the line it was read from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TunedOption {
@@ -192,6 +223,9 @@ pub fn parse_profile(text: &str) -> (TunedProfile, Vec<Issue>) {
     let lines = locate_lines(text);
     let mut profile = TunedProfile::default();
     let mut index: std::collections::HashMap<String, usize> = Default::default();
+    // each section's options by key, so a section of many options stays
+    // linear too
+    let mut keys: Vec<std::collections::HashMap<String, usize>> = Vec::new();
     for (name, props) in ini.iter() {
         let Some(name) = name else {
             if props.iter().next().is_some() {
@@ -208,9 +242,11 @@ pub fn parse_profile(text: &str) -> (TunedProfile, Vec<Issue>) {
                 name: name.to_string(),
                 options: Vec::new(),
             });
+            keys.push(Default::default());
             profile.sections.len() - 1
         });
         let sec = &mut profile.sections[idx];
+        let sec_keys = &mut keys[idx];
         for (pk, _) in props.iter() {
             // a repeated key: configparser (strict=False) keeps the last value
             let Some(v) = props.get_all(pk).next_back() else {
@@ -222,16 +258,21 @@ pub fn parse_profile(text: &str) -> (TunedProfile, Vec<Issue>) {
                 .get(&(name.to_string(), k.to_string()))
                 .copied()
                 .unwrap_or(1);
-            match sec.options.iter_mut().find(|o| o.key == k) {
-                Some(o) => {
+            probes::add(1);
+            match sec_keys.get(k) {
+                Some(&i) => {
+                    let o = &mut sec.options[i];
                     o.value = v.to_string();
                     o.line = line;
                 }
-                None => sec.options.push(TunedOption {
-                    key: k.to_string(),
-                    value: v.to_string(),
-                    line,
-                }),
+                None => {
+                    sec_keys.insert(k.to_string(), sec.options.len());
+                    sec.options.push(TunedOption {
+                        key: k.to_string(),
+                        value: v.to_string(),
+                        line,
+                    });
+                }
             }
         }
     }
@@ -274,8 +315,9 @@ pub enum ExpandError {
 }
 
 /// Expand `${NAME}` from `vars` as tuned's `Variables.expand_static` does:
-/// `\${NAME}` is not expanded and loses its backslash; an unknown name stays
-/// as written. `${f:...}` (built-in functions, computed on the running host)
+/// `\${NAME}` is not expanded and loses its backslash (where NAME is a word
+/// or a function: `\${i:PROFILE_DIR}` keeps it); an unknown name stays as
+/// written. `${f:...}` (built-in functions, computed on the running host)
 /// is an error: the value cannot be known from files.
 pub fn expand(value: &str, vars: &[(String, String)]) -> Result<String, ExpandError> {
     let lookup = |name: &str| {
@@ -327,6 +369,47 @@ impl Expanded {
     }
 }
 
+/// The name tuned's loader gives the directory of the profile file it
+/// reads: `${i:PROFILE_DIR}`. Not a variable (a variable's name is a word),
+/// so a lookup for [`expand_bounded`] answers it for an option read from a
+/// profile file.
+pub const PROFILE_DIR: &str = "i:PROFILE_DIR";
+
+/// `value` with each `${i:PROFILE_DIR}` not after a `\` made `dir`, as
+/// tuned's loader does to every option it reads (`_expand_profile_dir`),
+/// for a value used as it is, with no variable expanded (`include=`,
+/// `drop=`, a `[variables]` `include=` path); kept to `max` bytes with its
+/// whole length, as [`expand_bounded`] keeps an expansion. A value that
+/// variables are expanded into gets the directory from the lookup instead.
+pub fn with_profile_dir(value: &str, dir: &str, max: usize) -> Expanded {
+    let token = format!("${{{PROFILE_DIR}}}");
+    let mut out = Expanded {
+        text: String::with_capacity(value.len().min(max)),
+        len: 0,
+    };
+    let mut rest = value;
+    while let Some(i) = rest.find(&token) {
+        let end = i + token.len();
+        if rest[..i].ends_with('\\') {
+            out.push(&rest[..end], end, max);
+        } else {
+            out.push(&rest[..i], i, max);
+            out.push(dir, dir.len(), max);
+        }
+        rest = &rest[end..];
+    }
+    out.push(rest, rest.len(), max);
+    out
+}
+
+/// Whether tuned takes the `\` off `\${NAME}`: for a word (`expand_static`,
+/// `\\(\${\w+})`) or a function (`\\(\${f:.*})`); `\${i:PROFILE_DIR}`
+/// and other names keep it.
+fn unescaped(name: &str) -> bool {
+    name.starts_with("f:")
+        || (!name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_'))
+}
+
 /// [`expand`] with the variables given by `lookup` (a variable's first
 /// bytes and its whole length), the result kept to `max` bytes with its
 /// whole length: the work and memory are bounded by the value and `max`,
@@ -347,9 +430,11 @@ pub fn expand_bounded<'v>(
             break;
         };
         let name = &rest[i + 2..i + end];
-        if escaped {
+        if escaped && unescaped(name) {
             out.push(&rest[..i - 1], i - 1, max);
             out.push(&rest[i..i + end + 1], end + 1, max);
+        } else if escaped {
+            out.push(&rest[..i + end + 1], i + end + 1, max);
         } else if let Some(f) = name.strip_prefix("f:") {
             return Err(ExpandError::Function(
                 f.split(':').next().unwrap_or(f).to_string(),
@@ -479,6 +564,26 @@ mod tests {
             Err(ExpandError::Function(f)) if f == "cpulist_invert"
         ));
         assert_eq!(unquote("\"a b\""), "a b");
+    }
+
+    #[test]
+    fn profile_dir_is_expanded_as_tuneds_loader_does_within_a_bound() {
+        let v = "${i:PROFILE_DIR}/a,\\${i:PROFILE_DIR},${i:PROFILE_DIR}";
+        let e = with_profile_dir(v, "/etc/tuned/p", 100);
+        assert_eq!(e.text, "/etc/tuned/p/a,\\${i:PROFILE_DIR},/etc/tuned/p");
+        assert!(e.is_whole());
+        // kept to the bound, the whole length counted
+        let e = with_profile_dir(&"${i:PROFILE_DIR}".repeat(1000), &"d".repeat(300), 10);
+        assert_eq!((e.text.as_str(), e.len), ("dddddddddd", 300_000));
+        // through a lookup, and `\${i:PROFILE_DIR}` keeps its backslash in
+        // the expansion as in tuned (only a word's or a function's loses it)
+        let lookup = |n: &str| (n == PROFILE_DIR).then_some(("/d", 2));
+        let e = expand_bounded(
+            "${i:PROFILE_DIR}|\\${i:PROFILE_DIR}|\\${a}|\\${a-b}",
+            lookup,
+            100,
+        );
+        assert_eq!(e.unwrap().text, "/d|\\${i:PROFILE_DIR}|${a}|\\${a-b}");
     }
 
     #[test]

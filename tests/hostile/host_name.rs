@@ -4,8 +4,9 @@
 //! cut to the kernel's 64 bytes (`HOST_NAME_MAX`) on a character boundary,
 //! with an input finding that says where it was read and how long it was,
 //! without quoting it whole. The live host's name goes through the same
-//! cut (`Host::live`), which a test cannot feed. Bounds are on bytes
-//! printed, never on time.
+//! cut (`Host::live`) and is read within the same cap, which a test feeds in
+//! a private mount namespace. Bounds are on bytes printed and allocated,
+//! never on time.
 
 use std::path::Path;
 
@@ -134,4 +135,81 @@ fn a_long_host_name_in_a_hostname_file_is_cut_on_a_character_boundary() {
     let (name, issues) = name_issue(tree.path());
     assert_eq!(name, ok);
     assert!(issues.is_empty(), "{issues:#?}");
+}
+
+/// `Host::live` in a child of this test, in a private mount namespace where
+/// /proc/sys/kernel is an empty tmpfs (so the name comes from /etc/hostname)
+/// and /etc/hostname is `file`: the bytes it allocated and the name's
+/// length, from the child's `LIVE allocated name_len` output.
+fn live_name_from(file: &Path) -> (usize, usize) {
+    let exe = std::env::current_exe().unwrap();
+    // this test again, by its libtest name (the module path below the crate)
+    let me = concat!(
+        module_path!(),
+        "::the_live_host_reads_etc_hostname_within_the_file_cap"
+    );
+    let me = me.split_once("::").map_or(me, |(_, name)| name);
+    let sh = format!(
+        "mount -t tmpfs tmpfs /proc/sys/kernel\nmount --bind '{}' /etc/hostname\n\
+         DRIFTAUDIT_LIVE_NAME_CHILD=1 '{}' --exact {me} --nocapture --test-threads=1\n",
+        file.display(),
+        exe.display()
+    );
+    let (code, out, err) = common::mountns::run(&sh, common::mountns::Sh::Errexit, &[]);
+    assert!(code == 0, "the child failed ({code}):\n{out}\n{err}");
+    let line = out
+        .lines()
+        .find_map(|l| l.split_once("LIVE ").map(|(_, rest)| rest))
+        .unwrap_or_else(|| panic!("no LIVE line:\n{out}\n{err}"));
+    let mut words = line.split_whitespace().map(|w| w.parse().unwrap());
+    (words.next().unwrap(), words.next().unwrap())
+}
+
+/// `Host::live` read /etc/hostname with `fs::read_to_string`, with no cap
+/// (and a FIFO there would block it): a 64 MiB file was read whole, and
+/// copied, to keep 64 bytes of it. It is read as every other file of the
+/// host is, within [`MAX_FILE_BYTES`]: a larger one names no host.
+#[test]
+fn the_live_host_reads_etc_hostname_within_the_file_cap() {
+    use driftaudit::unstable::host::MAX_FILE_BYTES;
+    if std::env::var_os("DRIFTAUDIT_LIVE_NAME_CHILD").is_some() {
+        let (cost, host) = crate::alloc::measure(Host::live);
+        println!("LIVE {} {}", cost.allocated, host.name().len());
+        return;
+    }
+    let mut missing = Vec::new();
+    if common::find_tool("unshare").is_none() {
+        missing.push("unshare");
+    }
+    if !common::mountns::is_root() {
+        missing.push("root (for unshare -m and the bind mounts)");
+    }
+    if !Path::new("/etc/hostname").is_file() {
+        missing.push("an /etc/hostname to bind over");
+    }
+    if !missing.is_empty() {
+        common::skip(
+            &format!("live host name: needs {}", missing.join(", ")),
+            "not available here",
+        );
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    // a sparse 64 MiB file: over the cap
+    let huge = tmp.path().join("huge");
+    std::fs::File::create(&huge)
+        .unwrap()
+        .set_len(64 * MIB as u64)
+        .unwrap();
+    let (allocated, name_len) = live_name_from(&huge);
+    assert!(
+        allocated < MAX_FILE_BYTES as usize + MIB,
+        "Host::live allocated {allocated} bytes for a 64 MiB /etc/hostname"
+    );
+    assert_eq!(name_len, "localhost".len());
+    // a megabyte, under the cap: read, and the name cut to 64 bytes
+    let long = tmp.path().join("long");
+    std::fs::write(&long, format!("{}\n", "h".repeat(MIB))).unwrap();
+    let (_, name_len) = live_name_from(&long);
+    assert_eq!(name_len, 64);
 }

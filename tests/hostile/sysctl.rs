@@ -190,13 +190,19 @@ fn a_megabyte_value_in_a_sysctl_a_capture_is_capped() {
 /// A snapshot where tuned.service is enabled with the profile `hostile`,
 /// whose tuned.conf (in /usr/lib/tuned/hostile) is `profile`.
 fn tuned_host(profile: &str) -> tempfile::TempDir {
+    tuned_host_named("hostile", profile)
+}
+
+/// [`tuned_host`] with the profile called `name` (its tuned.conf in
+/// /usr/lib/tuned/`name`).
+fn tuned_host_named(name: &str, profile: &str) -> tempfile::TempDir {
     crate::common::snapshot_tree(&[
         (
             "/etc/systemd/system/multi-user.target.wants/tuned.service",
             "",
         ),
-        ("/etc/tuned/active_profile", "hostile\n"),
-        ("/usr/lib/tuned/hostile/tuned.conf", profile),
+        ("/etc/tuned/active_profile", &format!("{name}\n")),
+        (&format!("/usr/lib/tuned/{name}/tuned.conf"), profile),
     ])
 }
 
@@ -313,4 +319,123 @@ fn a_tuned_variable_doubled_fourteen_times_is_expanded_within_a_bound() {
             && m.contains(&format!("{} bytes", 4000u64 << 14))),
         "{at:?}"
     );
+}
+
+/// `${i:PROFILE_DIR}` in every option of a 4 MB profile whose directory
+/// name is 255 bytes (a 270-byte directory for a 16-byte reference): main
+/// replaced it in every value of every section as the profile loaded, before
+/// any cap, so the profile took 17 times its size in memory at once (250
+/// times with a long `profile_dirs`). Now it is expanded where a value is
+/// used, within the same bound as a variable. Measured against the same
+/// profile naming a directory variable that does not exist.
+#[test]
+fn profile_dir_in_every_option_of_a_profile_costs_what_the_profile_does() {
+    let name = "p".repeat(255);
+    let dir = format!("/usr/lib/tuned/{name}");
+    let profile = |var: &str| {
+        let value = var.repeat(250);
+        let mut p = String::from("[cpu]\n");
+        for i in 0..1000 {
+            p.push_str(&format!("option_{i:04}={value}\n"));
+        }
+        p.push_str(&format!("[sysctl]\nkernel.core_pattern={var}/x\n"));
+        p
+    };
+    let set = PolicySet::builtin().unwrap();
+    let cost = |var: &str| {
+        let host = tuned_host_named(&name, &profile(var));
+        measure(|| engine::gather(&set, &Host::snapshot(host.path()).unwrap()))
+    };
+    let (w_plain, p_plain, _) = cost("${i:PROFILE_DIX}");
+    let (w_dir, p_dir, facts) = cost("${i:PROFILE_DIR}");
+    assert!(
+        p_dir < p_plain + p_plain / 2,
+        "peak heap {p_dir} bytes with the directory, {p_plain} without"
+    );
+    assert!(
+        w_dir < w_plain + w_plain / 2,
+        "{w_dir} bytes allocated with the directory, {w_plain} without"
+    );
+    // the directory is still what `${i:PROFILE_DIR}` stands for
+    match facts.namespaces["sysctl_boot"].get("kernel.core_pattern") {
+        Some(Entry::Set(s)) => assert_eq!(s.raw, format!("{dir}/x")),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Every message and reason the tuned model wrote for `host`, with the
+/// notes of the values it set.
+fn tuned_texts(host: &Path) -> Vec<String> {
+    let set = PolicySet::builtin().unwrap();
+    let facts = engine::gather(&set, &Host::snapshot(host).unwrap());
+    let mut out: Vec<String> = facts
+        .issues
+        .iter()
+        .filter(|i| i.source == "tuned")
+        .map(|i| i.message.clone())
+        .collect();
+    for e in facts.namespaces["sysctl_boot"].entries.values() {
+        match e {
+            Entry::Unreadable { reason, .. } => out.push(reason.clone()),
+            Entry::Set(s) => out.extend(s.note.clone()),
+        }
+    }
+    out
+}
+
+/// A TuneD profile's option keys (and its unit names, a `priority`, the
+/// profile names it includes) were quoted whole in input findings and in
+/// the reasons of unknown values: a 1 MiB key made each message a megabyte,
+/// a key written `kernel/...` three (tuned's version decides where it
+/// writes). They are quoted as sysctl.d's are, cut with `…`.
+#[test]
+fn a_tuned_key_of_a_megabyte_is_quoted_in_a_few_bytes() {
+    let long = "k".repeat(MIB);
+    let big = "x".repeat(4000);
+    let keys = format!(
+        "[variables]\nbig={big}\n[sysctl]\n-{long}=1\nkernel.a{long}=${{nope}}\nkernel.b{long}=a\n  b\nkernel.c{long}=${{big}}${{big}}\nkernel/d{long}=1\n"
+    );
+    let unit = format!("[u{long}]\ntype=sysctl\ncpuinfo_regex=x\nkernel.x=1\n");
+    let priority = format!("[sysctl]\npriority={long}\nkernel.x=1\n");
+    let include = format!("[main]\ninclude=p{long}\n[sysctl]\nkernel.x=1\n");
+    for (what, profile, says) in [
+        ("keys", keys, "`-kkkk"),
+        ("unit name", unit, "`[ukkk"),
+        ("priority", priority, "`priority=kkkk"),
+        ("include", include, "`pkkkk"),
+    ] {
+        let host = tuned_host(&profile);
+        let texts = tuned_texts(host.path());
+        for t in &texts {
+            assert!(
+                t.len() < 2000,
+                "{what}: a text of {} bytes: {}",
+                t.len(),
+                &t[..200]
+            );
+        }
+        assert!(
+            texts.iter().any(|t| t.contains(says) && t.contains('…')),
+            "{what}: no message quotes the start of it, cut: {texts:?}"
+        );
+    }
+    // a word of a megabyte after the active profile's name (not a name
+    // tuned loads): the note on each value tuned sets quoted the list
+    let host = crate::common::snapshot_tree(&[
+        (
+            "/etc/systemd/system/multi-user.target.wants/tuned.service",
+            "",
+        ),
+        ("/etc/tuned/active_profile", &format!("hostile /{long}\n")),
+        (TUNED_CONF, "[sysctl]\nkernel.x=1\nkernel.y=2\n"),
+    ]);
+    let texts = tuned_texts(host.path());
+    assert!(texts.iter().any(|t| t.contains("`hostile /kkk")));
+    for t in &texts {
+        assert!(
+            t.len() < 2000,
+            "active profile: a text of {} bytes",
+            t.len()
+        );
+    }
 }

@@ -102,6 +102,17 @@ fn layouts() -> Vec<Layout> {
             unknown: &[],
         },
         Layout {
+            name: "profile-dir-of-the-file-each-value-was-read-from-and-repeated-keys",
+            enabled: true,
+            nodes: vec![
+                ("/etc/tuned/active_profile", File("child\n")),
+                ("/usr/lib/tuned/parent/tuned.conf", File("[variables]\npdir=${i:PROFILE_DIR}\n\n[sysctl]\nvm.swappiness=1\nvm.dirty_ratio=30\nvm.swappiness=2\nnet.core.somaxconn=100\n")),
+                ("/etc/tuned/child/tuned.conf", File("[main]\ninclude=parent\n\n[sysctl]\nkernel.core_pattern=${pdir}|${i:PROFILE_DIR}|\\${i:PROFILE_DIR}|\\${pdir}\nvm.dirty_ratio=31\nnet.core.somaxconn=200\nvm.dirty_ratio=32\n[sysctl]\nvm.swappiness=3\n")),
+            ],
+            keys: VM,
+            unknown: &[],
+        },
+        Layout {
             name: "functions-are-unknown",
             enabled: true,
             nodes: vec![

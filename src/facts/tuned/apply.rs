@@ -9,14 +9,15 @@
 use crate::facts::{Entry, Evidence, Facts, FileIssue, IssueLevel, Setting};
 use crate::host::{EntryKind, Host, ReadError};
 use crate::parse::sysctl::{typed, MAX_VALUE_BYTES};
+use crate::parse::truncate;
 use crate::parse::tuned::{
     expand_bounded, parse_bool, parse_main_conf, parse_reapply, unquote, ExpandError, Expanded,
 };
 
 use super::paths::{ACTIVE_PROFILE, MAIN_CONF};
-use super::profile::{load, lookup, merge, profile_dirs, variables, Opt, Unit};
+use super::profile::{load, merge, profile_dir, profile_dirs, variables, Opt, Unit, Vars};
 use super::state::{version, TunedState};
-use super::write::{tuned_key, KeyFate, Write};
+use super::write::{tuned_key, KeyFate, Write, QUOTE};
 
 /// Directories tuned re-applies, first one wins per name (plugin_sysctl.py
 /// `SYSCTL_CONFIG_DIRS`); /usr/lib/sysctl.d is not among them.
@@ -56,7 +57,7 @@ pub(super) fn writes_for(
         not_loaded(host, &dirs, &names, &e, facts);
         return Vec::new();
     }
-    let active = names.join(" ");
+    let active = truncate(&names.join(" "), 4 * QUOTE);
     let merged = merge(&loaded);
     let vars = variables(host, &merged);
     let Some(units) = ordered_units(&merged, default_priority, facts) else {
@@ -145,8 +146,8 @@ fn not_loaded(host: &Host, dirs: &[String], names: &[String], e: &str, facts: &m
                 None,
                 format!(
                     "tuned.service is enabled and applies `{}`, but the snapshot holds none of tuned's profile directories ({}): the kernel parameters that profile writes after systemd-sysctl are not known, so a running value no file explains may be tuned's; capture /usr/lib/tuned and /etc/tuned (a driftaudit snapshot copies the profile it reads)",
-                    names.join(" "),
-                    dirs.join(", ")
+                    truncate(&names.join(" "), 4 * QUOTE),
+                    truncate(&dirs.join(", "), 4 * QUOTE)
                 ),
             )
             .with_level(IssueLevel::Unknown),
@@ -159,7 +160,7 @@ fn not_loaded(host: &Host, dirs: &[String], names: &[String], e: &str, facts: &m
         None,
         format!(
             "tuned cannot load the active profile `{}`: {e}; it applies no sysctl values",
-            names.join(" ")
+            truncate(&names.join(" "), 4 * QUOTE)
         ),
     ));
 }
@@ -181,7 +182,7 @@ fn ordered_units<'m>(merged: &'m [Unit], default: i64, facts: &mut Facts) -> Opt
                         Some(o.line),
                         format!(
                             "`priority={}` is not a number; tuned fails to create its units and applies none of the profile",
-                            o.value
+                            truncate(&o.value, QUOTE)
                         ),
                     ));
                     return None;
@@ -196,8 +197,8 @@ fn ordered_units<'m>(merged: &'m [Unit], default: i64, facts: &mut Facts) -> Opt
 
 /// What every option of the merged profile is written with.
 struct Scope<'a> {
-    /// The `[variables]`, a run-time function's as `Err`.
-    vars: &'a [(String, Result<Expanded, String>)],
+    /// The `[variables]`.
+    vars: &'a Vars,
     /// The installed tuned's version, when known.
     version: Option<(u32, u32)>,
     /// How the notes call the profile (`active profile`, ...).
@@ -222,7 +223,8 @@ fn option_writes(unit: &Unit, o: &Opt, scope: &Scope, facts: &mut Facts, out: &m
     if unit.host_regex {
         let mut w = unknown(format!(
             "the `[{}]` unit of tuned profile `{}` applies only where its `cpuinfo_regex`/`uname_regex` matches the running machine",
-            unit.name, o.profile
+            truncate(&unit.name, QUOTE),
+            o.profile
         ));
         w.key = o.key.clone();
         out.push(w);
@@ -236,7 +238,7 @@ fn option_writes(unit: &Unit, o: &Opt, scope: &Scope, facts: &mut Facts, out: &m
                     "tuned",
                     &o.path,
                     Some(o.line),
-                    format!("`{}`: {why}", o.key),
+                    format!("`{}`: {why}", truncate(&o.key, QUOTE)),
                 )
                 .with_level(IssueLevel::Note),
             );
@@ -283,13 +285,10 @@ fn option_writes(unit: &Unit, o: &Opt, scope: &Scope, facts: &mut Facts, out: &m
 /// computed by a run-time function on the running host).
 fn expanded_value(o: &Opt, scope: &Scope) -> Result<Expanded, String> {
     // a variable whose value comes from a run-time function
-    let uses_fn = scope
-        .vars
-        .iter()
-        .any(|(k, v)| v.is_err() && o.value.contains(&format!("${{{k}}}")));
+    let uses_fn = scope.vars.uses_computed(&o.value);
     let expanded = expand_bounded(
         unquote(&o.value),
-        |n| lookup(scope.vars, n),
+        |n| scope.vars.lookup(Some(profile_dir(&o.path)), n),
         MAX_VALUE_BYTES,
     );
     match (uses_fn, expanded) {
@@ -320,7 +319,8 @@ fn kernel_value(o: &Opt, value: Expanded, facts: &mut Facts) -> String {
             Some(o.line),
             format!(
                 "value of `{}` is {} bytes once tuned expands its variables; the kernel takes at most {MAX_VALUE_BYTES} bytes in one write, and only the first {MAX_VALUE_BYTES} are kept",
-                o.key, value.len
+                truncate(&o.key, QUOTE),
+                value.len
             ),
         ));
     }
@@ -338,7 +338,7 @@ fn kernel_value(o: &Opt, value: Expanded, facts: &mut Facts) -> String {
                 Some(o.line),
                 format!(
                     "`{}` continues on the next line; tuned writes every line and the kernel keeps only the first, `{value}`",
-                    o.key
+                    truncate(&o.key, QUOTE)
                 ),
             )
             .with_level(IssueLevel::Note),
@@ -352,7 +352,7 @@ fn kernel_value(o: &Opt, value: Expanded, facts: &mut Facts) -> String {
                 Some(o.line),
                 format!(
                     "`{}` uses a variable the profile does not define; tuned writes `{value}` as it is (the kernel refuses it for a number)",
-                    o.key
+                    truncate(&o.key, QUOTE)
                 ),
             ),
         );

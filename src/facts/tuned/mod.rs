@@ -244,4 +244,101 @@ mod tests {
         // the layouts reach tuned's writes, not only its early returns
         assert!(with_writes >= 8, "{with_writes}");
     }
+
+    /// A snapshot whose active profile `child` includes `base`, each with
+    /// `n` options in one `[sysctl]` unit, `n` units of their own and `n`
+    /// variables (`n` of them computed at run time), `child` dropping `n`
+    /// of `base`'s options and using a variable in each of its own.
+    fn many_options(n: usize) -> tempfile::TempDir {
+        let d = tempfile::tempdir().unwrap();
+        let h = d.path();
+        let wants = h.join("etc/systemd/system/multi-user.target.wants");
+        std::fs::create_dir_all(&wants).unwrap();
+        std::os::unix::fs::symlink(
+            "/usr/lib/systemd/system/tuned.service",
+            wants.join("tuned.service"),
+        )
+        .unwrap();
+        write(h, ACTIVE_PROFILE, "child\n");
+        let mut base = String::from("[variables]\nv0=1\n");
+        for i in 0..n {
+            base += &format!("v{}=${{v0}}\nf{i}=${{f:cpulist_online:{i}}}\n", i + 1);
+        }
+        base += "[sysctl]\n";
+        for i in 0..n {
+            base += &format!("kernel.k{i}=0\nkernel.d{i}=0\n");
+        }
+        for i in 0..n {
+            base += &format!("[u{i}]\nx=1\n");
+        }
+        let mut child = String::from("[main]\ninclude=base\n[sysctl]\ndrop=");
+        child += &(0..n)
+            .map(|i| format!("kernel.d{i}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        child += "\nkernel.fn=${f7}\n";
+        for i in 0..n {
+            child += &format!("kernel.k{i}=${{v{i}}}\n");
+        }
+        for i in 0..n {
+            child += &format!("[u{i}]\nx=2\n");
+        }
+        write(h, "/usr/lib/tuned/base/tuned.conf", &base);
+        write(h, "/usr/lib/tuned/child/tuned.conf", &child);
+        d
+    }
+
+    /// Each option, unit and variable was looked up by scanning the ones
+    /// before it (as the profile was parsed, as `child` was merged over
+    /// `base`, as a variable was expanded, and for each option whether it
+    /// uses a variable computed at run time): a profile of N options cost
+    /// N² steps. Counted by the lookups' own counter (`probes`), since a
+    /// scan allocates nothing.
+    #[test]
+    fn options_units_and_variables_are_looked_up_by_name_in_linear_work() {
+        let work = |n: usize| {
+            let d = many_options(n);
+            let host = Host::snapshot(d.path()).unwrap();
+            let mut facts = Facts::new(&host);
+            crate::parse::tuned::probes::take();
+            let writes = sysctl_writes(&host, &mut facts);
+            (crate::parse::tuned::probes::take(), writes)
+        };
+        let (small, _) = work(10_000);
+        let (big, writes) = work(40_000);
+        assert!(
+            big <= 5 * small,
+            "lookups looked at {big} entries for 40,000 options, {small} for 10,000 ({:.1}x)",
+            big as f64 / small as f64
+        );
+        assert!(big <= 40 * 40_000, "{big} entries looked at");
+        // and the profile is what tuned makes of it: the later profile's
+        // value, the dropped options gone, a run-time variable unknown
+        let get = |k: &str| writes.iter().find(|w| w.key == k).map(|w| &w.entry);
+        assert!(
+            matches!(get("kernel.k39999"), Some(Entry::Set(s)) if s.raw == "1"),
+            "{:?}",
+            get("kernel.k39999")
+        );
+        assert!(get("kernel.d5").is_none());
+        assert!(matches!(get("kernel.fn"), Some(Entry::Unreadable { .. })));
+        assert_eq!(writes.len(), 40_001);
+    }
+
+    proptest::proptest! {
+        /// One pass over a value finds what testing it for `${NAME}` of
+        /// each run-time variable found (the scan it replaces).
+        #[test]
+        fn a_value_uses_a_run_time_variable_as_a_search_for_each_finds(
+            value in "(\\$|\\{|\\}|a|b|_|é|\\\\| )*",
+            names in proptest::collection::vec("(a|b|_|é){0,3}", 0..4),
+        ) {
+            let mut vars = profile::Vars::default();
+            for n in &names {
+                vars.add(n.clone(), Err("f".into()));
+            }
+            let scan = names.iter().any(|k| value.contains(&format!("${{{k}}}")));
+            proptest::prop_assert_eq!(vars.uses_computed(&value), scan);
+        }
+    }
 }

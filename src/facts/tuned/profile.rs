@@ -3,12 +3,18 @@
 //! (`Merger`), and the merged profile's `[variables]`. Reads only through
 //! [`Host`]; must not decide what a unit writes (that is `apply`).
 
+use std::collections::{HashMap, HashSet};
+
 use crate::facts::{Facts, FileIssue};
 use crate::host::{EntryKind, Host};
 use crate::parse::sysctl::MAX_VALUE_BYTES;
+use crate::parse::truncate;
+use crate::parse::tuned::probes;
+
+use super::write::QUOTE;
 use crate::parse::tuned::{
-    expand, expand_bounded, parse_main_conf, parse_profile, unit_bool, ExpandError, Expanded,
-    TunedProfile,
+    expand, expand_bounded, parse_main_conf, parse_profile, unit_bool, with_profile_dir,
+    ExpandError, Expanded, TunedProfile, PROFILE_DIR,
 };
 
 /// Profile directories, lowest priority first, when `profile_dirs` is not set:
@@ -43,6 +49,16 @@ fn safe_name(n: &str) -> bool {
     !n.is_empty()
         && n.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b))
+}
+
+/// The most of a value read whole after `${i:PROFILE_DIR}` is expanded
+/// (`include=`, `drop=`, a variables file's path): as much as driftaudit
+/// reads of a file.
+const MAX_FILE_BYTES: usize = crate::host::MAX_FILE_BYTES as usize;
+
+/// What `${i:PROFILE_DIR}` is in the profile file at `path`: its directory.
+pub(super) fn profile_dir(path: &str) -> &str {
+    path.rsplit_once('/').map(|(d, _)| d).unwrap_or("/")
 }
 
 /// One loaded profile file.
@@ -101,13 +117,11 @@ pub(super) fn load(
             if skipped || conditional {
                 continue; // already loaded (an include cycle), or optional
             }
+            let dirs: Vec<&str> = dirs.iter().rev().map(String::as_str).collect();
             return Err(format!(
-                "profile `{name}` not found in {}",
-                dirs.iter()
-                    .rev()
-                    .map(String::as_str)
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                "profile `{}` not found in {}",
+                truncate(name, QUOTE),
+                truncate(&dirs.join(", "), 4 * QUOTE)
             ));
         };
         processed.push(path.clone());
@@ -121,15 +135,9 @@ pub(super) fn load(
         if !issues.is_empty() && profile.sections.is_empty() {
             return Err(format!("{path} cannot be parsed"));
         }
-        // ${i:PROFILE_DIR} is the directory of the file being loaded
-        let dir = path.rsplit_once('/').map(|(d, _)| d).unwrap_or("/");
-        for s in &mut profile.sections {
-            for o in &mut s.options {
-                if o.value.contains("${i:PROFILE_DIR}") {
-                    o.value = o.value.replace("${i:PROFILE_DIR}", dir);
-                }
-            }
-        }
+        // `${i:PROFILE_DIR}` is left in the values: it is expanded where a
+        // value is used, within that use's bound (`profile_dir`), since
+        // replacing it here in every option multiplied a profile's size
         let include = profile
             .sections
             .iter_mut()
@@ -139,7 +147,14 @@ pub(super) fn load(
                 Some(s.options.remove(i).value)
             });
         if let Some(inc) = include {
-            let inc = expand(&inc, &[]).map_err(|ExpandError::Function(f)| {
+            let inc = with_profile_dir(&inc, profile_dir(&path), MAX_FILE_BYTES);
+            if !inc.is_whole() {
+                return Err(format!(
+                    "{path}: `include` is {} bytes once `${{i:PROFILE_DIR}}` is expanded, more than the {MAX_FILE_BYTES} bytes driftaudit reads of a file",
+                    inc.len
+                ));
+            }
+            let inc = expand(&inc.text, &[]).map_err(|ExpandError::Function(f)| {
                 format!("{path}: `include` uses the run-time function `{f}`")
             })?;
             let names: Vec<String> = inc
@@ -193,6 +208,10 @@ const POPPED: [&str; 10] = [
 /// unit in place.
 pub(super) fn merge(loaded: &[Loaded]) -> Vec<Unit> {
     let mut merged: Vec<Unit> = Vec::new();
+    // the units by name and each unit's options by key (one lookup per
+    // option, so a profile of many options or units merges in linear work)
+    let mut by_name: HashMap<String, usize> = HashMap::new();
+    let mut keys: Vec<HashMap<String, usize>> = Vec::new();
     for l in loaded {
         for s in &l.profile.sections {
             if s.name == "main" {
@@ -218,11 +237,16 @@ pub(super) fn merge(loaded: &[Loaded]) -> Vec<Unit> {
                     .collect(),
             };
             let replace = get("replace").is_some_and(unit_bool);
-            let Some(existing) = merged.iter_mut().find(|u| u.name == s.name) else {
+            probes::add(1);
+            let Some(&at) = by_name.get(&s.name) else {
+                by_name.insert(s.name.clone(), merged.len());
+                keys.push(key_index(&unit.opts));
                 merged.push(unit);
                 continue;
             };
+            let (existing, existing_keys) = (&mut merged[at], &mut keys[at]);
             if replace {
+                *existing_keys = key_index(&unit.opts);
                 *existing = unit;
                 continue;
             }
@@ -230,13 +254,22 @@ pub(super) fn merge(loaded: &[Loaded]) -> Vec<Unit> {
             existing.enabled = unit.enabled;
             existing.host_regex |= unit.host_regex;
             if let Some(drop) = get("drop") {
-                let names: Vec<&str> = drop.split([',', ';']).map(str::trim).collect();
-                existing.opts.retain(|o| !names.contains(&o.key.as_str()));
+                let drop = with_profile_dir(drop, profile_dir(&l.path), MAX_FILE_BYTES).text;
+                let names: HashSet<&str> = drop.split([',', ';']).map(str::trim).collect();
+                existing.opts.retain(|o| {
+                    probes::add(1);
+                    !names.contains(o.key.as_str())
+                });
+                *existing_keys = key_index(&existing.opts);
             }
             for o in unit.opts {
-                match existing.opts.iter_mut().find(|e| e.key == o.key) {
-                    Some(e) => *e = o,
-                    None => existing.opts.push(o),
+                probes::add(1);
+                match existing_keys.get(&o.key) {
+                    Some(&i) => existing.opts[i] = o,
+                    None => {
+                        existing_keys.insert(o.key.clone(), existing.opts.len());
+                        existing.opts.push(o);
+                    }
                 }
             }
         }
@@ -244,31 +277,86 @@ pub(super) fn merge(loaded: &[Loaded]) -> Vec<Unit> {
     merged
 }
 
+/// Where each option of `opts` is, by key (a unit's keys are distinct).
+fn key_index(opts: &[Opt]) -> HashMap<String, usize> {
+    probes::add(opts.len());
+    opts.iter()
+        .enumerate()
+        .map(|(i, o)| (o.key.clone(), i))
+        .collect()
+}
+
 /// The most of a variable's expansion kept (its whole length is counted):
 /// driftaudit expands variables only into `[sysctl]` values, which the
 /// kernel takes [`MAX_VALUE_BYTES`] of, so no more of a variable can show.
 pub(super) const MAX_VARIABLE_BYTES: usize = MAX_VALUE_BYTES;
 
-/// `vars`' last variable called `name` with a value (one computed at run
-/// time is skipped), as [`expand_bounded`] looks it up.
-pub(super) fn lookup<'v>(
-    vars: &'v [(String, Result<Expanded, String>)],
-    name: &str,
-) -> Option<(&'v str, usize)> {
-    vars.iter().rev().find_map(|(k, v)| match v {
-        Ok(e) if k == name => Some((e.text.as_str(), e.len)),
-        _ => None,
-    })
+/// The `[variables]` of a merged profile, by name: the last value of each
+/// variable that has one, and the names a run-time function gives a value
+/// (a value using one of them is not known from files).
+#[derive(Default)]
+pub(super) struct Vars {
+    values: HashMap<String, Expanded>,
+    computed: HashSet<String>,
+}
+
+impl Vars {
+    /// The last variable called `name` with a value (one computed at run
+    /// time is skipped), as [`expand_bounded`] looks it up; `${i:PROFILE_DIR}`
+    /// is `dir`, the directory of the profile the value was read from (none
+    /// for a value from elsewhere). tuned's loader replaces it before any
+    /// variable is expanded, so a `profile_dirs` holding `${...}` would
+    /// have that expanded too; here it stays as written.
+    pub(super) fn lookup<'v>(
+        &'v self,
+        dir: Option<&'v str>,
+        name: &str,
+    ) -> Option<(&'v str, usize)> {
+        if name == PROFILE_DIR {
+            return dir.map(|d| (d, d.len()));
+        }
+        probes::add(1);
+        self.values.get(name).map(|e| (e.text.as_str(), e.len))
+    }
+
+    /// Whether `value` names (`${NAME}`, escaped or not) a variable a
+    /// run-time function gives a value to; one pass over the value.
+    pub(super) fn uses_computed(&self, value: &str) -> bool {
+        if self.computed.is_empty() {
+            return false;
+        }
+        value.match_indices("${").any(|(i, _)| {
+            let rest = &value[i + 2..];
+            // a variable's name is a word
+            let end = rest
+                .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .unwrap_or(rest.len());
+            probes::add(1);
+            rest[end..].starts_with('}') && self.computed.contains(&rest[..end])
+        })
+    }
+
+    /// A variable's value (`Err` when a run-time function computes it).
+    pub(super) fn add(&mut self, name: String, value: Result<Expanded, String>) {
+        match value {
+            Ok(e) => {
+                self.values.insert(name, e);
+            }
+            Err(_) => {
+                self.computed.insert(name);
+            }
+        }
+    }
 }
 
 /// The `[variables]` of the merged profile, in order; `include=` reads a
 /// file of `NAME=VALUE` lines relative to the profile that names it. A value
-/// using a run-time function is kept as `Err(function)`; a value is
-/// expanded with the earlier ones and kept to [`MAX_VARIABLE_BYTES`] with
-/// its whole length (a variable doubling the one before, line after line,
-/// would otherwise grow without bound).
-pub(super) fn variables(host: &Host, merged: &[Unit]) -> Vec<(String, Result<Expanded, String>)> {
-    let mut vars: Vec<(String, Result<Expanded, String>)> = Vec::new();
+/// using a run-time function is noted as computed; a value is expanded with
+/// the earlier ones and kept to [`MAX_VARIABLE_BYTES`] with its whole
+/// length (a variable doubling the one before, line after line, would
+/// otherwise grow without bound).
+pub(super) fn variables(host: &Host, merged: &[Unit]) -> Vars {
+    let mut vars = Vars::default();
     let Some(unit) = merged.iter().find(|u| u.name == "variables") else {
         return vars;
     };
@@ -278,20 +366,25 @@ pub(super) fn variables(host: &Host, merged: &[Unit]) -> Vec<(String, Result<Exp
             // `os.path.normpath(value)`: a relative path is relative to the
             // daemon's working directory, `/` (profiles write
             // `${i:PROFILE_DIR}/file`)
-            let p = crate::host::lexical(&crate::host::join_host("/", o.value.trim()));
+            let p = with_profile_dir(&o.value, profile_dir(&o.path), MAX_FILE_BYTES);
+            let p = crate::host::lexical(&crate::host::join_host("/", p.text.trim()));
             if let Ok(t) = host.read_to_string(&p) {
                 pairs = parse_main_conf(&t);
             }
         } else {
             pairs.push((o.key.clone(), o.value.clone()));
         }
+        // `${i:PROFILE_DIR}` is the profile's directory in its own
+        // `[variables]`; a variables file is no profile (tuned does not
+        // expand it there)
+        let dir = (o.key != "include").then(|| profile_dir(&o.path));
         for (k, v) in pairs {
             if !k.chars().all(|c| c.is_alphanumeric() || c == '_') {
                 continue; // tuned: "variable definition contains unallowed characters"
             }
-            let e = expand_bounded(&v, |n| lookup(&vars, n), MAX_VARIABLE_BYTES)
+            let e = expand_bounded(&v, |n| vars.lookup(dir, n), MAX_VARIABLE_BYTES)
                 .map_err(|ExpandError::Function(f)| f);
-            vars.push((k, e));
+            vars.add(k, e);
         }
     }
     vars

@@ -5,6 +5,7 @@
 
 use crate::facts::{Entry, Setting};
 use crate::parse::sysctl::{is_glob, resolve_proc_path, swap_dot_slash, typed};
+use crate::parse::truncate;
 
 /// One write tuned makes after boot, in order.
 #[derive(Debug, Clone)]
@@ -21,6 +22,13 @@ pub struct Write {
     /// value from the same line still stands, either way it stays).
     pub keep_if: Option<String>,
 }
+
+/// The most characters of a key, a unit's name or a value of a profile
+/// that a message quotes, and four times that of a list (of profile names,
+/// of profile directories): the rest is cut with `…` by
+/// [`truncate`], as sysctl.d's messages cut what they quote, so a key of a
+/// megabyte makes no message a megabyte.
+pub(super) const QUOTE: usize = 120;
 
 /// Keys tuned refuses to write (`DEPRECATED_SYSCTL_OPTIONS`, by basename).
 const DEPRECATED: [&str; 2] = ["base_reachable_time", "retrans_time"];
@@ -66,9 +74,10 @@ pub(super) fn tuned_key(key: &str, version: Option<(u32, u32)>) -> KeyFate {
         None => {
             return KeyFate::Unknown(
                 format!(
-                    "tuned up to 2.20 writes `{key}` to /proc/sys/{}, later releases to /proc/sys/{} (they swap `.` and `/`); the installed version is not known (its tuned/version.py is not in the snapshot)",
-                    key.replace('.', "/"),
-                    swap_dot_slash(key)
+                    "tuned up to 2.20 writes `{}` to /proc/sys/{}, later releases to /proc/sys/{} (they swap `.` and `/`); the installed version is not known (its tuned/version.py is not in the snapshot)",
+                    truncate(key, QUOTE),
+                    truncate(&key.replace('.', "/"), QUOTE),
+                    truncate(&swap_dot_slash(key), QUOTE)
                 ),
                 old.into_iter().chain(new).collect(),
             )
