@@ -79,7 +79,7 @@ pub use diff::{
     diff, Change, ChangeKind, Diff, DiffOptions, FileChange, FileNotCompared, Side, SideMeta,
     VerdictChange,
 };
-pub use engine::audit;
+pub use engine::{audit, audit_upgrade};
 pub use facts::{Detection, Domain, Evidence};
 pub use fleet::{audit_fleet, DiscoverError};
 pub use host::{Host, ReadError, SourceKind};
@@ -99,7 +99,7 @@ pub use resolve::{
     Resolver, SysctlResolution,
 };
 pub use snapshot::{take as snapshot, SnapshotMeta, SnapshotOptions, Unreadable};
-pub use upgrade::{audit_upgrade, Target as UpgradeTarget, TargetError as UpgradeTargetError};
+pub use upgrade::{Target as UpgradeTarget, TargetError as UpgradeTargetError};
 pub use value::Value;
 pub use waiver::{Waiver, WaiverError, WaiverSet};
 

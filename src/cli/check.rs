@@ -13,11 +13,10 @@ pub(crate) fn run(a: CheckArgs) -> Exit {
         Ok(t) => t,
         Err(e) => return Exit::Error(e),
     };
-    // the upgrade rules of the targets are rules of the one registry:
-    // listed, filtered, changed by overlays and waived like the others
-    let mut set = match load_policies_with(&a.policies, |s| {
-        driftaudit::unstable::upgrade::register(s, &targets)
-    }) {
+    // the upgrade rules of the targets are rules of the one set: listed,
+    // filtered, changed by overlays, judged by the engine and waived like
+    // the others
+    let mut set = match load_policies_with(&a.policies, |s| s.add_upgrade_targets(&targets)) {
         Ok(s) => s,
         Err(e) => return e.into(),
     };
@@ -39,7 +38,7 @@ pub(crate) fn run(a: CheckArgs) -> Exit {
         ));
     }
     if let Some(dir) = &a.fleet {
-        return fleet::check_fleet(&a, &set, &targets, dir);
+        return fleet::check_fleet(&a, &set, dir);
     }
     let hosts: Vec<Host> = if a.snapshot.is_empty() {
         vec![Host::live()]
@@ -74,8 +73,6 @@ pub(crate) fn run(a: CheckArgs) -> Exit {
             return e.into();
         }
     }
-    // before waivers, so they cover upgrade findings too
-    driftaudit::unstable::upgrade::extend_report(&mut report, &hosts, &targets, &set);
     if let Some(w) = &waivers {
         w.apply(&mut report, &driftaudit::unstable::waiver::today());
     }

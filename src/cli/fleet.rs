@@ -50,12 +50,7 @@ fn chunk_size() -> usize {
     (rayon::current_num_threads() * 64).clamp(64, 1024)
 }
 
-pub(crate) fn check_fleet(
-    a: &CheckArgs,
-    set: &PolicySet,
-    targets: &[driftaudit::unstable::upgrade::Target],
-    dir: &Path,
-) -> Exit {
+pub(crate) fn check_fleet(a: &CheckArgs, set: &PolicySet, dir: &Path) -> Exit {
     match std::fs::metadata(dir) {
         Ok(m) if m.is_dir() => {}
         Ok(_) => return FleetError::NotADirectory(dir.to_path_buf()).into(),
@@ -211,18 +206,6 @@ pub(crate) fn check_fleet(
             .par_iter()
             .map(|d| {
                 let mut report = lib::audit_dir_planned(set, &needs, d);
-                // Opening a snapshot costs a canonicalize, a layout probe and
-                // snapshot.json: only for --upgrade-to targets.
-                if !targets.is_empty() {
-                    if let Ok(host) = driftaudit::Host::snapshot(d) {
-                        driftaudit::unstable::upgrade::extend_host(
-                            &mut report,
-                            &host,
-                            targets,
-                            set,
-                        );
-                    }
-                }
                 let used = waivers.as_ref().map(|w| w.apply_host(&mut report, &today));
                 let rel = lib::relative_path(dir, d);
                 let digest = HostDigest::of(&report, &rel, fail_on);

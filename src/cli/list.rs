@@ -45,9 +45,7 @@ pub(crate) fn run(a: &ListArgs) -> Exit {
             Err(e) => return Exit::Error(format!("--target: {e}")),
         }
     }
-    let set = match load_policies_with(&a.policies, |s| {
-        driftaudit::unstable::upgrade::register(s, &targets)
-    }) {
+    let set = match load_policies_with(&a.policies, |s| s.add_upgrade_targets(&targets)) {
         Ok(s) => s,
         Err(e) => return e.into(),
     };

@@ -131,7 +131,9 @@ pub(super) fn shared_reads(rule: &Rule) -> Reads {
             reads.note(Domain::of_namespace(&d.running));
         }
         Check::Assert(e) => reads.walk(e),
-        Check::External => {}
+        // its findings carry their product's domain; the rule's own
+        // (a disabled one's finding) names none
+        Check::Upgrade(_) => {}
     }
     for e in rule.lets.values() {
         reads.walk(e);
@@ -170,7 +172,7 @@ mod tests {
                 reads.note(Domain::of_namespace(&d.configured));
                 reads.note(Domain::of_namespace(&d.running));
             }
-            Check::Assert(_) | Check::External => {}
+            Check::Assert(_) | Check::Upgrade(_) => {}
         }
         if let Some(fe) = &rule.for_each {
             match &fe.source {

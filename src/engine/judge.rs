@@ -1,5 +1,6 @@
 //! One rule judged in one context: its `applies`, then its check kind
-//! (`setting`, `assert`, `drift`). The context is the rule's own or one
+//! (`setting`, `assert`, `drift`, and an upgrade rule's targets, which
+//! `upgrade` judges over the facts). The context is the rule's own or one
 //! `for_each` item's; must not expand items or gather facts.
 
 use super::eval::RuleCx;
@@ -38,7 +39,6 @@ pub(super) fn judge_as<'a>(
         }
         Check::Assert(e) => vec![assert::check(rule, cx, e)],
         Check::Drift(d) => drift::check(rule, cx, d),
-        // its producer (the upgrade checks) judges it
-        Check::External => Vec::new(),
+        Check::Upgrade(u) => crate::upgrade::judge(rule, u, cx.facts),
     }
 }

@@ -2,12 +2,13 @@
 //! it from a host (all I/O), then evaluates each rule over the gathered
 //! facts without any I/O (`eval` is the rule's context; `judge` runs a
 //! rule's `applies`, then its check, in a context; `applies`, `setting`,
-//! `assert` and `drift` judge one part each; `finding` shapes the findings
-//! and `domain` says which domain a rule belongs to), producing the host's
-//! report. The entry points here keep
-//! that order. Must not read the host outside [`gather`], evaluate an
-//! expression over host data before gathering is done (the plan evaluates
-//! only constants: parameters and `for_each` list items), or render reports
+//! `assert` and `drift` judge one part each, and `upgrade` an upgrade
+//! rule's targets; `finding` shapes the findings and `domain` says which
+//! domain a rule belongs to), producing the host's report. The entry
+//! points here keep that order. Must not read the host outside [`gather`],
+//! evaluate an expression over host data before gathering is done (the
+//! plan evaluates only constants: parameters and `for_each` list items), or
+//! render reports
 //! (that is render/).
 //!
 //! A `for_each:` rule takes three files, in the order data flows:
@@ -20,7 +21,7 @@
 use crate::expr::Expr;
 use crate::facts::{self, Facts, Needs};
 use crate::host::{Host, SourceKind};
-use crate::policy::{Check, Policy, PolicySet, Rule};
+use crate::policy::{Policy, PolicyError, PolicySet, Rule};
 use crate::report::{Finding, HostReport, Report};
 
 mod applies;
@@ -86,6 +87,37 @@ pub fn audit(policies: &PolicySet, hosts: &[Host]) -> Report {
     )
 }
 
+/// Audit hosts for an upgrade: the policies' rules and, for each target
+/// (`mariadb=10.11`, `kernel=6.1`), what the host's persisted configuration
+/// does on that release. [`audit`] over a copy of `policies` with the
+/// targets' upgrade rules added ([`PolicySet::add_upgrade_targets`]), so
+/// the report's catalogue lists them and waivers applied to the report
+/// reach their findings. What `driftaudit check --target` does (which adds
+/// them before its site overlays, so those reach them too).
+///
+/// ```
+/// use driftaudit::{audit_upgrade, Host, PolicySet, Status, UpgradeTarget};
+///
+/// let policies = PolicySet::builtin()?;
+/// let host = Host::snapshot(concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/hosts/upgrade-mysql-5.7"))?;
+/// let target = UpgradeTarget::parse("mysql=8.0")?;
+/// let report = audit_upgrade(&policies, &[host], &[target])?;
+/// // options MySQL 8.0 removed are findings, listed in the report's catalogue
+/// let f = report.hosts[0].findings.iter().find(|f| f.rule.starts_with("upgrade.") && f.status == Status::Fail);
+/// assert!(f.is_some());
+/// assert!(report.rules.iter().any(|r| Some(&r.id) == f.map(|f| &f.rule)));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn audit_upgrade(
+    policies: &PolicySet,
+    hosts: &[Host],
+    targets: &[crate::upgrade::Target],
+) -> Result<Report, PolicyError> {
+    let mut set = policies.clone();
+    set.add_upgrade_targets(targets)?;
+    Ok(audit(&set, hosts))
+}
+
 /// Gather every fact the policies need (all I/O of an audit happens here):
 /// the plan first ([`needs`], from the compiled rules alone), then facts
 /// gathers it, directory sizes last because their paths may be the value
@@ -145,9 +177,6 @@ pub fn evaluate_rule(rule: &Rule, policy: Option<&Policy>, facts: &Facts) -> Vec
     // a site overlay turned it off: skipped, saying who and why
     if let Some(d) = rule.disabled() {
         return vec![finding::disabled_finding(rule, d)];
-    }
-    if matches!(rule.check, Check::External) {
-        return Vec::new();
     }
     if let Some(fe) = &rule.for_each {
         return foreach::check(rule, policy, facts, fe);

@@ -1,7 +1,8 @@
 //! The plan: what the policies need gathered, worked out from the compiled
-//! rules alone (sysctl keys, `exists:` paths, namespaces, and the
-//! directories `du(...)` sizes as plain data: a path, or the path a setting
-//! or fact holds, which facts resolves once it has gathered them). Must not
+//! rules alone (sysctl keys, `exists:` paths, namespaces, the directories
+//! `du(...)` sizes as plain data: a path, or the path a setting or fact
+//! holds, which facts resolves once it has gathered them; and the option
+//! groups an upgrade rule's target servers read). Must not
 //! read the host or evaluate an expression over host data: the plan is
 //! made before gathering starts.
 
@@ -33,6 +34,10 @@ pub fn needs(policies: &PolicySet) -> Needs {
         }
         if let Some(fe) = &r.for_each {
             plan_for_each(&mut n, r, fe, policy);
+        }
+        // the option files as each target server reads them
+        if let Check::Upgrade(u) = &r.check {
+            crate::upgrade::plan(u, &mut n);
         }
         // the rule's reads one at a time, nothing collected or copied,
         // and its `du(...)` calls in the same walk of its expressions

@@ -78,6 +78,10 @@ pub fn gather(host: &Host, needs: &Needs) -> Facts {
     gather_extensions(host, needs, &mut facts);
     presence::detect(host, &mut facts);
     resolve_evidence_links(host, &mut facts);
+    // the option files as other releases read them (upgrade targets), and
+    // the installed server's version, which the `mycnf` namespace's
+    // `datadir` may decide (its upgrade-info file)
+    mysql::gather_as(host, needs, &mut facts);
     // Last: a directory may be the value of a setting or fact read above.
     let paths: BTreeSet<String> = needs
         .dir_sizes

@@ -440,6 +440,61 @@ pub struct Facts {
     /// the data directory or a running `mysqld`/`mariadbd`), for presence.
     #[serde(skip)]
     pub server_signs: Vec<String>,
+    /// The default option files read with each of [`Needs::option_groups`],
+    /// by those groups.
+    #[serde(skip)]
+    pub option_files_as: BTreeMap<Vec<String>, OptionFilesAs>,
+    /// The installed server, when [`Needs::option_groups`] asked and no
+    /// runtime capture names the running version.
+    #[serde(skip)]
+    pub installed_server: Option<InstalledServer>,
+}
+
+/// One option as the server receives it, in argv order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RawOption {
+    /// `--name=value` or `--name` exactly as `my_print_defaults` prints it
+    /// (value replaced by [`REDACTED`](crate::secret::REDACTED) for secrets).
+    pub arg: String,
+    /// Option name as written.
+    pub name: String,
+    /// Value as the server receives it (`None` for a bare option; redacted for secrets).
+    pub value: Option<String>,
+    /// Group the line was in, as written.
+    pub group: String,
+    /// File and line.
+    pub evidence: Evidence,
+}
+
+/// The default option files (`/etc/my.cnf`, `/etc/mysql/my.cnf`) read as a
+/// server of another release reads them: with that release's groups
+/// (`[mariadb-10.11]`), one of [`Needs::option_groups`]. What the upgrade
+/// rules judge.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OptionFilesAs {
+    /// Host paths read, in order (a file included twice appears twice).
+    pub files_read: Vec<String>,
+    /// Every option of those groups in the order the server receives them.
+    pub argv: Vec<RawOption>,
+    /// The options the files set, by normalised name (the keys of the
+    /// `mycnf` namespace that read builds).
+    pub set: BTreeSet<String>,
+    /// Why that server would refuse to start because of the files; the
+    /// options after that point are not in `argv`.
+    pub fatal: Option<String>,
+}
+
+/// The MySQL/MariaDB server installed on the host and where that was read
+/// (a package database or list, an upgrade-info file), looked up for
+/// [`Needs::option_groups`] when no runtime capture names the version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InstalledServer {
+    /// Major, minor, patch.
+    pub parts: [u64; 3],
+    /// MariaDB rather than MySQL/Percona.
+    pub mariadb: bool,
+    /// Where it was read, in words.
+    pub from: String,
 }
 
 /// How the MySQL/MariaDB server reads its option files: the groups it reads,
@@ -508,6 +563,8 @@ impl Facts {
             option_files: None,
             zimbra_option_files: None,
             server_signs: Vec::new(),
+            option_files_as: BTreeMap::new(),
+            installed_server: None,
         }
     }
 
@@ -541,6 +598,11 @@ pub struct Needs {
     /// a setting or fact is resolved by [`crate::facts::gather`] once that
     /// value is gathered.
     pub dir_sizes: BTreeSet<Need>,
+    /// Option groups the default option files are also read with, each as
+    /// a server reading those groups reads them (an upgrade target's
+    /// release: `[mysqld-8.0]`); with any, the installed server is looked
+    /// up when no runtime capture names the running version.
+    pub option_groups: BTreeSet<Vec<String>>,
 }
 
 /// A path the policies need, as the plan knows it before gathering.

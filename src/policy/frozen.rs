@@ -255,8 +255,9 @@ mod generate {
                 expr(o, e);
                 o.push(')');
             }
-            // never in a policy file: only the upgrade registry makes one
-            Check::External => o.push_str("Check::External"),
+            // never in a policy file: only `--target` adds one, with its
+            // targets (`upgrade::register`), to a set already loaded
+            Check::Upgrade(_) => o.push_str("Check::Upgrade(UpgradeCheck::default())"),
             Check::Drift(d) => {
                 let pats = |p: &[glob::Pattern]| {
                     format!("{:?}", p.iter().map(|x| x.as_str()).collect::<Vec<_>>())

@@ -4,8 +4,9 @@
 //! time (`compile/`: the file and its rules in `mod.rs`, `checks`, `for_each`,
 //! `remedy`, `texts`), the problems a policy can have (`diagnostics`), site
 //! overlays applied to compiled rules (`overlay`), the frozen built-ins
-//! (`frozen`; the list of built-ins is `builtin`), and the policy set (files, directories, the built-ins,
-//! duplicate ids, filters; `set`).
+//! (`frozen`; the list of built-ins is `builtin`), what an upgrade rule
+//! judges against (`release`: products, versions, targets), and the policy
+//! set (files, directories, the built-ins, duplicate ids, filters; `set`).
 //! Owns the built-in policies. Must not read host data or evaluate rules.
 
 mod builtin;
@@ -15,6 +16,7 @@ mod frozen;
 mod model;
 mod overlay;
 mod overrides;
+mod release;
 mod set;
 pub mod spec;
 mod values;
@@ -26,8 +28,9 @@ pub use diagnostics::{FilterError, ParamError, PolicyError, PolicyProblem};
 pub use model::{
     Applies, Bound, Breakdown, Check, CompareMode, DriftCheck, ExpectOp, ForEach, ForEachSource,
     Overridden, OverrideSource, Policy, Remedy, Rule, RuleSource, Severity, Template, TemplatePart,
-    MAX_FOR_EACH_ITEMS,
+    UpgradeCheck, MAX_FOR_EACH_ITEMS,
 };
+pub use release::{Product, Target, Version};
 pub use set::{PolicySet, MAX_POLICY_BYTES};
 pub use spec::{
     json_schema, BreakdownPartSpec, BreakdownSpec, Condition, DriftSpec, Expect, ForEachSpec,

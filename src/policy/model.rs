@@ -8,6 +8,7 @@ use std::fmt;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::release::Target;
 use crate::expr::{self, Expr};
 use crate::value::Value;
 
@@ -153,13 +154,22 @@ pub enum Check {
     Assert(Expr),
     /// Namespace-vs-namespace drift.
     Drift(DriftCheck),
-    /// Judged by shipped code outside the engine, from data the policy
-    /// language does not hold: the upgrade readiness rules (`upgrade.*`,
-    /// from `policies/upgrade/*.yaml`). They are rules like any other for
-    /// listing, `explain`, `--only`/`--skip`, overlays and waivers; the
-    /// engine gives no finding for one (but a `disabled` one's), its
-    /// producer reads the rule's severity and state from the set.
-    External,
+    /// What the host's persisted configuration does on target releases,
+    /// against the shipped upgrade data (`policies/upgrade/*.yaml`): the
+    /// upgrade readiness rules (`upgrade.*`), one per product and kind of
+    /// change, which `--target` adds to the set.
+    Upgrade(UpgradeCheck),
+}
+
+/// A compiled upgrade check: the target releases of the rule's product, in
+/// the order given. The rule's id names the kind of change it reports
+/// (`upgrade.mariadb.removed-option`); the engine judges each target and
+/// keeps the findings of that kind. With no targets (`explain`, the
+/// completions) the rule is listed and explained, and judges nothing.
+#[derive(Debug, Clone, Default)]
+pub struct UpgradeCheck {
+    /// The releases judged, each as `--target` named it.
+    pub targets: Vec<Target>,
 }
 
 /// A compiled `drift:` check.
@@ -446,7 +456,7 @@ impl Rule {
         match &self.check {
             Check::Assert(e) => out.push(e),
             Check::Setting { expect, .. } => out.extend(expect.iter().flat_map(|(_, v)| v.iter())),
-            Check::Drift(_) | Check::External => {}
+            Check::Drift(_) | Check::Upgrade(_) => {}
         }
         if let Some(Remedy::Set { to, .. }) = &self.remedy {
             out.push(to);

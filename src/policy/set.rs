@@ -29,7 +29,7 @@ pub struct PolicySet {
     rule_policies: BTreeMap<String, Policy>,
     /// Ids of rules that exist but are not loaded in this run (the upgrade
     /// rules of products no `--target` names): an overlay naming only
-    /// these is not a problem ([`PolicySet::add_external`]).
+    /// these is not a problem ([`PolicySet::add_shipped`]).
     dormant: Vec<String>,
 }
 
@@ -171,14 +171,14 @@ impl PolicySet {
         Ok(())
     }
 
-    /// Add rules that shipped code judges outside the engine
-    /// ([`Check::External`](super::Check::External): the upgrade readiness
-    /// rules of the `--target` products) with their policy, so listing,
-    /// `explain`, filters, overlays loaded after this and waivers reach them
-    /// like any other rule. `dormant` names the ids of such rules not
-    /// loaded in this run (other products'): an overlay naming only those
-    /// is not a problem. An id already loaded is a problem naming both.
-    pub fn add_external(
+    /// Add rules made from shipped data rather than a policy file (the
+    /// upgrade rules of the `--target` products, [`Check::Upgrade`](super::Check::Upgrade))
+    /// with their policy, so listing, `explain`, filters, overlays loaded
+    /// after this and waivers reach them like any other rule. `dormant`
+    /// names the ids of such rules not loaded in this run (other
+    /// products'): an overlay naming only those is not a problem. An id
+    /// already loaded is a problem naming both.
+    pub(crate) fn add_shipped(
         &mut self,
         policy: Policy,
         rules: Vec<Rule>,

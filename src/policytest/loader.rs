@@ -101,7 +101,7 @@ impl Loader<'_> {
                 return None;
             }
         };
-        let (policies, targets) = self.policies(file, &raw)?;
+        let policies = self.policies(file, &raw)?;
         if raw.cases.is_empty() {
             self.problem(
                 (1, 1),
@@ -120,7 +120,7 @@ impl Loader<'_> {
                     format!("duplicate case name `{}` in this file", c.name.value.trim()),
                 );
             }
-            if let Some(case) = self.case(&policies, &targets, c) {
+            if let Some(case) = self.case(&policies, c) {
                 cases.push(case);
             }
         }
@@ -130,14 +130,11 @@ impl Loader<'_> {
         })
     }
 
-    /// The policies under test: `builtin`, then `policies:` (or the
-    /// default: `X.yaml` beside `X.test.yaml`, else the directory's policy
-    /// files); a policy that does not load is every one of its problems.
-    fn policies(
-        &mut self,
-        file: &Path,
-        raw: &TestFileSpec,
-    ) -> Option<(PolicySet, Vec<upgrade::Target>)> {
+    /// The policies under test: `builtin`, the upgrade rules of
+    /// `targets:`, then `policies:` (or the default: `X.yaml` beside
+    /// `X.test.yaml`, else the directory's policy files); a policy that
+    /// does not load is every one of its problems.
+    fn policies(&mut self, file: &Path, raw: &TestFileSpec) -> Option<PolicySet> {
         let mut set = PolicySet::new();
         if raw.builtin.as_ref().is_some_and(|b| b.value) {
             set = match PolicySet::builtin() {
@@ -158,7 +155,7 @@ impl Loader<'_> {
                 }
             }
         }
-        if let Err(e) = upgrade::register(&mut set, &targets) {
+        if let Err(e) = set.add_upgrade_targets(&targets) {
             self.policy_error((1, 1), e);
             return None;
         }
@@ -209,7 +206,7 @@ impl Loader<'_> {
             self.problem((1, 1), "the policies under test hold no rules".into());
             return None;
         }
-        ok.then_some((set, targets))
+        ok.then_some(set)
     }
 
     /// Whether `p`, named by the test file's `field`, is inside the test
@@ -251,12 +248,7 @@ impl Loader<'_> {
         }
     }
 
-    fn case(
-        &mut self,
-        policies: &PolicySet,
-        targets: &[upgrade::Target],
-        c: &CaseSpec,
-    ) -> Option<LoadedCase> {
+    fn case(&mut self, policies: &PolicySet, c: &CaseSpec) -> Option<LoadedCase> {
         let at = line_col(&c.name.referenced);
         let mut policies = policies.clone();
         let mut ok = true;
@@ -356,7 +348,6 @@ impl Loader<'_> {
             name: c.name.value.trim().to_string(),
             line: at.0,
             policies,
-            targets: targets.to_vec(),
             host,
             host_name,
             _inline: inline,

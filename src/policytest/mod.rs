@@ -27,8 +27,8 @@
 //! - `inline`: a case's inline `files:` written into a private temporary
 //!   directory and opened as a snapshot.
 //! - `errors`: why the tests could not run ([`TestError`], [`TestProblem`]).
-//! - `suite`: the loaded cases and running each one through the engine,
-//!   the upgrade checks and its waivers.
+//! - `suite`: the loaded cases and running each one through the engine
+//!   (the upgrade rules of its targets too) and its waivers.
 //! - `expect`: one expectation compared with the report's findings.
 //! - `results`: the verdicts ([`Verdict`], [`fold`]) and what a run
 //!   returns ([`TestRun`]), the data the renderers print.

@@ -1,14 +1,13 @@
 //! The loaded suite and its run: each case's policies, host, waivers and
 //! expectations as the loader validated them, and each case audited
-//! through the engine (with its upgrade checks), its waivers applied, each
-//! expectation compared (see `expect`). Must not print, and must not
-//! validate (that is `loader`).
+//! through the engine (the upgrade rules of its targets too), its waivers
+//! applied, each expectation compared (see `expect`). Must not print, and
+//! must not validate (that is `loader`).
 
 use crate::engine::audit;
 use crate::host::Host;
 use crate::policy::PolicySet;
 use crate::report::Finding;
-use crate::upgrade;
 use crate::waiver::WaiverSet;
 
 use super::expect::{check, LoadedExpect};
@@ -27,9 +26,8 @@ pub(super) struct LoadedFile {
 pub(super) struct LoadedCase {
     pub(super) name: String,
     pub(super) line: usize,
+    /// With the upgrade rules of the file's `targets:`.
     pub(super) policies: PolicySet,
-    /// `targets:` of the file: the upgrade checks run too.
-    pub(super) targets: Vec<upgrade::Target>,
     pub(super) host: Host,
     pub(super) host_name: String,
     // kept until the case has run: the inline snapshot's directory
@@ -64,7 +62,6 @@ impl Suite {
 fn run_case(c: &LoadedCase) -> CaseResult {
     let hosts = std::slice::from_ref(&c.host);
     let mut report = audit(&c.policies, hosts);
-    upgrade::extend_report(&mut report, hosts, &c.targets, &c.policies);
     if let Some(w) = &c.waivers {
         w.apply(&mut report, &c.today);
     }

@@ -90,7 +90,7 @@ pub fn explain(set: &PolicySet, rule: &Rule) -> String {
                 .join(" and ")
         ),
         Check::Assert(e) => writeln!(o, "  {e}"),
-        Check::External => writeln!(
+        Check::Upgrade(_) => writeln!(
             o,
             "  the option files and persisted sysctl files as the target release reads them, against the shipped upgrade data ({}); runs with `--target`",
             rule.source.path

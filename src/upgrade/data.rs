@@ -5,12 +5,13 @@
 //! changed, values refused, meaning changed); no host reading, no findings.
 
 use std::collections::BTreeSet;
-use std::fmt;
 
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 
 use crate::policy::Severity;
+
+pub use crate::policy::{Product, Version};
 
 /// The shipped files: (path as cited in findings, text).
 pub const BUILTIN: [(&str, &str); 3] = [
@@ -27,88 +28,6 @@ pub const BUILTIN: [(&str, &str); 3] = [
         include_str!("../../policies/upgrade/kernel.yaml"),
     ),
 ];
-
-/// A product the knowledge covers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Product {
-    /// MariaDB server (`mariadbd`).
-    Mariadb,
-    /// MySQL server (`mysqld`).
-    Mysql,
-    /// The Linux kernel's sysctl keys.
-    Kernel,
-}
-
-impl Product {
-    /// Every product, in report order.
-    pub const ALL: [Product; 3] = [Product::Mariadb, Product::Mysql, Product::Kernel];
-
-    /// The name in `--target NAME=VERSION` and in rule ids.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Product::Mariadb => "mariadb",
-            Product::Mysql => "mysql",
-            Product::Kernel => "kernel",
-        }
-    }
-
-    /// The name people use.
-    pub fn label(self) -> &'static str {
-        match self {
-            Product::Mariadb => "MariaDB",
-            Product::Mysql => "MySQL",
-            Product::Kernel => "Linux",
-        }
-    }
-
-    /// Parse `mariadb`, `mysql` or `kernel` (any case).
-    pub fn parse(s: &str) -> Option<Product> {
-        Product::ALL
-            .into_iter()
-            .find(|p| p.as_str().eq_ignore_ascii_case(s.trim()))
-    }
-}
-
-/// A dotted release number (`10.11.0`, `4.12`); missing parts compare as 0.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Version(pub Vec<u64>);
-
-impl Version {
-    /// Parse `10.11`, `8.0.3`, `4.12`: two to four numeric parts.
-    pub fn parse(s: &str) -> Option<Version> {
-        let parts: Vec<u64> = s
-            .trim()
-            .split('.')
-            .map(|p| p.parse().ok())
-            .collect::<Option<_>>()?;
-        (2..=4).contains(&parts.len()).then_some(Version(parts))
-    }
-
-    /// Compare, missing parts being 0.
-    pub fn cmp_to(&self, other: &[u64]) -> std::cmp::Ordering {
-        let n = self.0.len().max(other.len());
-        for i in 0..n {
-            let a = self.0.get(i).copied().unwrap_or(0);
-            let b = other.get(i).copied().unwrap_or(0);
-            if a != b {
-                return a.cmp(&b);
-            }
-        }
-        std::cmp::Ordering::Equal
-    }
-
-    /// `major.minor` of the version.
-    pub fn series(&self) -> (u64, u64) {
-        (self.0[0], self.0.get(1).copied().unwrap_or(0))
-    }
-}
-
-impl fmt::Display for Version {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let s: Vec<String> = self.0.iter().map(u64::to_string).collect();
-        f.write_str(&s.join("."))
-    }
-}
 
 /// What a release from the removal on does with a line that sets the option.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -546,6 +465,16 @@ pub fn load(path: &str, text: &str) -> Result<Knowledge, DataError> {
     })
 }
 
+/// The path of a product's shipped data file, as findings cite it (the
+/// data is not parsed for it).
+pub fn builtin_path(product: Product) -> &'static str {
+    match product {
+        Product::Mariadb => BUILTIN[0].0,
+        Product::Mysql => BUILTIN[1].0,
+        Product::Kernel => BUILTIN[2].0,
+    }
+}
+
 /// The shipped knowledge, parsed once. The data files are validated by
 /// tests (`builtin_upgrade_data_loads_and_every_entry_cites_a_reference`),
 /// so a failure here is a build defect: it is reported, never a panic.
@@ -601,6 +530,7 @@ mod tests {
         }
         for p in Product::ALL {
             assert_eq!(builtin_for(p).unwrap().product, p);
+            assert_eq!(builtin_for(p).unwrap().path, builtin_path(p));
         }
     }
 

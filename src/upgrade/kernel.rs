@@ -6,12 +6,11 @@
 use std::collections::BTreeMap;
 
 use crate::facts::{Entry, Evidence, Facts};
-use crate::policy::Severity;
+use crate::policy::{Severity, Target};
 use crate::report::{Finding, Status};
 
 use super::data::{Effect, Knowledge};
 use super::kind::{finding, rule_id, Kind};
-use super::target::Target;
 
 /// Persisted keys with every file line that sets them (winner first).
 fn persisted(facts: &Facts) -> BTreeMap<String, (String, Vec<Evidence>)> {

@@ -1,20 +1,23 @@
-//! Pre-upgrade readiness: what a host's persisted configuration does on a
-//! target release (`--target mariadb=10.11`, `mysql=8.0`, `kernel=6.1`).
-//! Reads the host only through [`Host`] and the facts readers (option files
-//! as the target server reads them, persisted sysctl files), compares with
-//! the shipped knowledge ([`data`]) and returns ordinary [`Finding`]s with
-//! stable rule ids (`upgrade.mariadb.removed-option`, ...) so renderers,
-//! waivers and `--fail-on` treat them like any other. Evaluation of rules
-//! from policies is not here (that is the engine's).
+//! Pre-upgrade readiness: the upgrade rules (`upgrade.mariadb.removed-option`,
+//! ...) that `--target mariadb=10.11` (`mysql=8.0`, `kernel=6.1`) adds to
+//! the policy set, and how the engine judges one: what a host's persisted
+//! configuration does on the target release, from the facts (the option
+//! files as the target server reads them, persisted sysctl files) against
+//! the shipped knowledge ([`data`]), as ordinary [`Finding`]s of the rule,
+//! so filters, overlays, waivers and `--fail-on` treat them like any other.
+//! Reads nothing: the engine's plan asks facts for what the targets need
+//! ([`plan`]) and the engine judges each rule over the gathered facts
+//! ([`judge`]).
 //!
 //! The files, from the request to the findings:
-//! - `target.rs`: what `--target` names ([`Target`]) and why one is refused;
+//! - `target.rs`: parsing a `--target` against the shipped data (the
+//!   [`Target`] itself is the policy model's) and why one is refused;
 //! - `data.rs`: the shipped knowledge of each product's releases;
 //! - `kind.rs`: the kinds of finding, their rule ids and texts;
 //! - `options.rs`: option files against a server release;
 //! - `kernel.rs`: persisted sysctl keys against a kernel release;
-//! - this file: the rules in the catalogue and policy set, and the checks
-//!   that gather the facts and run the two above.
+//! - this file: the rules in the catalogue and policy set, what they need
+//!   gathered, and the judging of one.
 
 pub mod data;
 mod kernel;
@@ -24,13 +27,14 @@ mod target;
 
 use crate::facts::{Facts, Needs};
 use crate::host::Host;
-use crate::policy::{Check, Policy, PolicyError, PolicySet, Rule, RuleSource, Severity};
+use crate::policy::{Check, Policy, PolicyError, PolicySet, Rule, RuleSource, UpgradeCheck};
 use crate::policy::{Template, TemplatePart};
 use crate::report::{Finding, RuleMeta, Status};
 
+pub use crate::policy::Target;
 pub use data::{DataError, Knowledge, Product, Version};
 pub use kind::POLICY;
-pub use target::{accepted_forms, Target, TargetError};
+pub use target::{accepted_forms, TargetError};
 
 use kind::{rule_id, Kind};
 
@@ -41,18 +45,20 @@ pub fn rule_metas(targets: &[Target]) -> Vec<RuleMeta> {
     metas_of(&products)
 }
 
-/// One entry per product (in the order given, each once) and kind.
+/// The kinds of finding of a product, one rule each.
+fn kinds_of(p: Product) -> &'static [Kind] {
+    match p {
+        Product::Kernel => &Kind::KERNEL,
+        _ => &Kind::SERVER,
+    }
+}
+
+/// One entry per product (in the order given, each once) and kind. Made
+/// without the data: a rule is its product and kind.
 fn metas_of(products: &[Product]) -> Vec<RuleMeta> {
     let mut out: Vec<RuleMeta> = Vec::new();
     for &p in products {
-        let Ok(k) = data::builtin_for(p) else {
-            continue;
-        };
-        let kinds: &[Kind] = match p {
-            Product::Kernel => &Kind::KERNEL,
-            _ => &Kind::SERVER,
-        };
-        for &kind in kinds {
+        for &kind in kinds_of(p) {
             let id = rule_id(p, kind);
             if out.iter().any(|m| m.id == id) {
                 continue;
@@ -67,7 +73,7 @@ fn metas_of(products: &[Product]) -> Vec<RuleMeta> {
                 references: vec!["docs/upgrade.md".into()],
                 tags: vec![],
                 source: RuleSource {
-                    path: k.path.clone(),
+                    path: data::builtin_path(p).into(),
                     line: 1,
                 },
             });
@@ -88,9 +94,9 @@ pub fn policy() -> Policy {
     }
 }
 
-/// A catalogue entry as a rule of the registry, judged by this module
-/// ([`Check::External`]).
-fn as_rule(m: RuleMeta) -> Rule {
+/// A catalogue entry as a rule of the set, judging `targets` (those of its
+/// product).
+fn as_rule(m: RuleMeta, targets: Vec<Target>) -> Rule {
     let literal = |s: String| Template {
         parts: vec![TemplatePart::Text(s.clone())],
         source: s,
@@ -102,7 +108,7 @@ fn as_rule(m: RuleMeta) -> Rule {
         severity: m.severity,
         applies: Vec::new(),
         lets: Default::default(),
-        check: Check::External,
+        check: Check::Upgrade(UpgradeCheck { targets }),
         why: literal(m.why),
         fix: literal(m.fix),
         references: m.references,
@@ -119,24 +125,16 @@ fn as_rule(m: RuleMeta) -> Rule {
 /// The rule ids of a product the run has no target for, as [`metas_of`]
 /// would name them.
 fn dormant_ids(p: Product) -> Vec<String> {
-    let kinds: &[Kind] = match p {
-        Product::Kernel => &Kind::KERNEL,
-        _ => &Kind::SERVER,
-    };
-    kinds.iter().map(|&k| rule_id(p, k)).collect()
+    kinds_of(p).iter().map(|&k| rule_id(p, k)).collect()
 }
 
-/// Every product the shipped data covers.
-fn all_products() -> Vec<Product> {
-    data::builtin()
-        .map(|all| all.iter().map(|k| k.product).collect())
-        .unwrap_or_default()
-}
-
-/// Put the upgrade rules of the targets' products in the registry, before
-/// site overlays are loaded (so their `overrides:` reach them), the other
-/// products' ids as dormant (an overlay naming them is no problem in a run
-/// without their `--target`). With no targets nothing is added.
+/// Put the upgrade rules of the targets' products in the set, each judging
+/// the targets of its product (in the order given), before site overlays
+/// are loaded (so their `overrides:` reach them), the other products' ids
+/// as dormant (an overlay naming them is no problem in a run without their
+/// `--target`). With no targets no rule is added. A product whose rules
+/// the set already holds is a duplicate-id problem: give every target at
+/// once.
 pub fn register(set: &mut PolicySet, targets: &[Target]) -> Result<(), PolicyError> {
     let mut products: Vec<Product> = Vec::new();
     for t in targets {
@@ -144,15 +142,20 @@ pub fn register(set: &mut PolicySet, targets: &[Target]) -> Result<(), PolicyErr
             products.push(t.product);
         }
     }
-    register_products(set, &products)
+    register_products(set, &products, targets)
 }
 
-/// [`register`] for every product (`explain`, which evaluates nothing).
+/// [`register`] for every product, judging nothing (`explain` and the
+/// completions, which evaluate nothing).
 pub fn register_all(set: &mut PolicySet) -> Result<(), PolicyError> {
-    register_products(set, &all_products())
+    register_products(set, &Product::ALL, &[])
 }
 
-fn register_products(set: &mut PolicySet, products: &[Product]) -> Result<(), PolicyError> {
+fn register_products(
+    set: &mut PolicySet,
+    products: &[Product],
+    targets: &[Target],
+) -> Result<(), PolicyError> {
     // A dormant id is the product and the kind, nothing of the data: a run
     // without --target (every plain `check`) does not parse the 52 KB of
     // shipped upgrade YAML to learn it (it was a third of a live check).
@@ -161,166 +164,107 @@ fn register_products(set: &mut PolicySet, products: &[Product]) -> Result<(), Po
         .filter(|p| !products.contains(p))
         .flat_map(dormant_ids)
         .collect();
-    let rules: Vec<Rule> = metas_of(products).into_iter().map(as_rule).collect();
+    let mut rules: Vec<Rule> = Vec::new();
+    for &p in products {
+        let of_product: Vec<Target> = targets.iter().filter(|t| t.product == p).cloned().collect();
+        for m in metas_of(&[p]) {
+            rules.push(as_rule(m, of_product.clone()));
+        }
+    }
     if rules.is_empty() && dormant.is_empty() {
         return Ok(());
     }
-    set.add_external(policy(), rules, dormant)
+    set.add_shipped(policy(), rules, dormant)
 }
 
-/// Keep the findings whose rule the set still holds (`--only`/`--skip`
-/// left it in) and is not disabled (the engine reported it skipped), with
-/// the severity an overlay gave the rule. A set holding no upgrade rules at
-/// all (a library caller that did not [`register`]) keeps every finding as
-/// shipped; the data-error finding is always kept.
-fn admit(set: &PolicySet, findings: &mut Vec<Finding>) {
-    if !set.policies().iter().any(|p| p.id == POLICY) {
-        return;
+impl PolicySet {
+    /// Add the upgrade rules of `targets` (`mariadb=10.11`, `kernel=6.1`),
+    /// what `driftaudit check --target` adds: one rule per product and
+    /// kind of change (`upgrade.mariadb.removed-option`), judged by
+    /// [`audit`](crate::audit) like every other rule of the set: what each
+    /// host's persisted configuration does on the target release. Filters,
+    /// waivers and the overlays loaded after this reach them; give every
+    /// target in one call (a product added twice is a duplicate-id error).
+    ///
+    /// ```
+    /// use driftaudit::{audit, Host, PolicySet, Status, UpgradeTarget};
+    ///
+    /// let mut policies = PolicySet::builtin()?;
+    /// policies.add_upgrade_targets(&[UpgradeTarget::parse("mysql=8.0")?])?;
+    /// let host = Host::snapshot(concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/hosts/upgrade-mysql-5.7"))?;
+    /// let report = audit(&policies, &[host]);
+    /// // options MySQL 8.0 removed are findings of the upgrade rules
+    /// assert!(report.hosts[0].findings.iter().any(|f| f.rule == "upgrade.mysql.removed-option" && f.status == Status::Fail));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn add_upgrade_targets(&mut self, targets: &[Target]) -> Result<(), PolicyError> {
+        register(self, targets)
     }
-    findings.retain_mut(|f| {
-        let Some(rule) = set.rule(&f.rule) else {
-            return f.status == Status::Error && f.rule.ends_with(".data");
-        };
-        if rule.disabled().is_some() {
-            return false;
+}
+
+/// What an upgrade rule needs gathered: the option files read as each
+/// target server reads them (its groups).
+pub fn plan(check: &UpgradeCheck, needs: &mut Needs) {
+    for t in &check.targets {
+        if t.product != Product::Kernel {
+            needs.option_groups.insert(options::groups(t));
         }
-        if rule.overridden.iter().any(|o| o.field == "severity") {
+    }
+}
+
+/// Judge an upgrade rule over one host's gathered facts: for each target,
+/// the findings of the rule's kind (its id), with the severity an overlay
+/// gave the rule. No I/O.
+pub fn judge(rule: &Rule, check: &UpgradeCheck, facts: &Facts) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for t in &check.targets {
+        let all = match data::builtin_for(t.product) {
+            Ok(k) => match t.product {
+                Product::Kernel => kernel::findings(facts, t, k),
+                _ => options::findings(facts, t, k),
+            },
+            // a build defect, reported instead of a silent pass
+            Err(e) => vec![Finding::new(
+                rule.id.clone(),
+                POLICY,
+                rule.title.clone(),
+                rule.severity,
+                Status::Error,
+                rule.source.clone(),
+            )
+            .with_explanation(format!("the shipped upgrade data is invalid: {e}"))],
+        };
+        out.extend(all.into_iter().filter(|f| f.rule == rule.id));
+    }
+    if rule.overridden.iter().any(|o| o.field == "severity") {
+        for f in &mut out {
             f.severity = rule.severity;
         }
-        true
-    });
-}
-
-/// Check a host against targets with the shipped rules as they are (no
-/// filters or overlays): gathers what it needs, then evaluates.
-pub fn check(host: &Host, targets: &[Target]) -> Vec<Finding> {
-    if targets.is_empty() {
-        return Vec::new();
     }
-    let facts = crate::facts::gather(host, &Needs::default());
-    check_with_facts(host, &facts, targets, &PolicySet::new())
-}
-
-/// Check a host against targets as the registry `set` has the upgrade
-/// rules ([`register`]): only rules it holds, with its severities.
-pub fn check_in(host: &Host, targets: &[Target], set: &PolicySet) -> Vec<Finding> {
-    if targets.is_empty() {
-        return Vec::new();
-    }
-    let facts = crate::facts::gather(host, &Needs::default());
-    check_with_facts(host, &facts, targets, set)
-}
-
-/// [`check_in`] with facts already gathered for the host (the option files
-/// are read again as each target server reads them: its groups).
-pub fn check_with_facts(
-    host: &Host,
-    facts: &Facts,
-    targets: &[Target],
-    set: &PolicySet,
-) -> Vec<Finding> {
-    let mut out = Vec::new();
-    for t in targets {
-        let k = match data::builtin_for(t.product) {
-            Ok(k) => k,
-            Err(e) => {
-                // A build defect, reported instead of a silent pass.
-                let mut f = Finding::new(
-                    format!("upgrade.{}.data", t.product.as_str()),
-                    POLICY,
-                    "The upgrade data could not be loaded",
-                    Severity::High,
-                    Status::Error,
-                    RuleSource {
-                        path: "policies/upgrade".into(),
-                        line: 0,
-                    },
-                );
-                f.explanation = format!("the shipped upgrade data is invalid: {e}");
-                out.push(f);
-                continue;
-            }
-        };
-        match t.product {
-            Product::Kernel => out.extend(kernel::findings(facts, t, k)),
-            _ => out.extend(options::findings(host, facts, t, k)),
-        }
-    }
-    admit(set, &mut out);
     out
 }
 
-/// Add upgrade findings to one host's report (recounting its summary and
-/// coverage), for callers that audit host by host (`check --fleet`); `set`
-/// is the registry the report was audited with.
-pub fn extend_host(
-    report: &mut crate::report::HostReport,
-    host: &Host,
-    targets: &[Target],
-    set: &PolicySet,
-) {
-    if targets.is_empty() {
-        return;
+/// Check a host against targets with the shipped rules as they are (no
+/// filters or overlays): gathers what they need, then judges each rule.
+pub fn check(host: &Host, targets: &[Target]) -> Vec<Finding> {
+    let mut set = PolicySet::new();
+    if targets.is_empty() || register(&mut set, targets).is_err() {
+        return Vec::new();
     }
-    let mut findings = std::mem::take(&mut report.findings);
-    findings.extend(check_in(host, targets, set));
-    report.set_findings(findings);
-}
-
-/// Add upgrade findings to a report made by [`crate::engine::audit`] over
-/// the same hosts, in the same order, with the same `set` (whose registry
-/// holds the upgrade rules and so gave the report their catalogue entries).
-/// Run it before waivers are applied so they cover upgrade findings too.
-pub fn extend_report(
-    report: &mut crate::report::Report,
-    hosts: &[Host],
-    targets: &[Target],
-    set: &PolicySet,
-) {
-    if targets.is_empty() {
-        return;
+    let upgrade_rules = || {
+        set.rules().iter().filter_map(|r| match &r.check {
+            Check::Upgrade(u) => Some((r, u)),
+            _ => None,
+        })
+    };
+    let mut needs = Needs::default();
+    for (_, u) in upgrade_rules() {
+        plan(u, &mut needs);
     }
-    for (h, host) in report.hosts.iter_mut().zip(hosts) {
-        extend_host(h, host, targets, set);
-    }
-    // a set without the rules registered: their catalogue entries still
-    for m in rule_metas(targets) {
-        if !report.rules.iter().any(|r| r.id == m.id) {
-            report.rules.push(m);
-        }
-    }
-}
-
-/// Audit hosts for an upgrade: the policies' rules and, for each target
-/// (`mariadb=10.11`, `kernel=6.1`), what the host's persisted configuration
-/// does on that release. The upgrade rules join a copy of `policies` as
-/// rules of its registry, so the report's catalogue lists them and waivers
-/// applied to the report reach their findings. What `driftaudit check
-/// --target` does.
-///
-/// ```
-/// use driftaudit::{audit_upgrade, Host, PolicySet, Status, UpgradeTarget};
-///
-/// let policies = PolicySet::builtin()?;
-/// let host = Host::snapshot(concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/hosts/upgrade-mysql-5.7"))?;
-/// let target = UpgradeTarget::parse("mysql=8.0")?;
-/// let report = audit_upgrade(&policies, &[host], &[target])?;
-/// // options MySQL 8.0 removed are findings, listed in the report's catalogue
-/// let f = report.hosts[0].findings.iter().find(|f| f.rule.starts_with("upgrade.") && f.status == Status::Fail);
-/// assert!(f.is_some());
-/// assert!(report.rules.iter().any(|r| Some(&r.id) == f.map(|f| &f.rule)));
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-pub fn audit_upgrade(
-    policies: &PolicySet,
-    hosts: &[Host],
-    targets: &[Target],
-) -> Result<crate::report::Report, PolicyError> {
-    let mut set = policies.clone();
-    register(&mut set, targets)?;
-    let mut report = crate::engine::audit(&set, hosts);
-    extend_report(&mut report, hosts, targets, &set);
-    Ok(report)
+    let facts = crate::facts::gather(host, &needs);
+    upgrade_rules()
+        .flat_map(|(r, u)| judge(r, u, &facts))
+        .collect()
 }
 
 #[cfg(test)]
@@ -328,12 +272,30 @@ mod tests {
     use super::*;
 
     #[test]
-    fn dormant_ids_are_the_ids_the_data_gives_each_product() {
-        assert_eq!(all_products(), Product::ALL);
+    fn dormant_ids_are_the_ids_of_the_rules_each_product_registers() {
         for p in Product::ALL {
+            assert_eq!(data::builtin_for(p).unwrap().product, p);
             let from_data: Vec<String> = metas_of(&[p]).into_iter().map(|m| m.id).collect();
             assert_eq!(dormant_ids(p), from_data, "{p:?}");
         }
+    }
+
+    /// The fleet JSON's `policies` digest of a `--target` run is what it
+    /// was when the upgrade rules were stubs holding no targets.
+    #[test]
+    fn the_policy_digest_counts_an_upgrade_rule_as_before_its_targets() {
+        let digest = |targets: &[&str]| {
+            let mut set = PolicySet::new();
+            let t: Vec<Target> = targets.iter().map(|t| Target::parse(t).unwrap()).collect();
+            register(&mut set, &t).unwrap();
+            crate::report::merge::policy_digest(&set)
+        };
+        assert_eq!(digest(&["mariadb=10.11"]), digest(&["mariadb=11.4"]));
+        assert_eq!(
+            digest(&["mysql=8.0", "kernel=6.1"]),
+            digest(&["mysql=8.4", "kernel=5.15"])
+        );
+        assert_ne!(digest(&["mysql=8.0"]), digest(&["mariadb=10.11"]));
     }
 
     #[test]

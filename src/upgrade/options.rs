@@ -1,20 +1,19 @@
-//! MySQL/MariaDB upgrade findings: the option files resolved with the groups
-//! the *target* server reads (`[mariadb-10.11]`, `[mysqld-8.0]`, ...), each
-//! option line compared with the knowledge (removed, ignored, `loose-`,
-//! deprecated, refused values), and the defaults the host relies on compared
-//! between the running version and the target. No policy rules here.
+//! MySQL/MariaDB upgrade findings: the option files as the *target* server
+//! reads them (its groups: `[mariadb-10.11]`, `[mysqld-8.0]`, ..., read by
+//! facts for [`groups`]), each option line compared with the knowledge
+//! (removed, ignored, `loose-`, deprecated, refused values), and the
+//! defaults the host relies on compared between the running version and the
+//! target. No reads and no policy rules here.
 
 use crate::facts::mysql::{self, ServerVersion, DEFAULT_FILES};
 use crate::facts::Facts;
-use crate::host::Host;
 use crate::parse::mycnf::canonical_option;
-use crate::policy::Severity;
+use crate::policy::{Severity, Target};
 use crate::report::{Finding, Status};
 use crate::value::Value;
 
 use super::data::{Effect, Knowledge, Product, Version};
 use super::kind::{finding, rule_id, Kind};
-use super::target::Target;
 
 /// The running (or installed) server version and where it was read.
 struct Source {
@@ -51,7 +50,7 @@ impl Source {
     }
 }
 
-fn source_version(host: &Host, facts: &Facts) -> Option<Source> {
+fn source_version(facts: &Facts) -> Option<Source> {
     if let Some(Ok(Value::Str(s))) = facts.facts.get("mysql_version") {
         if let Some(v) = ServerVersion::parse(s) {
             return Some(Source {
@@ -60,12 +59,17 @@ fn source_version(host: &Host, facts: &Facts) -> Option<Source> {
             });
         }
     }
-    mysql::installed_version(host, || mysql::datadir(facts))
-        .map(|(version, from)| Source { version, from })
+    facts.installed_server.as_ref().map(|i| Source {
+        version: ServerVersion {
+            parts: i.parts,
+            mariadb: i.mariadb,
+        },
+        from: i.from.clone(),
+    })
 }
 
 /// The groups the target server reads.
-fn target_groups(t: &Target) -> Vec<String> {
+pub(super) fn groups(t: &Target) -> Vec<String> {
     let (maj, min) = t.version.series();
     let v = match t.product {
         Product::Mariadb => format!("{maj}.{min}.0-MariaDB"),
@@ -74,11 +78,17 @@ fn target_groups(t: &Target) -> Vec<String> {
     mysql::server_groups(Some(&v))
 }
 
-pub(super) fn findings(host: &Host, facts: &Facts, t: &Target, k: &Knowledge) -> Vec<Finding> {
+pub(super) fn findings(facts: &Facts, t: &Target, k: &Knowledge) -> Vec<Finding> {
     let target = t.label();
-    let groups = target_groups(t);
-    let mut scratch = Vec::new();
-    let set = mysql::effective_options(host, &DEFAULT_FILES, &groups, &mut scratch);
+    let groups = groups(t);
+    let Some(set) = facts.option_files_as.get(&groups) else {
+        // facts gathered without the plan of the rule (`Needs::option_groups`)
+        let mut f = finding(k, Kind::Removed, Status::Unknown, Severity::High, 1);
+        f.explanation = format!(
+            "the option files were not read as {target} reads them: the facts were gathered without this rule's plan"
+        );
+        return vec![f];
+    };
     let mut out: Vec<Finding> = Vec::new();
     if set.files_read.is_empty() {
         let mut f = finding(k, Kind::Removed, Status::Skip, Severity::High, 1);
@@ -88,7 +98,7 @@ pub(super) fn findings(host: &Host, facts: &Facts, t: &Target, k: &Knowledge) ->
         );
         return vec![f];
     }
-    let source = source_version(host, facts);
+    let source = source_version(facts);
     if let Some(fatal) = &set.fatal {
         // The files stop the server before their end: what follows that
         // point was not checked, so nothing here may read as a pass.
@@ -235,7 +245,7 @@ pub(super) fn findings(host: &Host, facts: &Facts, t: &Target, k: &Knowledge) ->
         .entries
         .iter()
         .filter(|e| !e.defaults.is_empty())
-        .filter(|e| !set.namespace.entries.contains_key(&e.name))
+        .filter(|e| !set.set.contains(&e.name))
         .collect();
     match &source {
         Some(s) if s.product() == t.product => {

@@ -1,19 +1,9 @@
-//! What `--target` names: a product and release ([`Target`]), how it is
-//! parsed against the shipped data, and why one is refused. Must not read
-//! the host or make findings.
-
-use std::fmt;
+//! What `--target` names: how a product and release ([`Target`], the
+//! policy model's) is parsed against the shipped data, and why one is
+//! refused. Must not read the host or make findings.
 
 use super::data::{self, Product, Version};
-
-/// A release to check the host against.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Target {
-    /// The product.
-    pub product: Product,
-    /// The version as given (`10.11`: the whole series).
-    pub version: Version,
-}
+use crate::policy::Target;
 
 /// Why a `--target` was not accepted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -59,33 +49,6 @@ impl Target {
             return Err(bad_version());
         }
         Ok(Target { product, version })
-    }
-
-    /// `MariaDB 10.11`.
-    pub fn label(&self) -> String {
-        format!("{} {}", self.product.label(), self.version)
-    }
-
-    /// The newest release the target stands for: `10.11` is every 10.11.x,
-    /// so a change made in 10.11.3 is in it; `10.11.2` is exactly that.
-    pub fn upper(&self) -> Vec<u64> {
-        let mut v = self.version.0.clone();
-        if v.len() < 3 {
-            v.resize(2, 0);
-            v.push(u64::MAX);
-        }
-        v
-    }
-
-    /// Whether a change made in `version` is in the target.
-    pub fn includes(&self, version: &Version) -> bool {
-        version.cmp_to(&self.upper()) != std::cmp::Ordering::Greater
-    }
-}
-
-impl fmt::Display for Target {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}={}", self.product.as_str(), self.version)
     }
 }
 

@@ -34,11 +34,11 @@ const LAYERS: &[(&str, &[&str])] = &[
     // the engine builds it, so it sits below the engine that imports it,
     // although it comes after the engine in the flow of data.
     ("report model", &["report"]),
+    // the upgrade rules: registered in a policy set, planned and judged by
+    // the engine over the facts it gathered, their findings report model.
+    ("upgrade checks", &["upgrade"]),
     // snapshot asks the engine which files the policies' readers read.
     ("engine", &["engine", "snapshot"]),
-    // upgrade readiness reads hosts through the facts and makes findings
-    // (report model); the CLI adds them to the report before waivers.
-    ("upgrade checks", &["upgrade"]),
     ("waivers", &["waiver"]),
     // `driftaudit fix`: plans on the resolver's answers and re-audits a
     // patched copy through the engine (and the snapshot writer for a live host).

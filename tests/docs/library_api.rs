@@ -212,6 +212,8 @@ fn stable_names_compile_from_the_crate_root() {
     let _: fn(&PolicySet, &std::path::Path) -> Result<Report, DiscoverError> = audit_fleet;
     type UpgradeAudit = fn(&PolicySet, &[Host], &[UpgradeTarget]) -> Result<Report, PolicyError>;
     let _: UpgradeAudit = audit_upgrade;
+    type AddTargets = fn(&mut PolicySet, &[UpgradeTarget]) -> Result<(), PolicyError>;
+    let _: AddTargets = PolicySet::add_upgrade_targets;
     let _: fn(&PolicySet, &str) -> Option<String> = explain_rule;
     let _: fn(&str) -> Result<UpgradeTarget, UpgradeTargetError> = UpgradeTarget::parse;
 }

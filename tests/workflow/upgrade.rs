@@ -311,9 +311,8 @@ fn report_text(name: &str, t: &[&str]) -> String {
     let hosts = vec![host(name)];
     let t = targets(t);
     let mut set = PolicySet::new();
-    upgrade::register(&mut set, &t).unwrap();
-    let mut report = engine::audit(&set, &hosts);
-    upgrade::extend_report(&mut report, &hosts, &t, &set);
+    set.add_upgrade_targets(&t).unwrap();
+    let report = engine::audit(&set, &hosts);
     render(
         &report,
         Format::Text,
@@ -341,6 +340,85 @@ use crate::common;
 use crate::common::audit;
 use crate::common::cli::run as bin;
 use crate::common::cli::says;
+
+/// Issue 47: the upgrade rules were stubs the engine passed over, their
+/// findings added by the CLI after `audit()`, so an embedder auditing a set
+/// that holds them got none. The engine judges them: `audit()` returns what
+/// the upgrade checks find, and a filter on the set reaches them.
+#[test]
+fn audit_of_a_policy_set_holding_upgrade_rules_returns_their_findings() {
+    let hosts = vec![host("upgrade-mysql-5.7")];
+    let t = targets(&["mysql=8.0", "kernel=6.1"]);
+    let key = |f: &Finding| format!("{} [{}] {:?}", f.rule, f.subject.join(","), f.status);
+    let upgrade_findings = |set: &PolicySet| -> Vec<String> {
+        let report = engine::audit(set, &hosts);
+        let mut v: Vec<String> = report.hosts[0]
+            .findings
+            .iter()
+            .filter(|f| f.rule.starts_with("upgrade."))
+            .map(key)
+            .collect();
+        v.sort();
+        v
+    };
+    let mut want: Vec<String> = upgrade::check(&hosts[0], &t).iter().map(key).collect();
+    want.sort();
+    assert!(want.len() > 10, "{want:#?}");
+    let mut set = PolicySet::builtin().unwrap();
+    upgrade::register(&mut set, &t).unwrap();
+    assert_eq!(upgrade_findings(&set), want);
+    // `--only` on the set keeps one rule's findings and no other's
+    set.filter(&["upgrade.mysql.removed-option".to_string()], &[])
+        .unwrap();
+    let only: Vec<String> = want
+        .iter()
+        .filter(|k| k.starts_with("upgrade.mysql.removed-option "))
+        .cloned()
+        .collect();
+    assert!(!only.is_empty());
+    assert_eq!(upgrade_findings(&set), only);
+}
+
+/// Issue 47: `check --fleet --target` added the upgrade findings host by
+/// host in the CLI, so the library's `audit_fleet` gave none for a set
+/// holding upgrade rules; the engine judges them on every path now.
+#[test]
+fn audit_fleet_of_a_policy_set_holding_upgrade_rules_returns_their_findings() {
+    let fleet = tempfile::tempdir().unwrap();
+    let hosts = [
+        (
+            "upgrade-mariadb-10.3",
+            "mariadb=10.11",
+            "upgrade.mariadb.removed-option",
+        ),
+        (
+            "upgrade-mysql-5.7",
+            "mysql=8.0",
+            "upgrade.mysql.removed-option",
+        ),
+    ];
+    for (h, ..) in hosts {
+        crate::common::tree::copy_host(h, &fleet.path().join(h));
+    }
+    let sorted = |mut v: Vec<String>| {
+        v.sort();
+        v
+    };
+    let mut set = PolicySet::builtin().unwrap();
+    set.add_upgrade_targets(&targets(&["mariadb=10.11", "mysql=8.0"]))
+        .unwrap();
+    let report = driftaudit::audit_fleet(&set, fleet.path()).unwrap();
+    assert_eq!(report.hosts.len(), 2);
+    for ((name, target, rule), h) in hosts.iter().zip(&report.hosts) {
+        assert_eq!(h.path.as_deref(), Some(*name));
+        let want = sorted(subjects(
+            &upgrade::check(&host(name), &targets(&[target])),
+            rule,
+        ));
+        assert!(!want.is_empty(), "{name}");
+        assert_eq!(sorted(subjects(&h.findings, rule)), want, "{name}");
+    }
+}
 
 #[test]
 fn a_bad_target_is_a_usage_error_naming_the_accepted_forms() {

@@ -55,8 +55,43 @@ pub use options::*;
 pub use runtime::*;
 pub use server::*;
 
-use super::{Entry, Evidence, Facts, FileIssue, Needs};
+use super::{Entry, Evidence, Facts, FileIssue, InstalledServer, Needs, OptionFilesAs};
 use model::SOURCE;
+
+/// The default option files read with each of `needs.option_groups` (an
+/// upgrade target's groups), and the installed server when those files
+/// exist and no runtime capture names the running version. Problems in the
+/// files are reported by the server's own read ([`gather`]), not again.
+pub fn gather_as(host: &Host, needs: &Needs, facts: &mut Facts) {
+    for groups in &needs.option_groups {
+        let mut reported_elsewhere = Vec::new();
+        let set = effective_options(host, &DEFAULT_FILES, groups, &mut reported_elsewhere);
+        let read = OptionFilesAs {
+            set: set.namespace.entries.keys().cloned().collect(),
+            files_read: set.files_read,
+            argv: set.argv,
+            fatal: set.fatal,
+        };
+        facts.option_files_as.insert(groups.clone(), read);
+    }
+    let running = matches!(
+        facts.facts.get("mysql_version"),
+        Some(Ok(Value::Str(s))) if ServerVersion::parse(s).is_some()
+    );
+    let files = facts
+        .option_files_as
+        .values()
+        .any(|r| !r.files_read.is_empty());
+    if running || !files {
+        return;
+    }
+    let installed = installed_version(host, || datadir(facts));
+    facts.installed_server = installed.map(|(v, from)| InstalledServer {
+        parts: v.parts,
+        mariadb: v.mariadb,
+        from,
+    });
+}
 
 /// Gather the `mysql`, `mycnf` and `mycnf_effective` namespaces and the
 /// `mysql_version` and `mysql_datadir` facts.

@@ -1,10 +1,12 @@
 //! What every room of the folder shares: the option files mysqld reads by
 //! default, the bounds of one resolution, and the option records
-//! ([`RawOption`], [`OptionSet`]). Data only: must not read the host.
+//! ([`OptionSet`]; its [`RawOption`]s are the facts model's, which keeps
+//! them for the upgrade rules too). Data only: must not read the host.
 
 use std::collections::BTreeSet;
 
-use crate::facts::{Evidence, Namespace};
+use crate::facts::Namespace;
+pub use crate::facts::RawOption;
 
 /// Option files mysqld reads on Linux, in order (Debian/MariaDB and MySQL
 /// packages built without `DEFAULT_SYSCONFDIR`).
@@ -39,22 +41,6 @@ pub const VARIABLES_CAPTURE: &str = crate::catalogue::MYSQL_VARIABLES.name;
 
 /// The source every mycnf fact and issue names.
 pub(super) const SOURCE: &str = "mycnf";
-
-/// One option as the server receives it, in argv order.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct RawOption {
-    /// `--name=value` or `--name` exactly as `my_print_defaults` prints it
-    /// (value replaced by [`REDACTED`](crate::secret::REDACTED) for secrets).
-    pub arg: String,
-    /// Option name as written.
-    pub name: String,
-    /// Value as the server receives it (`None` for a bare option; redacted for secrets).
-    pub value: Option<String>,
-    /// Group the line was in, as written.
-    pub group: String,
-    /// File and line.
-    pub evidence: Evidence,
-}
 
 /// Options resolved from a set of option files.
 #[derive(Debug, Clone, serde::Serialize)]

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::fleet::{FleetSummary, RuleStats, FLEET_SCHEMA};
 use super::{HostReport, Report, RuleMeta, REPORT_SCHEMA};
-use crate::policy::{PolicySet, Severity};
+use crate::policy::{Check, PolicySet, Severity};
 
 pub mod light;
 
@@ -135,8 +135,26 @@ pub fn fail_on_threshold(s: &str) -> Option<(Severity, bool)> {
 /// compiled checks and where it was loaded from (`fnv1a64:` and 16 hex
 /// digits). Equal for the same policy files given the same way to the same
 /// driftaudit; not a security hash.
+///
+/// An upgrade rule's check counts as `External`, what it was before the
+/// engine judged upgrade rules (issue 47), without the `--target` releases
+/// it now holds: the digest of a `check --fleet --target` run is what it
+/// was, and the targets are no more part of it than before.
 pub fn policy_digest(set: &PolicySet) -> String {
-    let text = format!("{:?}\n{:?}", set.policies(), set.rules());
+    let rules: Vec<String> = set
+        .rules()
+        .iter()
+        .map(|r| {
+            let text = format!("{r:?}");
+            match &r.check {
+                Check::Upgrade(_) => {
+                    text.replacen(&format!("check: {:?}", r.check), "check: External", 1)
+                }
+                _ => text,
+            }
+        })
+        .collect();
+    let text = format!("{:?}\n[{}]", set.policies(), rules.join(", "));
     format!("fnv1a64:{:016x}", super::shard::fnv1a64(text.as_bytes()))
 }
 
