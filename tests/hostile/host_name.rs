@@ -173,7 +173,7 @@ fn live_name_from(file: &Path) -> (usize, usize) {
 fn the_live_host_reads_etc_hostname_within_the_file_cap() {
     use driftaudit::unstable::host::MAX_FILE_BYTES;
     if std::env::var_os("DRIFTAUDIT_LIVE_NAME_CHILD").is_some() {
-        let (cost, host) = crate::alloc::measure(Host::live);
+        let (cost, host) = crate::alloc::measure(driftaudit::unstable::host::Host::live);
         println!("LIVE {} {}", cost.allocated, host.name().len());
         return;
     }

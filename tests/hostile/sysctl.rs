@@ -341,10 +341,10 @@ fn profile_dir_in_every_option_of_a_profile_costs_what_the_profile_does() {
         p.push_str(&format!("[sysctl]\nkernel.core_pattern={var}/x\n"));
         p
     };
-    let set = PolicySet::builtin().unwrap();
+    let set = audit::builtin();
     let cost = |var: &str| {
         let host = tuned_host_named(&name, &profile(var));
-        measure(|| engine::gather(&set, &Host::snapshot(host.path()).unwrap()))
+        measure(|| engine::gather(&set, &audit::host(host.path())))
     };
     let (w_plain, p_plain, _) = cost("${i:PROFILE_DIX}");
     let (w_dir, p_dir, facts) = cost("${i:PROFILE_DIR}");
@@ -365,9 +365,9 @@ fn profile_dir_in_every_option_of_a_profile_costs_what_the_profile_does() {
 
 /// Every message and reason the tuned model wrote for `host`, with the
 /// notes of the values it set.
-fn tuned_texts(host: &Path) -> Vec<String> {
-    let set = PolicySet::builtin().unwrap();
-    let facts = engine::gather(&set, &Host::snapshot(host).unwrap());
+fn tuned_texts(host: &std::path::Path) -> Vec<String> {
+    let set = audit::builtin();
+    let facts = engine::gather(&set, &audit::host(host));
     let mut out: Vec<String> = facts
         .issues
         .iter()
