@@ -325,10 +325,9 @@ fn a_tuned_variable_doubled_fourteen_times_is_expanded_within_a_bound() {
 /// 4,000 bytes, in a profile of 360 KB: each expansion was capped at 4 KB
 /// but kept, so the profile took 4 KB a line (a 16 MiB profile of such
 /// lines, gigabytes). Now the bytes variables add are counted against one
-/// budget for the set of profiles (4 MiB, [`MAX_EXPANSION_BYTES`]); the
+/// budget for the set of profiles (4 MiB, `MAX_EXPANSION_BYTES` in
+/// src/facts/tuned/profile.rs); the
 /// values past it are unknown, said once with the line of the first.
-///
-/// [`MAX_EXPANSION_BYTES`]: driftaudit::unstable::facts
 #[test]
 fn tuned_variables_used_forty_thousand_times_expand_within_one_budget_with_one_finding() {
     let n = 20_000;
