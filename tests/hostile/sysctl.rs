@@ -321,6 +321,56 @@ fn a_tuned_variable_doubled_fourteen_times_is_expanded_within_a_bound() {
     );
 }
 
+/// 20,000 variables `vN=${b}` then 20,000 `[sysctl]` values `${b}`, `b` of
+/// 4,000 bytes, in a profile of 360 KB: each expansion was capped at 4 KB
+/// but kept, so the profile took 4 KB a line (a 16 MiB profile of such
+/// lines, gigabytes). Now the bytes variables add are counted against one
+/// budget for the set of profiles (4 MiB, `MAX_EXPANSION_BYTES` in
+/// src/facts/tuned/profile.rs); the
+/// values past it are unknown, said once with the line of the first.
+#[test]
+fn tuned_variables_used_forty_thousand_times_expand_within_one_budget_with_one_finding() {
+    let n = 20_000;
+    let mut profile = format!("[variables]\nb={}\n", "y".repeat(4000));
+    for i in 0..n {
+        profile.push_str(&format!("v{i}=${{b}}\n"));
+    }
+    profile.push_str("[sysctl]\nkernel.core_pattern=${v0}\n");
+    for i in 0..n {
+        profile.push_str(&format!("kernel.x{i}=${{b}}\n"));
+    }
+    let host = tuned_host(&profile);
+    let set = audit::builtin();
+    let (total, peak, facts) = measure(|| engine::gather(&set, &audit::host(host.path())));
+    assert!(peak < 64 * MIB, "peak heap {peak} bytes");
+    assert!(total < 256 * MIB, "{total} bytes allocated");
+    // `${b}` adds 3,996 bytes: 1,049 of them fit in 4 MiB; `v1049`, at line
+    // 3 + 1049, is the first left out
+    let fit = 4 * MIB / 3996;
+    let first = 3 + fit;
+    let left_out = (n - fit) + 1 + n;
+    let budget: Vec<&str> = facts
+        .issues
+        .iter()
+        .filter(|i| i.message.contains(&(4 * MIB).to_string()))
+        .map(|i| i.message.as_str())
+        .collect();
+    assert_eq!(budget.len(), 1, "{budget:?}");
+    let at = tuned_issues_at(&facts, first);
+    assert!(
+        at.iter().any(
+            |m| m.contains(&format!("{left_out} values")) && m.contains(&(4 * MIB).to_string())
+        ),
+        "{at:?}"
+    );
+    match facts.namespaces["sysctl_boot"].get("kernel.core_pattern") {
+        Some(Entry::Unreadable { reason, .. }) => {
+            assert!(reason.contains(&(4 * MIB).to_string()), "{reason}")
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
 /// `${i:PROFILE_DIR}` in every option of a 4 MB profile whose directory
 /// name is 255 bytes (a 270-byte directory for a 16-byte reference): main
 /// replaced it in every value of every section as the profile loaded, before

@@ -15,7 +15,9 @@ use crate::parse::tuned::{
 };
 
 use super::paths::{ACTIVE_PROFILE, MAIN_CONF};
-use super::profile::{load, merge, profile_dir, profile_dirs, variables, Opt, Unit, Vars};
+use super::profile::{
+    load, merge, profile_dir, profile_dirs, variables, Budget, Opt, Unit, Vars, MAX_EXPANSION_BYTES,
+};
 use super::state::{version, TunedState};
 use super::write::{tuned_key, KeyFate, Write, QUOTE};
 
@@ -59,10 +61,11 @@ pub(super) fn writes_for(
     }
     let active = truncate(&names.join(" "), 4 * QUOTE);
     let merged = merge(&loaded);
-    let vars = variables(host, &merged);
     let Some(units) = ordered_units(&merged, default_priority, facts) else {
         return Vec::new();
     };
+    let mut budget = Budget::new(MAX_EXPANSION_BYTES);
+    let vars = variables(host, &merged, &mut budget);
     let scope = Scope {
         vars: &vars,
         version,
@@ -75,12 +78,13 @@ pub(super) fn writes_for(
             continue;
         }
         for o in unit.opts.iter().filter(|o| o.key != "priority") {
-            option_writes(unit, o, &scope, facts, &mut out);
+            option_writes(unit, o, &scope, &mut budget, facts, &mut out);
         }
         if reapply {
             reapply_system(host, version, &mut out);
         }
     }
+    facts.issues.extend(budget.issue());
     out
 }
 
@@ -209,7 +213,14 @@ struct Scope<'a> {
 
 /// The write(s) one option `o` of a `sysctl` unit makes, appended to `out`
 /// (none for a key tuned does not write; the notes recorded in `facts`).
-fn option_writes(unit: &Unit, o: &Opt, scope: &Scope, facts: &mut Facts, out: &mut Vec<Write>) {
+fn option_writes(
+    unit: &Unit,
+    o: &Opt,
+    scope: &Scope,
+    budget: &mut Budget,
+    facts: &mut Facts,
+    out: &mut Vec<Write>,
+) {
     let ev = Evidence::line(o.path.clone(), o.line);
     let unknown = |reason: String| Write {
         key: String::new(),
@@ -253,7 +264,7 @@ fn option_writes(unit: &Unit, o: &Opt, scope: &Scope, facts: &mut Facts, out: &m
             return;
         }
     };
-    let value = match expanded_value(o, scope) {
+    let value = match expanded_value(o, scope, budget) {
         Ok(v) => v,
         Err(reason) => {
             let mut w = unknown(reason);
@@ -282,17 +293,24 @@ fn option_writes(unit: &Unit, o: &Opt, scope: &Scope, facts: &mut Facts, out: &m
 
 /// `o`'s value with the profile's variables expanded (its first
 /// [`MAX_VALUE_BYTES`] and its whole length), or why it is not known (it is
-/// computed by a run-time function on the running host).
-fn expanded_value(o: &Opt, scope: &Scope) -> Result<Expanded, String> {
+/// computed by a run-time function on the running host, or left out past
+/// the expansion `budget`, which what it adds is charged to).
+fn expanded_value(o: &Opt, scope: &Scope, budget: &mut Budget) -> Result<Expanded, String> {
+    if scope.vars.uses_left_out(&o.value) {
+        budget.leave_out(o);
+        return Err(Budget::reason(o));
+    }
     // a variable whose value comes from a run-time function
     let uses_fn = scope.vars.uses_computed(&o.value);
+    let raw = unquote(&o.value);
     let expanded = expand_bounded(
-        unquote(&o.value),
+        raw,
         |n| scope.vars.lookup(Some(profile_dir(&o.path)), n),
         MAX_VALUE_BYTES,
     );
     match (uses_fn, expanded) {
-        (false, Ok(v)) => Ok(v),
+        (false, Ok(v)) if budget.take(raw, &v, o) => Ok(v),
+        (false, Ok(_)) => Err(Budget::reason(o)),
         (_, Err(ExpandError::Function(f))) | (true, Ok(Expanded { text: f, .. })) => {
             let f = if uses_fn {
                 "a variable computed at run time".to_string()

@@ -291,13 +291,88 @@ fn key_index(opts: &[Opt]) -> HashMap<String, usize> {
 /// kernel takes [`MAX_VALUE_BYTES`] of, so no more of a variable can show.
 pub(super) const MAX_VARIABLE_BYTES: usize = MAX_VALUE_BYTES;
 
+/// The most bytes variables add to the values of one set of profiles, in
+/// all (`[variables]` and `[sysctl]` alike, past what the values are as
+/// written): a thousand values of the most the kernel takes in one write.
+/// Each value is kept to [`MAX_VARIABLE_BYTES`], but every `${b}` of a
+/// 4 KB `b` kept its 4 KB: a 16 MiB profile of such lines took gigabytes.
+/// With this budget the expanded values of a set of profiles hold at most
+/// its size plus 4 MiB; tuned's own profiles add a few kilobytes.
+pub(super) const MAX_EXPANSION_BYTES: usize = 1024 * MAX_VALUE_BYTES;
+
+/// The bytes the expansions of one set of profiles have added, against
+/// [`MAX_EXPANSION_BYTES`], and the values left out past it: from the first
+/// value that does not fit, every later value that variables add to is left
+/// out (unknown), so what is expanded is a prefix in tuned's order.
+pub(super) struct Budget {
+    left: usize,
+    /// The first value left out: its file and line.
+    first: Option<(String, usize)>,
+    /// The values left out.
+    out: usize,
+}
+
+impl Budget {
+    /// A budget of `bytes`.
+    pub(super) fn new(bytes: usize) -> Self {
+        Budget {
+            left: bytes,
+            first: None,
+            out: 0,
+        }
+    }
+
+    /// Whether `e`, the expansion of `raw` (option `o`'s value), is kept:
+    /// what it adds to `raw` is charged; one that does not fit, or adds
+    /// anything after a value was left out, is counted as left out.
+    pub(super) fn take(&mut self, raw: &str, e: &Expanded, o: &Opt) -> bool {
+        let adds = e.text.len().saturating_sub(raw.len());
+        if adds == 0 || (self.first.is_none() && adds <= self.left) {
+            self.left -= adds;
+            return true;
+        }
+        self.leave_out(o);
+        false
+    }
+
+    /// Count option `o`'s value as left out (it uses a variable left out).
+    pub(super) fn leave_out(&mut self, o: &Opt) {
+        self.out += 1;
+        self.first.get_or_insert_with(|| (o.path.clone(), o.line));
+    }
+
+    /// Why a value left out is not known.
+    pub(super) fn reason(o: &Opt) -> String {
+        format!(
+            "tuned profile `{}` sets it to a value driftaudit does not expand: the variables of the profiles add more than {MAX_EXPANSION_BYTES} bytes to the values before it, the most driftaudit expands for one set of profiles",
+            o.profile
+        )
+    }
+
+    /// The one input finding for the values left out, if any: at the first.
+    pub(super) fn issue(&self) -> Option<FileIssue> {
+        let (path, line) = self.first.as_ref()?;
+        Some(FileIssue::problem(
+            "tuned",
+            path,
+            Some(*line),
+            format!(
+                "{} values of the tuned profiles, from this one on, are not expanded: their variables add more than {MAX_EXPANSION_BYTES} bytes in all, the most driftaudit expands for one set of profiles; what they set is unknown",
+                self.out
+            ),
+        ))
+    }
+}
+
 /// The `[variables]` of a merged profile, by name: the last value of each
-/// variable that has one, and the names a run-time function gives a value
-/// (a value using one of them is not known from files).
+/// variable that has one, the names a run-time function gives a value (a
+/// value using one of them is not known from files), and the names left
+/// unexpanded past the [`Budget`].
 #[derive(Default)]
 pub(super) struct Vars {
     values: HashMap<String, Expanded>,
     computed: HashSet<String>,
+    left_out: HashSet<String>,
 }
 
 impl Vars {
@@ -322,24 +397,20 @@ impl Vars {
     /// Whether `value` names (`${NAME}`, escaped or not) a variable a
     /// run-time function gives a value to; one pass over the value.
     pub(super) fn uses_computed(&self, value: &str) -> bool {
-        if self.computed.is_empty() {
-            return false;
-        }
-        value.match_indices("${").any(|(i, _)| {
-            let rest = &value[i + 2..];
-            // a variable's name is a word
-            let end = rest
-                .find(|c: char| !(c.is_alphanumeric() || c == '_'))
-                .unwrap_or(rest.len());
-            probes::add(1);
-            rest[end..].starts_with('}') && self.computed.contains(&rest[..end])
-        })
+        uses_any(value, &self.computed)
+    }
+
+    /// Whether `value` names (`${NAME}`, escaped or not) a variable left
+    /// unexpanded past the [`Budget`]; one pass over the value.
+    pub(super) fn uses_left_out(&self, value: &str) -> bool {
+        uses_any(value, &self.left_out)
     }
 
     /// A variable's value (`Err` when a run-time function computes it).
     pub(super) fn add(&mut self, name: String, value: Result<Expanded, String>) {
         match value {
             Ok(e) => {
+                self.left_out.remove(&name);
                 self.values.insert(name, e);
             }
             Err(_) => {
@@ -347,6 +418,29 @@ impl Vars {
             }
         }
     }
+
+    /// A variable left unexpanded past the [`Budget`].
+    pub(super) fn leave_out(&mut self, name: String) {
+        self.values.remove(&name);
+        self.left_out.insert(name);
+    }
+}
+
+/// Whether `value` names (`${NAME}`, escaped or not) one of `names`; one
+/// pass over the value.
+fn uses_any(value: &str, names: &HashSet<String>) -> bool {
+    if names.is_empty() {
+        return false;
+    }
+    value.match_indices("${").any(|(i, _)| {
+        let rest = &value[i + 2..];
+        // a variable's name is a word
+        let end = rest
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        probes::add(1);
+        rest[end..].starts_with('}') && names.contains(&rest[..end])
+    })
 }
 
 /// The `[variables]` of the merged profile, in order; `include=` reads a
@@ -354,8 +448,9 @@ impl Vars {
 /// using a run-time function is noted as computed; a value is expanded with
 /// the earlier ones and kept to [`MAX_VARIABLE_BYTES`] with its whole
 /// length (a variable doubling the one before, line after line, would
-/// otherwise grow without bound).
-pub(super) fn variables(host: &Host, merged: &[Unit]) -> Vars {
+/// otherwise grow without bound), and what it adds is charged to `budget`
+/// (past it, a value is left out, and so is one using a variable left out).
+pub(super) fn variables(host: &Host, merged: &[Unit], budget: &mut Budget) -> Vars {
     let mut vars = Vars::default();
     let Some(unit) = merged.iter().find(|u| u.name == "variables") else {
         return vars;
@@ -382,9 +477,17 @@ pub(super) fn variables(host: &Host, merged: &[Unit]) -> Vars {
             if !k.chars().all(|c| c.is_alphanumeric() || c == '_') {
                 continue; // tuned: "variable definition contains unallowed characters"
             }
+            if vars.uses_left_out(&v) {
+                budget.leave_out(o);
+                vars.leave_out(k);
+                continue;
+            }
             let e = expand_bounded(&v, |n| vars.lookup(dir, n), MAX_VARIABLE_BYTES)
                 .map_err(|ExpandError::Function(f)| f);
-            vars.add(k, e);
+            match e {
+                Ok(e) if !budget.take(&v, &e, o) => vars.leave_out(k),
+                e => vars.add(k, e),
+            }
         }
     }
     vars

@@ -7,7 +7,9 @@
 //! [`Host`].
 
 use crate::host::{EntryKind, Host, ReadError};
-use crate::parse::tuned::{parse_bool, parse_profile, TunedOption};
+use std::collections::{HashMap, HashSet};
+
+use crate::parse::tuned::{parse_bool, parse_profile, probes, TunedOption, TunedProfile};
 
 /// Read first; a match here wins over recommend.d (`RECOMMEND_CONF_FILE`).
 pub const RECOMMEND_CONF: &str = "/etc/tuned/recommend.conf";
@@ -144,10 +146,46 @@ pub fn recommend(host: &Host, recommend_command: Option<&str>) -> Recommendation
     }
 }
 
-/// The sections of one rules file in order, configparser's `[DEFAULT]`
-/// options added to each (the section's own first); `None` when tuned
-/// cannot read the file (it logs an error and goes on with the next).
-fn sections(host: &Host, path: &str) -> Option<Vec<(String, usize, Vec<TunedOption>)>> {
+/// One rules file as tuned reads it: its sections (`[DEFAULT]` among them)
+/// and each section's first header line.
+struct Rules {
+    profile: TunedProfile,
+    headers: HashMap<String, usize>,
+}
+
+impl Rules {
+    /// The sections in order, each with its own options then the
+    /// `[DEFAULT]` ones it does not set itself, built as they are asked for:
+    /// a section costs its own options and the defaults, and the condition
+    /// cap stops the asking (each section counts at least the defaults), so
+    /// many sections and many defaults are not N² copies.
+    fn sections(&self) -> impl Iterator<Item = (&str, usize, Vec<&TunedOption>)> {
+        let defaults: &[TunedOption] = self
+            .profile
+            .section("DEFAULT")
+            .map(|s| s.options.as_slice())
+            .unwrap_or(&[]);
+        self.profile
+            .sections
+            .iter()
+            .filter(|s| s.name != "DEFAULT")
+            .map(move |s| {
+                probes::add(s.options.len() + defaults.len());
+                let own: HashSet<&str> = s.options.iter().map(|o| o.key.as_str()).collect();
+                let opts = s
+                    .options
+                    .iter()
+                    .chain(defaults.iter().filter(|d| !own.contains(d.key.as_str())))
+                    .collect();
+                let line = self.headers.get(&s.name).copied().unwrap_or(1);
+                (s.name.as_str(), line, opts)
+            })
+    }
+}
+
+/// One rules file, parsed; `None` when tuned cannot read it (it logs an
+/// error and goes on with the next).
+fn sections(host: &Host, path: &str) -> Option<Rules> {
     // os.path.isfile: a regular file, links followed
     if !matches!(host.kind_of(path), Ok(EntryKind::File)) {
         return None;
@@ -157,34 +195,14 @@ fn sections(host: &Host, path: &str) -> Option<Vec<(String, usize, Vec<TunedOpti
     if !issues.is_empty() {
         return None;
     }
-    let defaults: Vec<TunedOption> = profile
-        .section("DEFAULT")
-        .map(|s| s.options.clone())
-        .unwrap_or_default();
     // each section's first header line, in one pass
-    let mut headers: std::collections::HashMap<&str, usize> = Default::default();
+    let mut headers: HashMap<String, usize> = HashMap::new();
     for (i, l) in text.lines().enumerate() {
         if let Some(n) = l.trim().strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
-            headers.entry(n.trim()).or_insert(i + 1);
+            headers.entry(n.trim().to_string()).or_insert(i + 1);
         }
     }
-    let header_line = |name: &str| headers.get(name).copied().unwrap_or(1);
-    Some(
-        profile
-            .sections
-            .iter()
-            .filter(|s| s.name != "DEFAULT")
-            .map(|s| {
-                let mut opts = s.options.clone();
-                for d in &defaults {
-                    if !opts.iter().any(|o| o.key == d.key) {
-                        opts.push(d.clone());
-                    }
-                }
-                (s.name.clone(), header_line(&s.name), opts)
-            })
-            .collect(),
-    )
+    Some(Rules { profile, headers })
 }
 
 /// The first section of one rules file that matches: its profile name
@@ -195,10 +213,10 @@ fn process_config(
     path: &str,
     budget: &std::cell::Cell<usize>,
 ) -> Result<Option<(String, usize)>, String> {
-    let Some(secs) = sections(host, path) else {
+    let Some(rules) = sections(host, path) else {
         return Ok(None);
     };
-    for (name, line, opts) in secs {
+    for (name, line, opts) in rules.sections() {
         if budget.get() < opts.len() {
             return Err(format!(
                 "the rules hold more than {MAX_CONDITIONS} conditions by {path}:{line}, more than driftaudit evaluates"
@@ -208,9 +226,10 @@ fn process_config(
         match section_matches(host, &opts) {
             Tri::True => {
                 let name = match name.rfind(',') {
-                    Some(i) => name[..i].to_string(),
+                    Some(i) => &name[..i],
                     None => name,
                 };
+                let name = name.to_string();
                 return Ok(Some((name, line)));
             }
             Tri::False => continue,
@@ -239,20 +258,20 @@ fn candidates(host: &Host, files: &[String], budget: &std::cell::Cell<usize>) ->
         }
     };
     for f in files {
-        let Some(secs) = sections(host, f) else {
+        let Some(rules) = sections(host, f) else {
             continue;
         };
-        for (name, _, opts) in secs {
+        for (name, _, opts) in rules.sections() {
             if budget.get() < opts.len() {
                 return out; // past the cap: what is known so far
             }
             budget.set(budget.get() - opts.len());
             match section_matches(host, &opts) {
                 Tri::True => {
-                    push(&name);
+                    push(name);
                     return out;
                 }
-                Tri::Undecided(_) => push(&name),
+                Tri::Undecided(_) => push(name),
                 Tri::False => {}
             }
         }
@@ -263,7 +282,7 @@ fn candidates(host: &Host, files: &[String], budget: &std::cell::Cell<usize>) ->
 
 /// Every condition of a section (AND); options the recommender does not
 /// know are no condition.
-fn section_matches(host: &Host, opts: &[TunedOption]) -> Tri {
+fn section_matches(host: &Host, opts: &[&TunedOption]) -> Tri {
     let mut undecided: Option<String> = None;
     for o in opts {
         let value = if o.value.is_empty() {
@@ -634,6 +653,37 @@ mod tests {
             "{:?}",
             t.elapsed()
         );
+    }
+
+    /// Every `[DEFAULT]` option was copied into every section, each after a
+    /// scan of the section's own options, before the condition cap applied:
+    /// rules of N sections and N defaults cost N² steps and copies (800 of
+    /// each: 640,000 copies, of which three sections are evaluated). Counted
+    /// by the lookups' counter (`probes`).
+    #[test]
+    fn default_options_cost_the_sections_evaluated_not_every_section() {
+        let work = |n: usize| {
+            let mut rules = String::from("[DEFAULT]\n");
+            for i in 0..n {
+                rules += &format!("o{i}=x\n");
+            }
+            for i in 0..n {
+                rules += &format!("[p{i}]\nchassis_type=x\n");
+            }
+            let (_d, h) = host_with(&[("/etc/tuned/recommend.conf", &rules)]);
+            crate::parse::tuned::probes::take();
+            let r = recommend(&h, None);
+            (crate::parse::tuned::probes::take(), r)
+        };
+        let (small, r) = work(200);
+        // `[p0]` (201 conditions) is undecided (no chassis file); looking
+        // for candidates, the cap of 512 conditions stops before `[p1]`
+        assert!(
+            matches!(&r, Recommendation::Undecided(w, c) if w.contains("dmidecode") && c == &["p0"]),
+            "{r:?}"
+        );
+        let (big, _) = work(800);
+        assert!(big < 6 * small.max(1), "{small} steps at 200, {big} at 800");
     }
 
     #[test]
