@@ -705,3 +705,47 @@ fn the_scale_benchmark_runs_every_section_on_a_tiny_fleet() {
     // the generated fleets are its own, in BENCH_DIR, and gone after it
     assert_eq!(fs::read_dir(t.path()).unwrap().count(), 0, "{text}");
 }
+
+/// scripts/same-output (issue 47: a refactor changes no report) finds no
+/// difference between a binary and itself, and finds one between it and a
+/// wrapper that changes one byte of one report: the proof it gives is one
+/// that could fail.
+#[test]
+fn same_output_passes_a_binary_against_itself_and_catches_a_changed_report() {
+    if crate::common::program("python3", "python3").is_none() {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let script = cli::repo_root().join("scripts/same-output");
+    let out = cli::ok(
+        std::process::Command::new("bash")
+            .arg(&script)
+            .args([cli::BIN, cli::BIN, "3"])
+            .env("TMPDIR", t.path()),
+        "scripts/same-output BIN BIN 3",
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    says(&text, "runs compared, 0 differences");
+    // a "new" binary whose JSON of nat-story says another host
+    let wrapper = crate::common::tree::file(
+        t.path(),
+        "changed",
+        &format!(
+            "#!/bin/sh\ncase \"$*\" in *nat-story*json*) exec {} \"$@\" | sed 's/web1/web9/';; esac\nexec {} \"$@\"\n",
+            cli::BIN,
+            cli::BIN
+        ),
+    );
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = std::process::Command::new("bash")
+        .arg(&script)
+        .args([cli::BIN, wrapper.to_str().unwrap(), "3"])
+        .env("TMPDIR", t.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    says(&text, "DIFF testdata/hosts/nat-story json");
+    says(&text, "1 differences");
+}
