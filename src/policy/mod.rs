@@ -23,6 +23,7 @@ pub use builtin::{BUILTIN, TAG_PREFIX};
 pub(crate) use diagnostics::{snippet, yaml_error_parts};
 pub use diagnostics::{Code, Problem};
 pub use diagnostics::{FilterError, ParamError, PolicyError, PolicyProblem};
+pub use frozen::freeze_builtins;
 pub use model::{
     Applies, Bound, Breakdown, Check, CompareMode, DriftCheck, ExpectOp, ForEach, ForEachSource,
     Overridden, OverrideSource, Policy, Remedy, Rule, RuleSource, Severity, Template, TemplatePart,

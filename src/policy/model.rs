@@ -65,7 +65,7 @@ impl fmt::Display for Severity {
 }
 
 /// A compiled breakdown.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Breakdown {
     /// Name of the whole.
     pub label: String,
@@ -89,7 +89,7 @@ pub struct RuleSource {
 }
 
 /// A compiled template: literal text and expressions.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Template {
     /// Parts in order.
     pub parts: Vec<TemplatePart>,
@@ -98,7 +98,7 @@ pub struct Template {
 }
 
 /// Part of a [`Template`].
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum TemplatePart {
     /// Literal text.
     Text(String),
@@ -107,7 +107,7 @@ pub enum TemplatePart {
 }
 
 /// Comparison of an `expect` entry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[allow(missing_docs)]
 pub enum ExpectOp {
     Equals,
@@ -135,7 +135,7 @@ impl ExpectOp {
 }
 
 /// What a rule checks.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[non_exhaustive]
 pub enum Check {
     /// One setting against expectations.
@@ -163,15 +163,17 @@ pub enum Check {
 }
 
 /// A compiled `drift:` check.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DriftCheck {
     /// Configured namespace.
     pub configured: String,
     /// Running namespace.
     pub running: String,
     /// Only these keys.
+    #[serde(with = "super::frozen::globs")]
     pub keys: Vec<glob::Pattern>,
     /// Never these keys.
+    #[serde(with = "super::frozen::globs")]
     pub ignore: Vec<glob::Pattern>,
     /// Record field compared on the configured side.
     pub field: Option<String>,
@@ -182,7 +184,7 @@ pub struct DriftCheck {
 }
 
 /// What a rule's `for_each:` iterates over.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum ForEachSource {
     /// The items of a list parameter of the rule's policy.
     Param(String),
@@ -206,7 +208,7 @@ pub enum ForEachSource {
 
 /// A compiled `for_each:`: the set, the bound name, and the templates
 /// evaluated per item.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ForEach {
     /// The set iterated over.
     pub source: ForEachSource,
@@ -287,7 +289,7 @@ impl ForEach {
 pub const MAX_FOR_EACH_ITEMS: usize = 10_000;
 
 /// A compiled `applies` condition.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub enum Applies {
     /// Kernel comparisons (all must hold).
     Kernel(Vec<(String, Vec<u64>)>, String),
@@ -300,7 +302,7 @@ pub enum Applies {
 }
 
 /// A compiled rule.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Rule {
     /// Stable id.
     pub id: String,
@@ -342,7 +344,7 @@ pub struct Rule {
 
 /// Which way a computed value may be rounded to a value the file can hold:
 /// a `min` expectation rounds up, a `max` one down.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Bound {
     /// Write the value as computed (whole units rounded to nearest).
     Exact,
@@ -354,7 +356,7 @@ pub enum Bound {
 
 /// A compiled remedy: the change `driftaudit fix` plans for a failing
 /// finding (docs/policy-language.md, Remedies; docs/fix.md).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Remedy {
     /// Set `ns.key` to the value of `to` (evaluated in the rule's scope).
     Set {
@@ -548,7 +550,7 @@ impl Rule {
 }
 
 /// A loaded policy (metadata and parameters).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Policy {
     /// Id.
     pub id: String,
@@ -557,6 +559,7 @@ pub struct Policy {
     /// Description.
     pub description: String,
     /// Parameters with their current values (defaults, then `--set` overrides).
+    #[serde(with = "super::frozen::value_map")]
     pub params: BTreeMap<String, Value>,
     /// Parameter defaults as written.
     pub param_defaults: BTreeMap<String, String>,
@@ -624,7 +627,7 @@ impl Rule {
 }
 
 /// How drift compares two values.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum CompareMode {
     /// Equal after normalisation (units, booleans, whitespace).
