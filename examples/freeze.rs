@@ -1,4 +1,4 @@
-//! Writes the frozen built-in policies, `src/policy/builtin_frozen.cbor`:
+//! Writes the frozen built-in policies, `src/policy/builtin_frozen.bin`:
 //! the compiled model of `policies/*.yaml` as data, which a run reads
 //! instead of compiling the YAML (docs/architecture.md). A dev tool, not
 //! part of the library; like Ruff's `cargo dev generate-all`, it has a
@@ -18,10 +18,7 @@ use std::process::ExitCode;
 
 use driftaudit::unstable::policy::freeze_builtins;
 
-const PATH: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/src/policy/builtin_frozen.cbor"
-);
+const PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/src/policy/builtin_frozen.bin");
 
 fn main() -> ExitCode {
     let check = match std::env::args().nth(1).as_deref() {

@@ -281,6 +281,33 @@ pub(crate) mod tagged {
     pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Value, D::Error> {
         Tagged::deserialize(d).map(Value::from)
     }
+
+    /// A map of values, each with its variant named (a policy's
+    /// parameters). `#[serde(with = "crate::value::tagged::map")]`.
+    pub(crate) mod map {
+        use std::collections::BTreeMap;
+
+        use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+        use crate::value::tagged::Tagged;
+        use crate::value::Value;
+
+        pub(crate) fn serialize<S: Serializer>(
+            map: &BTreeMap<String, Value>,
+            s: S,
+        ) -> Result<S::Ok, S::Error> {
+            let tagged: BTreeMap<&str, Tagged> =
+                map.iter().map(|(k, v)| (k.as_str(), v.into())).collect();
+            tagged.serialize(s)
+        }
+
+        pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+            d: D,
+        ) -> Result<BTreeMap<String, Value>, D::Error> {
+            let tagged = BTreeMap::<String, Tagged>::deserialize(d)?;
+            Ok(tagged.into_iter().map(|(k, v)| (k, v.into())).collect())
+        }
+    }
 }
 
 #[cfg(test)]

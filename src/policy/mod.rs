@@ -23,13 +23,12 @@ pub use builtin::{BUILTIN, TAG_PREFIX};
 pub(crate) use diagnostics::{snippet, yaml_error_parts};
 pub use diagnostics::{Code, Problem};
 pub use diagnostics::{FilterError, ParamError, PolicyError, PolicyProblem};
-pub use frozen::freeze_builtins;
 pub use model::{
     Applies, Bound, Breakdown, Check, CompareMode, DriftCheck, ExpectOp, ForEach, ForEachSource,
     Overridden, OverrideSource, Policy, Remedy, Rule, RuleSource, Severity, Template, TemplatePart,
     MAX_FOR_EACH_ITEMS,
 };
-pub use set::{PolicySet, MAX_POLICY_BYTES};
+pub use set::{freeze_builtins, PolicySet, MAX_POLICY_BYTES};
 pub use spec::{
     json_schema, BreakdownPartSpec, BreakdownSpec, Condition, DriftSpec, Expect, ForEachSpec,
     OverrideSpec, ParamValue, PolicyFile, RemedyOptionsSpec, RemedySpec, RuleSpec,

@@ -170,16 +170,17 @@ pub struct DriftCheck {
     /// Running namespace.
     pub running: String,
     /// Only these keys.
-    #[serde(with = "super::frozen::globs")]
+    #[serde(with = "globs")]
     pub keys: Vec<glob::Pattern>,
     /// Never these keys.
-    #[serde(with = "super::frozen::globs")]
+    #[serde(with = "globs")]
     pub ignore: Vec<glob::Pattern>,
     /// Record field compared on the configured side.
     pub field: Option<String>,
     /// Record field compared on the running side.
     pub running_field: Option<String>,
     /// Comparison.
+    #[serde(with = "subset")]
     pub compare: CompareMode,
 }
 
@@ -559,7 +560,7 @@ pub struct Policy {
     /// Description.
     pub description: String,
     /// Parameters with their current values (defaults, then `--set` overrides).
-    #[serde(with = "super::frozen::value_map")]
+    #[serde(with = "crate::value::tagged::map")]
     pub params: BTreeMap<String, Value>,
     /// Parameter defaults as written.
     pub param_defaults: BTreeMap<String, String>,
@@ -627,7 +628,7 @@ impl Rule {
 }
 
 /// How drift compares two values.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum CompareMode {
     /// Equal after normalisation (units, booleans, whitespace).
@@ -636,6 +637,48 @@ pub enum CompareMode {
     /// Every item of the configured list is in the running list (the running
     /// side may show more, such as filesystem defaults the kernel adds).
     Subset,
+}
+
+/// `Vec<glob::Pattern>` as the patterns' text (`#[serde(with = ...)]` of
+/// the drift checks, for the frozen built-ins).
+mod globs {
+    use serde::{de::Error, Deserialize, Deserializer, Serializer};
+
+    pub(crate) fn serialize<S: Serializer>(
+        list: &[glob::Pattern],
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        s.collect_seq(list.iter().map(glob::Pattern::as_str))
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Vec<glob::Pattern>, D::Error> {
+        Vec::<String>::deserialize(d)?
+            .iter()
+            .map(|g| glob::Pattern::new(g).map_err(D::Error::custom))
+            .collect()
+    }
+}
+
+/// [`CompareMode`] as whether it is `subset` (for the frozen built-ins; a
+/// `Serialize` derive on it would change the policy schema's defaults).
+mod subset {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use super::CompareMode;
+
+    pub(crate) fn serialize<S: Serializer>(m: &CompareMode, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bool(*m == CompareMode::Subset)
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<CompareMode, D::Error> {
+        Ok(if bool::deserialize(d)? {
+            CompareMode::Subset
+        } else {
+            CompareMode::Equal
+        })
+    }
 }
 
 #[cfg(test)]
