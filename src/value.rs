@@ -223,6 +223,93 @@ pub fn unit_multiplier(unit: &str) -> Option<f64> {
     Some(KIB.powi(exp))
 }
 
+/// A [`Value`] with its variant named, for data that must read back as the
+/// same value (the frozen built-in policies); reports use `Value`'s own
+/// untagged form. `#[serde(with = "crate::value::tagged")]`.
+pub(crate) mod tagged {
+    use std::collections::BTreeMap;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::Value;
+
+    /// `Value`, variant for variant.
+    #[derive(Serialize, Deserialize)]
+    pub(crate) enum Tagged {
+        Number(f64),
+        Size(f64),
+        Bool(bool),
+        Str(String),
+        List(Vec<Tagged>),
+        Record(BTreeMap<String, Tagged>),
+    }
+
+    impl From<&Value> for Tagged {
+        fn from(v: &Value) -> Tagged {
+            match v {
+                Value::Number(n) => Tagged::Number(*n),
+                Value::Size(n) => Tagged::Size(*n),
+                Value::Bool(b) => Tagged::Bool(*b),
+                Value::Str(s) => Tagged::Str(s.clone()),
+                Value::List(l) => Tagged::List(l.iter().map(Tagged::from).collect()),
+                Value::Record(m) => {
+                    Tagged::Record(m.iter().map(|(k, v)| (k.clone(), v.into())).collect())
+                }
+            }
+        }
+    }
+
+    impl From<Tagged> for Value {
+        fn from(t: Tagged) -> Value {
+            match t {
+                Tagged::Number(n) => Value::Number(n),
+                Tagged::Size(n) => Value::Size(n),
+                Tagged::Bool(b) => Value::Bool(b),
+                Tagged::Str(s) => Value::Str(s),
+                Tagged::List(l) => Value::List(l.into_iter().map(Value::from).collect()),
+                Tagged::Record(m) => {
+                    Value::Record(m.into_iter().map(|(k, v)| (k, v.into())).collect())
+                }
+            }
+        }
+    }
+
+    pub(crate) fn serialize<S: Serializer>(v: &Value, s: S) -> Result<S::Ok, S::Error> {
+        Tagged::from(v).serialize(s)
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Value, D::Error> {
+        Tagged::deserialize(d).map(Value::from)
+    }
+
+    /// A map of values, each with its variant named (a policy's
+    /// parameters). `#[serde(with = "crate::value::tagged::map")]`.
+    pub(crate) mod map {
+        use std::collections::BTreeMap;
+
+        use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+        use crate::value::tagged::Tagged;
+        use crate::value::Value;
+
+        pub(crate) fn serialize<S: Serializer>(
+            map: &BTreeMap<String, Value>,
+            s: S,
+        ) -> Result<S::Ok, S::Error> {
+            let tagged: BTreeMap<&str, Tagged> =
+                map.iter().map(|(k, v)| (k.as_str(), v.into())).collect();
+            tagged.serialize(s)
+        }
+
+        pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+            d: D,
+        ) -> Result<BTreeMap<String, Value>, D::Error> {
+            let tagged = BTreeMap::<String, Tagged>::deserialize(d)?;
+            Ok(tagged.into_iter().map(|(k, v)| (k, v.into())).collect())
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,11 +5,11 @@
 use crate::value::Value;
 
 /// A parsed expression.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub enum Expr {
     /// A literal value.
-    Lit(Value),
+    Lit(#[serde(with = "crate::value::tagged")] Value),
     /// A list literal.
     List(Vec<Expr>),
     /// A fact or `let` name.
@@ -29,7 +29,7 @@ pub enum Expr {
 }
 
 /// Unary operators.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum UnOp {
     /// `-x`
     Neg,
@@ -38,7 +38,7 @@ pub enum UnOp {
 }
 
 /// Binary operators.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[allow(missing_docs)]
 pub enum BinOp {
     Add,

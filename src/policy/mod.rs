@@ -31,7 +31,7 @@ pub use model::{
     UpgradeCheck, MAX_FOR_EACH_ITEMS,
 };
 pub use release::{Product, Target, Version};
-pub use set::{PolicySet, MAX_POLICY_BYTES};
+pub use set::{freeze_builtins, PolicySet, MAX_POLICY_BYTES};
 pub use spec::{
     json_schema, BreakdownPartSpec, BreakdownSpec, Condition, DriftSpec, Expect, ForEachSpec,
     OverrideSpec, ParamValue, PolicyFile, RemedyOptionsSpec, RemedySpec, RuleSpec,

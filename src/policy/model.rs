@@ -66,7 +66,7 @@ impl fmt::Display for Severity {
 }
 
 /// A compiled breakdown.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Breakdown {
     /// Name of the whole.
     pub label: String,
@@ -90,7 +90,7 @@ pub struct RuleSource {
 }
 
 /// A compiled template: literal text and expressions.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Template {
     /// Parts in order.
     pub parts: Vec<TemplatePart>,
@@ -99,7 +99,7 @@ pub struct Template {
 }
 
 /// Part of a [`Template`].
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum TemplatePart {
     /// Literal text.
     Text(String),
@@ -108,7 +108,7 @@ pub enum TemplatePart {
 }
 
 /// Comparison of an `expect` entry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[allow(missing_docs)]
 pub enum ExpectOp {
     Equals,
@@ -136,7 +136,7 @@ impl ExpectOp {
 }
 
 /// What a rule checks.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[non_exhaustive]
 pub enum Check {
     /// One setting against expectations.
@@ -157,7 +157,9 @@ pub enum Check {
     /// What the host's persisted configuration does on target releases,
     /// against the shipped upgrade data (`policies/upgrade/*.yaml`): the
     /// upgrade readiness rules (`upgrade.*`), one per product and kind of
-    /// change, which `--target` adds to the set.
+    /// change, which `--target` adds to the set. Never frozen: the
+    /// built-ins hold none (`--target` adds them at run time).
+    #[serde(skip)]
     Upgrade(UpgradeCheck),
 }
 
@@ -173,26 +175,29 @@ pub struct UpgradeCheck {
 }
 
 /// A compiled `drift:` check.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DriftCheck {
     /// Configured namespace.
     pub configured: String,
     /// Running namespace.
     pub running: String,
     /// Only these keys.
+    #[serde(with = "globs")]
     pub keys: Vec<glob::Pattern>,
     /// Never these keys.
+    #[serde(with = "globs")]
     pub ignore: Vec<glob::Pattern>,
     /// Record field compared on the configured side.
     pub field: Option<String>,
     /// Record field compared on the running side.
     pub running_field: Option<String>,
     /// Comparison.
+    #[serde(with = "subset")]
     pub compare: CompareMode,
 }
 
 /// What a rule's `for_each:` iterates over.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum ForEachSource {
     /// The items of a list parameter of the rule's policy.
     Param(String),
@@ -216,7 +221,7 @@ pub enum ForEachSource {
 
 /// A compiled `for_each:`: the set, the bound name, and the templates
 /// evaluated per item.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ForEach {
     /// The set iterated over.
     pub source: ForEachSource,
@@ -297,7 +302,7 @@ impl ForEach {
 pub const MAX_FOR_EACH_ITEMS: usize = 10_000;
 
 /// A compiled `applies` condition.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub enum Applies {
     /// Kernel comparisons (all must hold).
     Kernel(Vec<(String, Vec<u64>)>, String),
@@ -310,7 +315,7 @@ pub enum Applies {
 }
 
 /// A compiled rule.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Rule {
     /// Stable id.
     pub id: String,
@@ -352,7 +357,7 @@ pub struct Rule {
 
 /// Which way a computed value may be rounded to a value the file can hold:
 /// a `min` expectation rounds up, a `max` one down.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Bound {
     /// Write the value as computed (whole units rounded to nearest).
     Exact,
@@ -364,7 +369,7 @@ pub enum Bound {
 
 /// A compiled remedy: the change `driftaudit fix` plans for a failing
 /// finding (docs/policy-language.md, Remedies; docs/fix.md).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Remedy {
     /// Set `ns.key` to the value of `to` (evaluated in the rule's scope).
     Set {
@@ -558,7 +563,7 @@ impl Rule {
 }
 
 /// A loaded policy (metadata and parameters).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Policy {
     /// Id.
     pub id: String,
@@ -567,6 +572,7 @@ pub struct Policy {
     /// Description.
     pub description: String,
     /// Parameters with their current values (defaults, then `--set` overrides).
+    #[serde(with = "crate::value::tagged::map")]
     pub params: BTreeMap<String, Value>,
     /// Parameter defaults as written.
     pub param_defaults: BTreeMap<String, String>,
@@ -643,6 +649,48 @@ pub enum CompareMode {
     /// Every item of the configured list is in the running list (the running
     /// side may show more, such as filesystem defaults the kernel adds).
     Subset,
+}
+
+/// `Vec<glob::Pattern>` as the patterns' text (`#[serde(with = ...)]` of
+/// the drift checks, for the frozen built-ins).
+mod globs {
+    use serde::{de::Error, Deserialize, Deserializer, Serializer};
+
+    pub(crate) fn serialize<S: Serializer>(
+        list: &[glob::Pattern],
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        s.collect_seq(list.iter().map(glob::Pattern::as_str))
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Vec<glob::Pattern>, D::Error> {
+        Vec::<String>::deserialize(d)?
+            .iter()
+            .map(|g| glob::Pattern::new(g).map_err(D::Error::custom))
+            .collect()
+    }
+}
+
+/// [`CompareMode`] as whether it is `subset` (for the frozen built-ins; a
+/// `Serialize` derive on it would change the policy schema's defaults).
+mod subset {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use super::CompareMode;
+
+    pub(crate) fn serialize<S: Serializer>(m: &CompareMode, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bool(*m == CompareMode::Subset)
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<CompareMode, D::Error> {
+        Ok(if bool::deserialize(d)? {
+            CompareMode::Subset
+        } else {
+            CompareMode::Equal
+        })
+    }
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use super::builtin::{BUILTIN, TAG_PREFIX};
 use super::compile::{compile, Compiled};
 use super::diagnostics::problem_at;
+use super::frozen;
 use super::overlay::{self, Layer, ParamOverrides};
 use super::values::param_value;
 use super::{FilterError, ParamError, ParamValue, Policy, PolicyError, Problem, Rule};
@@ -53,7 +54,7 @@ impl PolicySet {
     /// form when it is current (no YAML parsed; see `frozen.rs`), otherwise
     /// compiled from the YAML.
     pub fn builtin() -> Result<PolicySet, PolicyError> {
-        if let Some((policies, rules)) = super::frozen::builtin() {
+        if let Some((policies, rules)) = frozen::builtin() {
             return Ok(PolicySet {
                 policies,
                 rules,
@@ -514,4 +515,36 @@ fn read_policy_file(path: &Path) -> Result<String, PolicyError> {
             e.utf8_error().valid_up_to()
         ))
     })
+}
+
+/// The frozen form of the built-in policies as this build compiles their
+/// YAML: the bytes `src/policy/builtin_frozen.bin` should hold (for `cargo
+/// run --example freeze`).
+pub fn freeze_builtins() -> Result<Vec<u8>, PolicyError> {
+    let set = PolicySet::builtin_from_yaml()?;
+    Ok(frozen::freeze(set.policies(), set.rules()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The frozen form is what compiling the YAML gives, and it is current:
+    /// a changed policy, compiler or model type needs `cargo run --example
+    /// freeze` (then rebuild), or live checks compile the YAML.
+    #[test]
+    fn frozen_builtins_are_the_compiled_yaml_and_current() {
+        let want = freeze_builtins().expect("the built-in policies compile");
+        assert!(
+            want == frozen::FROZEN,
+            "src/policy/builtin_frozen.bin is stale (policies/*.yaml, the compiler or the \
+             model's types changed): run `cargo run --example freeze` and commit the file \
+             (after a rebase conflict in it, take either side and run the same command)"
+        );
+        let yaml = PolicySet::builtin_from_yaml().unwrap();
+        let (policies, rules) = frozen::builtin().expect("the frozen form reads back");
+        assert_eq!(format!("{policies:?}"), format!("{:?}", yaml.policies()));
+        assert_eq!(format!("{rules:?}"), format!("{:?}", yaml.rules()));
+        assert!(!rules.is_empty());
+    }
 }

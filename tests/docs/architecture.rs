@@ -660,10 +660,6 @@ fn file_graph(src: &Path) -> BTreeMap<String, BTreeMap<String, Vec<String>>> {
     let mut texts = Vec::new();
     for f in &files {
         let rel = f.strip_prefix(src).unwrap();
-        // frozen data is included into its module, not a module itself
-        if rel.ends_with("builtin_frozen.rs") {
-            continue;
-        }
         let (k, m) = file_module(rel);
         let text = std::fs::read_to_string(f).unwrap();
         modules.insert(name(k, &m));
