@@ -1,5 +1,5 @@
 //! The runtime steps' sh text: words quoted by the crate's one sh quoting
-//! ([`crate::shell`], a leaf a reader's input finding uses too), and the
+//! (`crate::shell`, a leaf a reader's input finding uses too), and the
 //! `su - zimbra -c` wrapper. Pure; used only to build the text of `fix`'s
 //! runtime script.
 

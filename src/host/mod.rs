@@ -95,7 +95,7 @@ impl Host {
     }
 
     /// Name the host `name`, read at `path`, cut to [`MAX_HOST_NAME_BYTES`]
-    /// on a character boundary (the cut kept for [`Host::name_cut`]).
+    /// on a character boundary (the cut kept for `Host::name_cut`).
     fn set_name(&mut self, mut name: String, path: &str) {
         if name.len() > MAX_HOST_NAME_BYTES {
             self.name_cut = Some(NameCut {
@@ -149,7 +149,7 @@ impl Host {
     /// none of these is [`ReadError::NotASnapshot`]. The host name comes from
     /// `snapshot.json`, then the layout's `hostname` capture (sosreport), then
     /// `etc/hostname`, then the directory name; one longer than
-    /// [`MAX_HOST_NAME_BYTES`] is cut to that ([`Host::name_cut`]).
+    /// [`MAX_HOST_NAME_BYTES`] is cut to that (`Host::name_cut`).
     ///
     /// ```
     /// let host = driftaudit::Host::snapshot(concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/hosts/nat-story"))?;
