@@ -450,6 +450,76 @@ impl Remedy {
 }
 
 impl Rule {
+    /// A rule that checks `check` and says nothing more: no conditions,
+    /// `let`s, tags, remedy or items (the upgrade checks are made so; a
+    /// new field of [`Rule`] gets its empty value here, not at each maker).
+    pub fn bare(
+        id: String,
+        policy: String,
+        title: String,
+        severity: Severity,
+        check: Check,
+        source: RuleSource,
+    ) -> Rule {
+        let empty = Template {
+            parts: Vec::new(),
+            source: String::new(),
+        };
+        Rule {
+            id,
+            policy,
+            title,
+            severity,
+            applies: Vec::new(),
+            lets: BTreeMap::new(),
+            check,
+            why: empty.clone(),
+            fix: empty,
+            references: Vec::new(),
+            tags: Vec::new(),
+            controls: Vec::new(),
+            source,
+            breakdown: None,
+            remedy: None,
+            overridden: Vec::new(),
+            for_each: None,
+        }
+    }
+
+    /// This rule with other `applies` and without its `for_each` (which is
+    /// not cloned only to be dropped): what one `for_each` item judges.
+    pub fn copy_with(&self, applies: Vec<Applies>) -> Rule {
+        Rule {
+            id: self.id.clone(),
+            policy: self.policy.clone(),
+            title: self.title.clone(),
+            severity: self.severity,
+            applies,
+            lets: self.lets.clone(),
+            check: self.check.clone(),
+            why: self.why.clone(),
+            fix: self.fix.clone(),
+            references: self.references.clone(),
+            tags: self.tags.clone(),
+            controls: self.controls.clone(),
+            source: self.source.clone(),
+            breakdown: self.breakdown.clone(),
+            remedy: self.remedy.clone(),
+            overridden: self.overridden.clone(),
+            for_each: None,
+        }
+    }
+
+    /// What `driftaudit fix` does when the rule fails, in words (`explain`).
+    pub fn describe_remedy(&self) -> String {
+        match &self.remedy {
+            Some(r) => r.describe(),
+            None => {
+                "not declared: `driftaudit fix` reports a failure of this rule as unfixable".into()
+            }
+        }
+    }
+
     /// Every expression of the rule (for static analysis).
     pub fn expressions(&self) -> Vec<&Expr> {
         let mut out: Vec<&Expr> = self.lets.values().collect();
