@@ -353,6 +353,21 @@ pub struct Rule {
     pub overridden: Vec<Overridden>,
     /// `for_each:`: the rule is judged once per item (boxed: most rules have none).
     pub for_each: Option<Box<ForEach>>,
+    /// `remedy: { requires: ... }`: where the remedy is safe to apply.
+    pub requires: Option<Requires>,
+}
+
+/// The condition under which a remedy cannot cut service (`have_ssl` before
+/// `require_secure_transport = ON`): `driftaudit fix` evaluates it on the
+/// host and holds the change as a decision where it is not true.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Requires {
+    /// True where the change is safe (the rule's scope).
+    pub when: Expr,
+    /// `when` as written.
+    pub text: String,
+    /// What the change would break where `when` does not hold.
+    pub why: String,
 }
 
 /// Which way a computed value may be rounded to a value the file can hold:
@@ -483,6 +498,7 @@ impl Rule {
             remedy: None,
             overridden: Vec::new(),
             for_each: None,
+            requires: None,
         }
     }
 
@@ -507,16 +523,21 @@ impl Rule {
             remedy: self.remedy.clone(),
             overridden: self.overridden.clone(),
             for_each: None,
+            requires: self.requires.clone(),
         }
     }
 
     /// What `driftaudit fix` does when the rule fails, in words (`explain`).
     pub fn describe_remedy(&self) -> String {
-        match &self.remedy {
+        let what = match &self.remedy {
             Some(r) => r.describe(),
             None => {
                 "not declared: `driftaudit fix` reports a failure of this rule as unfixable".into()
             }
+        };
+        match &self.requires {
+            Some(q) => format!("{what}; only where `{}`: {}", q.text, q.why),
+            None => what,
         }
     }
 
@@ -535,6 +556,9 @@ impl Rule {
         }
         if let Some(Remedy::Set { to, .. }) = &self.remedy {
             out.push(to);
+        }
+        if let Some(q) = &self.requires {
+            out.push(&q.when);
         }
         if let Some(b) = &self.breakdown {
             out.push(&b.total);
