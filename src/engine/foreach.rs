@@ -30,7 +30,7 @@ use crate::value::Value;
 
 /// The rule as one item sees it, for `driftaudit fix`: `applies` paths and
 /// the `setting:` key built from the item, a remedy on that setting
-/// following it. `rule` is the rule without its `for_each` ([`copy_with`]);
+/// following it. `rule` is the rule without its `for_each` ([`Rule::copy_with`]);
 /// a rule whose items differ in none of these is not copied again. (Judging
 /// an item copies nothing: [`item_parts`] gives the same parts.)
 fn item_rule<'r>(rule: &'r Rule, fe: &ForEach, cx: &RuleCx) -> Result<Cow<'r, Rule>, Missing> {
@@ -50,7 +50,7 @@ fn item_rule<'r>(rule: &'r Rule, fe: &ForEach, cx: &RuleCx) -> Result<Cow<'r, Ru
             other => other.clone(),
         });
     }
-    let mut r = copy_with(rule, applies);
+    let mut r = rule.copy_with(applies);
     if let (Some(t), Check::Setting { key, .. }) = (&fe.setting_key, &mut r.check) {
         let built = render_plain(t, cx)?;
         let written = std::mem::replace(key, built.clone());
@@ -62,30 +62,6 @@ fn item_rule<'r>(rule: &'r Rule, fe: &ForEach, cx: &RuleCx) -> Result<Cow<'r, Ru
         }
     }
     Ok(Cow::Owned(r))
-}
-
-/// `rule` with other `applies` and without its `for_each` (which is not
-/// cloned only to be dropped).
-fn copy_with(rule: &Rule, applies: Vec<Applies>) -> Rule {
-    Rule {
-        id: rule.id.clone(),
-        policy: rule.policy.clone(),
-        title: rule.title.clone(),
-        severity: rule.severity,
-        applies,
-        lets: rule.lets.clone(),
-        check: rule.check.clone(),
-        why: rule.why.clone(),
-        fix: rule.fix.clone(),
-        references: rule.references.clone(),
-        tags: rule.tags.clone(),
-        controls: rule.controls.clone(),
-        source: rule.source.clone(),
-        breakdown: rule.breakdown.clone(),
-        remedy: rule.remedy.clone(),
-        overridden: rule.overridden.clone(),
-        for_each: None,
-    }
 }
 
 /// For `driftaudit fix`: the rule as the item whose subject is `subject`
@@ -116,7 +92,7 @@ pub(super) fn item_remedy(
         .borrow_mut()
         .insert(fe.bind.clone(), value.clone());
     cx.field_errors = Some((fe.bind.clone(), errors.clone()));
-    let base = copy_with(rule, rule.applies.clone());
+    let base = rule.copy_with(rule.applies.clone());
     let r = item_rule(&base, fe, &cx)?.into_owned();
     let mut cx = bound_cx(facts, &r, policy, fe, item, &value);
     cx.field_errors = Some((fe.bind.clone(), errors));

@@ -155,6 +155,25 @@ pub(super) fn changes_for(
     let Some(remedy) = &rule.remedy else {
         return Err("the rule declares no remedy".into());
     };
+    if let Some(q) = &rule.requires {
+        let holds = crate::engine::eval_in_rule(rule, policies.policy_of(rule), facts, &q.when)
+            .and_then(|v| crate::eval::truthy(&v));
+        let here = match holds {
+            Ok(true) => None,
+            Ok(false) => Some(format!(
+                "it does not hold on this host ({})",
+                read_here(rule, policies, facts, &q.when)
+            )),
+            Err(m) => Some(format!("it cannot be told here ({})", missing_text(&m))),
+        };
+        if let Some(here) = here {
+            return Err(format!(
+                "needs a decision: the change is safe only where `{}`, and {here}: {}; \
+                 make it by hand once that is settled",
+                q.text, q.why
+            ));
+        }
+    }
     let cs = match (&item, remedy) {
         (Some((_, Some(v))), Remedy::Set { ns, key, bound, .. }) => {
             let target =
@@ -233,6 +252,32 @@ pub(super) fn changes_of_remedy(
             )])
         }
         Remedy::Drift => drift_changes(rule, f, host, facts, opts, mk),
+    }
+}
+
+/// The settings `e` reads, each with its value on this host (`mysql.have_ssl
+/// = DISABLED`, `... not set`): the evidence a held change is shown with.
+fn read_here(rule: &Rule, policies: &PolicySet, facts: &Facts, e: &crate::expr::Expr) -> String {
+    let mut reads = Vec::new();
+    crate::expr::walk(e, &mut |x| {
+        if matches!(x, crate::expr::Expr::Setting(..)) && !reads.contains(x) {
+            reads.push(x.clone());
+        }
+    });
+    let shown: Vec<String> = reads
+        .iter()
+        .map(|x| {
+            let name = x.to_string();
+            match crate::engine::eval_in_rule(rule, policies.policy_of(rule), facts, x) {
+                Ok(v) => format!("{name} = {}", v.to_plain()),
+                Err(m) => format!("{name}: {}", missing_text(&m)),
+            }
+        })
+        .collect();
+    if shown.is_empty() {
+        "no setting read".into()
+    } else {
+        shown.join("; ")
     }
 }
 

@@ -353,6 +353,21 @@ pub struct Rule {
     pub overridden: Vec<Overridden>,
     /// `for_each:`: the rule is judged once per item (boxed: most rules have none).
     pub for_each: Option<Box<ForEach>>,
+    /// `remedy: { requires: ... }`: where the remedy is safe to apply.
+    pub requires: Option<Requires>,
+}
+
+/// The condition under which a remedy cannot cut service (`have_ssl` before
+/// `require_secure_transport = ON`): `driftaudit fix` evaluates it on the
+/// host and holds the change as a decision where it is not true.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Requires {
+    /// True where the change is safe (the rule's scope).
+    pub when: Expr,
+    /// `when` as written.
+    pub text: String,
+    /// What the change would break where `when` does not hold.
+    pub why: String,
 }
 
 /// Which way a computed value may be rounded to a value the file can hold:
@@ -450,6 +465,82 @@ impl Remedy {
 }
 
 impl Rule {
+    /// A rule that checks `check` and says nothing more: no conditions,
+    /// `let`s, tags, remedy or items (the upgrade checks are made so; a
+    /// new field of [`Rule`] gets its empty value here, not at each maker).
+    pub fn bare(
+        id: String,
+        policy: String,
+        title: String,
+        severity: Severity,
+        check: Check,
+        source: RuleSource,
+    ) -> Rule {
+        let empty = Template {
+            parts: Vec::new(),
+            source: String::new(),
+        };
+        Rule {
+            id,
+            policy,
+            title,
+            severity,
+            applies: Vec::new(),
+            lets: BTreeMap::new(),
+            check,
+            why: empty.clone(),
+            fix: empty,
+            references: Vec::new(),
+            tags: Vec::new(),
+            controls: Vec::new(),
+            source,
+            breakdown: None,
+            remedy: None,
+            overridden: Vec::new(),
+            for_each: None,
+            requires: None,
+        }
+    }
+
+    /// This rule with other `applies` and without its `for_each` (which is
+    /// not cloned only to be dropped): what one `for_each` item judges.
+    pub fn copy_with(&self, applies: Vec<Applies>) -> Rule {
+        Rule {
+            id: self.id.clone(),
+            policy: self.policy.clone(),
+            title: self.title.clone(),
+            severity: self.severity,
+            applies,
+            lets: self.lets.clone(),
+            check: self.check.clone(),
+            why: self.why.clone(),
+            fix: self.fix.clone(),
+            references: self.references.clone(),
+            tags: self.tags.clone(),
+            controls: self.controls.clone(),
+            source: self.source.clone(),
+            breakdown: self.breakdown.clone(),
+            remedy: self.remedy.clone(),
+            overridden: self.overridden.clone(),
+            for_each: None,
+            requires: self.requires.clone(),
+        }
+    }
+
+    /// What `driftaudit fix` does when the rule fails, in words (`explain`).
+    pub fn describe_remedy(&self) -> String {
+        let what = match &self.remedy {
+            Some(r) => r.describe(),
+            None => {
+                "not declared: `driftaudit fix` reports a failure of this rule as unfixable".into()
+            }
+        };
+        match &self.requires {
+            Some(q) => format!("{what}; only where `{}`: {}", q.text, q.why),
+            None => what,
+        }
+    }
+
     /// Every expression of the rule (for static analysis).
     pub fn expressions(&self) -> Vec<&Expr> {
         let mut out: Vec<&Expr> = self.lets.values().collect();
@@ -465,6 +556,9 @@ impl Rule {
         }
         if let Some(Remedy::Set { to, .. }) = &self.remedy {
             out.push(to);
+        }
+        if let Some(q) = &self.requires {
+            out.push(&q.when);
         }
         if let Some(b) = &self.breakdown {
             out.push(&b.total);

@@ -220,6 +220,23 @@ pub struct RemedySpec {
     #[serde(default)]
     #[schemars(with = "Option<String>")]
     pub none: Option<Spanned<String>>,
+    /// The condition under which the change cannot cut service; where it
+    /// does not hold on the host, or cannot be told, `fix` holds the change
+    /// as a decision for the admin.
+    #[serde(default)]
+    pub requires: Option<RequiresSpec>,
+}
+
+/// `remedy: { requires: { when: EXPR, why: TEXT } }`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RequiresSpec {
+    /// An expression of the rule's scope that is true where the change is safe.
+    #[schemars(with = "String")]
+    pub when: Spanned<String>,
+    /// What the change would break where it does not hold.
+    #[schemars(with = "String")]
+    pub why: Spanned<String>,
 }
 
 /// `remedy: { options: { add: [...], remove: [...] } }`.

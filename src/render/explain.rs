@@ -125,10 +125,7 @@ pub fn explain(set: &PolicySet, rule: &Rule) -> String {
         }
     }
     let _ = writeln!(o, "\nremedy (driftaudit fix):");
-    let remedy = match &rule.remedy {
-        Some(r) => r.describe(),
-        None => "not declared: `driftaudit fix` reports a failure of this rule as unfixable".into(),
-    };
+    let remedy = rule.describe_remedy();
     for l in wrap(&remedy, 76) {
         let _ = writeln!(o, "  {l}");
     }

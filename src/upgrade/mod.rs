@@ -102,23 +102,18 @@ fn as_rule(m: RuleMeta, targets: Vec<Target>) -> Rule {
         source: s,
     };
     Rule {
-        id: m.id,
-        policy: m.policy,
-        title: m.title,
-        severity: m.severity,
-        applies: Vec::new(),
-        lets: Default::default(),
-        check: Check::Upgrade(UpgradeCheck { targets }),
         why: literal(m.why),
         fix: literal(m.fix),
         references: m.references,
         tags: m.tags,
-        controls: Vec::new(),
-        source: m.source,
-        breakdown: None,
-        remedy: None,
-        overridden: Vec::new(),
-        for_each: None,
+        ..Rule::bare(
+            m.id,
+            m.policy,
+            m.title,
+            m.severity,
+            Check::Upgrade(UpgradeCheck { targets }),
+            m.source,
+        )
     }
 }
 

@@ -145,3 +145,99 @@ fn remedy_value_expression_names_are_checked() {
         p[0]
     );
 }
+
+/// A `fix` plan for `rule` alone on a copy of the test host `name`, its
+/// running `have_ssl` set to `have_ssl`.
+fn plan_with_have_ssl(name: &str, rule: &str, have_ssl: &str) -> driftaudit::unstable::fix::Plan {
+    use driftaudit::unstable::fix::{self, FixOptions};
+    let copy = crate::common::cli::copy_tree(&crate::common::cli::testdata("hosts").join(name));
+    let tsv = copy.path().join("captures/mysql-variables.tsv");
+    let text = std::fs::read_to_string(&tsv).unwrap();
+    assert!(
+        text.contains("\nhave_ssl\tDISABLED\n"),
+        "the host's capture changed"
+    );
+    std::fs::write(
+        &tsv,
+        text.replace(
+            "\nhave_ssl\tDISABLED\n",
+            &format!("\nhave_ssl\t{have_ssl}\n"),
+        ),
+    )
+    .unwrap();
+    let opts = FixOptions {
+        only: vec![glob::Pattern::new(rule).unwrap()],
+        ..FixOptions::default()
+    };
+    fix::plan(&crate::common::audit::builtin(), Some(copy.path()), &opts).unwrap()
+}
+
+#[test]
+fn require_secure_transport_on_a_server_without_tls_is_held_as_a_decision_with_the_hosts_value() {
+    let rule = "mysqlsec.require-secure-transport";
+    let held = plan_with_have_ssl("mysql-includedir-override", rule, "DISABLED");
+    assert!(held.fixes.is_empty(), "{:?}", held.fixes);
+    assert!(
+        !held.patch.contains("require_secure_transport"),
+        "{}",
+        held.patch
+    );
+    let u = held
+        .unfixable
+        .iter()
+        .find(|u| u.rule == rule)
+        .expect("held, not dropped");
+    for part in [
+        "needs a decision",
+        "mysql.have_ssl = DISABLED",
+        "refuses every TCP client",
+    ] {
+        assert!(u.reason.contains(part), "{part}: {}", u.reason);
+    }
+    // with TLS configured the same finding is repaired
+    let applied = plan_with_have_ssl("mysql-includedir-override", rule, "YES");
+    assert!(
+        applied.fixes.iter().any(|f| f.rule == rule),
+        "{:?}",
+        applied.unfixable
+    );
+    assert!(
+        applied.patch.contains("require_secure_transport = ON"),
+        "{}",
+        applied.patch
+    );
+    assert!(applied.proof.as_ref().is_some_and(|p| p.passed()));
+}
+
+#[test]
+fn a_remedy_precondition_is_an_expression_of_the_rules_scope_and_needs_its_reason() {
+    let with = |requires: &str| {
+        rule(&format!(
+            "    assert: \"true\"\n    remedy: {{ set: sysctl.vm.swappiness, to: 10, requires: {requires} }}\n"
+        ))
+    };
+    let set = loaded(&with("{ when: \"mem_total > 1G\", why: small hosts swap }"));
+    let r = set.rules().iter().find(|r| r.id == "my.rule").unwrap();
+    assert_eq!(
+        r.requires.as_ref().map(|q| q.text.as_str()),
+        Some("mem_total > 1G")
+    );
+    says(
+        &r.describe_remedy(),
+        "only where `mem_total > 1G`: small hosts swap",
+    );
+    // the names are the rule's: a typo is found at load, with the fix
+    let p = problems(&with("{ when: \"mem_totl > 1G\", why: x }"));
+    assert_eq!(p[0].code, Code::UnknownName, "{}", p[0]);
+    says(&p[0].message, "did you mean `mem_total`");
+    let p = problems(&with("{ when: \"true\", why: \" \" }"));
+    assert_eq!(p[0].code, Code::RemedyWithoutReason, "{}", p[0]);
+    let p = problems(&rule(
+        "    assert: \"true\"\n    remedy: { none: by hand, requires: { when: \"true\", why: x } }\n",
+    ));
+    assert_eq!(p[0].code, Code::InvalidRemedy, "{}", p[0]);
+    says(
+        &p[0].message,
+        "`requires` goes with `set`, `remove` or `options`",
+    );
+}

@@ -29,7 +29,7 @@ use crate::value::Value;
 use checks::{compile_applies, compile_check};
 use compiler::{Compiler, Place, RuleScope};
 use for_each::{check_items, compile_for_each};
-use remedy::{compile_remedy, derived_remedy};
+use remedy::{compile_remedy, compile_requires, derived_remedy};
 use texts::{compile_breakdown, compile_controls, compile_tags, compile_texts};
 
 /// One compiled policy file, with where its ids are written (line, column)
@@ -278,6 +278,10 @@ fn compile_rule(
             .as_ref()
             .and_then(|ch| derived_remedy(ch, spec.expect.as_ref())),
     };
+    let requires = spec
+        .remedy
+        .as_ref()
+        .and_then(|r| compile_requires(c, &scope, r));
     let tags = compile_tags(c, &spec.tags, &scope.id);
     let controls = compile_controls(c, &spec.controls, &scope.id);
     Some(Rule {
@@ -301,5 +305,6 @@ fn compile_rule(
         remedy,
         overridden: Vec::new(),
         for_each: for_each.map(Box::new),
+        requires,
     })
 }

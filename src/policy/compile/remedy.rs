@@ -5,6 +5,7 @@ use serde_saphyr::Spanned;
 
 use super::compiler::{Compiler, Place, RuleScope};
 use crate::catalogue::FLAT_NAMESPACES;
+use crate::policy::model::Requires;
 use crate::policy::{
     param_text, Bound, Check, Expect, ExpectOp, ParamValue, Problem, Remedy, RemedySpec,
 };
@@ -180,4 +181,36 @@ pub(super) fn compile_remedy(
         return None;
     }
     Some(Remedy::None { reason })
+}
+
+/// `remedy: { requires: { when, why } }`: the condition, an expression of
+/// the rule's scope, and what the change breaks without it; only on a
+/// remedy that changes something (`set`, `remove`, `options`).
+pub(super) fn compile_requires(
+    c: &mut Compiler,
+    scope: &RuleScope,
+    r: &Spanned<RemedySpec>,
+) -> Option<Requires> {
+    let q = r.value.requires.as_ref()?;
+    if r.value.none.is_some() {
+        c.problem(
+            Place::of(&q.when),
+            &scope.id,
+            Problem::InvalidRemedy {
+                detail: ": `requires` goes with `set`, `remove` or `options`, not `none`".into(),
+            },
+        );
+        return None;
+    }
+    let why = q.why.value.trim().to_string();
+    if why.is_empty() {
+        c.problem(Place::of(&q.why), &scope.id, Problem::RemedyWithoutReason);
+        return None;
+    }
+    let when = scope.expr(c, &q.when, "remedy `requires`")?;
+    Some(Requires {
+        when,
+        text: q.when.value.trim().to_string(),
+        why,
+    })
 }
