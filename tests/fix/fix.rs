@@ -554,3 +554,48 @@ fn the_proof_applies_the_printed_patch_so_a_corrupted_patch_text_fails_it() {
     );
     assert_eq!(p.exit_code(), 1);
 }
+
+/// Whether a change runs now or waits for a restart is the host's server
+/// version's: innodb_log_buffer_size is dynamic in MySQL 8.0 (its
+/// documented table) and read only at start in 5.7, so the same fix is
+/// `SET GLOBAL` on the one and a commented restart on the other.
+#[test]
+fn set_global_or_restart_follows_the_documented_table_of_the_hosts_server_version() {
+    let set = with_policy(
+        "policy: mine\ntitle: Mine\nrules:\n\
+         \x20 - id: mine.log-buffer\n    title: t\n    severity: low\n    assert: \"default(mycnf_effective.innodb_log_buffer_size, 0) >= 33554432\"\n    remedy: { set: mycnf_effective.innodb_log_buffer_size, to: 32M }\n    why: w\n    fix: f\n    references: []\n",
+    );
+    let t = copy(&host("mysql-healthy"));
+    let capture = t.path().join("captures/mysql-variables.tsv");
+    let text = std::fs::read_to_string(&capture).unwrap();
+    assert!(
+        text.contains("\nversion\t8.0.36-"),
+        "the host runs MySQL 8.0"
+    );
+    let now = fix::plan(&set, Some(t.path()), &only("mine.*")).unwrap();
+    says(&now.patch, "+innodb_log_buffer_size = 32M\n");
+    let set_global = |p: &Plan| {
+        p.runtime.iter().any(|s| {
+            s.command == "mysql -e 'SET GLOBAL innodb_log_buffer_size = 33554432'"
+                && !s.needs_restart
+        })
+    };
+    let restart = |p: &Plan| {
+        p.runtime
+            .iter()
+            .any(|s| s.needs_restart && s.command.contains("systemctl restart"))
+    };
+    assert!(set_global(&now) && !restart(&now), "{:?}", now.runtime);
+    std::fs::write(
+        &capture,
+        text.replace("\nversion\t8.0.36-", "\nversion\t5.7.44-"),
+    )
+    .unwrap();
+    let later = fix::plan(&set, Some(t.path()), &only("mine.*")).unwrap();
+    says(&later.patch, "+innodb_log_buffer_size = 32M\n");
+    assert!(
+        restart(&later) && !set_global(&later),
+        "{:?}",
+        later.runtime
+    );
+}

@@ -304,6 +304,31 @@ pub fn for_version(v: &ServerVersion) -> Option<&'static DocTable> {
     table(i)
 }
 
+/// Whether `SET GLOBAL` can change `name` on `server`: what the documented
+/// table of its line says, else the nearest table that has the name (same
+/// vendor first, then the nearest major.minor, as a MariaDB 10.3 goes by
+/// 10.5 and a MySQL 5.6 by 5.7). With no version, only a name every table
+/// that has it calls dynamic is. A name in no table needs a restart.
+pub fn is_dynamic(server: Option<&ServerVersion>, name: &str) -> bool {
+    let Some(v) = server else {
+        let mut rows = (0..FILES.len())
+            .filter_map(|i| table(i)?.get(name))
+            .peekable();
+        return rows.peek().is_some() && rows.all(|r| r.dynamic);
+    };
+    let line = |major: u64, minor: u64| major * 1000 + minor;
+    let at = line(v.parts[0], v.parts[1]);
+    let mut order: Vec<usize> = (0..FILES.len()).collect();
+    order.sort_by_key(|&i| {
+        let (_, major, minor, mariadb, _, _) = FILES[i];
+        (mariadb != v.mariadb, line(major, minor).abs_diff(at))
+    });
+    order
+        .into_iter()
+        .find_map(|i| table(i)?.get(name))
+        .is_some_and(|r| r.dynamic)
+}
+
 /// The type any documented table gives `name` (the first that has it):
 /// for reading a value whose own server's table does not say.
 pub fn kind_anywhere(name: &str) -> Option<Kind> {
