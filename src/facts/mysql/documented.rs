@@ -4,7 +4,8 @@
 //! MySQL 5.7/8.0/8.4 Reference Manual, MariaDB's knowledge base), every row
 //! with the URL of the table it came from (`documented/*.tsv`). Used where no
 //! table was generated from an installed binary ([`super::limits`]), to tell a
-//! difference a documented limit can produce from drift. Not a list of every
+//! difference a documented limit can produce from drift, and by `fix` to
+//! choose `SET GLOBAL` or a restart ([`is_dynamic`]). Not a list of every
 //! option (names are not resolved with it). Pure: no I/O, no policy logic.
 
 use std::sync::OnceLock;
