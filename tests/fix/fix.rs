@@ -96,16 +96,26 @@ fn every_test_host_with_failures_gets_a_patch_the_tools_accept_and_a_passing_pro
     }
 }
 
-#[test]
-fn fixing_the_patched_snapshot_prints_an_empty_patch() {
+/// Each test host with a patch, its plan and a patched copy (none when a
+/// patch tool is missing).
+fn patched_hosts() -> Vec<(PathBuf, Plan, tempfile::TempDir)> {
+    let mut out = Vec::new();
     for dir in hosts() {
         let p = plan(&dir, &FixOptions::default());
         if p.patch.is_empty() {
             continue;
         }
         let Some(patched) = apply(&dir, &p.patch) else {
-            return;
+            return Vec::new();
         };
+        out.push((dir, p, patched));
+    }
+    out
+}
+
+#[test]
+fn fixing_the_patched_snapshot_prints_an_empty_patch() {
+    for (dir, _, patched) in patched_hosts() {
         let again = plan(patched.path(), &FixOptions::default());
         assert_eq!(again.patch, "", "{}: second patch", dir.display());
     }
@@ -113,14 +123,7 @@ fn fixing_the_patched_snapshot_prints_an_empty_patch() {
 
 #[test]
 fn patched_files_keep_their_comments_and_order() {
-    for dir in hosts() {
-        let p = plan(&dir, &FixOptions::default());
-        if p.patch.is_empty() {
-            continue;
-        }
-        let Some(patched) = apply(&dir, &p.patch) else {
-            continue;
-        };
+    for (dir, p, patched) in patched_hosts() {
         for line in p.patch.lines().filter(|l| l.starts_with("--- a/")) {
             let rel = &line["--- a/".len()..];
             let before = std::fs::read_to_string(dir.join(rel)).unwrap();
@@ -506,19 +509,20 @@ fn the_proof_applies_the_printed_patch_so_a_corrupted_patch_text_fails_it() {
         format!("{}X{}", &p[..i], &p[i..])
     }
     let dir = host("nat-story");
+    let tampered = |tamper: fn(&str) -> String| {
+        let opts = FixOptions {
+            tamper: Some(tamper),
+            ..FixOptions::default()
+        };
+        plan(&dir, &opts)
+    };
     let good = plan(&dir, &FixOptions::default());
     assert!(good.proof.as_ref().unwrap().passed(), "{}", good.summary());
     assert!(good
         .patch
         .contains("+kernel.unprivileged_bpf_disabled = 1\n"));
 
-    let p = plan(
-        &dir,
-        &FixOptions {
-            tamper: Some(wrong_value),
-            ..FixOptions::default()
-        },
-    );
+    let p = tampered(wrong_value);
     let proof = p.proof.as_ref().unwrap();
     assert!(!proof.passed());
     // the file now says 0 where the simulated `sysctl -w` made it 1
@@ -533,13 +537,7 @@ fn the_proof_applies_the_printed_patch_so_a_corrupted_patch_text_fails_it() {
     );
     assert_eq!(p.exit_code(), 1);
 
-    let p = plan(
-        &dir,
-        &FixOptions {
-            tamper: Some(bad_context),
-            ..FixOptions::default()
-        },
-    );
+    let p = tampered(bad_context);
     let proof = p.proof.as_ref().unwrap();
     let e = proof
         .patch_error
