@@ -34,10 +34,3 @@ mod zimbra;
 pub use model::{Edit, FixOptions, Fixed, Plan, Prefer, Proof, Step, Unfixable, FIX_SCHEMA};
 pub use planner::{plan, plan_on};
 pub use tree::{EditKind, Tree};
-
-/// The server variables a plan changes at run time with `SET GLOBAL`
-/// (dynamic in MySQL 5.7+/8.0 and MariaDB 10.2+); every other option file
-/// change gets a commented restart step.
-pub fn dynamic_variables() -> &'static [&'static str] {
-    mycnf::DYNAMIC
-}

@@ -15,51 +15,32 @@ use super::changes::{plain, round_to, same_value, Change, Op};
 use super::context::{check_value, comment, Ctx};
 use super::shell;
 use super::tree::EditKind;
+use crate::facts::mysql::documented;
+use crate::facts::mysql::ServerVersion;
 use crate::policy::Bound;
 use crate::resolve::{Lookup, Resolver};
 use crate::value::Value;
 
-/// Variables `SET GLOBAL` changes without a restart (MySQL 5.7+/8.0 and
-/// MariaDB 10.2+ reference manuals: "Dynamic: Yes"). Anything else is
-/// treated as needing a restart. tests/mariadb_server.rs holds this list to
-/// a real server's `information_schema.SYSTEM_VARIABLES.READ_ONLY`, both
-/// ways for the variables the shipped policies name.
-pub(super) const DYNAMIC: &[&str] = &[
-    "binlog_format",
-    "expire_logs_days",
-    "innodb_adaptive_hash_index",
-    "innodb_buffer_pool_dump_at_shutdown",
-    "innodb_buffer_pool_dump_pct",
-    "innodb_buffer_pool_size",
-    "innodb_file_per_table",
-    "innodb_flush_log_at_trx_commit",
-    "innodb_io_capacity",
-    "innodb_io_capacity_max",
-    "innodb_lock_wait_timeout",
-    "innodb_max_dirty_pages_pct",
-    "interactive_timeout",
-    "join_buffer_size",
-    "key_buffer_size",
-    "local_infile",
-    "long_query_time",
-    "max_allowed_packet",
-    "max_connections",
-    "max_heap_table_size",
-    "old_passwords",
-    "query_cache_size",
-    "query_cache_type",
-    "read_buffer_size",
-    "require_secure_transport",
-    "slow_query_log",
-    "sort_buffer_size",
-    "sql_mode",
-    "sync_binlog",
-    "table_definition_cache",
-    "table_open_cache",
-    "thread_cache_size",
-    "tmp_table_size",
-    "wait_timeout",
-];
+/// Whether `SET GLOBAL` changes `name` without a restart on the host's
+/// server: the documented tables of its version (`mysql_version`, from
+/// the runtime capture, else the installed package) say, the nearest
+/// table where its own has no row
+/// ([`crate::facts::mysql::documented::is_dynamic`]).
+fn is_dynamic(cx: &Ctx, name: &str) -> bool {
+    let running = cx
+        .facts
+        .facts
+        .get("mysql_version")
+        .and_then(|v| v.as_ref().ok())
+        .and_then(|v| ServerVersion::parse(&v.to_plain()));
+    let version = running.or_else(|| {
+        cx.facts.installed_server.as_ref().map(|i| ServerVersion {
+            parts: i.parts,
+            mariadb: i.mariadb,
+        })
+    });
+    documented::is_dynamic(version.as_ref(), name)
+}
 
 /// MySQL 8's persisted-variables file (`SET PERSIST`), never edited here.
 const PERSISTED_FILE: &str = crate::facts::mysql::persisted::FILE;
@@ -308,7 +289,7 @@ pub(super) fn apply(cx: &mut Ctx, name: &str, c: &Change) -> Result<(), String> 
     };
     if let (Some(p), true) = (persisted, c.persist) {
         let sv = server_text(name, v, *bound);
-        let dynamic = DYNAMIC.contains(&name);
+        let dynamic = is_dynamic(cx, name);
         let verb = if dynamic {
             "SET PERSIST"
         } else {
@@ -387,7 +368,7 @@ pub(super) fn apply(cx: &mut Ctx, name: &str, c: &Change) -> Result<(), String> 
                 return Ok(());
             }
             let sv = server_text(name, v, *bound);
-            let dynamic = DYNAMIC.contains(&name);
+            let dynamic = is_dynamic(cx, name);
             if dynamic {
                 let sql = format!("SET GLOBAL {name} = {}", sql_value(&sv));
                 cx.step(shell::command(&["mysql", "-e", &sql]), &c.why, false, "")?;
@@ -444,7 +425,7 @@ fn remove(cx: &mut Ctx, name: &str, c: &Change) -> Result<(), String> {
         cx.delete(&e.path, e.line.unwrap_or(0), EditKind::Config)?;
     }
     if let Lookup::Set(_) = &res.running {
-        if DYNAMIC.contains(&name) {
+        if is_dynamic(cx, name) {
             let sql = format!("SET GLOBAL {name} = DEFAULT");
             cx.step(
                 shell::command(&["mysql", "-e", &sql]),

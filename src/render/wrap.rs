@@ -163,36 +163,6 @@ impl Lines<'_> {
 mod tests {
     use super::*;
 
-    /// The wrap as it was: a `String` a line, `split_whitespace` and
-    /// `chars().count()` throughout.
-    fn wrap_reference(text: &str, width: usize) -> Vec<String> {
-        let mut lines = Vec::new();
-        for (i, para) in text.split("\n\n").enumerate() {
-            if i > 0 {
-                lines.push(String::new());
-            }
-            let mut cur = String::new();
-            let mut cur_chars = 0;
-            for w in para.split_whitespace() {
-                let w_chars = w.chars().count();
-                if !cur.is_empty() && cur_chars + 1 + w_chars > width {
-                    lines.push(std::mem::take(&mut cur));
-                    cur_chars = 0;
-                }
-                if !cur.is_empty() {
-                    cur.push(' ');
-                    cur_chars += 1;
-                }
-                cur.push_str(w);
-                cur_chars += w_chars;
-            }
-            if !cur.is_empty() {
-                lines.push(cur);
-            }
-        }
-        lines
-    }
-
     fn samples() -> Vec<String> {
         let mut s: Vec<String> = [
             "",
@@ -216,19 +186,6 @@ mod tests {
             s.push(format!("alpha{c}beta{c}{c}gamma delta{c}\n\n{c}epsilon"));
         }
         s
-    }
-
-    #[test]
-    fn wrap_splits_and_counts_as_split_whitespace_and_chars_count_do() {
-        for text in samples() {
-            for width in [0, 1, 5, 10, 20, 76] {
-                assert_eq!(
-                    wrap(&text, width),
-                    wrap_reference(&text, width),
-                    "{text:?} {width}"
-                );
-            }
-        }
     }
 
     #[test]

@@ -50,3 +50,15 @@ pub fn run_ok(script: &str, sh: Sh) -> String {
     );
     stdout
 }
+
+/// The name libtest knows the test `test` of module `module` by (the
+/// module path below the crate): what a child started as this test again
+/// passes to `--exact`.
+pub fn libtest_name(module: &str, test: &str) -> String {
+    let below = module.split_once("::").map_or("", |(_, rest)| rest);
+    if below.is_empty() {
+        test.to_string()
+    } else {
+        format!("{below}::{test}")
+    }
+}

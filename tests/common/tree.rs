@@ -101,3 +101,12 @@ pub fn rust_files(dir: &Path) -> Vec<PathBuf> {
     files.sort();
     files
 }
+
+/// The name at the start of `rest` (letters, digits, `_`): what follows
+/// `fn ` in a source line.
+pub fn leading_name(rest: &str) -> &str {
+    let end = rest
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(rest.len());
+    &rest[..end]
+}

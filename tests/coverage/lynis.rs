@@ -22,15 +22,7 @@ const PROFILE: &str = "/etc/lynis/default.prf";
 
 /// Top-level sysctl trees of Linux; the profile also holds FreeBSD/macOS
 /// keys (`security.bsd.*`, `net.inet.*`, `kern.*`, `hw.*`), which are not.
-const LINUX_PREFIXES: &[&str] = &[
-    "fs.",
-    "kernel.",
-    "net.core.",
-    "net.ipv4.",
-    "net.ipv6.",
-    "dev.",
-    "vm.",
-];
+const LINUX_PREFIXES: &str = "fs. kernel. net.core. net.ipv4. net.ipv6. dev. vm.";
 
 /// One Lynis expectation: key, the values it accepts (`1|2|3`), the line.
 struct Expectation {
@@ -53,7 +45,7 @@ fn linux_expectations(profile: &str) -> Vec<Expectation> {
         if key.is_empty() || value.is_empty() {
             continue;
         }
-        if LINUX_PREFIXES.iter().any(|p| key.starts_with(p)) {
+        if LINUX_PREFIXES.split(' ').any(|p| key.starts_with(p)) {
             out.push(Expectation {
                 key: key.to_string(),
                 values: value.split('|').map(str::to_string).collect(),

@@ -984,3 +984,71 @@ fn docs_architecture_names_only_files_that_exist() {
         "docs/architecture.md names files that do not exist (moved? write the new path, or `path` (new) for one to add): {missing:?}"
     );
 }
+
+/// "Adding a rule kind" in docs/architecture.md names every file a new
+/// kind of check touches: each source file that names a `Check::` variant
+/// is named there in backticks, or stands below with the reason it is not
+/// (and still names one, so the reason stays true). That the files it
+/// names exist is `docs_architecture_names_only_files_that_exist`'s.
+#[test]
+fn docs_architecture_names_every_file_a_rule_kind_touches() {
+    const NOT_NAMED: &[(&str, &str)] = &[
+        (
+            "src/engine/assert.rs",
+            "the `assert:` kind's own judge: it names only its own variant",
+        ),
+        (
+            "src/engine/foreach.rs",
+            "`for_each` builds a `setting:` check's key per item; another kind is left as it is",
+        ),
+        (
+            "src/policy/set.rs",
+            "a doc link to `Check::Upgrade` where `--target` adds the upgrade rules",
+        ),
+    ];
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
+    let start = doc
+        .find("\n## Adding a rule kind\n")
+        .expect("docs/architecture.md has a section \"Adding a rule kind\"");
+    let section = &doc[start + 1..];
+    let section = &section[..section.find("\n## ").unwrap_or(section.len())];
+    let names_a_variant = |text: &str| {
+        text.match_indices("Check::").any(|(at, _)| {
+            let before = text[..at].chars().next_back();
+            let after = text[at + "Check::".len()..].chars().next();
+            !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+                && after.is_some_and(|c| c.is_ascii_uppercase())
+        })
+    };
+    let mut unnamed = Vec::new();
+    let mut matched = 0;
+    for p in crate::common::tree::rust_files(&root.join("src")) {
+        let text = std::fs::read_to_string(&p).unwrap();
+        if !names_a_variant(&text) {
+            continue;
+        }
+        matched += 1;
+        let rel = p.strip_prefix(root).unwrap().display().to_string();
+        let named = section.contains(&format!("`{rel}`"));
+        let excused = NOT_NAMED.iter().any(|(f, _)| *f == rel);
+        if !named && !excused {
+            unnamed.push(rel);
+        }
+    }
+    assert!(
+        matched >= 5,
+        "only {matched} files name a `Check::` variant: is the reader right?"
+    );
+    assert!(
+        unnamed.is_empty(),
+        "these files name a `Check::` variant but \"Adding a rule kind\" in docs/architecture.md does not name them (name them there, or add them to NOT_NAMED with the reason): {unnamed:?}"
+    );
+    for (f, why) in NOT_NAMED {
+        let text = std::fs::read_to_string(root.join(f)).unwrap_or_default();
+        assert!(
+            names_a_variant(&text),
+            "{f} names no `Check::` variant any more: take it out of NOT_NAMED ({why})"
+        );
+    }
+}

@@ -273,11 +273,7 @@ fn stable_types_keep_their_insides_private() {
         for body in blocks(&text, "impl Host {") {
             for l in body {
                 if let Some(rest) = l.strip_prefix("    pub fn ") {
-                    let name: String = rest
-                        .chars()
-                        .take_while(|c| c.is_alphanumeric() || *c == '_')
-                        .collect();
-                    host_fns.push(name);
+                    host_fns.push(crate::common::tree::leading_name(rest).to_string());
                 }
             }
         }

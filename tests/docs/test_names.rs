@@ -16,11 +16,7 @@ fn functions() -> std::collections::BTreeSet<String> {
                 let l = line.trim_start();
                 let l = l.strip_prefix("pub ").unwrap_or(l);
                 if let Some(rest) = l.strip_prefix("fn ") {
-                    let name: String = rest
-                        .chars()
-                        .take_while(|c| c.is_alphanumeric() || *c == '_')
-                        .collect();
-                    names.insert(name);
+                    names.insert(crate::common::tree::leading_name(rest).to_string());
                 }
             }
         }

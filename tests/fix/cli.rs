@@ -85,14 +85,8 @@ fn waived_findings_are_not_fixed() {
     assert!(fixed_rules(&before)
         .iter()
         .any(|r| r == "linux.unprivileged-bpf"));
-    let o = fix(&[
-        "--snapshot",
-        s,
-        "--waivers",
-        w.to_str().unwrap(),
-        "--format",
-        "json",
-    ]);
+    let w = w.to_str().unwrap();
+    let o = fix(&["--snapshot", s, "--waivers", w, "--format", "json"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v = json(&o);
     assert!(

@@ -202,15 +202,9 @@ fn two_rules_fixing_one_fstab_entry_are_one_edit_and_one_remount() {
     // storage.noatime and storage.noatime-fstab both add noatime to the
     // index volume's entry
     let h = testdata("hosts/zimbra-storage-nodirs");
-    let args = [
-        "fix",
-        "--snapshot",
-        h.to_str().unwrap(),
-        "--only",
-        "storage.noatime*",
-        "--format",
-        "json",
-    ];
+    let h = h.to_str().unwrap();
+    let mut args = vec!["fix", "--snapshot", h];
+    args.extend(["--only", "storage.noatime*", "--format", "json"]);
     let v = json_plan(&args);
     let e = edits(&v);
     assert_eq!(

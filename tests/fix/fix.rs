@@ -98,16 +98,26 @@ fn every_test_host_with_failures_gets_a_patch_the_tools_accept_and_a_passing_pro
     }
 }
 
-#[test]
-fn fixing_the_patched_snapshot_prints_an_empty_patch() {
+/// Each test host with a patch, its plan and a patched copy (none when a
+/// patch tool is missing).
+fn patched_hosts() -> Vec<(PathBuf, Plan, tempfile::TempDir)> {
+    let mut out = Vec::new();
     for dir in hosts() {
         let p = plan(&dir, &FixOptions::default());
         if p.patch.is_empty() {
             continue;
         }
         let Some(patched) = apply(&dir, &p.patch) else {
-            return;
+            return Vec::new();
         };
+        out.push((dir, p, patched));
+    }
+    out
+}
+
+#[test]
+fn fixing_the_patched_snapshot_prints_an_empty_patch() {
+    for (dir, _, patched) in patched_hosts() {
         let again = plan(patched.path(), &FixOptions::default());
         assert_eq!(again.patch, "", "{}: second patch", dir.display());
     }
@@ -115,14 +125,7 @@ fn fixing_the_patched_snapshot_prints_an_empty_patch() {
 
 #[test]
 fn patched_files_keep_their_comments_and_order() {
-    for dir in hosts() {
-        let p = plan(&dir, &FixOptions::default());
-        if p.patch.is_empty() {
-            continue;
-        }
-        let Some(patched) = apply(&dir, &p.patch) else {
-            continue;
-        };
+    for (dir, p, patched) in patched_hosts() {
         for line in p.patch.lines().filter(|l| l.starts_with("--- a/")) {
             let rel = &line["--- a/".len()..];
             let before = std::fs::read_to_string(dir.join(rel)).unwrap();
@@ -508,19 +511,20 @@ fn the_proof_applies_the_printed_patch_so_a_corrupted_patch_text_fails_it() {
         format!("{}X{}", &p[..i], &p[i..])
     }
     let dir = host("nat-story");
+    let tampered = |tamper: fn(&str) -> String| {
+        let opts = FixOptions {
+            tamper: Some(tamper),
+            ..FixOptions::default()
+        };
+        plan(&dir, &opts)
+    };
     let good = plan(&dir, &FixOptions::default());
     assert!(good.proof.as_ref().unwrap().passed(), "{}", good.summary());
     assert!(good
         .patch
         .contains("+kernel.unprivileged_bpf_disabled = 1\n"));
 
-    let p = plan(
-        &dir,
-        &FixOptions {
-            tamper: Some(wrong_value),
-            ..FixOptions::default()
-        },
-    );
+    let p = tampered(wrong_value);
     let proof = p.proof.as_ref().unwrap();
     assert!(!proof.passed());
     // the file now says 0 where the simulated `sysctl -w` made it 1
@@ -535,13 +539,7 @@ fn the_proof_applies_the_printed_patch_so_a_corrupted_patch_text_fails_it() {
     );
     assert_eq!(p.exit_code(), 1);
 
-    let p = plan(
-        &dir,
-        &FixOptions {
-            tamper: Some(bad_context),
-            ..FixOptions::default()
-        },
-    );
+    let p = tampered(bad_context);
     let proof = p.proof.as_ref().unwrap();
     let e = proof
         .patch_error
@@ -555,4 +553,49 @@ fn the_proof_applies_the_printed_patch_so_a_corrupted_patch_text_fails_it() {
         p.summary()
     );
     assert_eq!(p.exit_code(), 1);
+}
+
+/// Whether a change runs now or waits for a restart is the host's server
+/// version's: innodb_log_buffer_size is dynamic in MySQL 8.0 (its
+/// documented table) and read only at start in 5.7, so the same fix is
+/// `SET GLOBAL` on the one and a commented restart on the other.
+#[test]
+fn set_global_or_restart_follows_the_documented_table_of_the_hosts_server_version() {
+    let set = with_policy(
+        "policy: mine\ntitle: Mine\nrules:\n\
+         \x20 - id: mine.log-buffer\n    title: t\n    severity: low\n    assert: \"default(mycnf_effective.innodb_log_buffer_size, 0) >= 33554432\"\n    remedy: { set: mycnf_effective.innodb_log_buffer_size, to: 32M }\n    why: w\n    fix: f\n    references: []\n",
+    );
+    let t = copy(&host("mysql-healthy"));
+    let capture = t.path().join("captures/mysql-variables.tsv");
+    let text = std::fs::read_to_string(&capture).unwrap();
+    assert!(
+        text.contains("\nversion\t8.0.36-"),
+        "the host runs MySQL 8.0"
+    );
+    let now = fix::plan(&set, Some(t.path()), &only("mine.*")).unwrap();
+    says(&now.patch, "+innodb_log_buffer_size = 32M\n");
+    let set_global = |p: &Plan| {
+        p.runtime.iter().any(|s| {
+            s.command == "mysql -e 'SET GLOBAL innodb_log_buffer_size = 33554432'"
+                && !s.needs_restart
+        })
+    };
+    let restart = |p: &Plan| {
+        p.runtime
+            .iter()
+            .any(|s| s.needs_restart && s.command.contains("systemctl restart"))
+    };
+    assert!(set_global(&now) && !restart(&now), "{:?}", now.runtime);
+    std::fs::write(
+        &capture,
+        text.replace("\nversion\t8.0.36-", "\nversion\t5.7.44-"),
+    )
+    .unwrap();
+    let later = fix::plan(&set, Some(t.path()), &only("mine.*")).unwrap();
+    says(&later.patch, "+innodb_log_buffer_size = 32M\n");
+    assert!(
+        restart(&later) && !set_global(&later),
+        "{:?}",
+        later.runtime
+    );
 }

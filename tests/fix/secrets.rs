@@ -78,6 +78,21 @@ fn every_output(snap: &Path) -> (String, String) {
     (patch, all)
 }
 
+/// A copy of mysql-warmup-story with line `n` of its sysbench.cnf
+/// replaced by `text` (or `text` inserted there), and what `fix` prints for
+/// it: the copy, the patch, and every output together.
+fn sysbench_with(n: usize, text: &str, insert: bool) -> (tempfile::TempDir, String, String) {
+    let t = copy(&host("mysql-warmup-story"));
+    edit_line(
+        &t.path().join("etc/mysql/conf.d/sysbench.cnf"),
+        n,
+        text,
+        insert,
+    );
+    let (patch, all) = every_output(t.path());
+    (t, patch, all)
+}
+
 fn assert_absent(out: &str, marker: &str) {
     assert!(
         !out.contains(marker),
@@ -100,10 +115,7 @@ fn applies(snap: &Path, patch: &str) -> Option<tempfile::TempDir> {
 fn a_password_next_to_a_changed_option_line_is_never_printed_and_the_patch_applies() {
     // the repro: line 9 of sysbench.cnf, two lines above the
     // innodb_buffer_pool_dump_at_shutdown line the plan changes
-    let t = copy(&host("mysql-warmup-story"));
-    let cnf = t.path().join("etc/mysql/conf.d/sysbench.cnf");
-    edit_line(&cnf, 9, "password = Hunter2SecretXYZ", false);
-    let (patch, all) = every_output(t.path());
+    let (t, patch, all) = sysbench_with(9, "password = Hunter2SecretXYZ", false);
     assert_absent(&all, "Hunter2SecretXYZ");
     says(&patch, "+innodb_buffer_pool_dump_at_shutdown = ON\n");
     // context stops at the secret line: line 10 before, the end of the file after
@@ -123,11 +135,8 @@ fn a_password_next_to_a_changed_option_line_is_never_printed_and_the_patch_appli
 
 #[test]
 fn a_secret_right_after_a_changed_line_makes_that_change_unfixable_with_the_lines_to_edit() {
-    let t = copy(&host("mysql-warmup-story"));
-    let cnf = t.path().join("etc/mysql/conf.d/sysbench.cnf");
     // between the dump line (11) and the load line (12)
-    edit_line(&cnf, 12, "password = Hunter2SecretXYZ", true);
-    let (patch, all) = every_output(t.path());
+    let (t, patch, all) = sysbench_with(12, "password = Hunter2SecretXYZ", true);
     assert_absent(&all, "Hunter2SecretXYZ");
     // the load line ends the file: it is still fixed, with no context before it
     assert!(
@@ -193,10 +202,7 @@ fn a_secret_in_an_included_option_file_stays_out_of_the_patch() {
 fn a_redacted_snapshot_line_is_never_context_so_the_patch_applies_to_the_real_host() {
     // a snapshot driftaudit took holds `<redacted>` where the host has the
     // password: context quoting it would not apply to the host's own file
-    let t = copy(&host("mysql-warmup-story"));
-    let cnf = t.path().join("etc/mysql/conf.d/sysbench.cnf");
-    edit_line(&cnf, 10, "password = <redacted>", false);
-    let (patch, _) = every_output(t.path());
+    let (t, patch, _) = sysbench_with(10, "password = <redacted>", false);
     assert!(!patch.contains("redacted"), "{patch}");
     let real = copy(t.path());
     edit_line(

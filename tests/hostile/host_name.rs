@@ -143,12 +143,11 @@ fn a_long_host_name_in_a_hostname_file_is_cut_on_a_character_boundary() {
 /// length, from the child's `LIVE allocated name_len` output.
 fn live_name_from(file: &Path) -> (usize, usize) {
     let exe = std::env::current_exe().unwrap();
-    // this test again, by its libtest name (the module path below the crate)
-    let me = concat!(
+    // this test again, by its libtest name
+    let me = crate::common::mountns::libtest_name(
         module_path!(),
-        "::the_live_host_reads_etc_hostname_within_the_file_cap"
+        "the_live_host_reads_etc_hostname_within_the_file_cap",
     );
-    let me = me.split_once("::").map_or(me, |(_, name)| name);
     let sh = format!(
         "mount -t tmpfs tmpfs /proc/sys/kernel\nmount --bind '{}' /etc/hostname\n\
          DRIFTAUDIT_LIVE_NAME_CHILD=1 '{}' --exact {me} --nocapture --test-threads=1\n",

@@ -302,6 +302,20 @@ fn cr_inside_hosts(text: &str) -> String {
     out
 }
 
+/// `driftaudit merge --format FORMAT one two`: exit code, stdout, stderr.
+fn merge_two(one: &Path, two: &Path, format: &str) -> (i32, String, String) {
+    run(
+        &[
+            "merge",
+            "--format",
+            format,
+            &one.display().to_string(),
+            &two.display().to_string(),
+        ],
+        repo_root(),
+    )
+}
+
 /// Issue 51, item 7: a hand-written shard with CR LF line endings gave
 /// JSON Lines with raw CR characters (which Python's text mode splits
 /// lines at): `merge` compacted a host found in the layout `check` writes
@@ -321,16 +335,7 @@ fn a_shard_with_cr_lf_line_endings_merges_to_json_lines_without_a_raw_cr() {
         let p = file(d.path(), name, &text);
         for format in ["jsonl", "json", "text"] {
             let (want_code, want) = testdata_fleet(format, &[]);
-            let (code, out, err) = run(
-                &[
-                    "merge",
-                    "--format",
-                    format,
-                    &p.display().to_string(),
-                    &two.display().to_string(),
-                ],
-                repo_root(),
-            );
+            let (code, out, err) = merge_two(&p, &two, format);
             assert_eq!(code, want_code, "{name}, {format}: {err}");
             assert!(!out.contains('\r'), "{name}, {format}: a raw CR written");
             if format == "json" {
@@ -377,18 +382,7 @@ fn a_host_that_is_not_a_host_report_is_refused_with_its_file_host_and_line_befor
     let v: serde_json::Value = serde_json::from_str(&one).unwrap();
     let host = v["hosts"][0]["host"].as_str().unwrap().to_string();
     let deep = format!("{}{}", "[".repeat(200_000), "]".repeat(200_000));
-    let merge = |p: &Path, format: &str| {
-        run(
-            &[
-                "merge",
-                "--format",
-                format,
-                &p.display().to_string(),
-                &two.display().to_string(),
-            ],
-            repo_root(),
-        )
-    };
+    let merge = |p: &Path, format: &str| merge_two(p, &two, format);
     for (name, value) in [("five.json", "5"), ("deep.json", deep.as_str())] {
         let (text, line) = with_coverage(&one, value);
         let p = file(d.path(), name, &text);

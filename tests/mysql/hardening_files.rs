@@ -60,10 +60,11 @@ fn in_namespace(script: &str) {
 
 #[test]
 fn password_files_modes_judged_live_from_stat_and_in_a_snapshot_from_the_stat_capture() {
-    if !common::can_unshare("option file modes at their real paths") {
-        return;
-    }
-    let Some(stat) = common::tool("stat", "coreutils") else {
+    let unshared = common::can_unshare("option file modes at their real paths");
+    let Some(stat) = unshared
+        .then(|| common::tool("stat", "coreutils"))
+        .flatten()
+    else {
         return;
     };
     let tmp = tempfile::tempdir().unwrap();

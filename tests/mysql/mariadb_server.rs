@@ -69,14 +69,14 @@ fn table_matches_system_variables(work: &Path) -> Vec<String> {
     bad
 }
 
-/// `driftaudit fix` writes `SET GLOBAL` only for the variables of
-/// `fix::dynamic_variables()`, and a commented restart for the rest. The
-/// running server says which are dynamic (`READ_ONLY = NO`): every variable
-/// of the list must be dynamic here, and every variable the shipped
-/// policies name that is dynamic here must be in the list (else `fix` would
-/// ask for a needless restart).
+/// `driftaudit fix` writes `SET GLOBAL` for a variable its server's
+/// documented table calls dynamic, and a commented restart for the rest.
+/// The running server says which are dynamic (`READ_ONLY = NO`): every
+/// row of its documented table must say the same, and every variable the
+/// shipped policies name that is dynamic here must be a dynamic row (else
+/// `fix` would ask for a needless restart).
 fn dynamic_table_matches_read_only(text: &str) -> Vec<String> {
-    use driftaudit::unstable::fix::dynamic_variables;
+    use driftaudit::unstable::facts::mysql::{documented, ServerVersion};
     let read_only: std::collections::BTreeMap<&str, &str> = text
         .lines()
         .filter_map(|row| {
@@ -84,15 +84,23 @@ fn dynamic_table_matches_read_only(text: &str) -> Vec<String> {
             Some((*f.first()?, *f.get(6)?))
         })
         .collect();
+    let (_, word) = mariadb::version(&common::find_tool("mariadbd").unwrap());
+    let v = ServerVersion::parse(&word).expect("mariadbd --version");
+    let Some(table) = documented::for_version(&v) else {
+        return vec![format!("no documented table for {word}")];
+    };
     let mut bad = Vec::new();
-    for name in dynamic_variables() {
-        match read_only.get(name) {
-            Some(&"NO") => {}
-            Some(other) => bad.push(format!(
-                "fix treats `{name}` as dynamic, but the server says READ_ONLY = {other}"
+    for row in &table.rows {
+        let name = row.name.as_str();
+        match (read_only.get(name), row.dynamic) {
+            (Some(&"NO"), true) | (Some(&"YES"), false) => {}
+            (Some(other), _) => bad.push(format!(
+                "{}: `{name}` dynamic = {}, but the server says READ_ONLY = {other}",
+                table.file, row.dynamic
             )),
-            None => bad.push(format!(
-                "fix treats `{name}` as dynamic, but this server has no such variable"
+            (None, _) => bad.push(format!(
+                "{}: `{name}` is a row, but this server has no such variable",
+                table.file
             )),
         }
     }
@@ -125,9 +133,7 @@ fn dynamic_table_matches_read_only(text: &str) -> Vec<String> {
         "the shipped policies name no server variable: {named:?}"
     );
     for name in &named {
-        if read_only.get(name.as_str()) == Some(&"NO")
-            && !dynamic_variables().contains(&name.as_str())
-        {
+        if read_only.get(name.as_str()) == Some(&"NO") && !documented::is_dynamic(Some(&v), name) {
             bad.push(format!(
                 "`{name}` is named by a shipped policy and dynamic on this server, but fix would ask for a restart"
             ));

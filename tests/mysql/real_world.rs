@@ -232,9 +232,9 @@ fn mysql_8_runtime_drift_fails_a_pool_shrink_and_an_unrestarted_server() {
 fn mysql_lowers_connections_for_the_open_files_limit_exactly_as_mysqld_computes() {
     let cnf =
         "[mysqld]\ndatadir = /var/lib/mysql\nmax_connections = 1000\ntable_open_cache = 2000\n";
-    let vars = |conns: &str, cache: &str| {
+    fn vars(conns: &str, cache: &str) -> String {
         format!("version\t8.0.36\nopen_files_limit\t1024\nmax_connections\t{conns}\ntable_open_cache\t{cache}\n")
-    };
+    }
     let dir = mysql8(cnf, &vars("214", "400"), None);
     let (d, notes) = drift(&audit::findings(&audit::only(&["mysql.*"]), dir.path()));
     assert_eq!(d, [(String::new(), Status::Pass)], "{notes:#?}");

@@ -31,6 +31,18 @@ fn snap(name: &str, text: String) {
     });
 }
 
+/// Every problem, one a line, as the snapshot `name`.
+fn snap_all(name: &str, problems: &[impl std::fmt::Display]) {
+    snap(
+        name,
+        problems
+            .iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join("\n"),
+    );
+}
+
 const HEAD: &str = "policy: mine\ntitle: Mine\nrules:\n";
 
 fn rule(body: &str) -> String {
@@ -73,14 +85,20 @@ fn duplicate_rule_ids_are_errors_across_policies() {
 
 #[test]
 fn a_rule_needs_exactly_one_check_and_known_params() {
-    let e = load_err(&rule(""));
-    assert!(e.contains("exactly one check"), "{e}");
-    let e = load_err(&rule("    assert: \"mem_total > params.nope\"\n"));
-    assert!(e.contains("unknown parameter `params.nope`"), "{e}");
-    let e = load_err(&rule(
-        "    setting: sysctl.vm.swappiness\n    expect: {equal: 1}\n",
-    ));
-    assert!(e.contains("did you mean `equals`"), "{e}");
+    for (body, says) in [
+        ("", "exactly one check"),
+        (
+            "    assert: \"mem_total > params.nope\"\n",
+            "unknown parameter `params.nope`",
+        ),
+        (
+            "    setting: sysctl.vm.swappiness\n    expect: {equal: 1}\n",
+            "did you mean `equals`",
+        ),
+    ] {
+        let e = load_err(&rule(body));
+        assert!(e.contains(says), "{e}");
+    }
 }
 
 #[test]
@@ -202,13 +220,7 @@ fn an_applies_path_using_host_data_underlines_the_name() {
     assert_eq!((p[0].line, p[0].column), (8, 20), "{}", p[0]);
     // `      - exists: "${mysql_datadir}"`: under `mysql_datadir`, after the quote
     assert_eq!((p[1].line, p[1].column), (9, 20), "{}", p[1]);
-    snap(
-        "policy-error-applies-path",
-        p.iter()
-            .map(|x| x.to_string())
-            .collect::<Vec<_>>()
-            .join("\n"),
-    );
+    snap_all("policy-error-applies-path", &p);
 }
 
 #[test]
@@ -229,13 +241,7 @@ fn drift_errors_underline_the_namespace_and_the_pattern() {
         "{}",
         p[0]
     );
-    snap(
-        "policy-error-drift",
-        p.iter()
-            .map(|x| x.to_string())
-            .collect::<Vec<_>>()
-            .join("\n"),
-    );
+    snap_all("policy-error-drift", &p);
 }
 
 #[test]
@@ -261,13 +267,7 @@ fn expect_and_template_errors_underline_their_own_text() {
     assert_eq!((p[2].line, p[2].column), (11, 37), "{}", p[2]);
     // the unknown parameter in `fix` points at `fix`, not at `why`
     assert_eq!(p[3].line, 12, "{}", p[3]);
-    snap(
-        "policy-error-expect-and-templates",
-        p.iter()
-            .map(|x| x.to_string())
-            .collect::<Vec<_>>()
-            .join("\n"),
-    );
+    snap_all("policy-error-expect-and-templates", &p);
 }
 
 #[test]

@@ -219,24 +219,17 @@ fn inline_files_stay_inside_their_private_snapshot() {
 
 #[test]
 fn a_case_with_waivers_sees_the_waived_status_on_the_given_day() {
-    let ws = workspace(
-        r#"cases:
-  - name: waived until 2030
-    today: "2029-06-01"
-    waivers: waivers.yaml
-    files:
-      /proc/sys/net/ipv4/tcp_syncookies: "0\n"
-    expect:
-      - { rule: site.syncookies, status: waived }
-  - name: the waiver has expired
-    today: "2031-01-01"
-    waivers: waivers.yaml
-    files:
-      /proc/sys/net/ipv4/tcp_syncookies: "0\n"
-    expect:
-      - { rule: site.syncookies, status: fail }
-"#,
-    );
+    // the same host and rule before and after the waiver's expiry
+    let case = |name: &str, today: &str, status: &str| {
+        format!(
+            "  - name: {name}\n    today: \"{today}\"\n    waivers: waivers.yaml\n    files:\n      /proc/sys/net/ipv4/tcp_syncookies: \"0\\n\"\n    expect:\n      - {{ rule: site.syncookies, status: {status} }}\n"
+        )
+    };
+    let ws = workspace(&format!(
+        "cases:\n{}{}",
+        case("waived until 2030", "2029-06-01", "waived"),
+        case("the waiver has expired", "2031-01-01", "fail")
+    ));
     crate::common::tree::file(
         ws.path(),
         "waivers.yaml",

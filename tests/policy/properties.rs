@@ -114,10 +114,13 @@ proptest! {
     }
 
     #[test]
-    fn sysctl_capture_never_panics(s in any_text()) {
-        let (vals, issues) = bounded("sysctl capture", || sysctl::parse_capture(&s));
+    fn sysctl_capture_and_meminfo_never_panic_and_name_lines_of_the_text(s in any_text()) {
         let n = line_count(&s);
+        let (vals, issues) = bounded("sysctl capture", || sysctl::parse_capture(&s));
         prop_assert!(vals.iter().all(|v| v.line >= 1 && v.line <= n));
+        prop_assert!(issues.iter().all(|i| i.line >= 1 && i.line <= n));
+        let (fields, issues) = bounded("meminfo", || meminfo::parse(&s));
+        prop_assert!(fields.iter().all(|f| f.line >= 1 && f.line <= n));
         prop_assert!(issues.iter().all(|i| i.line >= 1 && i.line <= n));
     }
 
@@ -136,14 +139,6 @@ proptest! {
     #[test]
     fn swap_dot_slash_is_an_involution(k in "[a-z0-9_./-]{0,40}") {
         prop_assert_eq!(sysctl::swap_dot_slash(&sysctl::swap_dot_slash(&k)), k);
-    }
-
-    #[test]
-    fn meminfo_never_panics(s in any_text()) {
-        let (fields, issues) = bounded("meminfo", || meminfo::parse(&s));
-        let n = line_count(&s);
-        prop_assert!(fields.iter().all(|f| f.line >= 1 && f.line <= n));
-        prop_assert!(issues.iter().all(|i| i.line >= 1 && i.line <= n));
     }
 
     #[test]
@@ -170,18 +165,10 @@ proptest! {
     }
 
     #[test]
-    fn mysql_variables_never_panic(s in any_text()) {
+    fn mysql_variables_and_zimbra_localconfig_never_panic(s in any_text()) {
         let _ = bounded("mysql variables", || mysqlvars::parse(&s));
         let _ = mysqlvars::unescape_batch(&s);
-    }
-
-    #[test]
-    fn localconfig_xml_never_panics(s in any_text()) {
         let _ = bounded("localconfig xml", || localconfig::parse_xml(&s));
-    }
-
-    #[test]
-    fn zmlocalconfig_never_panics(s in any_text()) {
         let _ = bounded("zmlocalconfig", || localconfig::parse_zmlocalconfig(&s));
     }
 

@@ -13,8 +13,9 @@ use driftaudit::unstable::secret::{sysctl_key_is_secret, REDACTED};
 
 use crate::common;
 
-/// The files of one corpus directory, or `None` (skipped) without the corpus.
-fn files(sub: &str, at_least: usize) -> Option<Vec<PathBuf>> {
+/// The files of one corpus directory with their text, or `None` (skipped)
+/// without the corpus.
+fn files(sub: &str, at_least: usize) -> Option<Vec<(PathBuf, String)>> {
     let dir = common::corpus_dir(sub)?;
     let mut v: Vec<_> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("corpus {}: {e}", dir.display()))
@@ -26,7 +27,7 @@ fn files(sub: &str, at_least: usize) -> Option<Vec<PathBuf>> {
         "corpus {sub} has only {} files",
         v.len()
     );
-    Some(v)
+    Some(v.into_iter().map(|p| (p.clone(), read(&p))).collect())
 }
 
 fn snap_name(prefix: &str, p: &Path) -> String {
@@ -77,13 +78,12 @@ fn pin(name: String, text: String) {
 
 #[test]
 fn sysctl_corpus_parses_and_is_pinned() {
-    let mut captures = 0;
     let Some(files) = files("sysctl", 30) else {
         return;
     };
-    for p in files {
+    let mut captures = 0;
+    for (p, text) in files {
         let name = p.file_name().unwrap().to_string_lossy().into_owned();
-        let text = read(&p);
         let mut out = String::new();
         if is_capture(&name) {
             captures += 1;
@@ -125,16 +125,20 @@ fn sysctl_corpus_parses_and_is_pinned() {
 
 #[test]
 fn meminfo_corpus_parses_and_is_pinned() {
-    let mut with_total = 0;
     let Some(files) = files("meminfo", 10) else {
         return;
     };
-    for p in files {
-        let text = read(&p);
+    let with_total = files
+        .iter()
+        .filter(|(_, text)| {
+            meminfo::parse(text)
+                .0
+                .iter()
+                .any(|f| f.name == "MemTotal" && f.bytes)
+        })
+        .count();
+    for (p, text) in files {
         let (fields, iss) = meminfo::parse(&text);
-        if fields.iter().any(|f| f.name == "MemTotal" && f.bytes) {
-            with_total += 1;
-        }
         let mut out = format!("{} field(s)\n", fields.len());
         for f in &fields {
             let unit = if f.bytes { " bytes" } else { "" };

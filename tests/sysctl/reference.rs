@@ -560,12 +560,11 @@ fn live_host_mask_and_dangling_link_in_a_namespace() {
     fs::write(d.path().join("usr/61-w.conf"), "vm.dirty_ratio = 61\n").unwrap();
     fs::write(d.path().join("usr/62-x.conf"), "vm.overcommit_memory = 1\n").unwrap();
     let exe = std::env::current_exe().unwrap();
-    // this test again, by its libtest name (the module path below the crate)
-    let me = concat!(
+    // this test again, by its libtest name
+    let me = crate::common::mountns::libtest_name(
         module_path!(),
-        "::live_host_mask_and_dangling_link_in_a_namespace"
+        "live_host_mask_and_dangling_link_in_a_namespace",
     );
-    let me = me.split_once("::").map_or(me, |(_, name)| name);
     let sh = format!(
         "set -e\nmount -t tmpfs tmpfs /etc/sysctl.d\nmount -t tmpfs tmpfs /usr/lib/sysctl.d\n\
          cp -a '{r}/etc/.' /etc/sysctl.d/\ncp -a '{r}/usr/.' /usr/lib/sysctl.d/\n\

@@ -962,28 +962,15 @@ mod writer_properties {
     /// Unicode with controls, newlines, `#`, `&`, `*`, `: `, `- `, quotes,
     /// `${`, braces.
     fn hostile() -> impl Strategy<Value = String> {
+        let breakers = vec![
+            "\n", "#", "&a", "*", ": ", "- ", "\"", "'", "${", "{", "}", "\\", "\r", "\u{7f}",
+            "\u{85}", "\u{2028}", "\u{feff}", "\u{fffe}",
+        ];
         let piece = prop_oneof![
-            Just("\n".to_string()),
-            Just("#".to_string()),
-            Just("&a".to_string()),
-            Just("*".to_string()),
-            Just(": ".to_string()),
-            Just("- ".to_string()),
-            Just("\"".to_string()),
-            Just("'".to_string()),
-            Just("${".to_string()),
-            Just("{".to_string()),
-            Just("}".to_string()),
-            Just("\\".to_string()),
-            Just("\r".to_string()),
-            Just("\u{7f}".to_string()),
-            Just("\u{85}".to_string()),
-            Just("\u{2028}".to_string()),
-            Just("\u{feff}".to_string()),
-            Just("\u{fffe}".to_string()),
-            Just("overrides:\n  - {rule: \"*\", severity: info}".to_string()),
-            "[a-z_.]{1,8}",
-            any::<char>().prop_map(String::from),
+            18 => prop::sample::select(breakers).prop_map(String::from),
+            1 => Just("overrides:\n  - {rule: \"*\", severity: info}".to_string()),
+            1 => "[a-z_.]{1,8}",
+            1 => any::<char>().prop_map(String::from),
         ];
         prop::collection::vec(piece, 1..6).prop_map(|v| v.concat())
     }

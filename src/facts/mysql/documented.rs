@@ -4,7 +4,8 @@
 //! MySQL 5.7/8.0/8.4 Reference Manual, MariaDB's knowledge base), every row
 //! with the URL of the table it came from (`documented/*.tsv`). Used where no
 //! table was generated from an installed binary ([`super::limits`]), to tell a
-//! difference a documented limit can produce from drift. Not a list of every
+//! difference a documented limit can produce from drift, and by `fix` to
+//! choose `SET GLOBAL` or a restart ([`is_dynamic`]). Not a list of every
 //! option (names are not resolved with it). Pure: no I/O, no policy logic.
 
 use std::sync::OnceLock;
@@ -302,6 +303,31 @@ pub fn for_version(v: &ServerVersion) -> Option<&'static DocTable> {
         *major == v.parts[0] && *minor == v.parts[1] && *mariadb == v.mariadb
     })?;
     table(i)
+}
+
+/// Whether `SET GLOBAL` can change `name` on `server`: what the documented
+/// table of its line says, else the nearest table that has the name (same
+/// vendor first, then the nearest major.minor, as a MariaDB 10.3 goes by
+/// 10.5 and a MySQL 5.6 by 5.7). With no version, only a name every table
+/// that has it calls dynamic is. A name in no table needs a restart.
+pub fn is_dynamic(server: Option<&ServerVersion>, name: &str) -> bool {
+    let Some(v) = server else {
+        let mut rows = (0..FILES.len())
+            .filter_map(|i| table(i)?.get(name))
+            .peekable();
+        return rows.peek().is_some() && rows.all(|r| r.dynamic);
+    };
+    let line = |major: u64, minor: u64| major * 1000 + minor;
+    let at = line(v.parts[0], v.parts[1]);
+    let mut order: Vec<usize> = (0..FILES.len()).collect();
+    order.sort_by_key(|&i| {
+        let (_, major, minor, mariadb, _, _) = FILES[i];
+        (mariadb != v.mariadb, line(major, minor).abs_diff(at))
+    });
+    order
+        .into_iter()
+        .find_map(|i| table(i)?.get(name))
+        .is_some_and(|r| r.dynamic)
 }
 
 /// The type any documented table gives `name` (the first that has it):
