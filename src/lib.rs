@@ -89,7 +89,7 @@ pub use policy::{
 };
 pub use render::diff::render as render_diff;
 pub use render::explain::explain_rule;
-pub use render::{render, Format, RenderOptions};
+pub use render::{render, Brief, Format, RenderOptions};
 pub use report::{
     BreakdownData, CoverageReason, DomainCoverage, DriftData, Finding, HostReport, Report,
     RuleMeta, Status, Summary, WaiverNote,

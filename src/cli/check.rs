@@ -2,7 +2,7 @@
 //! in `fleet.rs`) a tree of snapshot folders, and render the report. Also
 //! the `--only`/`--skip` check that every glob matches a rule.
 
-use driftaudit::{audit, render, Format, Host, PolicySet, RenderOptions};
+use driftaudit::{audit, render, Brief, Format, Host, PolicySet, RenderOptions};
 
 use super::check_args::{repo_root, targets, CheckArgs};
 use super::common::{color, load_policies_with, write_out, Exit};
@@ -77,47 +77,35 @@ pub(crate) fn run(a: CheckArgs) -> Exit {
         w.apply(&mut report, &driftaudit::unstable::waiver::today());
     }
     let format = a.format.0;
-    let text = match format {
-        Format::Sarif | Format::Junit => {
-            let root = match repo_root(a.sarif_root.as_deref()) {
-                Ok(r) => r,
-                Err(e) => return Exit::Error(e),
-            };
-            if format == Format::Sarif {
-                driftaudit::unstable::render::sarif::render_with(
-                    &report,
-                    &driftaudit::unstable::render::sarif::SarifOptions::with_root(root),
-                )
-            } else {
-                driftaudit::unstable::render::junit::render_with(&report, Some(&root))
-            }
-        }
-        Format::Text if a.quiet => report
-            .hosts
-            .iter()
-            .map(driftaudit::unstable::render::text::quiet_line)
-            .collect(),
-        Format::Text if a.summary => {
-            let fail_on: driftaudit::Severity = a.fail_on.into();
-            let mut summary = driftaudit::unstable::fleet::FleetSummary::new(&set);
-            for (i, h) in report.hosts.iter().enumerate() {
-                let path = a
-                    .snapshot
-                    .get(i)
-                    .map_or_else(|| h.host.clone(), |d| d.display().to_string());
-                summary.add(h, &path, fail_on);
-            }
-            summary.render_text()
-        }
-        _ => render(
-            &report,
-            format,
-            RenderOptions {
-                color: color(),
-                verbose: a.verbose,
-            },
-        ),
+    // SARIF and JUnit locations are relative to the repository root
+    let root = match format {
+        Format::Sarif | Format::Junit => match repo_root(a.sarif_root.as_deref()) {
+            Ok(r) => Some(r),
+            Err(e) => return Exit::Error(e),
+        },
+        _ => None,
     };
+    let brief = if a.quiet {
+        Some(Brief::Quiet)
+    } else if a.summary {
+        Some(Brief::Summary {
+            policies: &set,
+            fail_on: a.fail_on.into(),
+            folders: &a.snapshot,
+        })
+    } else {
+        None
+    };
+    let text = render(
+        &report,
+        format,
+        RenderOptions {
+            color: color(),
+            verbose: a.verbose,
+            repo_root: root.as_deref(),
+            brief,
+        },
+    );
     if let Err(e) = write_out(&text) {
         return e.into();
     }

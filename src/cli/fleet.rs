@@ -15,9 +15,8 @@ use driftaudit::unstable::fleet::{self as lib, FleetSummary, HostDigest};
 use driftaudit::unstable::host::io_message;
 use driftaudit::unstable::render::prometheus::{self, HostCounts};
 use driftaudit::unstable::render::stream::{render_host, FleetWriter};
-use driftaudit::unstable::render::{junit, sarif};
 use driftaudit::unstable::report::merge::{self, RunMeta};
-use driftaudit::{Format, PolicySet, RenderOptions, Severity};
+use driftaudit::{Brief, Format, PolicySet, RenderOptions, Severity};
 
 use super::check_args::{repo_root, CheckArgs};
 use super::common::{color, Exit, WriteError};
@@ -100,6 +99,8 @@ pub(crate) fn check_fleet(a: &CheckArgs, set: &PolicySet, dir: &Path) -> Exit {
     let opts = RenderOptions {
         color: color(),
         verbose: a.verbose,
+        repo_root: repo.as_deref(),
+        brief: None,
     };
     let fail_on: Severity = a.fail_on.into();
     let selection = Selection {
@@ -218,10 +219,11 @@ pub(crate) fn check_fleet(a: &CheckArgs, set: &PolicySet, dir: &Path) -> Exit {
                 let (text, keep) = if a.summary || prom {
                     (Ok(String::new()), None)
                 } else if a.quiet {
-                    (
-                        Ok(driftaudit::unstable::render::text::quiet_line(&report)),
-                        None,
-                    )
+                    let quiet = RenderOptions {
+                        brief: Some(Brief::Quiet),
+                        ..opts
+                    };
+                    (render_host(format, quiet, report), None)
                 } else if whole {
                     (Ok(String::new()), Some(report))
                 } else {
@@ -287,13 +289,7 @@ pub(crate) fn check_fleet(a: &CheckArgs, set: &PolicySet, dir: &Path) -> Exit {
         (None, Some(out)) if whole => {
             let mut report = driftaudit::Report::new(kept, set);
             driftaudit::unstable::waiver::attach(&mut report, whole_verdicts);
-            let text = match (format, &repo) {
-                (Format::Sarif, Some(root)) => {
-                    sarif::render_with(&report, &sarif::SarifOptions::with_root(root))
-                }
-                (Format::Junit, Some(root)) => junit::render_with(&report, Some(root)),
-                _ => driftaudit::unstable::render::render(&report, format, opts),
-            };
+            let text = driftaudit::render(&report, format, opts);
             out.write_all(text.as_bytes()).and_then(|_| out.flush())
         }
         (None, Some(out)) if brief => {

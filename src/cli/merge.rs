@@ -23,7 +23,6 @@ use driftaudit::unstable::render::prometheus::{self, ReportMetrics};
 use driftaudit::unstable::render::stream::{
     compact_pretty_json, render_host, write_merged, FleetWriter,
 };
-use driftaudit::unstable::render::{junit, sarif};
 use driftaudit::unstable::report::merge::{self, MergeError};
 use driftaudit::unstable::waiver;
 use driftaudit::{Finding, Format, HostReport, RenderOptions};
@@ -89,6 +88,7 @@ pub(crate) fn run(a: MergeArgs) -> Exit {
     let opts = RenderOptions {
         color: color(),
         verbose: a.verbose,
+        ..Default::default()
     };
     let written = match format {
         Format::Text | Format::Json | Format::Jsonl => {
@@ -314,11 +314,11 @@ fn write_document(
             Err(e) => return Exit::Error(e),
         };
         place_hosts(&mut merged, &root);
-        let text = if format == Format::Sarif {
-            sarif::render_with(&merged.report, &sarif::SarifOptions::with_root(&root))
-        } else {
-            junit::render_with(&merged.report, Some(&root))
+        let opts = RenderOptions {
+            repo_root: Some(&root),
+            ..opts
         };
+        let text = driftaudit::render(&merged.report, format, opts);
         if let Err(e) = write_out(&text) {
             return e.into();
         }

@@ -6,10 +6,11 @@
 use super::eval::RuleCx;
 use super::finding::rule_finding;
 use crate::eval::{eval, truthy, Missing};
-use crate::expr::{self, Expr};
-use crate::facts::Facts;
+use crate::expr::{self, ops, BinOp, Expr};
+use crate::facts::{Facts, KernelVersion};
 use crate::policy::{Applies, Policy, Rule};
 use crate::report::{Finding, Status};
+use crate::value::Value;
 
 /// The first `applies` condition that does not hold, as the finding that
 /// says so (`skip`, or `unknown`/`error` when it cannot be told); `None`
@@ -34,19 +35,17 @@ pub(super) fn first_unmet_of<'a>(
                     Status::Unknown,
                     format!("applies to kernels {text}, but this host's kernel release is unknown"),
                 )),
-                Some(k) => {
-                    if conds.iter().all(|(op, v)| kernel_ok(op, k.cmp_parts(v))) {
-                        None
-                    } else {
-                        Some((
-                            Status::Skip,
-                            format!(
-                                "applies only to kernels {text}; this host runs {}",
-                                k.release
-                            ),
-                        ))
-                    }
-                }
+                Some(k) => match kernel_holds(k, conds) {
+                    Ok(true) => None,
+                    Ok(false) => Some((
+                        Status::Skip,
+                        format!(
+                            "applies only to kernels {text}; this host runs {}",
+                            k.release
+                        ),
+                    )),
+                    Err(e) => Some((Status::Error, format!("condition `{text}`: {e}"))),
+                },
             },
             Applies::Exists(p) | Applies::Missing(p) => {
                 let want = matches!(a, Applies::Exists(_));
@@ -96,17 +95,17 @@ pub(super) fn first_unmet_of<'a>(
     None
 }
 
-fn kernel_ok(op: &str, ord: std::cmp::Ordering) -> bool {
-    use std::cmp::Ordering::*;
-    match op {
-        "<" => ord == Less,
-        "<=" => ord != Greater,
-        ">" => ord == Greater,
-        ">=" => ord != Less,
-        "==" => ord == Equal,
-        "!=" => ord != Equal,
-        _ => false,
-    }
+/// Whether the running kernel meets every comparison of a `kernel:`
+/// condition (lowered at load: `(OP, VERSION)`), by the expression
+/// language's comparison: `release OP version` is `order OP 0`, with the
+/// order of the two versions as -1, 0 or 1 (dotted parts compared one by
+/// one, so `4.12` and `4.12.0` are equal and no part has a bound).
+fn kernel_holds(k: &KernelVersion, conds: &[(BinOp, Vec<u64>)]) -> Result<bool, String> {
+    let zero = Value::Number(0.0);
+    conds.iter().try_fold(true, |all, (op, v)| {
+        let order = Value::Number(k.cmp_parts(v) as i8 as f64);
+        Ok(all && ops::truthy(&ops::binary(*op, &order, &zero)?)?)
+    })
 }
 
 /// An `exists:`/`missing:` condition decided from every piece of evidence
@@ -176,4 +175,115 @@ fn not_detected(facts: &Facts, e: &Expr) -> Option<String> {
                 d.looked_for
             )
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::kernel_holds;
+    use crate::facts::KernelVersion;
+    use crate::policy::{parse_kernel_cond, KernelCondError};
+
+    /// The kernel judge before issue 47 lowered `kernel:` conditions: the
+    /// operator text matched at evaluation, anything else silently false.
+    fn before(op: &str, ord: std::cmp::Ordering) -> bool {
+        use std::cmp::Ordering::*;
+        match op {
+            "<" => ord == Less,
+            "<=" => ord != Greater,
+            ">" => ord == Greater,
+            ">=" => ord != Less,
+            "==" | "=" => ord == Equal,
+            "!=" => ord != Equal,
+            _ => false,
+        }
+    }
+
+    /// Issue 47: `kernel: ">= 3.6"` is lowered at load to a comparison of
+    /// the expression language; every operator judges every release as the
+    /// former string match did, and `=` reads as `==`.
+    #[test]
+    fn lowered_kernel_conditions_judge_as_the_former_string_match() {
+        let releases = [
+            "3.6",
+            "3.6.0",
+            "3.10.0-1160.el7.x86_64",
+            "4.12",
+            "4.12.1",
+            "5.15.0-91-generic",
+            "6.1.0-18-amd64",
+            "6.10.0-rc3",
+        ];
+        let versions = [
+            "3", "3.6", "3.6.0", "4.12", "4.12.0.1", "5.15", "6.1.0", "10",
+        ];
+        for op in ["<", "<=", ">", ">=", "==", "=", "!="] {
+            for v in versions {
+                let cond = format!("{op} {v}");
+                let lowered = parse_kernel_cond(&cond).unwrap();
+                let parts: Vec<u64> = v.split('.').map(|p| p.parse().unwrap()).collect();
+                for r in releases {
+                    let k = KernelVersion::parse(r).unwrap();
+                    assert_eq!(
+                        kernel_holds(&k, &lowered),
+                        Ok(before(op, k.cmp_parts(&parts))),
+                        "{r} against `{cond}`"
+                    );
+                }
+            }
+        }
+        // two comparisons: both must hold
+        let k = KernelVersion::parse("4.11.2").unwrap();
+        assert_eq!(
+            kernel_holds(&k, &parse_kernel_cond(">= 4.10, < 4.12").unwrap()),
+            Ok(true)
+        );
+        assert_eq!(
+            kernel_holds(&k, &parse_kernel_cond(">= 4.10, < 4.11").unwrap()),
+            Ok(false)
+        );
+    }
+
+    /// A fleet report's policy digest hashes the compiled rules' Debug
+    /// text: a lowered kernel condition keeps the former spelling (the
+    /// operator as text, `=` as `==`).
+    #[test]
+    fn lowered_kernel_condition_keeps_the_debug_text_the_policy_digest_hashes() {
+        let text = ">= 4.10, = 4.12, != 5";
+        let a = crate::policy::Applies::Kernel(parse_kernel_cond(text).unwrap(), text.into());
+        assert_eq!(
+            format!("{a:?}"),
+            r#"Kernel([(">=", [4, 10]), ("==", [4, 12]), ("!=", [5])], ">= 4.10, = 4.12, != 5")"#
+        );
+    }
+
+    /// An operator that is no comparison is refused at load (the policy
+    /// does not load: `invalid-kernel-condition`), so nothing is left to
+    /// match, or to decide silently false, when the rule is judged.
+    #[test]
+    fn an_unknown_kernel_operator_is_a_load_error_not_a_false_condition() {
+        for cond in [
+            "=> 3.6",
+            "=< 3.6",
+            "<> 3.6",
+            "~ 3.6",
+            ">= 3.6, ~> 4",
+            "! 3.6",
+        ] {
+            assert!(
+                matches!(
+                    parse_kernel_cond(cond),
+                    Err(KernelCondError::UnknownOperator { .. })
+                ),
+                "{cond}: {:?}",
+                parse_kernel_cond(cond)
+            );
+        }
+        let yaml =
+            "policy: t\ntitle: T\nrules:\n  - id: t.r\n    title: t\n    severity: low\n    \
+                    applies:\n      - kernel: \"=> 3.6\"\n    assert: \"true\"\n    why: w\n    \
+                    fix: f\n    references: []\n";
+        let mut set = crate::policy::PolicySet::new();
+        let err = set.add_str("t.yaml", yaml).unwrap_err();
+        assert!(err.to_string().contains("unknown operator `=>`"), "{err}");
+    }
 }

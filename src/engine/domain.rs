@@ -122,7 +122,7 @@ pub(super) fn shared_reads(rule: &Rule) -> Reads {
     match &rule.check {
         Check::Setting { ns, expect, .. } => {
             reads.note(Domain::of_namespace(ns));
-            for e in expect.iter().flat_map(|(_, v)| v.iter()) {
+            for e in expect.iter().flat_map(|x| x.values.iter()) {
                 reads.walk(e);
             }
         }

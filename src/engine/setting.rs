@@ -6,8 +6,8 @@
 use super::eval::RuleCx;
 use super::finding::{finish, missing_finding, rule_finding};
 use crate::eval::{eval, Context, Missing};
-use crate::expr::{self, Expr};
-use crate::policy::{ExpectOp, Rule};
+use crate::expr::{self, ops, BinOp};
+use crate::policy::{Expectation, Rule};
 use crate::report::{Conversion, Finding, Status};
 use crate::value::{format_number, normalize_ws, parse_size, Value};
 
@@ -58,12 +58,15 @@ fn conversions(raw: &str, v: &Value, numeric: bool) -> Vec<Conversion> {
     out
 }
 
-fn expected_text(expect: &[(ExpectOp, Vec<Value>)]) -> String {
+/// The expectations with their values evaluated.
+type Evaluated<'r> = [(&'r Expectation, Vec<Value>)];
+
+fn expected_text(expect: &Evaluated) -> String {
     expect
         .iter()
-        .map(|(op, vals)| {
+        .map(|(x, vals)| {
             let vs: Vec<String> = vals.iter().map(expr::show).collect();
-            format!("{} {}", op.words(), vs.join(", "))
+            format!("{} {}", x.words(), vs.join(", "))
         })
         .collect::<Vec<_>>()
         .join(" and ")
@@ -72,19 +75,20 @@ fn expected_text(expect: &[(ExpectOp, Vec<Value>)]) -> String {
 /// The expectations as people read them (`at least 1`, `0`, `one of a, b`):
 /// the formats for people show these, JSON keeps [`expected_text`] and
 /// has these only where they differ from it.
-fn expected_words(expect: &[(ExpectOp, Vec<Value>)]) -> Option<String> {
+fn expected_words(expect: &Evaluated) -> Option<String> {
     let words = expect
         .iter()
-        .map(|(op, vals)| {
+        .map(|(x, vals)| {
             let vs = vals.iter().map(expr::show).collect::<Vec<_>>().join(", ");
-            let word = match op {
-                ExpectOp::Equals => return vs,
-                ExpectOp::OneOf => "one of",
-                ExpectOp::Not => "not",
-                ExpectOp::Min => "at least",
-                ExpectOp::Max => "at most",
-                ExpectOp::Gt => "more than",
-                ExpectOp::Lt => "less than",
+            let word = match x.op {
+                _ if x.one_of => "one of",
+                BinOp::Eq => return vs,
+                BinOp::Ne => "not",
+                BinOp::Ge => "at least",
+                BinOp::Le => "at most",
+                BinOp::Gt => "more than",
+                BinOp::Lt => "less than",
+                _ => x.words(),
             };
             format!("{word} {vs}")
         })
@@ -93,13 +97,26 @@ fn expected_words(expect: &[(ExpectOp, Vec<Value>)]) -> Option<String> {
     (words != expected_text(expect)).then_some(words)
 }
 
+/// Whether the setting's value meets one expectation: the comparison it
+/// was lowered to, applied by the expression language
+/// ([`ops::binary`]: `SETTING OP VALUE`, for `one_of` against any value).
+/// `Err`: an ordering (`>=`, `<`, ...) of a value that is no number.
+fn holds(x: &Expectation, actual: &Value, vals: &[Value]) -> Result<bool, String> {
+    let test = |v: &Value| ops::binary(x.op, actual, v).and_then(|r| ops::truthy(&r));
+    if x.one_of {
+        vals.iter().try_fold(false, |hit, v| Ok(hit || test(v)?))
+    } else {
+        vals.iter().try_fold(true, |all, v| Ok(all && test(v)?))
+    }
+}
+
 /// Judge a `setting:` rule over its context: one finding.
 pub(super) fn check(
     rule: &Rule,
     cx: &RuleCx,
     ns: &str,
     key: &str,
-    expect: &[(ExpectOp, Vec<Expr>)],
+    expect: &[Expectation],
     presence: Option<bool>,
 ) -> Finding {
     let got = cx.setting(ns, key);
@@ -140,10 +157,11 @@ pub(super) fn check(
             f.actual = Some("absent".into());
             f.subject = vec![canon.clone()];
             let mut evaluated = Vec::new();
-            for (op, es) in expect {
-                let vals: Result<Vec<Value>, Missing> = es.iter().map(|e| eval(e, cx)).collect();
+            for x in expect {
+                let vals: Result<Vec<Value>, Missing> =
+                    x.values.iter().map(|e| eval(e, cx)).collect();
                 match vals {
-                    Ok(v) => evaluated.push((*op, v)),
+                    Ok(v) => evaluated.push((x, v)),
                     Err(m) => return missing_finding(rule, cx, m),
                 }
             }
@@ -196,52 +214,40 @@ pub(super) fn check(
         }
     };
     // evaluate expectations
-    let mut evaluated: Vec<(ExpectOp, Vec<Value>)> = Vec::new();
-    for (op, es) in expect {
+    let mut evaluated: Vec<(&Expectation, Vec<Value>)> = Vec::new();
+    for x in expect {
         let mut vals = Vec::new();
-        for e in es {
+        for e in &x.values {
             match eval(e, cx) {
                 Ok(v) => vals.push(v),
                 Err(m) => return missing_finding(rule, cx, m),
             }
         }
-        evaluated.push((*op, vals));
+        evaluated.push((x, vals));
     }
     let expected = expected_text(&evaluated);
     cx.special
         .borrow_mut()
         .insert("expected".into(), Value::Str(expected.clone()));
     let mut ok = true;
-    for (op, vals) in &evaluated {
-        let holds = match op {
-            ExpectOp::Equals => actual.loosely_equals(&vals[0]),
-            ExpectOp::Not => !actual.loosely_equals(&vals[0]),
-            ExpectOp::OneOf => vals.iter().any(|v| actual.loosely_equals(v)),
-            ExpectOp::Min | ExpectOp::Max | ExpectOp::Gt | ExpectOp::Lt => {
-                match (actual.as_f64(), vals[0].as_f64()) {
-                    (Some(a), Some(b)) => match op {
-                        ExpectOp::Min => a >= b,
-                        ExpectOp::Max => a <= b,
-                        ExpectOp::Gt => a > b,
-                        _ => a < b,
-                    },
-                    _ => {
-                        let mut f = rule_finding(rule, cx, Status::Error);
-                        f.subject = vec![canon.clone()];
-                        f.actual = Some(expr::show(&actual));
-                        f.expected = Some(expected.clone());
-                        f.expected_words = expected_words(&evaluated);
-                        f.evidence = cx.evidence();
-                        f.explanation = format!(
-                            "{canon} is `{}`, which is not a number, so it cannot be compared ({expected})",
-                            actual.to_plain()
-                        );
-                        return f;
-                    }
-                }
+    for (x, vals) in &evaluated {
+        match holds(x, &actual, vals) {
+            Ok(h) => ok &= h,
+            // an ordering of a value that is no number
+            Err(_) => {
+                let mut f = rule_finding(rule, cx, Status::Error);
+                f.subject = vec![canon.clone()];
+                f.actual = Some(expr::show(&actual));
+                f.expected = Some(expected.clone());
+                f.expected_words = expected_words(&evaluated);
+                f.evidence = cx.evidence();
+                f.explanation = format!(
+                    "{canon} is `{}`, which is not a number, so it cannot be compared ({expected})",
+                    actual.to_plain()
+                );
+                return f;
             }
-        };
-        ok &= holds;
+        }
     }
     let status = if ok { Status::Pass } else { Status::Fail };
     let mut f = rule_finding(rule, cx, status);
@@ -249,12 +255,7 @@ pub(super) fn check(
     f.expected_words = expected_words(&evaluated);
     f.actual = Some(expr::show(&actual));
     if let Some(raw) = &raw {
-        let numeric = evaluated.iter().any(|(op, _)| {
-            matches!(
-                op,
-                ExpectOp::Min | ExpectOp::Max | ExpectOp::Gt | ExpectOp::Lt
-            )
-        });
+        let numeric = evaluated.iter().any(|(x, _)| x.orders());
         f = f.with_conversions(raw.trim(), conversions(raw, &actual, numeric));
     }
     if status == Status::Pass {
@@ -265,4 +266,195 @@ pub(super) fn check(
     }
     finish(rule, cx, status, &mut f);
     f
+}
+
+#[cfg(test)]
+mod tests {
+    use super::holds;
+    use crate::policy::{Check, Expectation, PolicySet};
+    use crate::value::Value;
+
+    /// The judge of `expect:` before it was lowered to the expression
+    /// language (issue 47), by the entry's YAML key: `None` where it made
+    /// the finding an `error` (an ordering of a value that is no number).
+    fn before(key: &str, actual: &Value, vals: &[Value]) -> Option<bool> {
+        match key {
+            "equals" => Some(actual.loosely_equals(&vals[0])),
+            "not" => Some(!actual.loosely_equals(&vals[0])),
+            "one_of" => Some(vals.iter().any(|v| actual.loosely_equals(v))),
+            _ => match (actual.as_f64(), vals[0].as_f64()) {
+                (Some(a), Some(b)) => Some(match key {
+                    "min" => a >= b,
+                    "max" => a <= b,
+                    "gt" => a > b,
+                    _ => a < b,
+                }),
+                _ => None,
+            },
+        }
+    }
+
+    const KEYS: [&str; 7] = ["equals", "not", "one_of", "min", "max", "gt", "lt"];
+
+    /// The `expect:` entry `key` as the policy compiler lowers it.
+    fn lowered(key: &str) -> Expectation {
+        let value = if key == "one_of" { "[1]" } else { "1" };
+        let yaml = format!(
+            "policy: t\ntitle: T\nrules:\n  - id: t.r\n    title: t\n    severity: low\n    \
+             setting: sysctl.vm.swappiness\n    expect: {{ {key}: {value} }}\n    why: w\n    \
+             fix: f\n    references: []\n"
+        );
+        let mut set = PolicySet::new();
+        set.add_str("t.yaml", &yaml).unwrap();
+        let Check::Setting { expect, .. } = &set.rules()[0].check else {
+            panic!("{key}: not a setting check");
+        };
+        assert_eq!(expect.len(), 1, "{key}");
+        expect[0].clone()
+    }
+
+    /// Values of every type a setting or an expectation takes: numbers,
+    /// sizes and their texts, the spellings of a boolean, text in two cases
+    /// and with spaces, lists (a port range read as two numbers).
+    fn spread() -> Vec<Value> {
+        let s = |t: &str| Value::Str(t.into());
+        let mut out = vec![
+            Value::Number(0.0),
+            Value::Number(1.0),
+            Value::Number(-1.0),
+            Value::Number(1.5),
+            Value::Number(1024.0),
+            Value::Number(1073741824.0),
+            Value::Size(1024.0),
+            Value::Size(1073741824.0),
+            Value::Size(0.0),
+            Value::Bool(true),
+            Value::Bool(false),
+            Value::List(vec![]),
+            Value::List(vec![Value::Number(1.0)]),
+            Value::List(vec![s("32768"), s("60999")]),
+            Value::List(vec![Value::Number(32768.0), Value::Number(60999.0)]),
+            Value::Record([("a".to_string(), s("1"))].into_iter().collect()),
+        ];
+        for t in [
+            "",
+            "0",
+            "1",
+            "1.0",
+            " 1 ",
+            "-1",
+            "1.5",
+            "1024",
+            "1K",
+            "1k",
+            "1G",
+            "1073741824",
+            "ON",
+            "on",
+            "OFF",
+            "off",
+            "true",
+            "TRUE",
+            "false",
+            "yes",
+            "no",
+            "abc",
+            "ABC",
+            " a  b ",
+            "a b",
+            "32768 60999",
+            "32768\t60999",
+            "NaN",
+            "inf",
+            "1e3",
+        ] {
+            out.push(s(t));
+        }
+        out
+    }
+
+    /// Issue 47: `expect:` entries are lowered at load to the expression
+    /// language's comparisons (`min` is `>=`, `one_of` `==` any) and judged
+    /// by its one evaluator; for every entry and every pair (and, for
+    /// `one_of`, every two) of values of each type, the verdict is the one
+    /// the former judge gave, `error` included.
+    #[test]
+    fn lowered_expect_judges_every_value_type_as_the_former_judge() {
+        let vals = spread();
+        for key in KEYS {
+            let x = lowered(key);
+            for actual in &vals {
+                for a in &vals {
+                    let one = [a.clone()];
+                    assert_eq!(
+                        holds(&x, actual, &one).ok(),
+                        before(key, actual, &one),
+                        "{key}: {actual:?} against {a:?}"
+                    );
+                    if x.one_of {
+                        for b in &vals {
+                            let two = [a.clone(), b.clone()];
+                            assert_eq!(
+                                holds(&x, actual, &two).ok(),
+                                before(key, actual, &two),
+                                "{key}: {actual:?} against {two:?}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The words of the expected text stay as they were per entry.
+    #[test]
+    fn lowered_expect_keeps_its_words() {
+        let words: Vec<&str> = KEYS.iter().map(|k| lowered(k).words()).collect();
+        assert_eq!(words, ["=", "not", "one of", ">=", "<=", ">", "<"]);
+        let orders: Vec<bool> = KEYS.iter().map(|k| lowered(k).orders()).collect();
+        assert_eq!(orders, [false, false, false, true, true, true, true]);
+    }
+
+    /// A fleet report's policy digest hashes the compiled rules' Debug
+    /// text: a lowered entry keeps the former `(ExpectOp, values)` spelling,
+    /// so the digest of an unchanged policy stays what it was.
+    #[test]
+    fn lowered_expect_keeps_the_debug_text_the_policy_digest_hashes() {
+        let debug: Vec<String> = KEYS.iter().map(|k| format!("{:?}", lowered(k))).collect();
+        let one = "[Lit(Number(1.0))]";
+        assert_eq!(
+            debug,
+            ["Equals", "Not", "OneOf", "Min", "Max", "Gt", "Lt"].map(|n| format!("({n}, {one})"))
+        );
+    }
+
+    fn value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        prop_oneof![
+            any::<f64>().prop_map(Value::Number),
+            (-1e12f64..1e12).prop_map(Value::Size),
+            any::<bool>().prop_map(Value::Bool),
+            "[ 0-9.eEkKmMgGonfOFNa-]{0,8}".prop_map(Value::Str),
+            proptest::collection::vec("[0-9 ]{0,4}".prop_map(Value::Str), 0..3)
+                .prop_map(Value::List),
+        ]
+    }
+
+    proptest::proptest! {
+        /// As [`lowered_expect_judges_every_value_type_as_the_former_judge`],
+        /// over random numbers, sizes, texts and lists.
+        #[test]
+        fn lowered_expect_judges_random_values_as_the_former_judge(
+            k in 0..KEYS.len(),
+            actual in value(),
+            vals in proptest::collection::vec(value(), 1..3),
+        ) {
+            let key = KEYS[k];
+            let vals = if key == "one_of" { vals } else { vals[..1].to_vec() };
+            proptest::prop_assert_eq!(
+                holds(&lowered(key), &actual, &vals).ok(),
+                before(key, &actual, &vals)
+            );
+        }
+    }
 }

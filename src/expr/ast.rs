@@ -56,7 +56,8 @@ pub enum BinOp {
 }
 
 impl BinOp {
-    pub(super) fn symbol(self) -> &'static str {
+    /// The operator as written (`>=`, `and`).
+    pub fn symbol(self) -> &'static str {
         match self {
             BinOp::Add => "+",
             BinOp::Sub => "-",

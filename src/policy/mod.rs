@@ -26,7 +26,7 @@ pub(crate) use diagnostics::{snippet, yaml_error_parts};
 pub use diagnostics::{Code, Problem};
 pub use diagnostics::{FilterError, ParamError, PolicyError, PolicyProblem};
 pub use model::{
-    Applies, Bound, Breakdown, Check, CompareMode, DriftCheck, ExpectOp, ForEach, ForEachSource,
+    Applies, Bound, Breakdown, Check, CompareMode, DriftCheck, Expectation, ForEach, ForEachSource,
     Overridden, OverrideSource, Policy, Remedy, Rule, RuleSource, Severity, Template, TemplatePart,
     UpgradeCheck, MAX_FOR_EACH_ITEMS,
 };

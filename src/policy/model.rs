@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::release::Target;
-use crate::expr::{self, Expr};
+use crate::expr::{self, BinOp, Expr};
 use crate::value::Value;
 
 /// Rule severity, ordered from `info` to `critical`.
@@ -107,31 +107,68 @@ pub enum TemplatePart {
     Expr(Expr),
 }
 
-/// Comparison of an `expect` entry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[allow(missing_docs)]
-pub enum ExpectOp {
-    Equals,
-    OneOf,
-    Not,
-    Min,
-    Max,
-    Gt,
-    Lt,
+/// One `expect:` entry, lowered at load to a comparison of the expression
+/// language, which the engine applies with `crate::expr::ops::binary` as
+/// `SETTING OP VALUE`: `equals` is `==`, `not` `!=`, `min` `>=`, `max`
+/// `<=`, `gt` `>`, `lt` `<`; `one_of` is `==` against any of its values.
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
+pub struct Expectation {
+    /// The comparison (`==`, `!=`, `<`, `<=`, `>` or `>=`).
+    pub op: BinOp,
+    /// `one_of`: holds when the comparison holds for any value.
+    pub one_of: bool,
+    /// The values compared with (one, except for `one_of`).
+    pub values: Vec<Expr>,
 }
 
-impl ExpectOp {
-    /// Words for explanations.
-    pub fn words(self) -> &'static str {
-        match self {
-            ExpectOp::Equals => "=",
-            ExpectOp::OneOf => "one of",
-            ExpectOp::Not => "not",
-            ExpectOp::Min => ">=",
-            ExpectOp::Max => "<=",
-            ExpectOp::Gt => ">",
-            ExpectOp::Lt => "<",
+impl Expectation {
+    /// The comparison as the expected text writes it (`=`, `one of`, `>=`).
+    pub fn words(&self) -> &'static str {
+        match self.op {
+            _ if self.one_of => "one of",
+            BinOp::Eq => "=",
+            BinOp::Ne => "not",
+            other => other.symbol(),
         }
+    }
+
+    /// The entry's name before it was lowered (`Min`, `OneOf`).
+    fn former_name(&self) -> &'static str {
+        match self.op {
+            _ if self.one_of => "OneOf",
+            BinOp::Eq => "Equals",
+            BinOp::Ne => "Not",
+            BinOp::Ge => "Min",
+            BinOp::Le => "Max",
+            BinOp::Gt => "Gt",
+            BinOp::Lt => "Lt",
+            other => other.symbol(),
+        }
+    }
+
+    /// Whether it compares numbers (`>=`, `<=`, `>`, `<`: a value that is
+    /// no number cannot be compared).
+    pub fn orders(&self) -> bool {
+        matches!(self.op, BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge)
+    }
+}
+
+/// The Debug text is the former `(ExpectOp, values)` pair
+/// (`(Min, [Lit(Number(1.0))])`): the policy digest of a fleet report
+/// (`report::merge::policy_digest`) hashes the compiled rules' Debug text,
+/// and lowering changed no policy.
+impl fmt::Debug for Expectation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        struct Name(&'static str);
+        impl fmt::Debug for Name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.0)
+            }
+        }
+        f.debug_tuple("")
+            .field(&Name(self.former_name()))
+            .field(&self.values)
+            .finish()
     }
 }
 
@@ -146,7 +183,7 @@ pub enum Check {
         /// Canonical key as written (namespace canonicalises at lookup).
         key: String,
         /// Value expectations (each expression is evaluated).
-        expect: Vec<(ExpectOp, Vec<Expr>)>,
+        expect: Vec<Expectation>,
         /// `Some(true)`: must be present; `Some(false)`: must be absent.
         presence: Option<bool>,
     },
@@ -302,16 +339,36 @@ impl ForEach {
 pub const MAX_FOR_EACH_ITEMS: usize = 10_000;
 
 /// A compiled `applies` condition.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Clone, Serialize, Deserialize)]
 pub enum Applies {
-    /// Kernel comparisons (all must hold).
-    Kernel(Vec<(String, Vec<u64>)>, String),
+    /// Kernel comparisons (all must hold), lowered at load: the running
+    /// kernel's release `OP` the version, and the condition as written.
+    Kernel(Vec<(BinOp, Vec<u64>)>, String),
     /// Path exists.
     Exists(String),
     /// Path missing.
     Missing(String),
     /// Expression.
     When(Expr, String),
+}
+
+/// The Debug text of a kernel condition names each operator as written
+/// (`Kernel([("<", [4, 12])], "< 4.12")`), as before it was lowered: the
+/// policy digest of a fleet report (`report::merge::policy_digest`) hashes
+/// the compiled rules' Debug text, and lowering changed no policy.
+impl fmt::Debug for Applies {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Applies::Kernel(conds, text) => {
+                let conds: Vec<(&str, &Vec<u64>)> =
+                    conds.iter().map(|(op, v)| (op.symbol(), v)).collect();
+                f.debug_tuple("Kernel").field(&conds).field(text).finish()
+            }
+            Applies::Exists(p) => f.debug_tuple("Exists").field(p).finish(),
+            Applies::Missing(p) => f.debug_tuple("Missing").field(p).finish(),
+            Applies::When(e, text) => f.debug_tuple("When").field(e).field(text).finish(),
+        }
+    }
 }
 
 /// A compiled rule.
@@ -551,7 +608,9 @@ impl Rule {
         }
         match &self.check {
             Check::Assert(e) => out.push(e),
-            Check::Setting { expect, .. } => out.extend(expect.iter().flat_map(|(_, v)| v.iter())),
+            Check::Setting { expect, .. } => {
+                out.extend(expect.iter().flat_map(|x| x.values.iter()))
+            }
             Check::Drift(_) | Check::Upgrade(_) => {}
         }
         if let Some(Remedy::Set { to, .. }) = &self.remedy {

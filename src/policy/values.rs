@@ -2,7 +2,7 @@
 //! `${params.X}`, kernel version conditions. Pure: never reads the host.
 
 use super::{ParamValue, Policy};
-use crate::expr::{self, Expr};
+use crate::expr::{self, BinOp, Expr};
 use crate::value::Value;
 
 /// Why a constant (a parameter value, an `applies` path) has no value.
@@ -148,8 +148,10 @@ pub fn resolve_path(text: &str, policy: Option<&Policy>) -> Result<String, Const
         .map_err(ConstError::Eval)
 }
 
-/// Parse `< 4.12`, `>= 4.10, < 4.12`.
-pub fn parse_kernel_cond(s: &str) -> Result<Vec<(String, Vec<u64>)>, KernelCondError> {
+/// Parse `< 4.12`, `>= 4.10, < 4.12` into the comparisons of the
+/// expression language (`=` is `==`): an operator that is none is an error
+/// here, at load, so no operator text is matched when a rule is judged.
+pub fn parse_kernel_cond(s: &str) -> Result<Vec<(BinOp, Vec<u64>)>, KernelCondError> {
     let mut out = Vec::new();
     let mut start = 0;
     for part in s.split(',') {
@@ -166,26 +168,27 @@ pub fn parse_kernel_cond(s: &str) -> Result<Vec<(String, Vec<u64>)>, KernelCondE
                 at,
             });
         }
-        if !matches!(op, "<" | "<=" | ">" | ">=" | "==" | "!=" | "=") {
-            return Err(KernelCondError::UnknownOperator {
-                op: op.to_string(),
-                at,
-            });
-        }
+        let op = match op {
+            "<" => BinOp::Lt,
+            "<=" => BinOp::Le,
+            ">" => BinOp::Gt,
+            ">=" => BinOp::Ge,
+            "==" | "=" => BinOp::Eq,
+            "!=" => BinOp::Ne,
+            _ => {
+                return Err(KernelCondError::UnknownOperator {
+                    op: op.to_string(),
+                    at,
+                })
+            }
+        };
         let version = p[op_len..].trim();
         let v: Result<Vec<u64>, _> = version.split('.').map(str::parse).collect();
         let v = v.map_err(|_| KernelCondError::BadVersion {
             version: version.to_string(),
             at: at + op_len,
         })?;
-        out.push((
-            if op == "=" {
-                "==".into()
-            } else {
-                op.to_string()
-            },
-            v,
-        ));
+        out.push((op, v));
     }
     Ok(out)
 }

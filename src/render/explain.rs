@@ -78,10 +78,11 @@ pub fn explain(set: &PolicySet, rule: &Rule) -> String {
             "  {ns}.{key} {}",
             expect
                 .iter()
-                .map(|(op, es)| format!(
+                .map(|x| format!(
                     "{} {}",
-                    op.words(),
-                    es.iter()
+                    x.words(),
+                    x.values
+                        .iter()
                         .map(ToString::to_string)
                         .collect::<Vec<_>>()
                         .join(", ")

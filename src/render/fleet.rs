@@ -1,11 +1,35 @@
 //! The fleet summary as text ([`FleetSummary::render_text`]): one line per
 //! rule that any host failed, errored or could not check, with its worst
-//! examples, then the host totals. Sees only the summary.
+//! examples, then the host totals; and [`summary_text`], that summary over
+//! a report's hosts (`check --summary`). Sees only the summary or the
+//! report.
 
 use std::fmt::Write as _;
+use std::path::PathBuf;
 
-use crate::policy::Severity;
+use crate::policy::{PolicySet, Severity};
 use crate::report::fleet::FleetSummary;
+use crate::report::Report;
+
+/// The fleet summary of a report's hosts as text (`check --summary`): a
+/// row for every rule of `policies`, hosts failing at `fail_on`, each host
+/// cited by the folder it was read from (`folders`, in report order) or
+/// else by its name.
+pub(super) fn summary_text(
+    report: &Report,
+    policies: &PolicySet,
+    fail_on: Severity,
+    folders: &[PathBuf],
+) -> String {
+    let mut summary = FleetSummary::new(policies);
+    for (i, h) in report.hosts.iter().enumerate() {
+        let path = folders
+            .get(i)
+            .map_or_else(|| h.host.clone(), |d| d.display().to_string());
+        summary.add(h, &path, fail_on);
+    }
+    summary.render_text()
+}
 
 impl FleetSummary {
     /// The summary as text: one line per rule that any host failed, errored or

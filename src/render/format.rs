@@ -2,6 +2,10 @@
 //! and the options a printer takes ([`RenderOptions`]); names and choices
 //! only: must not render anything.
 
+use std::path::{Path, PathBuf};
+
+use crate::policy::{PolicySet, Severity};
+
 /// Output formats: the one list every command's `--format` is drawn from
 /// (`check` takes all of them, `check --fleet` those that
 /// [stream](Format::streams), `diff` those that
@@ -111,11 +115,40 @@ impl Format {
 /// every host.
 pub const WHOLE_DOCUMENT_HOSTS: usize = 2_000;
 
-/// Options for rendering.
+/// Options for rendering: what [`render`](super::render) needs besides the
+/// report to print it as `check` does, borrowed (the type is `Copy`).
 #[derive(Debug, Clone, Copy, Default)]
-pub struct RenderOptions {
+pub struct RenderOptions<'a> {
     /// Use ANSI colours (only on a terminal, never with NO_COLOR).
     pub color: bool,
     /// Also list passing and skipped findings in text output.
     pub verbose: bool,
+    /// SARIF and JUnit: the repository root (absolute and canonical, as the
+    /// CLI resolves the working directory or `--sarif-root`) a snapshot's
+    /// files are written relative to; `None`, or a file outside it, gives
+    /// an absolute location.
+    pub repo_root: Option<&'a Path>,
+    /// Text: the report in brief (`check --quiet`, `check --summary`)
+    /// instead of every finding; other formats ignore it.
+    pub brief: Option<Brief<'a>>,
+}
+
+/// A text report in brief ([`RenderOptions::brief`]).
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub enum Brief<'a> {
+    /// One line per host: what failed, by rule id, and the counts
+    /// (`check --quiet`).
+    Quiet,
+    /// The fleet summary over the report's hosts (`check --summary`).
+    Summary {
+        /// The rules audited: each has a row, failed or not.
+        policies: &'a PolicySet,
+        /// The severity at or above which a host counts as failing.
+        fail_on: Severity,
+        /// The folder each host was read from, in report order, as the
+        /// summary's examples cite them; a host beyond them is cited by
+        /// its name.
+        folders: &'a [PathBuf],
+    },
 }

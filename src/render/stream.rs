@@ -21,20 +21,20 @@ fn not_streamed(format: Format) -> io::Error {
 
 /// Writes hosts as they finish. Call [`FleetWriter::host`] per host and
 /// [`FleetWriter::finish`] once.
-pub struct FleetWriter<W: Write> {
+pub struct FleetWriter<'a, W: Write> {
     out: W,
     format: Format,
-    opts: RenderOptions,
+    opts: RenderOptions<'a>,
     written: usize,
     /// JSON only: the `rules` member, rendered, and the `run` member
     /// (rendered at the end: a shard's waiver usage is known only then).
     trailer: Option<(String, RunMeta)>,
 }
 
-impl<W: Write> FleetWriter<W> {
+impl<'a, W: Write> FleetWriter<'a, W> {
     /// Start the output (writes the JSON document's opening). A format that
     /// does not [stream](Format::streams) is an `Unsupported` error.
-    pub fn new(mut out: W, format: Format, opts: RenderOptions) -> io::Result<Self> {
+    pub fn new(mut out: W, format: Format, opts: RenderOptions<'a>) -> io::Result<Self> {
         if !format.streams() {
             return Err(not_streamed(format));
         }
@@ -145,7 +145,8 @@ impl<W: Write> FleetWriter<W> {
     }
 }
 
-/// Render one host for a stream: text as the text renderer prints it; for
+/// Render one host for a stream: text as [`super::render`] prints it (in
+/// brief too: `check --fleet --quiet`'s line per host); for
 /// JSON the pretty host object indented to sit in the `hosts` array (no
 /// separator); for JSON Lines one compact line with its newline. A format
 /// that does not [stream](Format::streams) is an `Unsupported` error.
@@ -157,7 +158,7 @@ pub fn render_host(format: Format, opts: RenderOptions, report: HostReport) -> i
                 hosts: vec![report],
                 rules: Vec::new(),
             };
-            super::text::render(&one, opts)
+            super::render(&one, Format::Text, opts)
         }
         Format::Json => super::json::host_in_array(&report)?,
         Format::Jsonl => super::json::host_line(&report)?,

@@ -195,7 +195,8 @@ fn stable_names_compile_from_the_crate_root() {
     };
     #[allow(unused_imports)]
     use driftaudit::{
-        audit_fleet, audit_upgrade, explain_rule, DiscoverError, UpgradeTarget, UpgradeTargetError,
+        audit_fleet, audit_upgrade, explain_rule, Brief, DiscoverError, UpgradeTarget,
+        UpgradeTargetError,
     };
     let host = Host::snapshot(concat!(
         env!("CARGO_MANIFEST_DIR"),

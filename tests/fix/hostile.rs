@@ -170,7 +170,7 @@ fn pinned_value(set: &PolicySet, rule: &str) -> String {
     let Check::Setting { expect, .. } = &r.check else {
         panic!("not a setting rule");
     };
-    match &expect[0].1[0] {
+    match &expect[0].values[0] {
         Expr::Lit(v) => v.to_plain(),
         e => panic!("equals: is not a literal: {e}"),
     }

@@ -9,6 +9,7 @@ mod common;
 
 mod colour;
 mod consumers;
+mod dispatch;
 mod formats;
 mod html;
 mod prometheus;

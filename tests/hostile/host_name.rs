@@ -50,6 +50,7 @@ fn a_host_name_of_a_megabyte_is_cut_to_64_bytes_with_an_input_finding() {
     let opts = RenderOptions {
         color: false,
         verbose: true,
+        ..Default::default()
     };
     for format in [
         Format::Junit,

@@ -32,6 +32,7 @@ pub(crate) fn rendered(set: &PolicySet, facts: &Facts, report: &HostReport) -> S
     let opts = RenderOptions {
         color: false,
         verbose: true,
+        ..Default::default()
     };
     let mut out = render::render(&full, Format::Text, opts);
     out.push_str(&render::render(&full, Format::Json, opts));

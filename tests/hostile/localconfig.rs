@@ -226,6 +226,7 @@ fn audit_text(root: &Path) -> String {
         RenderOptions {
             color: false,
             verbose: true,
+            ..Default::default()
         },
     )
 }

@@ -131,6 +131,7 @@ fn zmlocalconfig_capture_secrets_never_appear() {
             RenderOptions {
                 color: false,
                 verbose: true,
+                ..Default::default()
             },
         );
         assert!(!out.contains("FAKE-SECRET"), "{format:?} leaked a secret");

@@ -319,6 +319,7 @@ fn report_text(name: &str, t: &[&str]) -> String {
         RenderOptions {
             color: false,
             verbose: false,
+            ..Default::default()
         },
     )
 }

@@ -113,6 +113,7 @@ fn no_secret_in_any_output() {
                 RenderOptions {
                     color: false,
                     verbose: true,
+                    ..Default::default()
                 },
             ),
             render::render(
@@ -121,6 +122,7 @@ fn no_secret_in_any_output() {
                 RenderOptions {
                     color: true,
                     verbose: true,
+                    ..Default::default()
                 },
             ),
             render::render(&report, Format::Json, RenderOptions::default()),

@@ -5,10 +5,10 @@ use serde_saphyr::Spanned;
 
 use super::compiler::{Compiler, Place, RuleScope};
 use crate::catalogue::{FLAT_NAMESPACES, RECORD_NAMESPACES};
-use crate::expr::{self, Expr};
+use crate::expr::{self, BinOp, Expr};
 use crate::policy::{
-    parse_kernel_cond, Applies, Check, Condition, DriftCheck, DriftSpec, Expect, ExpectOp, Problem,
-    RuleSpec,
+    parse_kernel_cond, Applies, Check, Condition, DriftCheck, DriftSpec, Expect, Expectation,
+    Problem, RuleSpec,
 };
 use crate::value::Value;
 
@@ -194,25 +194,31 @@ pub(super) fn compile_setting(
     match parsed {
         Ok(Expr::Setting(ns, k)) => match *k {
             Expr::Lit(key) => {
+                // each entry lowered to the comparison the engine applies
+                // (`SETTING OP VALUE`, see `Expectation`)
                 let mut expect = Vec::new();
                 let single = [
-                    (ExpectOp::Equals, &ex.equals),
-                    (ExpectOp::Not, &ex.not),
-                    (ExpectOp::Min, &ex.min),
-                    (ExpectOp::Max, &ex.max),
-                    (ExpectOp::Gt, &ex.gt),
-                    (ExpectOp::Lt, &ex.lt),
+                    (BinOp::Eq, &ex.equals),
+                    (BinOp::Ne, &ex.not),
+                    (BinOp::Ge, &ex.min),
+                    (BinOp::Le, &ex.max),
+                    (BinOp::Gt, &ex.gt),
+                    (BinOp::Lt, &ex.lt),
                 ];
                 for (op, v) in single {
                     if let Some(v) = v {
                         if let Some(e) = c.expect_value(v, id, &scope.names) {
                             scope.check_params(c, &e, Place::of_value(v));
-                            expect.push((op, vec![e]));
+                            expect.push(Expectation {
+                                op,
+                                one_of: false,
+                                values: vec![e],
+                            });
                         }
                     }
                 }
                 if let Some(list) = &ex.one_of {
-                    let es: Vec<Expr> = list
+                    let values: Vec<Expr> = list
                         .iter()
                         .filter_map(|v| {
                             let e = c.expect_value(v, id, &scope.names)?;
@@ -220,7 +226,11 @@ pub(super) fn compile_setting(
                             Some(e)
                         })
                         .collect();
-                    expect.push((ExpectOp::OneOf, es));
+                    expect.push(Expectation {
+                        op: BinOp::Eq,
+                        one_of: true,
+                        values,
+                    });
                 }
                 let presence = match (ex.present, ex.absent) {
                     (Some(true), _) => Some(true),

@@ -5,10 +5,9 @@ use serde_saphyr::Spanned;
 
 use super::compiler::{Compiler, Place, RuleScope};
 use crate::catalogue::FLAT_NAMESPACES;
+use crate::expr::BinOp;
 use crate::policy::model::Requires;
-use crate::policy::{
-    param_text, Bound, Check, Expect, ExpectOp, ParamValue, Problem, Remedy, RemedySpec,
-};
+use crate::policy::{param_text, Bound, Check, Expect, ParamValue, Problem, Remedy, RemedySpec};
 
 /// Namespaces `driftaudit fix` can write a `set`/`remove` remedy to
 /// (mounts go through `options`).
@@ -38,11 +37,12 @@ pub(super) fn derived_remedy(check: &Check, written: Option<&Expect>) -> Option<
                 key: key.clone(),
             }),
             // `present: true` beside the value: writing the value makes it present
-            ([(op, es)], None | Some(true)) if es.len() == 1 => {
-                let (bound, raw) = match op {
-                    ExpectOp::Equals => (Bound::Exact, written.and_then(|w| w.equals.as_ref())),
-                    ExpectOp::Min => (Bound::AtLeast, written.and_then(|w| w.min.as_ref())),
-                    ExpectOp::Max => (Bound::AtMost, written.and_then(|w| w.max.as_ref())),
+            ([x], None | Some(true)) if x.values.len() == 1 && !x.one_of => {
+                // `equals` (`==`), `min` (`>=`) and `max` (`<=`)
+                let (bound, raw) = match x.op {
+                    BinOp::Eq => (Bound::Exact, written.and_then(|w| w.equals.as_ref())),
+                    BinOp::Ge => (Bound::AtLeast, written.and_then(|w| w.min.as_ref())),
+                    BinOp::Le => (Bound::AtMost, written.and_then(|w| w.max.as_ref())),
                     _ => return None,
                 };
                 let text = match raw.map(|r| &r.value) {
@@ -55,7 +55,7 @@ pub(super) fn derived_remedy(check: &Check, written: Option<&Expect>) -> Option<
                 Some(Remedy::Set {
                     ns: ns.clone(),
                     key: key.clone(),
-                    to: es[0].clone(),
+                    to: x.values[0].clone(),
                     text,
                     bound,
                     derived: true,
