@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use super::eval::RuleCx;
 use super::finding::{brief, finish, missing_finding, rule_finding};
-use crate::eval::{eval, truthy};
+use crate::expr::eval::{eval, truthy};
 use crate::expr::{BinOp, Expr, UnOp};
 use crate::policy::{Check, Rule};
 use crate::report::{Finding, Status};

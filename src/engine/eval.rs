@@ -11,8 +11,8 @@ use std::cell::{OnceCell, RefCell};
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::domain::{rule_domain_with, shared_reads, Reads};
-use crate::eval::{eval, record_field, Context, Missing};
 use crate::expr;
+use crate::expr::eval::{eval, record_field, Context, Missing};
 use crate::facts::presence::Domain;
 use crate::facts::{Entry, Evidence, Facts, Setting};
 use crate::policy::{Policy, Rule, Template, TemplatePart};

@@ -21,7 +21,7 @@ use super::foreach_items::{expand, Item};
 use super::item_fields::{
     apply_fields, field_values, item_path, item_when, render_plain, resolve_fields,
 };
-use crate::eval::{eval, Context, Missing};
+use crate::expr::eval::{eval, Context, Missing};
 use crate::facts::presence::Domain;
 use crate::facts::Facts;
 use crate::policy::{Applies, Check, ForEach, ForEachSource, Policy, Remedy, Rule};

@@ -9,7 +9,7 @@
 
 use super::eval::ItemKey;
 use super::finding::base_finding;
-use crate::eval::{eval, record_field, Context, Missing};
+use crate::expr::eval::{eval, record_field, Context, Missing};
 use crate::expr::Expr;
 use crate::facts::{Entry, Facts};
 use crate::policy::{ForEach, ForEachSource, Policy, Rule, MAX_FOR_EACH_ITEMS};
@@ -312,7 +312,7 @@ fn kept(
     cx: &RecordCx,
     finding: &dyn Fn(Status, String) -> Box<Finding>,
 ) -> Result<bool, Box<Finding>> {
-    match eval(e, cx).and_then(|v| crate::eval::truthy(&v)) {
+    match eval(e, cx).and_then(|v| crate::expr::eval::truthy(&v)) {
         Ok(keep) => Ok(keep),
         Err(Missing::Absent { .. }) => Ok(false),
         Err(m) => Err(finding(

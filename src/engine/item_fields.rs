@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
 use super::eval::RuleCx;
-use crate::eval::{eval, Context, Missing};
+use crate::expr::eval::{eval, Context, Missing};
 use crate::expr::Expr;
 use crate::policy::{Applies, Template, TemplatePart};
 use crate::value::Value;
@@ -247,7 +247,7 @@ pub(super) fn item_path(p: &str, cx: &RuleCx) -> Result<String, Missing> {
 #[cfg(test)]
 mod tests {
     use super::item_text;
-    use crate::eval::{Context, Missing};
+    use crate::expr::eval::{Context, Missing};
     use crate::value::Value;
 
     /// `params.n` is 3; nothing else has a value.

@@ -8,8 +8,8 @@
 
 use std::cell::OnceCell;
 
-use crate::eval::{Context, Missing};
-use crate::expr::{ops, Expr};
+use crate::expr::eval::{eval, Constant, Context, Missing};
+use crate::expr::Expr;
 use crate::facts::{Need, Needs};
 use crate::policy::{
     Applies, Check, ForEach, ForEachSource, Policy, PolicySet, Rule, TemplatePart,
@@ -64,6 +64,9 @@ pub fn needs(policies: &PolicySet) -> Needs {
     n
 }
 
+/// The parameters of a rule outside any policy: none.
+static NO_PARAMS: std::collections::BTreeMap<String, Value> = std::collections::BTreeMap::new();
+
 /// `let` names followed at most this deep when a `du` argument is one (a
 /// `let` that names itself is an error at evaluation, not a hang here).
 const MAX_LET_HOPS: usize = 16;
@@ -75,11 +78,9 @@ const MAX_LET_HOPS: usize = 16;
 /// other argument: its size is not gathered, and the rule says so when it
 /// is evaluated ("directory size was not gathered").
 fn path_need(e: &Expr, rule: &Rule, policy: Option<&Policy>, hops: usize) -> Option<Need> {
-    let param = |p: &str| {
-        policy
-            .and_then(|pol| pol.params.get(p))
-            .cloned()
-            .ok_or_else(|| format!("unknown parameter `{p}`"))
+    let constant = |what| Constant {
+        params: Some(policy.map_or(&NO_PARAMS, |p| &p.params)),
+        what,
     };
     match e {
         Expr::Name(n) => match rule.lets.get(n) {
@@ -88,13 +89,13 @@ fn path_need(e: &Expr, rule: &Rule, policy: Option<&Policy>, hops: usize) -> Opt
             None => Some(Need::Fact(n.clone())),
         },
         Expr::Setting(ns, key) => {
-            let key = ops::constant(key, "a key", &param).ok()?;
+            let key = eval(key, &constant("a key")).ok()?;
             Some(Need::Setting {
                 ns: ns.clone(),
                 key: key.to_plain(),
             })
         }
-        other => ops::constant(other, "a path", &param)
+        other => eval(other, &constant("a path"))
             .ok()
             .map(|v| Need::Path(v.to_plain())),
     }
@@ -142,7 +143,7 @@ fn plan_for_each(n: &mut Needs, r: &Rule, fe: &ForEach, policy: Option<&Policy>)
                             key.push_str(s);
                             true
                         }
-                        TemplatePart::Expr(e) => crate::eval::eval(e, &cx)
+                        TemplatePart::Expr(e) => crate::expr::eval::eval(e, &cx)
                             .map(|v| key.push_str(&v.to_plain()))
                             .is_ok(),
                     });
@@ -160,7 +161,7 @@ fn plan_for_each(n: &mut Needs, r: &Rule, fe: &ForEach, policy: Option<&Policy>)
 fn const_text(p: &str, cx: &ConstCx) -> Option<String> {
     let inner = p.strip_prefix("${")?.strip_suffix('}')?;
     let e = crate::expr::parse(inner).ok()?;
-    crate::eval::eval(&e, cx).ok().map(|v| v.to_plain())
+    crate::expr::eval::eval(&e, cx).ok().map(|v| v.to_plain())
 }
 
 /// A list item and the policy's parameters, nothing of the host: an item

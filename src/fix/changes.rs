@@ -236,11 +236,11 @@ pub(super) fn changes_of_remedy(
     }
 }
 
-pub(super) fn missing_text(m: &crate::eval::Missing) -> String {
+pub(super) fn missing_text(m: &crate::expr::eval::Missing) -> String {
     match m {
-        crate::eval::Missing::Absent { subject, reason }
-        | crate::eval::Missing::Unknown { subject, reason } => format!("{subject}: {reason}"),
-        crate::eval::Missing::Error(e) => e.to_string(),
+        crate::expr::eval::Missing::Absent { subject, reason }
+        | crate::expr::eval::Missing::Unknown { subject, reason } => format!("{subject}: {reason}"),
+        crate::expr::eval::Missing::Error(e) => e.to_string(),
     }
 }
 

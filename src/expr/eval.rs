@@ -1,15 +1,16 @@
-//! The evaluator of the expression language over a [`Context`]: names,
-//! parameters, settings and the host functions (`du`, `mount_of`) come from
-//! the context (the engine's, over gathered facts); what operators and
-//! functions do to values comes from [`crate::expr::ops`]. Decides how a
-//! missing value travels (`absent`, `unknown`, `error`), which `and`/`or`,
-//! `present` and `default` absorb. Pure: must not do I/O or read facts
-//! itself; sits above facts, below the engine.
+//! The one evaluator of the expression language, over a [`Context`]:
+//! names, parameters, settings and the host functions (`du`, `mount_of`)
+//! come from the context (the engine's over gathered facts, or
+//! [`Constant`]: the policy's parameters alone, which the loader folds
+//! constants with); what operators and functions do to values comes from
+//! [`super::ops`]. Decides how a missing value travels (`absent`,
+//! `unknown`, `error`), which `and`/`or`, `present` and `default` absorb.
+//! Pure: must not do I/O or read facts itself.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use crate::expr::{ops, BinOp, Expr};
+use super::{ops, BinOp, Expr};
 use crate::value::Value;
 
 /// Why an expression has no value.
@@ -54,6 +55,46 @@ pub trait Context {
     /// name's value, as for any record.
     fn name_field(&self, _name: &str, _field: &str) -> Option<Result<Value, Missing>> {
         None
+    }
+}
+
+/// The scope of a constant: the policy's parameters (none for a
+/// parameter's own value) and nothing of the host. A name, a setting or a
+/// host function is "`NAME` cannot be used in WHAT" (`a constant`, `a path`).
+pub struct Constant<'a> {
+    /// The parameters `params.X` reads; `None`: a parameter cannot be used.
+    pub params: Option<&'a BTreeMap<String, Value>>,
+    /// Where the constant stands, for the error of a name it cannot use.
+    pub what: &'a str,
+}
+
+impl Constant<'_> {
+    fn not_here<T>(&self, name: &str) -> Result<T, Missing> {
+        err(format!("`{name}` cannot be used in {}", self.what))
+    }
+}
+
+impl Context for Constant<'_> {
+    fn name(&self, name: &str) -> Result<Value, Missing> {
+        self.not_here(name)
+    }
+    fn param(&self, name: &str) -> Result<Value, Missing> {
+        match self.params {
+            Some(p) => p
+                .get(name)
+                .cloned()
+                .ok_or_else(|| Missing::Error(format!("unknown parameter `{name}`"))),
+            None => self.not_here(name),
+        }
+    }
+    fn setting(&self, ns: &str, _key: &str) -> Result<Value, Missing> {
+        self.not_here(ns)
+    }
+    fn dir_size(&self, _path: &str) -> Result<Value, Missing> {
+        self.not_here("du")
+    }
+    fn mount_of(&self, _path: &str) -> Result<Value, Missing> {
+        self.not_here("mount_of")
     }
 }
 
@@ -339,75 +380,55 @@ mod tests {
         assert!(parse(&vec!["1"; MAX_TREE_DEPTH + 1].join("+")).is_err());
     }
 
-    /// A context that knows only parameters, as the policy loader's
-    /// constants did before they were folded without the evaluator.
-    struct OnlyParams;
-    impl Context for OnlyParams {
-        fn name(&self, n: &str) -> Result<Value, Missing> {
-            Err(Missing::Error(format!(
-                "`{n}` cannot be used in a constant"
-            )))
-        }
-        fn param(&self, n: &str) -> Result<Value, Missing> {
-            match n {
-                "share" => Ok(Value::Number(0.4)),
-                _ => Err(Missing::Error(format!("unknown parameter `{n}`"))),
-            }
-        }
-        fn setting(&self, ns: &str, _k: &str) -> Result<Value, Missing> {
-            self.name(ns)
-        }
-        fn dir_size(&self, _p: &str) -> Result<Value, Missing> {
-            self.name("du")
-        }
-        fn mount_of(&self, _p: &str) -> Result<Value, Missing> {
-            self.name("mount_of")
-        }
-    }
-
     #[test]
-    fn constant_folding_reads_every_constant_as_the_evaluator_does() {
-        let param = |n: &str| match n {
-            "share" => Ok(Value::Number(0.4)),
-            _ => Err(format!("unknown parameter `{n}`")),
-        };
-        for src in [
-            "0.4 * 2G",
-            "params.share * 10G",
-            "params.nope + 1",
-            "-(1G - 2G)",
-            "not 0",
-            "min(1G, 2G, 512M)",
-            "max([3, 1])",
-            "round(2.25, 1) + floor(1.5) + ceil(1.5) + abs(-2)",
-            "version(\"10.11.19\") >= version(\"10.6\")",
-            "join([\"a\", \"b\"], \"-\") == \"a-b\"",
-            "len(\"abc\") + number(\"2\")",
-            "pct(0.25) + \"\"",
-            "gib(1G) == \"1 GiB\"",
-            "mib(3M)",
-            "size(1024)",
-            "contains([1, 2], 2)",
-            "present(1) and default(2, 3) == 2",
-            "false and mem_total > 1",
-            "mem_total > 1 and false",
-            "true or sysctl.vm.swappiness",
-            "mem_total or true",
-            "mem_total and true",
-            "du(\"/srv\")",
-            "mount_of(\"/srv\")",
-            "mycnf.x + 1",
-            "1 / 0",
-            "\"a\" * 2",
-            "[1, 2].x",
-        ] {
+    fn a_constant_names_what_it_cannot_use_and_folds_the_rest() {
+        let params: BTreeMap<String, Value> = [("share".to_string(), Value::Number(0.4))].into();
+        let fold = |src: &str, params: Option<&BTreeMap<String, Value>>| {
             let e = parse(src).unwrap_or_else(|e| panic!("{src}: {e}"));
-            let by_eval = eval(&e, &OnlyParams).map_err(|m| m.to_string());
-            assert_eq!(
-                crate::expr::ops::constant(&e, "a constant", &param),
-                by_eval,
-                "{src}"
-            );
-        }
+            eval(
+                &e,
+                &Constant {
+                    params,
+                    what: "a path",
+                },
+            )
+            .map_err(|m| m.to_string())
+        };
+        let p = Some(&params);
+        assert_eq!(
+            fold("params.share * 10G", p),
+            Ok(Value::Size(4.0 * 1073741824.0))
+        );
+        assert_eq!(
+            fold("params.nope + 1", p),
+            Err("unknown parameter `nope`".into())
+        );
+        assert_eq!(
+            fold("params.share", None),
+            Err("`share` cannot be used in a path".into())
+        );
+        assert_eq!(fold("mem_total > 1 and false", p), Ok(Value::Bool(false)));
+        assert_eq!(fold("mem_total or true", p), Ok(Value::Bool(true)));
+        assert_eq!(
+            fold("mem_total and true", p),
+            Err("`mem_total` cannot be used in a path".into())
+        );
+        assert_eq!(
+            fold("du(\"/srv\")", p),
+            Err("`du` cannot be used in a path".into())
+        );
+        assert_eq!(
+            fold("mount_of(\"/srv\")", p),
+            Err("`mount_of` cannot be used in a path".into())
+        );
+        assert_eq!(
+            fold("mycnf.x + 1", p),
+            Err("`mycnf` cannot be used in a path".into())
+        );
+        assert_eq!(fold("1 / 0", p), Err("division by zero".into()));
+        assert_eq!(
+            fold("[1, 2].x", p),
+            Err("`.x` needs a record, got list".into())
+        );
     }
 }
