@@ -219,7 +219,8 @@ fn read_name(rule: &Rule, cx: &RuleCx, x: &Expr, depth: usize) -> Option<String>
         Expr::Name(n) => match rule.lets.get(n) {
             Some(l) => read_name(rule, cx, l, depth + 1),
             None => (crate::expr::FACTS.contains(&n.as_str())
-                || cx.special.borrow().contains_key(n))
+                || cx.special.borrow().contains_key(n)
+                || cx.item.as_ref().is_some_and(|b| b.name == *n))
             .then(|| n.clone()),
         },
         _ => None,

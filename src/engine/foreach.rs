@@ -21,7 +21,7 @@ use super::foreach_items::{expand, Item};
 use super::item_fields::{
     apply_fields, field_values, item_path, item_when, render_plain, resolve_fields,
 };
-use crate::expr::eval::{eval, Context, Missing};
+use crate::expr::eval::{eval, Binding, Host, Missing};
 use crate::facts::presence::Domain;
 use crate::facts::Facts;
 use crate::policy::{Applies, Check, ForEach, ForEachSource, Policy, Remedy, Rule};
@@ -112,14 +112,16 @@ pub(super) fn item_remedy(
         })?;
     let mut cx = bound_cx(facts, rule, policy, fe, item, &item.value);
     let (value, errors) = resolve_fields(&item.value, &cx);
-    cx.special
-        .borrow_mut()
-        .insert(fe.bind.clone(), value.clone());
-    cx.field_errors = Some((fe.bind.clone(), errors.clone()));
+    if let Some(b) = &mut cx.item {
+        b.value = value.clone();
+        b.field_errors = errors.clone();
+    }
     let base = copy_with(rule, rule.applies.clone());
     let r = item_rule(&base, fe, &cx)?.into_owned();
     let mut cx = bound_cx(facts, &r, policy, fe, item, &value);
-    cx.field_errors = Some((fe.bind.clone(), errors));
+    if let Some(b) = &mut cx.item {
+        b.field_errors = errors;
+    }
     let v = match &r.remedy {
         Some(Remedy::Set { to, .. }) => Some(eval(to, &cx)?),
         _ => None,
@@ -218,7 +220,7 @@ pub(super) fn check(
                 // them now
                 let text = subject.unwrap_or_else(|| {
                     fresh(&mut cx);
-                    resolve_in(&mut cx, &fe.bind);
+                    resolve_in(&mut cx);
                     cx.render(t)
                 });
                 if text.is_empty() {
@@ -247,17 +249,23 @@ pub(super) fn check(
 /// in), `key` the item's; nothing read, evaluated or found wanting yet.
 fn start(cx: &mut RuleCx, bind: &str, value: Value, key: Option<ItemKey>) {
     fresh(cx);
-    let special = cx.special.get_mut();
     // what the last item's check set (`setting`, `actual`, `source`) goes
-    special.retain(|k, _| k == bind);
-    match special.get_mut(bind) {
-        Some(v) => *v = value,
+    cx.special.get_mut().clear();
+    match &mut cx.item {
+        Some(b) => {
+            b.value = value;
+            b.key = key;
+            b.field_errors.clear();
+        }
         None => {
-            special.insert(bind.to_string(), value);
+            cx.item = Some(Binding {
+                name: bind.to_string(),
+                value,
+                key,
+                field_errors: BTreeMap::new(),
+            })
         }
     }
-    cx.item = key.map(|k| (bind.to_string(), k));
-    cx.field_errors = None;
     *cx.unknown_fix.get_mut() = None;
     cx.domain = None;
 }
@@ -274,19 +282,12 @@ fn fresh(cx: &mut RuleCx) {
 /// item as written), the results written into the bound record in place
 /// (not into a copy of it); the fields that could not be evaluated, with
 /// their reasons.
-fn resolve_in(cx: &mut RuleCx, bind: &str) -> BTreeMap<String, Missing> {
-    let values = match cx.special.borrow().get(bind) {
-        Some(Value::Record(m)) => Some(field_values(m, cx)),
-        Some(_) => return BTreeMap::new(),
-        None => None,
+fn resolve_in(cx: &mut RuleCx) -> BTreeMap<String, Missing> {
+    let values = match cx.item.as_ref().map(|b| &b.value) {
+        Some(Value::Record(m)) => field_values(m, cx),
+        _ => return BTreeMap::new(),
     };
-    let Some(values) = values else {
-        cx.special
-            .get_mut()
-            .insert(bind.to_string(), Value::Record(BTreeMap::new()));
-        return BTreeMap::new();
-    };
-    match cx.special.get_mut().get_mut(bind) {
+    match cx.item.as_mut().map(|b| &mut b.value) {
         Some(Value::Record(m)) => apply_fields(m, values),
         _ => BTreeMap::new(),
     }
@@ -301,10 +302,12 @@ fn bound_cx<'a>(
     value: &Value,
 ) -> RuleCx<'a> {
     let mut cx = RuleCx::new(facts, rule, policy);
-    cx.special
-        .borrow_mut()
-        .insert(fe.bind.clone(), value.clone());
-    cx.item = item.key.clone().map(|k| (fe.bind.clone(), k));
+    cx.item = Some(Binding {
+        name: fe.bind.clone(),
+        value: value.clone(),
+        key: item.key.clone(),
+        field_errors: BTreeMap::new(),
+    });
     cx
 }
 
@@ -320,9 +323,11 @@ fn item_subject(
     let Some(t) = &fe.subject else {
         return item.subject.clone();
     };
-    let cx = bound_cx(facts, rule, policy, fe, item, &item.value);
+    let mut cx = bound_cx(facts, rule, policy, fe, item, &item.value);
     let (value, _) = resolve_fields(&item.value, &cx);
-    cx.special.borrow_mut().insert(fe.bind.clone(), value);
+    if let Some(b) = &mut cx.item {
+        b.value = value;
+    }
     let text = cx.render(t);
     if text.is_empty() {
         item.subject.clone()
@@ -372,7 +377,7 @@ fn judge(
         }
     }
     fresh(cx);
-    let errors = resolve_in(cx, &fe.bind);
+    let errors = resolve_in(cx);
     if let Some(t) = &fe.subject {
         // as a context of its own would: what evaluating the fields left,
         // no field read as an error; what rendering adds is not kept
@@ -383,7 +388,9 @@ fn judge(
         *cx.touched.get_mut() = touched;
     }
     let exists_error = errors.get("exists").cloned();
-    cx.field_errors = Some((fe.bind.clone(), errors));
+    if let Some(b) = &mut cx.item {
+        b.field_errors = errors;
+    }
     let (paths, key) = match item_parts(rule, shared, fe, cx) {
         Ok(parts) => parts,
         Err(m) => return vec![missing_finding(rule, cx, m)],
@@ -392,13 +399,13 @@ fn judge(
     if let Some(m) = exists_error {
         return vec![missing_finding(rule, cx, m)];
     }
-    let exists = match cx.special.get_mut().get(&fe.bind) {
+    let exists = match cx.item.as_ref().map(|b| &b.value) {
         Some(Value::Record(m)) => m.get("exists").map(|p| Applies::Exists(p.to_plain())),
         _ => None,
     };
     fresh(cx);
-    if let (Some((_, ItemKey { ns, key, .. })), ForEachSource::Records { .. }) =
-        (&cx.item, &fe.source)
+    if let (Some(ItemKey { ns, key, .. }), ForEachSource::Records { .. }) =
+        (cx.item.as_ref().and_then(|b| b.key.as_ref()), &fe.source)
     {
         // a record item is read from its namespace: its line is evidence
         let _ = cx.setting(ns, key);

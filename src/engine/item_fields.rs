@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
 use super::eval::RuleCx;
-use crate::expr::eval::{eval, Context, Missing};
+use crate::expr::eval::{eval, InScope, Missing, Scope};
 use crate::expr::Expr;
 use crate::policy::{Applies, Template, TemplatePart};
 use crate::value::Value;
@@ -32,7 +32,7 @@ pub(super) fn render_plain(t: &Template, cx: &RuleCx) -> Result<String, Missing>
 /// field that is one placeholder keeps the value's type (a size stays a
 /// size), text around placeholders makes text (`${params.base}/data`).
 /// The text is parsed once ([`parsed`]), not on each use.
-pub(super) fn item_text(field: &str, t: &str, cx: &dyn Context) -> Result<Value, Missing> {
+pub(super) fn item_text(field: &str, t: &str, cx: &Scope) -> Result<Value, Missing> {
     parsed(t).eval(field, cx)
 }
 
@@ -102,7 +102,7 @@ impl ItemText {
     }
 
     /// The value of the item field `field` holding this text, in `cx`.
-    fn eval(&self, field: &str, cx: &dyn Context) -> Result<Value, Missing> {
+    fn eval(&self, field: &str, cx: &Scope) -> Result<Value, Missing> {
         match self {
             ItemText::Whole(e) => eval(e.as_ref().map_err(|u| u.missing(field))?, cx),
             ItemText::Parts(parts) => {
@@ -200,13 +200,14 @@ pub(super) fn field_values(
     cx: &RuleCx,
 ) -> Vec<(String, Result<Value, Missing>)> {
     let mut out = Vec::new();
+    let scope = cx.scope();
     for (k, v) in m {
         if k == "when" {
             continue;
         }
         if let Value::Str(t) = v {
             if t.contains("${") {
-                out.push((k.clone(), item_text(k, t, cx)));
+                out.push((k.clone(), item_text(k, t, &scope)));
             }
         }
     }
@@ -246,43 +247,25 @@ pub(super) fn item_path(p: &str, cx: &RuleCx) -> Result<String, Missing> {
 
 #[cfg(test)]
 mod tests {
-    use super::item_text;
-    use crate::expr::eval::{Context, Missing};
-    use crate::value::Value;
+    use std::collections::BTreeMap;
 
-    /// `params.n` is 3; nothing else has a value.
-    struct N;
-    impl Context for N {
-        fn name(&self, name: &str) -> Result<Value, Missing> {
-            Err(Missing::Error(format!("no {name}")))
-        }
-        fn param(&self, name: &str) -> Result<Value, Missing> {
-            match name {
-                "n" => Ok(Value::Number(3.0)),
-                _ => Err(Missing::Error(format!("unknown parameter `{name}`"))),
-            }
-        }
-        fn setting(&self, ns: &str, _: &str) -> Result<Value, Missing> {
-            self.name(ns)
-        }
-        fn dir_size(&self, p: &str) -> Result<Value, Missing> {
-            self.name(p)
-        }
-        fn mount_of(&self, p: &str) -> Result<Value, Missing> {
-            self.name(p)
-        }
-    }
+    use super::item_text;
+    use crate::expr::eval::{Missing, Scope};
+    use crate::value::Value;
 
     #[test]
     fn item_text_parsed_once_reads_as_written_each_time() {
+        // `params.n` is 3; nothing else has a value
+        let params: BTreeMap<String, Value> = [("n".to_string(), Value::Number(3.0))].into();
+        let n = Scope::constant(Some(&params), "a test");
         for _ in 0..2 {
             // the second round comes from the memo: same values, same errors
-            assert_eq!(item_text("f", "${params.n}", &N), Ok(Value::Number(3.0)));
+            assert_eq!(item_text("f", "${params.n}", &n), Ok(Value::Number(3.0)));
             assert_eq!(
-                item_text("f", "a ${params.n}/${params.n} b", &N),
+                item_text("f", "a ${params.n}/${params.n} b", &n),
                 Ok(Value::Str("a 3/3 b".into()))
             );
-            let err = |f: &str, t: &str| match item_text(f, t, &N) {
+            let err = |f: &str, t: &str| match item_text(f, t, &n) {
                 Err(Missing::Error(e)) => e,
                 other => panic!("{other:?}"),
             };

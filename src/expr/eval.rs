@@ -1,14 +1,16 @@
-//! The one evaluator of the expression language, over a [`Context`]:
-//! names, parameters, settings and the host functions (`du`, `mount_of`)
-//! come from the context (the engine's over gathered facts, or
-//! [`Constant`]: the policy's parameters alone, which the loader folds
-//! constants with); what operators and functions do to values comes from
+//! The one evaluator of the expression language, over one [`Scope`]: its
+//! name resolution (the finding's specials, the `for_each` item, the
+//! rule's `let`s, then host facts), parameters, and [`Host`] data
+//! (settings, `du`, `mount_of`) the engine answers over gathered facts; a
+//! scope without a host is the loader's constants ([`Scope::constant`]) or
+//! the plan's. What operators and functions do to values comes from
 //! [`super::ops`]. Decides how a missing value travels (`absent`,
 //! `unknown`, `error`), which `and`/`or`, `present` and `default` absorb.
 //! Pure: must not do I/O or read facts itself.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::{ops, BinOp, Expr};
 use crate::value::Value;
@@ -37,64 +39,239 @@ pub enum Missing {
     Error(String),
 }
 
-/// What the evaluator needs from the outside world. Implemented by the
-/// engine over gathered facts (`engine::eval`); must not do I/O.
-pub trait Context {
-    /// A fact or `let` name.
-    fn name(&self, name: &str) -> Result<Value, Missing>;
-    /// A policy parameter.
-    fn param(&self, name: &str) -> Result<Value, Missing>;
+/// Host data, and nothing else: a fact, a setting, a directory's size, the
+/// mount holding a path. The engine answers it over gathered facts (one
+/// implementation, which records what was read); must not do I/O.
+pub trait Host {
+    /// A host fact: a bare name no finding special, item or `let` binds.
+    fn fact(&self, name: &str) -> Result<Value, Missing>;
+    /// `NAME.FIELD` of a fact that is a record, read in place; `None`: the
+    /// fact's value, then its field, as for any record.
+    fn fact_field(&self, _name: &str, _field: &str) -> Option<Result<Value, Missing>> {
+        None
+    }
     /// A setting in a namespace.
     fn setting(&self, ns: &str, key: &str) -> Result<Value, Missing>;
     /// Size of a directory in bytes.
     fn dir_size(&self, path: &str) -> Result<Value, Missing>;
     /// The mount point that holds a path.
     fn mount_of(&self, path: &str) -> Result<Value, Missing>;
-    /// `NAME.FIELD` where the name itself answers the field (a `for_each`
-    /// key item: `iface.key`, `iface.value`); `None`: the field of the
-    /// name's value, as for any record.
-    fn name_field(&self, _name: &str, _field: &str) -> Option<Result<Value, Missing>> {
-        None
+    /// `ITEM.value` of a `for_each` key or record item; `None`: the item's
+    /// field `value`, as for any record.
+    fn item_value(&self, item: &ItemKey) -> Option<Result<Value, Missing>> {
+        Some(self.setting(&item.ns, &item.key))
     }
 }
 
-/// The scope of a constant: the policy's parameters (none for a
-/// parameter's own value) and nothing of the host. A name, a setting or a
-/// host function is "`NAME` cannot be used in WHAT" (`a constant`, `a path`).
-pub struct Constant<'a> {
-    /// The parameters `params.X` reads; `None`: a parameter cannot be used.
+/// A `for_each` item that is a key of a namespace (or a record): what
+/// `NAME.key`, `NAME.value` and `NAME.parts` answer.
+#[derive(Debug, Clone)]
+pub struct ItemKey {
+    /// The namespace the item comes from.
+    pub ns: String,
+    /// The item's key in it.
+    pub key: String,
+    /// The text each `*` of a key glob matched (empty for a record).
+    pub parts: Vec<String>,
+}
+
+/// A `for_each` item bound to its name: one more name of the scope.
+#[derive(Debug, Clone)]
+pub struct Binding {
+    /// The bound name (`as:`).
+    pub name: String,
+    /// What it holds: the item, its `${...}` fields evaluated or as written.
+    pub value: Value,
+    /// For key and record items: the namespace, key and `*` matches.
+    pub key: Option<ItemKey>,
+    /// A list item's fields that could not be evaluated on this host:
+    /// reading one is that reason, not a wrong value.
+    pub field_errors: BTreeMap<String, Missing>,
+}
+
+/// A rule's `let`s, each evaluated once, on first use, in the scope that
+/// names it.
+#[derive(Clone, Copy)]
+pub struct Lets<'a> {
+    /// The `let` expressions by name.
+    pub exprs: &'a BTreeMap<String, Expr>,
+    /// The values found so far.
+    pub values: &'a RefCell<BTreeMap<String, Result<Value, Missing>>>,
+    /// The `let`s being evaluated (a `let` that names itself is an error).
+    pub in_progress: &'a RefCell<BTreeSet<String>>,
+}
+
+/// What a name or host data is where there is no host ([`Scope::host`] is
+/// `None`).
+#[derive(Debug, Clone, Copy)]
+pub enum NoHost<'a> {
+    /// A constant of a policy: "`NAME` cannot be used in WHAT" (`a
+    /// constant`, `a path`).
+    Constant(&'a str),
+    /// The plan, before gathering: "NAME is not known before gathering".
+    BeforeGathering,
+}
+
+/// The one scope an expression is evaluated in: a bare name is, in this
+/// order, the finding's specials (`actual`, `expected`, `setting`, ...),
+/// the `for_each` item bound as one more name, the rule's `let`s, then a
+/// host fact; without a host, a name is [`NoHost`]'s error. `params.X`
+/// reads `params`. Rule bodies, `where:` filters and `for_each` items (whose
+/// `${...}` fields are evaluated in the rule's scope) all resolve here.
+#[derive(Clone, Copy)]
+pub struct Scope<'a> {
+    /// The policy's parameters; `None`: a parameter cannot be used here.
     pub params: Option<&'a BTreeMap<String, Value>>,
-    /// Where the constant stands, for the error of a name it cannot use.
-    pub what: &'a str,
+    /// The finding's own names, set as it is judged.
+    pub specials: Option<&'a RefCell<BTreeMap<String, Value>>>,
+    /// The `for_each` item.
+    pub item: Option<&'a Binding>,
+    /// The rule's `let`s.
+    pub lets: Option<Lets<'a>>,
+    /// Host data; `None` before gathering or at load.
+    pub host: Option<&'a dyn Host>,
+    /// What a name or host data is without a host.
+    pub no_host: NoHost<'a>,
 }
 
-impl Constant<'_> {
-    fn not_here<T>(&self, name: &str) -> Result<T, Missing> {
-        err(format!("`{name}` cannot be used in {}", self.what))
+/// Anything an expression can be evaluated in: it gives its [`Scope`].
+pub trait InScope {
+    /// The scope names resolve in.
+    fn scope(&self) -> Scope<'_>;
+}
+
+impl InScope for Scope<'_> {
+    fn scope(&self) -> Scope<'_> {
+        *self
     }
 }
 
-impl Context for Constant<'_> {
-    fn name(&self, name: &str) -> Result<Value, Missing> {
-        self.not_here(name)
+impl<'a> Scope<'a> {
+    /// The scope of a constant: the parameters (`None`: none may be used)
+    /// and nothing else; `what` names where it stands (`a constant`).
+    pub fn constant(params: Option<&'a BTreeMap<String, Value>>, what: &'a str) -> Scope<'a> {
+        Scope {
+            params,
+            specials: None,
+            item: None,
+            lets: None,
+            host: None,
+            no_host: NoHost::Constant(what),
+        }
     }
+
+    fn no_host<T>(&self, name: &str) -> Result<T, Missing> {
+        err(match self.no_host {
+            NoHost::Constant(what) => format!("`{name}` cannot be used in {what}"),
+            NoHost::BeforeGathering => format!("{name} is not known before gathering"),
+        })
+    }
+
+    /// A bare name: special, item, `let`, fact, in that order.
+    pub fn name(&self, name: &str) -> Result<Value, Missing> {
+        if let Some(v) = self.specials.and_then(|s| s.borrow().get(name).cloned()) {
+            return Ok(v);
+        }
+        if let Some(b) = self.item.filter(|b| b.name == name) {
+            return Ok(b.value.clone());
+        }
+        if let Some(lets) = self.lets {
+            if let Some(e) = lets.exprs.get(name) {
+                if let Some(v) = lets.values.borrow().get(name) {
+                    return v.clone();
+                }
+                if !lets.in_progress.borrow_mut().insert(name.to_string()) {
+                    return err(format!("`let {name}` refers to itself"));
+                }
+                let v = eval_in(e, self);
+                lets.in_progress.borrow_mut().remove(name);
+                lets.values.borrow_mut().insert(name.to_string(), v.clone());
+                return v;
+            }
+        }
+        match self.host {
+            Some(h) => h.fact(name),
+            None => self.no_host(name),
+        }
+    }
+
+    /// `NAME.FIELD` where the name itself answers the field, read in place
+    /// (a record special, `let` or fact; the item's own field, or its
+    /// `.key`, `.value`, `.parts`); `None`: the field of the name's value.
+    fn field(&self, name: &str, field: &str) -> Option<Result<Value, Missing>> {
+        if let Some(specials) = self.specials {
+            match specials.borrow().get(name) {
+                Some(Value::Record(m)) => return Some(record_field(m, field)),
+                Some(_) => return None,
+                None => {}
+            }
+        }
+        if let Some(b) = self.item.filter(|b| b.name == name) {
+            return b.field(field, self.host);
+        }
+        if let Some(lets) = self.lets {
+            if lets.exprs.contains_key(name) {
+                return match lets.values.borrow().get(name) {
+                    Some(Ok(Value::Record(m))) => Some(record_field(m, field)),
+                    _ => None,
+                };
+            }
+        }
+        self.host.and_then(|h| h.fact_field(name, field))
+    }
+
     fn param(&self, name: &str) -> Result<Value, Missing> {
         match self.params {
             Some(p) => p
                 .get(name)
                 .cloned()
                 .ok_or_else(|| Missing::Error(format!("unknown parameter `{name}`"))),
-            None => self.not_here(name),
+            None => self.no_host(name),
         }
     }
-    fn setting(&self, ns: &str, _key: &str) -> Result<Value, Missing> {
-        self.not_here(ns)
+
+    fn setting(&self, ns: &str, key: &str) -> Result<Value, Missing> {
+        match self.host {
+            Some(h) => h.setting(ns, key),
+            None => self.no_host(ns),
+        }
     }
-    fn dir_size(&self, _path: &str) -> Result<Value, Missing> {
-        self.not_here("du")
-    }
-    fn mount_of(&self, _path: &str) -> Result<Value, Missing> {
-        self.not_here("mount_of")
+}
+
+impl Binding {
+    /// `NAME.FIELD` of the bound item, in one place: a field that could not
+    /// be evaluated is its reason; the item's own field; `.key`, `.value`
+    /// (the item's setting, read from `host`) and `.parts` of a key or
+    /// record item; else the field of the record, read in place.
+    fn field(&self, field: &str, host: Option<&dyn Host>) -> Option<Result<Value, Missing>> {
+        if let Some(m) = self.field_errors.get(field) {
+            return Some(Err(m.clone()));
+        }
+        if let Value::Record(m) = &self.value {
+            if let Some(v) = m.get(field) {
+                return Some(Ok(v.clone()));
+            }
+        }
+        if let Some(item) = &self.key {
+            match field {
+                "key" => return Some(Ok(Value::Str(item.key.clone()))),
+                "value" => {
+                    if let Some(v) = host.and_then(|h| h.item_value(item)) {
+                        return Some(v);
+                    }
+                }
+                "parts" if !item.parts.is_empty() => {
+                    return Some(Ok(Value::List(
+                        item.parts.iter().cloned().map(Value::Str).collect(),
+                    )))
+                }
+                _ => {}
+            }
+        }
+        match &self.value {
+            Value::Record(m) => Some(record_field(m, field)),
+            _ => None,
+        }
     }
 }
 
@@ -109,9 +286,9 @@ pub fn truthy(v: &Value) -> Result<bool, Missing> {
 
 /// `RECORD.FIELD` of a record: the field's value, or why it has none (a
 /// field the reader could not determine is `FIELD?`: the reason, text or a
-/// record with `reason` and `decide`; any other is absent). A context
-/// answering [`Context::name_field`] from a record it holds reads it here,
-/// in place, as the evaluator would from a copy.
+/// record with `reason` and `decide`; any other is absent). A scope
+/// answering a name's field from a record it holds reads it here, in
+/// place, as the evaluator would from a copy.
 pub fn record_field(map: &BTreeMap<String, Value>, field: &str) -> Result<Value, Missing> {
     if let Some(v) = map.get(field) {
         return Ok(v.clone());
@@ -131,8 +308,13 @@ pub fn record_field(map: &BTreeMap<String, Value>, field: &str) -> Result<Value,
     })
 }
 
-/// Evaluate an expression.
-pub fn eval(e: &Expr, cx: &dyn Context) -> Result<Value, Missing> {
+/// Evaluate an expression in `cx`'s [`Scope`].
+pub fn eval<S: InScope + ?Sized>(e: &Expr, cx: &S) -> Result<Value, Missing> {
+    eval_in(e, &cx.scope())
+}
+
+fn eval_in(e: &Expr, cx: &Scope) -> Result<Value, Missing> {
+    let eval = eval_in;
     match e {
         Expr::Lit(v) => Ok(v.clone()),
         Expr::List(items) => Ok(Value::List(
@@ -152,7 +334,7 @@ pub fn eval(e: &Expr, cx: &dyn Context) -> Result<Value, Missing> {
             },
         },
         Expr::Field(base, field) => match match base.as_ref() {
-            Expr::Name(n) => match cx.name_field(n, field) {
+            Expr::Name(n) => match cx.field(n, field) {
                 Some(answer) => return answer,
                 None => eval(base, cx)?,
             },
@@ -190,14 +372,15 @@ pub fn eval(e: &Expr, cx: &dyn Context) -> Result<Value, Missing> {
 }
 
 /// An operand's value: a literal as written (not copied), else evaluated.
-fn operand<'e>(e: &'e Expr, cx: &dyn Context) -> Result<Cow<'e, Value>, Missing> {
+fn operand<'e>(e: &'e Expr, cx: &Scope) -> Result<Cow<'e, Value>, Missing> {
     match e {
         Expr::Lit(v) => Ok(Cow::Borrowed(v)),
-        _ => eval(e, cx).map(Cow::Owned),
+        _ => eval_in(e, cx).map(Cow::Owned),
     }
 }
 
-fn call(f: &str, args: &[Expr], cx: &dyn Context) -> Result<Value, Missing> {
+fn call(f: &str, args: &[Expr], cx: &Scope) -> Result<Value, Missing> {
+    let eval = eval_in;
     match f {
         "present" => match eval(&args[0], cx) {
             Ok(_) => Ok(Value::Bool(true)),
@@ -211,8 +394,14 @@ fn call(f: &str, args: &[Expr], cx: &dyn Context) -> Result<Value, Missing> {
         _ => {
             let vals: Vec<Value> = args.iter().map(|a| eval(a, cx)).collect::<Result<_, _>>()?;
             match f {
-                "du" => cx.dir_size(&vals[0].to_plain()),
-                "mount_of" => cx.mount_of(&vals[0].to_plain()),
+                "du" => match cx.host {
+                    Some(h) => h.dir_size(&vals[0].to_plain()),
+                    None => cx.no_host(f),
+                },
+                "mount_of" => match cx.host {
+                    Some(h) => h.mount_of(&vals[0].to_plain()),
+                    None => cx.no_host(f),
+                },
                 _ => ops::function(f, &vals).map_err(Missing::Error),
             }
         }
@@ -224,25 +413,36 @@ mod tests {
     use super::*;
     use crate::expr::{parse, walk, MAX_TOKENS, MAX_TREE_DEPTH};
 
-    struct Cx(BTreeMap<String, Value>);
-    impl Context for Cx {
-        fn name(&self, n: &str) -> Result<Value, Missing> {
+    /// Host data by name (`NS:KEY` for a setting, `du:PATH`), and the
+    /// parameters; every scope of these tests is over it.
+    struct Cx(BTreeMap<String, Value>, BTreeMap<String, Value>);
+    impl Host for Cx {
+        fn fact(&self, n: &str) -> Result<Value, Missing> {
             self.0.get(n).cloned().ok_or(Missing::Absent {
                 subject: n.into(),
                 reason: "unset".into(),
             })
         }
-        fn param(&self, n: &str) -> Result<Value, Missing> {
-            self.name(&format!("params.{n}"))
-        }
         fn setting(&self, ns: &str, k: &str) -> Result<Value, Missing> {
-            self.name(&format!("{ns}:{k}"))
+            self.fact(&format!("{ns}:{k}"))
         }
         fn dir_size(&self, p: &str) -> Result<Value, Missing> {
-            self.name(&format!("du:{p}"))
+            self.fact(&format!("du:{p}"))
         }
         fn mount_of(&self, _p: &str) -> Result<Value, Missing> {
             Ok(Value::Str("/".into()))
+        }
+    }
+    impl InScope for Cx {
+        fn scope(&self) -> Scope<'_> {
+            Scope {
+                params: Some(&self.1),
+                specials: None,
+                item: None,
+                lets: None,
+                host: Some(self),
+                no_host: NoHost::BeforeGathering,
+            }
         }
     }
 
@@ -265,7 +465,6 @@ mod tests {
     fn cx() -> Cx {
         let mut m = BTreeMap::new();
         m.insert("mem_total".into(), Value::Size(24.0 * 1073741824.0));
-        m.insert("params.share".into(), Value::Number(0.8));
         m.insert(
             "mycnf:innodb_buffer_pool_size".into(),
             Value::Size(12.0 * 1073741824.0),
@@ -275,7 +474,7 @@ mod tests {
             Value::Number(1.0),
         );
         m.insert("sysctl:net.ipv4.tcp_timestamps".into(), Value::Number(1.0));
-        Cx(m)
+        Cx(m, [("share".to_string(), Value::Number(0.8))].into())
     }
 
     fn ev(s: &str) -> Result<Value, Missing> {
@@ -385,14 +584,7 @@ mod tests {
         let params: BTreeMap<String, Value> = [("share".to_string(), Value::Number(0.4))].into();
         let fold = |src: &str, params: Option<&BTreeMap<String, Value>>| {
             let e = parse(src).unwrap_or_else(|e| panic!("{src}: {e}"));
-            eval(
-                &e,
-                &Constant {
-                    params,
-                    what: "a path",
-                },
-            )
-            .map_err(|m| m.to_string())
+            eval(&e, &Scope::constant(params, "a path")).map_err(|m| m.to_string())
         };
         let p = Some(&params);
         assert_eq!(

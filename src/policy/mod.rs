@@ -26,9 +26,9 @@ pub(crate) use diagnostics::{snippet, yaml_error_parts};
 pub use diagnostics::{Code, Problem};
 pub use diagnostics::{FilterError, ParamError, PolicyError, PolicyProblem};
 pub use model::{
-    Applies, Bound, Breakdown, Check, CompareMode, DriftCheck, ExpectOp, ForEach, ForEachSource,
-    Overridden, OverrideSource, Policy, Remedy, Rule, RuleSource, Severity, Template, TemplatePart,
-    UpgradeCheck, MAX_FOR_EACH_ITEMS,
+    Applies, Bound, Breakdown, Check, CompareMode, DriftCheck, ExpectOp, Filter, ForEach,
+    ForEachSource, Overridden, OverrideSource, Policy, Remedy, Rule, RuleSource, Severity,
+    Template, TemplatePart, UpgradeCheck, MAX_FOR_EACH_ITEMS,
 };
 pub use release::{Product, Target, Version};
 pub use set::{freeze_builtins, PolicySet, MAX_POLICY_BYTES};

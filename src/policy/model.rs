@@ -207,16 +207,39 @@ pub enum ForEachSource {
         ns: String,
         /// The key glob as written after the namespace (`net.ipv4.conf.*.rp_filter`).
         pattern: String,
-        /// `where:` as compiled and as written: only the keys it holds for.
-        filter: Option<(Expr, String)>,
+        /// `where:`: only the keys it holds for.
+        filter: Option<Filter>,
     },
     /// The records of a record namespace, optionally filtered.
     Records {
         /// Namespace (`mount`).
         ns: String,
-        /// `where:` as compiled and as written.
-        filter: Option<(Expr, String)>,
+        /// `where:`: only the records it holds for.
+        filter: Option<Filter>,
     },
+}
+
+/// A `where:` filter of a `for_each`, compiled in the rule's scope.
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
+pub struct Filter {
+    /// What is evaluated: a record's field written bare (the spelling
+    /// before the one scope) is `BIND.FIELD` here.
+    pub expr: Expr,
+    /// The text as written (a `skip` for no item quotes it).
+    pub text: String,
+    /// The tree as written, where it differs from `expr`.
+    pub written: Option<Expr>,
+}
+
+impl std::fmt::Debug for Filter {
+    /// `(TREE AS WRITTEN, TEXT)`, as the filter printed before it was
+    /// compiled in the rule's scope: the policy digest of reports keys on it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("")
+            .field(self.written.as_ref().unwrap_or(&self.expr))
+            .field(&self.text)
+            .finish()
+    }
 }
 
 /// A compiled `for_each:`: the set, the bound name, and the templates
@@ -473,15 +496,13 @@ impl Rule {
         let mut templates = vec![&self.why, &self.fix];
         if let Some(fe) = &self.for_each {
             if let ForEachSource::Records {
-                filter: Some((e, _)),
-                ..
+                filter: Some(w), ..
             }
             | ForEachSource::Keys {
-                filter: Some((e, _)),
-                ..
+                filter: Some(w), ..
             } = &fe.source
             {
-                out.push(e);
+                out.push(&w.expr);
             }
             templates.extend(fe.subject.iter());
             templates.extend(fe.setting_key.iter());

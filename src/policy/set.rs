@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use super::builtin::{BUILTIN, TAG_PREFIX};
 use super::compile::{compile, Compiled};
 use super::diagnostics::problem_at;
+use super::diagnostics::PolicyProblem;
 use super::frozen;
 use super::overlay::{self, Layer, ParamOverrides};
 use super::values::param_value;
@@ -32,12 +33,23 @@ pub struct PolicySet {
     /// rules of products no `--target` names): an overlay naming only
     /// these is not a problem ([`PolicySet::add_shipped`]).
     dormant: Vec<String>,
+    /// What loaded but is written in a retired spelling, with the fix
+    /// ([`PolicySet::warnings`]).
+    warnings: Vec<PolicyProblem>,
 }
 
 impl PolicySet {
     /// An empty set.
     pub fn new() -> PolicySet {
         PolicySet::default()
+    }
+
+    /// What loaded but is written in a spelling the policy language
+    /// retired, each with its code and the fix (a `where:` that names a
+    /// record's field bare: `where-bare-field`), in load order. The rules
+    /// mean what they meant; the built-ins have none.
+    pub fn warnings(&self) -> &[PolicyProblem] {
+        &self.warnings
     }
 
     /// The policies, in load order.
@@ -99,7 +111,9 @@ impl PolicySet {
             policy_at,
             rule_at,
             overrides,
+            warnings,
         } = compile(path, text)?;
+        self.warnings.extend(warnings);
         let mut problems = Vec::new();
         if self.policies.iter().any(|p| p.id == policy.id) {
             problems.push(problem_at(

@@ -1,9 +1,9 @@
 //! Constants in a policy: parameter values, `applies` paths with
 //! `${params.X}`, kernel version conditions, folded by the one evaluator
-//! over the parameters alone ([`Constant`]). Pure: never reads the host.
+//! over the parameters alone ([`Scope::constant`]). Pure: never reads the host.
 
 use super::{ParamValue, Policy};
-use crate::expr::eval::{eval, Constant};
+use crate::expr::eval::{eval, Scope};
 use crate::expr::{self, Expr};
 
 /// The parameters of a path outside any policy: none.
@@ -81,10 +81,7 @@ pub fn param_value(v: &ParamValue) -> Result<Value, ConstError> {
             }
             match expr::parse(t) {
                 Ok(e @ Expr::Lit(_)) | Ok(e @ Expr::Binary(..)) | Ok(e @ Expr::Unary(..)) => {
-                    let scope = Constant {
-                        params: None,
-                        what: "a constant",
-                    };
+                    let scope = Scope::constant(None, "a constant");
                     eval(&e, &scope).map_err(|m| ConstError::Eval(m.to_string()))
                 }
                 _ => Ok(Value::Str(t.clone())),
@@ -145,10 +142,7 @@ pub fn resolve_path(text: &str, policy: Option<&Policy>) -> Result<String, Const
         return Ok(text.to_string());
     };
     let e = expr::parse(inner).map_err(|e| ConstError::Syntax(e.message))?;
-    let scope = Constant {
-        params: Some(policy.map_or(&NO_PARAMS, |p| &p.params)),
-        what: "a path",
-    };
+    let scope = Scope::constant(Some(policy.map_or(&NO_PARAMS, |p| &p.params)), "a path");
     eval(&e, &scope)
         .map(|v| v.to_plain())
         .map_err(|m| ConstError::Eval(m.to_string()))

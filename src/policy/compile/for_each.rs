@@ -11,8 +11,8 @@ use super::compiler::{Compiler, Place, RuleScope};
 use crate::catalogue::{FACT_NAMES, FLAT_NAMESPACES, RECORD_NAMESPACES};
 use crate::expr::{self, Expr};
 use crate::policy::{
-    ConstError, ForEach, ForEachSource, ForEachSpec, ParamValue, Problem, RuleSpec, Template,
-    TemplatePart,
+    ConstError, Filter, ForEach, ForEachSource, ForEachSpec, ParamValue, Problem, RuleSpec,
+    Template, TemplatePart,
 };
 use crate::value::Value;
 
@@ -21,6 +21,29 @@ pub(super) const RESERVED_BINDS: &[&str] = &[
     "actual", "expected", "setting", "source", "missing", "extra", "params", "true", "false",
     "and", "or", "not",
 ];
+
+/// A `where:` over records in the old spelling, where a bare name was
+/// first a field of the record: each bare name that is no fact, `let` or
+/// the bound name itself becomes `BIND.NAME`, and is added to `bare`.
+fn bind_bare_fields(e: &mut Expr, bind: &str, spec: &RuleSpec, bare: &mut BTreeSet<String>) {
+    let mut go = |x: &mut Expr| bind_bare_fields(x, bind, spec, bare);
+    match e {
+        Expr::Name(n)
+            if n != bind && !FACT_NAMES.contains(&n.as_str()) && !spec.lets.contains_key(n) =>
+        {
+            let field = std::mem::take(n);
+            *e = Expr::Field(Box::new(Expr::Name(bind.to_string())), field.clone());
+            bare.insert(field);
+        }
+        Expr::Lit(_) | Expr::Name(_) | Expr::Param(_) => {}
+        Expr::List(xs) | Expr::Call(_, xs) => xs.iter_mut().for_each(go),
+        Expr::Setting(_, x) | Expr::Field(x, _) | Expr::Unary(_, x) => go(x),
+        Expr::Binary(_, a, b) => {
+            go(a);
+            go(b);
+        }
+    }
+}
 
 /// `for_each:`: exactly one set (a list parameter, `NS.GLOB` keys of a flat
 /// namespace whose only wildcard is `*`, or a record namespace with an
@@ -85,15 +108,38 @@ pub(super) fn compile_for_each(
             "`where` filters `keys` and `records`; a list parameter's items have `when:`".into(),
         );
     }
-    // `where` names the record's fields or the key item's `NAME.key` and
-    // `NAME.value` (and the bound name): not checked against facts, since
-    // the fields are the item's own
+    // `where` is read in the rule's scope, the item bound to its name
+    // (`f.holds_secret`, `iface.key`); a record's field written bare (the
+    // old spelling) is read as `BIND.FIELD`, with a warning saying so
     let filter = match &f.filter {
         None => None,
         Some(w) => match expr::parse(&w.value) {
-            Ok(e) => {
+            Ok(mut e) => {
                 scope.check_params(c, &e, Place::of(w));
-                Some((e, w.value.clone()))
+                let mut written = None;
+                if f.records.is_some() && ident {
+                    let mut bare = BTreeSet::new();
+                    let as_written = e.clone();
+                    bind_bare_fields(&mut e, &bind, spec, &mut bare);
+                    if !bare.is_empty() {
+                        written = Some(as_written);
+                    }
+                    for name in bare {
+                        c.warning(
+                            Place::of(w),
+                            id,
+                            Problem::WhereBareField {
+                                name,
+                                bind: bind.clone(),
+                            },
+                        );
+                    }
+                }
+                Some(Filter {
+                    expr: e,
+                    text: w.value.clone(),
+                    written,
+                })
             }
             Err(err) => {
                 c.problem(

@@ -41,6 +41,8 @@ pub(super) struct Compiled {
     pub rule_at: Vec<(usize, usize)>,
     /// The file's `overrides:` (validated; applied by the set).
     pub overrides: Vec<Spanned<OverrideSpec>>,
+    /// What loads but is written in a retired spelling, with the fix.
+    pub warnings: Vec<PolicyProblem>,
 }
 
 /// Compile one policy file.
@@ -50,6 +52,7 @@ pub(super) fn compile(path: &str, text: &str) -> Result<Compiled, PolicyError> {
         path,
         text,
         problems: Vec::new(),
+        warnings: Vec::new(),
     };
     let pid = raw.policy.value.clone();
     let (params, param_defaults) = compile_params(&mut c, &pid, &raw.params);
@@ -94,6 +97,7 @@ pub(super) fn compile(path: &str, text: &str) -> Result<Compiled, PolicyError> {
         policy_at: line_col(&raw.policy.referenced),
         rule_at,
         overrides: raw.overrides,
+        warnings: c.warnings,
     })
 }
 
@@ -111,6 +115,7 @@ pub(super) fn compile_override_applies(
         path,
         text,
         problems: Vec::new(),
+        warnings: Vec::new(),
     };
     let names = rule
         .lets
