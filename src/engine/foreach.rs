@@ -18,13 +18,13 @@ use super::domain::{item_domain, shared_reads};
 use super::eval::{ItemKey, RuleCx};
 use super::finding::{base_finding, missing_finding};
 use super::foreach_items::{expand, Item};
-use super::item_fields::{
-    apply_fields, field_values, item_path, item_when, render_plain, resolve_fields,
-};
+use super::item_fields::{apply_fields, field_values, item_path, render_plain, resolve_fields};
 use crate::expr::eval::{eval, Binding, Host, Missing};
 use crate::facts::presence::Domain;
 use crate::facts::Facts;
-use crate::policy::{Applies, Check, ForEach, ForEachSource, Policy, Remedy, Rule};
+use crate::policy::{
+    Applies, Check, CompiledItem, ForEach, ForEachSource, PathText, Policy, Remedy, Rule,
+};
 use crate::report::{Finding, Status};
 use crate::value::Value;
 
@@ -45,8 +45,12 @@ fn item_rule<'r>(rule: &'r Rule, fe: &ForEach, cx: &RuleCx) -> Result<Cow<'r, Ru
     let mut applies = Vec::with_capacity(rule.applies.len());
     for a in &rule.applies {
         applies.push(match a {
-            Applies::Exists(p) if p.contains(&fe.bind) => Applies::Exists(item_path(p, cx)?),
-            Applies::Missing(p) if p.contains(&fe.bind) => Applies::Missing(item_path(p, cx)?),
+            Applies::Exists(p) if p.contains(&fe.bind) => {
+                Applies::Exists(PathText::literal(item_path(p, cx)?))
+            }
+            Applies::Missing(p) if p.contains(&fe.bind) => {
+                Applies::Missing(PathText::literal(item_path(p, cx)?))
+            }
             other => other.clone(),
         });
     }
@@ -111,7 +115,7 @@ pub(super) fn item_remedy(
             reason: "no item of the rule's `for_each` has this subject on this host".into(),
         })?;
     let mut cx = bound_cx(facts, rule, policy, fe, item, &item.value);
-    let (value, errors) = resolve_fields(&item.value, &cx);
+    let (value, errors) = resolve_fields(&item.value, compiled(fe, item.index), &cx);
     if let Some(b) = &mut cx.item {
         b.value = value.clone();
         b.field_errors = errors.clone();
@@ -184,8 +188,9 @@ pub(super) fn check(
             value,
             key,
             subject: default_subject,
-            when,
+            index,
         } = item;
+        let compiled = compiled(fe, index);
         // the item's value moved into the context (not copied): the alias,
         // the `when`, the fields, the judgement and the subject each start
         // from an empty record of what was read, as a context of their own
@@ -203,15 +208,7 @@ pub(super) fn check(
                 f.explanation = why.clone();
                 vec![f]
             }
-            None => judge(
-                rule,
-                &shared,
-                policy,
-                fe,
-                when.as_deref(),
-                &mut cx,
-                &mut subject,
-            ),
+            None => judge(rule, &shared, policy, fe, compiled, &mut cx, &mut subject),
         };
         let subject = match &fe.subject {
             None => default_subject,
@@ -220,7 +217,7 @@ pub(super) fn check(
                 // them now
                 let text = subject.unwrap_or_else(|| {
                     fresh(&mut cx);
-                    resolve_in(&mut cx);
+                    resolve_in(&mut cx, compiled);
                     cx.render(t)
                 });
                 if text.is_empty() {
@@ -282,15 +279,21 @@ fn fresh(cx: &mut RuleCx) {
 /// item as written), the results written into the bound record in place
 /// (not into a copy of it); the fields that could not be evaluated, with
 /// their reasons.
-fn resolve_in(cx: &mut RuleCx) -> BTreeMap<String, Missing> {
+fn resolve_in(cx: &mut RuleCx, compiled: Option<&CompiledItem>) -> BTreeMap<String, Missing> {
     let values = match cx.item.as_ref().map(|b| &b.value) {
-        Some(Value::Record(m)) => field_values(m, cx),
+        Some(Value::Record(_)) => field_values(compiled, cx),
         _ => return BTreeMap::new(),
     };
     match cx.item.as_mut().map(|b| &mut b.value) {
         Some(Value::Record(m)) => apply_fields(m, values),
         _ => BTreeMap::new(),
     }
+}
+
+/// The compiled form of the list item at `index` (none for a key or record
+/// item).
+fn compiled(fe: &ForEach, index: Option<usize>) -> Option<&CompiledItem> {
+    index.and_then(|i| fe.items.get(i))
 }
 
 fn bound_cx<'a>(
@@ -324,7 +327,7 @@ fn item_subject(
         return item.subject.clone();
     };
     let mut cx = bound_cx(facts, rule, policy, fe, item, &item.value);
-    let (value, _) = resolve_fields(&item.value, &cx);
+    let (value, _) = resolve_fields(&item.value, compiled(fe, item.index), &cx);
     if let Some(b) = &mut cx.item {
         b.value = value;
     }
@@ -340,7 +343,7 @@ fn item_subject(
 /// and its `subject:` rendered into `subject` once its fields are
 /// evaluated (left `None` for an item not judged as far). The item is
 /// judged with `rule` itself, the parts an item changes given beside it
-/// ([`item_parts`], its own `when` from [`item_when`]); its findings' domain
+/// ([`item_parts`], its own `when` compiled at load); its findings' domain
 /// is that of the rule without its `for_each` ([`Shared`]). A finding about
 /// the item itself (a `when` or field that cannot be evaluated) is the
 /// rule's, `for_each` and all.
@@ -349,16 +352,15 @@ fn judge(
     shared: &Shared,
     policy: Option<&Policy>,
     fe: &ForEach,
-    when: Option<&str>,
+    compiled: Option<&CompiledItem>,
     cx: &mut RuleCx,
     subject: &mut Option<String>,
 ) -> Vec<Finding> {
     // the item's own `when` first, over the item as written: an item that
     // does not apply is skipped before its `${...}` fields are evaluated
-    if let Some(w) = when {
+    if let Some((w, parsed)) = compiled.and_then(|c| c.when.as_ref()) {
         fresh(cx);
-        let parsed = item_when(w);
-        let only_when = match &*parsed {
+        let only_when = match parsed {
             Ok(a) => a,
             Err(message) => {
                 return vec![missing_finding(
@@ -377,7 +379,7 @@ fn judge(
         }
     }
     fresh(cx);
-    let errors = resolve_in(cx);
+    let errors = resolve_in(cx, compiled);
     if let Some(t) = &fe.subject {
         // as a context of its own would: what evaluating the fields left,
         // no field read as an error; what rendering adds is not kept
@@ -400,7 +402,9 @@ fn judge(
         return vec![missing_finding(rule, cx, m)];
     }
     let exists = match cx.item.as_ref().map(|b| &b.value) {
-        Some(Value::Record(m)) => m.get("exists").map(|p| Applies::Exists(p.to_plain())),
+        Some(Value::Record(m)) => m
+            .get("exists")
+            .map(|p| Applies::Exists(PathText::literal(p.to_plain()))),
         _ => None,
     };
     fresh(cx);
@@ -442,10 +446,10 @@ fn item_parts(
         for a in &rule.applies {
             paths.push(match a {
                 Applies::Exists(p) if p.contains(&fe.bind) => {
-                    Some(Applies::Exists(item_path(p, cx)?))
+                    Some(Applies::Exists(PathText::literal(item_path(p, cx)?)))
                 }
                 Applies::Missing(p) if p.contains(&fe.bind) => {
-                    Some(Applies::Missing(item_path(p, cx)?))
+                    Some(Applies::Missing(PathText::literal(item_path(p, cx)?)))
                 }
                 _ => None,
             });
@@ -498,6 +502,25 @@ rules:
     why: "{dir.id}: {sysctl.vm.swappiness}"
     fix: "f"
 "#;
+
+    #[test]
+    fn nothing_is_parsed_while_hosts_are_judged() {
+        let mut set = PolicySet::builtin().unwrap();
+        set.add_str("items.yaml", ITEMS).unwrap();
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/hosts");
+        let hosts: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| crate::host::Host::snapshot(e.unwrap().path()).unwrap())
+            .collect();
+        // loaded: every text is compiled; from here on nothing is parsed
+        let before = crate::expr::PARSED.with(|n| n.get());
+        let mut findings = 0;
+        for host in &hosts {
+            findings += crate::engine::audit_host(&set, host).findings.len();
+        }
+        assert!(findings > 1000, "{findings}");
+        assert_eq!(crate::expr::PARSED.with(|n| n.get()), before);
+    }
 
     #[test]
     fn items_of_every_for_each_rule_are_judged_on_every_shipped_host() {

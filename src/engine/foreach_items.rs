@@ -25,8 +25,9 @@ pub(super) struct Item {
     pub(super) key: Option<ItemKey>,
     /// The subject when the rule has no `subject:` template.
     pub(super) subject: String,
-    /// A list item's `when` condition, as written.
-    pub(super) when: Option<String>,
+    /// A list item's place in the list: its compiled form is the rule's
+    /// `for_each` items' (`ForEach::items`).
+    pub(super) index: Option<usize>,
 }
 
 /// The items `fe` expands to on this host, or the one finding that says
@@ -99,7 +100,7 @@ fn param_items(name: &str, list: &[Value]) -> Vec<Item> {
                     .or_else(|| field("name"))
                     .or_else(|| field("key"))
                     .unwrap_or_else(|| format!("{name}[{}]", i + 1)),
-                when: field("when"),
+                index: Some(i),
                 value: v.clone(),
                 key: None,
             }
@@ -139,7 +140,7 @@ fn key_items(
                 subject: value.to_plain(),
                 value,
                 key: Some(item),
-                when: None,
+                index: None,
             });
         }
     }
@@ -187,7 +188,7 @@ fn record_items(
             value,
             subject: key.clone(),
             key: Some(item),
-            when: None,
+            index: None,
         });
     }
     if out.is_empty() {

@@ -12,7 +12,8 @@ use crate::expr::eval::{eval, Binding, NoHost, Scope};
 use crate::expr::Expr;
 use crate::facts::{Need, Needs};
 use crate::policy::{
-    Applies, Check, ForEach, ForEachSource, Policy, PolicySet, Rule, TemplatePart,
+    Applies, Check, CompiledItem, ForEach, ForEachSource, PathText, Policy, PolicySet, Rule,
+    TemplatePart,
 };
 use crate::value::Value;
 
@@ -123,12 +124,12 @@ fn plan_for_each(n: &mut Needs, r: &Rule, fe: &ForEach, policy: Option<&Policy>)
                 host: None,
                 no_host: NoHost::BeforeGathering,
             };
-            for item in items {
+            for (i, item) in items.iter().enumerate() {
                 // the item with each `${...}` field worked out over the
                 // parameters (a field that names host data left out)
                 let bound = Binding {
                     name: fe.bind.clone(),
-                    value: constant_fields(item, &params_only),
+                    value: constant_fields(item, fe.items.get(i), &params_only),
                     key: None,
                     field_errors: BTreeMap::new(),
                 };
@@ -170,29 +171,26 @@ fn plan_for_each(n: &mut Needs, r: &Rule, fe: &ForEach, policy: Option<&Policy>)
     }
 }
 
-/// `${EXPR}` over one list item and the parameters, when it is a constant.
-fn const_text(p: &str, cx: &Scope) -> Option<String> {
-    let inner = p.strip_prefix("${")?.strip_suffix('}')?;
-    let e = crate::expr::parse(inner).ok()?;
-    eval(&e, cx).ok().map(|v| v.to_plain())
+/// A `${EXPR}` path (compiled at load) over one list item and the
+/// parameters, when it is a constant.
+fn const_text(p: &PathText, cx: &Scope) -> Option<String> {
+    let e = p.expr()?.ok()?;
+    eval(e, cx).ok().map(|v| v.to_plain())
 }
 
-/// A list item with each `${...}` field evaluated in `params_only` (a
-/// field that names host data is not known before gathering: left out).
-fn constant_fields(item: &Value, params_only: &Scope) -> Value {
-    let Value::Record(m) = item else {
+/// A list item with each `${...}` field (compiled at load) evaluated in
+/// `params_only` (a field that names host data is not known before
+/// gathering: left out).
+fn constant_fields(item: &Value, compiled: Option<&CompiledItem>, params_only: &Scope) -> Value {
+    let (Value::Record(m), Some(c)) = (item, compiled) else {
         return item.clone();
     };
     let mut out = m.clone();
-    for (k, v) in m {
-        if let Value::Str(t) = v {
-            if t.contains("${") {
-                match super::item_fields::item_text(k, t, params_only) {
-                    Ok(c) => out.insert(k.clone(), c),
-                    Err(_) => out.remove(k),
-                };
-            }
-        }
+    for (k, t) in &c.fields {
+        match super::item_fields::item_text(t, k, params_only) {
+            Ok(v) => out.insert(k.clone(), v),
+            Err(_) => out.remove(k),
+        };
     }
     Value::Record(out)
 }

@@ -29,6 +29,8 @@ mod parse;
 mod syntax_error;
 
 pub use ast::{walk, BinOp, Expr, UnOp};
+#[cfg(test)]
+pub(crate) use parse::PARSED;
 pub use parse::{parse, MAX_TOKENS, MAX_TREE_DEPTH};
 pub use syntax_error::{levenshtein, suggest, SyntaxError};
 

@@ -219,6 +219,26 @@ pub enum ForEachSource {
     },
 }
 
+/// One list item, compiled: its `${...}` fields (`when` aside), in the
+/// item's field order, and its `when`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct CompiledItem {
+    /// Each field whose text holds `${`, by name.
+    pub fields: Vec<(String, super::items::ItemText)>,
+    /// The item's `when` as written, and the condition it is (or the
+    /// parser's message).
+    pub when: Option<(String, Result<Applies, String>)>,
+}
+
+impl PartialEq for CompiledItem {
+    /// The same fields, and a `when` of the same text (its condition is
+    /// that text parsed).
+    fn eq(&self, other: &CompiledItem) -> bool {
+        let when = |c: &CompiledItem| c.when.as_ref().map(|(w, _)| w.clone());
+        self.fields == other.fields && when(self) == when(other)
+    }
+}
+
 /// A `where:` filter of a `for_each`, compiled in the rule's scope.
 #[derive(Clone, PartialEq, Serialize, Deserialize)]
 pub struct Filter {
@@ -244,7 +264,7 @@ impl std::fmt::Debug for Filter {
 
 /// A compiled `for_each:`: the set, the bound name, and the templates
 /// evaluated per item.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
 pub struct ForEach {
     /// The set iterated over.
     pub source: ForEachSource,
@@ -269,6 +289,28 @@ pub struct ForEach {
     /// Items left out (`except:`), by their default subject, each with the
     /// reason every report shows for its `skip`.
     pub except: Vec<(String, String)>,
+    /// A list parameter's items compiled (their `${...}` fields and
+    /// `when`), by their place in the list; made when the set is loaded,
+    /// after overlays set the list.
+    pub items: Vec<CompiledItem>,
+}
+
+impl std::fmt::Debug for ForEach {
+    /// The fields as written, not the items compiled from the parameter:
+    /// the policy digest of reports keys on this text.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ForEach")
+            .field("source", &self.source)
+            .field("bind", &self.bind)
+            .field("subject", &self.subject)
+            .field("setting_key", &self.setting_key)
+            .field("alias", &self.alias)
+            .field("only", &self.only)
+            .field("skip", &self.skip)
+            .field("item_params", &self.item_params)
+            .field("except", &self.except)
+            .finish()
+    }
 }
 
 impl ForEach {
@@ -330,9 +372,9 @@ pub enum Applies {
     /// Kernel comparisons (all must hold).
     Kernel(Vec<(String, Vec<u64>)>, String),
     /// Path exists.
-    Exists(String),
+    Exists(super::items::PathText),
     /// Path missing.
-    Missing(String),
+    Missing(super::items::PathText),
     /// Expression.
     When(Expr, String),
 }

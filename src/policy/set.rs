@@ -163,6 +163,7 @@ impl PolicySet {
         quiet_unmatched: bool,
     ) -> Result<(), PolicyError> {
         if levels.iter().all(Vec::is_empty) {
+            self.compile_items();
             return Ok(());
         }
         let mut rules = self.rules.clone();
@@ -183,7 +184,25 @@ impl PolicySet {
         self.rules = rules;
         self.policies = policies;
         self.overlay_params = params;
+        self.compile_items();
         Ok(())
+    }
+
+    /// Each `for_each` list's items compiled, from the list the rule reads
+    /// (its policy's, or the one an overlay set for it): the engine
+    /// evaluates them and parses nothing.
+    fn compile_items(&mut self) {
+        let mut rules = std::mem::take(&mut self.rules);
+        for r in &mut rules {
+            let policy = self.policy_of(r);
+            if let Some(fe) = &mut r.for_each {
+                if let super::ForEachSource::Param(name) = &fe.source {
+                    fe.items =
+                        super::compile::compile_items(policy.and_then(|p| p.params.get(name)));
+                }
+            }
+        }
+        self.rules = rules;
     }
 
     /// Add rules made from shipped data rather than a policy file (the

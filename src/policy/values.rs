@@ -2,7 +2,7 @@
 //! `${params.X}`, kernel version conditions, folded by the one evaluator
 //! over the parameters alone ([`Scope::constant`]). Pure: never reads the host.
 
-use super::{ParamValue, Policy};
+use super::{ParamValue, PathText, Policy};
 use crate::expr::eval::{eval, Scope};
 use crate::expr::{self, Expr};
 
@@ -136,14 +136,16 @@ pub fn param_text(v: &ParamValue) -> String {
 }
 
 /// The host path of an `applies: exists:`/`missing:` condition: literal, or
-/// `${expr}` over the policy's parameters (`${params.zimbra_db_dir}`).
-pub fn resolve_path(text: &str, policy: Option<&Policy>) -> Result<String, ConstError> {
-    let Some(inner) = text.strip_prefix("${").and_then(|x| x.strip_suffix('}')) else {
-        return Ok(text.to_string());
+/// `${expr}` (compiled at load) over the policy's parameters
+/// (`${params.zimbra_db_dir}`).
+pub fn resolve_path(path: &PathText, policy: Option<&Policy>) -> Result<String, ConstError> {
+    let e = match path.expr() {
+        None => return Ok(path.to_string()),
+        Some(Ok(e)) => e,
+        Some(Err(message)) => return Err(ConstError::Syntax(message.to_string())),
     };
-    let e = expr::parse(inner).map_err(|e| ConstError::Syntax(e.message))?;
     let scope = Scope::constant(Some(policy.map_or(&NO_PARAMS, |p| &p.params)), "a path");
-    eval(&e, &scope)
+    eval(e, &scope)
         .map(|v| v.to_plain())
         .map_err(|m| ConstError::Eval(m.to_string()))
 }

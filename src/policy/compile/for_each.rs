@@ -11,8 +11,8 @@ use super::compiler::{Compiler, Place, RuleScope};
 use crate::catalogue::{FACT_NAMES, FLAT_NAMESPACES, RECORD_NAMESPACES};
 use crate::expr::{self, Expr};
 use crate::policy::{
-    ConstError, Filter, ForEach, ForEachSource, ForEachSpec, ParamValue, Problem, RuleSpec,
-    Template, TemplatePart,
+    Applies, CompiledItem, ConstError, Filter, ForEach, ForEachSource, ForEachSpec, ItemText,
+    ParamValue, Problem, RuleSpec, Template, TemplatePart,
 };
 use crate::value::Value;
 
@@ -43,6 +43,39 @@ fn bind_bare_fields(e: &mut Expr, bind: &str, spec: &RuleSpec, bare: &mut BTreeS
             go(b);
         }
     }
+}
+
+/// Each item of a list parameter compiled, in the list's order (none for a
+/// value that is not a list).
+pub(in crate::policy) fn compile_items(list: Option<&Value>) -> Vec<CompiledItem> {
+    let Some(Value::List(items)) = list else {
+        return Vec::new();
+    };
+    items.iter().map(compile_item).collect()
+}
+
+/// One item compiled: its `${...}` fields and its `when`.
+fn compile_item(item: &Value) -> CompiledItem {
+    let Value::Record(m) = item else {
+        return CompiledItem::default();
+    };
+    let mut out = CompiledItem::default();
+    for (k, v) in m {
+        if k == "when" {
+            let w = v.to_plain();
+            let cond = expr::parse(&w)
+                .map(|e| Applies::When(e, w.clone()))
+                .map_err(|e| e.message);
+            out.when = Some((w, cond));
+            continue;
+        }
+        if let Value::Str(t) = v {
+            if t.contains("${") {
+                out.fields.push((k.clone(), ItemText::parse(t)));
+            }
+        }
+    }
+    out
 }
 
 /// `for_each:`: exactly one set (a list parameter, `NS.GLOB` keys of a flat
@@ -329,6 +362,7 @@ pub(super) fn compile_for_each(
         skip: Vec::new(),
         item_params: item_params.into_iter().collect(),
         except,
+        items: Vec::new(),
     })
 }
 

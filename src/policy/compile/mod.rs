@@ -28,6 +28,7 @@ use crate::value::Value;
 
 use checks::{compile_applies, compile_check};
 use compiler::{Compiler, Place, RuleScope};
+pub(super) use for_each::compile_items;
 use for_each::{check_items, compile_for_each};
 use remedy::{compile_remedy, derived_remedy};
 use texts::{compile_breakdown, compile_controls, compile_tags, compile_texts};
