@@ -1,10 +1,10 @@
 //! The expression language of `assert:`, `when:`, `let:` and templates, as
 //! syntax. Which names are namespaces (and their shape), facts and functions
 //! (and their arity) comes from [`crate::catalogue`]. The layer the policy
-//! loader imports. Evaluation ([`eval`]) asks its context for names and
-//! host data, which the engine answers over gathered facts (the loader
-//! folds constants with the same evaluator over the parameters alone);
-//! must not read facts or do I/O.
+//! loader imports. Evaluation ([`eval`]) resolves names in one scope and
+//! asks a [`eval::Host`] for host data, which the engine answers over
+//! gathered facts (the loader folds constants with the same evaluator over
+//! the parameters alone); must not read facts or do I/O.
 //!
 //! The files, in the order text becomes a tree and back:
 //! - `syntax_error.rs`: a [`SyntaxError`] and the "did you mean" of a
@@ -14,8 +14,10 @@
 //! - `canonical.rs`: the canonical text (`Display` for [`Expr`]), which the
 //!   parser reads back to the same tree;
 //! - `ops.rs`: what each operator and function does to values ([`ops`]);
-//! - `eval.rs`: the one evaluator ([`eval::eval`]), over a context, and
-//!   the scope of constants ([`eval::Constant`]);
+//! - `eval.rs`: the one evaluator ([`eval::eval`]) and the one name
+//!   resolution ([`eval::Scope`]: the finding's specials, the `for_each`
+//!   item, `let`s, host facts), with constants' scope
+//!   ([`eval::Scope::constant`]);
 //! - this file: the names the catalogue gives the language, and [`show`].
 
 use crate::catalogue;

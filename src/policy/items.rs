@@ -11,10 +11,10 @@ use serde::{Deserialize, Serialize};
 use crate::expr::eval::Missing;
 use crate::expr::{self, Expr};
 
-/// A list item field's text with its `${EXPR}` placeholders parsed:
-/// [`ItemText::eval`] gives what evaluating the text gives, errors
+/// A list item field's text with its `${EXPR}` placeholders parsed: the
+/// engine's evaluation of it gives what evaluating the text gave, errors
 /// included (a placeholder that does not parse is its error when
-/// evaluation reaches it, with the same message).
+/// evaluation reaches it, with the same message: [`Unparsed::missing`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum ItemText {
     /// The text is one placeholder: its value keeps its type.

@@ -47,7 +47,7 @@ impl PolicySet {
     /// What loaded but is written in a spelling the policy language
     /// retired, each with its code and the fix (a `where:` that names a
     /// record's field bare: `where-bare-field`), in load order. The rules
-    /// mean what they meant; the built-ins have none.
+    /// mean what they meant.
     pub fn warnings(&self) -> &[PolicyProblem] {
         &self.warnings
     }
