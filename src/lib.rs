@@ -52,7 +52,6 @@ pub(crate) mod baseline;
 pub(crate) mod catalogue;
 pub(crate) mod diff;
 pub(crate) mod engine;
-pub(crate) mod eval;
 pub(crate) mod expr;
 pub(crate) mod facts;
 pub(crate) mod fix;
@@ -126,7 +125,7 @@ pub mod unstable {
     }
     /// Internal: no semver promise.
     pub mod eval {
-        pub use crate::eval::*;
+        pub use crate::expr::eval::*;
     }
     /// Internal: no semver promise.
     pub mod explain {

@@ -5,7 +5,7 @@
 
 use super::eval::RuleCx;
 use super::finding::rule_finding;
-use crate::eval::{eval, truthy, Missing};
+use crate::expr::eval::{eval, truthy, Missing};
 use crate::expr::{self, ops, BinOp, Expr};
 use crate::facts::{Facts, KernelVersion};
 use crate::policy::{Applies, Policy, Rule};

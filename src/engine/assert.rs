@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use super::eval::RuleCx;
 use super::finding::{brief, finish, missing_finding, rule_finding};
-use crate::eval::{eval, truthy};
+use crate::expr::eval::{eval, truthy};
 use crate::expr::{BinOp, Expr, UnOp};
 use crate::policy::{Check, Rule};
 use crate::report::{Finding, Status};
@@ -219,7 +219,8 @@ fn read_name(rule: &Rule, cx: &RuleCx, x: &Expr, depth: usize) -> Option<String>
         Expr::Name(n) => match rule.lets.get(n) {
             Some(l) => read_name(rule, cx, l, depth + 1),
             None => (crate::expr::FACTS.contains(&n.as_str())
-                || cx.special.borrow().contains_key(n))
+                || cx.special.borrow().contains_key(n)
+                || cx.item.as_ref().is_some_and(|b| b.name == *n))
             .then(|| n.clone()),
         },
         _ => None,

@@ -75,14 +75,14 @@ pub(super) fn rule_domain_with(rule: &Rule, shared: &Reads) -> Option<Domain> {
         match &fe.source {
             ForEachSource::Keys { ns, filter, .. } => {
                 reads.note(Domain::of_namespace(ns));
-                if let Some((e, _)) = filter {
-                    reads.walk(e);
+                if let Some(w) = filter {
+                    reads.walk(&w.expr);
                 }
             }
             ForEachSource::Records { ns, filter } => {
                 reads.note(Domain::of_namespace(ns));
-                if let Some((e, _)) = filter {
-                    reads.walk(e);
+                if let Some(w) = filter {
+                    reads.walk(&w.expr);
                 }
             }
             ForEachSource::Param(_) => {}

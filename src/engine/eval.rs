@@ -1,32 +1,29 @@
 //! The context one rule is evaluated in over one host's gathered facts
-//! ([`RuleCx`]): name resolution (the rule's `let`s, then host facts, then
-//! the finding's own `actual`/`expected`/`setting`), parameters, settings
-//! with their canonical keys, directory sizes and mount points, the record
-//! of what was read (subjects, evidence, notes), and `why`/`fix` templates
-//! rendered with the values read. Must not do I/O: every value was gathered
-//! before evaluation starts.
+//! ([`RuleCx`]): the layers of its [`Scope`] (the finding's specials, the
+//! `for_each` item, the rule's `let`s, which the one resolver of
+//! [`crate::expr::eval`] reads in that order), and the one [`Host`] over
+//! gathered facts: facts, settings with their canonical keys, directory
+//! sizes and mount points, the record of what was read (subjects,
+//! evidence, notes); and `why`/`fix` templates rendered with the values
+//! read. A `where:` filter is evaluated in a context of its own whose host
+//! data is the item and facts alone ([`RuleCx::in_where`]). Must not do
+//! I/O: every value was gathered before evaluation starts.
 
 use std::borrow::Cow;
 use std::cell::{OnceCell, RefCell};
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::domain::{rule_domain_with, shared_reads, Reads};
-use crate::eval::{eval, record_field, Context, Missing};
 use crate::expr;
+pub(super) use crate::expr::eval::ItemKey;
+use crate::expr::eval::{eval, record_field, Binding, Host, InScope, Lets, Missing, NoHost, Scope};
 use crate::facts::presence::Domain;
 use crate::facts::{Entry, Evidence, Facts, Setting};
 use crate::policy::{Policy, Rule, Template, TemplatePart};
 use crate::value::Value;
 
-/// A `for_each` item that is a key of a namespace (or a record): what
-/// `NAME.key`, `NAME.value` and `NAME.parts` answer.
-#[derive(Debug, Clone)]
-pub(super) struct ItemKey {
-    pub(super) ns: String,
-    pub(super) key: String,
-    /// The text each `*` of a key glob matched (empty for a record).
-    pub(super) parts: Vec<String>,
-}
+/// The parameters of a rule outside any policy: none.
+static NO_PARAMS: BTreeMap<String, Value> = BTreeMap::new();
 
 /// Evaluation context for one rule over one host's facts.
 pub(super) struct RuleCx<'a> {
@@ -42,11 +39,12 @@ pub(super) struct RuleCx<'a> {
     /// The fix a namespace gives for the unknowns it caused here, when its
     /// data was never read rather than refused ([`crate::facts::Namespace::unknown_fix`]).
     pub(super) unknown_fix: RefCell<Option<String>>,
-    /// The bound name of a `for_each` key or record item, and the item.
-    pub(super) item: Option<(String, ItemKey)>,
-    /// A list item's bound name and the `${...}` fields that could not be
-    /// evaluated on this host: reading one is that reason, not a wrong value.
-    pub(super) field_errors: Option<(String, BTreeMap<String, Missing>)>,
+    /// The `for_each` item bound to its name (its key, and the `${...}`
+    /// fields that could not be evaluated on this host).
+    pub(super) item: Option<Binding>,
+    /// A `where:` filter's context: host data is facts and the item's own
+    /// value; a setting, `du` or `mount_of` is an error.
+    pub(super) in_where: bool,
     /// What the rule reads in the parts its copies share
     /// ([`shared_reads`]): found once, for every finding made here (a
     /// `for_each` rule's items are given it found once for them all).
@@ -69,7 +67,7 @@ impl<'a> RuleCx<'a> {
             touched: RefCell::new(Vec::new()),
             unknown_fix: RefCell::new(None),
             item: None,
-            field_errors: None,
+            in_where: false,
             shared_reads: OnceCell::new(),
             domain: None,
         }
@@ -183,28 +181,41 @@ fn collapse_ws(s: &str) -> String {
         .to_string()
 }
 
-impl Context for RuleCx<'_> {
-    fn name(&self, name: &str) -> Result<Value, Missing> {
-        if let Some(v) = self.special.borrow().get(name) {
-            return Ok(v.clone());
+impl InScope for RuleCx<'_> {
+    fn scope(&self) -> Scope<'_> {
+        Scope {
+            params: Some(self.policy.map_or(&NO_PARAMS, |p| &p.params)),
+            specials: Some(&self.special),
+            item: self.item.as_ref(),
+            lets: Some(Lets {
+                exprs: &self.rule.lets,
+                values: &self.lets,
+                in_progress: &self.in_progress,
+            }),
+            host: Some(self),
+            no_host: NoHost::BeforeGathering,
         }
-        if let Some(e) = self.rule.lets.get(name) {
-            if let Some(v) = self.lets.borrow().get(name) {
-                return v.clone();
-            }
-            if !self.in_progress.borrow_mut().insert(name.to_string()) {
-                return Err(Missing::Error(format!("`let {name}` refers to itself")));
-            }
-            let v = eval(e, self);
-            self.in_progress.borrow_mut().remove(name);
-            self.lets.borrow_mut().insert(name.to_string(), v.clone());
-            return v;
-        }
+    }
+}
+
+impl RuleCx<'_> {
+    /// What a `where:` filter may not read, in words.
+    fn not_in_where<T>(&self, what: String) -> Result<T, Missing> {
+        Err(Missing::Error(what))
+    }
+}
+
+impl Host for RuleCx<'_> {
+    fn fact(&self, name: &str) -> Result<Value, Missing> {
         match self.facts.facts.get(name) {
             Some(Ok(v)) => Ok(v.clone()),
             Some(Err(reason)) => Err(Missing::Unknown {
                 subject: name.into(),
                 reason: reason.clone(),
+            }),
+            None if self.in_where => Err(Missing::Absent {
+                subject: name.into(),
+                reason: "the record has no such field".into(),
             }),
             None => match name {
                 // in assert rules, `source` is where the first setting read was set
@@ -226,65 +237,42 @@ impl Context for RuleCx<'_> {
         }
     }
 
-    fn name_field(&self, name: &str, field: &str) -> Option<Result<Value, Missing>> {
-        if let Some((bind, errors)) = &self.field_errors {
-            if bind == name {
-                if let Some(m) = errors.get(field) {
-                    return Some(Err(m.clone()));
-                }
-            }
-        }
-        // a record's own field of that name wins (read in place, not from a
-        // copy of the whole record)
-        if let Some(Value::Record(m)) = self.special.borrow().get(name) {
-            if let Some(v) = m.get(field) {
-                return Some(Ok(v.clone()));
-            }
-        }
-        if let Some((bind, item)) = &self.item {
-            if name == bind {
-                match field {
-                    "key" => return Some(Ok(Value::Str(item.key.clone()))),
-                    "value" => return Some(self.setting(&item.ns, &item.key)),
-                    "parts" if !item.parts.is_empty() => {
-                        return Some(Ok(Value::List(
-                            item.parts.iter().cloned().map(Value::Str).collect(),
-                        )))
-                    }
-                    _ => {}
-                }
-            }
-        }
-        // otherwise what [`Context::name`] would give, its field read in
-        // place: a record the name holds (a special, a `let` already
-        // evaluated, a fact); any other value, or a `let` not evaluated
-        // yet, goes the evaluator's way
-        if let Some(v) = self.special.borrow().get(name) {
-            return match v {
-                Value::Record(m) => Some(record_field(m, field)),
-                _ => None,
-            };
-        }
-        if self.rule.lets.contains_key(name) {
-            return match self.lets.borrow().get(name) {
-                Some(Ok(Value::Record(m))) => Some(record_field(m, field)),
-                _ => None,
-            };
-        }
+    fn fact_field(&self, name: &str, field: &str) -> Option<Result<Value, Missing>> {
         match self.facts.facts.get(name) {
             Some(Ok(Value::Record(m))) => Some(record_field(m, field)),
             _ => None,
         }
     }
 
-    fn param(&self, name: &str) -> Result<Value, Missing> {
-        self.policy
-            .and_then(|p| p.params.get(name))
-            .cloned()
-            .ok_or_else(|| Missing::Error(format!("unknown parameter `{name}`")))
+    fn item_value(&self, item: &ItemKey) -> Option<Result<Value, Missing>> {
+        if !self.in_where {
+            return Some(self.setting(&item.ns, &item.key));
+        }
+        // a key item's value read in place, nothing recorded as read; a
+        // record item's `value` is its field of that name
+        if item.parts.is_empty() {
+            return None;
+        }
+        let entry = self
+            .facts
+            .namespaces
+            .get(&item.ns)
+            .and_then(|s| s.entries.get(&item.key));
+        Some(match entry {
+            Some(Entry::Set(s)) => Ok(s.value.clone()),
+            _ => Err(Missing::Unknown {
+                subject: item.key.clone(),
+                reason: "unreadable on this host".into(),
+            }),
+        })
     }
 
     fn setting(&self, ns: &str, key: &str) -> Result<Value, Missing> {
+        if self.in_where {
+            return self.not_in_where(format!(
+                "a `where:` filter reads the item (its fields, `.key`, `.value`), not `{ns}`"
+            ));
+        }
         let Some(space) = self.facts.namespaces.get(ns) else {
             return Err(Missing::Unknown {
                 subject: key.into(),
@@ -332,6 +320,9 @@ impl Context for RuleCx<'_> {
     }
 
     fn dir_size(&self, path: &str) -> Result<Value, Missing> {
+        if self.in_where {
+            return self.not_in_where(format!("a `where:` filter cannot size `{path}`"));
+        }
         match self.facts.dir_sizes.get(path) {
             Some(Ok(b)) => {
                 self.touched.borrow_mut().push((
@@ -356,6 +347,11 @@ impl Context for RuleCx<'_> {
     }
 
     fn mount_of(&self, path: &str) -> Result<Value, Missing> {
+        if self.in_where {
+            return self.not_in_where(format!(
+                "a `where:` filter cannot look up the mount of `{path}`"
+            ));
+        }
         let usable = |name: &str| {
             self.facts
                 .namespaces

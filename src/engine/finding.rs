@@ -8,8 +8,8 @@ use std::collections::BTreeSet;
 
 use super::domain::rule_domain;
 use super::eval::RuleCx;
-use crate::eval::{eval, Missing};
 use crate::expr;
+use crate::expr::eval::{eval, Missing};
 use crate::facts::presence::Domain;
 use crate::facts::{Evidence, FileIssue, IssueLevel};
 use crate::policy::{Rule, Severity};

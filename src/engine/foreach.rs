@@ -18,13 +18,13 @@ use super::domain::{item_domain, shared_reads};
 use super::eval::{ItemKey, RuleCx};
 use super::finding::{base_finding, missing_finding};
 use super::foreach_items::{expand, Item};
-use super::item_fields::{
-    apply_fields, field_values, item_path, item_when, render_plain, resolve_fields,
-};
-use crate::eval::{eval, Context, Missing};
+use super::item_fields::{apply_fields, field_values, item_path, render_plain, resolve_fields};
+use crate::expr::eval::{eval, Binding, Host, Missing};
 use crate::facts::presence::Domain;
 use crate::facts::Facts;
-use crate::policy::{Applies, Check, ForEach, ForEachSource, Policy, Remedy, Rule};
+use crate::policy::{
+    Applies, Check, CompiledItem, ForEach, ForEachSource, PathText, Policy, Remedy, Rule,
+};
 use crate::report::{Finding, Status};
 use crate::value::Value;
 
@@ -45,8 +45,12 @@ fn item_rule<'r>(rule: &'r Rule, fe: &ForEach, cx: &RuleCx) -> Result<Cow<'r, Ru
     let mut applies = Vec::with_capacity(rule.applies.len());
     for a in &rule.applies {
         applies.push(match a {
-            Applies::Exists(p) if p.contains(&fe.bind) => Applies::Exists(item_path(p, cx)?),
-            Applies::Missing(p) if p.contains(&fe.bind) => Applies::Missing(item_path(p, cx)?),
+            Applies::Exists(p) if p.contains(&fe.bind) => {
+                Applies::Exists(PathText::literal(item_path(p, cx)?))
+            }
+            Applies::Missing(p) if p.contains(&fe.bind) => {
+                Applies::Missing(PathText::literal(item_path(p, cx)?))
+            }
             other => other.clone(),
         });
     }
@@ -87,15 +91,17 @@ pub(super) fn item_remedy(
             reason: "no item of the rule's `for_each` has this subject on this host".into(),
         })?;
     let mut cx = bound_cx(facts, rule, policy, fe, item, &item.value);
-    let (value, errors) = resolve_fields(&item.value, &cx);
-    cx.special
-        .borrow_mut()
-        .insert(fe.bind.clone(), value.clone());
-    cx.field_errors = Some((fe.bind.clone(), errors.clone()));
+    let (value, errors) = resolve_fields(&item.value, compiled(fe, item.index), &cx);
+    if let Some(b) = &mut cx.item {
+        b.value = value.clone();
+        b.field_errors = errors.clone();
+    }
     let base = rule.copy_with(rule.applies.clone());
     let r = item_rule(&base, fe, &cx)?.into_owned();
     let mut cx = bound_cx(facts, &r, policy, fe, item, &value);
-    cx.field_errors = Some((fe.bind.clone(), errors));
+    if let Some(b) = &mut cx.item {
+        b.field_errors = errors;
+    }
     let v = match &r.remedy {
         Some(Remedy::Set { to, .. }) => Some(eval(to, &cx)?),
         _ => None,
@@ -158,8 +164,9 @@ pub(super) fn check(
             value,
             key,
             subject: default_subject,
-            when,
+            index,
         } = item;
+        let compiled = compiled(fe, index);
         // the item's value moved into the context (not copied): the alias,
         // the `when`, the fields, the judgement and the subject each start
         // from an empty record of what was read, as a context of their own
@@ -177,15 +184,7 @@ pub(super) fn check(
                 f.explanation = why.clone();
                 vec![f]
             }
-            None => judge(
-                rule,
-                &shared,
-                policy,
-                fe,
-                when.as_deref(),
-                &mut cx,
-                &mut subject,
-            ),
+            None => judge(rule, &shared, policy, fe, compiled, &mut cx, &mut subject),
         };
         let subject = match &fe.subject {
             None => default_subject,
@@ -194,7 +193,7 @@ pub(super) fn check(
                 // them now
                 let text = subject.unwrap_or_else(|| {
                     fresh(&mut cx);
-                    resolve_in(&mut cx, &fe.bind);
+                    resolve_in(&mut cx, compiled);
                     cx.render(t)
                 });
                 if text.is_empty() {
@@ -223,17 +222,23 @@ pub(super) fn check(
 /// in), `key` the item's; nothing read, evaluated or found wanting yet.
 fn start(cx: &mut RuleCx, bind: &str, value: Value, key: Option<ItemKey>) {
     fresh(cx);
-    let special = cx.special.get_mut();
     // what the last item's check set (`setting`, `actual`, `source`) goes
-    special.retain(|k, _| k == bind);
-    match special.get_mut(bind) {
-        Some(v) => *v = value,
+    cx.special.get_mut().clear();
+    match &mut cx.item {
+        Some(b) => {
+            b.value = value;
+            b.key = key;
+            b.field_errors.clear();
+        }
         None => {
-            special.insert(bind.to_string(), value);
+            cx.item = Some(Binding {
+                name: bind.to_string(),
+                value,
+                key,
+                field_errors: BTreeMap::new(),
+            })
         }
     }
-    cx.item = key.map(|k| (bind.to_string(), k));
-    cx.field_errors = None;
     *cx.unknown_fix.get_mut() = None;
     cx.domain = None;
 }
@@ -250,22 +255,21 @@ fn fresh(cx: &mut RuleCx) {
 /// item as written), the results written into the bound record in place
 /// (not into a copy of it); the fields that could not be evaluated, with
 /// their reasons.
-fn resolve_in(cx: &mut RuleCx, bind: &str) -> BTreeMap<String, Missing> {
-    let values = match cx.special.borrow().get(bind) {
-        Some(Value::Record(m)) => Some(field_values(m, cx)),
-        Some(_) => return BTreeMap::new(),
-        None => None,
+fn resolve_in(cx: &mut RuleCx, compiled: Option<&CompiledItem>) -> BTreeMap<String, Missing> {
+    let values = match cx.item.as_ref().map(|b| &b.value) {
+        Some(Value::Record(_)) => field_values(compiled, cx),
+        _ => return BTreeMap::new(),
     };
-    let Some(values) = values else {
-        cx.special
-            .get_mut()
-            .insert(bind.to_string(), Value::Record(BTreeMap::new()));
-        return BTreeMap::new();
-    };
-    match cx.special.get_mut().get_mut(bind) {
+    match cx.item.as_mut().map(|b| &mut b.value) {
         Some(Value::Record(m)) => apply_fields(m, values),
         _ => BTreeMap::new(),
     }
+}
+
+/// The compiled form of the list item at `index` (none for a key or record
+/// item).
+fn compiled(fe: &ForEach, index: Option<usize>) -> Option<&CompiledItem> {
+    index.and_then(|i| fe.items.get(i))
 }
 
 fn bound_cx<'a>(
@@ -277,10 +281,12 @@ fn bound_cx<'a>(
     value: &Value,
 ) -> RuleCx<'a> {
     let mut cx = RuleCx::new(facts, rule, policy);
-    cx.special
-        .borrow_mut()
-        .insert(fe.bind.clone(), value.clone());
-    cx.item = item.key.clone().map(|k| (fe.bind.clone(), k));
+    cx.item = Some(Binding {
+        name: fe.bind.clone(),
+        value: value.clone(),
+        key: item.key.clone(),
+        field_errors: BTreeMap::new(),
+    });
     cx
 }
 
@@ -296,9 +302,11 @@ fn item_subject(
     let Some(t) = &fe.subject else {
         return item.subject.clone();
     };
-    let cx = bound_cx(facts, rule, policy, fe, item, &item.value);
-    let (value, _) = resolve_fields(&item.value, &cx);
-    cx.special.borrow_mut().insert(fe.bind.clone(), value);
+    let mut cx = bound_cx(facts, rule, policy, fe, item, &item.value);
+    let (value, _) = resolve_fields(&item.value, compiled(fe, item.index), &cx);
+    if let Some(b) = &mut cx.item {
+        b.value = value;
+    }
     let text = cx.render(t);
     if text.is_empty() {
         item.subject.clone()
@@ -311,7 +319,7 @@ fn item_subject(
 /// and its `subject:` rendered into `subject` once its fields are
 /// evaluated (left `None` for an item not judged as far). The item is
 /// judged with `rule` itself, the parts an item changes given beside it
-/// ([`item_parts`], its own `when` from [`item_when`]); its findings' domain
+/// ([`item_parts`], its own `when` compiled at load); its findings' domain
 /// is that of the rule without its `for_each` ([`Shared`]). A finding about
 /// the item itself (a `when` or field that cannot be evaluated) is the
 /// rule's, `for_each` and all.
@@ -320,16 +328,15 @@ fn judge(
     shared: &Shared,
     policy: Option<&Policy>,
     fe: &ForEach,
-    when: Option<&str>,
+    compiled: Option<&CompiledItem>,
     cx: &mut RuleCx,
     subject: &mut Option<String>,
 ) -> Vec<Finding> {
     // the item's own `when` first, over the item as written: an item that
     // does not apply is skipped before its `${...}` fields are evaluated
-    if let Some(w) = when {
+    if let Some((w, parsed)) = compiled.and_then(|c| c.when.as_ref()) {
         fresh(cx);
-        let parsed = item_when(w);
-        let only_when = match &*parsed {
+        let only_when = match parsed {
             Ok(a) => a,
             Err(message) => {
                 return vec![missing_finding(
@@ -348,7 +355,7 @@ fn judge(
         }
     }
     fresh(cx);
-    let errors = resolve_in(cx, &fe.bind);
+    let errors = resolve_in(cx, compiled);
     if let Some(t) = &fe.subject {
         // as a context of its own would: what evaluating the fields left,
         // no field read as an error; what rendering adds is not kept
@@ -359,7 +366,9 @@ fn judge(
         *cx.touched.get_mut() = touched;
     }
     let exists_error = errors.get("exists").cloned();
-    cx.field_errors = Some((fe.bind.clone(), errors));
+    if let Some(b) = &mut cx.item {
+        b.field_errors = errors;
+    }
     let (paths, key) = match item_parts(rule, shared, fe, cx) {
         Ok(parts) => parts,
         Err(m) => return vec![missing_finding(rule, cx, m)],
@@ -368,13 +377,15 @@ fn judge(
     if let Some(m) = exists_error {
         return vec![missing_finding(rule, cx, m)];
     }
-    let exists = match cx.special.get_mut().get(&fe.bind) {
-        Some(Value::Record(m)) => m.get("exists").map(|p| Applies::Exists(p.to_plain())),
+    let exists = match cx.item.as_ref().map(|b| &b.value) {
+        Some(Value::Record(m)) => m
+            .get("exists")
+            .map(|p| Applies::Exists(PathText::literal(p.to_plain()))),
         _ => None,
     };
     fresh(cx);
-    if let (Some((_, ItemKey { ns, key, .. })), ForEachSource::Records { .. }) =
-        (&cx.item, &fe.source)
+    if let (Some(ItemKey { ns, key, .. }), ForEachSource::Records { .. }) =
+        (cx.item.as_ref().and_then(|b| b.key.as_ref()), &fe.source)
     {
         // a record item is read from its namespace: its line is evidence
         let _ = cx.setting(ns, key);
@@ -411,10 +422,10 @@ fn item_parts(
         for a in &rule.applies {
             paths.push(match a {
                 Applies::Exists(p) if p.contains(&fe.bind) => {
-                    Some(Applies::Exists(item_path(p, cx)?))
+                    Some(Applies::Exists(PathText::literal(item_path(p, cx)?)))
                 }
                 Applies::Missing(p) if p.contains(&fe.bind) => {
-                    Some(Applies::Missing(item_path(p, cx)?))
+                    Some(Applies::Missing(PathText::literal(item_path(p, cx)?)))
                 }
                 _ => None,
             });
@@ -467,6 +478,25 @@ rules:
     why: "{dir.id}: {sysctl.vm.swappiness}"
     fix: "f"
 "#;
+
+    #[test]
+    fn nothing_is_parsed_while_hosts_are_judged() {
+        let mut set = PolicySet::builtin().unwrap();
+        set.add_str("items.yaml", ITEMS).unwrap();
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/hosts");
+        let hosts: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| crate::host::Host::snapshot(e.unwrap().path()).unwrap())
+            .collect();
+        // loaded: every text is compiled; from here on nothing is parsed
+        let before = crate::expr::PARSED.with(|n| n.get());
+        let mut findings = 0;
+        for host in &hosts {
+            findings += crate::engine::audit_host(&set, host).findings.len();
+        }
+        assert!(findings > 1000, "{findings}");
+        assert_eq!(crate::expr::PARSED.with(|n| n.get()), before);
+    }
 
     #[test]
     fn items_of_every_for_each_rule_are_judged_on_every_shipped_host() {

@@ -7,12 +7,13 @@
 //! not do I/O (the plan gathered every key a glob can match) or judge an
 //! item (that is `foreach`).
 
-use super::eval::ItemKey;
+use std::collections::BTreeMap;
+
+use super::eval::{ItemKey, RuleCx};
 use super::finding::base_finding;
-use crate::eval::{eval, record_field, Context, Missing};
-use crate::expr::Expr;
+use crate::expr::eval::{eval, Binding, Missing};
 use crate::facts::{Entry, Facts};
-use crate::policy::{ForEach, ForEachSource, Policy, Rule, MAX_FOR_EACH_ITEMS};
+use crate::policy::{Filter, ForEach, ForEachSource, Policy, Rule, MAX_FOR_EACH_ITEMS};
 use crate::report::{Finding, Status};
 use crate::value::Value;
 
@@ -24,8 +25,9 @@ pub(super) struct Item {
     pub(super) key: Option<ItemKey>,
     /// The subject when the rule has no `subject:` template.
     pub(super) subject: String,
-    /// A list item's `when` condition, as written.
-    pub(super) when: Option<String>,
+    /// A list item's place in the list: its compiled form is the rule's
+    /// `for_each` items' (`ForEach::items`).
+    pub(super) index: Option<usize>,
 }
 
 /// The items `fe` expands to on this host, or the one finding that says
@@ -60,9 +62,9 @@ pub(super) fn expand(
             ns,
             pattern,
             filter,
-        } => key_items(policy, facts, fe, ns, pattern, filter, &finding)?,
+        } => key_items(rule, policy, facts, fe, ns, pattern, filter, &finding)?,
         ForEachSource::Records { ns, filter } => {
-            record_items(policy, facts, fe, ns, filter, &finding)?
+            record_items(rule, policy, facts, fe, ns, filter, &finding)?
         }
     };
     if items.is_empty() {
@@ -98,7 +100,7 @@ fn param_items(name: &str, list: &[Value]) -> Vec<Item> {
                     .or_else(|| field("name"))
                     .or_else(|| field("key"))
                     .unwrap_or_else(|| format!("{name}[{}]", i + 1)),
-                when: field("when"),
+                index: Some(i),
                 value: v.clone(),
                 key: None,
             }
@@ -108,13 +110,15 @@ fn param_items(name: &str, list: &[Value]) -> Vec<Item> {
 
 /// The keys of `ns` matching `pattern` that its `where:` keeps, each bound
 /// to the text its `*`s matched; none is the rule's `skip`.
+#[allow(clippy::too_many_arguments)]
 fn key_items(
+    rule: &Rule,
     policy: Option<&Policy>,
     facts: &Facts,
     fe: &ForEach,
     ns: &str,
     pattern: &str,
-    filter: &Option<(Expr, String)>,
+    filter: &Option<Filter>,
     finding: &dyn Fn(Status, String) -> Box<Finding>,
 ) -> Result<Vec<Item>, Box<Finding>> {
     let space = namespace(facts, ns).map_err(|why| finding(Status::Unknown, why))?;
@@ -128,23 +132,15 @@ fn key_items(
                 key: key.clone(),
                 parts,
             };
-            if let Some((e, text)) = filter {
-                let cx = RecordCx {
-                    record: &value,
-                    item: &item,
-                    bind: &fe.bind,
-                    policy,
-                    facts,
-                };
-                if !kept(e, text, &cx, finding)? {
-                    continue;
-                }
-            }
+            let Some((value, item)) = kept(rule, policy, facts, fe, filter, value, item, finding)?
+            else {
+                continue;
+            };
             out.push(Item {
                 subject: value.to_plain(),
                 value,
                 key: Some(item),
-                when: None,
+                index: None,
             });
         }
     }
@@ -164,11 +160,12 @@ fn key_items(
 /// The records of `ns` that its `where:` keeps (an unreadable one as an
 /// empty record); none is the rule's `skip`.
 fn record_items(
+    rule: &Rule,
     policy: Option<&Policy>,
     facts: &Facts,
     fe: &ForEach,
     ns: &str,
-    filter: &Option<(Expr, String)>,
+    filter: &Option<Filter>,
     finding: &dyn Fn(Status, String) -> Box<Finding>,
 ) -> Result<Vec<Item>, Box<Finding>> {
     let space = namespace(facts, ns).map_err(|why| finding(Status::Unknown, why))?;
@@ -183,28 +180,20 @@ fn record_items(
             key: key.clone(),
             parts: Vec::new(),
         };
-        if let Some((e, text)) = filter {
-            let cx = RecordCx {
-                record: &value,
-                item: &item,
-                bind: &fe.bind,
-                policy,
-                facts,
-            };
-            if !kept(e, text, &cx, finding)? {
-                continue;
-            }
-        }
+        let Some((value, item)) = kept(rule, policy, facts, fe, filter, value, item, finding)?
+        else {
+            continue;
+        };
         out.push(Item {
             value,
             subject: key.clone(),
             key: Some(item),
-            when: None,
+            index: None,
         });
     }
     if out.is_empty() {
         let which = match filter {
-            Some((_, text)) if text.chars().count() <= 60 => format!(" where `{text}`"),
+            Some(w) if w.text.chars().count() <= 60 => format!(" where `{}`", w.text),
             Some(_) => " that passes the rule's `where:`".into(),
             None => String::new(),
         };
@@ -302,19 +291,45 @@ impl<'p> StarPattern<'p> {
     }
 }
 
-/// The context of a `where:` filter: the record's fields by name, the
-/// bound name for the record itself, the policy's parameters and facts.
-/// Whether a `where:` filter keeps an item: false or absent leaves it out,
-/// an error or an unknown is the rule's one finding (naming the item).
+/// The item (moved in and out, not copied) when the rule's `where:`
+/// filter keeps it, evaluated in the rule's scope with the item bound and
+/// host data limited to facts and the item's own value
+/// ([`RuleCx::in_where`]): false or absent leaves it out, an error or an
+/// unknown is the rule's one finding (naming the item).
+#[allow(clippy::too_many_arguments)]
 fn kept(
-    e: &Expr,
-    text: &str,
-    cx: &RecordCx,
+    rule: &Rule,
+    policy: Option<&Policy>,
+    facts: &Facts,
+    fe: &ForEach,
+    filter: &Option<Filter>,
+    value: Value,
+    item: ItemKey,
     finding: &dyn Fn(Status, String) -> Box<Finding>,
-) -> Result<bool, Box<Finding>> {
-    match eval(e, cx).and_then(|v| crate::eval::truthy(&v)) {
-        Ok(keep) => Ok(keep),
-        Err(Missing::Absent { .. }) => Ok(false),
+) -> Result<Option<(Value, ItemKey)>, Box<Finding>> {
+    let Some(Filter { expr: e, text, .. }) = filter else {
+        return Ok(Some((value, item)));
+    };
+    let mut cx = RuleCx::new(facts, rule, policy);
+    cx.in_where = true;
+    cx.item = Some(Binding {
+        name: fe.bind.clone(),
+        value,
+        key: Some(item),
+        field_errors: BTreeMap::new(),
+    });
+    let keep = eval(e, &cx).and_then(|v| crate::expr::eval::truthy(&v));
+    let Some(Binding {
+        value,
+        key: Some(item),
+        ..
+    }) = cx.item.take()
+    else {
+        unreachable!("the item was bound above");
+    };
+    match keep {
+        Ok(true) => Ok(Some((value, item))),
+        Ok(false) | Err(Missing::Absent { .. }) => Ok(None),
         Err(m) => Err(finding(
             if matches!(m, Missing::Error(_)) {
                 Status::Error
@@ -323,174 +338,114 @@ fn kept(
             },
             format!(
                 "for_each: `where: {text}` on {}[\"{}\"]: {m}",
-                cx.item.ns, cx.item.key
+                item.ns, item.key
             ),
         )),
-    }
-}
-
-/// What a `where:` filter reads: the item (a record's fields, or a key
-/// item's matched text), `NAME.key` (the item's key), `NAME.value` (a key
-/// item's value), facts and `params`.
-struct RecordCx<'a> {
-    record: &'a Value,
-    item: &'a ItemKey,
-    bind: &'a str,
-    policy: Option<&'a Policy>,
-    facts: &'a Facts,
-}
-
-impl Context for RecordCx<'_> {
-    fn name(&self, name: &str) -> Result<Value, Missing> {
-        if name == self.bind {
-            return Ok(self.record.clone());
-        }
-        if let Value::Record(m) = self.record {
-            if let Some(v) = m.get(name) {
-                return Ok(v.clone());
-            }
-        }
-        match self.facts.facts.get(name) {
-            Some(Ok(v)) => Ok(v.clone()),
-            Some(Err(reason)) => Err(Missing::Unknown {
-                subject: name.into(),
-                reason: reason.clone(),
-            }),
-            None => Err(Missing::Absent {
-                subject: name.into(),
-                reason: "the record has no such field".into(),
-            }),
-        }
-    }
-    fn param(&self, name: &str) -> Result<Value, Missing> {
-        self.policy
-            .and_then(|p| p.params.get(name))
-            .cloned()
-            .ok_or_else(|| Missing::Error(format!("unknown parameter `{name}`")))
-    }
-    fn setting(&self, ns: &str, _key: &str) -> Result<Value, Missing> {
-        Err(Missing::Error(format!(
-            "a `where:` filter reads the item (its fields, `.key`, `.value`), not `{ns}`"
-        )))
-    }
-    fn name_field(&self, name: &str, field: &str) -> Option<Result<Value, Missing>> {
-        if name != self.bind {
-            return None;
-        }
-        // a record's own field wins, read in place (not from a copy of the
-        // whole record)
-        if let Value::Record(m) = self.record {
-            if let Some(v) = m.get(field) {
-                return Some(Ok(v.clone()));
-            }
-        }
-        match field {
-            "key" => Some(Ok(Value::Str(self.item.key.clone()))),
-            "value" if !self.item.parts.is_empty() => {
-                let entry = self
-                    .facts
-                    .namespaces
-                    .get(&self.item.ns)
-                    .and_then(|s| s.entries.get(&self.item.key));
-                Some(match entry {
-                    Some(Entry::Set(s)) => Ok(s.value.clone()),
-                    _ => Err(Missing::Unknown {
-                        subject: self.item.key.clone(),
-                        reason: "unreadable on this host".into(),
-                    }),
-                })
-            }
-            "parts" if !self.item.parts.is_empty() => Some(Ok(Value::List(
-                self.item.parts.iter().cloned().map(Value::Str).collect(),
-            ))),
-            // what the record read as a whole would answer, in place
-            _ => match self.record {
-                Value::Record(m) => Some(record_field(m, field)),
-                _ => None,
-            },
-        }
-    }
-    fn dir_size(&self, path: &str) -> Result<Value, Missing> {
-        Err(Missing::Error(format!(
-            "a `where:` filter cannot size `{path}`"
-        )))
-    }
-    fn mount_of(&self, path: &str) -> Result<Value, Missing> {
-        Err(Missing::Error(format!(
-            "a `where:` filter cannot look up the mount of `{path}`"
-        )))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::StarPattern;
+    use crate::policy::{Code, PolicySet};
+    use crate::report::Status;
 
-    /// How keys were matched before the pattern was split once: copying
-    /// each try.
-    fn by_copies(pattern: &str, key: &str) -> Option<Vec<String>> {
+    /// A rule over the mounts of `testdata/foreach/ifaces` whose `where:`
+    /// is `filter`.
+    fn mounts(filter: &str) -> String {
+        format!(
+            "policy: t\ntitle: t\nrules:\n  - id: t.ext4\n    title: t\n    severity: low\n    \
+             for_each: {{ records: mount, where: \"{filter}\", as: m }}\n    \
+             assert: m.atime == 'noatime'\n    why: \"{{m.key}} {{m.fstype}}\"\n    fix: f\n"
+        )
+    }
+
+    #[test]
+    fn a_where_naming_a_record_field_bare_loads_with_a_warning_and_judges_as_the_bound_field() {
+        let host = crate::host::Host::snapshot(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/testdata/foreach/ifaces"
+        ))
+        .unwrap();
+        let judged = |filter: &str| {
+            let mut set = PolicySet::new();
+            set.add_str("t.yaml", &mounts(filter)).unwrap();
+            let facts = crate::engine::gather(&set, &host);
+            let rule = &set.rules()[0];
+            let fe = rule.for_each.as_ref().unwrap();
+            let findings = super::super::foreach::check(rule, set.policy_of(rule), &facts, fe);
+            let warnings: Vec<String> = set.warnings().iter().map(|w| w.message.clone()).collect();
+            assert!(set
+                .warnings()
+                .iter()
+                .all(|w| w.code == Code::WhereBareField));
+            let shown: Vec<(Status, Vec<String>, String)> = findings
+                .into_iter()
+                .map(|f| (f.status, f.subject, f.explanation))
+                .collect();
+            (shown, warnings)
+        };
+        let (old, warned) = judged("fstype == 'ext4' and present(options)");
+        let (new, none) = judged("m.fstype == 'ext4' and present(m.options)");
+        assert_eq!(
+            warned,
+            [
+                "`where:` reads the item by its bound name: `fstype` is read as the record's field; write `m.fstype`",
+                "`where:` reads the item by its bound name: `options` is read as the record's field; write `m.options`",
+            ]
+        );
+        assert!(none.is_empty(), "{none:?}");
+        assert_eq!(old, new);
+        // the filter kept some mounts and left others out
+        assert!(old.iter().any(|(s, _, _)| *s == Status::Fail), "{old:?}");
+        assert!(old.len() >= 2, "{old:?}");
+    }
+
+    /// A reference matcher: `*` matches one or more characters, each as
+    /// little as it can, tried by brute force over every split.
+    fn reference(pattern: &str, key: &str) -> Option<Vec<String>> {
         fn go(pat: &[&str], key: &str, out: &mut Vec<String>) -> bool {
-            let Some((first, rest)) = pat.split_first() else {
-                return key.is_empty();
-            };
-            if rest.is_empty() {
-                return key == *first;
-            }
-            let Some(after) = key.strip_prefix(first) else {
-                return false;
-            };
-            for (i, _) in after.char_indices().skip(1).chain([(after.len(), ' ')]) {
-                if i == 0 {
-                    continue;
+            match pat {
+                [] => key.is_empty(),
+                [last] => key == *last,
+                [first, rest @ ..] => {
+                    let Some(after) = key.strip_prefix(first) else {
+                        return false;
+                    };
+                    let ends: Vec<usize> = after
+                        .char_indices()
+                        .map(|(i, _)| i)
+                        .skip(1)
+                        .chain([after.len()])
+                        .filter(|i| *i > 0)
+                        .collect();
+                    for i in ends {
+                        out.push(after[..i].to_string());
+                        if go(rest, &after[i..], out) {
+                            return true;
+                        }
+                        out.pop();
+                    }
+                    false
                 }
-                out.push(after[..i].to_string());
-                if go(rest, &after[i..], out) {
-                    return true;
-                }
-                out.pop();
             }
-            false
         }
         let pieces: Vec<&str> = pattern.split('*').collect();
         let mut out = Vec::new();
         go(&pieces, key, &mut out).then_some(out)
     }
 
-    #[test]
-    fn a_glob_split_once_matches_every_key_as_the_copying_match_did() {
-        let patterns = [
-            "net.ipv4.conf.*.rp_filter",
-            "net.*.conf.*.rp_filter",
-            "a.*",
-            "*.x",
-            "*",
-            "**",
-            "x*x",
-            "a.b",
-            "",
-            "é*ü*",
-        ];
-        let keys = [
-            "net.ipv4.conf.eth0.rp_filter",
-            "net.ipv6.conf.a.b.rp_filter",
-            "net.ipv4.conf..rp_filter",
-            "a.b.c",
-            "a.",
-            "a.x.x",
-            "xx",
-            "xax",
-            "x",
-            "",
-            "a.b",
-            "éaüb",
-            "éü",
-            "éüü",
-        ];
-        for p in patterns {
-            let glob = StarPattern::new(p);
-            for k in keys {
-                assert_eq!(glob.matches(k), by_copies(p, k), "{p} {k}");
-            }
+    proptest::proptest! {
+        #[test]
+        fn a_star_pattern_matches_as_the_brute_force_reference_does(
+            pattern in "[ab.é*]{0,6}",
+            key in "[ab.é]{0,8}",
+        ) {
+            proptest::prop_assert_eq!(
+                StarPattern::new(&pattern).matches(&key),
+                reference(&pattern, &key),
+                "{} {}", pattern, key
+            );
         }
     }
 

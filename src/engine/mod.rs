@@ -151,8 +151,8 @@ pub fn eval_in_rule(
     policy: Option<&Policy>,
     facts: &Facts,
     e: &Expr,
-) -> Result<crate::value::Value, crate::eval::Missing> {
-    crate::eval::eval(e, &RuleCx::new(facts, rule, policy))
+) -> Result<crate::value::Value, crate::expr::eval::Missing> {
+    crate::expr::eval::eval(e, &RuleCx::new(facts, rule, policy))
 }
 
 /// For `driftaudit fix`: a `for_each` rule as the item whose subject is
@@ -163,9 +163,9 @@ pub(crate) fn item_remedy(
     policy: Option<&Policy>,
     facts: &Facts,
     subject: &str,
-) -> Result<(Rule, Option<crate::value::Value>), crate::eval::Missing> {
+) -> Result<(Rule, Option<crate::value::Value>), crate::expr::eval::Missing> {
     let Some(fe) = &rule.for_each else {
-        return Err(crate::eval::Missing::Error(
+        return Err(crate::expr::eval::Missing::Error(
             "the rule has no `for_each` items".into(),
         ));
     };

@@ -5,7 +5,7 @@
 
 use super::eval::RuleCx;
 use super::finding::{finish, missing_finding, rule_finding};
-use crate::eval::{eval, Context, Missing};
+use crate::expr::eval::{eval, Host, Missing};
 use crate::expr::{self, ops, BinOp};
 use crate::policy::{Expectation, Rule};
 use crate::report::{Conversion, Finding, Status};

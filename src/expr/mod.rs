@@ -1,8 +1,10 @@
 //! The expression language of `assert:`, `when:`, `let:` and templates, as
 //! syntax. Which names are namespaces (and their shape), facts and functions
 //! (and their arity) comes from [`crate::catalogue`]. The layer the policy
-//! loader imports: must not evaluate over host data (that is
-//! [`crate::eval`], above facts) and must not do I/O.
+//! loader imports. Evaluation ([`eval`]) resolves names in one scope and
+//! asks a [`eval::Host`] for host data, which the engine answers over
+//! gathered facts (the loader folds constants with the same evaluator over
+//! the parameters alone); must not read facts or do I/O.
 //!
 //! The files, in the order text becomes a tree and back:
 //! - `syntax_error.rs`: a [`SyntaxError`] and the "did you mean" of a
@@ -11,8 +13,11 @@
 //! - `parse.rs`: the lexer and parser ([`parse()`]);
 //! - `canonical.rs`: the canonical text (`Display` for [`Expr`]), which the
 //!   parser reads back to the same tree;
-//! - `ops.rs`: what each operator and function does to values ([`ops`],
-//!   with constant folding for policy parameters);
+//! - `ops.rs`: what each operator and function does to values ([`ops`]);
+//! - `eval.rs`: the one evaluator ([`eval::eval`]) and the one name
+//!   resolution ([`eval::Scope`]: the finding's specials, the `for_each`
+//!   item, `let`s, host facts), with constants' scope
+//!   ([`eval::Scope::constant`]);
 //! - this file: the names the catalogue gives the language, and [`show`].
 
 use crate::catalogue;
@@ -20,11 +25,14 @@ use crate::value::{format_size, Value};
 
 mod ast;
 mod canonical;
+pub mod eval;
 pub mod ops;
 mod parse;
 mod syntax_error;
 
 pub use ast::{walk, BinOp, Expr, UnOp};
+#[cfg(test)]
+pub(crate) use parse::PARSED;
 pub use parse::{parse, MAX_TOKENS, MAX_TREE_DEPTH};
 pub use syntax_error::{levenshtein, suggest, SyntaxError};
 

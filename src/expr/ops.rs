@@ -1,11 +1,10 @@
 //! What the expression language's operators and built-in functions do to
-//! values (`1G + 512M`, `min(...)`, `version(...)`), and constant folding
-//! over them for policy parameters and `${...}` paths ([`constant`]). Pure:
-//! no context, no host data, no I/O; the evaluator over host data
-//! (`crate::eval`) applies the same functions, so each operator means one
-//! thing wherever it is evaluated.
+//! values (`1G + 512M`, `min(...)`, `version(...)`). Pure: no context, no
+//! host data, no I/O; the one evaluator ([`super::eval`]) applies them,
+//! for constants and host data alike, so each operator means one thing
+//! wherever it is evaluated.
 
-use super::ast::{BinOp, Expr, UnOp};
+use super::ast::{BinOp, UnOp};
 use crate::value::{format_number, Value};
 
 fn err<T>(msg: String) -> Result<T, String> {
@@ -50,7 +49,7 @@ pub fn unary(op: UnOp, v: &Value) -> Result<Value, String> {
 }
 
 /// Apply an arithmetic or comparison operator to two values (`and`/`or`
-/// decide from their left side first: see [`constant`] and `crate::eval`).
+/// decide from their left side first: see [`super::eval`]).
 pub fn binary(op: BinOp, a: &Value, b: &Value) -> Result<Value, String> {
     let is_size = |v: &Value| matches!(v, Value::Size(_));
     match op {
@@ -243,68 +242,6 @@ fn version_number(s: &str) -> Result<Value, String> {
     }
     let n = parts[0] * 1_000_000 + parts[1] * 1000 + parts.get(2).copied().unwrap_or(0);
     Ok(Value::Number(n as f64))
-}
-
-/// Evaluate a constant: an expression over literals and the policy's
-/// parameters only (`0.4 * 2G`, `${params.zimbra_db_dir}`). `what` names
-/// where it stands (`a constant`, `a path`) in the error for a name, a
-/// setting or a host function; `param` gives a parameter's value. Reads the
-/// same as `crate::eval::eval` with a context that knows only parameters,
-/// `and`/`or` included (a false side decides even when the other fails).
-pub fn constant(
-    e: &Expr,
-    what: &str,
-    param: &dyn Fn(&str) -> Result<Value, String>,
-) -> Result<Value, String> {
-    let fold = |x: &Expr| constant(x, what, param);
-    let not_here = |name: &str| err(format!("`{name}` cannot be used in {what}"));
-    match e {
-        Expr::Lit(v) => Ok(v.clone()),
-        Expr::List(items) => Ok(Value::List(
-            items.iter().map(fold).collect::<Result<_, _>>()?,
-        )),
-        Expr::Name(n) => not_here(n),
-        Expr::Param(p) => param(p),
-        Expr::Setting(ns, key) => {
-            fold(key)?;
-            not_here(ns)
-        }
-        Expr::Field(base, field) => match fold(base)? {
-            Value::Record(map) => map
-                .get(field)
-                .cloned()
-                .ok_or_else(|| format!("{field}: has no field `{field}`")),
-            other => err(format!(
-                "`.{field}` needs a record, got {}",
-                other.type_name()
-            )),
-        },
-        Expr::Unary(op, x) => unary(*op, &fold(x)?),
-        Expr::Binary(op @ (BinOp::And | BinOp::Or), a, b) => {
-            // the side that decides: false for `and`, true for `or`
-            let decides = *op == BinOp::Or;
-            match fold(a) {
-                Ok(v) if truthy(&v)? == decides => Ok(Value::Bool(decides)),
-                Ok(_) => Ok(Value::Bool(truthy(&fold(b)?)?)),
-                Err(m) => match fold(b) {
-                    Ok(v) if truthy(&v)? == decides => Ok(Value::Bool(decides)),
-                    _ => Err(m),
-                },
-            }
-        }
-        Expr::Binary(op, a, b) => binary(*op, &fold(a)?, &fold(b)?),
-        Expr::Call(f, args) => match f.as_str() {
-            "present" => fold(&args[0]).map(|_| Value::Bool(true)),
-            "default" => fold(&args[0]),
-            _ => {
-                let vals: Vec<Value> = args.iter().map(fold).collect::<Result<_, _>>()?;
-                match f.as_str() {
-                    "du" | "mount_of" => not_here(f),
-                    _ => function(f, &vals),
-                }
-            }
-        },
-    }
 }
 
 #[cfg(test)]

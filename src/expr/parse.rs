@@ -197,8 +197,17 @@ fn tree_depth(e: &Expr) -> usize {
     deepest
 }
 
+#[cfg(test)]
+thread_local! {
+    /// How many texts this thread parsed: the engine's tests hold that
+    /// evaluation parses none (everything was compiled at load).
+    pub(crate) static PARSED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// Parse an expression.
 pub fn parse(src: &str) -> Result<Expr, SyntaxError> {
+    #[cfg(test)]
+    PARSED.with(|n| n.set(n.get() + 1));
     let toks = lex(src)?;
     if let Some((_, offset)) = toks.get(MAX_TOKENS) {
         return Err(SyntaxError {

@@ -157,7 +157,7 @@ pub(super) fn changes_for(
     };
     if let Some(q) = &rule.requires {
         let holds = crate::engine::eval_in_rule(rule, policies.policy_of(rule), facts, &q.when)
-            .and_then(|v| crate::eval::truthy(&v));
+            .and_then(|v| crate::expr::eval::truthy(&v));
         let here = match holds {
             Ok(true) => None,
             Ok(false) => Some(format!(
@@ -281,11 +281,11 @@ fn read_here(rule: &Rule, policies: &PolicySet, facts: &Facts, e: &crate::expr::
     }
 }
 
-pub(super) fn missing_text(m: &crate::eval::Missing) -> String {
+pub(super) fn missing_text(m: &crate::expr::eval::Missing) -> String {
     match m {
-        crate::eval::Missing::Absent { subject, reason }
-        | crate::eval::Missing::Unknown { subject, reason } => format!("{subject}: {reason}"),
-        crate::eval::Missing::Error(e) => e.to_string(),
+        crate::expr::eval::Missing::Absent { subject, reason }
+        | crate::expr::eval::Missing::Unknown { subject, reason } => format!("{subject}: {reason}"),
+        crate::expr::eval::Missing::Error(e) => e.to_string(),
     }
 }
 

@@ -91,6 +91,9 @@ pub enum Code {
     /// A `for_each` that is not exactly one of `param`, `keys`, `records`
     /// over a set that exists, or a `subject`/`${...}` setting without one.
     InvalidForEach,
+    /// A `where:` that names a record's field bare (`holds_secret`): read as
+    /// `BIND.FIELD`, a warning ([`crate::PolicySet::warnings`]).
+    WhereBareField,
 }
 
 impl Code {
@@ -132,6 +135,7 @@ impl Code {
         Code::OverrideParamUnused,
         Code::ConflictingOverride,
         Code::InvalidForEach,
+        Code::WhereBareField,
     ];
 
     /// The stable code (`unknown-name`).
@@ -173,6 +177,7 @@ impl Code {
             Code::OverrideParamUnused => "override-param-unused",
             Code::ConflictingOverride => "conflicting-override",
             Code::InvalidForEach => "invalid-for-each",
+            Code::WhereBareField => "where-bare-field",
         }
     }
 
@@ -234,6 +239,9 @@ impl Code {
             }
             Code::InvalidForEach => {
                 "a `for_each` that is not one of `param`, `keys`, `records` over a set that exists"
+            }
+            Code::WhereBareField => {
+                "a `where:` naming a record's field bare, read as the bound name's field (a warning)"
             }
         }
     }
@@ -330,6 +338,8 @@ pub enum Problem {
     InvalidOverride { detail: String },
     #[error("`for_each` {detail}")]
     InvalidForEach { detail: String },
+    #[error("`where:` reads the item by its bound name: `{name}` is read as the record's field; write `{bind}.{name}`")]
+    WhereBareField { name: String, bind: String },
     #[error("`disabled` needs the reason the rule is off, as text: `disabled: \"containers share the host kernel\"`")]
     DisabledWithoutReason,
     #[error("override `{what}: {pattern}` matches no loaded {what}{suggestion}")]
@@ -361,6 +371,7 @@ impl Problem {
         match self {
             Problem::YamlSyntax { .. } => Code::YamlSyntax,
             Problem::InvalidForEach { .. } => Code::InvalidForEach,
+            Problem::WhereBareField { .. } => Code::WhereBareField,
             Problem::YamlShape { .. } => Code::YamlShape,
             Problem::DuplicateKey { .. } => Code::DuplicateKey,
             Problem::UnknownField { .. } => Code::UnknownField,

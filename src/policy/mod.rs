@@ -4,7 +4,8 @@
 //! time (`compile/`: the file and its rules in `mod.rs`, `checks`, `for_each`,
 //! `remedy`, `texts`), the problems a policy can have (`diagnostics`), site
 //! overlays applied to compiled rules (`overlay`), the frozen built-ins
-//! (`frozen`; the list of built-ins is `builtin`), what an upgrade rule
+//! (`frozen`; the list of built-ins is `builtin`), a list parameter's
+//! items compiled at load (`items`), what an upgrade rule
 //! judges against (`release`: products, versions, targets), and the policy
 //! set (files, directories, the built-ins, duplicate ids, filters; `set`).
 //! Owns the built-in policies. Must not read host data or evaluate rules.
@@ -13,10 +14,13 @@ mod builtin;
 mod compile;
 mod diagnostics;
 mod frozen;
+mod items;
 mod model;
 mod overlay;
+mod overridden;
 mod overrides;
 mod release;
+mod remedy;
 mod set;
 pub mod spec;
 mod values;
@@ -25,10 +29,11 @@ pub use builtin::{BUILTIN, TAG_PREFIX};
 pub(crate) use diagnostics::{snippet, yaml_error_parts};
 pub use diagnostics::{Code, Problem};
 pub use diagnostics::{FilterError, ParamError, PolicyError, PolicyProblem};
+pub use items::{ItemPiece, ItemText, PathText, Unparsed};
 pub use model::{
-    Applies, Bound, Breakdown, Check, CompareMode, DriftCheck, Expectation, ForEach, ForEachSource,
-    Overridden, OverrideSource, Policy, Remedy, Rule, RuleSource, Severity, Template, TemplatePart,
-    UpgradeCheck, MAX_FOR_EACH_ITEMS,
+    Applies, Bound, Breakdown, Check, CompareMode, CompiledItem, DriftCheck, Expectation, Filter,
+    ForEach, ForEachSource, Overridden, OverrideSource, Policy, Remedy, Rule, RuleSource, Severity,
+    Template, TemplatePart, UpgradeCheck, MAX_FOR_EACH_ITEMS,
 };
 pub use release::{Product, Target, Version};
 pub use set::{freeze_builtins, PolicySet, MAX_POLICY_BYTES};

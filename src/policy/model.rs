@@ -8,7 +8,9 @@ use std::fmt;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub use super::overridden::{Overridden, OverrideSource};
 use super::release::Target;
+pub use super::remedy::{Bound, Remedy, Requires};
 use crate::expr::{self, BinOp, Expr};
 use crate::value::Value;
 
@@ -244,21 +246,64 @@ pub enum ForEachSource {
         ns: String,
         /// The key glob as written after the namespace (`net.ipv4.conf.*.rp_filter`).
         pattern: String,
-        /// `where:` as compiled and as written: only the keys it holds for.
-        filter: Option<(Expr, String)>,
+        /// `where:`: only the keys it holds for.
+        filter: Option<Filter>,
     },
     /// The records of a record namespace, optionally filtered.
     Records {
         /// Namespace (`mount`).
         ns: String,
-        /// `where:` as compiled and as written.
-        filter: Option<(Expr, String)>,
+        /// `where:`: only the records it holds for.
+        filter: Option<Filter>,
     },
+}
+
+/// One list item, compiled: its `${...}` fields (`when` aside), in the
+/// item's field order, and its `when`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct CompiledItem {
+    /// Each field whose text holds `${`, by name.
+    pub fields: Vec<(String, super::items::ItemText)>,
+    /// The item's `when` as written, and the condition it is (or the
+    /// parser's message).
+    pub when: Option<(String, Result<Applies, String>)>,
+}
+
+impl PartialEq for CompiledItem {
+    /// The same fields, and a `when` of the same text (its condition is
+    /// that text parsed).
+    fn eq(&self, other: &CompiledItem) -> bool {
+        let when = |c: &CompiledItem| c.when.as_ref().map(|(w, _)| w.clone());
+        self.fields == other.fields && when(self) == when(other)
+    }
+}
+
+/// A `where:` filter of a `for_each`, compiled in the rule's scope.
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
+pub struct Filter {
+    /// What is evaluated: a record's field written bare (the spelling
+    /// before the one scope) is `BIND.FIELD` here.
+    pub expr: Expr,
+    /// The text as written (a `skip` for no item quotes it).
+    pub text: String,
+    /// The tree as written, where it differs from `expr`.
+    pub written: Option<Expr>,
+}
+
+impl std::fmt::Debug for Filter {
+    /// `(TREE AS WRITTEN, TEXT)`, as the filter printed before it was
+    /// compiled in the rule's scope: the policy digest of reports keys on it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("")
+            .field(self.written.as_ref().unwrap_or(&self.expr))
+            .field(&self.text)
+            .finish()
+    }
 }
 
 /// A compiled `for_each:`: the set, the bound name, and the templates
 /// evaluated per item.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
 pub struct ForEach {
     /// The set iterated over.
     pub source: ForEachSource,
@@ -283,6 +328,28 @@ pub struct ForEach {
     /// Items left out (`except:`), by their default subject, each with the
     /// reason every report shows for its `skip`.
     pub except: Vec<(String, String)>,
+    /// A list parameter's items compiled (their `${...}` fields and
+    /// `when`), by their place in the list; made when the set is loaded,
+    /// after overlays set the list.
+    pub items: Vec<CompiledItem>,
+}
+
+impl std::fmt::Debug for ForEach {
+    /// The fields as written, not the items compiled from the parameter:
+    /// the policy digest of reports keys on this text.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ForEach")
+            .field("source", &self.source)
+            .field("bind", &self.bind)
+            .field("subject", &self.subject)
+            .field("setting_key", &self.setting_key)
+            .field("alias", &self.alias)
+            .field("only", &self.only)
+            .field("skip", &self.skip)
+            .field("item_params", &self.item_params)
+            .field("except", &self.except)
+            .finish()
+    }
 }
 
 impl ForEach {
@@ -345,9 +412,9 @@ pub enum Applies {
     /// kernel's release `OP` the version, and the condition as written.
     Kernel(Vec<(BinOp, Vec<u64>)>, String),
     /// Path exists.
-    Exists(String),
+    Exists(super::items::PathText),
     /// Path missing.
-    Missing(String),
+    Missing(super::items::PathText),
     /// Expression.
     When(Expr, String),
 }
@@ -412,113 +479,6 @@ pub struct Rule {
     pub for_each: Option<Box<ForEach>>,
     /// `remedy: { requires: ... }`: where the remedy is safe to apply.
     pub requires: Option<Requires>,
-}
-
-/// The condition under which a remedy cannot cut service (`have_ssl` before
-/// `require_secure_transport = ON`): `driftaudit fix` evaluates it on the
-/// host and holds the change as a decision where it is not true.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Requires {
-    /// True where the change is safe (the rule's scope).
-    pub when: Expr,
-    /// `when` as written.
-    pub text: String,
-    /// What the change would break where `when` does not hold.
-    pub why: String,
-}
-
-/// Which way a computed value may be rounded to a value the file can hold:
-/// a `min` expectation rounds up, a `max` one down.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Bound {
-    /// Write the value as computed (whole units rounded to nearest).
-    Exact,
-    /// The value is a lower bound: round up.
-    AtLeast,
-    /// The value is an upper bound: round down.
-    AtMost,
-}
-
-/// A compiled remedy: the change `driftaudit fix` plans for a failing
-/// finding (docs/policy-language.md, Remedies; docs/fix.md).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub enum Remedy {
-    /// Set `ns.key` to the value of `to` (evaluated in the rule's scope).
-    Set {
-        /// Namespace.
-        ns: String,
-        /// Key as written.
-        key: String,
-        /// The value.
-        to: Expr,
-        /// `to` as written in the policy.
-        text: String,
-        /// Rounding direction.
-        bound: Bound,
-        /// Derived from the check's expectation rather than declared.
-        derived: bool,
-    },
-    /// Remove every line that sets `ns.key`.
-    Remove {
-        /// Namespace.
-        ns: String,
-        /// Key as written.
-        key: String,
-    },
-    /// Mount options to add and remove (fstab entry and live mount of the
-    /// finding's mount point).
-    Options {
-        /// Options to add.
-        add: Vec<String>,
-        /// Options to remove.
-        remove: Vec<String>,
-    },
-    /// A drift rule: make one side equal the other (`--prefer`).
-    Drift,
-    /// No automatic change, and why.
-    None {
-        /// Reason shown by `explain` and in `fix`'s unfixable list.
-        reason: String,
-    },
-}
-
-impl Remedy {
-    /// The remedy in words, for `explain`.
-    pub fn describe(&self) -> String {
-        match self {
-            Remedy::Set {
-                ns,
-                key,
-                text,
-                derived,
-                ..
-            } => format!(
-                "set {ns}.{key} to {}{}",
-                text,
-                if *derived {
-                    " (derived from the check's expectation)"
-                } else {
-                    ""
-                }
-            ),
-            Remedy::Remove { ns, key } => format!("remove every line that sets {ns}.{key}"),
-            Remedy::Options { add, remove } => {
-                let mut parts = Vec::new();
-                if !add.is_empty() {
-                    parts.push(format!("add mount options {}", add.join(",")));
-                }
-                if !remove.is_empty() {
-                    parts.push(format!("remove {}", remove.join(",")));
-                }
-                format!("{} (fstab entry, then remount)", parts.join(", "))
-            }
-            Remedy::Drift => {
-                "make the running value equal the configured one (`--prefer running`: the other way)"
-                    .to_string()
-            }
-            Remedy::None { reason } => format!("none: {reason}"),
-        }
-    }
 }
 
 impl Rule {
@@ -626,15 +586,13 @@ impl Rule {
         let mut templates = vec![&self.why, &self.fix];
         if let Some(fe) = &self.for_each {
             if let ForEachSource::Records {
-                filter: Some((e, _)),
-                ..
+                filter: Some(w), ..
             }
             | ForEachSource::Keys {
-                filter: Some((e, _)),
-                ..
+                filter: Some(w), ..
             } = &fe.source
             {
-                out.push(e);
+                out.push(&w.expr);
             }
             templates.extend(fe.subject.iter());
             templates.extend(fe.setting_key.iter());
@@ -731,58 +689,6 @@ pub struct Policy {
     pub param_defaults: BTreeMap<String, String>,
     /// File it came from.
     pub path: String,
-}
-
-/// Where an override was written: file, line and column of its value.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct OverrideSource {
-    /// Policy file as given (`site/prod.yaml`); `--set` for the command line.
-    pub path: String,
-    /// 1-based line (0 for `--set`).
-    pub line: usize,
-    /// 1-based column (0 for `--set`).
-    pub column: usize,
-}
-
-impl fmt::Display for OverrideSource {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.line == 0 {
-            f.write_str(&self.path)
-        } else {
-            write!(f, "{}:{}:{}", self.path, self.line, self.column)
-        }
-    }
-}
-
-/// One value of a rule that an overlay (or `--set`) changed, and where.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Overridden {
-    /// What changed: `severity`, `disabled`, `params.NAME` or `applies`.
-    pub field: String,
-    /// The value now: a severity, the reason of `disabled`, a parameter
-    /// value as written, an added condition (`exists: /srv/db`).
-    pub value: String,
-    /// The value before (the rule's own, or an earlier overlay's).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub was: Option<String>,
-    /// Where it was set.
-    pub set_by: OverrideSource,
-}
-
-impl fmt::Display for Overridden {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.field.as_str() {
-            "disabled" => write!(f, "disabled by {}: {}", self.set_by, self.value),
-            "applies" => write!(f, "applies also `{}` ({})", self.value, self.set_by),
-            _ => {
-                write!(f, "{} {}", self.field, self.value)?;
-                if let Some(was) = &self.was {
-                    write!(f, " (was {was})")?;
-                }
-                write!(f, " from {}", self.set_by)
-            }
-        }
-    }
 }
 
 impl Rule {

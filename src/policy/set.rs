@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use super::builtin::{BUILTIN, TAG_PREFIX};
 use super::compile::{compile, Compiled};
 use super::diagnostics::problem_at;
+use super::diagnostics::PolicyProblem;
 use super::frozen;
 use super::overlay::{self, Layer, ParamOverrides};
 use super::values::param_value;
@@ -32,12 +33,23 @@ pub struct PolicySet {
     /// rules of products no `--target` names): an overlay naming only
     /// these is not a problem ([`PolicySet::add_shipped`]).
     dormant: Vec<String>,
+    /// What loaded but is written in a retired spelling, with the fix
+    /// ([`PolicySet::warnings`]).
+    warnings: Vec<PolicyProblem>,
 }
 
 impl PolicySet {
     /// An empty set.
     pub fn new() -> PolicySet {
         PolicySet::default()
+    }
+
+    /// What loaded but is written in a spelling the policy language
+    /// retired, each with its code and the fix (a `where:` that names a
+    /// record's field bare: `where-bare-field`), in load order. The rules
+    /// mean what they meant.
+    pub fn warnings(&self) -> &[PolicyProblem] {
+        &self.warnings
     }
 
     /// The policies, in load order.
@@ -99,7 +111,9 @@ impl PolicySet {
             policy_at,
             rule_at,
             overrides,
+            warnings,
         } = compile(path, text)?;
+        self.warnings.extend(warnings);
         let mut problems = Vec::new();
         if self.policies.iter().any(|p| p.id == policy.id) {
             problems.push(problem_at(
@@ -149,6 +163,7 @@ impl PolicySet {
         quiet_unmatched: bool,
     ) -> Result<(), PolicyError> {
         if levels.iter().all(Vec::is_empty) {
+            self.compile_items();
             return Ok(());
         }
         let mut rules = self.rules.clone();
@@ -169,7 +184,25 @@ impl PolicySet {
         self.rules = rules;
         self.policies = policies;
         self.overlay_params = params;
+        self.compile_items();
         Ok(())
+    }
+
+    /// Each `for_each` list's items compiled, from the list the rule reads
+    /// (its policy's, or the one an overlay set for it): the engine
+    /// evaluates them and parses nothing.
+    fn compile_items(&mut self) {
+        let mut rules = std::mem::take(&mut self.rules);
+        for r in &mut rules {
+            let policy = self.policy_of(r);
+            if let Some(fe) = &mut r.for_each {
+                if let super::ForEachSource::Param(name) = &fe.source {
+                    fe.items =
+                        super::compile::compile_items(policy.and_then(|p| p.params.get(name)));
+                }
+            }
+        }
+        self.rules = rules;
     }
 
     /// Add rules made from shipped data rather than a policy file (the

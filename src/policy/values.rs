@@ -1,8 +1,13 @@
 //! Constants in a policy: parameter values, `applies` paths with
-//! `${params.X}`, kernel version conditions. Pure: never reads the host.
+//! `${params.X}`, kernel version conditions, folded by the one evaluator
+//! over the parameters alone ([`Scope::constant`]). Pure: never reads the host.
 
-use super::{ParamValue, Policy};
+use super::{ParamValue, PathText, Policy};
+use crate::expr::eval::{eval, Scope};
 use crate::expr::{self, BinOp, Expr};
+
+/// The parameters of a path outside any policy: none.
+static NO_PARAMS: std::collections::BTreeMap<String, Value> = std::collections::BTreeMap::new();
 use crate::value::Value;
 
 /// Why a constant (a parameter value, an `applies` path) has no value.
@@ -76,8 +81,8 @@ pub fn param_value(v: &ParamValue) -> Result<Value, ConstError> {
             }
             match expr::parse(t) {
                 Ok(e @ Expr::Lit(_)) | Ok(e @ Expr::Binary(..)) | Ok(e @ Expr::Unary(..)) => {
-                    let param = |n: &str| Err(format!("`{n}` cannot be used in a constant"));
-                    expr::ops::constant(&e, "a constant", &param).map_err(ConstError::Eval)
+                    let scope = Scope::constant(None, "a constant");
+                    eval(&e, &scope).map_err(|m| ConstError::Eval(m.to_string()))
                 }
                 _ => Ok(Value::Str(t.clone())),
             }
@@ -131,21 +136,18 @@ pub fn param_text(v: &ParamValue) -> String {
 }
 
 /// The host path of an `applies: exists:`/`missing:` condition: literal, or
-/// `${expr}` over the policy's parameters (`${params.zimbra_db_dir}`).
-pub fn resolve_path(text: &str, policy: Option<&Policy>) -> Result<String, ConstError> {
-    let Some(inner) = text.strip_prefix("${").and_then(|x| x.strip_suffix('}')) else {
-        return Ok(text.to_string());
+/// `${expr}` (compiled at load) over the policy's parameters
+/// (`${params.zimbra_db_dir}`).
+pub fn resolve_path(path: &PathText, policy: Option<&Policy>) -> Result<String, ConstError> {
+    let e = match path.expr() {
+        None => return Ok(path.to_string()),
+        Some(Ok(e)) => e,
+        Some(Err(message)) => return Err(ConstError::Syntax(message.to_string())),
     };
-    let e = expr::parse(inner).map_err(|e| ConstError::Syntax(e.message))?;
-    let param = |n: &str| {
-        policy
-            .and_then(|p| p.params.get(n))
-            .cloned()
-            .ok_or_else(|| format!("unknown parameter `{n}`"))
-    };
-    expr::ops::constant(&e, "a path", &param)
+    let scope = Scope::constant(Some(policy.map_or(&NO_PARAMS, |p| &p.params)), "a path");
+    eval(e, &scope)
         .map(|v| v.to_plain())
-        .map_err(ConstError::Eval)
+        .map_err(|m| ConstError::Eval(m.to_string()))
 }
 
 /// Parse `< 4.12`, `>= 4.10, < 4.12` into the comparisons of the

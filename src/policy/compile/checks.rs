@@ -70,9 +70,9 @@ pub(super) fn compile_applies(
                     }
                 }
                 applies.push(if matches!(cond, Condition::Exists(_)) {
-                    Applies::Exists(p.clone())
+                    Applies::Exists(p.clone().into())
                 } else {
-                    Applies::Missing(p.clone())
+                    Applies::Missing(p.clone().into())
                 });
             }
             Condition::When(s) => {

@@ -20,6 +20,8 @@ pub(super) struct Compiler<'a> {
     pub(super) path: &'a str,
     pub(super) text: &'a str,
     pub(super) problems: Vec<PolicyProblem>,
+    /// What loads but is written in a retired spelling, with the fix.
+    pub(super) warnings: Vec<PolicyProblem>,
 }
 
 /// Where a problem is: a scalar's location, and how many characters into
@@ -73,6 +75,15 @@ impl<'a> Place<'a> {
 }
 
 impl Compiler<'_> {
+    /// A problem that does not stop loading: a retired spelling read as
+    /// its new one ([`Compiler::warnings`]).
+    pub(super) fn warning(&mut self, place: Place, rule: &str, problem: Problem) {
+        let before = self.problems.len();
+        self.problem(place, rule, problem);
+        let w = self.problems.split_off(before);
+        self.warnings.extend(w);
+    }
+
     pub(super) fn problem(&mut self, place: Place, rule: &str, problem: Problem) {
         let line = place.at.line() as usize;
         let column = place.at.column() as usize + self.column_offset(place);

@@ -11,8 +11,8 @@ use super::compiler::{Compiler, Place, RuleScope};
 use crate::catalogue::{FACT_NAMES, FLAT_NAMESPACES, RECORD_NAMESPACES};
 use crate::expr::{self, Expr};
 use crate::policy::{
-    ConstError, ForEach, ForEachSource, ForEachSpec, ParamValue, Problem, RuleSpec, Template,
-    TemplatePart,
+    Applies, CompiledItem, ConstError, Filter, ForEach, ForEachSource, ForEachSpec, ItemText,
+    ParamValue, Problem, RuleSpec, Template, TemplatePart,
 };
 use crate::value::Value;
 
@@ -21,6 +21,62 @@ pub(super) const RESERVED_BINDS: &[&str] = &[
     "actual", "expected", "setting", "source", "missing", "extra", "params", "true", "false",
     "and", "or", "not",
 ];
+
+/// A `where:` over records in the old spelling, where a bare name was
+/// first a field of the record: each bare name that is no fact, `let` or
+/// the bound name itself becomes `BIND.NAME`, and is added to `bare`.
+fn bind_bare_fields(e: &mut Expr, bind: &str, spec: &RuleSpec, bare: &mut BTreeSet<String>) {
+    let mut go = |x: &mut Expr| bind_bare_fields(x, bind, spec, bare);
+    match e {
+        Expr::Name(n)
+            if n != bind && !FACT_NAMES.contains(&n.as_str()) && !spec.lets.contains_key(n) =>
+        {
+            let field = std::mem::take(n);
+            *e = Expr::Field(Box::new(Expr::Name(bind.to_string())), field.clone());
+            bare.insert(field);
+        }
+        Expr::Lit(_) | Expr::Name(_) | Expr::Param(_) => {}
+        Expr::List(xs) | Expr::Call(_, xs) => xs.iter_mut().for_each(go),
+        Expr::Setting(_, x) | Expr::Field(x, _) | Expr::Unary(_, x) => go(x),
+        Expr::Binary(_, a, b) => {
+            go(a);
+            go(b);
+        }
+    }
+}
+
+/// Each item of a list parameter compiled, in the list's order (none for a
+/// value that is not a list).
+pub(in crate::policy) fn compile_items(list: Option<&Value>) -> Vec<CompiledItem> {
+    let Some(Value::List(items)) = list else {
+        return Vec::new();
+    };
+    items.iter().map(compile_item).collect()
+}
+
+/// One item compiled: its `${...}` fields and its `when`.
+fn compile_item(item: &Value) -> CompiledItem {
+    let Value::Record(m) = item else {
+        return CompiledItem::default();
+    };
+    let mut out = CompiledItem::default();
+    for (k, v) in m {
+        if k == "when" {
+            let w = v.to_plain();
+            let cond = expr::parse(&w)
+                .map(|e| Applies::When(e, w.clone()))
+                .map_err(|e| e.message);
+            out.when = Some((w, cond));
+            continue;
+        }
+        if let Value::Str(t) = v {
+            if t.contains("${") {
+                out.fields.push((k.clone(), ItemText::parse(t)));
+            }
+        }
+    }
+    out
+}
 
 /// `for_each:`: exactly one set (a list parameter, `NS.GLOB` keys of a flat
 /// namespace whose only wildcard is `*`, or a record namespace with an
@@ -85,15 +141,38 @@ pub(super) fn compile_for_each(
             "`where` filters `keys` and `records`; a list parameter's items have `when:`".into(),
         );
     }
-    // `where` names the record's fields or the key item's `NAME.key` and
-    // `NAME.value` (and the bound name): not checked against facts, since
-    // the fields are the item's own
+    // `where` is read in the rule's scope, the item bound to its name
+    // (`f.holds_secret`, `iface.key`); a record's field written bare (the
+    // old spelling) is read as `BIND.FIELD`, with a warning saying so
     let filter = match &f.filter {
         None => None,
         Some(w) => match expr::parse(&w.value) {
-            Ok(e) => {
+            Ok(mut e) => {
                 scope.check_params(c, &e, Place::of(w));
-                Some((e, w.value.clone()))
+                let mut written = None;
+                if f.records.is_some() && ident {
+                    let mut bare = BTreeSet::new();
+                    let as_written = e.clone();
+                    bind_bare_fields(&mut e, &bind, spec, &mut bare);
+                    if !bare.is_empty() {
+                        written = Some(as_written);
+                    }
+                    for name in bare {
+                        c.warning(
+                            Place::of(w),
+                            id,
+                            Problem::WhereBareField {
+                                name,
+                                bind: bind.clone(),
+                            },
+                        );
+                    }
+                }
+                Some(Filter {
+                    expr: e,
+                    text: w.value.clone(),
+                    written,
+                })
             }
             Err(err) => {
                 c.problem(
@@ -283,6 +362,7 @@ pub(super) fn compile_for_each(
         skip: Vec::new(),
         item_params: item_params.into_iter().collect(),
         except,
+        items: Vec::new(),
     })
 }
 

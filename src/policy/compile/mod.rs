@@ -28,6 +28,7 @@ use crate::value::Value;
 
 use checks::{compile_applies, compile_check};
 use compiler::{Compiler, Place, RuleScope};
+pub(super) use for_each::compile_items;
 use for_each::{check_items, compile_for_each};
 use remedy::{compile_remedy, compile_requires, derived_remedy};
 use texts::{compile_breakdown, compile_controls, compile_tags, compile_texts};
@@ -41,6 +42,8 @@ pub(super) struct Compiled {
     pub rule_at: Vec<(usize, usize)>,
     /// The file's `overrides:` (validated; applied by the set).
     pub overrides: Vec<Spanned<OverrideSpec>>,
+    /// What loads but is written in a retired spelling, with the fix.
+    pub warnings: Vec<PolicyProblem>,
 }
 
 /// Compile one policy file.
@@ -50,6 +53,7 @@ pub(super) fn compile(path: &str, text: &str) -> Result<Compiled, PolicyError> {
         path,
         text,
         problems: Vec::new(),
+        warnings: Vec::new(),
     };
     let pid = raw.policy.value.clone();
     let (params, param_defaults) = compile_params(&mut c, &pid, &raw.params);
@@ -94,6 +98,7 @@ pub(super) fn compile(path: &str, text: &str) -> Result<Compiled, PolicyError> {
         policy_at: line_col(&raw.policy.referenced),
         rule_at,
         overrides: raw.overrides,
+        warnings: c.warnings,
     })
 }
 
@@ -111,6 +116,7 @@ pub(super) fn compile_override_applies(
         path,
         text,
         problems: Vec::new(),
+        warnings: Vec::new(),
     };
     let names = rule
         .lets
