@@ -194,6 +194,11 @@ pub(crate) fn load_policies_with(
     register(&mut set)?;
     // every file's problems in one error, not just the first file's
     set.add_paths(&p.policy)?;
+    // a retired spelling loads and means what it meant; the author is told
+    // how it is written now (stderr: reports on stdout stay as they are)
+    for w in set.warnings() {
+        eprintln!("warning[{}]: {w}", w.code.as_str());
+    }
     for s in &p.set {
         set.set_param(s)?;
     }

@@ -778,3 +778,38 @@ rules:
     );
     assert_eq!(words("t.item").1, "value at least 1");
 }
+
+#[test]
+fn a_where_naming_a_field_bare_still_judges_and_check_says_how_to_write_it() {
+    let mountinfo = "1 0 8:1 / / rw,relatime - ext4 /dev/sda1 rw\n\
+                     2 1 0:5 / /tmp rw - tmpfs tmpfs rw\n";
+    let snap = audit::stamped("t1", &[("proc/self/mountinfo", mountinfo)]);
+    let yaml = |filter: &str| {
+        format!(
+            "policy: t\ntitle: t\nrules:\n  - id: t.noatime\n    title: ext4 mounts noatime\n    severity: low\n    for_each: {{ records: mount, where: '{filter}', as: m }}\n    assert: m.atime == \"noatime\"\n    why: w\n    fix: f\n"
+        )
+    };
+    let run_with = |filter: &str| {
+        let pol = policy_file(snap.path(), &yaml(filter));
+        let (code, out, err) = run(&[
+            "check",
+            "--no-builtin",
+            "--policy",
+            &pol,
+            "--snapshot",
+            snap.path().to_str().unwrap(),
+            "--format",
+            "json",
+        ]);
+        assert_eq!(code, 1, "{err}");
+        (verdicts(&json(&out), "t.noatime"), err)
+    };
+    let (old, warned) = run_with("fstype == \"ext4\"");
+    let (new, quiet) = run_with("m.fstype == \"ext4\"");
+    assert_eq!(old, [v("t.noatime", "/", "fail")]);
+    assert_eq!(old, new, "the retired spelling means what it meant");
+    says(&warned, "warning[where-bare-field]: ");
+    says(&warned, "p.yaml:7:41: rule `t.noatime`");
+    says(&warned, "write `m.fstype`");
+    assert!(!quiet.contains("warning"), "{quiet}");
+}
