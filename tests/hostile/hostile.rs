@@ -100,7 +100,7 @@ impl Case {
         p
     }
 
-    fn write(&self, host_path: &str, bytes: impl AsRef<[u8]>) {
+    fn put(&self, host_path: &str, bytes: impl AsRef<[u8]>) {
         fs::write(self.path(host_path), bytes).unwrap();
     }
 
@@ -115,7 +115,7 @@ impl Case {
     /// Audit with the built-in policies on a thread with a timeout; returns the
     /// facts, the report, and every output format rendered. Asserts the
     /// canary never appears anywhere.
-    fn audit(&self) -> Audited {
+    fn audited(&self) -> Audited {
         let root = self.root.clone();
         let a = within(20, "audit", move || {
             let set = audit::builtin();
@@ -207,7 +207,7 @@ fn symlink_loop_in_place_of_sysctl_conf() {
     c.link("/etc/sysctl.conf", "/etc/sysctl.conf");
     c.link("/etc/my.cnf", "/etc/mysql/my.cnf");
     c.link("/etc/mysql/my.cnf", "/etc/my.cnf");
-    let a = c.audit();
+    let a = c.audited();
     // looping sysctl.d entries cannot be resolved: systemd-sysctl skips them; we say so
     a.assert_input_finding("/etc/sysctl.d/90-a.conf", "symlink");
     a.assert_input_finding("/etc/sysctl.conf", "symbolic links");
@@ -221,7 +221,7 @@ fn link_to_dev_zero_without_and_with_a_device_inside_the_root() {
     c.link("/etc/my.cnf", "../../../../../../dev/zero");
     c.link("/captures/mysql-variables.tsv", "/dev/zero");
     // /dev/zero does not exist inside the root: the links dangle inside it.
-    let a = c.audit();
+    let a = c.audited();
     a.assert_input_finding("/etc/sysctl.d/70-zero.conf", "does not exist");
     assert!(
         a.setting("mycnf", "innodb_buffer_pool_size").is_none(),
@@ -234,7 +234,7 @@ fn link_to_dev_zero_without_and_with_a_device_inside_the_root() {
     ) {
         return;
     }
-    let a = c.audit();
+    let a = c.audited();
     a.assert_input_finding("/etc/sysctl.d/70-zero.conf", "not a regular file");
     a.assert_input_finding("/etc/my.cnf", "not a regular file");
 }
@@ -251,7 +251,7 @@ fn links_outside_the_root_never_read_the_canary() {
         "/opt/zimbra/conf/localconfig.xml",
         c.canary_dir.join("localconfig.xml"),
     );
-    c.write(
+    c.put(
         "/etc/mysql/my.cnf",
         format!(
             "[mysqld]\n!include {}\n!includedir {}\n!include ../../../../../..{}\n",
@@ -260,8 +260,8 @@ fn links_outside_the_root_never_read_the_canary() {
             canary.display()
         ),
     );
-    let a = c.audit(); // asserts the canary is absent from every output
-                       // the canary sets tcp_syncookies = 0: it must not have been applied
+    let a = c.audited(); // asserts the canary is absent from every output
+                         // the canary sets tcp_syncookies = 0: it must not have been applied
     if let Some(s) = a.setting("sysctl_boot", "net.ipv4.tcp_syncookies") {
         assert!(
             s.evidence.iter().all(|e| !e.path.contains("outside")),
@@ -285,7 +285,7 @@ fn fifo_where_config_files_should_be_does_not_block() {
     mkfifo(&c.path("/proc/meminfo"));
     fs::remove_file(c.path("/captures/sysctl-a.txt")).unwrap();
     mkfifo(&c.path("/captures/sysctl-a.txt"));
-    let a = c.audit(); // a blocking open would hang here and trip the timeout
+    let a = c.audited(); // a blocking open would hang here and trip the timeout
     a.assert_input_finding("/etc/sysctl.d/50-fifo.conf", "not a regular file");
     a.assert_input_finding("/etc/my.cnf", "not a regular file");
     a.assert_input_finding("/etc/sysctl.conf", "not a regular file");
@@ -304,7 +304,7 @@ fn device_files_where_config_files_should_be_are_not_read() {
     if !need_mknod(ok, "device files") {
         return;
     }
-    let a = c.audit();
+    let a = c.audited();
     a.assert_input_finding("/etc/sysctl.d/60-dev.conf", "not a regular file");
     a.assert_input_finding("/etc/my.cnf", "not a regular file");
 }
@@ -321,7 +321,7 @@ fn sparse_file_of_gigabytes_is_capped_and_reported() {
         let f = fs::File::create(c.path(p)).unwrap();
         f.set_len(gb5).unwrap();
     }
-    let a = c.audit();
+    let a = c.audited();
     let cap = MAX_FILE_BYTES.to_string();
     a.assert_input_finding("/etc/sysctl.d/50-huge.conf", &cap);
     a.assert_input_finding("/etc/my.cnf", &cap);
@@ -329,26 +329,26 @@ fn sparse_file_of_gigabytes_is_capped_and_reported() {
     // the live audit of a huge capture too
     let f = fs::File::create(c.path("/captures/sysctl-a.txt")).unwrap();
     f.set_len(gb5).unwrap();
-    let a = c.audit();
+    let a = c.audited();
     a.assert_input_finding("/captures/sysctl-a.txt", &cap);
 }
 
 #[test]
 fn include_cycle_is_reported_and_stops() {
     let c = Case::new();
-    c.write(
+    c.put(
         "/etc/my.cnf",
         "[mysqld]\nmax_connections = 10\n!include /etc/mysql/a.cnf\n",
     );
-    c.write(
+    c.put(
         "/etc/mysql/a.cnf",
         "[mysqld]\n!include /etc/mysql/b.cnf\nmax_connections = 20\n",
     );
-    c.write(
+    c.put(
         "/etc/mysql/b.cnf",
         "[mysqld]\n!include /etc/mysql/a.cnf\n!includedir /etc/mysql\nmax_connections = 30\n",
     );
-    let a = c.audit();
+    let a = c.audited();
     a.assert_input_finding("/etc/mysql/a.cnf", "cycle");
     assert!(
         a.setting("mycnf", "max_connections").is_some(),
@@ -359,9 +359,9 @@ fn include_cycle_is_reported_and_stops() {
 #[test]
 fn deep_include_chain_stops_at_the_depth_cap() {
     let c = Case::new();
-    c.write("/etc/my.cnf", "[mysqld]\n!include /etc/mysql/d0.cnf\n");
+    c.put("/etc/my.cnf", "[mysqld]\n!include /etc/mysql/d0.cnf\n");
     for i in 0..200 {
-        c.write(
+        c.put(
             &format!("/etc/mysql/d{i}.cnf"),
             format!(
                 "[mysqld]\nmax_connections = {i}\n!include /etc/mysql/d{}.cnf\n",
@@ -369,7 +369,7 @@ fn deep_include_chain_stops_at_the_depth_cap() {
             ),
         );
     }
-    let a = c.audit();
+    let a = c.audited();
     let depth = driftaudit::unstable::facts::mysql::MAX_INCLUDE_DEPTH.to_string();
     assert!(
         a.report.findings.iter().any(|f| f.rule == INPUT_RULE
@@ -388,16 +388,16 @@ fn deep_include_chain_stops_at_the_depth_cap() {
 #[test]
 fn invalid_utf8_and_latin1_comments_do_not_hide_settings() {
     let c = Case::new();
-    c.write(
+    c.put(
         "/etc/sysctl.d/40-latin1.conf",
         b"# r\xe9glage pour le caf\xe9 (Latin-1)\nnet.ipv4.tcp_syncookies = 0\n# \xff\xfe\xfd\n",
     );
-    c.write(
+    c.put(
         "/etc/my.cnf",
         b"# cr\xe8me br\xfbl\xe9e\n[mysqld]\nmax_connections = 77 # caf\xe9\n",
     );
-    c.write("/etc/sysctl.d/41-badkey.conf", b"net.ipv4.\xff\xfe = 1\n");
-    let a = c.audit();
+    c.put("/etc/sysctl.d/41-badkey.conf", b"net.ipv4.\xff\xfe = 1\n");
+    let a = c.audited();
     let s = a
         .setting("sysctl_boot", "net.ipv4.tcp_syncookies")
         .expect("the assignment after a Latin-1 comment is read");
@@ -415,15 +415,15 @@ fn invalid_utf8_and_latin1_comments_do_not_hide_settings() {
 #[test]
 fn crlf_line_endings_are_read_like_lf() {
     let c = Case::new();
-    c.write(
+    c.put(
         "/etc/sysctl.d/40-crlf.conf",
         "# windows editor\r\nnet.ipv4.tcp_syncookies = 0\r\nvm.swappiness = 10\r\n",
     );
-    c.write(
+    c.put(
         "/etc/my.cnf",
         "[mysqld]\r\ninnodb_buffer_pool_size = 1G\r\nmax_connections = 50\r\n",
     );
-    let a = c.audit();
+    let a = c.audited();
     assert_eq!(
         a.setting("sysctl_boot", "vm.swappiness").map(|s| &s.value),
         Some(&Value::Number(10.0))
@@ -442,16 +442,16 @@ fn crlf_line_endings_are_read_like_lf() {
 #[test]
 fn nul_bytes_are_data_not_terminators() {
     let c = Case::new();
-    c.write(
+    c.put(
         "/etc/sysctl.d/40-nul.conf",
         b"vm.swappiness = 1\x000\nnet.ipv4.tcp_syncookies = 0\n\x00\x00\x00\n",
     );
-    c.write(
+    c.put(
         "/etc/my.cnf",
         b"[mysqld]\nmax_connections = 5\x00\nbind\x00address = 1\n",
     );
-    c.write("/proc/meminfo", b"MemTotal: 8\x000 kB\n");
-    let a = c.audit();
+    c.put("/proc/meminfo", b"MemTotal: 8\x000 kB\n");
+    let a = c.audited();
     // the line after the NUL-bearing one is still read
     assert_eq!(
         a.setting("sysctl_boot", "net.ipv4.tcp_syncookies")

@@ -102,7 +102,7 @@ fn extra() -> impl Strategy<Value = Extra> {
 const DEEP: &str = "\u{1}deep\u{1}";
 
 /// `v` as JSON in `l`, `level` levels deep.
-fn write(v: &Value, l: &Layout, level: usize, out: &mut String) {
+fn write_json(v: &Value, l: &Layout, level: usize, out: &mut String) {
     let line = |out: &mut String, level: usize| {
         out.push_str(l.newline);
         for _ in 0..level {
@@ -117,7 +117,7 @@ fn write(v: &Value, l: &Layout, level: usize, out: &mut String) {
                     out.push(',');
                 }
                 line(out, level + 1);
-                write(item, l, level + 1, out);
+                write_json(item, l, level + 1, out);
             }
             line(out, level);
             out.push(']');
@@ -141,7 +141,7 @@ fn write(v: &Value, l: &Layout, level: usize, out: &mut String) {
                 line(out, level + 1);
                 out.push_str(&serde_json::to_string(k).unwrap());
                 out.push_str(l.colon);
-                write(&members[*k], l, level + 1, out);
+                write_json(&members[*k], l, level + 1, out);
             }
             line(out, level);
             out.push('}');
@@ -254,7 +254,7 @@ fn rewrite(shard: &str, change: &Change, extra: &Extra) -> String {
         Change::Whole(l) => {
             let v: Value = serde_json::from_str(&text).unwrap();
             let mut out = String::new();
-            write(&v, l, 0, &mut out);
+            write_json(&v, l, 0, &mut out);
             out.push_str(l.newline);
             out
         }
@@ -264,7 +264,7 @@ fn rewrite(shard: &str, change: &Change, extra: &Extra) -> String {
             let k = i % spans.len();
             let (start, end) = spans[k];
             let mut block = String::from("    ");
-            write(&v["hosts"][k], l, 2, &mut block);
+            write_json(&v["hosts"][k], l, 2, &mut block);
             format!("{}{block}{}", &text[..start], &text[end..])
         }
         Change::Lines(lines, how) => edit_lines(&text, *lines, *how),

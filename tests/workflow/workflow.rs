@@ -540,7 +540,7 @@ impl LiveHost {
     }
 
     /// `driftaudit snapshot --out OUT --force` inside the namespace.
-    fn snapshot(&self, repo: &Path, out: &str) -> Output {
+    fn snapshot_inside(&self, repo: &Path, out: &str) -> Output {
         Command::new("nsenter")
             .args(["-t", &self.holder.id().to_string(), "-m", "-u"])
             // entering a mount namespace moves to its root: back to the repo
@@ -640,7 +640,7 @@ fn an_admins_whole_path_composes_from_snapshot_to_diff_in_one_git_repository() {
 
     // 1. Snapshot two hosts and commit them.
     let live_host = LiveHost::new("app-live-01");
-    let o = live_host.snapshot(&repo, "hosts/app-live-01");
+    let o = live_host.snapshot_inside(&repo, "hosts/app-live-01");
     assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
     assert!(
         stderr(&o).contains("snapshot of app-live-01 written to hosts/app-live-01"),
@@ -1028,7 +1028,7 @@ fn an_admins_whole_path_composes_from_snapshot_to_diff_in_one_git_repository() {
     assert!(body.starts_with(expected), "{body}");
 
     // 7. The live host, unchanged, snapshotted again: nothing for git.
-    let o = live_host.snapshot(&repo, "hosts/app-live-01");
+    let o = live_host.snapshot_inside(&repo, "hosts/app-live-01");
     assert!(o.status.success(), "{}", stderr(&o));
     let status = git(&git_bin, &repo, &["status", "--porcelain"]);
     let changed: Vec<&str> = status.lines().filter(|l| l.contains("hosts/")).collect();
