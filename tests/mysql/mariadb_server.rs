@@ -615,7 +615,12 @@ fn any_set_global_value_is_one_sql_literal_the_server_reads_back_or_is_refused()
             return Err(TestCaseError::fail(format!("{v:?}: {step:?}")));
         };
         let want: String = v.bytes().map(|b| format!("{b:02X}")).collect();
-        let number = v.trim().parse::<f64>().ok();
+        // a size as policies write it (`1b` is one byte) is that number too
+        let number = v
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .or_else(|| driftaudit::unstable::value::parse_size(v).ok());
         let boolean =
             ["on", "off", "yes", "no", "true", "false"].contains(&v.trim().to_lowercase().as_str());
         for mode in ["DEFAULT", "'NO_BACKSLASH_ESCAPES'"] {
