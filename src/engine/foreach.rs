@@ -11,11 +11,10 @@
 //! `${...}` fields is `item_fields`.
 
 use std::borrow::Cow;
-use std::cell::OnceCell;
 use std::collections::BTreeMap;
 
-use super::domain::{item_domain, shared_reads};
-use super::eval::{ItemKey, RuleCx};
+use super::domain::{item_domain, shared_reads, Reads};
+use super::eval::{DomainOf, ItemKey, RuleCx};
 use super::finding::{base_finding, missing_finding};
 use super::foreach_items::{expand, Item};
 use super::item_fields::{apply_fields, field_values, item_path, render_plain, resolve_fields};
@@ -121,8 +120,9 @@ struct Shared {
 
 /// Judge a `for_each` rule: one finding per item (a `drift:` check may
 /// give several), or the one finding that says why there are no items.
-/// The items are judged with the rule itself, in one context made afresh
-/// for each ([`start`]): no copy of the rule, no context per item.
+/// The items are judged with the rule itself, each step of an item (its
+/// alias, `when`, fields, check, subject) in a context made afresh for it
+/// ([`On::step`]): no copy of the rule.
 pub(super) fn check(
     rule: &Rule,
     policy: Option<&Policy>,
@@ -156,8 +156,12 @@ pub(super) fn check(
             .any(|a| matches!(a, Applies::Exists(p) | Applies::Missing(p) if p.contains(&fe.bind))),
         per_item_key: fe.setting_key.is_some() && matches!(rule.check, Check::Setting { .. }),
     };
-    let mut cx = RuleCx::new(facts, rule, policy);
-    cx.shared_reads = OnceCell::from(reads);
+    let on = On {
+        facts,
+        rule,
+        policy,
+        reads: &reads,
+    };
     let mut out = Vec::with_capacity(items.len());
     for item in items {
         let Item {
@@ -167,16 +171,20 @@ pub(super) fn check(
             index,
         } = item;
         let compiled = compiled(fe, index);
-        // the item's value moved into the context (not copied): the alias,
-        // the `when`, the fields, the judgement and the subject each start
-        // from an empty record of what was read, as a context of their own
-        // would
-        start(&mut cx, &fe.bind, value, key);
-        let mut subject = None;
-        let alias = fe.alias.as_ref().map(|t| cx.render(t));
+        let mut st = ItemState::new(Binding {
+            name: fe.bind.clone(),
+            value,
+            key,
+            field_errors: BTreeMap::new(),
+        });
+        let alias = fe
+            .alias
+            .as_ref()
+            .map(|t| on.step(&mut st, on.shared(), |cx| cx.render(t)));
         if !fe.selects(alias.as_deref()) {
             continue;
         }
+        let mut subject = None;
         let mut findings = match fe.except.iter().find(|(k, _)| *k == default_subject) {
             // left out by the rule, with its reason in plain words
             Some((_, why)) => {
@@ -184,7 +192,7 @@ pub(super) fn check(
                 f.explanation = why.clone();
                 vec![f]
             }
-            None => judge(rule, &shared, policy, fe, compiled, &mut cx, &mut subject),
+            None => judge(&on, &shared, fe, compiled, &mut st, &mut subject),
         };
         let subject = match &fe.subject {
             None => default_subject,
@@ -192,9 +200,10 @@ pub(super) fn check(
                 // an item not judged as far as its fields: its subject over
                 // them now
                 let text = subject.unwrap_or_else(|| {
-                    fresh(&mut cx);
-                    resolve_in(&mut cx, compiled);
-                    cx.render(t)
+                    on.step(&mut st, on.shared(), |cx| {
+                        resolve_in(cx, compiled);
+                        cx.render(t)
+                    })
                 });
                 if text.is_empty() {
                     default_subject
@@ -218,37 +227,63 @@ pub(super) fn check(
     out
 }
 
-/// `cx` as a context just made for an item: `value` bound to `bind` (moved
-/// in), `key` the item's; nothing read, evaluated or found wanting yet.
-fn start(cx: &mut RuleCx, bind: &str, value: Value, key: Option<ItemKey>) {
-    fresh(cx);
-    // what the last item's check set (`setting`, `actual`, `source`) goes
-    cx.special.get_mut().clear();
-    match &mut cx.item {
-        Some(b) => {
-            b.value = value;
-            b.key = key;
-            b.field_errors.clear();
-        }
-        None => {
-            cx.item = Some(Binding {
-                name: bind.to_string(),
-                value,
-                key,
-                field_errors: BTreeMap::new(),
-            })
-        }
-    }
-    *cx.unknown_fix.get_mut() = None;
-    cx.domain = None;
+/// What one `for_each` rule's items share and their contexts borrow: the
+/// host's facts, the rule, its policy and what it reads in the parts its
+/// items keep as they are ([`shared_reads`], found once for them all).
+struct On<'a> {
+    facts: &'a Facts,
+    rule: &'a Rule,
+    policy: Option<&'a Policy>,
+    reads: &'a Reads,
 }
 
-/// `cx` as a context just made: its `let` values, what it read and its
-/// `let`s in progress forgotten (the bound item and field errors stay).
-fn fresh(cx: &mut RuleCx) {
-    cx.lets.get_mut().clear();
-    cx.in_progress.get_mut().clear();
-    cx.touched.get_mut().clear();
+/// What one item carries from one step of its judgement to the next: the
+/// item bound to its name, what its check set (`setting`, `actual`,
+/// `source`) and the fix a namespace gave for the unknowns read for it.
+/// Each step reads and evaluates afresh: what one step read or evaluated
+/// is not the next one's.
+struct ItemState {
+    binding: Option<Binding>,
+    special: BTreeMap<String, Value>,
+    unknown_fix: Option<String>,
+}
+
+impl ItemState {
+    fn new(binding: Binding) -> ItemState {
+        ItemState {
+            binding: Some(binding),
+            special: BTreeMap::new(),
+            unknown_fix: None,
+        }
+    }
+}
+
+impl<'a> On<'a> {
+    /// The domain of an item's findings about the rule itself (its `when`
+    /// or fields that cannot be evaluated): the rule's, `for_each` and all.
+    fn shared(&self) -> DomainOf<'a> {
+        DomainOf::Shared(self.reads)
+    }
+
+    /// `f` in a context made afresh for one step of an item, its findings'
+    /// domain `domain`: the item's state moved in, and back out after.
+    fn step<R>(
+        &self,
+        st: &mut ItemState,
+        domain: DomainOf<'a>,
+        f: impl FnOnce(&mut RuleCx<'a>) -> R,
+    ) -> R {
+        let mut cx = RuleCx::new(self.facts, self.rule, self.policy);
+        cx.domain = domain;
+        cx.item = st.binding.take();
+        *cx.special.get_mut() = std::mem::take(&mut st.special);
+        *cx.unknown_fix.get_mut() = st.unknown_fix.take();
+        let out = f(&mut cx);
+        st.binding = cx.item.take();
+        st.special = cx.special.into_inner();
+        st.unknown_fix = cx.unknown_fix.into_inner();
+        out
+    }
 }
 
 /// The bound item's `${...}` fields evaluated in `cx` (which binds the
@@ -315,93 +350,92 @@ fn item_subject(
     }
 }
 
-/// One item judged in its context `cx` (which binds the item as written),
-/// and its `subject:` rendered into `subject` once its fields are
-/// evaluated (left `None` for an item not judged as far). The item is
-/// judged with `rule` itself, the parts an item changes given beside it
-/// ([`item_parts`], its own `when` compiled at load); its findings' domain
-/// is that of the rule without its `for_each` ([`Shared`]). A finding about
-/// the item itself (a `when` or field that cannot be evaluated) is the
-/// rule's, `for_each` and all.
+/// One item judged, each step in a context of its own ([`On::step`]), and
+/// its `subject:` rendered into `subject` once its fields are evaluated
+/// (left `None` for an item not judged as far). The item is judged with the
+/// rule itself, the parts an item changes given beside it ([`item_parts`],
+/// its own `when` compiled at load); its findings' domain is that of the
+/// rule without its `for_each` ([`Shared`]). A finding about the item
+/// itself (a `when` or field that cannot be evaluated) is the rule's,
+/// `for_each` and all.
 fn judge(
-    rule: &Rule,
+    on: &On,
     shared: &Shared,
-    policy: Option<&Policy>,
     fe: &ForEach,
     compiled: Option<&CompiledItem>,
-    cx: &mut RuleCx,
+    st: &mut ItemState,
     subject: &mut Option<String>,
 ) -> Vec<Finding> {
+    let (rule, policy) = (on.rule, on.policy);
     // the item's own `when` first, over the item as written: an item that
     // does not apply is skipped before its `${...}` fields are evaluated
     if let Some((w, parsed)) = compiled.and_then(|c| c.when.as_ref()) {
-        fresh(cx);
-        let only_when = match parsed {
-            Ok(a) => a,
-            Err(message) => {
-                return vec![missing_finding(
+        let unmet = match parsed {
+            Ok(only_when) => {
+                let domain = DomainOf::Found(item_domain([only_when], on.reads));
+                on.step(st, domain, |cx| {
+                    super::applies::first_unmet_of(rule, [only_when], policy, cx)
+                })
+            }
+            Err(message) => Some(on.step(st, on.shared(), |cx| {
+                missing_finding(
                     rule,
                     cx,
                     Missing::Error(format!("item `when: {w}`: {message}")),
-                )];
-            }
+                )
+            })),
         };
-        let reads = cx.shared_reads.get_or_init(|| shared_reads(rule));
-        cx.domain = Some(item_domain([only_when], reads));
-        let unmet = super::applies::first_unmet_of(rule, [only_when], policy, cx);
-        cx.domain = None;
         if let Some(f) = unmet {
             return vec![f];
         }
     }
-    fresh(cx);
-    let errors = resolve_in(cx, compiled);
-    if let Some(t) = &fe.subject {
-        // as a context of its own would: what evaluating the fields left,
-        // no field read as an error; what rendering adds is not kept
-        let lets = cx.lets.get_mut().clone();
-        let touched = cx.touched.get_mut().clone();
-        *subject = Some(cx.render(t));
-        *cx.lets.get_mut() = lets;
-        *cx.touched.get_mut() = touched;
-    }
-    let exists_error = errors.get("exists").cloned();
-    if let Some(b) = &mut cx.item {
-        b.field_errors = errors;
-    }
-    let (paths, key) = match item_parts(rule, shared, fe, cx) {
+    let fields = on.step(st, on.shared(), |cx| {
+        let errors = resolve_in(cx, compiled);
+        if let Some(t) = &fe.subject {
+            // over the item's fields, in a context of its own: no field
+            // read as an error
+            let mut own = ItemState::new(cx.item.clone().expect("the item is bound"));
+            *subject = Some(on.step(&mut own, on.shared(), |cx| cx.render(t)));
+        }
+        let exists_error = errors.get("exists").cloned();
+        if let Some(b) = &mut cx.item {
+            b.field_errors = errors;
+        }
+        let (paths, key) =
+            item_parts(rule, shared, fe, cx).map_err(|m| missing_finding(rule, cx, m))?;
+        // the item's `exists` field: a path that must exist for it to apply
+        if let Some(m) = exists_error {
+            return Err(missing_finding(rule, cx, m));
+        }
+        let exists = match cx.item.as_ref().map(|b| &b.value) {
+            Some(Value::Record(m)) => m
+                .get("exists")
+                .map(|p| Applies::Exists(PathText::literal(p.to_plain()))),
+            _ => None,
+        };
+        Ok((paths, key, exists))
+    });
+    let (paths, key, exists) = match fields {
         Ok(parts) => parts,
-        Err(m) => return vec![missing_finding(rule, cx, m)],
+        Err(f) => return vec![f],
     };
-    // the item's `exists` field: a path that must exist for it to apply
-    if let Some(m) = exists_error {
-        return vec![missing_finding(rule, cx, m)];
-    }
-    let exists = match cx.item.as_ref().map(|b| &b.value) {
-        Some(Value::Record(m)) => m
-            .get("exists")
-            .map(|p| Applies::Exists(PathText::literal(p.to_plain()))),
-        _ => None,
-    };
-    fresh(cx);
-    if let (Some(ItemKey { ns, key, .. }), ForEachSource::Records { .. }) =
-        (cx.item.as_ref().and_then(|b| b.key.as_ref()), &fe.source)
-    {
-        // a record item is read from its namespace: its line is evidence
-        let _ = cx.setting(ns, key);
-    }
-    // the item's `exists` first, then the rule's own, each path the item's
-    // where it builds one
-    let applies = exists.iter().chain(
-        rule.applies
-            .iter()
-            .enumerate()
-            .map(|(i, a)| paths.get(i).and_then(Option::as_ref).unwrap_or(a)),
-    );
-    cx.domain = Some(shared.domain);
-    let out = super::judge::judge_as(rule, applies, key.as_deref(), policy, cx);
-    cx.domain = None;
-    out
+    on.step(st, DomainOf::Found(shared.domain), |cx| {
+        if let (Some(ItemKey { ns, key, .. }), ForEachSource::Records { .. }) =
+            (cx.item.as_ref().and_then(|b| b.key.as_ref()), &fe.source)
+        {
+            // a record item is read from its namespace: its line is evidence
+            let _ = cx.setting(ns, key);
+        }
+        // the item's `exists` first, then the rule's own, each path the
+        // item's where it builds one
+        let applies = exists.iter().chain(
+            rule.applies
+                .iter()
+                .enumerate()
+                .map(|(i, a)| paths.get(i).and_then(Option::as_ref).unwrap_or(a)),
+        );
+        super::judge::judge_as(rule, applies, key.as_deref(), policy, cx)
+    })
 }
 
 /// What one item changes in the rule, evaluated in `cx` as [`item_rule`]
