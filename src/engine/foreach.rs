@@ -10,14 +10,13 @@
 //! `driftaudit fix`; listing the items is `foreach_items`, evaluating their
 //! `${...}` fields is `item_fields`.
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use super::domain::{item_domain, shared_reads, Reads};
 use super::eval::{DomainOf, ItemKey, RuleCx};
 use super::finding::{base_finding, missing_finding};
 use super::foreach_items::{expand, Item};
-use super::item_fields::{apply_fields, field_values, item_path, render_plain, resolve_fields};
+use super::item_fields::{apply_fields, field_values, item_path, render_plain};
 use crate::expr::eval::{eval, Binding, Host, Missing};
 use crate::facts::presence::Domain;
 use crate::facts::Facts;
@@ -27,50 +26,11 @@ use crate::policy::{
 use crate::report::{Finding, Status};
 use crate::value::Value;
 
-/// The rule as one item sees it, for `driftaudit fix`: `applies` paths and
-/// the `setting:` key built from the item, a remedy on that setting
-/// following it. `rule` is the rule without its `for_each` ([`Rule::copy_with`]);
-/// a rule whose items differ in none of these is not copied again. (Judging
-/// an item copies nothing: [`item_parts`] gives the same parts.)
-fn item_rule<'r>(rule: &'r Rule, fe: &ForEach, cx: &RuleCx) -> Result<Cow<'r, Rule>, Missing> {
-    let per_item_path = rule
-        .applies
-        .iter()
-        .any(|a| matches!(a, Applies::Exists(p) | Applies::Missing(p) if p.contains(&fe.bind)));
-    let per_item_key = fe.setting_key.is_some() && matches!(rule.check, Check::Setting { .. });
-    if !per_item_path && !per_item_key {
-        return Ok(Cow::Borrowed(rule));
-    }
-    let mut applies = Vec::with_capacity(rule.applies.len());
-    for a in &rule.applies {
-        applies.push(match a {
-            Applies::Exists(p) if p.contains(&fe.bind) => {
-                Applies::Exists(PathText::literal(item_path(p, cx)?))
-            }
-            Applies::Missing(p) if p.contains(&fe.bind) => {
-                Applies::Missing(PathText::literal(item_path(p, cx)?))
-            }
-            other => other.clone(),
-        });
-    }
-    let mut r = rule.copy_with(applies);
-    if let (Some(t), Check::Setting { key, .. }) = (&fe.setting_key, &mut r.check) {
-        let built = render_plain(t, cx)?;
-        let written = std::mem::replace(key, built.clone());
-        match &mut r.remedy {
-            Some(Remedy::Set { key, .. }) | Some(Remedy::Remove { key, .. }) if *key == written => {
-                *key = built
-            }
-            _ => {}
-        }
-    }
-    Ok(Cow::Owned(r))
-}
-
 /// For `driftaudit fix`: the rule as the item whose subject is `subject`
-/// sees it (its `setting:` key, and a remedy on that setting, built from
-/// the item; `for_each` gone), and that remedy's `set` value evaluated in
-/// the item's scope (`None` for a remedy that sets nothing).
+/// sees it ([`ItemView::into_rule`]: its `setting:` key, and a remedy on
+/// that setting, built from the item; `for_each` gone), and that remedy's
+/// `set` value evaluated in the item's scope (`None` for a remedy that sets
+/// nothing). The item is found and its view built as when it is judged.
 pub(super) fn item_remedy(
     rule: &Rule,
     policy: Option<&Policy>,
@@ -82,30 +42,40 @@ pub(super) fn item_remedy(
         subject: subject.to_string(),
         reason: f.explanation,
     })?;
-    let item = items
-        .iter()
-        .find(|i| item_subject(rule, policy, facts, fe, i) == subject)
-        .ok_or_else(|| Missing::Absent {
-            subject: subject.to_string(),
-            reason: "no item of the rule's `for_each` has this subject on this host".into(),
-        })?;
-    let mut cx = bound_cx(facts, rule, policy, fe, item, &item.value);
-    let (value, errors) = resolve_fields(&item.value, compiled(fe, item.index), &cx);
-    if let Some(b) = &mut cx.item {
-        b.value = value.clone();
-        b.field_errors = errors.clone();
-    }
-    let base = rule.copy_with(rule.applies.clone());
-    let r = item_rule(&base, fe, &cx)?.into_owned();
-    let mut cx = bound_cx(facts, &r, policy, fe, item, &value);
-    if let Some(b) = &mut cx.item {
-        b.field_errors = errors;
-    }
-    let v = match &r.remedy {
-        Some(Remedy::Set { to, .. }) => Some(eval(to, &cx)?),
-        _ => None,
+    let reads = shared_reads(rule);
+    let shared = Shared::of(rule, fe, &reads);
+    let on = On {
+        facts,
+        rule,
+        policy,
+        reads: &reads,
     };
-    Ok((r, v))
+    for item in items {
+        let compiled = compiled(fe, item.index);
+        let mut st = ItemState::new(binding(fe, item.value, item.key));
+        let view = on.step(&mut st, on.shared(), |cx| {
+            let errors = resolve_in(cx, compiled);
+            let own = fe.subject.as_ref().map(|t| on.subject(cx, t));
+            if own.filter(|s| !s.is_empty()).unwrap_or(item.subject) != subject {
+                return None;
+            }
+            if let Some(b) = &mut cx.item {
+                b.field_errors = errors;
+            }
+            Some(ItemView::of(rule, &shared, fe, cx))
+        });
+        let Some(view) = view else { continue };
+        let r = view?.into_rule(rule);
+        let v = match &r.remedy {
+            Some(Remedy::Set { to, .. }) => Some(on.step(&mut st, on.shared(), |cx| eval(to, cx))?),
+            _ => None,
+        };
+        return Ok((r, v));
+    }
+    Err(Missing::Absent {
+        subject: subject.to_string(),
+        reason: "no item of the rule's `for_each` has this subject on this host".into(),
+    })
 }
 
 /// What every item of a rule shares, found once per rule and host: the
@@ -116,6 +86,28 @@ struct Shared {
     domain: Option<Domain>,
     per_item_path: bool,
     per_item_key: bool,
+}
+
+impl Shared {
+    fn of(rule: &Rule, fe: &ForEach, reads: &Reads) -> Shared {
+        Shared {
+            domain: item_domain(&rule.applies, reads),
+            per_item_path: rule.applies.iter().any(
+                |a| matches!(a, Applies::Exists(p) | Applies::Missing(p) if p.contains(&fe.bind)),
+            ),
+            per_item_key: fe.setting_key.is_some() && matches!(rule.check, Check::Setting { .. }),
+        }
+    }
+}
+
+/// The item bound to the rule's `as:` name, as written.
+fn binding(fe: &ForEach, value: Value, key: Option<ItemKey>) -> Binding {
+    Binding {
+        name: fe.bind.clone(),
+        value,
+        key,
+        field_errors: BTreeMap::new(),
+    }
 }
 
 /// Judge a `for_each` rule: one finding per item (a `drift:` check may
@@ -148,14 +140,7 @@ pub(super) fn check(
     };
     // what it reads outside `applies` and `for_each`, for every item's findings
     let reads = shared_reads(rule);
-    let shared = Shared {
-        domain: item_domain(&rule.applies, &reads),
-        per_item_path: rule
-            .applies
-            .iter()
-            .any(|a| matches!(a, Applies::Exists(p) | Applies::Missing(p) if p.contains(&fe.bind))),
-        per_item_key: fe.setting_key.is_some() && matches!(rule.check, Check::Setting { .. }),
-    };
+    let shared = Shared::of(rule, fe, &reads);
     let on = On {
         facts,
         rule,
@@ -171,12 +156,7 @@ pub(super) fn check(
             index,
         } = item;
         let compiled = compiled(fe, index);
-        let mut st = ItemState::new(Binding {
-            name: fe.bind.clone(),
-            value,
-            key,
-            field_errors: BTreeMap::new(),
-        });
+        let mut st = ItemState::new(binding(fe, value, key));
         let alias = fe
             .alias
             .as_ref()
@@ -265,6 +245,13 @@ impl<'a> On<'a> {
         DomainOf::Shared(self.reads)
     }
 
+    /// The item's `subject:` over its fields as evaluated in `cx`, in a
+    /// context of its own (no field read as an error).
+    fn subject(&self, cx: &RuleCx, t: &crate::policy::Template) -> String {
+        let mut own = ItemState::new(cx.item.clone().expect("the item is bound"));
+        self.step(&mut own, self.shared(), |cx| cx.render(t))
+    }
+
     /// `f` in a context made afresh for one step of an item, its findings'
     /// domain `domain`: the item's state moved in, and back out after.
     fn step<R>(
@@ -307,53 +294,10 @@ fn compiled(fe: &ForEach, index: Option<usize>) -> Option<&CompiledItem> {
     index.and_then(|i| fe.items.get(i))
 }
 
-fn bound_cx<'a>(
-    facts: &'a Facts,
-    rule: &'a Rule,
-    policy: Option<&'a Policy>,
-    fe: &ForEach,
-    item: &Item,
-    value: &Value,
-) -> RuleCx<'a> {
-    let mut cx = RuleCx::new(facts, rule, policy);
-    cx.item = Some(Binding {
-        name: fe.bind.clone(),
-        value: value.clone(),
-        key: item.key.clone(),
-        field_errors: BTreeMap::new(),
-    });
-    cx
-}
-
-/// The item's subject: the rule's `subject:` template, else the default
-/// (for `driftaudit fix`, which finds the item by it).
-fn item_subject(
-    rule: &Rule,
-    policy: Option<&Policy>,
-    facts: &Facts,
-    fe: &ForEach,
-    item: &Item,
-) -> String {
-    let Some(t) = &fe.subject else {
-        return item.subject.clone();
-    };
-    let mut cx = bound_cx(facts, rule, policy, fe, item, &item.value);
-    let (value, _) = resolve_fields(&item.value, compiled(fe, item.index), &cx);
-    if let Some(b) = &mut cx.item {
-        b.value = value;
-    }
-    let text = cx.render(t);
-    if text.is_empty() {
-        item.subject.clone()
-    } else {
-        text
-    }
-}
-
 /// One item judged, each step in a context of its own ([`On::step`]), and
 /// its `subject:` rendered into `subject` once its fields are evaluated
 /// (left `None` for an item not judged as far). The item is judged with the
-/// rule itself, the parts an item changes given beside it ([`item_parts`],
+/// rule itself, the parts an item changes given beside it ([`ItemView`],
 /// its own `when` compiled at load); its findings' domain is that of the
 /// rule without its `for_each` ([`Shared`]). A finding about the item
 /// itself (a `when` or field that cannot be evaluated) is the rule's,
@@ -392,17 +336,13 @@ fn judge(
     let fields = on.step(st, on.shared(), |cx| {
         let errors = resolve_in(cx, compiled);
         if let Some(t) = &fe.subject {
-            // over the item's fields, in a context of its own: no field
-            // read as an error
-            let mut own = ItemState::new(cx.item.clone().expect("the item is bound"));
-            *subject = Some(on.step(&mut own, on.shared(), |cx| cx.render(t)));
+            *subject = Some(on.subject(cx, t));
         }
         let exists_error = errors.get("exists").cloned();
         if let Some(b) = &mut cx.item {
             b.field_errors = errors;
         }
-        let (paths, key) =
-            item_parts(rule, shared, fe, cx).map_err(|m| missing_finding(rule, cx, m))?;
+        let view = ItemView::of(rule, shared, fe, cx).map_err(|m| missing_finding(rule, cx, m))?;
         // the item's `exists` field: a path that must exist for it to apply
         if let Some(m) = exists_error {
             return Err(missing_finding(rule, cx, m));
@@ -413,9 +353,9 @@ fn judge(
                 .map(|p| Applies::Exists(PathText::literal(p.to_plain()))),
             _ => None,
         };
-        Ok((paths, key, exists))
+        Ok((view, exists))
     });
-    let (paths, key, exists) = match fields {
+    let (view, exists) = match fields {
         Ok(parts) => parts,
         Err(f) => return vec![f],
     };
@@ -426,50 +366,74 @@ fn judge(
             // a record item is read from its namespace: its line is evidence
             let _ = cx.setting(ns, key);
         }
-        // the item's `exists` first, then the rule's own, each path the
-        // item's where it builds one
-        let applies = exists.iter().chain(
-            rule.applies
-                .iter()
-                .enumerate()
-                .map(|(i, a)| paths.get(i).and_then(Option::as_ref).unwrap_or(a)),
-        );
-        super::judge::judge_as(rule, applies, key.as_deref(), policy, cx)
+        // the item's `exists` first, then the rule's own as the item sees it
+        let applies = exists.iter().chain(view.applies(rule));
+        super::judge::judge_as(rule, applies, view.key.as_deref(), policy, cx)
     })
 }
 
-/// What one item changes in the rule, evaluated in `cx` as [`item_rule`]
-/// builds them: its `applies` paths, by their place in the rule's (`None`
-/// where the rule's own stands; none at all when no path names the item),
-/// and its `setting:` key.
-type ItemParts = (Vec<Option<Applies>>, Option<String>);
+/// The rule as one item sees it, for judging and for `driftaudit fix`
+/// alike ([`ItemView::of`], in the item's context, its fields evaluated):
+/// its `applies` paths, by their place in the rule's (`None` where the
+/// rule's own stands; none at all when no path names the item), and its
+/// `setting:` key. Judging reads it beside the rule, copying nothing; fix
+/// takes a copy of the rule so made ([`ItemView::into_rule`]).
+struct ItemView {
+    paths: Vec<Option<Applies>>,
+    key: Option<String>,
+}
 
-fn item_parts(
-    rule: &Rule,
-    shared: &Shared,
-    fe: &ForEach,
-    cx: &RuleCx,
-) -> Result<ItemParts, Missing> {
-    let mut paths = Vec::new();
-    if shared.per_item_path {
-        paths.reserve(rule.applies.len());
-        for a in &rule.applies {
-            paths.push(match a {
-                Applies::Exists(p) if p.contains(&fe.bind) => {
-                    Some(Applies::Exists(PathText::literal(item_path(p, cx)?)))
-                }
-                Applies::Missing(p) if p.contains(&fe.bind) => {
-                    Some(Applies::Missing(PathText::literal(item_path(p, cx)?)))
-                }
-                _ => None,
-            });
+impl ItemView {
+    /// The view of the item bound in `cx`.
+    fn of(rule: &Rule, shared: &Shared, fe: &ForEach, cx: &RuleCx) -> Result<ItemView, Missing> {
+        let mut paths = Vec::new();
+        if shared.per_item_path {
+            paths.reserve(rule.applies.len());
+            for a in &rule.applies {
+                paths.push(match a {
+                    Applies::Exists(p) if p.contains(&fe.bind) => {
+                        Some(Applies::Exists(PathText::literal(item_path(p, cx)?)))
+                    }
+                    Applies::Missing(p) if p.contains(&fe.bind) => {
+                        Some(Applies::Missing(PathText::literal(item_path(p, cx)?)))
+                    }
+                    _ => None,
+                });
+            }
         }
+        let key = match &fe.setting_key {
+            Some(t) if shared.per_item_key => Some(render_plain(t, cx)?),
+            _ => None,
+        };
+        Ok(ItemView { paths, key })
     }
-    let key = match &fe.setting_key {
-        Some(t) if shared.per_item_key => Some(render_plain(t, cx)?),
-        _ => None,
-    };
-    Ok((paths, key))
+
+    /// The rule's `applies`, each path the item's where it builds one.
+    fn applies<'v>(&'v self, rule: &'v Rule) -> impl Iterator<Item = &'v Applies> {
+        rule.applies
+            .iter()
+            .enumerate()
+            .map(|(i, a)| self.paths.get(i).and_then(Option::as_ref).unwrap_or(a))
+    }
+
+    /// A copy of `rule` as the item sees it, for `driftaudit fix`: without
+    /// its `for_each` ([`Rule::copy_with`]), the item's `applies` and
+    /// `setting:` key, a remedy on that setting following it.
+    fn into_rule(self, rule: &Rule) -> Rule {
+        let mut r = rule.copy_with(self.applies(rule).cloned().collect());
+        if let (Some(built), Check::Setting { key, .. }) = (self.key, &mut r.check) {
+            let written = std::mem::replace(key, built.clone());
+            match &mut r.remedy {
+                Some(Remedy::Set { key, .. }) | Some(Remedy::Remove { key, .. })
+                    if *key == written =>
+                {
+                    *key = built
+                }
+                _ => {}
+            }
+        }
+        r
+    }
 }
 
 #[cfg(test)]
