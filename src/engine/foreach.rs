@@ -21,7 +21,8 @@ use crate::expr::eval::{eval, Binding, Host, Missing};
 use crate::facts::presence::Domain;
 use crate::facts::Facts;
 use crate::policy::{
-    Applies, Check, CompiledItem, ForEach, ForEachSource, PathText, Policy, Remedy, Rule,
+    Applies, Check, CompiledItem, ForEach, ForEachSource, ItemSelection, PathText, Policy, Remedy,
+    Rule,
 };
 use crate::report::{Finding, Status};
 use crate::value::Value;
@@ -118,6 +119,7 @@ fn binding(fe: &ForEach, value: Value, key: Option<ItemKey>) -> Binding {
 pub(super) fn check(
     rule: &Rule,
     policy: Option<&Policy>,
+    chosen: &ItemSelection,
     facts: &Facts,
     fe: &ForEach,
 ) -> Vec<Finding> {
@@ -161,7 +163,7 @@ pub(super) fn check(
             .alias
             .as_ref()
             .map(|t| on.step(&mut st, on.shared(), |cx| cx.render(t)));
-        if !fe.selects(alias.as_deref()) {
+        if !chosen.selects(alias.as_deref()) {
             continue;
         }
         let mut subject = None;
@@ -514,7 +516,7 @@ rules:
             for rule in set.rules() {
                 let Some(fe) = &rule.for_each else { continue };
                 let policy = set.policy_of(rule);
-                let now = check(rule, policy, &facts, fe);
+                let now = check(rule, policy, set.item_selection(rule), &facts, fe);
                 rules += 1;
                 findings += now.len();
                 if rule.id.starts_with("t.") {
