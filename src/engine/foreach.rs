@@ -344,10 +344,11 @@ fn judge(
         if let Some(b) = &mut cx.item {
             b.field_errors = errors;
         }
-        let view = ItemView::of(rule, shared, fe, cx).map_err(|m| missing_finding(rule, cx, m))?;
+        let view = ItemView::of(rule, shared, fe, cx)
+            .map_err(|m| Box::new(missing_finding(rule, cx, m)))?;
         // the item's `exists` field: a path that must exist for it to apply
         if let Some(m) = exists_error {
-            return Err(missing_finding(rule, cx, m));
+            return Err(Box::new(missing_finding(rule, cx, m)));
         }
         let exists = match cx.item.as_ref().map(|b| &b.value) {
             Some(Value::Record(m)) => m
@@ -359,7 +360,7 @@ fn judge(
     });
     let (view, exists) = match fields {
         Ok(parts) => parts,
-        Err(f) => return vec![f],
+        Err(f) => return vec![*f],
     };
     on.step(st, DomainOf::Found(shared.domain), |cx| {
         if let (Some(ItemKey { ns, key, .. }), ForEachSource::Records { .. }) =
