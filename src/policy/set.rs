@@ -637,4 +637,30 @@ mod tests {
         assert_eq!(format!("{rules:?}"), format!("{:?}", yaml.rules()));
         assert!(!rules.is_empty());
     }
+
+    /// `--only`/`--skip` naming a `for_each` rule's items by alias choose
+    /// items for the run: the compiled rule stays as loaded, and the choice
+    /// is the set's.
+    #[test]
+    fn items_chosen_by_alias_leave_the_compiled_rule_as_loaded() {
+        let loaded = PolicySet::builtin().unwrap();
+        let mut set = loaded.clone();
+        let only = ["storage.noatime-zimbra-db".to_string()];
+        let skip = ["storage.noatime-mysql".to_string()];
+        set.filter(&only, &skip).unwrap();
+        let rule = set.rule("storage.noatime").expect("kept for its item");
+        let as_loaded = loaded.rule("storage.noatime").unwrap();
+        assert_eq!(format!("{rule:?}"), format!("{as_loaded:?}"));
+        assert!(rule.for_each == as_loaded.for_each);
+        let chosen = set.item_selection(rule);
+        assert_eq!(chosen.only, only);
+        assert!(chosen.selects(Some("storage.noatime-zimbra-db")));
+        assert!(!chosen.selects(Some("storage.noatime-mysql")));
+        assert!(!chosen.selects(None));
+        assert_eq!(
+            loaded.item_selection(rule),
+            ItemSelection::every(),
+            "a set no pattern filtered judges every item"
+        );
+    }
 }
