@@ -10,7 +10,7 @@
 //! I/O: every value was gathered before evaluation starts.
 
 use std::borrow::Cow;
-use std::cell::{OnceCell, RefCell};
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::domain::{rule_domain_with, shared_reads, Reads};
@@ -45,14 +45,23 @@ pub(super) struct RuleCx<'a> {
     /// A `where:` filter's context: host data is facts and the item's own
     /// value; a setting, `du` or `mount_of` is an error.
     pub(super) in_where: bool,
-    /// What the rule reads in the parts its copies share
-    /// ([`shared_reads`]): found once, for every finding made here (a
-    /// `for_each` rule's items are given it found once for them all).
-    pub(super) shared_reads: OnceCell<Reads>,
-    /// The domain of the findings made here when the caller has found it
-    /// already: a `for_each` item's, judged with the rule itself where a
-    /// copy without `for_each` was judged before ([`super::domain::item_domain`]).
-    pub(super) domain: Option<Option<Domain>>,
+    /// The domain of the findings made here ([`RuleCx::domain_of`]).
+    pub(super) domain: DomainOf<'a>,
+}
+
+/// Where the domain of a context's findings comes from.
+#[derive(Clone, Copy)]
+pub(super) enum DomainOf<'a> {
+    /// From the rule's reads, found when a finding asks.
+    Rule,
+    /// From the rule's own `applies` and `for_each` and the reads its
+    /// copies share ([`shared_reads`]), found once for all of a `for_each`
+    /// rule's items.
+    Shared(&'a Reads),
+    /// Found by the caller: a `for_each` item's, judged with the rule
+    /// itself where a copy without `for_each` was judged before
+    /// ([`super::domain::item_domain`]).
+    Found(Option<Domain>),
 }
 
 impl<'a> RuleCx<'a> {
@@ -68,8 +77,7 @@ impl<'a> RuleCx<'a> {
             unknown_fix: RefCell::new(None),
             item: None,
             in_where: false,
-            shared_reads: OnceCell::new(),
-            domain: None,
+            domain: DomainOf::Rule,
         }
     }
 
@@ -78,13 +86,11 @@ impl<'a> RuleCx<'a> {
     /// item's), which reads the same outside `applies` and `for_each`.
     pub(super) fn domain_of(&self, rule: &Rule) -> Option<Domain> {
         debug_assert_eq!(rule.id, self.rule.id);
-        if let Some(d) = self.domain {
-            return d;
+        match self.domain {
+            DomainOf::Found(d) => d,
+            DomainOf::Shared(reads) => rule_domain_with(rule, reads),
+            DomainOf::Rule => rule_domain_with(rule, &shared_reads(self.rule)),
         }
-        rule_domain_with(
-            rule,
-            self.shared_reads.get_or_init(|| shared_reads(self.rule)),
-        )
     }
 
     pub(super) fn evidence(&self) -> Vec<Evidence> {

@@ -10,68 +10,28 @@
 //! `driftaudit fix`; listing the items is `foreach_items`, evaluating their
 //! `${...}` fields is `item_fields`.
 
-use std::borrow::Cow;
-use std::cell::OnceCell;
 use std::collections::BTreeMap;
 
-use super::domain::{item_domain, shared_reads};
-use super::eval::{ItemKey, RuleCx};
+use super::domain::{item_domain, shared_reads, Reads};
+use super::eval::{DomainOf, ItemKey, RuleCx};
 use super::finding::{base_finding, missing_finding};
 use super::foreach_items::{expand, Item};
-use super::item_fields::{apply_fields, field_values, item_path, render_plain, resolve_fields};
+use super::item_fields::{apply_fields, field_values, item_path, render_plain};
 use crate::expr::eval::{eval, Binding, Host, Missing};
 use crate::facts::presence::Domain;
 use crate::facts::Facts;
 use crate::policy::{
-    Applies, Check, CompiledItem, ForEach, ForEachSource, PathText, Policy, Remedy, Rule,
+    Applies, Check, CompiledItem, ForEach, ForEachSource, ItemSelection, PathText, Policy, Remedy,
+    Rule,
 };
 use crate::report::{Finding, Status};
 use crate::value::Value;
 
-/// The rule as one item sees it, for `driftaudit fix`: `applies` paths and
-/// the `setting:` key built from the item, a remedy on that setting
-/// following it. `rule` is the rule without its `for_each` ([`Rule::copy_with`]);
-/// a rule whose items differ in none of these is not copied again. (Judging
-/// an item copies nothing: [`item_parts`] gives the same parts.)
-fn item_rule<'r>(rule: &'r Rule, fe: &ForEach, cx: &RuleCx) -> Result<Cow<'r, Rule>, Missing> {
-    let per_item_path = rule
-        .applies
-        .iter()
-        .any(|a| matches!(a, Applies::Exists(p) | Applies::Missing(p) if p.contains(&fe.bind)));
-    let per_item_key = fe.setting_key.is_some() && matches!(rule.check, Check::Setting { .. });
-    if !per_item_path && !per_item_key {
-        return Ok(Cow::Borrowed(rule));
-    }
-    let mut applies = Vec::with_capacity(rule.applies.len());
-    for a in &rule.applies {
-        applies.push(match a {
-            Applies::Exists(p) if p.contains(&fe.bind) => {
-                Applies::Exists(PathText::literal(item_path(p, cx)?))
-            }
-            Applies::Missing(p) if p.contains(&fe.bind) => {
-                Applies::Missing(PathText::literal(item_path(p, cx)?))
-            }
-            other => other.clone(),
-        });
-    }
-    let mut r = rule.copy_with(applies);
-    if let (Some(t), Check::Setting { key, .. }) = (&fe.setting_key, &mut r.check) {
-        let built = render_plain(t, cx)?;
-        let written = std::mem::replace(key, built.clone());
-        match &mut r.remedy {
-            Some(Remedy::Set { key, .. }) | Some(Remedy::Remove { key, .. }) if *key == written => {
-                *key = built
-            }
-            _ => {}
-        }
-    }
-    Ok(Cow::Owned(r))
-}
-
 /// For `driftaudit fix`: the rule as the item whose subject is `subject`
-/// sees it (its `setting:` key, and a remedy on that setting, built from
-/// the item; `for_each` gone), and that remedy's `set` value evaluated in
-/// the item's scope (`None` for a remedy that sets nothing).
+/// sees it ([`ItemView::into_rule`]: its `setting:` key, and a remedy on
+/// that setting, built from the item; `for_each` gone), and that remedy's
+/// `set` value evaluated in the item's scope (`None` for a remedy that sets
+/// nothing). The item is found and its view built as when it is judged.
 pub(super) fn item_remedy(
     rule: &Rule,
     policy: Option<&Policy>,
@@ -83,30 +43,40 @@ pub(super) fn item_remedy(
         subject: subject.to_string(),
         reason: f.explanation,
     })?;
-    let item = items
-        .iter()
-        .find(|i| item_subject(rule, policy, facts, fe, i) == subject)
-        .ok_or_else(|| Missing::Absent {
-            subject: subject.to_string(),
-            reason: "no item of the rule's `for_each` has this subject on this host".into(),
-        })?;
-    let mut cx = bound_cx(facts, rule, policy, fe, item, &item.value);
-    let (value, errors) = resolve_fields(&item.value, compiled(fe, item.index), &cx);
-    if let Some(b) = &mut cx.item {
-        b.value = value.clone();
-        b.field_errors = errors.clone();
-    }
-    let base = rule.copy_with(rule.applies.clone());
-    let r = item_rule(&base, fe, &cx)?.into_owned();
-    let mut cx = bound_cx(facts, &r, policy, fe, item, &value);
-    if let Some(b) = &mut cx.item {
-        b.field_errors = errors;
-    }
-    let v = match &r.remedy {
-        Some(Remedy::Set { to, .. }) => Some(eval(to, &cx)?),
-        _ => None,
+    let reads = shared_reads(rule);
+    let shared = Shared::of(rule, fe, &reads);
+    let on = On {
+        facts,
+        rule,
+        policy,
+        reads: &reads,
     };
-    Ok((r, v))
+    for item in items {
+        let compiled = compiled(fe, item.index);
+        let mut st = ItemState::new(binding(fe, item.value, item.key));
+        let view = on.step(&mut st, on.shared(), |cx| {
+            let errors = resolve_in(cx, compiled);
+            let own = fe.subject.as_ref().map(|t| on.subject(cx, t));
+            if own.filter(|s| !s.is_empty()).unwrap_or(item.subject) != subject {
+                return None;
+            }
+            if let Some(b) = &mut cx.item {
+                b.field_errors = errors;
+            }
+            Some(ItemView::of(rule, &shared, fe, cx))
+        });
+        let Some(view) = view else { continue };
+        let r = view?.into_rule(rule);
+        let v = match &r.remedy {
+            Some(Remedy::Set { to, .. }) => Some(on.step(&mut st, on.shared(), |cx| eval(to, cx))?),
+            _ => None,
+        };
+        return Ok((r, v));
+    }
+    Err(Missing::Absent {
+        subject: subject.to_string(),
+        reason: "no item of the rule's `for_each` has this subject on this host".into(),
+    })
 }
 
 /// What every item of a rule shares, found once per rule and host: the
@@ -119,13 +89,37 @@ struct Shared {
     per_item_key: bool,
 }
 
+impl Shared {
+    fn of(rule: &Rule, fe: &ForEach, reads: &Reads) -> Shared {
+        Shared {
+            domain: item_domain(&rule.applies, reads),
+            per_item_path: rule.applies.iter().any(
+                |a| matches!(a, Applies::Exists(p) | Applies::Missing(p) if p.contains(&fe.bind)),
+            ),
+            per_item_key: fe.setting_key.is_some() && matches!(rule.check, Check::Setting { .. }),
+        }
+    }
+}
+
+/// The item bound to the rule's `as:` name, as written.
+fn binding(fe: &ForEach, value: Value, key: Option<ItemKey>) -> Binding {
+    Binding {
+        name: fe.bind.clone(),
+        value,
+        key,
+        field_errors: BTreeMap::new(),
+    }
+}
+
 /// Judge a `for_each` rule: one finding per item (a `drift:` check may
 /// give several), or the one finding that says why there are no items.
-/// The items are judged with the rule itself, in one context made afresh
-/// for each ([`start`]): no copy of the rule, no context per item.
+/// The items are judged with the rule itself, each step of an item (its
+/// alias, `when`, fields, check, subject) in a context made afresh for it
+/// ([`On::step`]): no copy of the rule.
 pub(super) fn check(
     rule: &Rule,
     policy: Option<&Policy>,
+    chosen: &ItemSelection,
     facts: &Facts,
     fe: &ForEach,
 ) -> Vec<Finding> {
@@ -148,16 +142,13 @@ pub(super) fn check(
     };
     // what it reads outside `applies` and `for_each`, for every item's findings
     let reads = shared_reads(rule);
-    let shared = Shared {
-        domain: item_domain(&rule.applies, &reads),
-        per_item_path: rule
-            .applies
-            .iter()
-            .any(|a| matches!(a, Applies::Exists(p) | Applies::Missing(p) if p.contains(&fe.bind))),
-        per_item_key: fe.setting_key.is_some() && matches!(rule.check, Check::Setting { .. }),
+    let shared = Shared::of(rule, fe, &reads);
+    let on = On {
+        facts,
+        rule,
+        policy,
+        reads: &reads,
     };
-    let mut cx = RuleCx::new(facts, rule, policy);
-    cx.shared_reads = OnceCell::from(reads);
     let mut out = Vec::with_capacity(items.len());
     for item in items {
         let Item {
@@ -167,16 +158,15 @@ pub(super) fn check(
             index,
         } = item;
         let compiled = compiled(fe, index);
-        // the item's value moved into the context (not copied): the alias,
-        // the `when`, the fields, the judgement and the subject each start
-        // from an empty record of what was read, as a context of their own
-        // would
-        start(&mut cx, &fe.bind, value, key);
-        let mut subject = None;
-        let alias = fe.alias.as_ref().map(|t| cx.render(t));
-        if !fe.selects(alias.as_deref()) {
+        let mut st = ItemState::new(binding(fe, value, key));
+        let alias = fe
+            .alias
+            .as_ref()
+            .map(|t| on.step(&mut st, on.shared(), |cx| cx.render(t)));
+        if !chosen.selects(alias.as_deref()) {
             continue;
         }
+        let mut subject = None;
         let mut findings = match fe.except.iter().find(|(k, _)| *k == default_subject) {
             // left out by the rule, with its reason in plain words
             Some((_, why)) => {
@@ -184,7 +174,7 @@ pub(super) fn check(
                 f.explanation = why.clone();
                 vec![f]
             }
-            None => judge(rule, &shared, policy, fe, compiled, &mut cx, &mut subject),
+            None => judge(&on, &shared, fe, compiled, &mut st, &mut subject),
         };
         let subject = match &fe.subject {
             None => default_subject,
@@ -192,9 +182,10 @@ pub(super) fn check(
                 // an item not judged as far as its fields: its subject over
                 // them now
                 let text = subject.unwrap_or_else(|| {
-                    fresh(&mut cx);
-                    resolve_in(&mut cx, compiled);
-                    cx.render(t)
+                    on.step(&mut st, on.shared(), |cx| {
+                        resolve_in(cx, compiled);
+                        cx.render(t)
+                    })
                 });
                 if text.is_empty() {
                     default_subject
@@ -218,37 +209,70 @@ pub(super) fn check(
     out
 }
 
-/// `cx` as a context just made for an item: `value` bound to `bind` (moved
-/// in), `key` the item's; nothing read, evaluated or found wanting yet.
-fn start(cx: &mut RuleCx, bind: &str, value: Value, key: Option<ItemKey>) {
-    fresh(cx);
-    // what the last item's check set (`setting`, `actual`, `source`) goes
-    cx.special.get_mut().clear();
-    match &mut cx.item {
-        Some(b) => {
-            b.value = value;
-            b.key = key;
-            b.field_errors.clear();
-        }
-        None => {
-            cx.item = Some(Binding {
-                name: bind.to_string(),
-                value,
-                key,
-                field_errors: BTreeMap::new(),
-            })
-        }
-    }
-    *cx.unknown_fix.get_mut() = None;
-    cx.domain = None;
+/// What one `for_each` rule's items share and their contexts borrow: the
+/// host's facts, the rule, its policy and what it reads in the parts its
+/// items keep as they are ([`shared_reads`], found once for them all).
+struct On<'a> {
+    facts: &'a Facts,
+    rule: &'a Rule,
+    policy: Option<&'a Policy>,
+    reads: &'a Reads,
 }
 
-/// `cx` as a context just made: its `let` values, what it read and its
-/// `let`s in progress forgotten (the bound item and field errors stay).
-fn fresh(cx: &mut RuleCx) {
-    cx.lets.get_mut().clear();
-    cx.in_progress.get_mut().clear();
-    cx.touched.get_mut().clear();
+/// What one item carries from one step of its judgement to the next: the
+/// item bound to its name, what its check set (`setting`, `actual`,
+/// `source`) and the fix a namespace gave for the unknowns read for it.
+/// Each step reads and evaluates afresh: what one step read or evaluated
+/// is not the next one's.
+struct ItemState {
+    binding: Option<Binding>,
+    special: BTreeMap<String, Value>,
+    unknown_fix: Option<String>,
+}
+
+impl ItemState {
+    fn new(binding: Binding) -> ItemState {
+        ItemState {
+            binding: Some(binding),
+            special: BTreeMap::new(),
+            unknown_fix: None,
+        }
+    }
+}
+
+impl<'a> On<'a> {
+    /// The domain of an item's findings about the rule itself (its `when`
+    /// or fields that cannot be evaluated): the rule's, `for_each` and all.
+    fn shared(&self) -> DomainOf<'a> {
+        DomainOf::Shared(self.reads)
+    }
+
+    /// The item's `subject:` over its fields as evaluated in `cx`, in a
+    /// context of its own (no field read as an error).
+    fn subject(&self, cx: &RuleCx, t: &crate::policy::Template) -> String {
+        let mut own = ItemState::new(cx.item.clone().expect("the item is bound"));
+        self.step(&mut own, self.shared(), |cx| cx.render(t))
+    }
+
+    /// `f` in a context made afresh for one step of an item, its findings'
+    /// domain `domain`: the item's state moved in, and back out after.
+    fn step<R>(
+        &self,
+        st: &mut ItemState,
+        domain: DomainOf<'a>,
+        f: impl FnOnce(&mut RuleCx<'a>) -> R,
+    ) -> R {
+        let mut cx = RuleCx::new(self.facts, self.rule, self.policy);
+        cx.domain = domain;
+        cx.item = st.binding.take();
+        *cx.special.get_mut() = std::mem::take(&mut st.special);
+        *cx.unknown_fix.get_mut() = st.unknown_fix.take();
+        let out = f(&mut cx);
+        st.binding = cx.item.take();
+        st.special = cx.special.into_inner();
+        st.unknown_fix = cx.unknown_fix.into_inner();
+        out
+    }
 }
 
 /// The bound item's `${...}` fields evaluated in `cx` (which binds the
@@ -272,170 +296,147 @@ fn compiled(fe: &ForEach, index: Option<usize>) -> Option<&CompiledItem> {
     index.and_then(|i| fe.items.get(i))
 }
 
-fn bound_cx<'a>(
-    facts: &'a Facts,
-    rule: &'a Rule,
-    policy: Option<&'a Policy>,
-    fe: &ForEach,
-    item: &Item,
-    value: &Value,
-) -> RuleCx<'a> {
-    let mut cx = RuleCx::new(facts, rule, policy);
-    cx.item = Some(Binding {
-        name: fe.bind.clone(),
-        value: value.clone(),
-        key: item.key.clone(),
-        field_errors: BTreeMap::new(),
-    });
-    cx
-}
-
-/// The item's subject: the rule's `subject:` template, else the default
-/// (for `driftaudit fix`, which finds the item by it).
-fn item_subject(
-    rule: &Rule,
-    policy: Option<&Policy>,
-    facts: &Facts,
-    fe: &ForEach,
-    item: &Item,
-) -> String {
-    let Some(t) = &fe.subject else {
-        return item.subject.clone();
-    };
-    let mut cx = bound_cx(facts, rule, policy, fe, item, &item.value);
-    let (value, _) = resolve_fields(&item.value, compiled(fe, item.index), &cx);
-    if let Some(b) = &mut cx.item {
-        b.value = value;
-    }
-    let text = cx.render(t);
-    if text.is_empty() {
-        item.subject.clone()
-    } else {
-        text
-    }
-}
-
-/// One item judged in its context `cx` (which binds the item as written),
-/// and its `subject:` rendered into `subject` once its fields are
-/// evaluated (left `None` for an item not judged as far). The item is
-/// judged with `rule` itself, the parts an item changes given beside it
-/// ([`item_parts`], its own `when` compiled at load); its findings' domain
-/// is that of the rule without its `for_each` ([`Shared`]). A finding about
-/// the item itself (a `when` or field that cannot be evaluated) is the
-/// rule's, `for_each` and all.
+/// One item judged, each step in a context of its own ([`On::step`]), and
+/// its `subject:` rendered into `subject` once its fields are evaluated
+/// (left `None` for an item not judged as far). The item is judged with the
+/// rule itself, the parts an item changes given beside it ([`ItemView`],
+/// its own `when` compiled at load); its findings' domain is that of the
+/// rule without its `for_each` ([`Shared`]). A finding about the item
+/// itself (a `when` or field that cannot be evaluated) is the rule's,
+/// `for_each` and all.
 fn judge(
-    rule: &Rule,
+    on: &On,
     shared: &Shared,
-    policy: Option<&Policy>,
     fe: &ForEach,
     compiled: Option<&CompiledItem>,
-    cx: &mut RuleCx,
+    st: &mut ItemState,
     subject: &mut Option<String>,
 ) -> Vec<Finding> {
+    let (rule, policy) = (on.rule, on.policy);
     // the item's own `when` first, over the item as written: an item that
     // does not apply is skipped before its `${...}` fields are evaluated
     if let Some((w, parsed)) = compiled.and_then(|c| c.when.as_ref()) {
-        fresh(cx);
-        let only_when = match parsed {
-            Ok(a) => a,
-            Err(message) => {
-                return vec![missing_finding(
+        let unmet = match parsed {
+            Ok(only_when) => {
+                let domain = DomainOf::Found(item_domain([only_when], on.reads));
+                on.step(st, domain, |cx| {
+                    super::applies::first_unmet_of(rule, [only_when], policy, cx)
+                })
+            }
+            Err(message) => Some(on.step(st, on.shared(), |cx| {
+                missing_finding(
                     rule,
                     cx,
                     Missing::Error(format!("item `when: {w}`: {message}")),
-                )];
-            }
+                )
+            })),
         };
-        let reads = cx.shared_reads.get_or_init(|| shared_reads(rule));
-        cx.domain = Some(item_domain([only_when], reads));
-        let unmet = super::applies::first_unmet_of(rule, [only_when], policy, cx);
-        cx.domain = None;
         if let Some(f) = unmet {
             return vec![f];
         }
     }
-    fresh(cx);
-    let errors = resolve_in(cx, compiled);
-    if let Some(t) = &fe.subject {
-        // as a context of its own would: what evaluating the fields left,
-        // no field read as an error; what rendering adds is not kept
-        let lets = cx.lets.get_mut().clone();
-        let touched = cx.touched.get_mut().clone();
-        *subject = Some(cx.render(t));
-        *cx.lets.get_mut() = lets;
-        *cx.touched.get_mut() = touched;
-    }
-    let exists_error = errors.get("exists").cloned();
-    if let Some(b) = &mut cx.item {
-        b.field_errors = errors;
-    }
-    let (paths, key) = match item_parts(rule, shared, fe, cx) {
+    let fields = on.step(st, on.shared(), |cx| {
+        let errors = resolve_in(cx, compiled);
+        if let Some(t) = &fe.subject {
+            *subject = Some(on.subject(cx, t));
+        }
+        let exists_error = errors.get("exists").cloned();
+        if let Some(b) = &mut cx.item {
+            b.field_errors = errors;
+        }
+        let view = ItemView::of(rule, shared, fe, cx)
+            .map_err(|m| Box::new(missing_finding(rule, cx, m)))?;
+        // the item's `exists` field: a path that must exist for it to apply
+        if let Some(m) = exists_error {
+            return Err(Box::new(missing_finding(rule, cx, m)));
+        }
+        let exists = match cx.item.as_ref().map(|b| &b.value) {
+            Some(Value::Record(m)) => m
+                .get("exists")
+                .map(|p| Applies::Exists(PathText::literal(p.to_plain()))),
+            _ => None,
+        };
+        Ok((view, exists))
+    });
+    let (view, exists) = match fields {
         Ok(parts) => parts,
-        Err(m) => return vec![missing_finding(rule, cx, m)],
+        Err(f) => return vec![*f],
     };
-    // the item's `exists` field: a path that must exist for it to apply
-    if let Some(m) = exists_error {
-        return vec![missing_finding(rule, cx, m)];
+    on.step(st, DomainOf::Found(shared.domain), |cx| {
+        if let (Some(ItemKey { ns, key, .. }), ForEachSource::Records { .. }) =
+            (cx.item.as_ref().and_then(|b| b.key.as_ref()), &fe.source)
+        {
+            // a record item is read from its namespace: its line is evidence
+            let _ = cx.setting(ns, key);
+        }
+        // the item's `exists` first, then the rule's own as the item sees it
+        let applies = exists.iter().chain(view.applies(rule));
+        super::judge::judge_as(rule, applies, view.key.as_deref(), policy, cx)
+    })
+}
+
+/// The rule as one item sees it, for judging and for `driftaudit fix`
+/// alike ([`ItemView::of`], in the item's context, its fields evaluated):
+/// its `applies` paths, by their place in the rule's (`None` where the
+/// rule's own stands; none at all when no path names the item), and its
+/// `setting:` key. Judging reads it beside the rule, copying nothing; fix
+/// takes a copy of the rule so made ([`ItemView::into_rule`]).
+struct ItemView {
+    paths: Vec<Option<Applies>>,
+    key: Option<String>,
+}
+
+impl ItemView {
+    /// The view of the item bound in `cx`.
+    fn of(rule: &Rule, shared: &Shared, fe: &ForEach, cx: &RuleCx) -> Result<ItemView, Missing> {
+        let mut paths = Vec::new();
+        if shared.per_item_path {
+            paths.reserve(rule.applies.len());
+            for a in &rule.applies {
+                paths.push(match a {
+                    Applies::Exists(p) if p.contains(&fe.bind) => {
+                        Some(Applies::Exists(PathText::literal(item_path(p, cx)?)))
+                    }
+                    Applies::Missing(p) if p.contains(&fe.bind) => {
+                        Some(Applies::Missing(PathText::literal(item_path(p, cx)?)))
+                    }
+                    _ => None,
+                });
+            }
+        }
+        let key = match &fe.setting_key {
+            Some(t) if shared.per_item_key => Some(render_plain(t, cx)?),
+            _ => None,
+        };
+        Ok(ItemView { paths, key })
     }
-    let exists = match cx.item.as_ref().map(|b| &b.value) {
-        Some(Value::Record(m)) => m
-            .get("exists")
-            .map(|p| Applies::Exists(PathText::literal(p.to_plain()))),
-        _ => None,
-    };
-    fresh(cx);
-    if let (Some(ItemKey { ns, key, .. }), ForEachSource::Records { .. }) =
-        (cx.item.as_ref().and_then(|b| b.key.as_ref()), &fe.source)
-    {
-        // a record item is read from its namespace: its line is evidence
-        let _ = cx.setting(ns, key);
-    }
-    // the item's `exists` first, then the rule's own, each path the item's
-    // where it builds one
-    let applies = exists.iter().chain(
+
+    /// The rule's `applies`, each path the item's where it builds one.
+    fn applies<'v>(&'v self, rule: &'v Rule) -> impl Iterator<Item = &'v Applies> {
         rule.applies
             .iter()
             .enumerate()
-            .map(|(i, a)| paths.get(i).and_then(Option::as_ref).unwrap_or(a)),
-    );
-    cx.domain = Some(shared.domain);
-    let out = super::judge::judge_as(rule, applies, key.as_deref(), policy, cx);
-    cx.domain = None;
-    out
-}
-
-/// What one item changes in the rule, evaluated in `cx` as [`item_rule`]
-/// builds them: its `applies` paths, by their place in the rule's (`None`
-/// where the rule's own stands; none at all when no path names the item),
-/// and its `setting:` key.
-type ItemParts = (Vec<Option<Applies>>, Option<String>);
-
-fn item_parts(
-    rule: &Rule,
-    shared: &Shared,
-    fe: &ForEach,
-    cx: &RuleCx,
-) -> Result<ItemParts, Missing> {
-    let mut paths = Vec::new();
-    if shared.per_item_path {
-        paths.reserve(rule.applies.len());
-        for a in &rule.applies {
-            paths.push(match a {
-                Applies::Exists(p) if p.contains(&fe.bind) => {
-                    Some(Applies::Exists(PathText::literal(item_path(p, cx)?)))
-                }
-                Applies::Missing(p) if p.contains(&fe.bind) => {
-                    Some(Applies::Missing(PathText::literal(item_path(p, cx)?)))
-                }
-                _ => None,
-            });
-        }
+            .map(|(i, a)| self.paths.get(i).and_then(Option::as_ref).unwrap_or(a))
     }
-    let key = match &fe.setting_key {
-        Some(t) if shared.per_item_key => Some(render_plain(t, cx)?),
-        _ => None,
-    };
-    Ok((paths, key))
+
+    /// A copy of `rule` as the item sees it, for `driftaudit fix`: without
+    /// its `for_each` ([`Rule::copy_with`]), the item's `applies` and
+    /// `setting:` key, a remedy on that setting following it.
+    fn into_rule(self, rule: &Rule) -> Rule {
+        let mut r = rule.copy_with(self.applies(rule).cloned().collect());
+        if let (Some(built), Check::Setting { key, .. }) = (self.key, &mut r.check) {
+            let written = std::mem::replace(key, built.clone());
+            match &mut r.remedy {
+                Some(Remedy::Set { key, .. }) | Some(Remedy::Remove { key, .. })
+                    if *key == written =>
+                {
+                    *key = built
+                }
+                _ => {}
+            }
+        }
+        r
+    }
 }
 
 #[cfg(test)]
@@ -516,7 +517,7 @@ rules:
             for rule in set.rules() {
                 let Some(fe) = &rule.for_each else { continue };
                 let policy = set.policy_of(rule);
-                let now = check(rule, policy, &facts, fe);
+                let now = check(rule, policy, set.item_selection(rule), &facts, fe);
                 rules += 1;
                 findings += now.len();
                 if rule.id.starts_with("t.") {

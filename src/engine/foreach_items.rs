@@ -373,7 +373,13 @@ mod tests {
             let facts = crate::engine::gather(&set, &host);
             let rule = &set.rules()[0];
             let fe = rule.for_each.as_ref().unwrap();
-            let findings = super::super::foreach::check(rule, set.policy_of(rule), &facts, fe);
+            let findings = super::super::foreach::check(
+                rule,
+                set.policy_of(rule),
+                set.item_selection(rule),
+                &facts,
+                fe,
+            );
             let warnings: Vec<String> = set.warnings().iter().map(|w| w.message.clone()).collect();
             assert!(set
                 .warnings()

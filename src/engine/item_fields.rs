@@ -1,5 +1,5 @@
 //! An item's `${EXPR}` texts, compiled at load, evaluated in the rule's
-//! scope: a list item's fields ([`item_text`], [`resolve_fields`]), an
+//! scope: a list item's fields ([`item_text`], [`field_values`]), an
 //! `applies` path ([`item_path`]) and a template rendered as plain text
 //! ([`render_plain`]). Must not do I/O, parse or judge anything: it only
 //! gives values (or why they are missing).
@@ -49,23 +49,6 @@ pub(super) fn item_text(text: &ItemText, field: &str, cx: &Scope) -> Result<Valu
             Ok(Value::Str(out))
         }
     }
-}
-
-/// A list item's fields with `${EXPR}` in them, evaluated in the rule's
-/// scope; a field that cannot be evaluated here is left out with its reason
-/// (reading it is then that reason: a field only some templates use does
-/// not make the whole item unknown).
-pub(super) fn resolve_fields(
-    value: &Value,
-    compiled: Option<&CompiledItem>,
-    cx: &RuleCx,
-) -> (Value, BTreeMap<String, Missing>) {
-    let Value::Record(m) = value else {
-        return (value.clone(), BTreeMap::new());
-    };
-    let mut out = m.clone();
-    let errors = apply_fields(&mut out, field_values(compiled, cx));
-    (Value::Record(out), errors)
 }
 
 /// The values of a list item's `${EXPR}` fields (`when` aside), compiled

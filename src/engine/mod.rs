@@ -21,7 +21,7 @@
 use crate::expr::Expr;
 use crate::facts::{self, Facts, Needs};
 use crate::host::{Host, SourceKind};
-use crate::policy::{Policy, PolicyError, PolicySet, Rule};
+use crate::policy::{ItemSelection, Policy, PolicyError, PolicySet, Rule};
 use crate::report::{Finding, HostReport, Report};
 
 mod applies;
@@ -132,7 +132,8 @@ pub fn evaluate(policies: &PolicySet, facts: &Facts) -> HostReport {
     let mut findings = Vec::new();
     for rule in policies.rules() {
         let policy = policies.policy_of(rule);
-        findings.extend(evaluate_rule(rule, policy, facts));
+        let items = policies.item_selection(rule);
+        findings.extend(evaluate_items(rule, policy, items, facts));
     }
     findings.extend(facts.issues.iter().map(finding::input_finding));
     HostReport::detected(
@@ -172,14 +173,26 @@ pub(crate) fn item_remedy(
     foreach::item_remedy(rule, policy, facts, fe, subject)
 }
 
-/// Evaluate one rule: zero or more findings (drift rules give one per key).
+/// Evaluate one rule: zero or more findings (drift rules give one per key),
+/// a `for_each` rule's for every item (`--only`/`--skip` choose items in
+/// [`evaluate`], from the set).
 pub fn evaluate_rule(rule: &Rule, policy: Option<&Policy>, facts: &Facts) -> Vec<Finding> {
+    evaluate_items(rule, policy, ItemSelection::every(), facts)
+}
+
+/// [`evaluate_rule`], a `for_each` rule's items those `items` selects.
+fn evaluate_items(
+    rule: &Rule,
+    policy: Option<&Policy>,
+    items: &ItemSelection,
+    facts: &Facts,
+) -> Vec<Finding> {
     // a site overlay turned it off: skipped, saying who and why
     if let Some(d) = rule.disabled() {
         return vec![finding::disabled_finding(rule, d)];
     }
     if let Some(fe) = &rule.for_each {
-        return foreach::check(rule, policy, facts, fe);
+        return foreach::check(rule, policy, items, facts, fe);
     }
     judge(rule, policy, &RuleCx::new(facts, rule, policy))
 }

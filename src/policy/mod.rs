@@ -36,6 +36,7 @@ pub use model::{
     Template, TemplatePart, UpgradeCheck, MAX_FOR_EACH_ITEMS,
 };
 pub use release::{Product, Target, Version};
+pub(crate) use set::ItemSelection;
 pub use set::{freeze_builtins, PolicySet, MAX_POLICY_BYTES};
 pub use spec::{
     json_schema, BreakdownPartSpec, BreakdownSpec, Condition, DriftSpec, Expect, ForEachSpec,

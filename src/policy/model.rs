@@ -316,11 +316,6 @@ pub struct ForEach {
     pub setting_key: Option<Template>,
     /// Each item's second id (`alias:`), over the item's fields as written.
     pub alias: Option<Template>,
-    /// `--only` patterns that matched items' aliases rather than the rule
-    /// id: only those items are judged (empty: every item).
-    pub only: Vec<String>,
-    /// `--skip` patterns matching items' aliases: those items are left out.
-    pub skip: Vec<String>,
     /// Parameters the list's items name in their `${...}` fields
     /// (`${params.zimbra_db_dir}`): the rule reads them, so an overlay's
     /// rule-level `params:` and `--set` reach it.
@@ -334,6 +329,9 @@ pub struct ForEach {
     pub items: Vec<CompiledItem>,
 }
 
+/// What [`ForEach`]'s debug text shows for `--only`/`--skip`: nothing.
+const NO_PATTERNS: [String; 0] = [];
+
 impl std::fmt::Debug for ForEach {
     /// The fields as written, not the items compiled from the parameter:
     /// the policy digest of reports keys on this text.
@@ -344,8 +342,11 @@ impl std::fmt::Debug for ForEach {
             .field("subject", &self.subject)
             .field("setting_key", &self.setting_key)
             .field("alias", &self.alias)
-            .field("only", &self.only)
-            .field("skip", &self.skip)
+            // the run's `--only`/`--skip` items are not the rule's
+            // ([`crate::policy::PolicySet::item_selection`]); the digest
+            // writes them in here, where they were
+            .field("only", &NO_PATTERNS)
+            .field("skip", &NO_PATTERNS)
             .field("item_params", &self.item_params)
             .field("except", &self.except)
             .finish()
@@ -386,17 +387,6 @@ impl ForEach {
                 Some(out)
             })
             .collect()
-    }
-
-    /// Whether an item with this alias is judged under `--only`/`--skip`.
-    pub fn selects(&self, alias: Option<&str>) -> bool {
-        let hit = |pats: &[String]| {
-            alias.is_some_and(|a| {
-                pats.iter()
-                    .any(|p| glob::Pattern::new(p).is_ok_and(|g| g.matches(a)))
-            })
-        };
-        (self.only.is_empty() || hit(&self.only)) && !hit(&self.skip)
     }
 }
 

@@ -36,6 +36,44 @@ pub struct PolicySet {
     /// What loaded but is written in a retired spelling, with the fix
     /// ([`PolicySet::warnings`]).
     warnings: Vec<PolicyProblem>,
+    /// The run's choice of `for_each` items (`--only`/`--skip` patterns
+    /// that matched items' aliases), by rule id ([`PolicySet::filter`]):
+    /// a run's, not part of the compiled rules.
+    selections: BTreeMap<String, ItemSelection>,
+}
+
+/// `--only`/`--skip` patterns that matched a `for_each` rule's items'
+/// aliases rather than its id: which of its items this run judges.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct ItemSelection {
+    /// Only the items these match are judged (empty: every item).
+    pub(crate) only: Vec<String>,
+    /// The items these match are left out.
+    pub(crate) skip: Vec<String>,
+}
+
+/// What a rule no pattern chose items of selects: every item.
+static EVERY_ITEM: ItemSelection = ItemSelection {
+    only: Vec::new(),
+    skip: Vec::new(),
+};
+
+impl ItemSelection {
+    /// Every item: what a rule no pattern chose items of selects.
+    pub(crate) fn every() -> &'static ItemSelection {
+        &EVERY_ITEM
+    }
+
+    /// Whether an item with this alias is judged.
+    pub(crate) fn selects(&self, alias: Option<&str>) -> bool {
+        let hit = |pats: &[String]| {
+            alias.is_some_and(|a| {
+                pats.iter()
+                    .any(|p| glob::Pattern::new(p).is_ok_and(|g| g.matches(a)))
+            })
+        };
+        (self.only.is_empty() || hit(&self.only)) && !hit(&self.skip)
+    }
 }
 
 impl PolicySet {
@@ -423,12 +461,13 @@ impl PolicySet {
         let skip: Vec<glob::Pattern> = skip.iter().map(compile).collect::<Result<_, _>>()?;
         let policies = &self.policies;
         let rule_policies = &self.rule_policies;
-        self.rules.retain_mut(|r| {
+        let selections = &mut self.selections;
+        self.rules.retain(|r| {
             if skip.iter().any(|p| p.matches(&r.id)) {
                 return false;
             }
             let by_id = only.is_empty() || only.iter().any(|p| p.matches(&r.id));
-            let Some(fe) = r.for_each.as_mut() else {
+            let Some(fe) = &r.for_each else {
                 return by_id;
             };
             // a `for_each` rule's items answer to their aliases too
@@ -437,11 +476,18 @@ impl PolicySet {
                 .or_else(|| policies.iter().find(|p| p.id == r.policy));
             let aliases: Vec<String> = fe.static_aliases(policy).into_iter().flatten().collect();
             let hits = |p: &glob::Pattern| aliases.iter().any(|a| p.matches(a));
-            fe.skip.extend(
-                skip.iter()
-                    .filter(|p| hits(p))
-                    .map(|p| p.as_str().to_string()),
-            );
+            let item_skip: Vec<String> = skip
+                .iter()
+                .filter(|p| hits(p))
+                .map(|p| p.as_str().to_string())
+                .collect();
+            if !item_skip.is_empty() {
+                selections
+                    .entry(r.id.clone())
+                    .or_default()
+                    .skip
+                    .extend(item_skip);
+            }
             if by_id {
                 return true;
             }
@@ -453,10 +499,21 @@ impl PolicySet {
             if item_only.is_empty() {
                 return false;
             }
-            fe.only.extend(item_only);
+            selections
+                .entry(r.id.clone())
+                .or_default()
+                .only
+                .extend(item_only);
             true
         });
         Ok(())
+    }
+
+    /// Which of `rule`'s `for_each` items this run judges ([`PolicySet::filter`]).
+    pub(crate) fn item_selection(&self, rule: &Rule) -> &ItemSelection {
+        self.selections
+            .get(&rule.id)
+            .unwrap_or(ItemSelection::every())
     }
 
     /// The policy a rule belongs to, with the parameter values the rule
@@ -579,5 +636,31 @@ mod tests {
         assert_eq!(format!("{policies:?}"), format!("{:?}", yaml.policies()));
         assert_eq!(format!("{rules:?}"), format!("{:?}", yaml.rules()));
         assert!(!rules.is_empty());
+    }
+
+    /// `--only`/`--skip` naming a `for_each` rule's items by alias choose
+    /// items for the run: the compiled rule stays as loaded, and the choice
+    /// is the set's.
+    #[test]
+    fn items_chosen_by_alias_leave_the_compiled_rule_as_loaded() {
+        let loaded = PolicySet::builtin().unwrap();
+        let mut set = loaded.clone();
+        let only = ["storage.noatime-zimbra-db".to_string()];
+        let skip = ["storage.noatime-mysql".to_string()];
+        set.filter(&only, &skip).unwrap();
+        let rule = set.rule("storage.noatime").expect("kept for its item");
+        let as_loaded = loaded.rule("storage.noatime").unwrap();
+        assert_eq!(format!("{rule:?}"), format!("{as_loaded:?}"));
+        assert!(rule.for_each == as_loaded.for_each);
+        let chosen = set.item_selection(rule);
+        assert_eq!(chosen.only, only);
+        assert!(chosen.selects(Some("storage.noatime-zimbra-db")));
+        assert!(!chosen.selects(Some("storage.noatime-mysql")));
+        assert!(!chosen.selects(None));
+        assert_eq!(
+            loaded.item_selection(rule),
+            ItemSelection::every(),
+            "a set no pattern filtered judges every item"
+        );
     }
 }

@@ -358,8 +358,6 @@ pub(super) fn compile_for_each(
         subject,
         setting_key,
         alias,
-        only: Vec::new(),
-        skip: Vec::new(),
         item_params: item_params.into_iter().collect(),
         except,
         items: Vec::new(),

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::fleet::{FleetSummary, RuleStats, FLEET_SCHEMA};
 use super::{HostReport, Report, RuleMeta, REPORT_SCHEMA};
-use crate::policy::{Check, PolicySet, Severity};
+use crate::policy::{Check, ItemSelection, PolicySet, Severity};
 
 pub mod light;
 
@@ -145,7 +145,19 @@ pub fn policy_digest(set: &PolicySet) -> String {
         .rules()
         .iter()
         .map(|r| {
-            let text = format!("{r:?}");
+            let mut text = format!("{r:?}");
+            // the run's choice of a `for_each` rule's items, where the
+            // rule's own text held it before it was the set's
+            let chosen = set.item_selection(r);
+            if let (Some(fe), false) = (&r.for_each, chosen == ItemSelection::every()) {
+                let plain = format!("{fe:?}");
+                let with = plain.replacen(
+                    "only: [], skip: []",
+                    &format!("only: {:?}, skip: {:?}", chosen.only, chosen.skip),
+                    1,
+                );
+                text = text.replacen(&plain, &with, 1);
+            }
             match &r.check {
                 Check::Upgrade(_) => {
                     text.replacen(&format!("check: {:?}", r.check), "check: External", 1)
