@@ -97,7 +97,10 @@ pub use resolve::{
     Assignment, FstabLine, Lookup, MountResolution, MountedFs, OptionLine, OptionResolution,
     Resolver, SysctlResolution,
 };
-pub use snapshot::{take as snapshot, SnapshotMeta, SnapshotOptions, Unreadable};
+pub use snapshot::{
+    read_running_mysql, take as snapshot, MysqlConnection, SnapshotMeta, SnapshotOptions,
+    Unreadable,
+};
 pub use upgrade::{Target as UpgradeTarget, TargetError as UpgradeTargetError};
 pub use value::Value;
 pub use waiver::{Waiver, WaiverError, WaiverSet};

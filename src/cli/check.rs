@@ -7,6 +7,7 @@ use driftaudit::{audit, render, Brief, Format, Host, PolicySet, RenderOptions};
 use super::check_args::{repo_root, targets, CheckArgs};
 use super::common::{color, load_policies_with, write_out, Exit};
 use super::fleet;
+use super::server_args::read_server;
 
 pub(crate) fn run(a: CheckArgs) -> Exit {
     let targets = match targets(&a) {
@@ -37,11 +38,18 @@ pub(crate) fn run(a: CheckArgs) -> Exit {
             if a.quiet { "quiet" } else { "summary" }
         ));
     }
+    if a.server.connection().is_some() && (a.fleet.is_some() || !a.snapshot.is_empty()) {
+        return Exit::Error(
+            "--mysql reads the live host's running server: drop it with --snapshot or --fleet (each snapshot holds its own capture, taken with `snapshot --mysql`)".into(),
+        );
+    }
     if let Some(dir) = &a.fleet {
         return fleet::check_fleet(&a, &set, dir);
     }
     let hosts: Vec<Host> = if a.snapshot.is_empty() {
-        vec![Host::live()]
+        let mut live = Host::live();
+        read_server(&mut live, &a.server);
+        vec![live]
     } else {
         let mut hs = Vec::new();
         for d in &a.snapshot {

@@ -8,6 +8,7 @@ use clap::Args;
 use driftaudit::Format;
 
 use super::common::{FailOnArg, PolicyArgs, ReportFormat, RuleSelectorArg, TargetArg};
+use super::server_args::MysqlArgs;
 
 #[derive(Args, Debug)]
 pub(crate) struct CheckArgs {
@@ -42,6 +43,10 @@ pub(crate) struct CheckArgs {
     pub(crate) changed_since: Option<String>,
     #[command(flatten)]
     pub(crate) policies: PolicyArgs,
+    /// The live host's running server (never read from a snapshot, which
+    /// holds its own capture).
+    #[command(flatten)]
+    pub(crate) server: MysqlArgs,
     /// Only rules whose id matches this glob, or that carry a tag matching
     /// `tag:GLOB` (`tag:cis-l1-server`; repeatable).
     #[arg(long = "only", value_name = "GLOB", value_parser = RuleSelectorArg, hide_possible_values = true)]

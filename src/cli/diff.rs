@@ -6,6 +6,7 @@ use clap::Args;
 use driftaudit::Format;
 
 use super::common::{load_policies, write_out, DiffFormat, Exit, PolicyArgs, SeverityArg};
+use super::server_args::{read_server, MysqlArgs};
 
 #[derive(Args, Debug)]
 pub(crate) struct DiffArgs {
@@ -27,6 +28,9 @@ pub(crate) struct DiffArgs {
     /// Waiver file applied to both sides before comparing verdicts.
     #[arg(long, value_name = "FILE")]
     pub(crate) waivers: Option<std::path::PathBuf>,
+    /// The `live` side's running server (see `check --mysql`).
+    #[command(flatten)]
+    pub(crate) server: MysqlArgs,
 }
 
 pub(crate) fn run(a: DiffArgs) -> Exit {
@@ -42,10 +46,23 @@ pub(crate) fn run(a: DiffArgs) -> Exit {
         None => None,
     };
     let side = driftaudit::Side::open;
-    let (before, after) = match (side(&a.before), side(&a.after)) {
+    let (mut before, mut after) = match (side(&a.before), side(&a.after)) {
         (Ok(b), Ok(a)) => (b, a),
         (Err(e), _) | (_, Err(e)) => return e.into(),
     };
+    if a.server.connection().is_some() {
+        if a.before != "live" && a.after != "live" {
+            return Exit::Error(
+                "--mysql reads the live host's running server: name `live` as one side (each snapshot holds its own capture)".into(),
+            );
+        }
+        // one read serves both sides when both are `live`
+        for s in [&mut before, &mut after] {
+            if s.label == "live" {
+                read_server(&mut s.host, &a.server);
+            }
+        }
+    }
     let today = driftaudit::unstable::waiver::today();
     let d = driftaudit::diff(
         &set,

@@ -11,20 +11,23 @@ use clap::{Args, ValueEnum};
 use driftaudit::unstable::fix::{self, FixOptions, Prefer};
 
 use super::common::{load_policies, write_out, Exit, PolicyArgs, RuleSelectorArg};
+use super::server_args::MysqlArgs;
 
 #[derive(Args, Debug)]
 pub(crate) struct FixArgs {
     /// Snapshot directory to fix; without it the live host is captured
     /// into a private temporary snapshot first (nothing on the host
     /// changes): files read-only, `tune2fs -l` on ext4 devices, `rpm -qa`,
-    /// and `my_print_defaults` plus the `mysql` client (`SHOW GLOBAL
-    /// VARIABLES`), all as the user running `fix` (often root); the stderr
-    /// summary says what ran. `--no-mysql` skips the two MySQL commands.
+    /// and with --mysql `my_print_defaults` plus the `mysql` client (`SHOW
+    /// GLOBAL VARIABLES`), all as the user running `fix` (often root); the
+    /// stderr summary says what ran.
     #[arg(long, value_name = "DIR")]
     pub(crate) snapshot: Option<std::path::PathBuf>,
-    /// Live host: do not run `my_print_defaults` and the `mysql` client
-    /// (drift rules against the running server are then unknown).
-    #[arg(long)]
+    #[command(flatten)]
+    pub(crate) server: MysqlArgs,
+    /// Do not read the running server: the default since every live read
+    /// of a server is asked for with --mysql (kept for older scripts).
+    #[arg(long, hide = true, conflicts_with_all = ["mysql", "mysql_defaults_file", "mysql_socket"])]
     pub(crate) no_mysql: bool,
     #[command(flatten)]
     pub(crate) policies: PolicyArgs,
@@ -110,7 +113,7 @@ pub(crate) fn run(a: FixArgs) -> Exit {
         only,
         skip,
         waivers,
-        no_mysql: a.no_mysql,
+        mysql: a.server.connection(),
         tamper: None,
     };
     let plan = match fix::plan(&set, a.snapshot.as_deref(), &opts) {

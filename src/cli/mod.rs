@@ -1,5 +1,6 @@
 //! The `driftaudit` command line: one file per subcommand, plus `common` for
-//! what they share (policy flags, exit codes, output writing). Parses flags,
+//! what they share (policy flags, exit codes, output writing) and
+//! `server_args` for the one way a live server is read (`--mysql`). Parses flags,
 //! calls the library and writes what its renderers return; audit logic and
 //! printers live in the library. Help, man page and completions all come
 //! from the one clap definition below.
@@ -20,6 +21,7 @@ mod generated;
 mod list;
 mod manual;
 mod merge;
+mod server_args;
 mod snapshot;
 mod test;
 

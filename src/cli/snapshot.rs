@@ -5,6 +5,7 @@
 use clap::Args;
 
 use super::common::{load_policies, Exit, PolicyArgs};
+use super::server_args::MysqlArgs;
 
 #[derive(Args, Debug)]
 pub(crate) struct SnapshotArgs {
@@ -16,9 +17,8 @@ pub(crate) struct SnapshotArgs {
     /// Replace a previous snapshot in --out.
     #[arg(long)]
     pub(crate) force: bool,
-    /// Also capture `SHOW GLOBAL VARIABLES` with the mysql client (your own option files).
-    #[arg(long)]
-    pub(crate) mysql: bool,
+    #[command(flatten)]
+    pub(crate) server: MysqlArgs,
 }
 
 /// Unreadable entries named on stderr (all are in snapshot.json).
@@ -31,7 +31,8 @@ pub(crate) fn run(a: SnapshotArgs) -> Exit {
     };
     let opts = driftaudit::SnapshotOptions {
         force: a.force,
-        mysql: a.mysql,
+        mysql: a.server.connection().is_some(),
+        mysql_connection: a.server.connection().unwrap_or_default(),
     };
     match driftaudit::snapshot(&set, &a.out, &opts) {
         Ok(meta) => {
@@ -61,7 +62,11 @@ pub(crate) fn run(a: SnapshotArgs) -> Exit {
                 "captures/{}",
                 driftaudit::unstable::catalogue::MYSQL_VARIABLES.name
             );
-            if let Some(u) = meta.unreadable.iter().find(|u| a.mysql && u.path == wanted) {
+            if let Some(u) = meta
+                .unreadable
+                .iter()
+                .find(|u| a.server.connection().is_some() && u.path == wanted)
+            {
                 eprintln!(
                     "driftaudit: --mysql: the server's variables were not captured ({}); the snapshot has no {} and its MySQL runtime rules will be unknown",
                     driftaudit::unstable::render::printable(&u.reason, false),

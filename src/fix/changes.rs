@@ -284,7 +284,10 @@ fn read_here(rule: &Rule, policies: &PolicySet, facts: &Facts, e: &crate::expr::
 pub(super) fn missing_text(m: &crate::expr::eval::Missing) -> String {
     match m {
         crate::expr::eval::Missing::Absent { subject, reason }
-        | crate::expr::eval::Missing::Unknown { subject, reason } => format!("{subject}: {reason}"),
+        | crate::expr::eval::Missing::Unknown { subject, reason }
+        | crate::expr::eval::Missing::Bounded {
+            subject, reason, ..
+        } => format!("{subject}: {reason}"),
         crate::expr::eval::Missing::Error(e) => e.to_string(),
     }
 }

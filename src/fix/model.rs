@@ -36,9 +36,11 @@ pub struct FixOptions {
     pub skip: Vec<glob::Pattern>,
     /// Waivers: a waived finding is not fixed.
     pub waivers: Option<crate::waiver::WaiverSet>,
-    /// Live host only: do not run `my_print_defaults` and the `mysql`
-    /// client to capture `SHOW GLOBAL VARIABLES` (`--no-mysql`).
-    pub no_mysql: bool,
+    /// Live host only: read the running MySQL/MariaDB server read-only
+    /// (`my_print_defaults` and the `mysql` client for `SHOW GLOBAL
+    /// VARIABLES`) through this connection (`--mysql`); `None`, the
+    /// default, runs neither, as every live read of a server is asked for.
+    pub mysql: Option<crate::snapshot::MysqlConnection>,
     /// Tests only: rewrite the patch text before the proof applies it (a
     /// corrupted patch must fail the proof).
     #[doc(hidden)]

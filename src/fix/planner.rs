@@ -62,11 +62,12 @@ pub fn plan(
                 t.root(),
                 &crate::snapshot::SnapshotOptions {
                     force: false,
-                    mysql: !opts.no_mysql,
+                    mysql: opts.mysql.is_some(),
+                    mysql_connection: opts.mysql.clone().unwrap_or_default(),
                 },
             )
             .map_err(|e| format!("cannot capture the live host: {e}"))?;
-            live_note = Some(live_capture_note(&meta, opts.no_mysql));
+            live_note = Some(live_capture_note(&meta, opts.mysql.is_none()));
             t
         }
     };
@@ -93,10 +94,11 @@ pub(super) fn live_capture_note(meta: &crate::snapshot::SnapshotMeta, no_mysql: 
         .filter(|f| f.starts_with("captures/"))
         .collect();
     let mysql = if no_mysql {
-        "not run: my_print_defaults and the mysql client (--no-mysql)".to_string()
+        "not run: my_print_defaults and the mysql client (--mysql reads the running server)"
+            .to_string()
     } else {
         "it ran my_print_defaults (client option groups) and the mysql client \
-         (SHOW GLOBAL VARIABLES into captures/mysql-variables.tsv); --no-mysql turns both off"
+         (SHOW GLOBAL VARIABLES into captures/mysql-variables.tsv), as --mysql asked"
             .to_string()
     };
     format!(

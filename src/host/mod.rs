@@ -65,6 +65,7 @@ impl Host {
             stats: Arc::default(),
             kernel_resolve: true,
             hard_links: Arc::default(),
+            live_captures: Arc::default(),
             read_budget: Arc::new(ReadBudget {
                 limit: MAX_HOST_READ_BYTES,
                 used: AtomicU64::new(0),
@@ -92,6 +93,22 @@ impl Host {
             None => h.name = "localhost".to_string(),
         }
         h
+    }
+
+    /// Give a live host the output of a read-only command run against one
+    /// of its services (`SHOW GLOBAL VARIABLES` for `--mysql`), or why it
+    /// could not run: [`Host::capture`] then answers with it, as a
+    /// snapshot's `captures/NAME` would. Ignored on a snapshot, which holds
+    /// its own captures. The text is data, parsed as the capture is.
+    pub(crate) fn set_live_capture(&mut self, name: &str, captured: Result<String, String>) {
+        if self.kind == SourceKind::Live {
+            Arc::make_mut(&mut self.live_captures).insert(name.to_string(), captured);
+        }
+    }
+
+    /// Whether the live host was given a capture `name` (read or failed).
+    pub(crate) fn has_live_capture(&self, name: &str) -> bool {
+        self.kind == SourceKind::Live && self.live_captures.contains_key(name)
     }
 
     /// Name the host `name`, read at `path`, cut to [`MAX_HOST_NAME_BYTES`]

@@ -190,6 +190,10 @@ pub struct Host {
     pub(super) walked: Arc<Mutex<WalkCache>>,
     /// What each path was when first looked at (see [`StatMemo`]).
     pub(super) stats: Arc<Mutex<StatMemo>>,
+    /// Command output read from the live host's running services when the
+    /// user asked for it (`--mysql`), by capture name: the text, or why it
+    /// could not be read (see [`Host::set_live_capture`]).
+    pub(super) live_captures: Arc<BTreeMap<String, Result<String, String>>>,
 }
 
 /// A path's type and permission bits as the first confined `stat`

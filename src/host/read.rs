@@ -617,11 +617,17 @@ impl Host {
     }
 
     /// Read `captures/NAME` of a snapshot (command output with no file on the
-    /// host). On a live host there are no captures: `NotFound`.
+    /// host). On a live host, the output read from a running service when
+    /// the user asked for it ([`Host::set_live_capture`]); otherwise there
+    /// are no captures: `NotFound`.
     pub(crate) fn capture(&self, name: &str) -> Result<String, ReadError> {
         match self.kind {
             SourceKind::Snapshot => self.read_to_string(&format!("/captures/{name}")),
-            SourceKind::Live => Err(ReadError::NotFound),
+            SourceKind::Live => match self.live_captures.get(name) {
+                Some(Ok(text)) => Ok(text.clone()),
+                Some(Err(why)) => Err(ReadError::Io(why.clone())),
+                None => Err(ReadError::NotFound),
+            },
         }
     }
 

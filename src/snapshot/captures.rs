@@ -16,7 +16,9 @@ use crate::host::{EntryKind, Host, ReadLog};
 use crate::parse::sysctl::swap_dot_slash;
 use crate::secret::{self, REDACTED};
 
-use super::commands::{find_program, mysql_capture, run_capped, RPM_CAPTURE_ARGS};
+use super::commands::{
+    find_program, mysql_capture_from, run_capped, MysqlConnection, RPM_CAPTURE_ARGS,
+};
 use super::manifest::Unreadable;
 use super::plan::Writer;
 
@@ -202,12 +204,16 @@ pub(super) fn capture_tune2fs(log: &ReadLog, w: &mut Writer, unreadable: &mut Ve
 
 /// `captures/mysql-variables.tsv` (`--mysql`): `SHOW GLOBAL VARIABLES`,
 /// root-only, sorted and redacted.
-pub(super) fn capture_mysql_variables(w: &mut Writer, unreadable: &mut Vec<Unreadable>) {
+pub(super) fn capture_mysql_variables(
+    w: &mut Writer,
+    unreadable: &mut Vec<Unreadable>,
+    conn: &MysqlConnection,
+) {
     // The user's [mysql] group may set `table`, `vertical`, `html`, `xml`,
     // `raw`, `tee`, `pager`, `init-command`, `verbose`: only the user's
     // connection options reach the client, so the capture is always
     // the batch TSV the readers expect and the user's credentials apply.
-    match mysql_capture() {
+    match mysql_capture_from(conn) {
         Ok(text) => {
             w.modes.insert(MYSQL_VARIABLES.path.into(), 0o600);
             w.files

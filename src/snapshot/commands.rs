@@ -87,8 +87,64 @@ const MYSQL_CONNECTION_OPTIONS: [&str; 33] = [
 /// the client to read from stdin. `None` when `my_print_defaults` cannot
 /// run (the client then runs with `--no-defaults`).
 pub fn mysql_client_defaults() -> Option<String> {
-    let tool = find_program("my_print_defaults")?;
-    let mut out = run_capped(Command::new(&tool).args(MYSQL_CLIENT_GROUPS)).ok()?;
+    print_client_defaults(None).ok()
+}
+
+/// Which running MySQL/MariaDB server a live read connects to, and as whom.
+/// The default is what the `mysql` client itself would use: the user's
+/// client option files (`[client]`, `[mysql]`, ... as `my_print_defaults`
+/// resolves them) and the client's standard environment (`MYSQL_HOST`,
+/// `MYSQL_TCP_PORT`, `MYSQL_UNIX_PORT`, `MYSQL_HOME`, which the client and
+/// `my_print_defaults` read themselves).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct MysqlConnection {
+    /// Read the connection options from this option file only, as the
+    /// client's own `--defaults-file` does (its client groups; still only
+    /// the connection options are passed on).
+    pub defaults_file: Option<std::path::PathBuf>,
+    /// Connect through this unix socket (the client's `--socket`), over any
+    /// socket the option files name.
+    pub socket: Option<std::path::PathBuf>,
+}
+
+impl MysqlConnection {
+    /// The client's defaults: the user's option files and environment.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Read the connection options from `file` only.
+    pub fn defaults_file(mut self, file: impl Into<std::path::PathBuf>) -> Self {
+        self.defaults_file = Some(file.into());
+        self
+    }
+
+    /// Connect through the unix socket `path`.
+    pub fn socket(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.socket = Some(path.into());
+        self
+    }
+}
+
+/// [`client_defaults_file`] of what `my_print_defaults` prints for the
+/// client groups, from `defaults_file` only when given (the option must
+/// come first, as for every MySQL program).
+fn print_client_defaults(defaults_file: Option<&Path>) -> Result<String, CommandError> {
+    let tool = find_program("my_print_defaults").ok_or(CommandError::NoPrintDefaults)?;
+    let run = |show: bool| {
+        let mut cmd = Command::new(&tool);
+        if let Some(f) = defaults_file {
+            let mut arg = std::ffi::OsString::from("--defaults-file=");
+            arg.push(f);
+            cmd.arg(arg);
+        }
+        if show {
+            cmd.arg("--show");
+        }
+        run_capped(cmd.args(MYSQL_CLIENT_GROUPS))
+    };
+    let mut out = run(false)?;
     // MySQL's my_print_defaults masks passwords unless `--show` (MariaDB's
     // has no such option and never masks).
     if out.lines().any(|l| {
@@ -96,9 +152,9 @@ pub fn mysql_client_defaults() -> Option<String> {
             n.contains("pass") && !v.is_empty() && v.bytes().all(|b| b == b'*')
         })
     }) {
-        out = run_capped(Command::new(&tool).arg("--show").args(MYSQL_CLIENT_GROUPS)).ok()?;
+        out = run(true)?;
     }
-    Some(client_defaults_file(&out))
+    Ok(client_defaults_file(&out))
 }
 
 /// The `[client]` option file for [`mysql_client_defaults`] from
@@ -178,22 +234,37 @@ pub fn client_defaults_file(print_defaults: &str) -> String {
 /// user's `[mysql]` display settings applies), then the capture format is
 /// fixed by [`MYSQL_CAPTURE_ARGS`].
 pub fn mysql_capture() -> Result<String, CommandError> {
+    mysql_capture_from(&MysqlConnection::default())
+}
+
+/// [`mysql_capture`] of the server `conn` names: the connection options of
+/// its `defaults_file` (which must be readable through `my_print_defaults`,
+/// else the read fails rather than fall back to other files), then its
+/// `socket` on the command line (a path, never a secret).
+pub fn mysql_capture_from(conn: &MysqlConnection) -> Result<String, CommandError> {
     let client = find_program("mysql")
         .or_else(|| find_program("mariadb"))
         .ok_or(CommandError::NoClient)?;
     let mut cmd = Command::new(client);
-    let input = match mysql_client_defaults() {
-        Some(d) => {
-            cmd.arg("--defaults-file=/dev/stdin");
-            Some(d)
-        }
-        None => {
-            cmd.arg("--no-defaults");
-            None
-        }
+    let defaults = match (
+        &conn.defaults_file,
+        print_client_defaults(conn.defaults_file.as_deref()),
+    ) {
+        (_, Ok(d)) => Some(d),
+        (Some(_), Err(e)) => return Err(e),
+        (None, Err(_)) => None,
     };
+    match &defaults {
+        Some(_) => cmd.arg("--defaults-file=/dev/stdin"),
+        None => cmd.arg("--no-defaults"),
+    };
+    if let Some(sock) = &conn.socket {
+        let mut arg = std::ffi::OsString::from("--socket=");
+        arg.push(sock);
+        cmd.arg(arg);
+    }
     cmd.args(MYSQL_CAPTURE_ARGS);
-    run_capped_input(&mut cmd, input.as_deref().map(str::as_bytes))
+    run_capped_input(&mut cmd, defaults.as_deref().map(str::as_bytes))
 }
 
 /// `rpm` arguments for `captures/installed-rpms` (read-only query of the
@@ -222,6 +293,10 @@ pub enum CommandError {
     /// Neither client is installed.
     #[error("no `mysql` or `mariadb` client on PATH")]
     NoClient,
+    /// An option file was named but `my_print_defaults`, which reads it as
+    /// the client would, is not installed.
+    #[error("no `my_print_defaults` on PATH to read the option file with")]
+    NoPrintDefaults,
     /// The command could not be started.
     #[error("cannot run: {}", io_message(.0))]
     Spawn(std::io::Error),

@@ -36,8 +36,8 @@ mod write;
 pub(crate) use captures::volatile_sysctl;
 pub use captures::{ext4_devices, mysql_tsv, stable_tune2fs, sysctl_capture};
 pub use commands::{
-    client_defaults_file, mysql_capture, mysql_client_defaults, CommandError, MYSQL_CAPTURE_ARGS,
-    MYSQL_CLIENT_GROUPS, RPM_CAPTURE_ARGS,
+    client_defaults_file, mysql_capture, mysql_capture_from, mysql_client_defaults, CommandError,
+    MysqlConnection, MYSQL_CAPTURE_ARGS, MYSQL_CLIENT_GROUPS, RPM_CAPTURE_ARGS,
 };
 pub use manifest::{civil_from_days, rfc3339_now, SnapshotMeta, Unreadable, SNAPSHOT_SCHEMA};
 pub use plan::{redact_file, stable_proc};
@@ -64,6 +64,37 @@ pub struct SnapshotOptions {
     pub force: bool,
     /// Also capture `SHOW GLOBAL VARIABLES` with the `mysql` client.
     pub mysql: bool,
+    /// Which server `mysql` reads (the client's defaults unless set).
+    pub mysql_connection: MysqlConnection,
+}
+
+/// Read the live host's running MySQL/MariaDB server read-only
+/// (`SHOW GLOBAL VARIABLES` through the `mysql` client, as
+/// `snapshot --mysql` does) into `host`, so its runtime rules judge what
+/// the server runs with. What went wrong is kept on the host too (its
+/// runtime rules are `unknown` with the reason) and returned for the
+/// caller to say. Nothing on a snapshot, which holds its own capture.
+pub fn read_running_mysql(host: &mut Host, conn: &MysqlConnection) -> Result<(), CommandError> {
+    if host.kind() != crate::host::SourceKind::Live {
+        return Ok(());
+    }
+    let name = crate::catalogue::MYSQL_VARIABLES.name;
+    match mysql_capture_from(conn) {
+        Ok(text) => {
+            host.set_live_capture(name, Ok(text));
+            Ok(())
+        }
+        Err(e) => {
+            host.set_live_capture(
+                name,
+                Err(format!(
+                    "{}: {e}",
+                    crate::catalogue::MYSQL_VARIABLES.command
+                )),
+            );
+            Err(e)
+        }
+    }
 }
 
 /// Capture the live host into `out`, copying what `policies` read.
@@ -91,7 +122,7 @@ pub fn take(
     capture_file_modes(&facts, &mut w);
     capture_tune2fs(&log, &mut w, &mut unreadable);
     if opts.mysql {
-        capture_mysql_variables(&mut w, &mut unreadable);
+        capture_mysql_variables(&mut w, &mut unreadable, &opts.mysql_connection);
     }
     capture_server_rpms(&mut w, &mut unreadable);
 

@@ -590,22 +590,25 @@ fn a_change_refused_for_an_adjacent_secret_is_listed_unfixable_not_fixed() {
 // item 14
 
 #[test]
-fn fix_says_which_live_captures_it_runs_and_how_to_turn_them_off() {
+fn fix_says_which_live_captures_it_runs_and_how_to_turn_them_on() {
     let (_, help, _) = cli::run(&["fix", "--help"]);
-    for w in ["my_print_defaults", "mysql", "--no-mysql"] {
+    for w in ["my_print_defaults", "mysql", "--mysql"] {
         assert!(help.contains(w), "`fix --help` does not name {w}:\n{help}");
     }
     let doc = std::fs::read_to_string(cli::repo_root().join("docs/fix.md")).unwrap();
-    for w in ["my_print_defaults", "--no-mysql"] {
+    for w in ["my_print_defaults", "--mysql"] {
         assert!(doc.contains(w), "docs/fix.md does not name {w}");
     }
-    // the live run's summary names what it ran (or with --no-mysql, that it
-    // did not run the MySQL captures)
-    let (code, _, err) = fix_cli(&["--no-mysql", "--no-verify"]);
-    assert!((0..=1).contains(&code), "{err}");
-    says(&err, "captured the live host");
-    says(&err, "--no-mysql");
-    assert!(err.contains("not run: my_print_defaults"), "{err}");
+    // the live run's summary names what it ran: a server is read only
+    // with --mysql, as in every command (--no-mysql, the old opt-out, is
+    // still accepted and changes nothing)
+    for args in [&["--no-verify"][..], &["--no-mysql", "--no-verify"]] {
+        let (code, _, err) = fix_cli(args);
+        assert!((0..=1).contains(&code), "{err}");
+        says(&err, "captured the live host");
+        says(&err, "--mysql reads the running server");
+        assert!(err.contains("not run: my_print_defaults"), "{err}");
+    }
 }
 
 // the writers' property tests: any host value or file name either reaches

@@ -11,6 +11,7 @@ mod corpus;
 mod hardening_files;
 mod hardening_server;
 mod hosts;
+mod live_read;
 mod mariadb_server;
 mod mycnf_reference;
 mod real_world;

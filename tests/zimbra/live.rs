@@ -253,8 +253,8 @@ fn same_finding(live: &Value, snap: &Value) -> Result<(), String> {
 }
 
 /// Why a live host has no running-server values, and the fix it gives.
-const LIVE_RUNTIME_REASON: &str = "runtime MySQL/MariaDB variables are not read from a live host: take a snapshot with `driftaudit snapshot --mysql` (or capture `mysql -NB -e 'SHOW GLOBAL VARIABLES'` as captures/mysql-variables.tsv)";
-const LIVE_RUNTIME_FIX: &str = "Take a snapshot on the host with `driftaudit snapshot --mysql` (it runs `SHOW GLOBAL VARIABLES` through the server's local socket) and audit the snapshot.";
+const LIVE_RUNTIME_REASON: &str = "runtime MySQL/MariaDB variables are read from a live host only with --mysql (or audit a snapshot taken with `driftaudit snapshot --mysql`)";
+const LIVE_RUNTIME_FIX: &str = "Run it again with `--mysql` (`check --mysql`, `diff SNAPSHOT live --mysql`): driftaudit then reads the running server read-only with `SHOW GLOBAL VARIABLES` through the mysql client, on your client option files, `--mysql-defaults-file FILE` or `--mysql-socket PATH`; or audit a snapshot taken with `driftaudit snapshot --mysql`.";
 /// The same in a snapshot taken without `--mysql`.
 const SNAPSHOT_RUNTIME_REASON: &str = "the snapshot has no captures/mysql-variables.tsv (no such file or directory): capture `mysql -NB -e 'SHOW GLOBAL VARIABLES'` to compare with the running server";
 

@@ -54,11 +54,11 @@ pub fn typed_runtime(name: &str, value: &str) -> Value {
 }
 
 /// The fix of an `unknown` that only the running server decides, on a live
-/// host: driftaudit does not query a server while it audits, the snapshot
-/// command does (nothing was refused, so the generic fix does not fit).
+/// host audited without `--mysql`: driftaudit queries a server only when
+/// asked (nothing was refused, so the generic fix does not fit).
 pub(super) fn not_read_live_fix(host: &Host) -> Option<String> {
-    (host.kind() == SourceKind::Live).then(|| {
-        "Take a snapshot on the host with `driftaudit snapshot --mysql` (it runs `SHOW GLOBAL VARIABLES` through the server's local socket) and audit the snapshot.".to_string()
+    (host.kind() == SourceKind::Live && !host.has_live_capture(VARIABLES_CAPTURE)).then(|| {
+        "Run it again with `--mysql` (`check --mysql`, `diff SNAPSHOT live --mysql`): driftaudit then reads the running server read-only with `SHOW GLOBAL VARIABLES` through the mysql client, on your client option files, `--mysql-defaults-file FILE` or `--mysql-socket PATH`; or audit a snapshot taken with `driftaudit snapshot --mysql`.".to_string()
     })
 }
 
@@ -68,7 +68,8 @@ pub(super) fn runtime_namespace(host: &Host, facts: &mut Facts) -> Namespace {
         Ok(t) => t,
         Err(e) => {
             let reason = match host.kind() {
-                SourceKind::Live => "runtime MySQL/MariaDB variables are not read from a live host: take a snapshot with `driftaudit snapshot --mysql` (or capture `mysql -NB -e 'SHOW GLOBAL VARIABLES'` as captures/mysql-variables.tsv)".to_string(),
+                SourceKind::Live if host.has_live_capture(VARIABLES_CAPTURE) => format!("the running server was not read (--mysql): {e}"),
+                SourceKind::Live => "runtime MySQL/MariaDB variables are read from a live host only with --mysql (or audit a snapshot taken with `driftaudit snapshot --mysql`)".to_string(),
                 SourceKind::Snapshot => format!("the snapshot has no captures/{VARIABLES_CAPTURE} ({e}): capture `mysql -NB -e 'SHOW GLOBAL VARIABLES'` to compare with the running server"),
             };
             let mut ns = Namespace::unavailable(reason);
