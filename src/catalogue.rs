@@ -434,6 +434,13 @@ pub const FUNCTIONS: &[FunctionSpec] = &[
         description: "`x`, or `v` when `x` is absent",
     },
     FunctionSpec {
+        name: "within",
+        min_args: 3,
+        max_args: 3,
+        signature: "within(x, lo, hi)",
+        description: "`x`; when `x` is unknown, a number known to lie between `lo` and `hi`: arithmetic carries the range and a comparison every value in it answers alike is decided",
+    },
+    FunctionSpec {
         name: "du",
         min_args: 1,
         max_args: 1,

@@ -67,7 +67,12 @@ pub(super) fn first_unmet_of<'a>(
                     Status::Skip,
                     format!("applies only when `{}`; {subject}: {reason}", text.trim()),
                 )),
-                Err(Missing::Unknown { subject, reason }) => Some((
+                Err(
+                    Missing::Unknown { subject, reason }
+                    | Missing::Bounded {
+                        subject, reason, ..
+                    },
+                ) => Some((
                     Status::Unknown,
                     format!(
                         "cannot tell whether `{}` holds: {subject}: {reason}",

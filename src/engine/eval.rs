@@ -145,6 +145,13 @@ impl<'a> RuleCx<'a> {
                         Ok(v) => expr::show(&v),
                         Err(Missing::Absent { subject, .. }) => format!("(no {subject})"),
                         Err(Missing::Unknown { subject, .. }) => format!("(unknown {subject})"),
+                        Err(Missing::Bounded {
+                            subject, lo, hi, ..
+                        }) => format!(
+                            "(unknown {subject}, between {} and {})",
+                            expr::show(&lo),
+                            expr::show(&hi)
+                        ),
                         Err(Missing::Error(e)) => format!("(error: {e})"),
                     };
                     if in_code {

@@ -144,6 +144,20 @@ pub(super) fn missing_finding(rule: &Rule, cx: &RuleCx, m: Missing) -> Finding {
     let (status, text) = match m {
         Missing::Absent { subject, reason } => (Status::Skip, format!("{subject}: {reason}")),
         Missing::Unknown { subject, reason } => (Status::Unknown, format!("{subject}: {reason}")),
+        // a range that reached the verdict undecided
+        Missing::Bounded {
+            subject,
+            reason,
+            lo,
+            hi,
+        } => (
+            Status::Unknown,
+            format!(
+                "{subject}: {reason} (it lies between {} and {}, and the answer differs over that range)",
+                crate::expr::show(&lo),
+                crate::expr::show(&hi)
+            ),
+        ),
         Missing::Error(e) => (
             Status::Error,
             format!("the rule could not be evaluated: {e}"),

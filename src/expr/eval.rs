@@ -12,32 +12,10 @@ use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{ops, BinOp, Expr};
+use super::{bounds, ops, BinOp, Expr};
 use crate::value::Value;
 
-/// Why an expression has no value.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum Missing {
-    /// A setting does not exist: rules skip (or `absent` passes).
-    #[error("{subject}: {reason}")]
-    Absent {
-        /// Canonical subject (`net.ipv4.tcp_tw_recycle`).
-        subject: String,
-        /// Why it is absent, in words.
-        reason: String,
-    },
-    /// Data could not be read: rules are `unknown`.
-    #[error("{subject}: {reason}")]
-    Unknown {
-        /// Subject.
-        subject: String,
-        /// Reason.
-        reason: String,
-    },
-    /// The expression itself is wrong for this data (type error): rules are `error`.
-    #[error("{0}")]
-    Error(String),
-}
+pub use super::missing::Missing;
 
 /// Host data, and nothing else: a fact, a setting, a directory's size, the
 /// mount holding a path. The engine answers it over gathered facts (one
@@ -350,7 +328,11 @@ fn eval_in(e: &Expr, cx: &Scope) -> Result<Value, Missing> {
                 other.type_name()
             )),
         },
-        Expr::Unary(op, x) => ops::unary(*op, &*operand(x, cx)?).map_err(Missing::Error),
+        Expr::Unary(op, x) => match operand(x, cx) {
+            Ok(v) => ops::unary(*op, &v).map_err(Missing::Error),
+            Err(m) if *op == super::UnOp::Neg => Err(bounds::negate(&m).unwrap_or(m)),
+            Err(m) => Err(m),
+        },
         Expr::Binary(op @ (BinOp::And | BinOp::Or), a, b) => {
             // the side that decides: false for `and` (false and <missing>
             // is false), true for `or`
@@ -364,11 +346,41 @@ fn eval_in(e: &Expr, cx: &Scope) -> Result<Value, Missing> {
                 },
             }
         }
-        Expr::Binary(op, a, b) => {
-            ops::binary(*op, &*operand(a, cx)?, &*operand(b, cx)?).map_err(Missing::Error)
-        }
+        Expr::Binary(op, a, b) => match operand(a, cx) {
+            Ok(x) => match operand(b, cx) {
+                Ok(y) => ops::binary(*op, &x, &y).map_err(Missing::Error),
+                Err(m) => range_right(*op, x.into_owned(), m),
+            },
+            Err(m) => range_left(*op, m, b, cx),
+        },
         Expr::Call(f, args) => call(f, args, cx),
     }
+}
+
+/// `x OP <missing>`: decided over the missing side's range when it has
+/// one ([`bounds`]), else that side's reason. Out of line, so the
+/// recursive evaluator's frame stays as small as before ranges.
+#[cold]
+#[inline(never)]
+fn range_right(op: BinOp, x: Value, m: Missing) -> Result<Value, Missing> {
+    if !matches!(m, Missing::Bounded { .. }) {
+        return Err(m);
+    }
+    let y = Err(m);
+    bounds::binary(op, &Ok(x), &y).unwrap_or(y)
+}
+
+/// `<missing> OP b`: a range on the left may still be decided by the
+/// right side; any other missing value is the answer, `b` unread.
+#[cold]
+#[inline(never)]
+fn range_left(op: BinOp, m: Missing, b: &Expr, cx: &Scope) -> Result<Value, Missing> {
+    if !matches!(m, Missing::Bounded { .. }) {
+        return Err(m);
+    }
+    let x = Err(m);
+    let y = eval_in(b, cx);
+    bounds::binary(op, &x, &y).unwrap_or(x)
 }
 
 /// An operand's value: a literal as written (not copied), else evaluated.
@@ -391,8 +403,12 @@ fn call(f: &str, args: &[Expr], cx: &Scope) -> Result<Value, Missing> {
             Err(Missing::Absent { .. }) => eval(&args[1], cx),
             other => other,
         },
+        "within" => within(args, cx),
         _ => {
-            let vals: Vec<Value> = args.iter().map(|a| eval(a, cx)).collect::<Result<_, _>>()?;
+            let vals = match arguments(f, args, cx) {
+                Ok(v) => v,
+                Err(answer) => return answer,
+            };
             match f {
                 "du" => match cx.host {
                     Some(h) => h.dir_size(&vals[0].to_plain()),
@@ -406,6 +422,48 @@ fn call(f: &str, args: &[Expr], cx: &Scope) -> Result<Value, Missing> {
             }
         }
     }
+}
+
+/// `within(x, lo, hi)` ([`bounds::within`]).
+#[inline(never)]
+fn within(args: &[Expr], cx: &Scope) -> Result<Value, Missing> {
+    let x = eval_in(&args[0], cx);
+    let (lo, hi) = (eval_in(&args[1], cx)?, eval_in(&args[2], cx)?);
+    if lo.as_f64().is_none() || hi.as_f64().is_none() {
+        return err(format!(
+            "`within` needs numbers for its range, got {} and {}",
+            lo.type_name(),
+            hi.type_name()
+        ));
+    }
+    bounds::within(x, lo, hi)
+}
+
+/// A function's arguments in order, up to the first one missing (`Err`
+/// with the call's answer: that reason, or the function of a range a
+/// monotone function carries, see [`bounds::function`]).
+#[inline(never)]
+fn arguments(f: &str, args: &[Expr], cx: &Scope) -> Result<Vec<Value>, Result<Value, Missing>> {
+    let mut got: Vec<Result<Value, Missing>> = Vec::with_capacity(args.len());
+    for a in args {
+        let r = eval_in(a, cx);
+        // a range does not stop the others: a monotone function carries it
+        let stop = matches!(r, Err(ref m) if !matches!(m, Missing::Bounded { .. }));
+        got.push(r);
+        if stop {
+            break;
+        }
+    }
+    if !got.iter().any(Result::is_err) {
+        return Ok(got.into_iter().filter_map(Result::ok).collect());
+    }
+    if let Some(r) = bounds::function(f, &got) {
+        return Err(r);
+    }
+    Err(got
+        .into_iter()
+        .find_map(Result::err)
+        .map_or_else(|| err(format!("`{f}`: a missing argument")), Err))
 }
 
 #[cfg(test)]

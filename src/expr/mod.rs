@@ -14,6 +14,9 @@
 //! - `canonical.rs`: the canonical text (`Display` for [`Expr`]), which the
 //!   parser reads back to the same tree;
 //! - `ops.rs`: what each operator and function does to values ([`ops`]);
+//! - `missing.rs`: why an expression has no value ([`eval::Missing`]);
+//! - `bounds.rs`: what they do to a number known only to lie in a range
+//!   (`within`), so a verdict every value of the range gives is given;
 //! - `eval.rs`: the one evaluator ([`eval::eval`]) and the one name
 //!   resolution ([`eval::Scope`]: the finding's specials, the `for_each`
 //!   item, `let`s, host facts), with constants' scope
@@ -24,8 +27,10 @@ use crate::catalogue;
 use crate::value::{format_size, Value};
 
 mod ast;
+mod bounds;
 mod canonical;
 pub mod eval;
+mod missing;
 pub mod ops;
 mod parse;
 mod syntax_error;

@@ -29,6 +29,20 @@
 //!   `PersistentDisk` on virtio-scsi, NVMe model `nvme_card-pd` (Google
 //!   Cloud, "About persistent disks"; local SSDs are `EphemeralDisk` and
 //!   `nvme_card`).
+//! - Hardware RAID virtual disks: the kernel asks the disk for the SCSI
+//!   Block Device Characteristics VPD page (0xB1) and reports rotational
+//!   unless it says "non-rotating medium"; a RAID controller answers that
+//!   inquiry for its virtual disk itself, and many do not support the page,
+//!   which hides whether the drives behind it are SSDs (Red Hat KB 7008833,
+//!   "How does the kernel determine if a SCSI disk is HDD or SSD?"). The
+//!   virtual disks carry the controller's INQUIRY identity: Dell PERC
+//!   (vendor `DELL`, product `PERC …`), Broadcom/LSI/Avago MegaRAID and the
+//!   OEM cards built on it (products `MR9…`, `MegaRAID …`, IBM `ServeRAID
+//!   …`, Fujitsu `PRAID …`, Lenovo `RAID …`), HPE Smart Array (`HP`/`HPE`
+//!   `LOGICAL VOLUME`, hpsa), LSI Integrated RAID volumes (`LSI` `Logical
+//!   Volume`, mpt3sas) and Adaptec/Microchip arrays (vendor `Adaptec`, the
+//!   product is the array's name). A drive passed through such a controller
+//!   (JBOD, HBA mode) keeps its own identity and flag.
 
 /// A whole disk as the guest sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,6 +53,14 @@ pub enum DiskKind {
     Virtual {
         /// What it is (`virtio-blk (QEMU/KVM)`).
         what: &'static str,
+    },
+    /// A virtual disk of a hardware RAID controller: the controller
+    /// answers for it and may hide whether its drives are SSDs.
+    Controller {
+        /// Which controller family (`Dell PERC`).
+        what: &'static str,
+        /// The controller's own tool that lists its drives' media.
+        decides: &'static str,
     },
     /// A provider's network volume: its volume type decides the medium
     /// (and its latency is the provider's).
@@ -116,12 +138,59 @@ pub fn classify(id: &DiskId) -> DiskKind {
             what: "VMware virtual disk",
         };
     }
+    if let Some(k) = raid_controller(vendor, model) {
+        return k;
+    }
     if starts(vendor, "Msft") && starts(model, "Virtual Disk") {
         return DiskKind::Virtual {
             what: "Hyper-V virtual disk (also Azure's managed disks, whose SKU decides the medium)",
         };
     }
     DiskKind::Physical
+}
+
+/// The virtual disk of a hardware RAID controller, from the INQUIRY
+/// identity the controller gives it (see the module's references).
+fn raid_controller(vendor: &str, model: &str) -> Option<DiskKind> {
+    let starts = |s: &str, p: &str| s.get(..p.len()).is_some_and(|h| h.eq_ignore_ascii_case(p));
+    const MEGACLI: &str = "the controller's own tool, which lists each drive's medium \
+                           (`storcli /c0/eall/sall show` or `perccli /c0/eall/sall show`: \
+                           Med SSD or HDD)";
+    let kind = |what, decides| Some(DiskKind::Controller { what, decides });
+    if starts(vendor, "DELL") && starts(model, "PERC") {
+        return kind("Dell PERC RAID controller", MEGACLI);
+    }
+    if starts(model, "MegaRAID")
+        || (["LSI", "AVAGO", "BROADCOM"]
+            .iter()
+            .any(|v| starts(vendor, v))
+            && starts(model, "MR9"))
+        || starts(model, "ServeRAID")
+        || starts(model, "PRAID")
+        || (starts(vendor, "Lenovo") && starts(model, "RAID "))
+    {
+        return kind("MegaRAID (Broadcom/LSI) RAID controller", MEGACLI);
+    }
+    if (starts(vendor, "HP") || starts(vendor, "HPE")) && starts(model, "LOGICAL VOLUME") {
+        return kind(
+            "HPE Smart Array RAID controller",
+            "the controller's own tool (`ssacli ctrl all show config detail`: each \
+             physicaldrive's Interface Type, Solid State SAS/SATA or not)",
+        );
+    }
+    if starts(vendor, "LSI") && starts(model, "Logical Volume") {
+        return kind(
+            "LSI Integrated RAID (mpt3sas) controller",
+            "the controller's own tool (`sas3ircu 0 display`: each drive's Drive Type, SSD or HDD)",
+        );
+    }
+    if starts(vendor, "Adaptec") {
+        return kind(
+            "Adaptec/Microchip RAID controller",
+            "the controller's own tool (`arcconf getconfig 1 pd`: each drive's SSD field)",
+        );
+    }
+    None
 }
 
 impl DiskKind {
@@ -143,6 +212,12 @@ impl DiskKind {
             DiskKind::Virtual { what } => format!(
                 "{disk} is a {what}: its driver reports queue/rotational = {shown} \
                  whatever backs it, so the flag says nothing about the medium"
+            ),
+            DiskKind::Controller { what, .. } => format!(
+                "{disk} is a virtual disk of a {what}: the controller answers the kernel's \
+                 medium inquiry for it and may hide whether the drives behind it are SSDs \
+                 (queue/rotational = {shown} is the controller's answer, not the medium's; \
+                 Red Hat KB 7008833)"
             ),
             DiskKind::Cloud { what, decides } => format!(
                 "{disk} is a {what}, a network volume whose latency is the provider's \
@@ -206,6 +281,47 @@ mod tests {
                 "Google",
             ),
             (id("nvme0n1", "", "nvme_card-pd", ""), "Google"),
+            // hardware RAID virtual disks, as their controllers name them
+            (
+                id("sda", "DELL    ", "PERC H730P Mini  ", "scsi:t-0x00"),
+                "Dell PERC",
+            ),
+            (
+                id("sdb", "DELL    ", "PERC H755 Front  ", "scsi:t-0x00"),
+                "Dell PERC",
+            ),
+            (
+                id("sda", "AVAGO   ", "MR9361-8i       ", "scsi:t-0x00"),
+                "MegaRAID",
+            ),
+            (
+                id("sda", "LSI     ", "MR9271-8i       ", "scsi:t-0x00"),
+                "MegaRAID",
+            ),
+            (
+                id("sda", "BROADCOM", "MR9560-16i      ", "scsi:t-0x00"),
+                "MegaRAID",
+            ),
+            (
+                id("sda", "IBM     ", "ServeRAID M5210 ", "scsi:t-0x00"),
+                "MegaRAID",
+            ),
+            (
+                id("sda", "HP      ", "LOGICAL VOLUME  ", "scsi:t-0x00"),
+                "Smart Array",
+            ),
+            (
+                id("sda", "HPE     ", "LOGICAL VOLUME  ", "scsi:t-0x00"),
+                "Smart Array",
+            ),
+            (
+                id("sda", "LSI     ", "Logical Volume  ", "scsi:t-0x00"),
+                "Integrated RAID",
+            ),
+            (
+                id("sda", "Adaptec ", "RAID10-DATA     ", "scsi:t-0x00"),
+                "Adaptec",
+            ),
         ];
         for (d, want) in cases {
             let k = classify(&d);
@@ -220,6 +336,12 @@ mod tests {
             id("nvme1n1", "", "Amazon EC2 NVMe Instance Storage", ""),
             id("sdc", "Google  ", "EphemeralDisk   ", "scsi:t-0x00"),
             id("sda", "", "", ""),
+            // drives passed through a controller (HBA/JBOD mode) keep their
+            // own identity, and a Dell-branded drive is not a PERC
+            id("sda", "ATA     ", "SAMSUNG MZ7LH960", "scsi:t-0x00"),
+            id("sda", "SEAGATE ", "ST1200MM0009    ", "scsi:t-0x00"),
+            id("sda", "DELL    ", "ST2000NM0055    ", "scsi:t-0x00"),
+            id("sda", "HP      ", "MB4000GCWDC     ", "scsi:t-0x00"),
         ] {
             assert_eq!(classify(&d), DiskKind::Physical, "{d:?}");
         }

@@ -183,6 +183,41 @@ const VIRTUAL: &[(&str, Disk, &str)] = &[
         },
         "sdb is a Google Compute Engine persistent disk",
     ),
+    // hardware RAID: the controller answers the medium inquiry for its
+    // virtual disk (Red Hat KB 7008833), as sysfs shows such disks
+    (
+        "dell-perc",
+        Disk {
+            name: "sda",
+            vendor: "DELL    ",
+            model: "PERC H730P Mini ",
+            modalias: "scsi:t-0x00",
+            rotational: 1,
+        },
+        "sda is a virtual disk of a Dell PERC RAID controller",
+    ),
+    (
+        "hpe-smart-array",
+        Disk {
+            name: "sda",
+            vendor: "HP      ",
+            model: "LOGICAL VOLUME  ",
+            modalias: "scsi:t-0x00",
+            rotational: 1,
+        },
+        "sda is a virtual disk of a HPE Smart Array RAID controller",
+    ),
+    (
+        "broadcom-megaraid",
+        Disk {
+            name: "sdb",
+            vendor: "AVAGO   ",
+            model: "MR9361-8i       ",
+            modalias: "scsi:t-0x00",
+            rotational: 1,
+        },
+        "sdb is a virtual disk of a MegaRAID",
+    ),
 ];
 
 #[test]
@@ -205,6 +240,13 @@ fn a_virtual_or_cloud_disk_is_unknown_with_why_until_the_site_says_what_backs_it
         // a cloud volume names the fact that decides it
         if name.starts_with("aws") {
             assert!(fix.contains("EBS volume type"), "{fix}");
+        }
+        // a RAID controller's disk names the tool that lists its drives
+        if name.starts_with("dell") || name.contains("megaraid") {
+            assert!(fix.contains("storcli") && fix.contains("perccli"), "{fix}");
+        }
+        if name.starts_with("hpe") {
+            assert!(fix.contains("ssacli"), "{fix}");
         }
         let (status, why, _) = verdict(&snap, &["--set", "storage.assume_media=ssd"]);
         assert_eq!(status, "pass", "{name}: {why}");

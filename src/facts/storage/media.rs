@@ -190,7 +190,8 @@ pub(crate) struct Medium {
     /// Why `rotational` is unknown because of what the disk is (a virtual
     /// or cloud disk), with what decides it.
     pub not_the_medium: Option<(String, String)>,
-    /// Whether a leaf is a virtual or cloud disk.
+    /// Whether a leaf is a virtual or cloud disk (not a RAID controller's
+    /// virtual disk, which is its drives).
     pub virtual_disk: bool,
     /// The leaf disks (`sda, sdb` under an md array).
     pub leaves: Vec<String>,
@@ -255,6 +256,9 @@ pub(super) fn medium_with(
             format!("{name} (on {disk})")
         };
         let decide = match kind {
+            DiskKind::Controller { decides, .. } => format!(
+                "{DECIDE_MEDIUM}. What backs it: the drives behind the controller, as {decides} shows."
+            ),
             DiskKind::Cloud { decides, .. } => {
                 format!("{DECIDE_MEDIUM}. What backs it: {decides}.")
             }
@@ -266,7 +270,12 @@ pub(super) fn medium_with(
     });
     Medium {
         rotational,
-        virtual_disk: !r.not_the_medium.is_empty(),
+        // a RAID controller's virtual disk is its drives: sharing it is
+        // sharing spindles, as for a physical disk
+        virtual_disk: r
+            .not_the_medium
+            .iter()
+            .any(|(_, k, _)| !matches!(k, DiskKind::Controller { .. })),
         not_the_medium,
         leaves: r.leaves,
         visited: r.visited,

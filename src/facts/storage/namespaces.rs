@@ -367,6 +367,7 @@ fn mount_record(host: &Host, m: &Mount, block: &mut BlockFiles) -> BTreeMap<Stri
         r.insert("device".into(), Value::Str(m.source.clone()));
     }
     let md = medium_with(host, &m.source, m.devno.as_deref(), block);
+    let media_hidden = md.not_the_medium.is_some();
     match (md.rotational, md.not_the_medium) {
         (Some(rot), _) => {
             r.insert("rotational".into(), Value::Bool(rot));
@@ -410,6 +411,9 @@ fn mount_record(host: &Host, m: &Mount, block: &mut BlockFiles) -> BTreeMap<Stri
         }
     }
     r.insert("virtual_disk".into(), Value::Bool(md.virtual_disk));
+    // the flag is not the medium's (a virtual, cloud or RAID controller's
+    // disk): what the site says backs it decides
+    r.insert("media_hidden".into(), Value::Bool(media_hidden));
     // what a rule about sharing a volume says of a virtual disk: one
     // virtual disk is not one set of spindles
     if md.virtual_disk {
