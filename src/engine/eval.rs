@@ -320,9 +320,17 @@ impl Host for RuleCx<'_> {
                         note: None,
                     }),
                 ));
-                Err(Missing::Unknown {
-                    subject: canon,
-                    reason: reason.clone(),
+                Err(match space.bounds.get(&canon) {
+                    Some((lo, hi)) => Missing::Bounded {
+                        subject: canon,
+                        reason: reason.clone(),
+                        lo: lo.clone(),
+                        hi: hi.clone(),
+                    },
+                    None => Missing::Unknown {
+                        subject: canon,
+                        reason: reason.clone(),
+                    },
                 })
             }
             None => Err(Missing::Absent {

@@ -132,6 +132,12 @@ pub struct Namespace {
     /// privileges and confinement.
     #[serde(skip)]
     pub unknown_fix: Option<String>,
+    /// Keys whose value is unknown here but known to lie in a range (the
+    /// smallest and largest value the server's documentation allows): a
+    /// rule reading one gets a range the evaluator can still decide on
+    /// (`Missing::Bounded`), instead of a bare unknown.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub bounds: BTreeMap<String, (Value, Value)>,
 }
 
 impl Namespace {
