@@ -200,7 +200,7 @@ fn evaluate_items(
 #[cfg(test)]
 mod rule_tests {
     use super::*;
-    use crate::facts::{Evidence, Namespace, Need, Setting};
+    use crate::facts::{Entry, Evidence, Namespace, Need, Setting};
     use crate::host::Host;
     use crate::report::Status;
     use crate::value::Value;
@@ -241,6 +241,65 @@ mod rule_tests {
         assert_eq!(
             out[0].actual.as_deref(),
             Some("innodb_buffer_pool_size = 12 GiB")
+        );
+    }
+
+    #[test]
+    fn a_key_known_only_to_lie_in_a_range_is_judged_when_the_range_decides() {
+        // the data directory holds 1000 GiB; the redo log inside it could
+        // not be read, but the server allows at most 512 GiB of it
+        let yaml = "policy: t\ntitle: t\nrules:\n  - id: t.pool\n    title: t\n    severity: high\n    let:\n      data: size(mycnf.dir - mycnf.redo)\n    assert: \"mycnf.pool >= min(data, 0.75 * mem_total)\"\n    why: \"{data} of data\"\n    fix: f\n";
+        let set = rules(yaml);
+        let mut f = facts_with("mycnf", "pool", Value::Size(128.0 * 1048576.0));
+        let ns = f.namespaces.get_mut("mycnf").unwrap();
+        let at = Evidence::line("/etc/my.cnf", 1);
+        ns.set(
+            "dir",
+            Setting::new(Value::Size(1000.0 * 1073741824.0), "x", at),
+        );
+        let unread = || Entry::Unreadable {
+            reason: "not in the capture".into(),
+            evidence: vec![],
+        };
+        ns.entries.insert("redo".into(), unread());
+        let judge = |f: &Facts| evaluate_rule(&set.rules()[0], set.policies().first(), f);
+        // without a range: unknown
+        assert_eq!(judge(&f)[0].status, Status::Unknown);
+        // 1 MiB..512 GiB leaves at least 488 GiB of data over 18 GiB of RAM's share
+        let ns = f.namespaces.get_mut("mycnf").unwrap();
+        ns.bounds.insert(
+            "redo".into(),
+            (Value::Size(1048576.0), Value::Size(512.0 * 1073741824.0)),
+        );
+        let out = judge(&f);
+        assert_eq!(out[0].status, Status::Fail, "{}", out[0].explanation);
+        assert!(
+            out[0]
+                .explanation
+                .contains("(unknown redo, between 488 GiB"),
+            "{}",
+            out[0].explanation
+        );
+        // a range that straddles the answer stays unknown, saying so
+        let ns = f.namespaces.get_mut("mycnf").unwrap();
+        ns.set(
+            "dir",
+            Setting::new(
+                Value::Size(20.0 * 1073741824.0),
+                "x",
+                Evidence::line("/etc/my.cnf", 2),
+            ),
+        );
+        ns.bounds.insert(
+            "redo".into(),
+            (Value::Size(1048576.0), Value::Size(20.0 * 1073741824.0)),
+        );
+        let out = judge(&f);
+        assert_eq!(out[0].status, Status::Unknown);
+        assert!(
+            out[0].explanation.contains("differs over its range"),
+            "{}",
+            out[0].explanation
         );
     }
 
