@@ -251,6 +251,15 @@ pub const NAMESPACES: &[NamespaceSpec] = &[
         description: "one clause per variable on its running value against `mysql_next` (\"the running server runs OFF until the next restart, which applies ON\"), or that the running server is not captured",
     },
     NamespaceSpec {
+        name: "mysql_roles",
+        shape: Shape::Flat,
+        canon: Canon::VariableName,
+        absent: "driftaudit infers no such role",
+        captures: &[MYSQL_VARIABLES],
+        domain: "mysql",
+        description: "the roles inferred for the server, each a short `yes, inferred from ...` or `no: ...` with the lines it was read from: `galera` (wsrep_on with a provider, running or in the option files)",
+    },
+    NamespaceSpec {
         name: "fstab",
         shape: Shape::Record,
         canon: Canon::MountPoint,

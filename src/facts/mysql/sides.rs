@@ -90,7 +90,9 @@ pub fn gather(version: Option<&ServerVersion>, facts: &mut Facts) {
         s.evidence = evidence_list(evidence, next.entries.get(&key));
         sides.entries.insert(key, Entry::Set(s));
     }
-    facts.facts.insert(CAPTURED.into(), Ok(Value::Bool(captured)));
+    facts
+        .facts
+        .insert(CAPTURED.into(), Ok(Value::Bool(captured)));
     facts.namespaces.insert(NEXT.into(), next);
     facts.namespaces.insert(RUNNING.into(), running);
     facts.namespaces.insert(SIDES.into(), sides);
@@ -148,9 +150,14 @@ fn sentence(
 ) -> (String, crate::facts::Evidence) {
     let capture = crate::facts::Evidence::file(format!("/captures/{VARIABLES_CAPTURE}"));
     if !captured {
+        // no capture to point at: the configured side's line, if any
+        let ev = match next {
+            Some(Entry::Set(n)) => n.evidence.first().cloned(),
+            _ => None,
+        };
         return (
             format!("the running server is not captured (captures/{VARIABLES_CAPTURE}, `driftaudit snapshot --mysql`), so only what the next start applies is judged"),
-            capture,
+            ev.unwrap_or(capture),
         );
     }
     let Some(Entry::Set(now)) = running.entries.get(key) else {
