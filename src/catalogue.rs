@@ -254,7 +254,7 @@ pub const NAMESPACES: &[NamespaceSpec] = &[
         name: "mysql_roles",
         shape: Shape::Flat,
         canon: Canon::VariableName,
-        absent: "driftaudit infers no such role",
+        absent: "no line shows the role either way (for `galera`: no wsrep_on in the capture or the option files), or driftaudit infers no such role",
         captures: &[MYSQL_VARIABLES],
         domain: "mysql",
         description: "the roles inferred for the server, each a short `yes, inferred from ...` or `no: ...` with the lines it was read from: `galera` (wsrep_on with a provider, running or in the option files)",

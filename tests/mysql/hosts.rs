@@ -986,7 +986,10 @@ fn a_dedicated_mysql_server_sizes_its_pool_from_ram_by_the_manual_table() {
         let meminfo = format!("MemTotal:       {} kB\n", ram as u64 * 1024);
         let du = format!("{}\t/var/lib/mysql\n", (data * mib) as u64);
         let dir = audit::snapshot(&[
-            ("/etc/mysql/my.cnf", "[mysqld]\ninnodb_dedicated_server = ON\n"),
+            (
+                "/etc/mysql/my.cnf",
+                "[mysqld]\ninnodb_dedicated_server = ON\n",
+            ),
             ("/var/lib/dpkg/status", DPKG_MYSQL80),
             ("/proc/meminfo", &meminfo),
             ("/captures/du.txt", &du),

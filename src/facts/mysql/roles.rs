@@ -113,16 +113,15 @@ pub fn gather(facts: &mut Facts) {
             }
         }
     };
+    // a role is a setting only where some line shows it either way; with
+    // no wsrep_on anywhere the key is absent (no evidence to point at)
     let mut roles = Namespace::of(ROLES);
-    let first = lines.first().cloned().unwrap_or_else(|| {
-        Evidence::file(format!("/captures/{}", super::model::VARIABLES_CAPTURE))
-    });
-    let mut s = Setting::new(Value::Str(short.into()), short, first);
-    for e in lines.into_iter().skip(1) {
-        s.evidence.push(e);
+    if let Some(first) = lines.first().cloned() {
+        let mut s = Setting::new(Value::Str(short.into()), short, first);
+        s.evidence.extend(lines.into_iter().skip(1));
+        s.note = Some(from.clone());
+        roles.entries.insert("galera".into(), Entry::Set(s));
     }
-    s.note = Some(from.clone());
-    roles.entries.insert("galera".into(), Entry::Set(s));
     facts.namespaces.insert(ROLES.into(), roles);
     facts.facts.insert(GALERA.into(), Ok(Value::Bool(galera)));
     facts.facts.insert(GALERA_FROM.into(), Ok(Value::Str(from)));

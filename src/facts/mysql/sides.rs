@@ -52,7 +52,7 @@ pub fn gather(version: Option<&ServerVersion>, facts: &mut Facts) {
     let mut next = Namespace::of(NEXT);
     next.canonicalize = Some(crate::parse::mycnf::normalize_name);
     for name in &names {
-        let e = start_only(name, effective.as_ref(), &runtime, table).or_else(|| {
+        let e = start_only(name, effective.as_ref(), &runtime, version, table).or_else(|| {
             sizing::resolve(name, effective.as_ref(), None, version, table, &first_file)
         });
         if let Some(e) = e {
@@ -76,8 +76,13 @@ pub fn gather(version: Option<&ServerVersion>, facts: &mut Facts) {
             _ => None,
         }
         .or_else(|| version.cloned());
-        let redo = sizing::redo_log_size(&running, run_version.as_ref(), None);
-        running.entries.insert(sizing::REDO_SIZE.into(), redo);
+        // a capture without the redo variables does not report the size
+        // (absent, as any variable it lacks), rather than unknown
+        if let Entry::Set(redo) = sizing::redo_log_size(&running, run_version.as_ref(), None) {
+            running
+                .entries
+                .insert(sizing::REDO_SIZE.into(), Entry::Set(redo));
+        }
     }
 
     let mut sides = Namespace::of(SIDES);
@@ -85,6 +90,11 @@ pub fn gather(version: Option<&ServerVersion>, facts: &mut Facts) {
     let mut keys: BTreeSet<String> = next.entries.keys().cloned().collect();
     keys.extend(running.entries.keys().cloned());
     for key in keys {
+        // without a capture and without a configured value there is nothing
+        // to point at: absent, and the rule says so in its own words
+        if !captured && !matches!(next.entries.get(&key), Some(Entry::Set(_))) {
+            continue;
+        }
         let (text, evidence) = sentence(&key, next.entries.get(&key), &running, captured);
         let mut s = Setting::new(Value::Str(text.clone()), text, evidence.clone());
         s.evidence = evidence_list(evidence, next.entries.get(&key));
@@ -98,20 +108,27 @@ pub fn gather(version: Option<&ServerVersion>, facts: &mut Facts) {
     facts.namespaces.insert(SIDES.into(), sides);
 }
 
-/// A variable no option file sets that the version's table documents as
-/// read only at start: the next start gives it what the running server got
+/// A variable no option file sets that the version's table (else the
+/// nearest documented line's) documents as read only at start: the next start gives it what the running server got
 /// at its start (its command line, or the compiled default), since nothing
 /// can have changed it since; the running value, noted so.
 fn start_only(
     name: &str,
     effective: Option<&Namespace>,
     runtime: &Namespace,
+    version: Option<&ServerVersion>,
     table: Option<&documented::DocTable>,
 ) -> Option<Entry> {
     if effective.is_some_and(|e| e.unavailable.is_some() || e.get(name).is_some()) {
         return None;
     }
-    if runtime.unavailable.is_some() || table?.get(name)?.dynamic {
+    // the version's own table, else the nearest documented line's
+    let dynamic = match table.and_then(|t| t.get(name)) {
+        Some(row) => row.dynamic,
+        None if documented::kind_anywhere(name).is_some() => documented::is_dynamic(version, name),
+        None => return None,
+    };
+    if runtime.unavailable.is_some() || dynamic {
         return None;
     }
     let Some(Entry::Set(s)) = runtime.get(name) else {
@@ -150,7 +167,7 @@ fn sentence(
 ) -> (String, crate::facts::Evidence) {
     let capture = crate::facts::Evidence::file(format!("/captures/{VARIABLES_CAPTURE}"));
     if !captured {
-        // no capture to point at: the configured side's line, if any
+        // no capture to point at: the configured side's line
         let ev = match next {
             Some(Entry::Set(n)) => n.evidence.first().cloned(),
             _ => None,
