@@ -187,6 +187,7 @@ fn sentence(
     let shown = |v: &Value, raw: &str| match v {
         Value::Bool(b) => (if *b { "ON" } else { "OFF" }).to_string(),
         Value::Size(_) => v.to_string(),
+        _ if raw.is_empty() => "\"\" (empty)".to_string(),
         _ => raw.to_string(),
     };
     let now_text = shown(&now.value, &now.raw);
