@@ -116,6 +116,7 @@ pub fn gather(facts: &mut Facts) {
     // a role is a setting only where some line shows it either way; with
     // no wsrep_on anywhere the key is absent (no evidence to point at)
     let mut roles = Namespace::of(ROLES);
+    roles.canonicalize = Some(crate::parse::mycnf::normalize_name);
     if let Some(first) = lines.first().cloned() {
         let mut s = Setting::new(Value::Str(short.into()), short, first);
         s.evidence.extend(lines.into_iter().skip(1));
