@@ -82,6 +82,11 @@ fn change(
     }
 }
 
+/// Namespaces built only from others for rules to read (each MySQL
+/// variable's two sides, a sentence on both, the roles inferred): a change
+/// there is a change of their sources, shown once, there.
+const VIEWS: [&str; 4] = ["mysql_next", "mysql_running", "mysql_sides", "mysql_roles"];
+
 /// Option-file namespaces, where `skip-X` is `X = OFF` to the server.
 const OPTION_NAMESPACES: [&str; 3] = ["mycnf", "mycnf_effective", "zimbra_mycnf"];
 
@@ -223,8 +228,14 @@ pub fn diff_facts(b: &Facts, a: &Facts) -> Vec<Change> {
             )),
         }
     }
-    // Settings namespaces.
-    let names: BTreeSet<&String> = b.namespaces.keys().chain(a.namespaces.keys()).collect();
+    // Settings namespaces, but not the views rules judge by, which say
+    // again what `mycnf_effective` and `mysql` say (issue 48).
+    let names: BTreeSet<&String> = b
+        .namespaces
+        .keys()
+        .chain(a.namespaces.keys())
+        .filter(|n| !VIEWS.contains(&n.as_str()))
+        .collect();
     for n in names {
         diff_namespace(n, b.namespaces.get(n), a.namespaces.get(n), &mut out);
     }

@@ -355,6 +355,9 @@ pub(super) fn apply(cx: &mut Ctx, name: &str, c: &Change) -> Result<(), String> 
             written = Some(text);
         }
     }
+    if c.persist && matches!(res.running, Lookup::Absent { .. }) {
+        shown_as(cx, name, v, &c.why)?;
+    }
     if c.apply_now || c.persist {
         let running_differs = match &res.running {
             Lookup::Set(a) => !same_value(&a.value, v) && a.raw != server_text(name, v, *bound),
@@ -389,6 +392,48 @@ pub(super) fn apply(cx: &mut Ctx, name: &str, c: &Change) -> Result<(), String> 
                 "no running value captured (captures/mysql-variables.tsv) to change".into(),
             );
         }
+    }
+    Ok(())
+}
+
+/// Options the running server shows under another variable, with what it
+/// shows for ON and for OFF: `symbolic_links` is `have_symlink`, YES or
+/// DISABLED (NO where the platform has no symbolic links: left alone).
+const SHOWN_AS: [(&str, &str, &str, &str); 1] =
+    [("symbolic_links", "have_symlink", "YES", "DISABLED")];
+
+/// For an option the running server reports under another name: a
+/// commented restart (such options are read only at start) and, in the
+/// proof's copy, the capture's line as the restarted server shows it.
+fn shown_as(cx: &mut Ctx, name: &str, v: &Value, why: &[String]) -> Result<(), String> {
+    let Some((_, shown, on, off)) = SHOWN_AS.iter().find(|(o, ..)| *o == name) else {
+        return Ok(());
+    };
+    let Some(want) = v.as_bool() else {
+        return Ok(());
+    };
+    let target = if want { *on } else { *off };
+    let at = match cx.facts.namespaces.get("mysql").and_then(|n| n.get(shown)) {
+        Some(crate::facts::Entry::Set(s)) if s.raw != target && s.raw != "NO" => {
+            s.evidence.first().cloned()
+        }
+        _ => None,
+    };
+    let Some(at) = at else { return Ok(()) };
+    let svc = service(cx);
+    cx.step(
+        shell::command(&["systemctl", "restart", svc]),
+        why,
+        true,
+        &format!("{name} is read only at start (the running server shows it as {shown})"),
+    )?;
+    if let Some(n) = at.line {
+        cx.replace(
+            &at.path,
+            n,
+            format!("{shown}\t{target}"),
+            EditKind::Simulated,
+        )?;
     }
     Ok(())
 }

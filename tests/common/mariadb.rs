@@ -194,6 +194,36 @@ impl Server {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
+    /// The running server as `driftaudit snapshot --mysql` captures it:
+    /// the snapshot's `captures/mysql-variables.tsv`, read with a client
+    /// option file in `work/client-home` that names root and this socket
+    /// (the host's own files are not part of it: tests put the option
+    /// tree they judge beside the capture). Panics when the capture fails.
+    pub fn capture_with_snapshot(&self, work: &Path) -> String {
+        let home = work.join("client-home");
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::write(
+            home.join(".my.cnf"),
+            format!("[client]\nuser = root\nsocket = {}\n", self.sock.display()),
+        )
+        .unwrap();
+        let out = work.join("live-snapshot");
+        let _ = std::fs::remove_dir_all(&out);
+        let o = Command::new(super::cli::BIN)
+            .args(["snapshot", "--mysql", "--out"])
+            .arg(&out)
+            .env("HOME", &home)
+            .output()
+            .expect("run driftaudit snapshot --mysql");
+        assert!(
+            o.status.success(),
+            "snapshot --mysql: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        std::fs::read_to_string(out.join("captures/mysql-variables.tsv"))
+            .expect("snapshot --mysql wrote no captures/mysql-variables.tsv")
+    }
+
     /// Run `query` as root over the socket (no option files, `-NB`); its
     /// stdout. Panics with the client's stderr when it fails.
     pub fn sql(&self, query: &str) -> String {

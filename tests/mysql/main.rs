@@ -15,4 +15,5 @@ mod live_read;
 mod mariadb_server;
 mod mycnf_reference;
 mod real_world;
+mod running_side;
 mod upgrade_server;

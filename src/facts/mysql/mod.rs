@@ -25,6 +25,10 @@
 //! - `namespaces`: the mycnf namespaces built from the resolved options.
 //! - [`files`] and [`sizing`]: the `mycnf_files` and `mysql_sizing`
 //!   namespaces.
+//! - `sides`: each variable's two sides for rules that judge both: the
+//!   next start's (`mysql_next`), the running server's (`mysql_running`),
+//!   a sentence on both (`mysql_sides`) and the `mysql_captured` fact.
+//! - `roles`: role evidence (a Galera node: `mysql_galera`, and from what).
 
 use std::collections::BTreeMap;
 
@@ -41,9 +45,11 @@ mod names;
 mod namespaces;
 mod options;
 pub mod persisted;
+mod roles;
 mod runtime;
 mod server;
 mod service;
+mod sides;
 pub mod sizing;
 
 pub use model::{
@@ -457,6 +463,8 @@ pub fn gather(host: &Host, _needs: &Needs, facts: &mut Facts) {
     facts.namespaces.insert("mysql".into(), runtime);
     files::gather(host, facts);
     sizing::gather(host, files_version.as_ref(), facts);
+    sides::gather(files_version.as_ref(), facts);
+    roles::gather(facts);
     let dd = datadir(facts);
     facts
         .facts

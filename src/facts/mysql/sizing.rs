@@ -127,7 +127,7 @@ fn label(v: &ServerVersion) -> String {
     )
 }
 
-fn resolve(
+pub(super) fn resolve(
     name: &str,
     effective: Option<&Namespace>,
     runtime: Option<&Namespace>,
@@ -229,7 +229,7 @@ fn number(e: Option<&Entry>) -> Result<Option<(f64, Setting)>, Entry> {
 /// as the manual says), else `innodb_log_file_size` x
 /// `innodb_log_files_in_group` (1 where the server has no such variable,
 /// as MySQLTuner counts it; MariaDB 10.5+ has one redo log file).
-fn redo_log_size(
+pub(super) fn redo_log_size(
     ns: &Namespace,
     version: Option<&ServerVersion>,
     effective: Option<&Namespace>,
