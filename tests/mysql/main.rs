@@ -14,4 +14,5 @@ mod hosts;
 mod mariadb_server;
 mod mycnf_reference;
 mod real_world;
+mod restart_server;
 mod upgrade_server;

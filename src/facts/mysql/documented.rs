@@ -330,6 +330,11 @@ pub fn is_dynamic(server: Option<&ServerVersion>, name: &str) -> bool {
         .is_some_and(|r| r.dynamic)
 }
 
+/// Every compiled-in table that parses, in file order.
+pub(super) fn tables() -> impl Iterator<Item = &'static DocTable> {
+    (0..FILES.len()).filter_map(table)
+}
+
 /// The type any documented table gives `name` (the first that has it):
 /// for reading a value whose own server's table does not say.
 pub fn kind_anywhere(name: &str) -> Option<Kind> {

@@ -343,6 +343,11 @@ pub fn gather(host: &Host, _needs: &Needs, facts: &mut Facts) {
             }
         }
     }
+    // No generated table for the version (or none known): the documented
+    // limits clamp what they decide.
+    if !(read.limits && read.table.is_some()) {
+        adjust::clamp_documented(&mut effective, files_version.as_ref(), &mut facts.issues);
+    }
     if let Some(Entry::Set(s)) = effective.entries.get_mut("innodb_buffer_pool_size") {
         if let Some(n) = s.value.as_f64() {
             let (v, how) = effective_buffer_pool(n, files_version.as_ref(), rt, &set.namespace);

@@ -49,7 +49,7 @@ pub(super) fn unknown_options(
         }
         let shown = crate::parse::truncate(o.arg.strip_prefix("--").unwrap_or(&o.arg), 120);
         let said =
-            format!("\"[ERROR] mariadbd: unknown variable '{shown}'\", then \"[ERROR] Aborting\"");
+            format!("the error log says \"[ERROR] mariadbd: unknown variable '{shown}'\" (the program as started: /usr/sbin/mariadbd under systemd), then \"[ERROR] Aborting\"");
         let (level, message) = match (read.table, server) {
             (Some(t), Some(v)) if exact => {
                 let unless = match (rt.is_some(), plugins.first()) {
