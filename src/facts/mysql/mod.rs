@@ -345,7 +345,8 @@ pub fn gather(host: &Host, _needs: &Needs, facts: &mut Facts) {
     }
     // No generated table for the version (or none known): the documented
     // limits clamp what they decide.
-    if !(read.limits && read.table.is_some()) {
+    // (With a capture, the running value decides: `adjust::judge_runtime`.)
+    if !(read.limits && read.table.is_some()) && rt.is_none() {
         adjust::clamp_documented(&mut effective, files_version.as_ref(), &mut facts.issues);
     }
     if let Some(Entry::Set(s)) = effective.entries.get_mut("innodb_buffer_pool_size") {

@@ -16,13 +16,58 @@ use crate::facts::{Entry, Evidence, Namespace, Setting};
 /// keeps under another one): a running value below the compiled default is
 /// the server's own adjustment, not a `SET GLOBAL` (MariaDB 10.11.19 with
 /// 20000 open files runs `table_open_cache_instances` 4, not 8).
-const LOWERED_AT_START: [&str; 6] = [
+const LOWERED_AT_START: [&str; 7] = [
+    // MySQL: at most one page cleaner per buffer-pool instance
+    "innodb_page_cleaners",
     "max_connections",
     "table_open_cache",
     "table_open_cache_instances",
     "thread_cache_size",
     "innodb_open_files",
     "open_files_limit",
+];
+
+/// Variables the server derives from others an option file may set: when
+/// the file sets one of those, the compiled default is not what runs.
+const DERIVED_FROM: [(&str, &[&str]); 12] = [
+    // one setting under two names (MySQL 8.0, MariaDB 10.6+)
+    ("binlog_expire_logs_seconds", &["expire_logs_days"]),
+    ("expire_logs_days", &["binlog_expire_logs_seconds"]),
+    // MariaDB 10.11's new names of the slow log's variables
+    ("slow_query_log", &["log_slow_query"]),
+    ("long_query_time", &["log_slow_query_time"]),
+    // MySQL 5.7's old name
+    ("transaction_isolation", &["tx_isolation"]),
+    // MySQL 8.0.30+: the capacity is log file size x files when only they
+    // are set; innodb_dedicated_server sizes pool, redo log and flushing
+    (
+        "innodb_redo_log_capacity",
+        &[
+            "innodb_log_file_size",
+            "innodb_log_files_in_group",
+            "innodb_dedicated_server",
+        ],
+    ),
+    (
+        "innodb_log_file_size",
+        &["innodb_redo_log_capacity", "innodb_dedicated_server"],
+    ),
+    (
+        "innodb_log_files_in_group",
+        &["innodb_redo_log_capacity", "innodb_dedicated_server"],
+    ),
+    ("innodb_buffer_pool_size", &["innodb_dedicated_server"]),
+    ("innodb_flush_method", &["innodb_dedicated_server"]),
+    // sized from the pool (MariaDB 10.8+ autosizes the chunk; MySQL 1 or
+    // 8 instances by pool size)
+    (
+        "innodb_buffer_pool_chunk_size",
+        &["innodb_buffer_pool_size"],
+    ),
+    (
+        "innodb_buffer_pool_instances",
+        &["innodb_buffer_pool_size", "innodb_dedicated_server"],
+    ),
 ];
 
 /// The namespace from `mycnf_effective`, the running server's variables
@@ -54,6 +99,13 @@ pub(super) fn build(
     );
     for (key, entry) in &rt.entries {
         if effective.get(key).is_some() {
+            continue;
+        }
+        let derived = DERIVED_FROM
+            .iter()
+            .find(|(k, _)| k == key)
+            .is_some_and(|(_, from)| from.iter().any(|f| effective.get(f).is_some()));
+        if derived {
             continue;
         }
         let Some(row) = table.get(key) else { continue };

@@ -2,12 +2,14 @@
 //! version has, written without `loose-`, aborts the next start ("unknown
 //! variable"). Decided by the version's generated option table
 //! ([`super::limits`]) and the running server's variables (a plugin's
-//! options); with no table for the version the finding is `unknown`,
-//! never a guess. Writes issues only; no I/O, no policy logic.
+//! options); with no table for the version whether it knows the name is
+//! unknown: a note says so, never a guessed refusal. Writes issues only; no I/O, no policy logic.
 
 use super::documented;
+use super::limits;
 use super::model::{RawOption, SOURCE};
 use super::names::{read_name, ReadAs};
+use super::server::ServerVersion;
 
 use crate::facts::{Entry, FileIssue, IssueLevel, Namespace};
 
@@ -28,15 +30,28 @@ pub(super) fn unknown_options(
         .iter()
         .filter(|o| PLUGIN_LOADS.contains(&read_name(read, &o.name, None).key.as_str()))
         .collect();
+    let reference = limits::table_for(&ServerVersion {
+        parts: [10, 11, 0],
+        mariadb: true,
+    });
     for o in argv {
         let name = read_name(read, &o.name, o.value.as_deref());
         if name.loose || name.key.is_empty() {
             continue;
         }
         let exact = read.table.is_some() && !read.assumed && server.is_some();
-        if (read.table.is_some() && !name.unknown)
-            || (!exact && documented::kind_anywhere(&name.key).is_some())
-        {
+        let known = if read.table.is_some() {
+            !name.unknown
+        } else {
+            // no table for the version: MariaDB 10.11's as a reference
+            reference.is_some_and(|t| {
+                !matches!(
+                    t.resolve(&crate::parse::mycnf::normalize_name(&o.name)),
+                    limits::Lookup::Unknown
+                )
+            })
+        };
+        if known || (!exact && documented::kind_anywhere(&name.key).is_some()) {
             continue;
         }
         // The running server holds a variable of that name (or one it
@@ -69,10 +84,12 @@ pub(super) fn unknown_options(
                     ),
                 )
             }
+            // No table for the version: not a verdict (MySQL has options
+            // MariaDB lacks, such as mysqlx-bind-address), a note.
             _ => (
-                IssueLevel::Unknown,
+                IssueLevel::Note,
                 format!(
-                    "`{}`: neither MariaDB 10.11's option table nor the documented tables know this name, and driftaudit has no option table for {}, so whether the server knows it cannot be told; if it does not, it refuses to start (MariaDB 10.11 says {said}): check with `mysqld --verbose --help`, or prefix it with `loose-`",
+                    "`{}`: neither MariaDB 10.11's option table nor the documented tables know this name, and driftaudit has no option table for {}, so whether that server knows it is unknown; if it does not, it refuses to start (as MariaDB 10.11 does: {said}): check with `mysqld --verbose --help`, or prefix it with `loose-`",
                     o.name,
                     server.unwrap_or("a server of unknown version")
                 ),
