@@ -405,6 +405,33 @@ pub(super) fn judge_runtime(
         let ev = want.evidence[0].clone();
         let server = label(version);
         let spec = doc.and_then(|t| t.get(&key).map(|s| (t.label, s)));
+        // SET PERSIST_ONLY of a read-only variable: the server takes it at
+        // the next restart and runs another value until then, whatever a
+        // limits table could say (a pending restart, not unknown).
+        let persist_only = ev.path.ends_with(super::persisted::FILE)
+            && want
+                .note
+                .as_deref()
+                .is_some_and(|n| n.contains("SET PERSIST_ONLY"));
+        if persist_only && startup.is_none() {
+            let manual = match spec {
+                Some((table, s)) if !s.dynamic => {
+                    format!(
+                        " ({table}'s manual documents `{key}` as not dynamic: {})",
+                        s.reference
+                    )
+                }
+                _ => String::new(),
+            };
+            let text = format!(
+                "the server runs {} until the next restart, which applies the persisted {}{manual} (a pending restart)",
+                have.raw, want.raw
+            );
+            if let Some(Entry::Set(s)) = effective.entries.get_mut(&key) {
+                add_note(&mut s.note, text);
+            }
+            continue;
+        }
         let (verb, why) = match (startup, spec) {
             (Some(s), _) => ("adjusted it", s),
             // The version's documented limits decide: what they give from
