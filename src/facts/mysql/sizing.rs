@@ -380,6 +380,7 @@ mod tests {
     fn every_tabled_line_holds_each_sizing_variable_it_has() {
         let absent_ok = [
             ("MySQL 8.0", "query_cache_size"),
+            ("MySQL 8.4", "query_cache_size"),
             ("MariaDB 10.11", "innodb_log_files_in_group"),
             ("MariaDB 10.11", "innodb_redo_log_capacity"),
             ("MariaDB 10.5", "innodb_redo_log_capacity"),

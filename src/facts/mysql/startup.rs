@@ -34,6 +34,8 @@ pub(super) fn unknown_options(
         parts: [10, 11, 0],
         mariadb: true,
     });
+    // One issue per file however many lines (issue 29).
+    let mut collected = crate::facts::IssueCollector::default();
     for o in argv {
         let name = read_name(read, &o.name, o.value.as_deref());
         if name.loose || name.key.is_empty() {
@@ -63,7 +65,11 @@ pub(super) fn unknown_options(
         // begins): a plugin that is loaded knows it.
         if rt.is_some_and(|rt| {
             matches!(rt.get(&name.key), Some(Entry::Set(_)))
-                || rt.entries.keys().any(|k| k.starts_with(&name.key))
+                || rt
+                    .entries
+                    .range(name.key.clone()..)
+                    .next()
+                    .is_some_and(|(k, _)| k.starts_with(&name.key))
         }) {
             continue;
         }
@@ -100,7 +106,7 @@ pub(super) fn unknown_options(
                 ),
             ),
         };
-        issues.push(FileIssue {
+        collected.push(FileIssue {
             path: o.evidence.path.clone(),
             line: o.evidence.line,
             column: None,
@@ -110,4 +116,5 @@ pub(super) fn unknown_options(
             read_error: None,
         });
     }
+    issues.extend(collected.into_vec());
 }
