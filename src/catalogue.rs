@@ -197,6 +197,15 @@ pub const NAMESPACES: &[NamespaceSpec] = &[
         description: "`mycnf` as the server will run it: clamped and rounded by the version's option table",
     },
     NamespaceSpec {
+        name: "mycnf_next",
+        shape: Shape::Flat,
+        canon: Canon::OptionName,
+        absent: "not set in any option file, and no compiled default of this version is known for it",
+        captures: &[MYSQL_VARIABLES, INSTALLED_RPMS],
+        domain: "mysql",
+        description: "what the next start runs with: `mycnf_effective`, else the version's compiled default (documented tables) for each variable the running server holds, noted",
+    },
+    NamespaceSpec {
         name: "mysql",
         shape: Shape::Flat,
         canon: Canon::VariableName,

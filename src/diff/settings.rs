@@ -88,7 +88,7 @@ fn change(
 const VIEWS: [&str; 4] = ["mysql_next", "mysql_running", "mysql_sides", "mysql_roles"];
 
 /// Option-file namespaces, where `skip-X` is `X = OFF` to the server.
-const OPTION_NAMESPACES: [&str; 3] = ["mycnf", "mycnf_effective", "zimbra_mycnf"];
+const OPTION_NAMESPACES: [&str; 4] = ["mycnf", "mycnf_effective", "mycnf_next", "zimbra_mycnf"];
 
 /// An option's key and value as the server takes them: `skip_X` set (on)
 /// is `X` off, so `skip-external-locking` before and `external_locking =

@@ -68,10 +68,7 @@ pub fn default_driven(b: &Facts, a: &Facts) -> Vec<DefaultDrivenChange> {
         let inside: Vec<_> = e
             .defaults
             .iter()
-            .filter(|d| {
-                d.version.cmp_to(&vb.parts) == std::cmp::Ordering::Greater
-                    && d.version.cmp_to(&va.parts) != std::cmp::Ordering::Greater
-            })
+            .filter(|d| !d.in_effect(&vb.parts) && d.in_effect(&va.parts))
             .collect();
         let (Some(first), Some(last)) = (inside.first(), inside.last()) else {
             continue;
@@ -89,7 +86,13 @@ pub fn default_driven(b: &Facts, a: &Facts) -> Vec<DefaultDrivenChange> {
             before,
             after,
             from,
-            changed_in: last.version.to_string(),
+            // the release of the after server's line that made it
+            changed_in: last
+                .lines
+                .iter()
+                .find(|l| l.0.get(..2) == va.parts.get(..2))
+                .unwrap_or(&last.version)
+                .to_string(),
             reference: e.reference.clone(),
         });
     }

@@ -71,6 +71,37 @@ pub struct DefaultChange {
     pub old: String,
     /// Default from `version` on.
     pub new: String,
+    /// The same change made in later release lines, each by its first
+    /// release there (MDEV-32050: 10.6.16 and 10.11.6): a release of a
+    /// listed line has it from that release on, a release of a line
+    /// between `version` and the first listed one (or after the last) from
+    /// `version` on.
+    pub lines: Vec<Version>,
+}
+
+impl DefaultChange {
+    /// Whether a server of `v` runs with this change.
+    pub fn in_effect(&self, v: &[u64]) -> bool {
+        let line = |x: &[u64]| (x.first().copied(), x.get(1).copied());
+        match self.lines.iter().find(|l| line(&l.0) == line(v)) {
+            Some(l) => l.cmp_to(v) != std::cmp::Ordering::Greater,
+            None => self.version.cmp_to(v) != std::cmp::Ordering::Greater,
+        }
+    }
+}
+
+/// The compiled-in default a server of `v` runs with, from an entry's
+/// changes (oldest first): the `new` of the last change in effect, else the
+/// `old` of the first; `None` without changes.
+pub fn default_at<'a>(changes: &'a [DefaultChange], v: &[u64]) -> Option<&'a str> {
+    let first = changes.first()?;
+    Some(
+        changes
+            .iter()
+            .rev()
+            .find(|d| d.in_effect(v))
+            .map_or(first.old.as_str(), |d| d.new.as_str()),
+    )
 }
 
 /// A value of a list option (`sql_mode`) the server stopped accepting.
@@ -116,6 +147,9 @@ pub struct Entry {
     pub meaning: Vec<MeaningChange>,
     /// Severity override for this entry's findings.
     pub severity: Option<Severity>,
+    /// A default change reaches only a data directory created by the new
+    /// release (`scope: new-datadir`): an upgraded host keeps its own.
+    pub new_datadir_only: bool,
 }
 
 /// One product's knowledge.
@@ -193,6 +227,8 @@ struct RawEntry {
     meaning: Vec<RawMeaning>,
     #[serde(default)]
     severity: Option<Spanned<String>>,
+    #[serde(default)]
+    scope: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -201,6 +237,8 @@ struct RawDefault {
     version: Spanned<String>,
     old: String,
     new: String,
+    #[serde(default)]
+    lines: Vec<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -389,6 +427,11 @@ pub fn load(path: &str, text: &str) -> Result<Knowledge, DataError> {
                     version: c.version(&d.version, "default change version")?,
                     old: d.old.clone(),
                     new: d.new.clone(),
+                    lines: d
+                        .lines
+                        .iter()
+                        .filter_map(|l| c.version(l, "default change line"))
+                        .collect(),
                 })
             })
             .collect();
@@ -430,6 +473,17 @@ pub fn load(path: &str, text: &str) -> Result<Knowledge, DataError> {
             }
             None => None,
         };
+        let new_datadir_only = match &e.scope {
+            Some(sc) if sc.value == "new-datadir" => true,
+            Some(sc) => {
+                c.at(
+                    sc,
+                    format!("unknown scope `{}`: expected new-datadir", sc.value),
+                );
+                false
+            }
+            None => false,
+        };
         if e.deprecated.is_none()
             && e.removed.is_none()
             && e.defaults.is_empty()
@@ -450,6 +504,7 @@ pub fn load(path: &str, text: &str) -> Result<Knowledge, DataError> {
             removed_values,
             meaning,
             severity,
+            new_datadir_only,
         });
     }
     if !c.problems.is_empty() {

@@ -12,7 +12,7 @@ use crate::policy::{Severity, Target};
 use crate::report::{Finding, Status};
 use crate::value::Value;
 
-use super::data::{Effect, Knowledge, Product, Version};
+use super::data::{default_at, Effect, Entry, Knowledge, Product};
 use super::kind::{finding, rule_id, Kind};
 
 /// The running (or installed) server version and where it was read.
@@ -43,10 +43,6 @@ impl Source {
         } else {
             Product::Mysql
         }
-    }
-
-    fn before(&self, v: &Version) -> bool {
-        v.cmp_to(&self.version.parts) == std::cmp::Ordering::Greater
     }
 }
 
@@ -250,30 +246,7 @@ pub(super) fn findings(facts: &Facts, t: &Target, k: &Knowledge) -> Vec<Finding>
     match &source {
         Some(s) if s.product() == t.product => {
             for e in changes {
-                let inside: Vec<_> = e
-                    .defaults
-                    .iter()
-                    .filter(|d| s.before(&d.version) && t.includes(&d.version))
-                    .collect();
-                let (Some(first), Some(last)) = (inside.first(), inside.last()) else {
-                    continue;
-                };
-                if first.old == last.new {
-                    continue;
-                }
-                let files = set.files_read.first().cloned().unwrap_or_default();
-                out.push(
-                    finding(k, Kind::DefaultChanged, Status::Fail, e.severity.unwrap_or(Severity::Medium), e.line)
-                        .with_subject(vec![e.name.clone()])
-                        .with_expected(format!("{} = {} (the default {} runs with)", e.name, first.old, s.label()))
-                        .with_actual(format!("{} = {} on {target} (default from {})", e.name, last.new, last.version))
-                        .with_evidence(vec![crate::facts::Evidence::file(files)])
-                        .with_explanation(format!(
-                            "`{}` is set in no option group {target} reads, so the server runs with its compiled-in default: {} on {} ({}), {} from {} on: the host behaves differently after the upgrade",
-                            e.name, first.old, s.label(), s.from, last.new, last.version
-                        ))
-                        .with_fix(e.action.clone()),
-                );
+                out.extend(default_change(e, s, t, k, facts, set));
             }
         }
         _ => {
@@ -329,4 +302,127 @@ pub(super) fn findings(facts: &Facts, t: &Target, k: &Knowledge) -> Vec<Finding>
         out.push(f);
     }
     out
+}
+
+/// Two spellings of one default (`127` and `127`, `ON` and `on`, `1` and
+/// `1.000000`).
+fn same_default(a: &str, b: &str) -> bool {
+    match (a.trim().parse::<f64>(), b.trim().parse::<f64>()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a.trim().eq_ignore_ascii_case(b.trim()),
+    }
+}
+
+/// One default the host relies on (no option file sets it), between the
+/// running server and the target: what the host runs with now is the
+/// captured running value where the capture holds it (the data's default
+/// for that release otherwise; a disagreement is a data note, not a
+/// verdict), the target's default is the data's. A change that reaches
+/// only a new data directory is information.
+fn default_change(
+    e: &Entry,
+    s: &Source,
+    t: &Target,
+    k: &Knowledge,
+    facts: &Facts,
+    set: &crate::facts::OptionFilesAs,
+) -> Option<Finding> {
+    let target = t.label();
+    let table_now = default_at(&e.defaults, &s.version.parts)?;
+    let upper = t.upper();
+    let then = default_at(&e.defaults, &upper)?;
+    let changed_in = e
+        .defaults
+        .iter()
+        .rev()
+        .find(|d| d.in_effect(&upper) && !d.in_effect(&s.version.parts))
+        // the release of the target's own line that made it
+        .map(|d| {
+            d.lines
+                .iter()
+                .find(|l| l.0.get(..2) == upper.get(..2))
+                .unwrap_or(&d.version)
+                .clone()
+        });
+    let running = match facts.namespaces.get("mysql").and_then(|n| n.get(&e.name)) {
+        Some(crate::facts::Entry::Set(r)) => Some(r),
+        _ => None,
+    };
+    let data_note = running.filter(|r| !same_default(&r.raw, table_now)).map(|r| {
+        format!(
+            " Data note: driftaudit's data ({}) gives {} the default {table_now}, but the running server reports {} ({}): the running value is used, and the data is wrong for that release (a bug to report, not a verdict on the host).",
+            k.path,
+            s.label(),
+            r.raw,
+            r.evidence.first().map(|e| e.to_string()).unwrap_or_default()
+        )
+    });
+    let (now, now_from, said_from) = match running {
+        Some(r) => (
+            r.raw.as_str(),
+            "the running server's value, captures/mysql-variables.tsv".to_string(),
+            "the running server's value, captures/mysql-variables.tsv; ",
+        ),
+        None => (
+            table_now,
+            format!("the default {} runs with", s.label()),
+            "",
+        ),
+    };
+    let files = set.files_read.first().cloned().unwrap_or_default();
+    let evidence: Vec<crate::facts::Evidence> =
+        std::iter::once(crate::facts::Evidence::file(files))
+            .chain(running.and_then(|r| r.evidence.first().cloned()))
+            .collect();
+    if same_default(now, then) {
+        // Nothing changes for this host; a data disagreement is still said.
+        let note = data_note?;
+        let mut f = finding(k, Kind::DefaultChanged, Status::Pass, Severity::Info, e.line)
+            .with_subject(vec![e.name.clone()])
+            .with_evidence(evidence)
+            .with_explanation(format!(
+                "`{}` runs as {now} ({now_from}) and {target} keeps {then}: no change for this host.{note}",
+                e.name
+            ));
+        f.fix = String::new();
+        return Some(f);
+    }
+    let since = changed_in
+        .as_ref()
+        .map(|v| format!(" (default from {v})"))
+        .unwrap_or_default();
+    let from_on = changed_in
+        .as_ref()
+        .map(|v| format!(" from {v} on"))
+        .unwrap_or_default();
+    let base = finding(
+        k,
+        Kind::DefaultChanged,
+        Status::Fail,
+        e.severity.unwrap_or(Severity::Medium),
+        e.line,
+    )
+    .with_subject(vec![e.name.clone()])
+    .with_expected(format!("{} = {now} ({now_from})", e.name))
+    .with_actual(format!("{} = {then} on {target}{since}", e.name))
+    .with_evidence(evidence);
+    let note = data_note.unwrap_or_default();
+    if e.new_datadir_only {
+        let mut f = base.with_explanation(format!(
+            "`{}` is set in no option group {target} reads; its compiled-in default is {then} on {target}{since}, against {now} now ({now_from}), but the new default reaches only a data directory {target} creates: this host's existing data directory keeps what it has. Information, nothing to change for the upgrade ({}).{note}",
+            e.name, e.action
+        ));
+        f.status = Status::Pass;
+        f.severity = Severity::Info;
+        return Some(f);
+    }
+    Some(
+        base.with_explanation(format!(
+            "`{}` is set in no option group {target} reads, so the server runs with its compiled-in default: {now} on {} ({said_from}{}), {then}{from_on} ({target}): the host behaves differently after the upgrade.{note}",
+            e.name,
+            s.label(),
+            s.from
+        ))
+        .with_fix(e.action.clone()),
+    )
 }

@@ -15,5 +15,6 @@ mod live_read;
 mod mariadb_server;
 mod mycnf_reference;
 mod real_world;
+mod restart_server;
 mod running_side;
 mod upgrade_server;

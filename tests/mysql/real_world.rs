@@ -286,6 +286,37 @@ fn text_values_compare_as_the_server_compares_them() {
     says(&x.explanation, "gcs.fc_limit=32 runs as gcs.fc_limit=160");
 }
 
+/// MySQL 8.4 (no table before issue 48): a `PERSIST_ONLY` value of a
+/// variable the 8.4 manual documents as not dynamic, running otherwise, was
+/// `unknown` ("the server may have adjusted it"). It is a pending restart:
+/// a failing drift finding naming the manual's row and the restart.
+#[test]
+fn a_persist_only_value_on_mysql_8_4_is_a_pending_restart_not_unknown() {
+    let cnf = "[mysqld]\ndatadir = /var/lib/mysql\n";
+    let auto = r#"{"Version": 2, "mysql_static_variables": {"innodb_read_io_threads": {"Value": "16", "Metadata": {"Host": "localhost", "User": "root", "Timestamp": 1733300000000000}}}}"#;
+    let vars = "version\t8.4.3\ninnodb_read_io_threads\t4\n";
+    let dir = mysql8(cnf, vars, Some(auto));
+    let f = audit::findings(&audit::only(&["mysql.config-runtime-drift"]), dir.path());
+    let (d, _) = drift(&f);
+    assert_eq!(
+        d,
+        [("innodb_read_io_threads".to_string(), Status::Fail)],
+        "{f:#?}"
+    );
+    let pending = one(&f, "innodb_read_io_threads");
+    assert!(
+        pending.explanation.contains("pending restart")
+            && pending
+                .explanation
+                .contains("MySQL 8.4's manual documents `innodb_read_io_threads` as not dynamic")
+            && pending
+                .explanation
+                .contains("https://dev.mysql.com/doc/refman/8.4/en/"),
+        "{}",
+        pending.explanation
+    );
+}
+
 /// A value MySQL 8 persisted with SET PERSIST wins over every option file
 /// and lives in JSON the server rewrites itself. Keeping the running value
 /// (`fix --prefer running`) must not patch mysqld-auto.cnf as an option

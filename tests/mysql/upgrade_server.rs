@@ -4,16 +4,21 @@
 //! --verbose` fail with "unknown variable"; every one it says is accepted and
 //! ignored must not, and must log "was removed"; every option the data has
 //! removed only in a later release must still be accepted; every value the
-//! data says it refuses must be refused ("Error while setting value"). Under CI=true a missing server is a
+//! data says it refuses must be refused ("Error while setting value"); and
+//! every default the data gives that version must be what the server runs
+//! with. Under CI=true a missing server is a
 //! failure (tests/common); elsewhere the test skips with one line.
 
 use std::path::Path;
 use std::process::Command;
 
-use driftaudit::unstable::upgrade::data::{builtin_for, Effect, Product, Version};
+use driftaudit::unstable::policy::Severity;
+use driftaudit::unstable::report::Status;
+use driftaudit::unstable::upgrade::data::{builtin_for, default_at, Effect, Product, Version};
+use driftaudit::unstable::upgrade::{self, Target};
 
 use crate::common;
-use crate::common::mariadb;
+use crate::common::{audit, mariadb, tree};
 
 /// What mariadbd says about one option on its command line.
 fn verdict(mariadbd: &Path, arg: &str) -> (bool, String) {
@@ -126,5 +131,95 @@ fn the_installed_mariadb_refuses_and_ignores_exactly_what_the_data_says() {
         results.iter().filter(|r| r.1 == "ignored").count(),
         results.iter().filter(|r| r.1 == "accepted").count(),
         results.iter().filter(|r| r.1 == "value-refused").count(),
+    );
+}
+
+/// The data's default of every option at the installed release equals what
+/// the real server runs when nothing sets it: `innodb_purge_batch_size` was
+/// 300 in the data while MariaDB 10.11.19 runs 127 (MDEV-32050, 10.11.6).
+/// Checked for 11.4, the host's running value is what it runs with now
+/// (127 -> 1000), a capture that disagrees with the data is a data note,
+/// and 11.0's innodb_undo_tablespaces = 3, which reaches only a new data
+/// directory, is information, not a failure.
+#[test]
+fn upgrade_defaults_are_the_installed_servers_running_values() {
+    let Some((t, tmp, server)) = mariadb::running() else {
+        return;
+    };
+    let version = server_version(&t.mariadbd);
+    let variables = server.sql("SHOW GLOBAL VARIABLES");
+    drop(server);
+    let running: std::collections::BTreeMap<&str, &str> = variables
+        .lines()
+        .filter_map(|l| l.split_once('\t'))
+        .collect();
+    let k = builtin_for(Product::Mariadb).unwrap();
+    let mut wrong = Vec::new();
+    for e in k.entries.iter().filter(|e| !e.defaults.is_empty()) {
+        let (Some(want), Some(have)) = (
+            default_at(&e.defaults, &version.0),
+            running.get(e.name.as_str()),
+        ) else {
+            continue;
+        };
+        let same = match (want.parse::<f64>(), have.parse::<f64>()) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => want.eq_ignore_ascii_case(have),
+        };
+        if !same {
+            wrong.push(format!("{}: data {want}, server {have}", e.name));
+        }
+    }
+    assert!(wrong.is_empty(), "data vs mariadbd {version:?}: {wrong:?}");
+    assert_eq!(running.get("innodb_purge_batch_size"), Some(&"127"));
+
+    let snap = tmp.path().join("snap");
+    tree::put(
+        &snap.join("etc/mysql/my.cnf"),
+        "[mysqld]\nmax_connections = 50\n",
+    );
+    tree::put(&snap.join("captures/mysql-variables.tsv"), &variables);
+    let targets = [Target::parse("mariadb=11.4").unwrap()];
+    let f = upgrade::check(&audit::host(&snap), &targets);
+    let on = |name: &str| {
+        f.iter()
+            .find(|x| x.rule == "upgrade.mariadb.default-changed" && x.subject == [name])
+            .unwrap_or_else(|| panic!("{name}: {f:#?}"))
+    };
+    let purge = on("innodb_purge_batch_size");
+    assert_eq!(purge.status, Status::Fail);
+    assert!(
+        purge
+            .expected
+            .as_deref()
+            .unwrap_or("")
+            .starts_with("innodb_purge_batch_size = 127 (the running server's value"),
+        "{purge:#?}"
+    );
+    assert!(
+        !purge.explanation.contains("Data note"),
+        "{}",
+        purge.explanation
+    );
+    let undo = on("innodb_undo_tablespaces");
+    assert_eq!((undo.status, undo.severity), (Status::Pass, Severity::Info));
+    // a capture the data disagrees with: said, and the capture is used
+    let edited = variables.replace(
+        "innodb_purge_batch_size\t127\n",
+        "innodb_purge_batch_size\t300\n",
+    );
+    tree::put(&snap.join("captures/mysql-variables.tsv"), &edited);
+    let f = upgrade::check(&audit::host(&snap), &targets);
+    let purge = f
+        .iter()
+        .find(|x| {
+            x.rule == "upgrade.mariadb.default-changed" && x.subject == ["innodb_purge_batch_size"]
+        })
+        .unwrap();
+    assert!(
+        purge.explanation.contains("Data note")
+            && purge.explanation.contains("the default 127")
+            && purge.expected.as_deref().unwrap_or("").contains("= 300"),
+        "{purge:#?}"
     );
 }

@@ -759,7 +759,7 @@ fn an_admins_whole_path_composes_from_snapshot_to_diff_in_one_git_repository() {
     assert_eq!(o.status.code(), Some(1), "{plain}{}", stderr(&o));
     assert!(
         plain.contains(
-            "MEDIUM (5)\n  FAIL upgrade.mariadb.default-changed [explicit_defaults_for_timestamp]"
+            "MEDIUM (6)\n  FAIL upgrade.mariadb.default-changed [explicit_defaults_for_timestamp]"
         ),
         "{plain}"
     );
@@ -772,7 +772,7 @@ fn an_admins_whole_path_composes_from_snapshot_to_diff_in_one_git_repository() {
     assert!(!out.contains("MEDIUM ("), "demoted to info: {out}");
     assert!(
         out.contains(
-            "INFO (6)\n  FAIL upgrade.mariadb.default-changed [explicit_defaults_for_timestamp]"
+            "INFO (7)\n  FAIL upgrade.mariadb.default-changed [explicit_defaults_for_timestamp]"
         ),
         "{out}"
     );
@@ -782,7 +782,7 @@ fn an_admins_whole_path_composes_from_snapshot_to_diff_in_one_git_repository() {
     );
     says(
         &out,
-        "db-buster: 14 failed (2 high, 6 low, 6 info), 1 passed",
+        "db-buster: 15 failed (2 high, 6 low, 7 info), 1 passed",
     );
     for line in out.lines().filter(|l| l.starts_with("  FAIL ")) {
         assert!(

@@ -385,6 +385,17 @@ pub(super) fn judge_runtime(
         }
         let startup = startup_adjusted(&key, h, effective, rt, version);
         if modeled && startup.is_none() {
+            // A variable `SET GLOBAL` cannot change runs otherwise only
+            // because the file changed after the start: a pending restart.
+            if let Some(spec) = doc.and_then(|t| t.get(&key)).filter(|s| !s.dynamic) {
+                let text = format!(
+                    "`{key}` is not dynamic (`SET GLOBAL` cannot change it; {}), so the option file changed after the server started: the next restart applies {} (a pending restart)",
+                    spec.reference, want.raw
+                );
+                if let Some(Entry::Set(s)) = effective.entries.get_mut(&key) {
+                    add_note(&mut s.note, text);
+                }
+            }
             continue;
         }
         // A start-up adjustment only ever lowers the value.
@@ -394,6 +405,33 @@ pub(super) fn judge_runtime(
         let ev = want.evidence[0].clone();
         let server = label(version);
         let spec = doc.and_then(|t| t.get(&key).map(|s| (t.label, s)));
+        // SET PERSIST_ONLY of a read-only variable: the server takes it at
+        // the next restart and runs another value until then, whatever a
+        // limits table could say (a pending restart, not unknown).
+        let persist_only = ev.path.ends_with(super::persisted::FILE)
+            && want
+                .note
+                .as_deref()
+                .is_some_and(|n| n.contains("SET PERSIST_ONLY"));
+        if persist_only && startup.is_none() {
+            let manual = match spec {
+                Some((table, s)) if !s.dynamic => {
+                    format!(
+                        " ({table}'s manual documents `{key}` as not dynamic: {})",
+                        s.reference
+                    )
+                }
+                _ => String::new(),
+            };
+            let text = format!(
+                "the server runs {} until the next restart, which applies the persisted {}{manual} (a pending restart)",
+                have.raw, want.raw
+            );
+            if let Some(Entry::Set(s)) = effective.entries.get_mut(&key) {
+                add_note(&mut s.note, text);
+            }
+            continue;
+        }
         let (verb, why) = match (startup, spec) {
             (Some(s), _) => ("adjusted it", s),
             // The version's documented limits decide: what they give from
@@ -510,6 +548,98 @@ pub(super) fn judge_runtime(
             s.value = match s.value {
                 Value::Size(_) => Value::Size(h),
                 _ => Value::Number(h),
+            };
+        }
+    }
+}
+
+/// Clamp every configured number that no generated option table limits
+/// (a version without one, or an unknown version) by the documented limits:
+/// the version's documented table, or, with no version, what every
+/// documented table that has the variable agrees on (each caps
+/// `read_rnd_buffer_size` at 2147483647, so `1P` runs as that). The value
+/// the server will run is what rules judge; the note and an input note say
+/// so. A value no table decides is left as written.
+pub(super) fn clamp_documented(
+    effective: &mut Namespace,
+    version: Option<&ServerVersion>,
+    issues: &mut Vec<FileIssue>,
+) {
+    let own = version.and_then(documented::for_version);
+    if version.is_some() && own.is_none() {
+        return;
+    }
+    let keys: Vec<String> = effective.entries.keys().cloned().collect();
+    for key in keys {
+        if key == "innodb_buffer_pool_size" {
+            continue;
+        }
+        let Some(Entry::Set(s)) = effective.entries.get(&key) else {
+            continue;
+        };
+        if !matches!(s.value, Value::Number(_) | Value::Size(_)) {
+            continue;
+        }
+        let Some(n) = s.value.as_f64() else { continue };
+        let (value, how, warns, from) = match own {
+            Some(t) => {
+                let Some(spec) = t.get(&key) else { continue };
+                let l = spec.limit(n);
+                let Some(how) = l.how else { continue };
+                (
+                    l.value,
+                    how,
+                    l.warns,
+                    format!("{}'s documented limits ({})", t.label, spec.reference),
+                )
+            }
+            None => {
+                let rows: Vec<(&str, &DocSpec)> = documented::tables()
+                    .filter_map(|t| t.get(&key).map(|r| (t.label, r)))
+                    .collect();
+                let Some((_, first)) = rows.first() else {
+                    continue;
+                };
+                let l = first.limit(n);
+                let Some(how) = l.how.clone() else { continue };
+                if rows.iter().any(|(_, r)| r.limit(n).value != l.value) {
+                    continue;
+                }
+                let labels: Vec<&str> = rows.iter().map(|(l, _)| *l).collect();
+                (
+                    l.value,
+                    how,
+                    l.warns,
+                    format!(
+                        "the documented limits of every server line driftaudit has a table for agree ({}), though the version is unknown",
+                        labels.join(", ")
+                    ),
+                )
+            }
+        };
+        let ev = s.evidence[0].clone();
+        let text = format!(
+            "configured {}{}; {from}: {how}: {}",
+            s.raw,
+            number_if_other(&s.raw, n),
+            format_number(value)
+        );
+        if warns {
+            issues.push(FileIssue {
+                path: ev.path.clone(),
+                line: ev.line,
+                column: None,
+                message: format!("`{key}`: {text} (the server logs \"adjusted to\")"),
+                source: SOURCE.into(),
+                level: crate::facts::IssueLevel::Note,
+                read_error: None,
+            });
+        }
+        if let Some(Entry::Set(s)) = effective.entries.get_mut(&key) {
+            add_note(&mut s.note, text);
+            s.value = match s.value {
+                Value::Size(_) => Value::Size(value),
+                _ => Value::Number(value),
             };
         }
     }

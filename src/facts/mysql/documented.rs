@@ -259,6 +259,14 @@ const FILES: &[(&str, u64, u64, bool, &str, &str)] = &[
         include_str!("documented/mysql-8.0.tsv"),
     ),
     (
+        "MySQL 8.4",
+        8,
+        4,
+        false,
+        "src/facts/mysql/documented/mysql-8.4.tsv",
+        include_str!("documented/mysql-8.4.tsv"),
+    ),
+    (
         "MariaDB 10.5",
         10,
         5,
@@ -297,10 +305,17 @@ fn table(i: usize) -> Option<&'static DocTable> {
 }
 
 /// The documented table for a server's line (major.minor, MySQL or
-/// MariaDB), when one is compiled in.
+/// MariaDB), when one is compiled in; MySQL 8.4 and later by the 8.4 one.
 pub fn for_version(v: &ServerVersion) -> Option<&'static DocTable> {
-    let i = FILES.iter().position(|(_, major, minor, mariadb, _, _)| {
-        *major == v.parts[0] && *minor == v.parts[1] && *mariadb == v.mariadb
+    // MySQL 8.4 and later releases go by the 8.4 table (the newest MySQL line
+    // documented here).
+    let (major, minor) = if !v.mariadb && (v.parts[0], v.parts[1]) > (8, 4) {
+        (8, 4)
+    } else {
+        (v.parts[0], v.parts[1])
+    };
+    let i = FILES.iter().position(|(_, ma, mi, mariadb, _, _)| {
+        *ma == major && *mi == minor && *mariadb == v.mariadb
     })?;
     table(i)
 }
@@ -328,6 +343,11 @@ pub fn is_dynamic(server: Option<&ServerVersion>, name: &str) -> bool {
         .into_iter()
         .find_map(|i| table(i)?.get(name))
         .is_some_and(|r| r.dynamic)
+}
+
+/// Every compiled-in table that parses, in file order.
+pub(super) fn tables() -> impl Iterator<Item = &'static DocTable> {
+    (0..FILES.len()).filter_map(table)
 }
 
 /// The type any documented table gives `name` (the first that has it):
@@ -426,7 +446,13 @@ mod tests {
     #[test]
     fn every_documented_table_parses_and_every_row_has_a_reference() {
         let labels: Vec<&str> = all().iter().map(|(l, _)| *l).collect();
-        for want in ["MySQL 5.7", "MySQL 8.0", "MariaDB 10.5", "MariaDB 10.11"] {
+        for want in [
+            "MySQL 5.7",
+            "MySQL 8.0",
+            "MySQL 8.4",
+            "MariaDB 10.5",
+            "MariaDB 10.11",
+        ] {
             assert!(labels.contains(&want), "{want}: {labels:?}");
         }
         for (label, t) in all() {
@@ -435,6 +461,84 @@ mod tests {
             for r in &t.rows {
                 assert!(r.reference.starts_with("https://"), "{label} {}", r.name);
             }
+        }
+    }
+
+    /// The MySQL 8.4 table holds every 8.0 variable 8.4 still has, cites the
+    /// 8.4 manual, and gives the 8.4.0 defaults the manual's Table 1.1
+    /// ("InnoDB system variable default values in MySQL 8.4 differing from
+    /// MySQL 8.0", mysql-nutshell.html) lists; MySQL 8.4 and later releases
+    /// read by it (issue 48: a PERSIST_ONLY value on 8.4 was `unknown`).
+    #[test]
+    fn the_mysql_8_4_table_follows_the_8_4_manual() {
+        let v = |s: &str| ServerVersion::parse(s).unwrap();
+        let t = for_version(&v("8.4.3")).expect("a table for 8.4");
+        assert_eq!(t.label, "MySQL 8.4");
+        assert_eq!(for_version(&v("9.1.0")).map(|t| t.label), Some("MySQL 8.4"));
+        assert_eq!(
+            for_version(&v("8.0.36")).map(|t| t.label),
+            Some("MySQL 8.0")
+        );
+        let old = for_version(&v("8.0.36")).unwrap();
+        // removed in 8.2.0 (optvar-changes-8-2)
+        let removed = ["expire_logs_days"];
+        for r in &old.rows {
+            if removed.contains(&r.name.as_str()) {
+                assert!(t.get(&r.name).is_none(), "{} was removed", r.name);
+                continue;
+            }
+            let n = t
+                .get(&r.name)
+                .unwrap_or_else(|| panic!("{} is in 8.0 and 8.4", r.name));
+            assert_eq!((n.kind, n.dynamic), (r.kind, r.dynamic), "{}", r.name);
+        }
+        for r in &t.rows {
+            assert!(
+                r.reference
+                    .starts_with("https://dev.mysql.com/doc/refman/8.4/en/"),
+                "{}: {}",
+                r.name,
+                r.reference
+            );
+        }
+        // Table 1.1 of the 8.4 manual: new default, (8.0 default)
+        let table_1_1 = [
+            ("innodb_adaptive_hash_index", "OFF", Some("ON")),
+            ("innodb_change_buffering", "none", None),
+            ("innodb_flush_method", "O_DIRECT", Some("fsync")),
+            ("innodb_io_capacity", "10000", Some("200")),
+            ("innodb_io_capacity_max", "AUTO", Some("AUTO")),
+            ("innodb_log_buffer_size", "67108864", Some("16777216")),
+            ("innodb_page_cleaners", "AUTO", Some("4")),
+            ("innodb_purge_threads", "AUTO", Some("4")),
+            ("innodb_read_io_threads", "AUTO", Some("4")),
+            ("innodb_use_fdatasync", "ON", None),
+        ];
+        for (name, new, was) in table_1_1 {
+            assert_eq!(
+                t.get(name)
+                    .and_then(|r| r.default.as_deref())
+                    .unwrap_or("AUTO"),
+                new,
+                "{name}"
+            );
+            if let Some(was) = was {
+                assert_eq!(
+                    old.get(name)
+                        .and_then(|r| r.default.as_deref())
+                        .unwrap_or("AUTO"),
+                    was,
+                    "{name} in 8.0"
+                );
+            }
+        }
+        // read-only in 8.4 as in 8.0: what PERSIST_ONLY writes for a restart
+        for name in [
+            "innodb_buffer_pool_instances",
+            "innodb_read_io_threads",
+            "thread_stack",
+        ] {
+            assert!(!is_dynamic(Some(&v("8.4.3")), name), "{name}");
         }
     }
 }

@@ -1,5 +1,5 @@
 //! MySQL/MariaDB facts: what the server reads and what it runs with.
-//! Produces the `mycnf`, `mycnf_effective`, `mysql`, `mycnf_files` and
+//! Produces the `mycnf`, `mycnf_effective`, `mycnf_next`, `mysql`, `mycnf_files` and
 //! `mysql_sizing` namespaces and the `mysql_version` / `mysql_datadir`
 //! facts. All reads go through [`Host`]; no policy logic here. This file
 //! holds the entry point ([`gather`], which runs the rooms in order); the
@@ -23,6 +23,9 @@
 //! - `adjust`: how a configured number the server runs as another value is
 //!   judged (limits, start-up arithmetic, drift).
 //! - `namespaces`: the mycnf namespaces built from the resolved options.
+//! - `startup`: option names the server does not know (it will not start).
+//! - `next`: `mycnf_next`, the files' values else the version's compiled
+//!   default, for the variables the running server holds.
 //! - [`files`] and [`sizing`]: the `mycnf_files` and `mysql_sizing`
 //!   namespaces.
 //! - `sides`: each variable's two sides for rules that judge both: the
@@ -43,6 +46,7 @@ pub mod limits;
 mod model;
 mod names;
 mod namespaces;
+mod next;
 mod options;
 pub mod persisted;
 mod roles;
@@ -51,6 +55,7 @@ mod server;
 mod service;
 mod sides;
 pub mod sizing;
+mod startup;
 
 pub use model::{
     OptionSet, RawOption, DEFAULT_DATADIR, DEFAULT_FILES, MAX_BYTES_PROCESSED, MAX_FILES_READ,
@@ -243,6 +248,23 @@ pub fn gather(host: &Host, _needs: &Needs, facts: &mut Facts) {
     } else {
         None
     };
+    // A name the server does not know aborts the next start.
+    let server_label = files_version.as_ref().map(|v| {
+        format!(
+            "{} {}.{}.{}",
+            if v.mariadb { "MariaDB" } else { "MySQL" },
+            v.parts[0],
+            v.parts[1],
+            v.parts[2]
+        )
+    });
+    startup::unknown_options(
+        &set.argv,
+        &read,
+        rt,
+        server_label.as_deref(),
+        &mut facts.issues,
+    );
     // The server's numeric limits for this version (clamp, block size).
     if let (true, Some(table)) = (read.limits, read.table) {
         let keys: Vec<String> = effective.entries.keys().cloned().collect();
@@ -326,6 +348,12 @@ pub fn gather(host: &Host, _needs: &Needs, facts: &mut Facts) {
                 }
             }
         }
+    }
+    // No generated table for the version (or none known): the documented
+    // limits clamp what they decide.
+    // (With a capture, the running value decides: `adjust::judge_runtime`.)
+    if !(read.limits && read.table.is_some()) && rt.is_none() {
+        adjust::clamp_documented(&mut effective, files_version.as_ref(), &mut facts.issues);
     }
     if let Some(Entry::Set(s)) = effective.entries.get_mut("innodb_buffer_pool_size") {
         if let Some(n) = s.value.as_f64() {
@@ -458,8 +486,16 @@ pub fn gather(host: &Host, _needs: &Needs, facts: &mut Facts) {
         effective.unavailable = Some(reason);
     }
     facts.server_signs = signs;
+    let first_file = facts
+        .option_files
+        .as_ref()
+        .and_then(|o| o.files_read.first().cloned())
+        .unwrap_or_else(|| DEFAULT_FILES[0].to_string());
+    let rt_read = runtime.unavailable.is_none().then_some(&runtime);
+    let next = next::build(&effective, rt_read, files_version.as_ref(), &first_file);
     facts.namespaces.insert("mycnf".into(), ns_mycnf);
     facts.namespaces.insert("mycnf_effective".into(), effective);
+    facts.namespaces.insert("mycnf_next".into(), next);
     facts.namespaces.insert("mysql".into(), runtime);
     files::gather(host, facts);
     sizing::gather(host, files_version.as_ref(), facts);

@@ -214,6 +214,8 @@ pub(super) struct NameRead {
     pub(super) prefix: Option<String>,
     /// Why the server refuses the name (ambiguous prefix).
     pub(super) ambiguous: Option<String>,
+    /// The table was consulted and no pass knows the name.
+    pub(super) unknown: bool,
 }
 
 pub(super) fn read_name(read: &ReadAs, raw: &str, value: Option<&str>) -> NameRead {
@@ -226,6 +228,7 @@ pub(super) fn read_name(read: &ReadAs, raw: &str, value: Option<&str>) -> NameRe
             spec: None,
             prefix: None,
             ambiguous: None,
+            unknown: false,
         }
     };
     let Some(table) = read.table else {
@@ -257,6 +260,7 @@ pub(super) fn read_name(read: &ReadAs, raw: &str, value: Option<&str>) -> NameRe
                 spec,
                 prefix: r.prefix,
                 ambiguous: None,
+                unknown: false,
             }
         }
         limits::Lookup::Ambiguous {
@@ -279,7 +283,10 @@ pub(super) fn read_name(read: &ReadAs, raw: &str, value: Option<&str>) -> NameRe
                 ..fallback()
             }
         }
-        limits::Lookup::Unknown => fallback(),
+        limits::Lookup::Unknown => NameRead {
+            unknown: true,
+            ..fallback()
+        },
     }
 }
 

@@ -146,26 +146,32 @@ pub(super) fn resolve(
             return Some(e.clone());
         }
     }
+    // A capture without the variable: the version's compiled default when
+    // its table has the variable (the capture is partial), else the
+    // running server has no such variable.
+    let mut capture_lacks = false;
     if let Some(rt) = runtime {
-        return match rt.get(name) {
+        match rt.get(name) {
             Some(Entry::Set(s)) => {
                 let mut s = s.clone();
                 s.note = Some(format!(
                     "not set in any option file: the running server's value (SHOW GLOBAL VARIABLES, captures/{})",
                     super::model::VARIABLES_CAPTURE
                 ));
-                Some(Entry::Set(s))
+                return Some(Entry::Set(s));
             }
-            Some(other) => Some(other.clone()),
-            // The running server has no such variable.
-            None => None,
-        };
+            Some(other) => return Some(other.clone()),
+            None => capture_lacks = true,
+        }
     }
     let capture_fix = format!(
         "capture `mysql -NB -e 'SHOW GLOBAL VARIABLES'` as captures/{}",
         super::model::VARIABLES_CAPTURE
     );
     let Some(v) = version else {
+        if capture_lacks {
+            return None;
+        }
         return Some(Entry::Unreadable {
             reason: format!("`{name}` is not set in any option file and the server version is unknown (no runtime capture, no installed package names it), so its compiled default is unknown: {capture_fix}"),
             evidence: vec![],
@@ -175,6 +181,7 @@ pub(super) fn resolve(
         Extra::NoSuchVariable => return None,
         Extra::Value(d) => Some((d.to_string(), "driftaudit's sizing defaults (src/facts/mysql/sizing.rs)".to_string())),
         Extra::Table => match table {
+            None if capture_lacks => return None,
             None => {
                 return Some(Entry::Unreadable {
                     reason: format!("`{name}` is not set in any option file and driftaudit has no table of {}'s compiled defaults: {capture_fix}", label(v)),
@@ -187,6 +194,7 @@ pub(super) fn resolve(
                 None => return None,
                 Some(row) => match &row.default {
                     Some(d) if d != "AUTO" => Some((d.clone(), format!("{} ({})", t.label, row.reference))),
+                    _ if capture_lacks => return None,
                     _ => {
                         return Some(Entry::Unreadable {
                             reason: format!("`{name}` is not set in any option file and {} sizes it at start-up (from the open-files limit the service gives it), so only the running server can tell: {capture_fix}", label(v)),
@@ -203,10 +211,19 @@ pub(super) fn resolve(
         d.clone(),
         Evidence::file(first_file),
     );
-    s.note = Some(format!(
-        "not set in any option file: the compiled default of {}, {d}, from {from}",
-        label(v)
-    ));
+    s.note = Some(if capture_lacks {
+        format!(
+            "not set in any option file, and the runtime capture (captures/{}) lacks it though {} has it (a partial capture): the compiled default of {}, {d}, from {from}",
+            super::model::VARIABLES_CAPTURE,
+            label(v),
+            label(v)
+        )
+    } else {
+        format!(
+            "not set in any option file: the compiled default of {}, {d}, from {from}",
+            label(v)
+        )
+    });
     Some(Entry::Set(s))
 }
 
@@ -363,6 +380,7 @@ mod tests {
     fn every_tabled_line_holds_each_sizing_variable_it_has() {
         let absent_ok = [
             ("MySQL 8.0", "query_cache_size"),
+            ("MySQL 8.4", "query_cache_size"),
             ("MariaDB 10.11", "innodb_log_files_in_group"),
             ("MariaDB 10.11", "innodb_redo_log_capacity"),
             ("MariaDB 10.5", "innodb_redo_log_capacity"),
@@ -466,6 +484,31 @@ mod tests {
         ));
     }
 
+    /// A capture that lacks `innodb_log_file_size` (a partial `SHOW GLOBAL
+    /// VARIABLES`): the redo log is the version's compiled default, said
+    /// so, not unknown (issue 48: `mysql-sizing.pool-default` was unknown on
+    /// a 64 GiB host with 40 GiB of data for want of it).
+    #[test]
+    fn a_partial_capture_takes_the_versions_compiled_default_and_says_so() {
+        let (_d, host) = snapshot(&[(
+            "/captures/mysql-variables.tsv",
+            "version\t10.11.19-MariaDB-0+deb12u1\ninnodb_buffer_pool_size\t134217728\n",
+        )]);
+        let facts = crate::facts::gather(&host, &crate::facts::Needs::default());
+        match facts.namespaces[NAMESPACE].get(REDO_SIZE) {
+            Some(Entry::Set(s)) => {
+                assert_eq!(s.value.as_f64(), Some(100663296.0));
+                let note = s.note.as_deref().unwrap_or("");
+                assert!(
+                    note.contains("lacks it")
+                        && note.contains("compiled default of MariaDB 10.11.19"),
+                    "{note}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
     /// The order the namespace documents: the option files, then the running
     /// server, then the version's compiled default, then unknown.
     #[test]
@@ -515,14 +558,34 @@ mod tests {
             Some(1048576.0)
         );
         assert_eq!(get("join_buffer_size", Some(&rt), Some(&v)), Some(524288.0));
-        // the running server lacks it: this server has no such variable
+        // the capture lacks a variable the version has (a partial
+        // capture): the version's compiled default, said so (issue 48)
+        match resolve(
+            "read_buffer_size",
+            Some(&files),
+            Some(&rt),
+            Some(&v),
+            t,
+            "/etc/my.cnf",
+        ) {
+            Some(Entry::Set(s)) => {
+                assert_eq!(s.value.as_f64(), Some(131072.0));
+                assert!(
+                    s.note.as_deref().unwrap_or("").contains("lacks it"),
+                    "{:?}",
+                    s.note
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        // a variable the version does not have stays absent
         assert_eq!(
             resolve(
-                "read_buffer_size",
+                "query_cache_size",
                 Some(&files),
                 Some(&rt),
-                Some(&v),
-                t,
+                Some(&ServerVersion::parse("8.0.36").unwrap()),
+                documented::for_version(&ServerVersion::parse("8.0.36").unwrap()),
                 "/etc/my.cnf"
             ),
             None
