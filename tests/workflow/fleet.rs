@@ -578,7 +578,7 @@ fn the_fleet_summarys_worst_hosts_say_which_key_has_which_value() {
         "worst: mysql-includedir-override: [max_connections] 400\n",
     );
     // a host with two failing subjects of a rule says so, then the first
-    says(&out, "worst: zimbra-storage-before: 2 failing, first [zimbra-db, /] virtual_disk: OFF, rotational: ON, mount: /\n");
+    says(&out, "worst: zimbra-storage-before: 2 failing, first [zimbra-db, /] media_hidden: OFF, rotational: ON, mount: /\n");
     for l in out.lines() {
         assert!(
             !l.contains(" failing = "),
