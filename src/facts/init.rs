@@ -217,23 +217,23 @@ impl Init {
             // src/shared/mount-setup.c: MS_NOSUID|MS_NODEV|MS_STRICTATIME
             Ok("systemd") => Some((
                 vec!["nosuid", "nodev"],
-                "systemd mounts /dev/shm itself, with nosuid and nodev and without noexec (mount-setup.c)".into(),
+                "no /etc/fstab line: systemd mounts /dev/shm itself, with nosuid and nodev and without noexec (mount-setup.c)".into(),
             )),
             // OpenRC init.d/devfs.in `seed_dev`: `mount -t tmpfs -o noexec,nosuid,nodev,mode=1777 shm /dev/shm`
             Ok("openrc") => Some((
                 vec!["nosuid", "nodev", "noexec"],
-                "OpenRC's devfs service mounts /dev/shm with nodev, nosuid and noexec (init.d/devfs.in, seed_dev)".into(),
+                "no /etc/fstab line: OpenRC's devfs service mounts /dev/shm with nodev, nosuid and noexec (init.d/devfs.in, seed_dev)".into(),
             )),
             // Debian initscripts mount-functions.sh `mount_shm` (run by
             // mountdevsubfs.sh): `-onosuid,nodev`
             Ok("sysvinit") => Some((
                 vec!["nosuid", "nodev"],
-                "sysvinit's mountdevsubfs.sh mounts /dev/shm with nosuid and nodev and without noexec".into(),
+                "no /etc/fstab line: sysvinit's mountdevsubfs.sh mounts /dev/shm with nosuid and nodev and without noexec".into(),
             )),
             Ok(_) => None,
             Err(e) => Some((
                 vec!["nosuid", "nodev"],
-                format!("which init runs is not known ({e}), so this assumes systemd mounts /dev/shm itself, with nosuid and nodev and without noexec, as on most hosts"),
+                format!("no /etc/fstab line, and which init runs is not known ({e}), so this assumes systemd mounts /dev/shm itself, with nosuid and nodev and without noexec, as on most hosts"),
             )),
         }
     }
@@ -262,7 +262,7 @@ pub fn gather(host: &Host, facts: &mut Facts) -> Init {
         ),
         None => (
             Ok(Value::Str(format!(
-                "{}: nothing on this host mounts /dev/shm at start (a container runtime does, with its own options), so the next start is judged by the running mount",
+                "no /etc/fstab line, and {}: nothing on this host mounts /dev/shm at start (a container runtime does, with its own options), so the next start is judged by the running mount",
                 init.evidence
             ))),
             Err(format!("{}: nothing on this host mounts /dev/shm", init.evidence)),

@@ -86,9 +86,11 @@ pub fn ufw(host: &Host) -> Ufw {
         (Some(f), _) => f,
         // the package's /etc/default/ufw names it; a snapshot may lack the file
         (None, None) if host.kind() == SourceKind::Snapshot => UFW_SYSCTL.to_string(),
-        (None, _) => return Ufw::Nothing(format!(
+        (None, _) => {
+            return Ufw::Nothing(format!(
             "ufw is enabled but {UFW_DEFAULT} sets no IPT_SYSCTL: ufw_start applies no sysctl file"
-        )),
+        ))
+        }
     };
     if file.is_empty() {
         return Ufw::Nothing("IPT_SYSCTL is empty: ufw_start applies no sysctl file".into());
