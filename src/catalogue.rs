@@ -167,7 +167,7 @@ pub const NAMESPACES: &[NamespaceSpec] = &[
         absent: "no sysctl configuration file sets this key",
         captures: &[],
         domain: "sysctl",
-        description: "what the next boot applies (systemd-sysctl, then ufw and TuneD), with file and line",
+        description: "what the next boot applies (the init's applier: systemd-sysctl, or procps `sysctl --system` under sysvinit or OpenRC, nothing in a container without an init; then an enabled ufw and TuneD), with file and line",
     },
     NamespaceSpec {
         name: "sysctl_procps",

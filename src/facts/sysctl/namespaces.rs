@@ -83,6 +83,13 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
     if systemd {
         note_procps_differences(&mut boot, &procps);
     }
+    // an enabled TuneD whose profile the snapshot lacks: the keys it may
+    // have set (those running otherwise than the files say) are unknown
+    if systemd {
+        if let Some(why) = tuned::uncaptured_profile(host) {
+            profile_unknown(&mut boot, &mut boot_unknown, &live_ns, &why);
+        }
+    }
     cite_configuration(&mut live_ns, &boot);
 
     let mut boot_ns = Namespace::of("sysctl_boot");
@@ -233,6 +240,36 @@ fn note_not_applied(files: &[(String, super::files::Lines)], why: &str, facts: &
         )
         .with_level(IssueLevel::Note),
     );
+}
+
+/// The keys an uncaptured TuneD profile may set: tuned applied it after
+/// the files at the last boot, so a key the kernel runs with another value
+/// than the files give may be the profile's; a key running as the files
+/// say was left alone (or set to the same value).
+fn profile_unknown(
+    boot: &mut BTreeMap<String, Setting>,
+    boot_unknown: &mut BTreeMap<String, Entry>,
+    live_ns: &Namespace,
+    why: &str,
+) {
+    let differing: Vec<String> = boot
+        .iter()
+        .filter(|(k, s)| {
+            matches!(live_ns.entries.get(*k), Some(Entry::Set(l)) if !l.value.loosely_equals(&s.value))
+        })
+        .map(|(k, _)| k.clone())
+        .collect();
+    for k in differing {
+        if let Some(s) = boot.remove(&k) {
+            boot_unknown.insert(
+                k,
+                Entry::Unreadable {
+                    reason: why.to_string(),
+                    evidence: s.evidence,
+                },
+            );
+        }
+    }
 }
 
 /// Note where procps would end with another value.

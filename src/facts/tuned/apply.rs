@@ -158,6 +158,14 @@ fn not_loaded(host: &Host, dirs: &[String], names: &[String], e: &str, facts: &m
         );
         return;
     }
+    // a snapshot that holds tuned's directories but not this profile did
+    // not copy it: not known, which is not "nothing"
+    if let Some(why) = super::uncaptured_profile(host) {
+        facts.issues.push(
+            FileIssue::problem("tuned", ACTIVE_PROFILE, None, why).with_level(IssueLevel::Unknown),
+        );
+        return;
+    }
     facts.issues.push(FileIssue::problem(
         "tuned",
         ACTIVE_PROFILE,
