@@ -401,6 +401,20 @@ pub const FACTS: &[FactSpec] = &[
         description: "in words, what `routes_inferred` was decided from",
     },
     FactSpec {
+        name: "slaac_interfaces",
+        kind: "list",
+        captures: &[],
+        domain: None,
+        description: "interfaces whose IPv6 comes from router advertisements: `iface NAME inet6 auto` (or `dhcp`) in /etc/network/interfaces(.d), or a global address in /proc/net/if_inet6 that is not permanent (the kernel configured it)",
+    },
+    FactSpec {
+        name: "slaac_evidence",
+        kind: "string",
+        captures: &[],
+        domain: None,
+        description: "in words, what `slaac_interfaces` was decided from",
+    },
+    FactSpec {
         name: "mysql_version",
         kind: "string",
         captures: &[MYSQL_VARIABLES],

@@ -70,8 +70,51 @@ fn declared_absent(host: &Host, path: &str) -> bool {
     super::system::declared_absent(host).contains(path)
 }
 
+/// A sosreport's process list (`ps auxwww`).
+const SOS_PS: &str = "/sos_commands/process/ps_auxwww";
+/// sos's systemd plugin runs only where systemd is the init.
+const SOS_SYSTEMD: &str = "/sos_commands/systemd";
+
+/// PID 1 in a sosreport: its program's name from `ps auxwww`, and whether
+/// sos's systemd plugin ran; `None` without the process list.
+fn sos_pid1(host: &Host) -> Option<(String, bool)> {
+    let t = host.read_to_string(SOS_PS).ok()?;
+    // USER PID %CPU %MEM VSZ RSS TTY STAT START TIME COMMAND
+    let prog = t.lines().find_map(|l| {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        (w.get(1) == Some(&"1")).then(|| {
+            w.get(10)
+                .map(|c| c.rsplit('/').next().unwrap_or(c).to_string())
+        })?
+    })?;
+    Some((prog, is(host, SOS_SYSTEMD, EntryKind::Dir)))
+}
+
 /// Learn the init system from the evidence the host (or snapshot) holds.
 pub fn detect(host: &Host) -> Init {
+    if host.layout() == Some(crate::host::layout::Layout::Sosreport) {
+        if let Some((prog, systemd)) = sos_pid1(host) {
+            if systemd {
+                return Init {
+                    name: Ok("systemd".into()),
+                    evidence: format!(
+                        "PID 1 is `{prog}` ({SOS_PS}) and sos's systemd plugin ran ({SOS_SYSTEMD})"
+                    ),
+                    sysctl: BootSysctl::SystemdSysctl,
+                };
+            }
+            if prog != "init" {
+                let evidence = format!("PID 1 is `{prog}` ({SOS_PS}), not an init system");
+                return Init {
+                    name: Ok("none".into()),
+                    sysctl: BootSysctl::Nothing(format!(
+                        "{evidence}: nothing on this host applies /etc/sysctl.d, /usr/lib/sysctl.d or /etc/sysctl.conf when it starts"
+                    )),
+                    evidence,
+                };
+            }
+        }
+    }
     let comm = match host.read_to_string(PID1_COMM) {
         Ok(t) => t.trim().to_string(),
         Err(ReadError::NotFound) if host.kind() == SourceKind::Snapshot => {

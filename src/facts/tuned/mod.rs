@@ -35,6 +35,7 @@ pub mod recommend;
 mod state;
 mod write;
 
+pub use apply::uncaptured_profile;
 use apply::{read_main_conf, reapply_system, writes_for};
 pub use state::{state, version, TunedState};
 pub use write::{resolve, Write};
@@ -95,45 +96,6 @@ pub fn sysctl_writes(host: &Host, facts: &mut Facts) -> Vec<Write> {
         reapply_system(host, version(host), &mut out);
     }
     out
-}
-
-/// Why the profile an enabled tuned applies is not known from this
-/// snapshot: a profile it loads is in none of tuned's profile directories
-/// the snapshot holds (copied only where a reader read it), and the snapshot
-/// does not list it as absent. `None` on a live host, where a missing
-/// profile is tuned's own failure to load it.
-pub fn uncaptured_profile(host: &Host) -> Option<String> {
-    if host.kind() != crate::host::SourceKind::Snapshot {
-        return None;
-    }
-    let main = read_main_conf(host);
-    let names = match state::state_with(host, &main) {
-        TunedState::Enabled(n) => n,
-        TunedState::Recommended { names, .. } => names,
-        _ => return None,
-    };
-    let dirs = profile::profile_dirs(
-        main.iter()
-            .rev()
-            .find(|(k, _)| k == "profile_dirs")
-            .map(|(_, v)| v.clone()),
-    );
-    let absent = super::system::declared_absent(host);
-    let missing: Vec<&String> = names
-        .iter()
-        .filter(|n| {
-            dirs.iter().all(|d| {
-                let conf = format!("{d}/{n}/tuned.conf");
-                !host.exists(&conf) && !absent.contains(&conf)
-            })
-        })
-        .collect();
-    let first = missing.first()?;
-    Some(format!(
-        "tuned.service is enabled and applies profile `{first}`, which this snapshot does not hold ({}): a value that profile sets after the sysctl files is not known; tuned applied it at the last boot, so a running value that differs from the files may be the profile's; capture {}/{first}/tuned.conf (`driftaudit snapshot` copies the profile it reads)",
-        dirs.iter().map(|d| format!("{d}/{first}")).collect::<Vec<_>>().join(", "),
-        dirs.first().map(String::as_str).unwrap_or("/usr/lib/tuned")
-    ))
 }
 
 /// tuned-main.conf's `reapply_sysctl` (default on).
