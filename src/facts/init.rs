@@ -72,11 +72,13 @@ fn declared_absent(host: &Host, path: &str) -> bool {
 
 /// A sosreport's process list (`ps auxwww`).
 const SOS_PS: &str = "/sos_commands/process/ps_auxwww";
-/// sos's systemd plugin runs only where systemd is the init.
-const SOS_SYSTEMD: &str = "/sos_commands/systemd";
+/// `systemctl list-units` as sos's systemd plugin captures it: systemd
+/// answers it only when it is PID 1 ("System has not been booted with
+/// systemd as init system" otherwise).
+const SOS_SYSTEMD: &str = "/sos_commands/systemd/systemctl_list-units";
 
 /// PID 1 in a sosreport: its program's name from `ps auxwww`, and whether
-/// sos's systemd plugin ran; `None` without the process list.
+/// systemd answered as the init; `None` without the process list.
 fn sos_pid1(host: &Host) -> Option<(String, bool)> {
     let t = host.read_to_string(SOS_PS).ok()?;
     // USER PID %CPU %MEM VSZ RSS TTY STAT START TIME COMMAND
@@ -87,7 +89,10 @@ fn sos_pid1(host: &Host) -> Option<(String, bool)> {
                 .map(|c| c.rsplit('/').next().unwrap_or(c).to_string())
         })?
     })?;
-    Some((prog, is(host, SOS_SYSTEMD, EntryKind::Dir)))
+    let systemd = host
+        .read_to_string(SOS_SYSTEMD)
+        .is_ok_and(|t| !t.trim().is_empty() && !t.contains("has not been booted with systemd"));
+    Some((prog, systemd))
 }
 
 /// Learn the init system from the evidence the host (or snapshot) holds.
@@ -122,7 +127,7 @@ pub fn detect(host: &Host) -> Init {
                 String::new()
             } else {
                 let why = format!(
-                    "the snapshot does not record PID 1 ({PID1_COMM} and {SYSTEMD_RUN}, which a driftaudit snapshot copies since issue 48): take it again with this driftaudit, or add proc/1/comm (`cat /proc/1/comm` on the host) and, where it exists, the directory run/systemd/system"
+                    "the snapshot does not record PID 1: no proc/1/comm and run/systemd/system, which a driftaudit snapshot copies since issue 48"
                 );
                 return Init {
                     name: Err(why.clone()),
@@ -248,7 +253,7 @@ impl Init {
             }
             BootSysctl::Nothing(w) => w.clone(),
             BootSysctl::Unknown(w) => format!(
-                "which init runs is not known ({w}), so this assumes systemd-sysctl applies the sysctl.d files at the next boot, as on most hosts"
+                "{w}, so this assumes systemd-sysctl applies the sysctl.d files at the next boot, as on most hosts"
             ),
         }
     }
@@ -276,7 +281,7 @@ impl Init {
             Ok(_) => None,
             Err(e) => Some((
                 vec!["nosuid", "nodev"],
-                format!("no /etc/fstab line, and which init runs is not known ({e}), so this assumes systemd mounts /dev/shm itself, with nosuid and nodev and without noexec, as on most hosts"),
+                format!("no /etc/fstab line, and {e}, so this assumes systemd mounts /dev/shm itself, with nosuid and nodev and without noexec, as on most hosts"),
             )),
         }
     }
