@@ -126,9 +126,7 @@ pub fn detect(host: &Host) -> Init {
             if declared_absent(host, PID1_COMM) {
                 String::new()
             } else {
-                let why = format!(
-                    "the snapshot does not record PID 1: no proc/1/comm and run/systemd/system, which a driftaudit snapshot copies since issue 48"
-                );
+                let why = "the snapshot does not record PID 1: no proc/1/comm and run/systemd/system, which a driftaudit snapshot copies since issue 48".to_string();
                 return Init {
                     name: Err(why.clone()),
                     evidence: why.clone(),
