@@ -355,14 +355,14 @@ pub const FACTS: &[FactSpec] = &[
         name: "sysctl_at_boot",
         kind: "string",
         captures: &[],
-        domain: None,
+        domain: Some("sysctl"),
         description: "in words, what applies the persisted sysctl files at the next start and from what evidence (systemd-sysctl, procps `sysctl --system` run by sysvinit's or OpenRC's script, or nothing)",
     },
     FactSpec {
         name: "sysctl_applied_at_boot",
         kind: "boolean",
         captures: &[],
-        domain: None,
+        domain: Some("sysctl"),
         description: "whether anything applies the persisted sysctl files at the next start (false in a container without an init); an unrecorded init counts as systemd, said in `sysctl_at_boot`",
     },
     FactSpec {
