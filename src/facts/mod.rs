@@ -10,9 +10,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::host::Host;
 
 pub(crate) mod disks;
+pub mod init;
 pub mod model;
 pub mod mysql;
 pub mod presence;
+pub mod roles;
 pub mod storage;
 pub mod sysctl;
 pub mod system;
@@ -74,7 +76,9 @@ pub fn gather(host: &Host, needs: &Needs) -> Facts {
     let _stats = host.remember_stats();
     let mut facts = Facts::new(host);
     system::gather(host, needs, &mut facts);
+    init::gather(host, &mut facts);
     sysctl::gather(host, needs, &mut facts);
+    roles::gather(host, &mut facts);
     gather_extensions(host, needs, &mut facts);
     presence::detect(host, &mut facts);
     resolve_evidence_links(host, &mut facts);

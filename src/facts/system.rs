@@ -190,7 +190,7 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
 
 /// Host paths a snapshot's `snapshot.json` lists as `absent` (none on a
 /// live host, or without the list).
-fn declared_absent(host: &Host) -> BTreeSet<String> {
+pub(crate) fn declared_absent(host: &Host) -> BTreeSet<String> {
     if host.kind() != SourceKind::Snapshot {
         return BTreeSet::new();
     }

@@ -26,7 +26,9 @@
 //! is never changed. SSG's rules apply only to a Debian 11 machine: its
 //! platform checks /etc/debian_version (`^11.[0-9]+$`, planted as 11.7) and
 //! the absence of /.dockerenv and /run/.containerenv (the chroot's root has
-//! neither), so the build container is judged like a machine.
+//! neither), so the build container is judged like a machine, one booted by
+//! systemd for driftaudit too (/proc/1/comm reads `systemd`, and
+//! /run/systemd/system exists).
 
 use crate::common;
 use crate::common::mountns::{self, Sh};
@@ -78,6 +80,11 @@ done
 for n in tmp var home run srv; do mkdir -p "$R/$n"; done
 chmod 1777 "$R/tmp"
 mount -t tmpfs -o mode=755 run "$R/run"
+# judged like a machine booted by systemd (what SSG's Debian 11 assumes):
+# PID 1 named systemd and /run/systemd/system, sd_booted(3)'s test
+mkdir -p "$R/run/systemd/system"
+echo systemd > "$W/comm-$STATE"
+mount --bind "$W/comm-$STATE" "$R/proc/1/comm"
 mount --bind "$P/fstab" "$R/etc/fstab"
 mount --bind "$P/sysctl.conf" "$R/etc/sysctl.conf"
 mount --bind "$P/sysctl.d" "$R/etc/sysctl.d"

@@ -7,6 +7,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod init_reference;
 mod meminfo_corpus;
 mod reference;
 mod semantics;

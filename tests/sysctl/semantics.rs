@@ -304,12 +304,17 @@ fn rhel7_systemd_reads_sysctl_conf_last() {
 }
 
 #[test]
-fn ufw_sysctl_conf_is_a_persisted_source_applied_after_boot() {
+fn ufw_sysctl_conf_is_a_persisted_source_applied_after_boot_when_ufw_is_enabled() {
     let d = tempfile::tempdir().unwrap();
     let h = d.path();
     tree::file(h, "/etc/sysctl.d/10.conf", "net.ipv4.ip_forward = 0\n");
     tree::file(h, "/etc/ufw/sysctl.conf", "# ufw\nnet/ipv4/ip_forward=1\n");
+    tree::file(h, "/etc/default/ufw", "IPT_SYSCTL=/etc/ufw/sysctl.conf\n");
+    tree::file(h, "/etc/ufw/ufw.conf", "ENABLED=yes\n");
     assert_boot(h, "net.ipv4.ip_forward", "1@/etc/ufw/sysctl.conf:2");
+    // disabled, ufw-init exits before applying anything
+    tree::file(h, "/etc/ufw/ufw.conf", "ENABLED=no\n");
+    assert_boot(h, "net.ipv4.ip_forward", "0@/etc/sysctl.d/10.conf:1");
 }
 
 #[test]

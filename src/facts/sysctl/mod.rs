@@ -1,7 +1,9 @@
 //! sysctl facts: live kernel values (`/proc/sys` or `captures/sysctl-a.txt`) and
-//! the values the next boot will apply, computed with systemd-sysctl's exact
-//! precedence (and procps `sysctl --system`'s, to say where they differ), then
-//! what ufw and an enabled TuneD write after boot (see [`super::tuned`]).
+//! the values the next boot will apply: with the precedence of what this
+//! host's init runs ([`super::init`]: systemd-sysctl, procps `sysctl
+//! --system`, or nothing in a container without an init), procps's too (to
+//! say where they differ), then what an enabled ufw and TuneD write after
+//! boot (see `appliers` and [`super::tuned`]).
 //! Produces the `sysctl`, `sysctl_boot` and `sysctl_procps` namespaces. Reads
 //! only through [`Host`](crate::host::Host); linear in lines and files
 //! (hostile input).
@@ -17,14 +19,18 @@
 //!   in order, each read and parsed once.
 //! - `precedence`: which line wins for each key under systemd-sysctl's
 //!   rules and under procps's.
-//! - `namespaces`: [`gather`]: the models run, tuned's and ufw's writes
-//!   laid over the boot, and the three namespaces filled.
+//! - `appliers`: services that apply a sysctl file when they start, each
+//!   by its own start logic (ufw: only when enabled).
+//! - `namespaces`: [`gather`]: the models run, the init's model taken as
+//!   the boot, tuned's and ufw's writes laid over it, and the three
+//!   namespaces filled.
 
 use crate::facts::{Evidence, Setting};
 use crate::parse::sysctl::typed;
 use crate::secret::REDACTED;
 use crate::value::Value;
 
+mod appliers;
 mod files;
 mod live;
 mod namespaces;

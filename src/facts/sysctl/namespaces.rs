@@ -1,27 +1,25 @@
 //! The namespace assembly: [`gather`] takes the live values (`live`), the
 //! persisted files (`files`) and tuned's writes, runs both tools' models
-//! (`precedence`), lays what ufw and TuneD write after boot over the
-//! systemd model, notes where procps would differ, and fills the `sysctl`,
-//! `sysctl_boot` and `sysctl_procps` namespaces. Reads only the
-//! after-boot sources (`EXTRA_SOURCES`) itself.
+//! (`precedence`), takes as the boot the model of what this host's init
+//! applies ([`crate::facts::init`]: systemd-sysctl, procps `sysctl
+//! --system` under sysvinit or OpenRC, nothing in a container without an
+//! init), lays what ufw (`appliers`) and TuneD write after boot over it,
+//! notes where procps would differ, and fills the `sysctl`, `sysctl_boot`
+//! and `sysctl_procps` namespaces.
 
 use std::collections::BTreeMap;
 
+use crate::facts::init::{self, BootSysctl};
 use crate::facts::tuned::{self, Write};
-use crate::facts::{Entry, Facts, FileIssue, Namespace, Needs, Setting};
+use crate::facts::{Entry, Facts, FileIssue, IssueLevel, Namespace, Needs, Setting};
 use crate::host::{EntryKind, Host, SourceKind};
 use crate::parse::sysctl::parse_conf;
 
+use super::appliers::{self, Ufw};
 use super::files::persisted_files;
 use super::live::{live_namespace, live_source, read_listing, wanted_keys};
 use super::precedence::{procps_model, systemd_model};
 use super::{canonical_key, MAX_EVIDENCE};
-
-/// Other persisted sources applied after boot by the software that owns them.
-const EXTRA_SOURCES: [(&str, &str); 1] = [(
-    "/etc/ufw/sysctl.conf",
-    "ufw applies it when the firewall starts",
-)];
 
 /// Gather the three sysctl namespaces.
 pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
@@ -33,23 +31,65 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
     // Persisted configuration: the files each tool reads.
     let (parsed, procps_files) = persisted_files(host, facts);
 
-    // TuneD, where it is enabled: what it writes after boot, in order.
-    let tuned = tuned::sysctl_writes(host, facts);
+    // What the init applies at the next start (systemd-sysctl, procps
+    // `sysctl --system`, or nothing).
+    let init = init::detect(host);
+    let systemd = matches!(
+        init.sysctl,
+        BootSysctl::SystemdSysctl | BootSysctl::Unknown(_)
+    );
+    // TuneD, where it is enabled (a systemd unit): what it writes after boot, in order.
+    let tuned = if systemd {
+        tuned::sysctl_writes(host, facts)
+    } else {
+        Vec::new()
+    };
 
+    // ufw, when it starts: its file read once, its keys wanted too
+    let ufw = if matches!(init.sysctl, BootSysctl::Nothing(_)) {
+        None
+    } else {
+        ufw_file(host, facts)
+    };
     // Keys we need live values for: rule keys + explicit persisted keys + glob expansions.
-    let (wanted, glob_matches) = wanted_keys(host, needs, &tuned, &parsed, &procps_files, &live);
+    let with_ufw: Vec<(String, super::files::Lines)> = parsed
+        .iter()
+        .cloned()
+        .chain(ufw.iter().map(|(p, l, _, _)| (p.clone(), l.clone())))
+        .collect();
+    let (wanted, glob_matches) = wanted_keys(host, needs, &tuned, &with_ufw, &procps_files, &live);
 
     let mut live_ns = live_namespace(host, &live, &wanted, proc_dir);
 
-    // Boot (systemd) model
-    let mut boot = systemd_model(&parsed, &glob_matches, facts);
-    // then tuned's writes after boot
-    let boot_unknown = apply_tuned(&mut boot, tuned);
-    apply_extra_sources(host, &mut boot, &glob_matches, facts);
-
     // procps `sysctl --system` model: its own file list, /etc/sysctl.conf last.
     let procps = procps_model(&procps_files, &glob_matches);
-    note_procps_differences(&mut boot, &procps);
+    // The boot: what this host's init applies
+    let mut boot = match &init.sysctl {
+        BootSysctl::SystemdSysctl | BootSysctl::Unknown(_) => {
+            systemd_model(&parsed, &glob_matches, facts)
+        }
+        BootSysctl::SysctlSystem(_) => procps.clone(),
+        BootSysctl::BusyboxEtc(_) => busybox_model(&procps_files, &glob_matches),
+        BootSysctl::Nothing(why) => {
+            note_not_applied(&parsed, why, facts);
+            BTreeMap::new()
+        }
+    };
+    // then tuned's writes after boot
+    let mut boot_unknown = apply_tuned(&mut boot, tuned);
+    if let Some(ufw) = ufw {
+        apply_ufw(ufw, &mut boot, &mut boot_unknown, &glob_matches);
+    }
+    if systemd {
+        note_procps_differences(&mut boot, &procps);
+    }
+    // an enabled TuneD whose profile the snapshot lacks: the keys it may
+    // have set (those running otherwise than the files say) are unknown
+    if systemd {
+        if let Some(why) = tuned::uncaptured_profile(host) {
+            profile_unknown(&mut boot, &mut boot_unknown, &live_ns, &why);
+        }
+    }
     cite_configuration(&mut live_ns, &boot);
 
     let mut boot_ns = Namespace::of("sysctl_boot");
@@ -107,33 +147,127 @@ fn apply_tuned(boot: &mut BTreeMap<String, Setting>, tuned: Vec<Write>) -> BTree
     boot_unknown
 }
 
-/// Lay the other persisted sources (`EXTRA_SOURCES`, applied after boot by
-/// the software that owns them) over the boot model.
-fn apply_extra_sources(
-    host: &Host,
+/// ufw's sysctl file when ufw applies it at start ([`appliers::ufw`]):
+/// path, parsed lines, why, and whether that is known (`false`: the
+/// snapshot cannot tell whether ufw is enabled); `None` when ufw applies
+/// nothing.
+type UfwFile = (String, super::files::Lines, String, bool);
+
+fn ufw_file(host: &Host, facts: &mut Facts) -> Option<UfwFile> {
+    let (path, why, known) = match appliers::ufw(host) {
+        Ufw::Nothing(_) => return None,
+        Ufw::Applies { file, why } => (file, why, true),
+        Ufw::Unknown { file, why } => (file, why, false),
+    };
+    let text = host.read_to_string(&path).ok()?;
+    let (lines, issues) = parse_conf(&text);
+    for i in &issues {
+        facts.issues.push(FileIssue::from_parse("sysctl", &path, i));
+    }
+    Some((path, std::rc::Rc::new(lines), why, known))
+}
+
+/// Lay what ufw applies when it starts over the boot model: its file's
+/// values when it is enabled, unknown keys when the snapshot cannot tell.
+fn apply_ufw(
+    (path, lines, why, known): UfwFile,
     boot: &mut BTreeMap<String, Setting>,
+    boot_unknown: &mut BTreeMap<String, Entry>,
     glob_matches: &BTreeMap<String, Vec<String>>,
-    facts: &mut Facts,
 ) {
-    for (path, why) in EXTRA_SOURCES {
-        if let Ok(text) = host.read_to_string(path) {
-            let (lines, issues) = parse_conf(&text);
-            for i in &issues {
-                facts.issues.push(FileIssue::from_parse("sysctl", path, i));
-            }
-            let extra = systemd_model(
-                &[(path.to_string(), std::rc::Rc::new(lines))],
-                glob_matches,
-                facts,
+    // `sysctl -p FILE`: procps, every line in order, last write wins
+    let extra = procps_model(&[(path.clone(), lines)], glob_matches);
+    for (k, mut s) in extra {
+        if !known {
+            boot.remove(&k);
+            boot_unknown.insert(
+                k,
+                Entry::Unreadable {
+                    reason: why.clone(),
+                    evidence: s.evidence,
+                },
             );
-            for (k, mut s) in extra {
-                s.note = Some(format!("set by {path} ({why}), after systemd-sysctl"));
-                if let Some(prev) = boot.remove(&k) {
-                    s.evidence.extend(prev.evidence);
-                    s.evidence.truncate(MAX_EVIDENCE);
-                }
-                boot.insert(k, s);
-            }
+            continue;
+        }
+        s.note = Some(format!("set by {path} ({why}), after the boot's own files"));
+        boot_unknown.remove(&k);
+        if let Some(prev) = boot.remove(&k) {
+            s.evidence.extend(prev.evidence);
+            s.evidence.truncate(MAX_EVIDENCE);
+        }
+        boot.insert(k, s);
+    }
+}
+
+/// OpenRC's `BSD_sysctl` with busybox's sysctl: /etc/sysctl.conf, then
+/// /etc/sysctl.d/*.conf, every line written in order (last write wins).
+fn busybox_model(
+    procps_files: &[(String, super::files::Lines)],
+    glob_matches: &BTreeMap<String, Vec<String>>,
+) -> BTreeMap<String, Setting> {
+    let conf = procps_files.iter().filter(|(p, _)| p == "/etc/sysctl.conf");
+    let etc = procps_files
+        .iter()
+        .filter(|(p, _)| p.starts_with("/etc/sysctl.d/"));
+    let files: Vec<(String, super::files::Lines)> = conf.chain(etc).cloned().collect();
+    procps_model(&files, glob_matches)
+}
+
+/// Nothing applies the persisted files at the next start: say so once,
+/// naming the files that set values no one applies.
+fn note_not_applied(files: &[(String, super::files::Lines)], why: &str, facts: &mut Facts) {
+    let setting: Vec<&str> = files
+        .iter()
+        .filter(|(_, l)| !l.is_empty())
+        .map(|(p, _)| p.as_str())
+        .collect();
+    let Some(first) = setting.first() else {
+        return;
+    };
+    let more = if setting.len() > 1 {
+        format!(" (and {} other file(s))", setting.len() - 1)
+    } else {
+        String::new()
+    };
+    facts.issues.push(
+        FileIssue::problem(
+            "sysctl",
+            first,
+            None,
+            format!(
+                "{why}; the values this file{more} sets are not applied at boot, so a running value that differs from them is not drift that a restart reverts"
+            ),
+        )
+        .with_level(IssueLevel::Note),
+    );
+}
+
+/// The keys an uncaptured TuneD profile may set: tuned applied it after
+/// the files at the last boot, so a key the kernel runs with another value
+/// than the files give may be the profile's; a key running as the files
+/// say was left alone (or set to the same value).
+fn profile_unknown(
+    boot: &mut BTreeMap<String, Setting>,
+    boot_unknown: &mut BTreeMap<String, Entry>,
+    live_ns: &Namespace,
+    why: &str,
+) {
+    let differing: Vec<String> = boot
+        .iter()
+        .filter(|(k, s)| {
+            matches!(live_ns.entries.get(*k), Some(Entry::Set(l)) if !l.value.loosely_equals(&s.value))
+        })
+        .map(|(k, _)| k.clone())
+        .collect();
+    for k in differing {
+        if let Some(s) = boot.remove(&k) {
+            boot_unknown.insert(
+                k,
+                Entry::Unreadable {
+                    reason: why.to_string(),
+                    evidence: s.evidence,
+                },
+            );
         }
     }
 }

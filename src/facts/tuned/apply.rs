@@ -158,6 +158,14 @@ fn not_loaded(host: &Host, dirs: &[String], names: &[String], e: &str, facts: &m
         );
         return;
     }
+    // a snapshot that holds tuned's directories but not this profile did
+    // not copy it: not known, which is not "nothing"
+    if let Some(why) = uncaptured_profile(host) {
+        facts.issues.push(
+            FileIssue::problem("tuned", ACTIVE_PROFILE, None, why).with_level(IssueLevel::Unknown),
+        );
+        return;
+    }
     facts.issues.push(FileIssue::problem(
         "tuned",
         ACTIVE_PROFILE,
@@ -443,4 +451,43 @@ pub(super) fn reapply_system(host: &Host, version: Option<(u32, u32)>, out: &mut
             });
         }
     }
+}
+
+/// Why the profile an enabled tuned applies is not known from this
+/// snapshot: a profile it loads is in none of tuned's profile directories
+/// the snapshot holds (copied only where a reader read it), and the snapshot
+/// does not list it as absent. `None` on a live host, where a missing
+/// profile is tuned's own failure to load it.
+pub fn uncaptured_profile(host: &Host) -> Option<String> {
+    if host.kind() != crate::host::SourceKind::Snapshot {
+        return None;
+    }
+    let main = read_main_conf(host);
+    let names = match super::state::state_with(host, &main) {
+        TunedState::Enabled(n) => n,
+        TunedState::Recommended { names, .. } => names,
+        _ => return None,
+    };
+    let dirs = profile_dirs(
+        main.iter()
+            .rev()
+            .find(|(k, _)| k == "profile_dirs")
+            .map(|(_, v)| v.clone()),
+    );
+    let absent = crate::facts::system::declared_absent(host);
+    let missing: Vec<&String> = names
+        .iter()
+        .filter(|n| {
+            dirs.iter().all(|d| {
+                let conf = format!("{d}/{n}/tuned.conf");
+                !host.exists(&conf) && !absent.contains(&conf)
+            })
+        })
+        .collect();
+    let first = missing.first()?;
+    Some(format!(
+        "tuned.service is enabled and applies profile `{first}`, which this snapshot does not hold ({}): a value that profile sets after the sysctl files is not known; tuned applied it at the last boot, so a running value that differs from the files may be the profile's; capture {}/{first}/tuned.conf (`driftaudit snapshot` copies the profile it reads)",
+        dirs.iter().map(|d| format!("{d}/{first}")).collect::<Vec<_>>().join(", "),
+        dirs.first().map(String::as_str).unwrap_or("/usr/lib/tuned")
+    ))
 }

@@ -35,6 +35,7 @@ pub mod recommend;
 mod state;
 mod write;
 
+pub use apply::uncaptured_profile;
 use apply::{read_main_conf, reapply_system, writes_for};
 pub use state::{state, version, TunedState};
 pub use write::{resolve, Write};

@@ -1,0 +1,186 @@
+//! Role evidence: what shows that a host was made to route on purpose
+//! ([`gather`]): `net.ipv4.ip_forward = 1` in a file the admin writes
+//! (/etc/sysctl.d, /etc/sysctl.conf, /run/sysctl.d), or software that needs
+//! forwarding (Docker, containerd, Podman, Kubernetes, libvirt, WireGuard)
+//! installed; and the interfaces whose IPv6 is configured from router
+//! advertisements (SLAAC: ifupdown `inet6 auto`, or a running address the
+//! kernel configured, not permanent, in /proc/net/if_inet6). Fills the
+//! facts `routes_inferred`, `routes_evidence`, `slaac_interfaces` and
+//! `slaac_evidence` and an input note saying what was inferred; reads the
+//! `sysctl_boot` namespace gathered before it and a few paths through
+//! [`Host`]. Must not judge.
+
+use crate::host::{EntryKind, Host, ReadError, SourceKind};
+use crate::value::Value;
+
+use super::{Entry, Facts, FileIssue, IssueLevel};
+
+/// Software that makes a host forward packets, by the file that shows it.
+const ROUTING_SOFTWARE: [(&str, &str); 8] = [
+    ("/usr/bin/dockerd", "Docker"),
+    ("/usr/sbin/dockerd", "Docker"),
+    ("/usr/bin/containerd", "containerd"),
+    ("/usr/bin/podman", "Podman"),
+    ("/usr/bin/kubelet", "Kubernetes (kubelet)"),
+    ("/usr/sbin/libvirtd", "libvirt"),
+    ("/usr/bin/crio", "CRI-O"),
+    ("/usr/bin/wg-quick", "WireGuard tools"),
+];
+/// WireGuard interfaces the admin configured (`wg-quick@NAME`).
+const WIREGUARD_DIR: &str = "/etc/wireguard";
+/// Directories whose sysctl files an admin writes (not a package's).
+const ADMIN_SYSCTL: [&str; 3] = ["/etc/sysctl.d/", "/etc/sysctl.conf", "/run/sysctl.d/"];
+
+/// Whether the admin persisted forwarding: where, when they did.
+fn persisted_forwarding(facts: &Facts) -> Option<String> {
+    let ns = facts.namespaces.get("sysctl_boot")?;
+    let Some(Entry::Set(s)) = ns.entries.get("net.ipv4.ip_forward") else {
+        return None;
+    };
+    let at = s.evidence.first()?;
+    (s.raw.trim() == "1" && ADMIN_SYSCTL.iter().any(|p| at.path.starts_with(p)))
+        .then(|| format!("net.ipv4.ip_forward = 1 persisted at {at}"))
+}
+
+/// Gather the role facts; after the sysctl namespaces.
+pub fn gather(host: &Host, facts: &mut Facts) {
+    let mut found: Vec<String> = Vec::new();
+    if let Some(p) = persisted_forwarding(facts) {
+        found.push(p);
+    }
+    let mut not_known: Vec<&str> = Vec::new();
+    let snapshot = host.kind() == SourceKind::Snapshot;
+    let absent = super::system::declared_absent(host);
+    for (path, what) in ROUTING_SOFTWARE {
+        match host.kind_of(path) {
+            Ok(_) => {
+                if !found.iter().any(|f| f.starts_with(what)) {
+                    found.push(format!("{what} installed ({path})"));
+                }
+            }
+            Err(ReadError::NotFound) if snapshot && !absent.contains(path) => not_known.push(path),
+            Err(_) => {}
+        }
+    }
+    let wg = match host.kind_of(WIREGUARD_DIR) {
+        Ok(EntryKind::Dir) => host.read_dir(WIREGUARD_DIR),
+        Ok(_) => Ok(Vec::new()),
+        Err(e) => Err(e),
+    };
+    match wg {
+        Ok(entries) => {
+            let confs: Vec<String> = entries
+                .iter()
+                .filter(|e| e.name.ends_with(".conf") && e.kind == Some(EntryKind::File))
+                .map(|e| format!("{WIREGUARD_DIR}/{}", e.name))
+                .collect();
+            if let Some(first) = confs.first() {
+                found.push(format!("a WireGuard interface configured ({first})"));
+            }
+        }
+        Err(ReadError::NotFound) if snapshot && !absent.contains(WIREGUARD_DIR) => {
+            not_known.push(WIREGUARD_DIR)
+        }
+        Err(_) => {}
+    }
+    let looked = "no /etc sysctl file sets net.ipv4.ip_forward = 1 and no Docker, containerd, Podman, Kubernetes, libvirt, CRI-O or WireGuard is installed";
+    let (inferred, words) = if !found.is_empty() {
+        let words = format!("this host routes on purpose: {}", found.join("; "));
+        facts.issues.push(
+            FileIssue::problem(
+                "roles",
+                "/proc/sys/net/ipv4/ip_forward",
+                None,
+                format!(
+                    "{words}; hardening.ip-forward judges it as a router (`--set routes=false` judges it as a host that does not route)"
+                ),
+            )
+            .with_level(IssueLevel::Note),
+        );
+        (Ok(Value::Bool(true)), words)
+    } else if !not_known.is_empty() {
+        // a snapshot older than this reader: judged on what it shows, said
+        (
+            Ok(Value::Bool(false)),
+            format!(
+                "{looked} that the snapshot shows; it neither holds nor lists as absent {} (a driftaudit snapshot records them since issue 48), so software there is not seen: `--set routes=true` if the host routes",
+                not_known.join(", ")
+            ),
+        )
+    } else {
+        (Ok(Value::Bool(false)), looked.to_string())
+    };
+    facts.facts.insert("routes_inferred".into(), inferred);
+    slaac(host, facts);
+    facts
+        .facts
+        .insert("routes_evidence".into(), Ok(Value::Str(words)));
+}
+
+/// ifupdown's interface definitions.
+const IFUPDOWN: &str = "/etc/network/interfaces";
+/// The running kernel's IPv6 addresses (`ADDR IFINDEX PLEN SCOPE FLAGS NAME`).
+const IF_INET6: &str = "/proc/net/if_inet6";
+/// `IFA_F_PERMANENT`: an address configured by hand (or a tool), not by the
+/// kernel from a router advertisement or a lease with a lifetime.
+const IFA_F_PERMANENT: u32 = 0x80;
+
+/// The interfaces whose IPv6 comes from router advertisements, and from what.
+fn slaac(host: &Host, facts: &mut Facts) {
+    let mut names: Vec<String> = Vec::new();
+    let mut why: Vec<String> = Vec::new();
+    let mut files = vec![IFUPDOWN.to_string()];
+    if let Ok(entries) = host.read_dir("/etc/network/interfaces.d") {
+        let mut more: Vec<String> = entries
+            .iter()
+            .filter(|e| e.kind == Some(EntryKind::File))
+            .map(|e| format!("/etc/network/interfaces.d/{}", e.name))
+            .collect();
+        more.sort();
+        files.extend(more);
+    }
+    for f in &files {
+        let Ok(text) = host.read_to_string(f) else {
+            continue;
+        };
+        for (n, line) in text.lines().enumerate() {
+            let w: Vec<&str> = line.split_whitespace().collect();
+            if let ["iface", name, "inet6", "auto" | "dhcp", ..] = w.as_slice() {
+                if !names.iter().any(|x| x == name) {
+                    names.push(name.to_string());
+                    why.push(format!("{name}: `{}` at {f}:{}", w.join(" "), n + 1));
+                }
+            }
+        }
+    }
+    if let Ok(text) = host.read_to_string(IF_INET6) {
+        for (n, line) in text.lines().enumerate() {
+            let w: Vec<&str> = line.split_whitespace().collect();
+            let [_, _, _, scope, flags, name] = w.as_slice() else {
+                continue;
+            };
+            let Ok(flags) = u32::from_str_radix(flags, 16) else {
+                continue;
+            };
+            if *scope == "00" && flags & IFA_F_PERMANENT == 0 && !names.iter().any(|x| x == name) {
+                names.push(name.to_string());
+                why.push(format!(
+                    "{name}: a global address the kernel configured, not permanent ({IF_INET6}:{})",
+                    n + 1
+                ));
+            }
+        }
+    }
+    let words = if why.is_empty() {
+        format!("no interface takes its IPv6 from router advertisements (no `inet6 auto` or `inet6 dhcp` in {IFUPDOWN}, no global address in {IF_INET6} that is not permanent)")
+    } else {
+        format!("configured from router advertisements: {}", why.join("; "))
+    };
+    facts.facts.insert(
+        "slaac_interfaces".into(),
+        Ok(Value::List(names.into_iter().map(Value::Str).collect())),
+    );
+    facts
+        .facts
+        .insert("slaac_evidence".into(), Ok(Value::Str(words)));
+}
