@@ -2,7 +2,8 @@
 //! ([`gather`]): `net.ipv4.ip_forward = 1` in a file the admin writes
 //! (/etc/sysctl.d, /etc/sysctl.conf, /run/sysctl.d), or software that needs
 //! forwarding (Docker, containerd, Podman, Kubernetes, libvirt, WireGuard)
-//! installed; and the interfaces whose IPv6 is configured from router
+//! installed, or a firewalld zone or policy of the admin's that
+//! masquerades (firewalld then turns forwarding on itself); and the interfaces whose IPv6 is configured from router
 //! advertisements (SLAAC: ifupdown `inet6 auto`, or a running address the
 //! kernel configured, not permanent, in /proc/net/if_inet6). Fills the
 //! facts `routes_inferred`, `routes_evidence`, `slaac_interfaces` and
@@ -83,7 +84,10 @@ pub fn gather(host: &Host, facts: &mut Facts) {
         }
         Err(_) => {}
     }
-    let looked = "no /etc sysctl file sets net.ipv4.ip_forward = 1 and no Docker, containerd, Podman, Kubernetes, libvirt, CRI-O or WireGuard is installed";
+    if let Some(f) = firewalld_forwards(host) {
+        found.push(f);
+    }
+    let looked = "no /etc sysctl file sets net.ipv4.ip_forward = 1, no firewalld zone or policy of the admin's masquerades, and no Docker, containerd, Podman, Kubernetes, libvirt, CRI-O or WireGuard is installed";
     let (inferred, words) = if !found.is_empty() {
         let words = format!("this host routes on purpose: {}", found.join("; "));
         facts.issues.push(
@@ -115,6 +119,56 @@ pub fn gather(host: &Host, facts: &mut Facts) {
     facts
         .facts
         .insert("routes_evidence".into(), Ok(Value::Str(words)));
+}
+
+/// Where the admin's firewalld zones and policies live (the vendor's in
+/// /usr/lib/firewalld apply only when bound, which no file here says).
+const FIREWALLD_DIRS: [&str; 2] = ["/etc/firewalld/zones", "/etc/firewalld/policies"];
+
+/// A firewalld zone or policy of the admin's that masquerades or forwards
+/// a port to another address: firewalld then writes 1 to
+/// /proc/sys/net/ipv4/ip_forward (`enable_ip_forwarding` in
+/// src/firewall/functions.py, called by `_masquerade` and `_forward_port`
+/// with a `to-addr` in src/firewall/core/fw_policy.py), so forwarding is
+/// part of the firewall the admin configured.
+fn firewalld_forwards(host: &Host) -> Option<String> {
+    for dir in FIREWALLD_DIRS {
+        let Ok(entries) = host.read_dir(dir) else {
+            continue;
+        };
+        for e in entries
+            .iter()
+            .filter(|e| e.name.ends_with(".xml") && e.kind == Some(EntryKind::File))
+        {
+            let path = format!("{dir}/{}", e.name);
+            let Ok(text) = host.read_to_string(&path) else {
+                continue;
+            };
+            if forwards(&text) {
+                return Some(format!(
+                    "firewalld masquerades or forwards a port to another address ({path}), and sets net.ipv4.ip_forward = 1 when it loads that"
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// Whether a firewalld zone or policy file (XML, comments left out) has a
+/// `<masquerade/>` or a `<forward-port … to-addr="…"/>`.
+fn forwards(xml: &str) -> bool {
+    let mut text = String::with_capacity(xml.len());
+    let mut rest = xml;
+    while let Some(i) = rest.find("<!--") {
+        text.push_str(&rest[..i]);
+        rest = rest[i..].find("-->").map_or("", |j| &rest[i + j + 3..]);
+    }
+    text.push_str(rest);
+    text.contains("<masquerade")
+        || text
+            .split("<forward-port")
+            .skip(1)
+            .any(|tag| tag.split('>').next().is_some_and(|t| t.contains("to-addr")))
 }
 
 /// ifupdown's interface definitions.
