@@ -1,5 +1,5 @@
 //! docs/policy-language.md's namespace, fact and function tables against
-//! `src/catalogue.rs`: the generated tables between `<!-- catalogue:NAME -->`
+//! `src/catalogue/`: the generated tables between `<!-- catalogue:NAME -->`
 //! markers must be what the catalogue generates (rewrite them with
 //! `DRIFTAUDIT_UPDATE_DOCS=1 cargo test --test docs catalogue::`), and the
 //! detailed namespace table must list the catalogue's namespaces in order.
@@ -47,7 +47,7 @@ fn policy_language_tables_are_generated_from_the_catalogue() {
     }
     assert!(
         stale.is_empty(),
-        "docs/policy-language.md is out of date with src/catalogue.rs; run \
+        "docs/policy-language.md is out of date with src/catalogue/; run \
          `DRIFTAUDIT_UPDATE_DOCS=1 cargo test --test docs catalogue::`\n{}",
         stale.join("\n")
     );
