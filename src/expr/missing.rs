@@ -25,7 +25,7 @@ pub enum Missing {
     },
     /// A number that could not be read but is known to lie in `[lo, hi]`
     /// (`within`): arithmetic carries the range and a comparison every
-    /// value of it answers alike is decided ([`super::bounds`]); anywhere
+    /// value of it answers alike is decided (`expr/bounds.rs`); anywhere
     /// else it is `unknown` like [`Missing::Unknown`].
     #[error("{subject}: {reason}")]
     Bounded {
