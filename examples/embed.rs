@@ -20,7 +20,7 @@ const POLICY: &str = r#"
 policy: house-rules
 title: Our house rules
 params:
-  min_backlog: 1024
+  min_backlog: {type: number, min: 1, default: 1024}
 rules:
   - id: house.no-tw-recycle
     title: Never recycle TIME-WAIT sockets

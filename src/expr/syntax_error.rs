@@ -11,15 +11,18 @@ pub struct SyntaxError {
     pub message: String,
 }
 
-/// `, did you mean `x`?` for the closest candidate within edit distance 3, else "".
+/// `, did you mean `x`?` for the closest candidate within edit distance 3
+/// (of two as close, the one that starts as `word` does: `sdd` is `ssd`,
+/// not `hdd`), else "".
 pub fn suggest(word: &str, candidates: &[&str]) -> String {
+    let first = word.chars().next();
     let best = candidates
         .iter()
-        .map(|c| (levenshtein(word, c), *c))
-        .filter(|(d, c)| *d <= 3.min(c.len().max(1)))
+        .map(|c| (levenshtein(word, c), c.chars().next() != first, *c))
+        .filter(|(d, _, c)| *d <= 3.min(c.len().max(1)))
         .min();
     match best {
-        Some((_, c)) => format!(", did you mean `{c}`?"),
+        Some((_, _, c)) => format!(", did you mean `{c}`?"),
         None => String::new(),
     }
 }

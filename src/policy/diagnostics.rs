@@ -32,8 +32,13 @@ pub enum Code {
     DuplicateRuleId,
     /// A rule id that is empty or holds whitespace.
     InvalidRuleId,
-    /// A parameter default that is not a constant.
+    /// A parameter default that is not a constant, or a declaration
+    /// (`{type: ..., default: ...}`) that is not a type.
     InvalidParam,
+    /// A parameter value not of the type the parameter declares.
+    ParamType,
+    /// A parameter declared without a type (a warning that suggests one).
+    UntypedParam,
     /// `params.X` names no parameter of the policy.
     UnknownParam,
     /// A name that is no fact, `let` binding or namespace.
@@ -107,6 +112,8 @@ impl Code {
         Code::DuplicateRuleId,
         Code::InvalidRuleId,
         Code::InvalidParam,
+        Code::ParamType,
+        Code::UntypedParam,
         Code::UnknownParam,
         Code::UnknownName,
         Code::InvalidExpression,
@@ -149,6 +156,8 @@ impl Code {
             Code::DuplicateRuleId => "duplicate-rule-id",
             Code::InvalidRuleId => "invalid-rule-id",
             Code::InvalidParam => "invalid-param",
+            Code::ParamType => "param-type",
+            Code::UntypedParam => "untyped-param",
             Code::UnknownParam => "unknown-param",
             Code::UnknownName => "unknown-name",
             Code::InvalidExpression => "invalid-expression",
@@ -193,7 +202,9 @@ impl Code {
             Code::DuplicatePolicyId => "a policy id already loaded from another file",
             Code::DuplicateRuleId => "a rule id already defined in this or another policy",
             Code::InvalidRuleId => "a rule id that is empty or holds whitespace",
-            Code::InvalidParam => "a parameter default that is not a constant",
+            Code::InvalidParam => "a parameter default that is not a constant, or a declaration that is not a type",
+            Code::ParamType => "a parameter value not of the type the parameter declares",
+            Code::UntypedParam => "a parameter declared without a type (a warning)",
             Code::UnknownParam => "`params.X` names no parameter of the policy",
             Code::UnknownName => "a name that is no fact, `let` binding or namespace",
             Code::InvalidExpression => "an expression that does not parse",
@@ -276,6 +287,16 @@ pub enum Problem {
     InvalidRuleId,
     #[error("parameter `{name}`: {reason}")]
     InvalidParam { name: String, reason: ConstError },
+    #[error("parameter `{name}`: `{value}` is not {allowed}")]
+    ParamType {
+        name: String,
+        value: String,
+        allowed: String,
+    },
+    #[error(
+        "parameter `{name}` declares no type, so any value is taken: declare it as `{suggestion}`"
+    )]
+    UntypedParam { name: String, suggestion: String },
     #[error("unknown parameter `params.{name}`{suggestion}")]
     UnknownParam { name: String, suggestion: String },
     #[error("{context}: unknown name `{name}`{suggestion}")]
@@ -379,6 +400,8 @@ impl Problem {
             Problem::DuplicateRuleId { .. } => Code::DuplicateRuleId,
             Problem::InvalidRuleId => Code::InvalidRuleId,
             Problem::InvalidParam { .. } => Code::InvalidParam,
+            Problem::ParamType { .. } => Code::ParamType,
+            Problem::UntypedParam { .. } => Code::UntypedParam,
             Problem::UnknownParam { .. } => Code::UnknownParam,
             Problem::UnknownName { .. } => Code::UnknownName,
             Problem::InvalidExpression { .. } => Code::InvalidExpression,
@@ -477,6 +500,16 @@ pub enum ParamError {
         name: String,
         /// Empty or `, did you mean `x`?`.
         suggestion: String,
+    },
+    /// The value is not of the type the parameter declares.
+    #[error("`--set {assignment}`: `{name}` takes {allowed}")]
+    WrongType {
+        /// The assignment as given.
+        assignment: String,
+        /// The parameter name.
+        name: String,
+        /// What the parameter's type allows, with a did-you-mean.
+        allowed: String,
     },
     /// The parameter is a list of items (`for_each: { param: ... }`): `--set`
     /// cannot write one; an overlay's `params:` replaces the whole list.

@@ -19,6 +19,7 @@ mod model;
 mod overlay;
 mod overridden;
 mod overrides;
+mod params;
 mod release;
 mod remedy;
 mod set;
@@ -35,12 +36,13 @@ pub use model::{
     ForEach, ForEachSource, Overridden, OverrideSource, Policy, Remedy, Rule, RuleSource, Severity,
     Template, TemplatePart, UpgradeCheck, MAX_FOR_EACH_ITEMS,
 };
+pub use params::{ParamType, TYPE_NAMES};
 pub use release::{Product, Target, Version};
 pub(crate) use set::ItemSelection;
 pub use set::{freeze_builtins, PolicySet, MAX_POLICY_BYTES};
 pub use spec::{
     json_schema, BreakdownPartSpec, BreakdownSpec, Condition, DriftSpec, Expect, ForEachSpec,
-    OverrideSpec, ParamValue, PolicyFile, RemedyOptionsSpec, RemedySpec, RuleSpec,
+    OverrideSpec, ParamValue, PolicyFile, RemedyOptionsSpec, RemedySpec, RuleSpec, TypedParam,
 };
 pub use values::{
     param_text, param_value, parse_kernel_cond, resolve_path, ConstError, KernelCondError,

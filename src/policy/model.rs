@@ -9,6 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use super::overridden::{Overridden, OverrideSource};
+use super::params::ParamType;
 use super::release::Target;
 pub use super::remedy::{Bound, Remedy, Requires};
 use crate::expr::{self, BinOp, Expr};
@@ -677,6 +678,10 @@ pub struct Policy {
     pub params: BTreeMap<String, Value>,
     /// Parameter defaults as written.
     pub param_defaults: BTreeMap<String, String>,
+    /// The type each parameter declares (`{type: ratio, default: 0.7}`);
+    /// one declared without a type has none here and takes any constant.
+    #[serde(default)]
+    pub param_types: BTreeMap<String, ParamType>,
     /// File it came from.
     pub path: String,
 }

@@ -302,15 +302,41 @@ fn apply_level(
                 let shown = show_param(&v.value);
                 let at = source(&layer.path, &v.referenced);
                 let mut hit = false;
+                // a value not of the parameter's declared type is refused
+                // once, where the overlay writes it, and reaches no rule
+                let mut refused = false;
+                let mut typed = |problems: &mut Vec<PolicyProblem>, p: &Policy| match p
+                    .param_types
+                    .get(name)
+                    .map(|t| t.check(&value))
+                {
+                    Some(Err(allowed)) => {
+                        if !refused {
+                            refused = true;
+                            problem(
+                                problems,
+                                &v.referenced,
+                                Problem::ParamType {
+                                    name: name.clone(),
+                                    value: shown.clone(),
+                                    allowed,
+                                },
+                            );
+                        }
+                        false
+                    }
+                    _ => true,
+                };
                 if is_rule {
                     for &i in &matched {
                         let r = &rules[i];
-                        let has = policies
-                            .iter()
-                            .find(|p| p.id == r.policy)
-                            .is_some_and(|p| p.params.contains_key(name));
+                        let pol = policies.iter().find(|p| p.id == r.policy);
+                        let has = pol.is_some_and(|p| p.params.contains_key(name));
                         if has && params_read(r).contains(name) {
                             hit = true;
+                            if pol.is_some_and(|p| !typed(problems, p)) {
+                                continue;
+                            }
                             set(
                                 &mut assigned,
                                 problems,
@@ -325,6 +351,9 @@ fn apply_level(
                     for &i in &matched {
                         if policies[i].params.contains_key(name) {
                             hit = true;
+                            if !typed(problems, &policies[i]) {
+                                continue;
+                            }
                             set(
                                 &mut assigned,
                                 problems,

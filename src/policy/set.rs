@@ -350,12 +350,22 @@ impl PolicySet {
             Some((p, n)) => (Some(p.trim()), n.trim()),
             None => (None, name.trim()),
         };
-        let v = param_value(&ParamValue::Text(value.trim().to_string())).map_err(|reason| {
-            ParamError::BadValue {
-                assignment: assignment.to_string(),
-                reason,
-            }
-        })?;
+        // a path, text or enum parameter takes the words as written
+        // (`relative/dir` is not a division); the others are constants
+        let declared = self
+            .policies
+            .iter()
+            .filter(|p| pol.is_none_or(|x| x == p.id))
+            .find_map(|p| p.param_types.get(name));
+        let v = match declared {
+            Some(t) if t.literal() => t.literal_value(value.trim()),
+            _ => param_value(&ParamValue::Text(value.trim().to_string())).map_err(|reason| {
+                ParamError::BadValue {
+                    assignment: assignment.to_string(),
+                    reason,
+                }
+            })?,
+        };
         let mut hit = 0;
         for p in self
             .policies
@@ -370,6 +380,13 @@ impl PolicySet {
                     return Err(ParamError::ListParam {
                         assignment: assignment.to_string(),
                         name: name.to_string(),
+                    });
+                }
+                if let Some(Err(allowed)) = p.param_types.get(name).map(|t| t.check(&v)) {
+                    return Err(ParamError::WrongType {
+                        assignment: assignment.to_string(),
+                        name: name.to_string(),
+                        allowed,
                     });
                 }
                 *slot = v.clone();

@@ -61,6 +61,31 @@ pub enum ParamValue {
     /// (`[{id: zimbra-db, path: /opt/zimbra/db}, ...]`); a field written
     /// `${EXPR}` is evaluated per host, a `when` field is the item's condition.
     List(Vec<BTreeMap<String, ParamValue>>),
+    /// Only in a policy's own `params:`: a declared type with its default
+    /// (`{type: ratio, default: 0.7}`, `{type: enum, values: [ssd, hdd],
+    /// default: ssd}`), checked on every value `--set` or an overlay gives.
+    Typed(Box<TypedParam>),
+}
+
+/// A parameter declared with its type (`params: { share: {type: ratio,
+/// default: 0.7} }`).
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TypedParam {
+    /// `number`, `size`, `ratio`, `bool`, `enum`, `path`, `text` or `list`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The value when nothing overrides it.
+    pub default: ParamValue,
+    /// The words an `enum` allows.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub values: Vec<ParamValue>,
+    /// The smallest value a `number` allows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<f64>,
+    /// The largest value a `number` allows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<f64>,
 }
 
 /// A rule tag as the schema describes it (the loader checks the same form).

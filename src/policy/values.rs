@@ -110,6 +110,10 @@ pub fn param_value(v: &ParamValue) -> Result<Value, ConstError> {
             }
             Ok(Value::List(out))
         }
+        ParamValue::Typed(_) => Err(ConstError::Eval(
+            "a type is declared only in the policy's own `params:`; give the value alone here"
+                .into(),
+        )),
     }
 }
 
@@ -119,6 +123,7 @@ pub fn param_text(v: &ParamValue) -> String {
         ParamValue::Bool(b) => b.to_string(),
         ParamValue::Number(n) => crate::value::format_number(*n),
         ParamValue::Text(t) => t.clone(),
+        ParamValue::Typed(d) => param_text(&d.default),
         ParamValue::List(items) => {
             let item = |m: &std::collections::BTreeMap<String, ParamValue>| {
                 let fields: Vec<String> = m

@@ -90,6 +90,7 @@ pub fn policy() -> Policy {
         description: "What the host's persisted configuration does on a target release, from the shipped data in policies/upgrade/ (docs/upgrade.md).".into(),
         params: Default::default(),
         param_defaults: Default::default(),
+        param_types: Default::default(),
         path: "policies/upgrade".into(),
     }
 }

@@ -13,6 +13,7 @@ mod for_each;
 mod for_each_docs;
 mod overlay;
 mod overlay_docs;
+mod params;
 mod policytest;
 mod policytest_docs;
 mod properties;

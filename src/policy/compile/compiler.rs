@@ -278,7 +278,7 @@ impl Compiler<'_> {
                     Some(Expr::Lit(Value::Str(t.clone())))
                 }
             }
-            ParamValue::List(_) => {
+            ParamValue::List(_) | ParamValue::Typed(_) => {
                 self.problem(
                     Place::at(&v.referenced),
                     rule,

@@ -6,14 +6,16 @@
 //!
 //! The folder, in the order a file is compiled: `compiler` (where problems
 //! go with their spans, expressions and templates parsed and their names
-//! checked, what a rule's expressions may refer to), this file (the file,
-//! its parameters and each rule, section by section), then one file per
+//! checked, what a rule's expressions may refer to), this file (the file
+//! and each rule, section by section), `params` (the policy's parameters
+//! and their declared types), then one file per
 //! section of a rule: `checks` (`applies` and the check), `for_each`,
 //! `texts` (templates, title, tags, controls, breakdown) and `remedy`.
 
 mod checks;
 mod compiler;
 mod for_each;
+mod params;
 mod remedy;
 mod texts;
 
@@ -22,14 +24,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_saphyr::Spanned;
 
 use super::diagnostics::{line_col, problem_at, yaml_problem};
-use super::values::param_value;
 use super::*;
 use crate::value::Value;
 
 use checks::{compile_applies, compile_check};
 use compiler::{Compiler, Place, RuleScope};
+use for_each::compile_for_each;
 pub(super) use for_each::compile_items;
-use for_each::{check_items, compile_for_each};
+use params::compile_params;
 use remedy::{compile_remedy, compile_requires, derived_remedy};
 use texts::{compile_breakdown, compile_controls, compile_tags, compile_texts};
 
@@ -56,7 +58,7 @@ pub(super) fn compile(path: &str, text: &str) -> Result<Compiled, PolicyError> {
         warnings: Vec::new(),
     };
     let pid = raw.policy.value.clone();
-    let (params, param_defaults) = compile_params(&mut c, &pid, &raw.params);
+    let (params, param_defaults, param_types) = compile_params(&mut c, &pid, &raw.params);
     let mut rules = Vec::new();
     let mut rule_at = Vec::new();
     let mut seen = BTreeMap::new();
@@ -92,6 +94,7 @@ pub(super) fn compile(path: &str, text: &str) -> Result<Compiled, PolicyError> {
             description: raw.description.trim().to_string(),
             params,
             param_defaults,
+            param_types,
             path: path.to_string(),
         },
         rules,
@@ -156,36 +159,6 @@ fn deserialize(path: &str, text: &str) -> Result<PolicyFile, PolicyError> {
         };
         PolicyError::Invalid(vec![yaml_problem(path, text, &e, syntax)])
     })
-}
-
-/// `params:`: each default's value and its text as written.
-fn compile_params(
-    c: &mut Compiler,
-    pid: &str,
-    raw: &BTreeMap<String, Spanned<ParamValue>>,
-) -> (BTreeMap<String, Value>, BTreeMap<String, String>) {
-    let mut params = BTreeMap::new();
-    let mut param_defaults = BTreeMap::new();
-    for (k, v) in raw {
-        match param_value(&v.value) {
-            Ok(val) => {
-                params.insert(k.clone(), val);
-            }
-            Err(reason) => c.problem(
-                Place::at(&v.referenced),
-                pid,
-                Problem::InvalidParam {
-                    name: k.clone(),
-                    reason,
-                },
-            ),
-        }
-        if let ParamValue::List(items) = &v.value {
-            check_items(c, pid, k, v, items);
-        }
-        param_defaults.insert(k.clone(), super::values::param_text(&v.value));
-    }
-    (params, param_defaults)
 }
 
 /// One rule: id, applies, lets, the check, templates and breakdown.

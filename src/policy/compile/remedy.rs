@@ -49,7 +49,7 @@ pub(super) fn derived_remedy(check: &Check, written: Option<&Expect>) -> Option<
                     Some(ParamValue::Bool(b)) => b.to_string(),
                     Some(ParamValue::Number(n)) => crate::value::format_number(*n),
                     Some(ParamValue::Text(t)) => t.clone(),
-                    Some(other @ ParamValue::List(_)) => param_text(other),
+                    Some(other @ (ParamValue::List(_) | ParamValue::Typed(_))) => param_text(other),
                     None => "the expected value".to_string(),
                 };
                 Some(Remedy::Set {
