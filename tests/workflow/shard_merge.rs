@@ -16,7 +16,7 @@ use std::path::Path;
 use driftaudit::unstable::fleet::merge as streamed;
 use driftaudit::unstable::fleet::select::{Selection, Shard};
 use driftaudit::unstable::fleet::{self, FleetSummary};
-use driftaudit::unstable::policy::{PolicySet, Severity};
+use driftaudit::unstable::policy::{ParamType, PolicySet, Severity};
 use driftaudit::unstable::render::stream::{write_merged, FleetWriter};
 use driftaudit::unstable::render::{Format, RenderOptions};
 use driftaudit::unstable::report::merge::{self, MergeError, RunMeta};
@@ -253,13 +253,18 @@ fn reports_that_do_not_belong_together_are_refused_naming_both_files() {
 
     // another policy set: the same files with one parameter changed
     let mut other = audit::builtin();
+    // a ratio parameter, set to another value of its type
     let param = other
         .policies()
         .iter()
-        .find_map(|p| p.params.keys().next().map(|k| format!("{}.{k}", p.id)))
-        .expect("a built-in policy with a parameter");
-    let value = if param.contains("ratio") { "0.5" } else { "7" };
-    other.set_param(&format!("{param}={value}")).unwrap();
+        .find_map(|p| {
+            p.param_types
+                .iter()
+                .find(|(_, t)| matches!(t, ParamType::Ratio))
+                .map(|(k, _)| format!("{}.{k}", p.id))
+        })
+        .expect("a built-in policy with a ratio parameter");
+    other.set_param(&format!("{param}=0.5")).unwrap();
     let mixed = vec![docs[0].clone(), two_shards(&other)[1].clone()];
     let e = err(&mixed);
     says(&e, "`shard-1.json` and `shard-2.json` differ in policy set");
