@@ -103,10 +103,13 @@ while read -r point opts; do
 done < "$P/mounts"
 # the work directory at its own path inside, after the mounts that may hide it
 [ -d "$R$W" ] || { mkdir -p "$R$W"; mount --bind "$W" "$R$W"; }
+# the binary where the chroot sees it, wherever CARGO_TARGET_DIR put it:
+# /tmp, /var, /home, /run and /srv inside are not the host's (issue 49)
+cp "$DRIFTAUDIT" "$W/driftaudit-$STATE"
 set +e
 chroot "$R" oscap xccdf eval $RULES --results "$W/$STATE-oscap.xml" "$DS" > "$W/$STATE-oscap.txt" 2>&1
 echo "oscap exit $?" >> "$W/$STATE-oscap.txt"
-chroot "$R" "$DRIFTAUDIT" check --format json > "$W/$STATE-driftaudit.json" 2> "$W/$STATE-driftaudit.err"
+chroot "$R" "$W/driftaudit-$STATE" check --format json > "$W/$STATE-driftaudit.json" 2> "$W/$STATE-driftaudit.err"
 chroot "$R" cat /proc/self/mountinfo > "$W/$STATE-mountinfo.txt"
 chroot "$R" findmnt -kn -r -o TARGET,OPTIONS > "$W/$STATE-findmnt.txt" 2>&1
 exit 0
