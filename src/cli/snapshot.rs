@@ -36,24 +36,32 @@ pub(crate) fn run(a: SnapshotArgs) -> Exit {
     };
     match driftaudit::snapshot(&set, &a.out, &opts) {
         Ok(meta) => {
+            // what the kernel refuses by design (an unset stable_secret)
+            // is recorded, never a warning
+            let expected = meta.unreadable.iter().filter(|u| u.expected).count();
+            let refusals = match expected {
+                0 => String::new(),
+                n => format!(" and {n} value(s) the kernel keeps unreadable by design"),
+            };
             eprintln!(
-                "driftaudit: snapshot of {} written to {} ({} files, {} unreadable listed in snapshot.json)",
+                "driftaudit: snapshot of {} written to {} ({} files, {} unreadable{refusals} listed in snapshot.json)",
                 driftaudit::unstable::render::quoted_name(&meta.host),
                 a.out.display(),
                 meta.files.len(),
-                meta.unreadable.len()
+                meta.unreadable.len() - expected
             );
-            for u in meta.unreadable.iter().take(MAX_SHOWN) {
+            let unexpected: Vec<_> = meta.unreadable.iter().filter(|u| !u.expected).collect();
+            for u in unexpected.iter().take(MAX_SHOWN) {
                 eprintln!(
                     "driftaudit: not captured: {}: {}",
                     driftaudit::unstable::render::quoted_name(&u.path),
                     driftaudit::unstable::render::printable(&u.reason, false)
                 );
             }
-            if meta.unreadable.len() > MAX_SHOWN {
+            if unexpected.len() > MAX_SHOWN {
                 eprintln!(
                     "driftaudit: ... and {} more in snapshot.json",
-                    meta.unreadable.len() - MAX_SHOWN
+                    unexpected.len() - MAX_SHOWN
                 );
             }
             // a capture asked for that failed is the user's business: the

@@ -35,8 +35,8 @@ mod read;
 use confine::errno;
 pub use layout::Layout;
 pub use model::{
-    DirEntry, DirSize, EntryKind, Host, NameCut, ReadError, ReadLog, SourceKind, Trust,
-    MAX_DEVICE_HEAD, MAX_DIR_SIZE_ENTRIES, MAX_FILE_BYTES, MAX_HOST_NAME_BYTES,
+    expected_refusal, DirEntry, DirSize, EntryKind, Host, NameCut, ReadError, ReadLog, SourceKind,
+    Trust, MAX_DEVICE_HEAD, MAX_DIR_SIZE_ENTRIES, MAX_FILE_BYTES, MAX_HOST_NAME_BYTES,
     MAX_HOST_READ_BYTES, MAX_SYMLINKS, MAX_WALK_DEPTH,
 };
 use model::{ReadBudget, MAX_MEMO_FILE};

@@ -113,6 +113,17 @@ pub enum ReadError {
     NotASnapshot,
 }
 
+/// What a kernel value's read failure means where the kernel refuses the
+/// read by design: `net.ipv6.conf.*.stable_secret` answers EIO until a
+/// secret is set (net/ipv6/addrconf.c, `addrconf_sysctl_stable_secret`:
+/// `if (!write && !secret->initialized) err = -EIO`). `None`: a failure to
+/// report.
+pub fn expected_refusal(host_path: &str, err: &ReadError) -> Option<&'static str> {
+    let eio = matches!(err, ReadError::Io(m) if m.contains("EIO"));
+    (eio && host_path.starts_with("/proc/sys/net/ipv6/conf/") && host_path.ends_with("/stable_secret"))
+        .then_some("not set: the kernel answers EIO until a stable_secret is written (net/ipv6/addrconf.c), so addresses use no stable-privacy secret")
+}
+
 impl From<std::io::Error> for ReadError {
     fn from(e: std::io::Error) -> Self {
         ReadError::from(crate::reader::Failure::from(e))
@@ -424,5 +435,20 @@ impl Host {
             let mut g = l.lock().unwrap_or_else(|p| p.into_inner());
             f(&mut g);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_eio_of_a_stable_secret_is_an_expected_refusal() {
+        let eio = ReadError::Io("input/output error (EIO)".into());
+        let p = "/proc/sys/net/ipv6/conf/eth0/stable_secret";
+        assert!(expected_refusal(p, &eio).is_some_and(|s| s.starts_with("not set")));
+        assert!(expected_refusal(p, &ReadError::PermissionDenied).is_none());
+        assert!(expected_refusal("/proc/sys/net/ipv4/tcp_syncookies", &eio).is_none());
+        assert!(expected_refusal("/etc/stable_secret", &eio).is_none());
     }
 }

@@ -90,6 +90,7 @@ pub(super) fn read_fixed_files(host: &Host, unreadable: &mut Vec<Unreadable>) {
             unreadable.push(Unreadable {
                 path: p.into(),
                 reason: e.to_string(),
+                ..Default::default()
             });
         }
     }
@@ -161,6 +162,7 @@ pub(super) fn capture_dir_sizes(facts: &Facts, w: &mut Writer, unreadable: &mut 
             Err(e) => unreadable.push(Unreadable {
                 path: path.clone(),
                 reason: format!("directory size: {e}"),
+                ..Default::default()
             }),
         }
     }
@@ -197,6 +199,7 @@ pub(super) fn capture_tune2fs(log: &ReadLog, w: &mut Writer, unreadable: &mut Ve
             Err(e) => unreadable.push(Unreadable {
                 path: format!("captures/{}{name}.txt", TUNE2FS.name),
                 reason: format!("tune2fs -l {dev}: {e}"),
+                ..Default::default()
             }),
         }
     }
@@ -222,6 +225,7 @@ pub(super) fn capture_mysql_variables(
         Err(e) => unreadable.push(Unreadable {
             path: format!("captures/{}", MYSQL_VARIABLES.name),
             reason: format!("{}: {e}", MYSQL_VARIABLES.command),
+            ..Default::default()
         }),
     }
 }
@@ -248,6 +252,7 @@ pub(super) fn capture_server_rpms(w: &mut Writer, unreadable: &mut Vec<Unreadabl
             Err(e) => unreadable.push(Unreadable {
                 path: format!("captures/{}", INSTALLED_RPMS.name),
                 reason: format!("{}: {e}", INSTALLED_RPMS.command),
+                ..Default::default()
             }),
         }
     }
@@ -267,6 +272,7 @@ pub fn sysctl_capture(host: &Host) -> (String, Vec<Unreadable>) {
                 bad.push(Unreadable {
                     path: dir,
                     reason: e.to_string(),
+                    ..Default::default()
                 });
                 continue;
             }
@@ -290,6 +296,7 @@ pub fn sysctl_capture(host: &Host) -> (String, Vec<Unreadable>) {
                             bad.push(Unreadable {
                                 path,
                                 reason: err.to_string(),
+                                expected: false,
                             });
                             continue;
                         }
@@ -300,9 +307,17 @@ pub fn sysctl_capture(host: &Host) -> (String, Vec<Unreadable>) {
                             let v = v.strip_suffix('\n').unwrap_or(&v).to_string();
                             values.insert(key, v);
                         }
-                        Err(err) => bad.push(Unreadable {
-                            path,
-                            reason: err.to_string(),
+                        Err(err) => bad.push(match crate::host::expected_refusal(&path, &err) {
+                            Some(state) => Unreadable {
+                                path,
+                                reason: state.to_string(),
+                                expected: true,
+                            },
+                            None => Unreadable {
+                                path,
+                                reason: err.to_string(),
+                                expected: false,
+                            },
                         }),
                     }
                 }

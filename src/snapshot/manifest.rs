@@ -22,12 +22,17 @@ use super::plan::{excluded, Writer};
 pub const SNAPSHOT_SCHEMA: &str = "driftaudit.snapshot/1";
 
 /// A path that could not be captured, with the reason (listed in `snapshot.json`).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct Unreadable {
     /// Host path, `captures/NAME` or a command.
     pub path: String,
     /// Why.
     pub reason: String,
+    /// The kernel refuses it by design and the refusal says what the state
+    /// is (`stable_secret`: EIO until a secret is set): recorded, not a
+    /// warning ([`crate::host::expected_refusal`]).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub expected: bool,
 }
 
 /// `snapshot.json`.
@@ -74,6 +79,7 @@ pub(super) fn unreadable_files(issues: &[FileIssue]) -> Vec<Unreadable> {
             Some(Unreadable {
                 path: i.path.clone(),
                 reason: i.read_error.clone()?,
+                ..Default::default()
             })
         })
         .collect()
@@ -192,6 +198,7 @@ mod tests {
             [Unreadable {
                 path: "/etc/sysctl.d/a.conf".into(),
                 reason: err.to_string(),
+                ..Default::default()
             }]
         );
     }

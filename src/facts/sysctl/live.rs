@@ -404,7 +404,8 @@ fn read_proc_key(host: &Host, key: &str) -> Option<Entry> {
         }
         Err(ReadError::NotFound) => None,
         Err(e) => Some(Entry::Unreadable {
-            reason: e.to_string(),
+            reason: crate::host::expected_refusal(&path, &e)
+                .map_or_else(|| e.to_string(), str::to_string),
             evidence: ev,
         }),
     }
