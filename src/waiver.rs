@@ -283,8 +283,10 @@ impl WaiverSet {
     /// ([`WaiverSet::verdicts`]): an expired one, or one that scopes a host
     /// of this run and matched nothing on any of them, becomes a
     /// `driftaudit.waiver` finding (low) on the first host it scopes. A
-    /// waiver whose `host:` glob scopes no host of this run is not judged,
-    /// so one waiver file serves a whole fleet, host by host or at once.
+    /// waiver whose `host:` glob scopes no host of this run, or whose rule
+    /// did not run (not selected: profiles, `--only`, `--skip`), is not
+    /// judged, so one waiver file serves a whole fleet, host by host or at
+    /// once, and every selection.
     pub fn apply(&self, report: &mut Report, today: &str) {
         let mut usage = Usage::new(self);
         for h in &mut report.hosts {
@@ -300,8 +302,11 @@ impl WaiverSet {
     pub fn apply_host(&self, h: &mut HostReport, today: &str) -> Usage {
         let mut usage = Usage::new(self);
         let name = h.host.clone();
+        // a waiver scopes a host only where its rule ran: one whose rule
+        // this run did not select (a profile not chosen, --only, --skip)
+        // is not judged stale
         for (i, w) in self.waivers.iter().enumerate() {
-            if w.scopes(&name) {
+            if w.scopes(&name) && h.findings.iter().any(|f| f.rule_matches(&w.rule)) {
                 usage.first_host[i] = Some(name.clone());
             }
         }

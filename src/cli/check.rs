@@ -2,7 +2,7 @@
 //! in `fleet.rs`) a tree of snapshot folders, and render the report. Also
 //! the `--only`/`--skip` check that every glob matches a rule.
 
-use driftaudit::{audit, render, Brief, Format, Host, PolicySet, RenderOptions};
+use driftaudit::{audit, render, Brief, Format, Host, RenderOptions};
 
 use super::check_args::{repo_root, targets, CheckArgs};
 use super::common::{color, load_policies_with, write_out, Exit};
@@ -21,16 +21,10 @@ pub(crate) fn run(a: CheckArgs) -> Exit {
         Ok(s) => s,
         Err(e) => return e.into(),
     };
-    // `tag:NAME` selectors become the ids of the rules that carry the tag
-    let (only, skip) = match (set.expand_tags(&a.only), set.expand_tags(&a.skip)) {
-        (Ok(o), Ok(s)) => (o, s),
-        (Err(e), _) | (_, Err(e)) => return e.into(),
-    };
-    if let Err(e) = rule_globs_match(&set, &only, &skip) {
-        return e.into();
-    }
-    if let Err(e) = set.filter(&only, &skip) {
-        return e.into();
+    // the profiles, then `--only`/`--skip` (`tag:` and `policy:` become
+    // the ids of their rules)
+    if let Err(e) = a.select.apply(&mut set) {
+        return e;
     }
     if (a.quiet || a.summary) && a.format.0 != Format::Text {
         return Exit::Error(format!(
@@ -187,95 +181,4 @@ impl NothingDetected {
             hint,
         })
     }
-}
-
-/// `--only`/`--skip` globs that match no loaded rule, one message line each
-/// (the first after `driftaudit: `, the others with it).
-#[derive(Debug, thiserror::Error)]
-#[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\ndriftaudit: "))]
-pub(crate) struct UnmatchedGlobs(Vec<UnmatchedGlob>);
-
-/// One glob that matches no rule, with the ids closest to it.
-#[derive(Debug, thiserror::Error)]
-#[error("`{flag} {glob}` matches no rule{close}")]
-struct UnmatchedGlob {
-    flag: &'static str,
-    glob: String,
-    /// `; close ids: ...` or the pointer to `driftaudit list`.
-    close: String,
-}
-
-/// Every `--only`/`--skip` glob must match a loaded rule id: a typo would
-/// otherwise audit nothing (or skip nothing) and still exit 0. The message
-/// lists the ids closest to the glob.
-pub(crate) fn rule_globs_match(
-    set: &PolicySet,
-    only: &[String],
-    skip: &[String],
-) -> Result<(), UnmatchedGlobs> {
-    // a `for_each` rule's items answer to their aliases too
-    let aliases: Vec<String> = set
-        .rules()
-        .iter()
-        .filter_map(|r| Some(r.for_each.as_ref()?.static_aliases(set.policy_of(r))))
-        .flatten()
-        .flatten()
-        .collect();
-    let ids: Vec<&str> = set
-        .rules()
-        .iter()
-        .map(|r| r.id.as_str())
-        .chain(aliases.iter().map(String::as_str))
-        .collect();
-    let mut errors = Vec::new();
-    for (flag, globs) in [("--only", only), ("--skip", skip)] {
-        for g in globs {
-            // a malformed glob is reported by PolicySet::filter
-            let Ok(pattern) = glob::Pattern::new(g) else {
-                continue;
-            };
-            if !ids.iter().any(|id| pattern.matches(id)) {
-                errors.push(UnmatchedGlob {
-                    flag,
-                    glob: g.clone(),
-                    close: close_ids(g, &ids),
-                });
-            }
-        }
-    }
-    if errors.is_empty() {
-        Ok(())
-    } else {
-        Err(UnmatchedGlobs(errors))
-    }
-}
-
-/// `; close ids: `a`, `b`` for the (at most 5) rule ids nearest a glob, by
-/// edit distance to the glob's literal text (to the id's prefix of the same
-/// length when the glob has a wildcard), else a pointer to `driftaudit list`.
-fn close_ids(glob: &str, ids: &[&str]) -> String {
-    let literal: String = glob.chars().filter(|c| !"*?[]!".contains(*c)).collect();
-    let wild = literal.len() != glob.len();
-    let budget = 3.max(literal.chars().count() / 4);
-    let mut near: Vec<(usize, &str)> = ids
-        .iter()
-        .map(|id| {
-            let whole = driftaudit::unstable::expr::levenshtein(&literal, id);
-            let prefix: String = id.chars().take(literal.chars().count()).collect();
-            let d = if wild {
-                whole.min(driftaudit::unstable::expr::levenshtein(&literal, &prefix))
-            } else {
-                whole
-            };
-            (d, *id)
-        })
-        .filter(|(d, _)| *d <= budget)
-        .collect();
-    near.sort();
-    near.truncate(5);
-    if near.is_empty() {
-        return "; `driftaudit list` shows every rule id".into();
-    }
-    let list: Vec<String> = near.iter().map(|(_, id)| format!("`{id}`")).collect();
-    format!("; close ids: {}", list.join(", "))
 }

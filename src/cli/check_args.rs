@@ -7,7 +7,8 @@ use clap::Args;
 
 use driftaudit::Format;
 
-use super::common::{FailOnArg, PolicyArgs, ReportFormat, RuleSelectorArg, TargetArg};
+use super::common::{FailOnArg, PolicyArgs, ReportFormat, TargetArg};
+use super::select::SelectArgs;
 use super::server_args::MysqlArgs;
 
 #[derive(Args, Debug)]
@@ -47,14 +48,9 @@ pub(crate) struct CheckArgs {
     /// holds its own capture).
     #[command(flatten)]
     pub(crate) server: MysqlArgs,
-    /// Only rules whose id matches this glob, or that carry a tag matching
-    /// `tag:GLOB` (`tag:cis-l1-server`; repeatable).
-    #[arg(long = "only", value_name = "GLOB", value_parser = RuleSelectorArg, hide_possible_values = true)]
-    pub(crate) only: Vec<String>,
-    /// Skip rules whose id matches this glob, or that carry a tag matching
-    /// `tag:GLOB` (repeatable).
-    #[arg(long = "skip", value_name = "GLOB", value_parser = RuleSelectorArg, hide_possible_values = true)]
-    pub(crate) skip: Vec<String>,
+    /// The rules this run judges: profiles, --only, --skip.
+    #[command(flatten)]
+    pub(crate) select: SelectArgs,
     /// Output format.
     #[arg(long, value_enum, default_value_t = ReportFormat(Format::Text))]
     pub(crate) format: ReportFormat,

@@ -6,6 +6,7 @@ use clap::Args;
 use driftaudit::Format;
 
 use super::common::{load_policies, write_out, DiffFormat, Exit, PolicyArgs, SeverityArg};
+use super::select::SelectArgs;
 use super::server_args::{read_server, MysqlArgs};
 
 #[derive(Args, Debug)]
@@ -31,13 +32,20 @@ pub(crate) struct DiffArgs {
     /// The `live` side's running server (see `check --mysql`).
     #[command(flatten)]
     pub(crate) server: MysqlArgs,
+    /// The rules whose verdicts are compared: profiles, --only, --skip (as
+    /// `check` selects them).
+    #[command(flatten)]
+    pub(crate) select: SelectArgs,
 }
 
 pub(crate) fn run(a: DiffArgs) -> Exit {
-    let set = match load_policies(&a.policies) {
+    let mut set = match load_policies(&a.policies) {
         Ok(s) => s,
         Err(e) => return e.into(),
     };
+    if let Err(e) = a.select.apply(&mut set) {
+        return e;
+    }
     let waivers = match &a.waivers {
         Some(p) => match driftaudit::WaiverSet::load(p) {
             Ok(w) => Some(w),

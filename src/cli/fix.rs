@@ -10,7 +10,8 @@ use clap::{Args, ValueEnum};
 
 use driftaudit::unstable::fix::{self, FixOptions, Prefer};
 
-use super::common::{load_policies, write_out, Exit, PolicyArgs, RuleSelectorArg};
+use super::common::{load_policies, write_out, Exit, PolicyArgs};
+use super::select::SelectArgs;
 use super::server_args::MysqlArgs;
 
 #[derive(Args, Debug)]
@@ -31,14 +32,10 @@ pub(crate) struct FixArgs {
     pub(crate) no_mysql: bool,
     #[command(flatten)]
     pub(crate) policies: PolicyArgs,
-    /// Only fix findings of rules whose id matches this glob, or that carry
-    /// a tag matching `tag:GLOB` (repeatable).
-    #[arg(long = "only", value_name = "GLOB", value_parser = RuleSelectorArg, hide_possible_values = true)]
-    pub(crate) only: Vec<String>,
-    /// Never fix findings of rules whose id matches this glob, or that carry
-    /// a tag matching `tag:GLOB` (repeatable).
-    #[arg(long = "skip", value_name = "GLOB", value_parser = RuleSelectorArg, hide_possible_values = true)]
-    pub(crate) skip: Vec<String>,
+    /// The rules whose findings are fixed: profiles, --only, --skip (as
+    /// `check` selects them).
+    #[command(flatten)]
+    pub(crate) select: SelectArgs,
     /// Waiver file (YAML): waived findings are not fixed.
     #[arg(long, value_name = "FILE")]
     pub(crate) waivers: Option<std::path::PathBuf>,
@@ -77,18 +74,15 @@ fn globs(list: &[String]) -> Result<Vec<glob::Pattern>, String> {
 }
 
 pub(crate) fn run(a: FixArgs) -> Exit {
-    let set = match load_policies(&a.policies) {
+    let mut set = match load_policies(&a.policies) {
         Ok(s) => s,
         Err(e) => return Exit::Error(e.to_string()),
     };
-    let (only, skip) = match (set.expand_tags(&a.only), set.expand_tags(&a.skip)) {
-        (Ok(o), Ok(s)) => (o, s),
-        (Err(e), _) | (_, Err(e)) => return Exit::Error(e.to_string()),
+    let chosen = match a.select.apply(&mut set) {
+        Ok(c) => c,
+        Err(e) => return e,
     };
-    if let Err(e) = super::check::rule_globs_match(&set, &only, &skip) {
-        return Exit::Error(e.to_string());
-    }
-    let (only, skip) = match (globs(&only), globs(&skip)) {
+    let (only, skip) = match (globs(&chosen.only), globs(&chosen.skip)) {
         (Ok(o), Ok(s)) => (o, s),
         (Err(e), _) | (_, Err(e)) => return Exit::Error(e),
     };

@@ -2,7 +2,10 @@
 //! severity, title); under a `for_each` rule whose items have aliases, one
 //! `aliases:` line; under a tagged rule one `tags:` line; under a rule that a site overlay changed, one line per
 //! changed value naming the file, line and column that set it
-//! (`--format json`: the same as data); `--tags`: the tags with their rules.
+//! (`--format json`: the same as data); `--tags`: the tags with their rules;
+//! `--profiles`: the default run and each profile with what it runs. The
+//! rule list is the run `--profile`/`--only`/`--skip` choose; tags and
+//! profiles describe every loaded rule.
 //! Formats only; loading and the
 //! overlays are the policy layer's.
 
@@ -10,6 +13,7 @@ use clap::{Args, ValueEnum};
 use serde_json::json;
 
 use super::common::{load_policies_with, write_out, Exit, PolicyArgs, TargetArg};
+use super::select::SelectArgs;
 
 #[derive(Args, Debug)]
 pub(crate) struct ListArgs {
@@ -21,8 +25,15 @@ pub(crate) struct ListArgs {
     /// List the tags instead: one line per tag with its rule count and
     /// rule ids (`--format json`: a map of tag to rule ids). A tag selects
     /// its rules with `check --only tag:NAME`.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "profiles")]
     pub(crate) tags: bool,
+    /// List the profiles instead: the default run and each benchmark
+    /// profile (`check --profile NAME`) with the rules it adds.
+    #[arg(long)]
+    pub(crate) profiles: bool,
+    /// The rules listed: profiles, --only, --skip (as `check` selects them).
+    #[command(flatten)]
+    pub(crate) select: SelectArgs,
     /// Also list the upgrade rules `check --target PRODUCT=VERSION` adds
     /// (repeatable; the forms `check --target` takes).
     #[arg(long = "target", value_name = "PRODUCT=VERSION", value_parser = TargetArg, hide_possible_values = true)]
@@ -45,15 +56,25 @@ pub(crate) fn run(a: &ListArgs) -> Exit {
             Err(e) => return Exit::Error(format!("--target: {e}")),
         }
     }
-    let set = match load_policies_with(&a.policies, |s| s.add_upgrade_targets(&targets)) {
+    let mut set = match load_policies_with(&a.policies, |s| s.add_upgrade_targets(&targets)) {
         Ok(s) => s,
         Err(e) => return e.into(),
     };
-    let out = match (a.tags, a.format) {
-        (false, ListFormat::Text) => text(&set),
-        (false, ListFormat::Json) => json(&set),
-        (true, ListFormat::Text) => tags_text(&set),
-        (true, ListFormat::Json) => tags_json(&set),
+    let out = if a.profiles {
+        profiles(&set, a.format)
+    } else if a.tags {
+        match a.format {
+            ListFormat::Text => tags_text(&set),
+            ListFormat::Json => tags_json(&set),
+        }
+    } else {
+        if let Err(e) = a.select.apply(&mut set) {
+            return e;
+        }
+        match a.format {
+            ListFormat::Text => text(&set),
+            ListFormat::Json => json(&set),
+        }
     };
     match write_out(&out) {
         Ok(()) => Exit::Clean,
@@ -163,4 +184,54 @@ fn tags_json(set: &driftaudit::PolicySet) -> String {
     let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
     s.push('\n');
     s
+}
+
+/// `--profiles`: what the default run judges and what each profile adds
+/// (`all`: every loaded rule).
+fn profiles(set: &driftaudit::PolicySet, format: ListFormat) -> String {
+    use driftaudit::unstable::policy::{ALL_PROFILE, PROFILES};
+    let default: Vec<&str> = set
+        .rules()
+        .iter()
+        .filter(|r| !set.is_benchmark_rule(r))
+        .map(|r| r.id.as_str())
+        .collect();
+    let mut rows: Vec<(String, String, Vec<&str>)> = vec![(
+        "default".into(),
+        "the run without --profile: the drift and domain policies, and upgrade rules with --target".into(),
+        default,
+    )];
+    for p in PROFILES {
+        rows.push((p.name.into(), p.title.into(), set.profile_rules(p)));
+    }
+    rows.push((
+        ALL_PROFILE.into(),
+        "every loaded rule, benchmarks included".into(),
+        set.rules().iter().map(|r| r.id.as_str()).collect(),
+    ));
+    match format {
+        ListFormat::Text => {
+            let mut out = String::new();
+            for (name, title, ids) in &rows {
+                let added = if name == "default" || name == ALL_PROFILE {
+                    format!("{} rules", ids.len())
+                } else {
+                    format!("+{} rules", ids.len())
+                };
+                out.push_str(&format!("{name:<20} {added:<10} {}\n", one_line(title)));
+            }
+            out.push_str("A profile adds its rules to the default run: `check --profile NAME` (repeatable or comma-separated), or `profiles: [NAME]` in a site policy file.\n");
+            out
+        }
+        ListFormat::Json => {
+            let v: Vec<serde_json::Value> = rows
+                .iter()
+                .map(|(name, title, ids)| json!({"profile": name, "title": title, "rules": ids}))
+                .collect();
+            let mut s = serde_json::to_string_pretty(&json!({"schema": "driftaudit.profiles/1", "profiles": v}))
+                .unwrap_or_default();
+            s.push('\n');
+            s
+        }
+    }
 }

@@ -21,6 +21,7 @@ mod generated;
 mod list;
 mod manual;
 mod merge;
+mod select;
 mod server_args;
 mod snapshot;
 mod test;

@@ -1,9 +1,12 @@
 //! The list of built-in policies (compiled into the binary from
-//! policies/*.yaml, in load order) and the selector prefix that names a tag.
+//! policies/*.yaml, in load order) and the selector prefixes that name a tag or a policy.
 //! Data only: loading is `set.rs`'s, the frozen form `frozen.rs`'s.
 
 /// What starts a rule selector that names a tag (`--only tag:stig`).
 pub const TAG_PREFIX: &str = "tag:";
+
+/// What starts a rule selector that names a policy (`--only policy:storage`).
+pub const POLICY_PREFIX: &str = "policy:";
 
 /// The built-in policies, compiled into the binary.
 pub const BUILTIN: &[(&str, &str)] = &[

@@ -39,6 +39,8 @@ pub enum Code {
     ParamType,
     /// A parameter declared without a type (a warning that suggests one).
     UntypedParam,
+    /// A `profiles:` entry that names no profile.
+    UnknownProfile,
     /// `params.X` names no parameter of the policy.
     UnknownParam,
     /// A name that is no fact, `let` binding or namespace.
@@ -114,6 +116,7 @@ impl Code {
         Code::InvalidParam,
         Code::ParamType,
         Code::UntypedParam,
+        Code::UnknownProfile,
         Code::UnknownParam,
         Code::UnknownName,
         Code::InvalidExpression,
@@ -158,6 +161,7 @@ impl Code {
             Code::InvalidParam => "invalid-param",
             Code::ParamType => "param-type",
             Code::UntypedParam => "untyped-param",
+            Code::UnknownProfile => "unknown-profile",
             Code::UnknownParam => "unknown-param",
             Code::UnknownName => "unknown-name",
             Code::InvalidExpression => "invalid-expression",
@@ -205,6 +209,7 @@ impl Code {
             Code::InvalidParam => "a parameter default that is not a constant, or a declaration that is not a type",
             Code::ParamType => "a parameter value not of the type the parameter declares",
             Code::UntypedParam => "a parameter declared without a type (a warning)",
+            Code::UnknownProfile => "a `profiles:` entry that names no profile",
             Code::UnknownParam => "`params.X` names no parameter of the policy",
             Code::UnknownName => "a name that is no fact, `let` binding or namespace",
             Code::InvalidExpression => "an expression that does not parse",
@@ -292,6 +297,12 @@ pub enum Problem {
         name: String,
         value: String,
         allowed: String,
+    },
+    #[error("unknown profile `{name}`{suggestion}; the profiles are {known}")]
+    UnknownProfile {
+        name: String,
+        known: String,
+        suggestion: String,
     },
     #[error(
         "parameter `{name}` declares no type, so any value is taken: declare it as `{suggestion}`"
@@ -402,6 +413,7 @@ impl Problem {
             Problem::InvalidParam { .. } => Code::InvalidParam,
             Problem::ParamType { .. } => Code::ParamType,
             Problem::UntypedParam { .. } => Code::UntypedParam,
+            Problem::UnknownProfile { .. } => Code::UnknownProfile,
             Problem::UnknownParam { .. } => Code::UnknownParam,
             Problem::UnknownName { .. } => Code::UnknownName,
             Problem::InvalidExpression { .. } => Code::InvalidExpression,
@@ -536,6 +548,24 @@ pub enum FilterError {
         reason: String,
         /// 0-based character position of the problem in the glob.
         position: usize,
+    },
+    /// A `--profile` that names no profile.
+    #[error("unknown profile `{name}`{suggestion}; the profiles are {known} (`driftaudit list --profiles`)")]
+    UnknownProfile {
+        /// The name as given.
+        name: String,
+        /// The profiles there are, comma-separated.
+        known: String,
+        /// Empty or `, did you mean `x`?`.
+        suggestion: String,
+    },
+    /// A `policy:GLOB` selector that matches no loaded policy.
+    #[error("`{selector}` matches no policy; the loaded policies are {known}")]
+    UnknownPolicy {
+        /// The selector as given.
+        selector: String,
+        /// The loaded policies, comma-separated.
+        known: String,
     },
     /// A `tag:GLOB` selector that matches no tag of a loaded rule.
     #[error("`{selector}` matches no tag; {known} (`driftaudit list --tags`)")]

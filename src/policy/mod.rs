@@ -20,13 +20,14 @@ mod overlay;
 mod overridden;
 mod overrides;
 mod params;
+mod profiles;
 mod release;
 mod remedy;
 mod set;
 pub mod spec;
 mod values;
 
-pub use builtin::{BUILTIN, TAG_PREFIX};
+pub use builtin::{BUILTIN, POLICY_PREFIX, TAG_PREFIX};
 pub(crate) use diagnostics::{snippet, yaml_error_parts};
 pub use diagnostics::{Code, Problem};
 pub use diagnostics::{FilterError, ParamError, PolicyError, PolicyProblem};
@@ -37,6 +38,7 @@ pub use model::{
     Template, TemplatePart, UpgradeCheck, MAX_FOR_EACH_ITEMS,
 };
 pub use params::{ParamType, TYPE_NAMES};
+pub use profiles::{profile, NotRun, Profile, ALL_PROFILE, PROFILES};
 pub use release::{Product, Target, Version};
 pub(crate) use set::ItemSelection;
 pub use set::{freeze_builtins, PolicySet, MAX_POLICY_BYTES};

@@ -678,6 +678,10 @@ pub struct Policy {
     pub params: BTreeMap<String, Value>,
     /// Parameter defaults as written.
     pub param_defaults: BTreeMap<String, String>,
+    /// A benchmark policy (`benchmark: true`): its rules run only with a
+    /// profile they are tagged for, or `--profile all`.
+    #[serde(default)]
+    pub benchmark: bool,
     /// The type each parameter declares (`{type: ratio, default: 0.7}`);
     /// one declared without a type has none here and takes any constant.
     #[serde(default)]

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::builtin::{BUILTIN, TAG_PREFIX};
+use super::builtin::{BUILTIN, POLICY_PREFIX, TAG_PREFIX};
 use super::compile::{compile, Compiled};
 use super::diagnostics::problem_at;
 use super::diagnostics::PolicyProblem;
@@ -40,6 +40,15 @@ pub struct PolicySet {
     /// that matched items' aliases), by rule id ([`PolicySet::filter`]):
     /// a run's, not part of the compiled rules.
     selections: BTreeMap<String, ItemSelection>,
+    /// The profiles this run chose ([`PolicySet::choose_profiles`]),
+    /// sorted; empty: the default run.
+    profiles: Vec<String>,
+    /// The profiles not chosen, with the rules each would add.
+    not_run: Vec<super::profiles::NotRun>,
+    /// Benchmark rules the choice left out (`--profile all` adds them).
+    left_out: usize,
+    /// The profiles site policy files choose (`profiles:`), in load order.
+    site_profiles: Vec<String>,
 }
 
 /// `--only`/`--skip` patterns that matched a `for_each` rule's items'
@@ -150,8 +159,14 @@ impl PolicySet {
             rule_at,
             overrides,
             warnings,
+            profiles,
         } = compile(path, text)?;
         self.warnings.extend(warnings);
+        for p in profiles {
+            if !self.site_profiles.contains(&p) {
+                self.site_profiles.push(p);
+            }
+        }
         let mut problems = Vec::new();
         if self.policies.iter().any(|p| p.id == policy.id) {
             problems.push(problem_at(
@@ -412,6 +427,46 @@ impl PolicySet {
         Ok(())
     }
 
+    /// Keep the rules whose entry in `keep` is true (in load order).
+    pub(super) fn retain_rules(&mut self, keep: &[bool]) {
+        let mut it = keep.iter();
+        self.rules.retain(|_| *it.next().unwrap_or(&true));
+    }
+
+    /// Record the profiles a run chose and what the others would add.
+    pub(super) fn set_profiles(
+        &mut self,
+        chosen: Vec<String>,
+        not_run: Vec<super::profiles::NotRun>,
+        left_out: usize,
+    ) {
+        self.profiles = chosen;
+        self.not_run = not_run;
+        self.left_out = left_out;
+    }
+
+    /// The profiles this run chose, sorted (empty: the default run).
+    pub fn profiles(&self) -> &[String] {
+        &self.profiles
+    }
+
+    /// The profiles this run did not choose, with the rules each would add.
+    pub fn profiles_not_run(&self) -> &[super::profiles::NotRun] {
+        &self.not_run
+    }
+
+    /// Benchmark rules the choice of profiles left out (`--profile all`
+    /// adds them all).
+    pub fn benchmark_rules_left_out(&self) -> usize {
+        self.left_out
+    }
+
+    /// The profiles the loaded policy files choose for every run
+    /// (`profiles: [cis-l1-server]` in a site file), deduplicated.
+    pub fn site_profiles(&self) -> &[String] {
+        &self.site_profiles
+    }
+
     /// Every tag the loaded rules carry, sorted, with the ids of its rules
     /// in load order (`list --tags`).
     pub fn tags(&self) -> BTreeMap<&str, Vec<&str>> {
@@ -433,6 +488,10 @@ impl PolicySet {
     pub fn expand_tags(&self, selectors: &[String]) -> Result<Vec<String>, FilterError> {
         let mut out = Vec::with_capacity(selectors.len());
         for sel in selectors {
+            if let Some(glob) = sel.strip_prefix(POLICY_PREFIX) {
+                out.extend(self.policy_rules(sel, glob)?);
+                continue;
+            }
             let Some(glob) = sel.strip_prefix(TAG_PREFIX) else {
                 out.push(sel.clone());
                 continue;
@@ -461,6 +520,30 @@ impl PolicySet {
             }
         }
         Ok(out)
+    }
+
+    /// `policy:GLOB`: the ids (escaped) of the rules of the policies `GLOB`
+    /// matches; one that matches no loaded policy is an error naming them.
+    fn policy_rules(&self, sel: &str, glob: &str) -> Result<Vec<String>, FilterError> {
+        let pattern = glob::Pattern::new(glob).map_err(|e| FilterError::BadPattern {
+            pattern: sel.to_string(),
+            reason: e.msg.to_string(),
+            position: e.pos + POLICY_PREFIX.len(),
+        })?;
+        let ids: Vec<String> = self
+            .rules
+            .iter()
+            .filter(|r| pattern.matches(&r.policy))
+            .map(|r| glob::Pattern::escape(&r.id))
+            .collect();
+        if ids.is_empty() {
+            let known: Vec<&str> = self.policies.iter().map(|p| p.id.as_str()).collect();
+            return Err(FilterError::UnknownPolicy {
+                selector: sel.to_string(),
+                known: known.join(", "),
+            });
+        }
+        Ok(ids)
     }
 
     /// Keep only rules whose id matches one of `only` (if any) and none of

@@ -30,6 +30,16 @@ pub struct PolicyFile {
     /// What the policy is about.
     #[serde(default)]
     pub description: String,
+    /// A benchmark (CIS, STIG, ANSSI items): its rules run only with a
+    /// profile they are tagged for (`--profile cis-l1-server`) or
+    /// `--profile all`, not in the default run.
+    #[serde(default)]
+    pub benchmark: bool,
+    /// The profiles every run that loads this file adds, as `--profile`
+    /// does (a site chooses once: `profiles: [cis-l1-server]`).
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub profiles: Vec<Spanned<String>>,
     /// Named defaults for thresholds, overridable with `--set NAME=VALUE`.
     #[serde(default)]
     #[schemars(with = "BTreeMap<String, ParamValue>")]

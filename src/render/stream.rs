@@ -155,6 +155,7 @@ pub fn render_host(format: Format, opts: RenderOptions, report: HostReport) -> i
         Format::Text => {
             let one = Report {
                 schema: REPORT_SCHEMA,
+                selection: Default::default(),
                 hosts: vec![report],
                 rules: Vec::new(),
             };

@@ -76,7 +76,43 @@ pub fn render(report: &Report, opts: super::format::RenderOptions) -> String {
         }
         host(&mut out, h, &p, opts.verbose);
     }
+    if let Some(line) = not_run_line(&report.selection) {
+        out.push('\n');
+        wrap_into(&mut out, &line, 74, "", "  ");
+    }
     out
+}
+
+/// The benchmarks this run left out and how to add them ("benchmarks not
+/// run: --profile cis-l1-server adds 17 rules, ..."), or `None` when every
+/// rule ran: never a silent all-clear on what was not judged.
+pub fn not_run_line(s: &crate::report::Selection) -> Option<String> {
+    if s.benchmark_rules_left_out == 0 {
+        return None;
+    }
+    let adds: Vec<String> = s
+        .profiles_not_run
+        .iter()
+        .map(|n| {
+            format!(
+                "--profile {} adds {} rule{}",
+                n.profile,
+                n.rules,
+                if n.rules == 1 { "" } else { "s" }
+            )
+        })
+        .collect();
+    let ran = if s.profiles.is_empty() {
+        "the default run (drift and domain policies)".to_string()
+    } else {
+        format!("the default run and --profile {}", s.profiles.join(","))
+    };
+    Some(format!(
+        "benchmarks not run: this was {ran}; {}{}--profile all adds every one of the {} left out (driftaudit list --profiles)",
+        adds.join(", "),
+        if adds.is_empty() { "" } else { "; " },
+        s.benchmark_rules_left_out
+    ))
 }
 
 fn sev_color(s: Severity) -> Style {

@@ -657,11 +657,41 @@ pub struct RuleMeta {
     pub source: RuleSource,
 }
 
+/// The rules a run chose (`--profile`, a site's `profiles:`), recorded in
+/// the report: what ran and what each profile not run would add.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Selection {
+    /// The profiles that ran, sorted; empty: the default run (the drift
+    /// and domain policies).
+    #[serde(default)]
+    pub profiles: Vec<String>,
+    /// The profiles not run, each with the rules it would add.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub profiles_not_run: Vec<crate::policy::NotRun>,
+    /// Benchmark rules left out of this run (`--profile all` adds them).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub benchmark_rules_left_out: usize,
+}
+
+impl Selection {
+    /// The choice `policies` records ([`PolicySet::choose_profiles`]).
+    pub fn of(policies: &PolicySet) -> Selection {
+        Selection {
+            profiles: policies.profiles().to_vec(),
+            profiles_not_run: policies.profiles_not_run().to_vec(),
+            benchmark_rules_left_out: policies.benchmark_rules_left_out(),
+        }
+    }
+}
+
 /// A whole report: one or more hosts.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Report {
     /// Always [`REPORT_SCHEMA`].
     pub schema: &'static str,
+    /// The profiles that ran and those that did not.
+    #[serde(flatten)]
+    pub selection: Selection,
     /// Hosts in the order audited.
     pub hosts: Vec<HostReport>,
     /// Rules that ran (not part of the JSON report).
@@ -690,6 +720,7 @@ impl Report {
         rules.push(input_rule_meta());
         Report {
             schema: REPORT_SCHEMA,
+            selection: Selection::of(policies),
             hosts,
             rules,
         }

@@ -91,6 +91,7 @@ pub fn policy() -> Policy {
         params: Default::default(),
         param_defaults: Default::default(),
         param_types: Default::default(),
+        benchmark: false,
         path: "policies/upgrade".into(),
     }
 }

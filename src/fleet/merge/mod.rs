@@ -374,6 +374,7 @@ impl Plan {
         Merged {
             report: Report {
                 schema: REPORT_SCHEMA,
+                selection: self.run.selection.clone(),
                 hosts,
                 rules: self.rules,
             },

@@ -46,6 +46,8 @@ pub(super) struct Compiled {
     pub overrides: Vec<Spanned<OverrideSpec>>,
     /// What loads but is written in a retired spelling, with the fix.
     pub warnings: Vec<PolicyProblem>,
+    /// The profiles the file chooses for every run (`profiles:`).
+    pub profiles: Vec<String>,
 }
 
 /// Compile one policy file.
@@ -70,6 +72,25 @@ pub(super) fn compile(path: &str, text: &str) -> Result<Compiled, PolicyError> {
     }
     c.problems
         .extend(super::overrides::validate(path, text, &raw.overrides));
+    let mut profiles = Vec::new();
+    for p in &raw.profiles {
+        let name = p.value.trim();
+        if name == super::profiles::ALL_PROFILE || super::profiles::profile(name).is_some() {
+            profiles.push(name.to_string());
+        } else {
+            let mut known: Vec<&str> = super::profiles::PROFILES.iter().map(|p| p.name).collect();
+            known.push(super::profiles::ALL_PROFILE);
+            c.problem(
+                Place::of(p),
+                &pid,
+                Problem::UnknownProfile {
+                    name: name.to_string(),
+                    known: known.join(", "),
+                    suggestion: crate::expr::suggest(name, &known),
+                },
+            );
+        }
+    }
     if raw.rules.is_empty() && raw.overrides.is_empty() {
         let (line, column) = line_col(&raw.policy.referenced);
         c.problems.push(problem_at(
@@ -95,6 +116,7 @@ pub(super) fn compile(path: &str, text: &str) -> Result<Compiled, PolicyError> {
             params,
             param_defaults,
             param_types,
+            benchmark: raw.benchmark,
             path: path.to_string(),
         },
         rules,
@@ -102,6 +124,7 @@ pub(super) fn compile(path: &str, text: &str) -> Result<Compiled, PolicyError> {
         rule_at,
         overrides: raw.overrides,
         warnings: c.warnings,
+        profiles,
     })
 }
 

@@ -31,6 +31,9 @@ pub struct RunMeta {
     pub driftaudit: String,
     /// Fingerprint of the policy set ([`policy_digest`]).
     pub policies: String,
+    /// The profiles that ran and those that did not.
+    #[serde(flatten)]
+    pub selection: crate::report::Selection,
     /// `check --fail-on` (`info` ... `critical`, or `unknown`): the summary's
     /// `hosts_failing_at_threshold` depends on it.
     pub fail_on: String,
@@ -100,6 +103,7 @@ impl RunMeta {
         RunMeta {
             driftaudit: env!("CARGO_PKG_VERSION").to_string(),
             policies: policy_digest(policies),
+            selection: crate::report::Selection::of(policies),
             fail_on: fail_on.to_string(),
             fleet: None,
             changed_since: None,
@@ -505,12 +509,27 @@ pub fn agree(inputs: &[InputFacts]) -> Result<RunMeta, MergeError> {
                 "run every shard with the same driftaudit",
             ));
         }
+        if r.selection.profiles != base_run.selection.profiles {
+            let words = |p: &[String]| {
+                if p.is_empty() {
+                    "the default run".to_string()
+                } else {
+                    format!("--profile {}", p.join(","))
+                }
+            };
+            return Err(mismatch(
+                "profiles",
+                &words(&base_run.selection.profiles),
+                &words(&r.selection.profiles),
+                "run every shard with the same --profile (or the same site profiles)",
+            ));
+        }
         if r.policies != base_run.policies || input.catalogue != catalogue {
             return Err(mismatch(
                 "policy set",
                 &base_run.policies,
                 &r.policies,
-                "run every shard with the same --policy, --no-builtin, --set, --only and --skip",
+                "run every shard with the same --policy, --no-builtin, --set, --profile, --only and --skip",
             ));
         }
         let file = |w: &Option<WaiverRun>| w.as_ref().map(|w| w.file.clone());
@@ -661,6 +680,7 @@ pub fn merge(inputs: Vec<(String, FleetDocument)>) -> Result<Merged, MergeError>
     Ok(Merged {
         report: Report {
             schema: REPORT_SCHEMA,
+            selection: run.selection.clone(),
             hosts,
             rules,
         },
