@@ -198,7 +198,8 @@ fn profiles(set: &driftaudit::PolicySet, format: ListFormat) -> String {
         .collect();
     let mut rows: Vec<(String, String, Vec<&str>)> = vec![(
         "default".into(),
-        "the run without --profile: the drift and domain policies, and upgrade rules with --target".into(),
+        "the run without --profile: the drift and domain policies, and upgrade rules with --target"
+            .into(),
         default,
     )];
     for p in PROFILES {
@@ -228,8 +229,10 @@ fn profiles(set: &driftaudit::PolicySet, format: ListFormat) -> String {
                 .iter()
                 .map(|(name, title, ids)| json!({"profile": name, "title": title, "rules": ids}))
                 .collect();
-            let mut s = serde_json::to_string_pretty(&json!({"schema": "driftaudit.profiles/1", "profiles": v}))
-                .unwrap_or_default();
+            let mut s = serde_json::to_string_pretty(
+                &json!({"schema": "driftaudit.profiles/1", "profiles": v}),
+            )
+            .unwrap_or_default();
             s.push('\n');
             s
         }

@@ -118,8 +118,8 @@ const PAGES: &[Page] = &[
                 &["driftaudit check --snapshot /usr/share/doc/driftaudit/examples/nat-story --only 'linux.*' --format json > nat-story.json   # exits 1"],
             ),
             (
-                "A git repository of snapshots, one folder a host: one line a host, failing at or above high, with the site's waivers (here the MariaDB host accepts LOAD DATA LOCAL, a high finding).",
-                &["driftaudit check --fleet snapshots --fail-on high --waivers waivers.yaml --quiet   # exits 1"],
+                "A git repository of snapshots, one folder a host: one line a host, failing at or above high, every benchmark included (--profile all), with the site's waivers (here the MariaDB host accepts LOAD DATA LOCAL, a high finding of the MySQL benchmark).",
+                &["driftaudit check --fleet snapshots --profile all --fail-on high --waivers waivers.yaml --quiet   # exits 1"],
             ),
             (
                 "Before an upgrade of a MySQL 5.6 server to 8.0: the options it sets that 8.0 removed or deprecated, and the defaults that change under it.",

@@ -4,13 +4,15 @@
 //! time (`compile/`: the file and its rules in `mod.rs`, `checks`, `for_each`,
 //! `remedy`, `texts`), the problems a policy can have (`diagnostics`), site
 //! overlays applied to compiled rules (`overlay`), the frozen built-ins
-//! (`frozen`; the list of built-ins is `builtin`), a list parameter's
+//! (`frozen`; the list of built-ins is `builtin`), the profiles a run
+//! adds (`profiles`, the table; `choose`, the choice), a list parameter's
 //! items compiled at load (`items`), what an upgrade rule
 //! judges against (`release`: products, versions, targets), and the policy
 //! set (files, directories, the built-ins, duplicate ids, filters; `set`).
 //! Owns the built-in policies. Must not read host data or evaluate rules.
 
 mod builtin;
+mod choose;
 mod compile;
 mod diagnostics;
 mod frozen;

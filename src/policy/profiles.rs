@@ -4,10 +4,8 @@
 //! (`--profile cis-l1-server`, or a site's `profiles:` in a policy file),
 //! and `all` runs every loaded rule. A profile runs the rules tagged for its
 //! level and for the levels it includes, as the benchmarks define them.
-//! Owns the profile table and the choice; must not read files or judge.
-
-use super::set::PolicySet;
-use super::FilterError;
+//! Owns the profile table (the choice itself is `choose.rs`); must not
+//! read files or judge.
 
 /// A benchmark level a run can add by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,84 +68,4 @@ pub struct NotRun {
     pub profile: String,
     /// Rules it would add to this run.
     pub rules: usize,
-}
-
-impl PolicySet {
-    /// Whether `rule` belongs to a benchmark policy (`benchmark: true`):
-    /// it runs only when a profile it is tagged for, or `all`, is chosen.
-    pub fn is_benchmark_rule(&self, rule: &super::Rule) -> bool {
-        self.policy_of(rule).is_some_and(|p| p.benchmark)
-    }
-
-    /// Every rule a profile runs in this set: the default run's rules
-    /// (not benchmark ones) are not counted, they run anyway.
-    pub fn profile_rules(&self, p: &Profile) -> Vec<&str> {
-        self.rules()
-            .iter()
-            .filter(|r| self.is_benchmark_rule(r) && r.tags.iter().any(|t| p.tags.contains(&t.as_str())))
-            .map(|r| r.id.as_str())
-            .collect()
-    }
-
-    /// Keep the default run's rules and those of the profiles named
-    /// (`all`: every rule); the names are checked first (an unknown one
-    /// is an error with the closest name). Records what ran and what each
-    /// profile not named would add ([`PolicySet::profiles_not_run`]).
-    pub fn choose_profiles(&mut self, names: &[String]) -> Result<(), FilterError> {
-        let mut chosen: Vec<String> = Vec::new();
-        for n in names {
-            let n = n.trim();
-            if n != ALL_PROFILE && profile(n).is_none() {
-                let mut known: Vec<&str> = PROFILES.iter().map(|p| p.name).collect();
-                known.push(ALL_PROFILE);
-                return Err(FilterError::UnknownProfile {
-                    name: n.to_string(),
-                    known: known.join(", "),
-                    suggestion: crate::expr::suggest(n, &known),
-                });
-            }
-            if !chosen.iter().any(|c| c == n) {
-                chosen.push(n.to_string());
-            }
-        }
-        chosen.sort();
-        let all = chosen.iter().any(|c| c == ALL_PROFILE);
-        let tags: Vec<&str> = chosen
-            .iter()
-            .filter_map(|c| profile(c))
-            .flat_map(|p| p.tags.iter().copied())
-            .collect();
-        let keep: Vec<bool> = self
-            .rules()
-            .iter()
-            .map(|r| {
-                all || !self.is_benchmark_rule(r)
-                    || r.tags.iter().any(|t| tags.contains(&t.as_str()))
-            })
-            .collect();
-        let not_run: Vec<NotRun> = if all {
-            Vec::new()
-        } else {
-            PROFILES
-                .iter()
-                .filter(|p| !chosen.iter().any(|c| c == p.name))
-                .map(|p| NotRun {
-                    profile: p.name.to_string(),
-                    rules: self
-                        .rules()
-                        .iter()
-                        .zip(&keep)
-                        .filter(|(r, k)| {
-                            !**k && r.tags.iter().any(|t| p.tags.contains(&t.as_str()))
-                        })
-                        .count(),
-                })
-                .filter(|n| n.rules > 0)
-                .collect()
-        };
-        let left_out = keep.iter().filter(|k| !**k).count();
-        self.retain_rules(&keep);
-        self.set_profiles(chosen, not_run, left_out);
-        Ok(())
-    }
 }

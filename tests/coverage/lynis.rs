@@ -74,7 +74,14 @@ fn doc_keys(doc: &str, title: &str) -> BTreeSet<String> {
 /// Findings of the built-in policies on a snapshot: (rule, status, subject).
 fn findings(snapshot: &Path) -> Vec<(String, String, Vec<String>)> {
     let out = Command::new(env!("CARGO_BIN_EXE_driftaudit"))
-        .args(["check", "--format", "json", "--snapshot"])
+        .args([
+            "check",
+            "--profile",
+            "all",
+            "--format",
+            "json",
+            "--snapshot",
+        ])
         .arg(snapshot)
         .output()
         .expect("run driftaudit");
@@ -291,7 +298,7 @@ fn on_this_host_the_shipped_rules_agree_with_lynis_krnl_6000_on_every_key_both_j
 
     // driftaudit on the same live host.
     let out = Command::new(env!("CARGO_BIN_EXE_driftaudit"))
-        .args(["check", "--format", "json"])
+        .args(["check", "--profile", "all", "--format", "json"])
         .output()
         .expect("run driftaudit");
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a JSON report");

@@ -109,7 +109,7 @@ cp "$DRIFTAUDIT" "$W/driftaudit-$STATE"
 set +e
 chroot "$R" oscap xccdf eval $RULES --results "$W/$STATE-oscap.xml" "$DS" > "$W/$STATE-oscap.txt" 2>&1
 echo "oscap exit $?" >> "$W/$STATE-oscap.txt"
-chroot "$R" "$W/driftaudit-$STATE" check --format json > "$W/$STATE-driftaudit.json" 2> "$W/$STATE-driftaudit.err"
+chroot "$R" "$W/driftaudit-$STATE" check --profile all --format json > "$W/$STATE-driftaudit.json" 2> "$W/$STATE-driftaudit.err"
 chroot "$R" cat /proc/self/mountinfo > "$W/$STATE-mountinfo.txt"
 chroot "$R" findmnt -kn -r -o TARGET,OPTIONS > "$W/$STATE-findmnt.txt" 2>&1
 exit 0

@@ -14,6 +14,7 @@ mod fleet;
 mod foreign_snapshots;
 mod git_roundtrip;
 mod hosts;
+mod profiles;
 mod resolve;
 mod secrets;
 mod shard_cli;
