@@ -74,44 +74,28 @@ pub fn render(report: &Report, opts: super::format::RenderOptions) -> String {
         if i > 0 {
             out.push('\n');
         }
-        host(&mut out, h, &p, opts.verbose);
-    }
-    if let Some(line) = not_run_line(&report.selection) {
-        out.push('\n');
-        wrap_into(&mut out, &line, 74, "", "  ");
+        host(&mut out, h, &p, opts.verbose, &report.selection);
     }
     out
 }
 
-/// The benchmarks this run left out and how to add them ("benchmarks not
-/// run: --profile cis-l1-server adds 17 rules, ..."), or `None` when every
-/// rule ran: never a silent all-clear on what was not judged.
+/// The benchmarks this run left out and how to add them, the last line
+/// of the coverage ("benchmarks not run: --profile cis-l1-server +17
+/// rules, ..."), or `None` when every rule ran: never a silent all-clear on
+/// what was not judged.
 pub fn not_run_line(s: &crate::report::Selection) -> Option<String> {
     if s.benchmark_rules_left_out == 0 {
         return None;
     }
-    let adds: Vec<String> = s
+    let mut adds: Vec<String> = s
         .profiles_not_run
         .iter()
-        .map(|n| {
-            format!(
-                "--profile {} adds {} rule{}",
-                n.profile,
-                n.rules,
-                if n.rules == 1 { "" } else { "s" }
-            )
-        })
+        .map(|n| format!("{} +{}", n.profile, n.rules))
         .collect();
-    let ran = if s.profiles.is_empty() {
-        "the default run (drift and domain policies)".to_string()
-    } else {
-        format!("the default run and --profile {}", s.profiles.join(","))
-    };
+    adds.push(format!("all +{}", s.benchmark_rules_left_out));
     Some(format!(
-        "benchmarks not run: this was {ran}; {}{}--profile all adds every one of the {} left out (driftaudit list --profiles)",
-        adds.join(", "),
-        if adds.is_empty() { "" } else { "; " },
-        s.benchmark_rules_left_out
+        "benchmarks not run: --profile {} rules (driftaudit list --profiles)",
+        adds.join(", ")
     ))
 }
 
@@ -124,7 +108,13 @@ fn sev_color(s: Severity) -> Style {
     }
 }
 
-fn host(out: &mut String, h: &HostReport, p: &Paint, verbose: bool) {
+fn host(
+    out: &mut String,
+    h: &HostReport,
+    p: &Paint,
+    verbose: bool,
+    selection: &crate::report::Selection,
+) {
     let src = match h.source {
         crate::host::SourceKind::Live => "live host",
         crate::host::SourceKind::Snapshot => "snapshot",
@@ -263,6 +253,9 @@ fn host(out: &mut String, h: &HostReport, p: &Paint, verbose: bool) {
         if s.error == 1 { "" } else { "s" }
     );
     coverage(out, h);
+    if let Some(line) = not_run_line(selection) {
+        wrap_into(out, &line, 74, "  ", "    ");
+    }
 }
 
 /// What to say when nothing failed and nothing is unknown: "no failures"

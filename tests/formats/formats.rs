@@ -1066,6 +1066,8 @@ fn the_cli_prints_each_format_from_the_same_report() {
                 "check",
                 "--snapshot",
                 "testdata/hosts/nat-story",
+                "--profile",
+                "all",
                 "--format",
                 flag,
             ])

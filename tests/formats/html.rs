@@ -324,6 +324,8 @@ fn html_from_the_cli_is_the_library_page() {
             "check",
             "--snapshot",
             "testdata/hosts/nat-story",
+            "--profile",
+            "all",
             "--format",
             "html",
         ])

@@ -29,7 +29,7 @@ fn listed(args: &[&str]) -> Vec<(String, String, Vec<String>)> {
     all.extend(args);
     let (code, out, err) = run(&all);
     assert_eq!(code, 0, "{err}");
-    json(&out)
+    json(&out)["rules"]
         .as_array()
         .unwrap()
         .iter()
@@ -80,8 +80,7 @@ fn the_nat_story_shows_its_drift_and_names_the_benchmarks_not_run() {
     let (code, out, _) = run(&["check", "--snapshot", &host("nat-story")]);
     assert_eq!(code, 1);
     says(&out, "linux.tcp-tw-recycle");
-    says(&out, "benchmarks not run: this was the default run");
-    says(&out, "--profile cis-l1-server adds");
+    says(&out, "benchmarks not run: --profile cis-l1-server +");
     for p in ["hardening.", "mounts.", "mysqlsec."] {
         assert!(
             !out.contains(p),
@@ -249,10 +248,8 @@ fn only_policy_and_comma_lists_select_in_check_list_fleet_diff_and_fix() {
         "policy:linux-sysctl",
     ]);
     let v = verdicts(&json(&out));
-    assert!(
-        !v.is_empty() && v.iter().all(|r| r.starts_with("sysctl.")),
-        "{v:?}"
-    );
+    let sysctl_rules = ids(&listed(&["--only", "policy:linux-sysctl"]));
+    assert!(!v.is_empty() && v.is_subset(&sysctl_rules), "{v:?}");
     // fix: plans only what the selection judges
     let fixes = |args: &[&str]| -> BTreeSet<String> {
         let h = host("nat-story");
@@ -296,14 +293,7 @@ fn only_policy_and_comma_lists_select_in_check_list_fleet_diff_and_fix() {
 #[test]
 fn every_format_of_a_default_run_leaves_the_benchmarks_out() {
     for f in [
-        "text",
-        "json",
-        "jsonl",
-        "sarif",
-        "junit",
-        "markdown",
-        "html",
-        "prometheus",
+        "text", "json", "jsonl", "sarif", "junit", "markdown", "html",
     ] {
         let (code, out, err) = run(&["check", "--snapshot", &host("nat-story"), "--format", f]);
         assert!(code < 2, "{f}: {err}");
@@ -358,7 +348,7 @@ fn a_waiver_of_a_rule_this_run_did_not_select_is_not_stale() {
     let w = dir.path().join("waivers.yaml");
     std::fs::write(
         &w,
-        "waivers:\n  - rule: hardening.sysrq\n    reason: console access is needed on this lab host\n    expires: 2099-01-01\n",
+        "- rule: hardening.sysrq\n  reason: console access is needed on this lab host\n  expires: 2099-01-01\n",
     )
     .unwrap();
     let w = w.to_str().unwrap();
