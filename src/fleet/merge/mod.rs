@@ -374,7 +374,7 @@ impl Plan {
         Merged {
             report: Report {
                 schema: REPORT_SCHEMA,
-                selection: self.run.selection.clone(),
+                selection: self.run.selection(),
                 hosts,
                 rules: self.rules,
             },

@@ -31,9 +31,17 @@ pub struct RunMeta {
     pub driftaudit: String,
     /// Fingerprint of the policy set ([`policy_digest`]).
     pub policies: String,
-    /// The profiles that ran and those that did not.
-    #[serde(flatten)]
-    pub selection: crate::report::Selection,
+    /// The profiles that ran, sorted (empty: the default run). Fields of
+    /// their own, not a flattened [`crate::report::Selection`]: flattening
+    /// buffers unknown fields and spends the reader's recursion budget.
+    #[serde(default)]
+    pub profiles: Vec<String>,
+    /// The profiles not run, each with the rules it would add.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub profiles_not_run: Vec<crate::policy::NotRun>,
+    /// Benchmark rules the run left out.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub benchmark_rules_left_out: usize,
     /// `check --fail-on` (`info` ... `critical`, or `unknown`): the summary's
     /// `hosts_failing_at_threshold` depends on it.
     pub fail_on: String,
@@ -97,19 +105,34 @@ impl WaiverUsage {
     }
 }
 
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
 impl RunMeta {
     /// The metadata of a fleet run of this driftaudit over `policies`.
     pub fn new(policies: &PolicySet, fail_on: &str) -> RunMeta {
         RunMeta {
             driftaudit: env!("CARGO_PKG_VERSION").to_string(),
             policies: policy_digest(policies),
-            selection: crate::report::Selection::of(policies),
+            profiles: policies.profiles().to_vec(),
+            profiles_not_run: policies.profiles_not_run().to_vec(),
+            benchmark_rules_left_out: policies.benchmark_rules_left_out(),
             fail_on: fail_on.to_string(),
             fleet: None,
             changed_since: None,
             shard: None,
             merged: Vec::new(),
             waivers: None,
+        }
+    }
+
+    /// The run's choice of profiles, as a report records it.
+    pub fn selection(&self) -> crate::report::Selection {
+        crate::report::Selection {
+            profiles: self.profiles.clone(),
+            profiles_not_run: self.profiles_not_run.clone(),
+            benchmark_rules_left_out: self.benchmark_rules_left_out,
         }
     }
 
@@ -509,7 +532,7 @@ pub fn agree(inputs: &[InputFacts]) -> Result<RunMeta, MergeError> {
                 "run every shard with the same driftaudit",
             ));
         }
-        if r.selection.profiles != base_run.selection.profiles {
+        if r.profiles != base_run.profiles {
             let words = |p: &[String]| {
                 if p.is_empty() {
                     "the default run".to_string()
@@ -519,8 +542,8 @@ pub fn agree(inputs: &[InputFacts]) -> Result<RunMeta, MergeError> {
             };
             return Err(mismatch(
                 "profiles",
-                &words(&base_run.selection.profiles),
-                &words(&r.selection.profiles),
+                &words(&base_run.profiles),
+                &words(&r.profiles),
                 "run every shard with the same --profile (or the same site profiles)",
             ));
         }
@@ -680,7 +703,7 @@ pub fn merge(inputs: Vec<(String, FleetDocument)>) -> Result<Merged, MergeError>
     Ok(Merged {
         report: Report {
             schema: REPORT_SCHEMA,
-            selection: run.selection.clone(),
+            selection: run.selection(),
             hosts,
             rules,
         },
