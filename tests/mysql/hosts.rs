@@ -137,7 +137,9 @@ fn includedir_override_drifts_on_the_unpersisted_set_global() {
         evidence(large),
         [
             "/etc/mysql/mariadb.conf.d/99-override.cnf:5",
-            "/etc/mysql/mariadb.conf.d/50-server.cnf:106"
+            "/etc/mysql/mariadb.conf.d/50-server.cnf:106",
+            // the running side (issue 48): the pool the server holds now
+            "/captures/mysql-variables.tsv:160"
         ]
     );
     says(&large.explanation, "10 GiB");
@@ -162,7 +164,10 @@ fn healthy_host_passes_every_mysql_rule() {
     // 9G with 16 x 128M chunks runs as 10G: no false drift, and the pool
     // rules judge the 10 GiB the server really allocates.
     let large = one(&f, "mysql.pool-too-large-for-ram");
-    assert_eq!(large.actual.as_deref(), Some("10 GiB"));
+    assert_eq!(
+        large.actual.as_deref(),
+        Some("innodb_buffer_pool_size = 10 GiB")
+    );
     let drift = one(&f, "mysql.config-runtime-drift");
     // the 19 the files set and 34 compiled defaults of the variables no file sets
     crate::common::cli::starts(&drift.explanation, "53 configured value(s)");
@@ -216,7 +221,13 @@ fn pool_too_small_for_data_names_pool_data_and_ram() {
     ] {
         assert!(small.explanation.contains(n), "{n}: {}", small.explanation);
     }
-    assert!(small.fix.contains("`20G`"), "{}", small.fix);
+    assert!(
+        small
+            .fix
+            .contains("Set innodb_buffer_pool_size to 20 GiB (21474836480 bytes"),
+        "{}",
+        small.fix
+    );
     assert!(evidence(small).contains(&"/etc/my.cnf:3".to_string()));
     assert!(evidence(small).contains(&"/captures/du.txt:1".to_string()));
     assert_eq!(one(&f, "mysql.pool-too-large-for-ram").status, Status::Pass);
