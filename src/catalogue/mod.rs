@@ -203,15 +203,6 @@ pub const NAMESPACES: &[NamespaceSpec] = &[
         description: "`mycnf` as the server will run it: clamped and rounded by the version's option table",
     },
     NamespaceSpec {
-        name: "mycnf_next",
-        shape: Shape::Flat,
-        canon: Canon::OptionName,
-        absent: "not set in any option file, and no compiled default of this version is known for it",
-        captures: &[MYSQL_VARIABLES, INSTALLED_RPMS],
-        domain: "mysql",
-        description: "what the next start runs with: `mycnf_effective`, else the version's compiled default (documented tables) for each variable the running server holds, noted",
-    },
-    NamespaceSpec {
         name: "mysql",
         shape: Shape::Flat,
         canon: Canon::VariableName,
@@ -245,7 +236,7 @@ pub const NAMESPACES: &[NamespaceSpec] = &[
         absent: "not set in any option file, and driftaudit knows no compiled default of this version for it (or the version has no such variable): the rule states the default it assumes",
         captures: &[MYSQL_VARIABLES, INSTALLED_RPMS],
         domain: "mysql",
-        description: "what the next start gives the server: the option files' value as it runs it, else the version's compiled default (never the running value, which a restart discards); `innodb_redo_log_size`",
+        description: "what the next start applies: the option files' value as the server runs it; for a variable derived from one a file sets, read only at start, or lowered at start, what the server got at its start; else the version's compiled default, noted (never a running value a restart discards); `innodb_redo_log_size`",
     },
     NamespaceSpec {
         name: "mysql_running",

@@ -86,7 +86,7 @@ pub(super) fn target_of(ns: &str, key: &str) -> Option<Target> {
         "sysctl" | "sysctl_boot" | "sysctl_procps" => {
             Some(Target::Sysctl(crate::facts::sysctl::canonical_key(key)))
         }
-        "mycnf" | "mycnf_effective" | "mycnf_next" | "mysql" => {
+        "mycnf" | "mycnf_effective" | "mysql_next" | "mysql" => {
             Some(Target::Option(crate::facts::mysql::canonical_name(key)))
         }
         "zimbra_mycnf" if crate::facts::mysql::canonical_name(key) == "innodb_buffer_pool_size" => {
@@ -339,7 +339,7 @@ pub(super) fn drift_changes(
             let v = value_of(ns).ok_or("the value to keep is not known")?;
             Ok(vec![mk(t, Op::Set(v, Bound::Exact), true, false)])
         }
-        ("mycnf_next" | "mycnf_effective" | "mycnf", "mysql") => {
+        ("mysql_next" | "mycnf_effective" | "mycnf", "mysql") => {
             let t = Target::Option(crate::facts::mysql::canonical_name(&key));
             if running {
                 let v = value_of("mysql").ok_or("the running value is not known")?;

@@ -100,7 +100,7 @@ const GROUPS: [(&str, &[&str]); 3] = [
             "sysctl_procps",
             "mycnf",
             "mycnf_effective",
-            "mycnf_next",
+            "mysql_next",
             "fstab",
             "localconfig",
             "zimbra_mycnf",
@@ -117,7 +117,7 @@ fn label(ns: &str) -> &str {
         "sysctl_procps" => "sysctl (procps --system)",
         "mycnf" => "MySQL option files",
         "mycnf_effective" => "MySQL option files, as the server runs them",
-        "mycnf_next" => "MySQL at the next start (option files, else compiled default)",
+        "mysql_next" => "MySQL at the next start (option files, else compiled default)",
         "mysql" => "MySQL (running)",
         "fstab" => "fstab",
         "mount" => "mounts (running)",
@@ -138,7 +138,7 @@ fn repeats(c: &Change, all: &[Change]) -> bool {
     let source = match c.namespace.as_str() {
         "sysctl_procps" => "sysctl_boot",
         "mycnf_effective" => "mycnf",
-        "mycnf_next" => "mycnf_effective",
+        "mysql_next" => "mycnf_effective",
         _ => return false,
     };
     all.iter().any(|o| {

@@ -14,6 +14,7 @@ mod hosts;
 mod live_read;
 mod mariadb_server;
 mod mycnf_reference;
+mod pool_resize;
 mod real_world;
 mod restart_server;
 mod running_side;

@@ -180,16 +180,8 @@ pub(super) fn startup_adjusted(
 }
 
 fn label(v: Option<&ServerVersion>) -> String {
-    v.map(|v| {
-        format!(
-            "{} {}.{}.{}",
-            if v.mariadb { "MariaDB" } else { "MySQL" },
-            v.parts[0],
-            v.parts[1],
-            v.parts[2]
-        )
-    })
-    .unwrap_or_else(|| "this server".into())
+    v.map(ServerVersion::label)
+        .unwrap_or_else(|| "this server".into())
 }
 
 /// Why a running value that differs from the configured one, which no

@@ -345,6 +345,11 @@ pub fn is_dynamic(server: Option<&ServerVersion>, name: &str) -> bool {
         .is_some_and(|r| r.dynamic)
 }
 
+/// The documented lines, for a message: `MySQL 5.7, MySQL 8.0, ...`.
+pub(super) fn lines() -> String {
+    FILES.iter().map(|f| f.0).collect::<Vec<_>>().join(", ")
+}
+
 /// Every compiled-in table that parses, in file order.
 pub(super) fn tables() -> impl Iterator<Item = &'static DocTable> {
     (0..FILES.len()).filter_map(table)

@@ -1,6 +1,6 @@
 //! MySQL/MariaDB facts: what the server reads and what it runs with.
-//! Produces the `mycnf`, `mycnf_effective`, `mycnf_next`, `mysql`, `mycnf_files` and
-//! `mysql_sizing` namespaces and the `mysql_version` / `mysql_datadir`
+//! Produces the `mycnf`, `mycnf_effective`, `mysql`, `mycnf_files`,
+//! `mysql_next` and `mysql_sizing` namespaces and the `mysql_version` / `mysql_datadir`
 //! facts. All reads go through [`Host`]; no policy logic here. This file
 //! holds the entry point ([`gather`], which runs the rooms in order); the
 //! folder's rooms, in the order data flows:
@@ -24,13 +24,14 @@
 //!   judged (limits, start-up arithmetic, drift).
 //! - `namespaces`: the mycnf namespaces built from the resolved options.
 //! - `startup`: option names the server does not know (it will not start).
-//! - `next`: `mycnf_next`, the files' values else the version's compiled
-//!   default, for the variables the running server holds.
+//! - `next`: `mysql_next`, what the next start applies: the files'
+//!   values, else what the server got at its start (derived, start-only
+//!   and lowered variables), else the version's compiled default.
 //! - [`files`] and [`sizing`]: the `mycnf_files` and `mysql_sizing`
 //!   namespaces.
-//! - `sides`: each variable's two sides for rules that judge both: the
-//!   next start's (`mysql_next`), the running server's (`mysql_running`),
-//!   a sentence on both (`mysql_sides`) and the `mysql_captured` fact.
+//! - `sides`: the running side for rules that judge both: the running
+//!   server's (`mysql_running`), a sentence on both (`mysql_sides`) and
+//!   the `mysql_captured` fact.
 //! - `roles`: role evidence (a Galera node: `mysql_galera`, and from what).
 
 use std::collections::BTreeMap;
@@ -249,15 +250,7 @@ pub fn gather(host: &Host, _needs: &Needs, facts: &mut Facts) {
         None
     };
     // A name the server does not know aborts the next start.
-    let server_label = files_version.as_ref().map(|v| {
-        format!(
-            "{} {}.{}.{}",
-            if v.mariadb { "MariaDB" } else { "MySQL" },
-            v.parts[0],
-            v.parts[1],
-            v.parts[2]
-        )
-    });
+    let server_label = files_version.as_ref().map(ServerVersion::label);
     startup::unknown_options(
         &set.argv,
         &read,
@@ -486,18 +479,11 @@ pub fn gather(host: &Host, _needs: &Needs, facts: &mut Facts) {
         effective.unavailable = Some(reason);
     }
     facts.server_signs = signs;
-    let first_file = facts
-        .option_files
-        .as_ref()
-        .and_then(|o| o.files_read.first().cloned())
-        .unwrap_or_else(|| DEFAULT_FILES[0].to_string());
-    let rt_read = runtime.unavailable.is_none().then_some(&runtime);
-    let next = next::build(&effective, rt_read, files_version.as_ref(), &first_file);
     facts.namespaces.insert("mycnf".into(), ns_mycnf);
     facts.namespaces.insert("mycnf_effective".into(), effective);
-    facts.namespaces.insert("mycnf_next".into(), next);
     facts.namespaces.insert("mysql".into(), runtime);
     files::gather(host, facts);
+    next::gather(files_version.as_ref(), facts);
     sizing::gather(host, files_version.as_ref(), facts);
     sides::gather(files_version.as_ref(), facts);
     roles::gather(facts);

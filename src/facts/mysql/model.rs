@@ -5,8 +5,8 @@
 
 use std::collections::BTreeSet;
 
-use crate::facts::Namespace;
 pub use crate::facts::RawOption;
+use crate::facts::{Facts, Namespace};
 
 /// Option files mysqld reads on Linux, in order (Debian/MariaDB and MySQL
 /// packages built without `DEFAULT_SYSCONFDIR`).
@@ -38,6 +38,35 @@ pub const DEFAULT_DATADIR: &str = "/var/lib/mysql";
 
 /// Capture holding `mysql -NB -e 'SHOW GLOBAL VARIABLES'`.
 pub const VARIABLES_CAPTURE: &str = crate::catalogue::MYSQL_VARIABLES.name;
+
+/// What every namespace derived from the gathered ones starts from:
+/// the option files' values as the server runs them (`mycnf_effective`),
+/// the running server's variables where they were captured (`mysql`;
+/// `None` without a capture) and the first option file read (where a
+/// compiled default's evidence points and a fix adds a line).
+pub(super) struct Gathered<'a> {
+    pub effective: Option<&'a Namespace>,
+    pub runtime: Option<&'a Namespace>,
+    pub first_file: String,
+}
+
+impl<'a> Gathered<'a> {
+    /// The three from `facts`, once `mycnf_effective` and `mysql` are in.
+    pub fn of(facts: &'a Facts) -> Gathered<'a> {
+        Gathered {
+            effective: facts.namespaces.get("mycnf_effective"),
+            runtime: facts
+                .namespaces
+                .get("mysql")
+                .filter(|n| n.unavailable.is_none()),
+            first_file: facts
+                .option_files
+                .as_ref()
+                .and_then(|o| o.files_read.first().cloned())
+                .unwrap_or_else(|| DEFAULT_FILES[0].to_string()),
+        }
+    }
+}
 
 /// The source every mycnf fact and issue names.
 pub(super) const SOURCE: &str = "mycnf";

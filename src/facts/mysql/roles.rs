@@ -8,6 +8,8 @@
 //! `wsrep_provider` that is not `none`, what a node needs to join a
 //! cluster). Built from gathered namespaces; no I/O, no verdict.
 
+use super::model::Gathered;
+
 use crate::facts::{Entry, Evidence, Facts, Namespace, Setting};
 use crate::value::Value;
 
@@ -34,26 +36,19 @@ fn provider_loaded(raw: &str) -> bool {
     !p.is_empty() && !p.eq_ignore_ascii_case("none")
 }
 
+/// Where a setting was read (the evidence's own Display: `path:line`).
 fn at(s: &crate::facts::Setting) -> String {
     match s.evidence.first() {
-        Some(e) => match e.line {
-            Some(l) => format!("{} line {l}", e.path),
-            None => e.path.clone(),
-        },
+        Some(e) => e.to_string(),
         None => "the option files".into(),
     }
 }
 
 /// Add the two facts from `mysql` (running) and `mycnf_effective` (files).
 pub fn gather(facts: &mut Facts) {
-    let running = facts
-        .namespaces
-        .get("mysql")
-        .filter(|n| n.unavailable.is_none());
-    let files = facts
-        .namespaces
-        .get("mycnf_effective")
-        .filter(|n| n.unavailable.is_none());
+    let g = Gathered::of(facts);
+    let running = g.runtime;
+    let files = g.effective.filter(|n| n.unavailable.is_none());
     let mut lines: Vec<Evidence> = Vec::new();
     let mut keep = |s: Option<&Setting>| {
         if let Some(e) = s.and_then(|s| s.evidence.first()) {

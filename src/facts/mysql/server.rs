@@ -35,6 +35,17 @@ impl ServerVersion {
     pub(super) fn at_least(&self, v: [u64; 3]) -> bool {
         self.parts >= v
     }
+
+    /// The server as people name it: `MariaDB 10.11.19`, `MySQL 8.0.36`.
+    pub(super) fn label(&self) -> String {
+        format!(
+            "{} {}.{}.{}",
+            if self.mariadb { "MariaDB" } else { "MySQL" },
+            self.parts[0],
+            self.parts[1],
+            self.parts[2]
+        )
+    }
 }
 
 /// dpkg packages that carry the server binary, most specific first.

@@ -1,25 +1,21 @@
-//! The two sides of every server variable, for rules that judge both (issue
-//! 48): `mysql_next` (what the next start gives the server: the option
-//! files' value as the server runs it, else the compiled default of its
-//! version; never the running value, which a restart discards),
-//! `mysql_running` (the running server's variables, plus the derived
-//! `innodb_redo_log_size`), `mysql_sides` (one sentence per variable saying
-//! what runs against what the next start applies) and the `mysql_captured`
-//! fact (whether the running server's variables were read at all). Built
-//! from the namespaces already gathered; no I/O, no verdict.
+//! The running side of every server variable and the sentence on both
+//! sides, for rules that judge both (issue 48): `mysql_running` (the
+//! running server's variables, plus the derived `innodb_redo_log_size`),
+//! `mysql_sides` (one sentence per variable saying what runs against what
+//! the next start applies, `mysql_next` from [`super::next`]) and the
+//! `mysql_captured` fact (whether the running server's variables were read
+//! at all). Built from the namespaces already gathered; no I/O, no verdict.
 
 use std::collections::BTreeSet;
 
-use super::documented;
 use super::model::VARIABLES_CAPTURE;
+use super::next;
 use super::server::ServerVersion;
 use super::sizing;
 
 use crate::facts::{Entry, Facts, Namespace, Setting};
 use crate::value::Value;
 
-/// The configured side's namespace.
-pub const NEXT: &str = "mysql_next";
 /// The running side's namespace.
 pub const RUNNING: &str = "mysql_running";
 /// The sentence per variable.
@@ -27,40 +23,16 @@ pub const SIDES: &str = "mysql_sides";
 /// The fact: the running server's variables were read.
 pub const CAPTURED: &str = "mysql_captured";
 
-/// Build the three namespaces and the fact from `mycnf_effective`, `mysql`
-/// and the version the option files were read for.
+/// Build `mysql_running`, `mysql_sides` and the fact from `mysql`,
+/// `mysql_next` and the version the option files were read for.
 pub fn gather(version: Option<&ServerVersion>, facts: &mut Facts) {
-    let effective = facts.namespaces.get("mycnf_effective").cloned();
     let runtime = facts.namespaces.get("mysql").cloned().unwrap_or_default();
     let captured = runtime.unavailable.is_none();
-    let first_file = facts
-        .option_files
-        .as_ref()
-        .and_then(|o| o.files_read.first().cloned())
-        .unwrap_or_else(|| super::model::DEFAULT_FILES[0].to_string());
-    let table = version.and_then(documented::for_version);
-
-    // Configured: every variable MySQLTuner sizes, every option a file sets
-    // and every variable the version's table documents.
-    let mut names: BTreeSet<String> = sizing::VARIABLES.iter().map(|s| s.to_string()).collect();
-    if let Some(e) = &effective {
-        names.extend(e.entries.keys().cloned());
-    }
-    if let Some(t) = table {
-        names.extend(t.rows.iter().map(|r| r.name.clone()));
-    }
-    let mut next = Namespace::of(NEXT);
-    next.canonicalize = Some(crate::parse::mycnf::normalize_name);
-    for name in &names {
-        let e = start_only(name, effective.as_ref(), &runtime, version, table).or_else(|| {
-            sizing::resolve(name, effective.as_ref(), None, version, table, &first_file)
-        });
-        if let Some(e) = e {
-            next.entries.insert(name.clone(), e);
-        }
-    }
-    let redo = sizing::redo_log_size(&next, version, effective.as_ref());
-    next.entries.insert(sizing::REDO_SIZE.into(), redo);
+    let next = facts
+        .namespaces
+        .get(next::NAMESPACE)
+        .cloned()
+        .unwrap_or_default();
 
     // Running: the capture as it is, plus the redo log's total size for the
     // running server's own version.
@@ -103,42 +75,8 @@ pub fn gather(version: Option<&ServerVersion>, facts: &mut Facts) {
     facts
         .facts
         .insert(CAPTURED.into(), Ok(Value::Bool(captured)));
-    facts.namespaces.insert(NEXT.into(), next);
     facts.namespaces.insert(RUNNING.into(), running);
     facts.namespaces.insert(SIDES.into(), sides);
-}
-
-/// A variable no option file sets that the version's table (else the
-/// nearest documented line's) documents as read only at start: the next start gives it what the running server got
-/// at its start (its command line, or the compiled default), since nothing
-/// can have changed it since; the running value, noted so.
-fn start_only(
-    name: &str,
-    effective: Option<&Namespace>,
-    runtime: &Namespace,
-    version: Option<&ServerVersion>,
-    table: Option<&documented::DocTable>,
-) -> Option<Entry> {
-    if effective.is_some_and(|e| e.unavailable.is_some() || e.get(name).is_some()) {
-        return None;
-    }
-    // the version's own table, else the nearest documented line's
-    let dynamic = match table.and_then(|t| t.get(name)) {
-        Some(row) => row.dynamic,
-        None if documented::kind_anywhere(name).is_some() => documented::is_dynamic(version, name),
-        None => return None,
-    };
-    if runtime.unavailable.is_some() || dynamic {
-        return None;
-    }
-    let Some(Entry::Set(s)) = runtime.get(name) else {
-        return None;
-    };
-    let mut s = s.clone();
-    s.note = Some(format!(
-        "not set in any option file; the server reads it only at start, so the next start gives what it runs now (its command line or compiled default; SHOW GLOBAL VARIABLES, captures/{VARIABLES_CAPTURE})"
-    ));
-    Some(Entry::Set(s))
 }
 
 /// The running side's evidence first (the capture's line), then the

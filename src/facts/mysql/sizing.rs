@@ -9,6 +9,7 @@
 //! that one capture through [`Host`]; no policy logic.
 
 use super::documented;
+use super::model::Gathered;
 use super::runtime::typed_runtime;
 use super::server::ServerVersion;
 
@@ -68,6 +69,11 @@ fn extra_default(name: &str, v: &ServerVersion) -> Extra {
         // mariadbd 10.11.19 --no-defaults: OFF); ON in MySQL since 5.6.6.
         ("performance_schema", true) => Extra::Value("OFF"),
         ("performance_schema", false) => Extra::Value("ON"),
+        // 1 on every line of both servers (MySQL 5.6, 5.7, 8.0 and 8.4
+        // manuals, "Default Value 1"; MariaDB's system-variable reference,
+        // whose change history from 10.2 to 11.4 records no other default),
+        // so a line without a table (MariaDB 10.3, 10.4) has it too.
+        ("innodb_flush_log_at_trx_commit", _) => Extra::Value("1"),
         // Removed in MySQL 5.7.4 and MariaDB 10.2.2: every tabled line lacks it.
         ("innodb_additional_mem_pool_size", _) => Extra::NoSuchVariable,
         // MySQL 8.0.30+ only (innodb_redo_log_capacity replaced the two below).
@@ -93,19 +99,18 @@ pub fn gather(host: &Host, version: Option<&ServerVersion>, facts: &mut Facts) {
         .namespaces
         .get("mysql")
         .and_then(|n| n.unknown_fix.clone());
-    let effective = facts.namespaces.get("mycnf_effective");
-    let runtime = facts
-        .namespaces
-        .get("mysql")
-        .filter(|n| n.unavailable.is_none());
-    let first_file = facts
-        .option_files
-        .as_ref()
-        .and_then(|o| o.files_read.first().cloned())
-        .unwrap_or_else(|| super::model::DEFAULT_FILES[0].to_string());
+    let g = Gathered::of(facts);
+    let (effective, runtime) = (g.effective, g.runtime);
     let table = version.and_then(documented::for_version);
     for name in VARIABLES {
-        let entry = resolve(name, effective, runtime, version, table, &first_file);
+        let entry = resolve(
+            name,
+            effective,
+            Some(runtime),
+            version,
+            table,
+            &g.first_file,
+        );
         if let Some(e) = entry {
             ns.entries.insert((*name).to_string(), e);
         }
@@ -118,19 +123,17 @@ pub fn gather(host: &Host, version: Option<&ServerVersion>, facts: &mut Facts) {
 }
 
 fn label(v: &ServerVersion) -> String {
-    format!(
-        "{} {}.{}.{}",
-        if v.mariadb { "MariaDB" } else { "MySQL" },
-        v.parts[0],
-        v.parts[1],
-        v.parts[2]
-    )
+    v.label()
 }
 
+/// `name` as the option files give it, else (for `mysql_sizing`: `runtime`
+/// is `Some`, the capture where there is one) the running server's value,
+/// else the compiled default of `version`; for the next start (`runtime`
+/// `None`) never the running value, which a restart discards.
 pub(super) fn resolve(
     name: &str,
     effective: Option<&Namespace>,
-    runtime: Option<&Namespace>,
+    runtime: Option<Option<&Namespace>>,
     version: Option<&ServerVersion>,
     table: Option<&documented::DocTable>,
     first_file: &str,
@@ -150,7 +153,8 @@ pub(super) fn resolve(
     // its table has the variable (the capture is partial), else the
     // running server has no such variable.
     let mut capture_lacks = false;
-    if let Some(rt) = runtime {
+    let next_start = runtime.is_none();
+    if let Some(rt) = runtime.flatten() {
         match rt.get(name) {
             Some(Entry::Set(s)) => {
                 let mut s = s.clone();
@@ -182,6 +186,15 @@ pub(super) fn resolve(
         Extra::Value(d) => Some((d.to_string(), "driftaudit's sizing defaults (src/facts/mysql/sizing.rs)".to_string())),
         Extra::Table => match table {
             None if capture_lacks => return None,
+            // the next start applies the compiled default whatever the
+            // running server holds: what decides it is that default, or a
+            // line in the files
+            None if next_start => {
+                return Some(Entry::Unreadable {
+                    reason: format!("`{name}` is not set in any option file, so the next start applies the compiled default of {}, and driftaudit has no table of that line's defaults (src/facts/mysql/documented/ holds {}): set it in an option file, which decides it", label(v), documented::lines()),
+                    evidence: vec![],
+                })
+            }
             None => {
                 return Some(Entry::Unreadable {
                     reason: format!("`{name}` is not set in any option file and driftaudit has no table of {}'s compiled defaults: {capture_fix}", label(v)),
@@ -216,6 +229,11 @@ pub(super) fn resolve(
             "not set in any option file, and the runtime capture (captures/{}) lacks it though {} has it (a partial capture): the compiled default of {}, {d}, from {from}",
             super::model::VARIABLES_CAPTURE,
             label(v),
+            label(v)
+        )
+    } else if next_start {
+        format!(
+            "no option file sets {name}: the next start runs the compiled default of {}, {d} ({from}); a running value that differs was set at run time (`SET GLOBAL`) and reverts to {d} at the next restart",
             label(v)
         )
     } else {
@@ -544,7 +562,7 @@ mod tests {
         let get = |name: &str, rt: Option<&Namespace>, v: Option<&ServerVersion>| match resolve(
             name,
             Some(&files),
-            rt,
+            Some(rt),
             v,
             v.and_then(documented::for_version),
             "/etc/my.cnf",
@@ -563,7 +581,7 @@ mod tests {
         match resolve(
             "read_buffer_size",
             Some(&files),
-            Some(&rt),
+            Some(Some(&rt)),
             Some(&v),
             t,
             "/etc/my.cnf",
@@ -583,7 +601,7 @@ mod tests {
             resolve(
                 "query_cache_size",
                 Some(&files),
-                Some(&rt),
+                Some(Some(&rt)),
                 Some(&ServerVersion::parse("8.0.36").unwrap()),
                 documented::for_version(&ServerVersion::parse("8.0.36").unwrap()),
                 "/etc/my.cnf"
@@ -599,7 +617,7 @@ mod tests {
             resolve(
                 "join_buffer_size",
                 Some(&files),
-                None,
+                Some(None),
                 None,
                 None,
                 "/etc/my.cnf"
@@ -609,8 +627,42 @@ mod tests {
         // MySQL 5.6: no table of its defaults
         let old = ServerVersion::parse("5.6.51").unwrap();
         assert!(matches!(
-            resolve("join_buffer_size", Some(&files), None, Some(&old), None, "/etc/my.cnf"),
+            resolve("join_buffer_size", Some(&files), Some(None), Some(&old), None, "/etc/my.cnf"),
             Some(Entry::Unreadable { reason, .. }) if reason.contains("MySQL 5.6.51")
         ));
+        // the next start on a line without a table: the compiled default
+        // decides, not a capture (MariaDB 10.3 on a partial capture)
+        let mdb103 = ServerVersion::parse("10.3.39-MariaDB-0+deb10u2").unwrap();
+        match resolve(
+            "join_buffer_size",
+            Some(&files),
+            None,
+            Some(&mdb103),
+            None,
+            "/etc/my.cnf",
+        ) {
+            Some(Entry::Unreadable { reason, .. }) => {
+                assert!(
+                    reason
+                        .contains("the next start applies the compiled default of MariaDB 10.3.39"),
+                    "{reason}"
+                );
+                assert!(reason.contains("set it in an option file"), "{reason}");
+                assert!(!reason.contains("capture `mysql"), "{reason}");
+            }
+            other => panic!("{other:?}"),
+        }
+        // a default the same on every line decides it there too
+        match resolve(
+            "innodb_flush_log_at_trx_commit",
+            Some(&files),
+            None,
+            Some(&mdb103),
+            None,
+            "/etc/my.cnf",
+        ) {
+            Some(Entry::Set(s)) => assert_eq!(s.value.as_f64(), Some(1.0)),
+            other => panic!("{other:?}"),
+        }
     }
 }
