@@ -24,6 +24,9 @@ pub const OPENRC_RUN: &str = "/run/openrc";
 pub const PROCPS_SCRIPT: &str = "/etc/init.d/procps";
 /// Signs of a container without an init of its own.
 const CONTAINER_SIGNS: [&str; 2] = ["/.dockerenv", "/run/.containerenv"];
+/// The options every init that mounts /dev/shm itself gives it (systemd's
+/// mount-setup.c, OpenRC's devfs.in, sysvinit's mount-functions.sh).
+const DEV_SHM_EVERY_INIT: [&str; 2] = ["nosuid", "nodev"];
 /// The runlevels an OpenRC `sysctl` service may be added to.
 const OPENRC_RUNLEVELS: [&str; 3] = [
     "/etc/runlevels/sysinit/sysctl",
@@ -125,8 +128,17 @@ pub fn detect(host: &Host) -> Init {
         Err(ReadError::NotFound) if host.kind() == SourceKind::Snapshot => {
             if declared_absent(host, PID1_COMM) {
                 String::new()
+            } else if is(host, SYSTEMD_RUN, EntryKind::Dir) {
+                // sd_booted(3)'s own test: systemd creates it when it boots
+                return Init {
+                    name: Ok("systemd".into()),
+                    evidence: format!("the snapshot does not record PID 1, but {SYSTEMD_RUN} exists, which systemd creates when it boots the host (sd_booted(3))"),
+                    sysctl: BootSysctl::SystemdSysctl,
+                };
+            } else if is(host, OPENRC_RUN, EntryKind::Dir) {
+                return openrc(host, "not recorded");
             } else {
-                let why = "the snapshot does not record PID 1: no proc/1/comm and run/systemd/system, which a driftaudit snapshot copies since issue 48".to_string();
+                let why = "the snapshot does not record PID 1 (no proc/1/comm, no run/systemd/system or run/openrc; `driftaudit snapshot` records them since issue 48), so which init applies the persisted sysctl files at the next boot is not known".to_string();
                 return Init {
                     name: Err(why.clone()),
                     evidence: why.clone(),
@@ -143,11 +155,22 @@ pub fn detect(host: &Host) -> Init {
             };
         }
     };
+    // A snapshot kept in git loses an empty /run/systemd/system (git
+    // stores no empty directory): there only a recorded absence
+    // (`snapshot.json` `absent`) says systemd did not boot the host.
     let systemd_run = is(host, SYSTEMD_RUN, EntryKind::Dir);
-    if comm == "systemd" && systemd_run {
+    let kept_by_git = !systemd_run
+        && host.kind() == SourceKind::Snapshot
+        && !declared_absent(host, SYSTEMD_RUN);
+    if comm == "systemd" && (systemd_run || kept_by_git) {
+        let evidence = if systemd_run {
+            format!("PID 1 is `systemd` and {SYSTEMD_RUN} exists")
+        } else {
+            format!("PID 1 is `systemd`, and the snapshot does not record {SYSTEMD_RUN} as absent (git keeps no empty directory)")
+        };
         return Init {
             name: Ok("systemd".into()),
-            evidence: format!("PID 1 is `systemd` and {SYSTEMD_RUN} exists"),
+            evidence,
             sysctl: BootSysctl::SystemdSysctl,
         };
     }
@@ -208,7 +231,11 @@ pub fn detect(host: &Host) -> Init {
 /// runlevel: procps-ng's `sysctl --system`, or with busybox's sysctl the
 /// /etc files only.
 fn openrc(host: &Host, comm: &str) -> Init {
-    let evidence = format!("PID 1 is `{comm}` and {OPENRC_RUN} exists (OpenRC)");
+    let evidence = if comm == "not recorded" {
+        format!("the snapshot does not record PID 1, but {OPENRC_RUN} exists, which OpenRC creates when it boots the host")
+    } else {
+        format!("PID 1 is `{comm}` and {OPENRC_RUN} exists (OpenRC)")
+    };
     let enabled = OPENRC_RUNLEVELS.iter().find(|p| host.exists(p));
     let sysctl = match enabled {
         None => BootSysctl::Nothing(format!(
@@ -251,7 +278,7 @@ impl Init {
             }
             BootSysctl::Nothing(w) => w.clone(),
             BootSysctl::Unknown(w) => format!(
-                "{w}, so this assumes systemd-sysctl applies the sysctl.d files at the next boot, as on most hosts"
+                "{w} (systemd-sysctl, procps `sysctl --system` under sysvinit or OpenRC, or nothing in a container without an init); only a value every one of them gives is judged"
             ),
         }
     }
@@ -276,11 +303,7 @@ impl Init {
                 vec!["nosuid", "nodev"],
                 "no /etc/fstab line: sysvinit's mountdevsubfs.sh mounts /dev/shm with nosuid and nodev and without noexec".into(),
             )),
-            Ok(_) => None,
-            Err(e) => Some((
-                vec!["nosuid", "nodev"],
-                format!("no /etc/fstab line, and {e}, so this assumes systemd mounts /dev/shm itself, with nosuid and nodev and without noexec, as on most hosts"),
-            )),
+            Ok(_) | Err(_) => None,
         }
     }
 }
@@ -294,11 +317,43 @@ pub fn gather(host: &Host, facts: &mut Facts) -> Init {
     facts
         .facts
         .insert("sysctl_at_boot".into(), Ok(Value::Str(init.sysctl_words())));
-    // An unrecorded init (a snapshot older than this reader) is judged as
-    // systemd, the init of nearly every host such a snapshot came from; the
-    // words in `sysctl_at_boot` say it is an assumption and what decides it.
-    let applied = Ok(Value::Bool(!matches!(init.sysctl, BootSysctl::Nothing(_))));
+    // An unrecorded init (a snapshot older than this reader): whether
+    // anything applies the files is unknown; `sysctl_boot` then holds what
+    // every init would give alike, and `sysctl_may_apply_at_boot` lets the
+    // rules judge those values.
+    let applied = match &init.sysctl {
+        BootSysctl::Unknown(why) => Err(why.clone()),
+        other => Ok(Value::Bool(!matches!(other, BootSysctl::Nothing(_)))),
+    };
     facts.facts.insert("sysctl_applied_at_boot".into(), applied);
+    facts.facts.insert(
+        "sysctl_may_apply_at_boot".into(),
+        Ok(Value::Bool(!matches!(init.sysctl, BootSysctl::Nothing(_)))),
+    );
+    // The options every init driftaudit knows mounts /dev/shm with
+    // (systemd, OpenRC, sysvinit): an option among them that the running
+    // mount has is there after the next start whatever the init (a
+    // container keeps its running mount).
+    facts.facts.insert(
+        "dev_shm_boot_options_every_init".into(),
+        Ok(Value::List(
+            DEV_SHM_EVERY_INIT
+                .iter()
+                .map(|o| Value::Str((*o).into()))
+                .collect(),
+        )),
+    );
+    if let Err(why) = &init.name {
+        let why = format!("no /etc/fstab line, and {why}: systemd and sysvinit mount /dev/shm with nosuid and nodev, OpenRC adds noexec, a container keeps its running mount");
+        facts
+            .facts
+            .insert("dev_shm_at_boot".into(), Ok(Value::Str(why.clone())));
+        facts
+            .facts
+            .insert("dev_shm_mounted_at_boot".into(), Err(why.clone()));
+        facts.facts.insert("dev_shm_boot_options".into(), Err(why));
+        return init;
+    }
     let (words, options) = match init.dev_shm() {
         Some((opts, words)) => (
             Ok(Value::Str(words)),
