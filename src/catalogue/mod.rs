@@ -185,6 +185,15 @@ pub const NAMESPACES: &[NamespaceSpec] = &[
         description: "what procps `sysctl --system` would apply, with file and line",
     },
     NamespaceSpec {
+        name: "sysctl_sides",
+        shape: Shape::Flat,
+        canon: Canon::SysctlKey,
+        absent: "neither the running kernel nor a sysctl file is known to have this key",
+        captures: &[],
+        domain: "sysctl",
+        description: "one clause per key saying what the next start gives it, in the words of the init that is there (\"the next boot applies 1 (/etc/sysctl.d/60-x.conf:3)\"; in a container without an init \"nothing on this host applies sysctl files when it starts ..., so only the running value is judged\"; the unknown and its reason where the init is not recorded and the inits disagree)",
+    },
+    NamespaceSpec {
         name: "mycnf",
         shape: Shape::Flat,
         canon: Canon::OptionName,
@@ -415,6 +424,13 @@ pub const FACTS: &[FactSpec] = &[
         captures: &[],
         domain: Some("sysctl"),
         description: "whether anything applies the persisted sysctl files at the next start (false in a container without an init); unknown where the snapshot does not record the init",
+    },
+    FactSpec {
+        name: "sysctl_persist_note",
+        kind: "string",
+        captures: &[],
+        domain: Some("sysctl"),
+        description: "a sentence for a fix that persists a kernel parameter: empty where an init applies sysctl files at boot; in a container without an init, that no file is applied when it starts and where the value comes from instead (the host, the container runtime)",
     },
     FactSpec {
         name: "sysctl_may_apply_at_boot",

@@ -85,7 +85,13 @@ fn change(
 /// Namespaces built only from others for rules to read (each MySQL
 /// variable's two sides, a sentence on both, the roles inferred): a change
 /// there is a change of their sources, shown once, there.
-const VIEWS: [&str; 4] = ["mysql_next", "mysql_running", "mysql_sides", "mysql_roles"];
+const VIEWS: [&str; 5] = [
+    "mysql_next",
+    "mysql_running",
+    "mysql_sides",
+    "mysql_roles",
+    "sysctl_sides",
+];
 
 /// Option-file namespaces, where `skip-X` is `X = OFF` to the server.
 const OPTION_NAMESPACES: [&str; 4] = ["mycnf", "mycnf_effective", "mycnf_next", "zimbra_mycnf"];

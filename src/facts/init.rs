@@ -159,9 +159,8 @@ pub fn detect(host: &Host) -> Init {
     // stores no empty directory): there only a recorded absence
     // (`snapshot.json` `absent`) says systemd did not boot the host.
     let systemd_run = is(host, SYSTEMD_RUN, EntryKind::Dir);
-    let kept_by_git = !systemd_run
-        && host.kind() == SourceKind::Snapshot
-        && !declared_absent(host, SYSTEMD_RUN);
+    let kept_by_git =
+        !systemd_run && host.kind() == SourceKind::Snapshot && !declared_absent(host, SYSTEMD_RUN);
     if comm == "systemd" && (systemd_run || kept_by_git) {
         let evidence = if systemd_run {
             format!("PID 1 is `systemd` and {SYSTEMD_RUN} exists")
@@ -326,6 +325,13 @@ pub fn gather(host: &Host, facts: &mut Facts) -> Init {
         other => Ok(Value::Bool(!matches!(other, BootSysctl::Nothing(_)))),
     };
     facts.facts.insert("sysctl_applied_at_boot".into(), applied);
+    let note = match &init.sysctl {
+        BootSysctl::Nothing(_) => " Nothing on this host applies a sysctl file when it starts (no init): set it where the container's kernel parameters come from, the host or the container runtime (`docker run --sysctl`, a Kubernetes pod's securityContext.sysctls).",
+        _ => "",
+    };
+    facts
+        .facts
+        .insert("sysctl_persist_note".into(), Ok(Value::Str(note.into())));
     facts.facts.insert(
         "sysctl_may_apply_at_boot".into(),
         Ok(Value::Bool(!matches!(init.sysctl, BootSysctl::Nothing(_)))),

@@ -104,6 +104,8 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
         .map(|(k, s)| (k, Entry::Set(s)))
         .collect();
 
+    let sides = super::sides::sides(&init.sysctl, &live_ns, &boot_ns);
+    facts.namespaces.insert(super::sides::SIDES.into(), sides);
     facts.namespaces.insert("sysctl".into(), live_ns);
     facts.namespaces.insert("sysctl_boot".into(), boot_ns);
     facts.namespaces.insert("sysctl_procps".into(), procps_ns);
