@@ -29,8 +29,13 @@ fn can_unshare() -> bool {
 /// `pid1` (a path: the program PID 1 runs as, given `sh -c` arguments)
 /// in a new pid namespace with its own /proc, after `setup` (shell).
 fn live_report_as_pid1(pid1: &str, setup: &str) -> Value {
+    live_report_of(pid1, setup, "--only 'sysctl.persisted-drift' --only 'mounts.dev-shm'")
+}
+
+/// [`live_report_as_pid1`] with the rule selection given (`--only ...`).
+fn live_report_of(pid1: &str, setup: &str, only: &str) -> Value {
     let inner = format!(
-        "{setup}\n'{BIN}' check --format json --only 'sysctl.persisted-drift' --only 'mounts.dev-shm' > \"$OUT\" 2>/dev/null; true"
+        "{setup}\n'{BIN}' check --format json {only} > \"$OUT\" 2>/dev/null; true"
     );
     let out = tempfile::tempdir().unwrap();
     let report = out.path().join("report.json");
@@ -84,6 +89,36 @@ fn a_pid1_that_is_not_systemd_makes_no_next_boot_or_systemd_claim() {
         r.to_string().contains("PID 1 is `sh`, not an init system"),
         "the report does not say what PID 1 is"
     );
+}
+
+/// The scalar hardening rules said "the next boot applies X" whatever the
+/// init; on a host whose PID 1 is `sh` (a pid namespace of the live host)
+/// nothing applies a sysctl file at boot, so they judge the running value
+/// and say so, and their fix says where such a host's values come from.
+#[test]
+fn hardening_rules_claim_no_next_boot_where_pid1_applies_nothing() {
+    if !can_unshare() {
+        return;
+    }
+    let r = live_report_of("/bin/sh", "", "--only 'hardening.*'");
+    let fs = r["findings"].as_array().cloned().unwrap_or_else(|| {
+        r["hosts"][0]["findings"].as_array().cloned().unwrap_or_default()
+    });
+    let judged: Vec<&Value> = fs
+        .iter()
+        .filter(|f| matches!(f["status"].as_str(), Some("pass" | "fail")))
+        .filter(|f| f["rule"].as_str().is_some_and(|r| r != "hardening.ip-forward"))
+        .collect();
+    assert!(!judged.is_empty(), "no hardening rule was judged: {r}");
+    let mut said_running = 0;
+    for f in &judged {
+        let why = f["explanation"].as_str().unwrap_or("");
+        assert!(!why.contains("next boot applies"), "{why}");
+        if why.contains("so only the running value is judged") {
+            said_running += 1;
+        }
+    }
+    assert!(said_running > 0, "no rule said only the running value is judged: {judged:?}");
 }
 
 /// PID 1 named systemd with /run/systemd/system present (a copy of `sh`
