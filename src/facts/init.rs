@@ -27,6 +27,19 @@ const CONTAINER_SIGNS: [&str; 2] = ["/.dockerenv", "/run/.containerenv"];
 /// The options every init that mounts /dev/shm itself gives it (systemd's
 /// mount-setup.c, OpenRC's devfs.in, sysvinit's mount-functions.sh).
 const DEV_SHM_EVERY_INIT: [&str; 2] = ["nosuid", "nodev"];
+/// OpenRC's sysctl service script (upstream init.d/sysctl.in).
+pub const OPENRC_SYSCTL: &str = "/etc/init.d/sysctl";
+/// The order in which Alpine's OpenRC `sysctl` service applies files
+/// (aports main/openrc 0003-sysctl-add-compatibility-for-busybox-sysctl.patch,
+/// its `Linux_sysctl` loop): a candidate where the init is not recorded.
+pub const ALPINE_SYSCTL_ORDER: [&str; 6] = [
+    "/run/sysctl.d/*.conf",
+    "/etc/sysctl.d/*.conf",
+    "/usr/local/lib/sysctl.d/*.conf",
+    "/usr/lib/sysctl.d/*.conf",
+    "/lib/sysctl.d/*.conf",
+    "/etc/sysctl.conf",
+];
 /// The runlevels an OpenRC `sysctl` service may be added to.
 const OPENRC_RUNLEVELS: [&str; 3] = [
     "/etc/runlevels/sysinit/sysctl",
@@ -43,9 +56,11 @@ pub enum BootSysctl {
     /// /etc/init.d/procps (`do_start_cmd`), OpenRC's `sysctl` service
     /// (`Linux_sysctl`, when sysctl is procps-ng). The words say which.
     SysctlSystem(String),
-    /// OpenRC's `BSD_sysctl` (busybox sysctl): /etc/sysctl.conf, then
-    /// /etc/sysctl.d/*.conf, each line written with `sysctl -w`.
-    BusyboxEtc(String),
+    /// A sysctl service whose script applies each file with `sysctl -p` in
+    /// its own order (OpenRC's `sysctl` as Alpine patches it for busybox's
+    /// sysctl, which has no `--system`): the words, and the file patterns
+    /// in the script's order ([`openrc_sysctl_order`]).
+    ScriptFiles(String, Vec<String>),
     /// Nothing applies them; why, in words.
     Nothing(String),
     /// Not known; what would decide it.
@@ -246,15 +261,7 @@ fn openrc(host: &Host, comm: &str) -> Init {
                 .iter()
                 .find_map(|p| host.read_link(p))
                 .is_some_and(|t| t.ends_with("busybox"));
-            if busybox {
-                BootSysctl::BusyboxEtc(format!(
-                    "OpenRC's `sysctl` service ({link}) with busybox's sysctl writes /etc/sysctl.conf, then /etc/sysctl.d/*.conf, line by line (init.d/sysctl.in, BSD_sysctl)"
-                ))
-            } else {
-                BootSysctl::SysctlSystem(format!(
-                    "OpenRC's `sysctl` service ({link}) runs procps `sysctl --system` at boot (init.d/sysctl.in, Linux_sysctl)"
-                ))
-            }
+            openrc_sysctl(host, &evidence, link, busybox)
         }
     };
     Init {
@@ -262,6 +269,75 @@ fn openrc(host: &Host, comm: &str) -> Init {
         evidence,
         sysctl,
     }
+}
+
+/// What OpenRC's enabled `sysctl` service applies, read from its own
+/// script ([`OPENRC_SYSCTL`]; only its `Linux_sysctl` runs on Linux).
+/// Upstream (init.d/sysctl.in) runs `sysctl --system`: procps-ng applies
+/// its files; busybox's sysctl has no such option (procps/sysctl.c), so the
+/// service fails and applies nothing (OpenRC issue #947). Alpine's patch
+/// applies each file with `sysctl -p` in the loop's order.
+fn openrc_sysctl(host: &Host, evidence: &str, link: &str, busybox: bool) -> BootSysctl {
+    let text = match host.read_to_string(OPENRC_SYSCTL) {
+        Ok(t) => t,
+        Err(e) => {
+            return BootSysctl::Unknown(format!(
+                "{evidence}, and its `sysctl` service ({link}) is enabled, but {OPENRC_SYSCTL} cannot be read ({e}): upstream's runs `sysctl --system`, Alpine's applies each file with `sysctl -p` in its own order"
+            ))
+        }
+    };
+    if let Some(order) = openrc_sysctl_order(&text) {
+        return BootSysctl::ScriptFiles(
+            format!(
+                "OpenRC's `sysctl` service ({link}) applies each file with `sysctl -p` in its script's order ({OPENRC_SYSCTL}, Linux_sysctl: {}): a later file wins, even one of the same name in a later directory",
+                order.join(" ")
+            ),
+            order,
+        );
+    }
+    let body = linux_sysctl_body(&text).unwrap_or_default();
+    match (body.contains("--system"), busybox) {
+        (true, false) => BootSysctl::SysctlSystem(format!(
+            "OpenRC's `sysctl` service ({link}) runs procps `sysctl --system` at boot ({OPENRC_SYSCTL}, Linux_sysctl)"
+        )),
+        (true, true) => BootSysctl::Nothing(format!(
+            "{evidence}: its `sysctl` service ({link}) runs `sysctl --system` ({OPENRC_SYSCTL}, Linux_sysctl), an option busybox's sysctl does not have, so the service fails and applies nothing at boot (OpenRC issue #947)"
+        )),
+        (false, _) => BootSysctl::Unknown(format!(
+            "{evidence}, and its `sysctl` service ({link}) is enabled, but its Linux_sysctl ({OPENRC_SYSCTL}) neither runs `sysctl --system` nor loops over files with `sysctl -p`"
+        )),
+    }
+}
+
+/// The `Linux_sysctl` function's body of an OpenRC sysctl script, its
+/// continued lines joined.
+fn linux_sysctl_body(text: &str) -> Option<String> {
+    let mut lines = text
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("Linux_sysctl()"));
+    lines.next()?;
+    let body: Vec<&str> = lines.take_while(|l| l.trim_end() != "}").collect();
+    Some(body.join("\n").replace("\\\n", " "))
+}
+
+/// The file patterns a `Linux_sysctl` loop applies with `sysctl -p`, in
+/// order (`for i in /run/sysctl.d/*.conf ... /etc/sysctl.conf; do`), or
+/// `None` when the function has no such loop (upstream's `sysctl --system`).
+pub fn openrc_sysctl_order(text: &str) -> Option<Vec<String>> {
+    let body = linux_sysctl_body(text)?;
+    if !body.contains("sysctl") || !body.contains("-p") {
+        return None;
+    }
+    let start = body.find("for ")?;
+    let rest = &body[start + 4..];
+    let list = rest.split_once(" in ")?.1;
+    let end = list.find(';').or_else(|| list.find("\n"))?;
+    let order: Vec<String> = list[..end]
+        .split_whitespace()
+        .map(|w| w.trim_matches('"').to_string())
+        .filter(|w| w.starts_with('/'))
+        .collect();
+    (!order.is_empty()).then_some(order)
 }
 
 impl Init {
@@ -272,7 +348,7 @@ impl Init {
                 "{}: systemd-sysctl applies the sysctl.d files at the next boot",
                 self.evidence
             ),
-            BootSysctl::SysctlSystem(w) | BootSysctl::BusyboxEtc(w) => {
+            BootSysctl::SysctlSystem(w) | BootSysctl::ScriptFiles(w, _) => {
                 format!("{}: {w}", self.evidence)
             }
             BootSysctl::Nothing(w) => w.clone(),

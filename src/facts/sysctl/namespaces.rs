@@ -17,7 +17,7 @@ use crate::parse::sysctl::parse_conf;
 use crate::value::Value;
 
 use super::appliers::{self, Ufw};
-use super::files::persisted_files;
+use super::files::{persisted_files, script_files};
 use super::live::{live_namespace, live_source, read_listing, wanted_keys};
 use super::precedence::{procps_model, systemd_model};
 use super::{canonical_key, MAX_EVIDENCE};
@@ -65,8 +65,8 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
     // procps `sysctl --system` model: its own file list, /etc/sysctl.conf last.
     let procps = procps_model(&procps_files, &glob_matches);
     let inputs = Inputs {
+        host,
         parsed: &parsed,
-        procps_files: &procps_files,
         glob_matches: &glob_matches,
         procps: &procps,
         tuned: &tuned,
@@ -202,20 +202,6 @@ fn apply_ufw(
     }
 }
 
-/// OpenRC's `BSD_sysctl` with busybox's sysctl: /etc/sysctl.conf, then
-/// /etc/sysctl.d/*.conf, every line written in order (last write wins).
-fn busybox_model(
-    procps_files: &[(String, super::files::Lines)],
-    glob_matches: &BTreeMap<String, Vec<String>>,
-) -> BTreeMap<String, Setting> {
-    let conf = procps_files.iter().filter(|(p, _)| p == "/etc/sysctl.conf");
-    let etc = procps_files
-        .iter()
-        .filter(|(p, _)| p.starts_with("/etc/sysctl.d/"));
-    let files: Vec<(String, super::files::Lines)> = conf.chain(etc).cloned().collect();
-    procps_model(&files, glob_matches)
-}
-
 /// Nothing applies the persisted files at the next start: say so once,
 /// naming the files that set values no one applies.
 fn note_not_applied(files: &[(String, super::files::Lines)], why: &str, facts: &mut Facts) {
@@ -309,8 +295,8 @@ fn cite_configuration(live_ns: &mut Namespace, boot: &BTreeMap<String, Setting>)
 /// What the boot models read: the persisted files, each tool's model, the
 /// services that write after boot, and the running values.
 struct Inputs<'a> {
+    host: &'a Host,
     parsed: &'a [(String, super::files::Lines)],
-    procps_files: &'a [(String, super::files::Lines)],
     glob_matches: &'a BTreeMap<String, Vec<String>>,
     procps: &'a BTreeMap<String, Setting>,
     tuned: &'a [Write],
@@ -331,7 +317,9 @@ fn boot_model(kind: &BootSysctl, i: &Inputs, facts: &mut Facts) -> Boot {
     let mut boot = match kind {
         BootSysctl::SystemdSysctl => systemd_model(i.parsed, i.glob_matches, facts),
         BootSysctl::SysctlSystem(_) => i.procps.clone(),
-        BootSysctl::BusyboxEtc(_) => busybox_model(i.procps_files, i.glob_matches),
+        BootSysctl::ScriptFiles(_, order) => {
+            procps_model(&script_files(i.host, order), i.glob_matches)
+        }
         BootSysctl::Nothing(_) | BootSysctl::Unknown(_) => return Boot::default(),
     };
     // TuneD is a systemd unit: it writes after boot only under systemd
@@ -358,7 +346,7 @@ fn boot_model(kind: &BootSysctl, i: &Inputs, facts: &mut Facts) -> Boot {
 /// The init is not known (a snapshot older than issue 48 records no PID
 /// 1): each key gets the value every init driftaudit knows would give it
 /// at the next start (systemd-sysctl, procps `sysctl --system` run by
-/// sysvinit's or OpenRC's script, OpenRC with busybox's sysctl, and a
+/// sysvinit's or OpenRC's script, OpenRC's script as Alpine patches it, and a
 /// container without an init, which keeps the running value); where they
 /// differ it is unknown, naming what each would give and what decides it,
 /// and a numeric key records the range of those values in `ranges`.
@@ -378,8 +366,15 @@ fn unknown_init(
             boot_model(&BootSysctl::SysctlSystem(String::new()), i, facts),
         ),
         (
-            "OpenRC with busybox's sysctl",
-            boot_model(&BootSysctl::BusyboxEtc(String::new()), i, facts),
+            "OpenRC's sysctl service as Alpine patches it (`sysctl -p` on each file)",
+            boot_model(
+                &BootSysctl::ScriptFiles(
+                    String::new(),
+                    init::ALPINE_SYSCTL_ORDER.map(String::from).to_vec(),
+                ),
+                i,
+                facts,
+            ),
         ),
     ];
     let keys: std::collections::BTreeSet<&String> = models
