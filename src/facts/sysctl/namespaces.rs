@@ -386,14 +386,18 @@ fn unknown_init(
     for key in keys {
         let running = i.live_ns.entries.get(key);
         // each init's answer: its value, or (setting nothing) the running one
-        let mut said: Vec<(String, String)> = Vec::new();
+        let mut said: Vec<(String, String, String)> = Vec::new();
         let mut values: Vec<(Value, Option<&Setting>)> = Vec::new();
         let mut evidence = Vec::new();
         let mut undecided: Option<String> = None;
         for (name, (b, u)) in &models {
             match (b.get(key), u.get(key), running) {
                 (Some(s), _, _) => {
-                    said.push((name.to_string(), format!("`{}` ({})", s.raw, s.evidence[0])));
+                    said.push((
+                        name.to_string(),
+                        format!("`{}`", s.raw),
+                        format!(" ({})", s.evidence[0]),
+                    ));
                     evidence.extend(s.evidence.iter().take(1).cloned());
                     values.push((s.value.clone(), Some(s)));
                 }
@@ -401,7 +405,11 @@ fn unknown_init(
                     undecided.get_or_insert_with(|| format!("under {name}: {reason}"));
                 }
                 (None, _, Some(Entry::Set(l))) => {
-                    said.push((name.to_string(), format!("nothing, keeping `{}`", l.raw)));
+                    said.push((
+                        name.to_string(),
+                        format!("nothing, keeping `{}`", l.raw),
+                        String::new(),
+                    ));
                     values.push((l.value.clone(), None));
                 }
                 _ => {}
@@ -413,6 +421,7 @@ fn unknown_init(
                 said.push((
                     container.into(),
                     format!("nothing, keeping the running `{}`", l.raw),
+                    String::new(),
                 ));
                 values.push((l.value.clone(), None));
             }
@@ -462,27 +471,28 @@ fn ranges(
         .collect()
 }
 
-/// What each init gives, one clause per distinct answer: "systemd-sysctl
-/// and procps `sysctl --system` apply `1` (FILE:LINE); a container without
-/// an init applies nothing, keeping the running `0`".
-fn group(said: &[(String, String)]) -> String {
-    let mut answers: Vec<(&str, Vec<&str>)> = Vec::new();
-    for (who, what) in said {
-        match answers.iter_mut().find(|(w, _)| *w == what.as_str()) {
-            Some((_, names)) => names.push(who),
-            None => answers.push((what, vec![who])),
+/// What each init gives, one clause per distinct answer (who, the value
+/// in words, where the first of them found it): "systemd-sysctl and procps
+/// `sysctl --system` apply `1` (FILE:LINE); a container without an init
+/// applies nothing, keeping the running `0`".
+fn group(said: &[(String, String, String)]) -> String {
+    let mut answers: Vec<(&str, &str, Vec<&str>)> = Vec::new();
+    for (who, what, at) in said {
+        match answers.iter_mut().find(|(w, _, _)| *w == what.as_str()) {
+            Some((_, _, names)) => names.push(who),
+            None => answers.push((what, at, vec![who])),
         }
     }
     answers
         .iter()
-        .map(|(what, names)| {
+        .map(|(what, at, names)| {
             let who = match names.split_last() {
                 Some((last, [])) => last.to_string(),
                 Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
                 None => String::new(),
             };
             let verb = if names.len() > 1 { "apply" } else { "applies" };
-            format!("{who} {verb} {what}")
+            format!("{who} {verb} {what}{at}")
         })
         .collect::<Vec<_>>()
         .join("; ")
