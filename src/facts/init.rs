@@ -152,6 +152,16 @@ pub fn detect(host: &Host) -> Init {
                 };
             } else if is(host, OPENRC_RUN, EntryKind::Dir) {
                 return openrc(host, "not recorded");
+            } else if !host.exists("/snapshot.json") {
+                // A bare tree (no snapshot.json: a test tree, a mounted root)
+                // is not a driftaudit snapshot from before issue 48; it is
+                // still judged as systemd, and the words say so (issue 48
+                // leaves this assumption open).
+                return Init {
+                    name: Ok("systemd".into()),
+                    evidence: "this tree records no PID 1 and has no snapshot.json; it is judged as a systemd host (proc/1/comm and run/systemd/system decide it)".into(),
+                    sysctl: BootSysctl::SystemdSysctl,
+                };
             } else {
                 let why = "the snapshot does not record PID 1 (no proc/1/comm, no run/systemd/system or run/openrc; `driftaudit snapshot` records them since issue 48), so which init applies the persisted sysctl files at the next boot is not known".to_string();
                 return Init {

@@ -69,7 +69,7 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
         parsed: &parsed,
         glob_matches: &glob_matches,
         procps: &procps,
-        tuned: &tuned,
+        tuned: std::cell::RefCell::new(tuned),
         ufw: &ufw,
         live_ns: &live_ns,
         profile: if systemd {
@@ -299,7 +299,8 @@ struct Inputs<'a> {
     parsed: &'a [(String, super::files::Lines)],
     glob_matches: &'a BTreeMap<String, Vec<String>>,
     procps: &'a BTreeMap<String, Setting>,
-    tuned: &'a [Write],
+    /// TuneD's writes, taken by the one model that applies them (systemd's).
+    tuned: std::cell::RefCell<Vec<Write>>,
     ufw: &'a Option<UfwFile>,
     live_ns: &'a Namespace,
     /// An enabled TuneD whose profile the snapshot lacks: why.
@@ -324,7 +325,7 @@ fn boot_model(kind: &BootSysctl, i: &Inputs, facts: &mut Facts) -> Boot {
     };
     // TuneD is a systemd unit: it writes after boot only under systemd
     let tuned = if systemd {
-        i.tuned.to_vec()
+        std::mem::take(&mut *i.tuned.borrow_mut())
     } else {
         Vec::new()
     };
