@@ -83,11 +83,12 @@ fn change(
 }
 
 /// Namespaces built only from others for rules to read (each MySQL
-/// variable's running side, a sentence on both, the roles inferred): a
-/// change there is a change of their sources, shown once, there.
-/// (`mysql_next`, what the next start applies, is shown: a compiled
-/// default a new version changes is a change nothing else shows.)
-const VIEWS: [&str; 3] = ["mysql_running", "mysql_sides", "mysql_roles"];
+/// variable's running side, a sentence on both, the roles inferred, each
+/// sysctl key's two sides): a change there is a change of their sources,
+/// shown once, there. (`mysql_next`, what the next start applies, is
+/// shown: a compiled default a new version changes is a change nothing
+/// else shows.)
+const VIEWS: [&str; 4] = ["mysql_running", "mysql_sides", "mysql_roles", "sysctl_sides"];
 
 /// Option-file namespaces, where `skip-X` is `X = OFF` to the server.
 const OPTION_NAMESPACES: [&str; 4] = ["mycnf", "mycnf_effective", "mysql_next", "zimbra_mycnf"];

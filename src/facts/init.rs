@@ -24,6 +24,22 @@ pub const OPENRC_RUN: &str = "/run/openrc";
 pub const PROCPS_SCRIPT: &str = "/etc/init.d/procps";
 /// Signs of a container without an init of its own.
 const CONTAINER_SIGNS: [&str; 2] = ["/.dockerenv", "/run/.containerenv"];
+/// The options every init that mounts /dev/shm itself gives it (systemd's
+/// mount-setup.c, OpenRC's devfs.in, sysvinit's mount-functions.sh).
+const DEV_SHM_EVERY_INIT: [&str; 2] = ["nosuid", "nodev"];
+/// OpenRC's sysctl service script (upstream init.d/sysctl.in).
+pub const OPENRC_SYSCTL: &str = "/etc/init.d/sysctl";
+/// The order in which Alpine's OpenRC `sysctl` service applies files
+/// (aports main/openrc 0003-sysctl-add-compatibility-for-busybox-sysctl.patch,
+/// its `Linux_sysctl` loop): a candidate where the init is not recorded.
+pub const ALPINE_SYSCTL_ORDER: [&str; 6] = [
+    "/run/sysctl.d/*.conf",
+    "/etc/sysctl.d/*.conf",
+    "/usr/local/lib/sysctl.d/*.conf",
+    "/usr/lib/sysctl.d/*.conf",
+    "/lib/sysctl.d/*.conf",
+    "/etc/sysctl.conf",
+];
 /// The runlevels an OpenRC `sysctl` service may be added to.
 const OPENRC_RUNLEVELS: [&str; 3] = [
     "/etc/runlevels/sysinit/sysctl",
@@ -40,9 +56,11 @@ pub enum BootSysctl {
     /// /etc/init.d/procps (`do_start_cmd`), OpenRC's `sysctl` service
     /// (`Linux_sysctl`, when sysctl is procps-ng). The words say which.
     SysctlSystem(String),
-    /// OpenRC's `BSD_sysctl` (busybox sysctl): /etc/sysctl.conf, then
-    /// /etc/sysctl.d/*.conf, each line written with `sysctl -w`.
-    BusyboxEtc(String),
+    /// A sysctl service whose script applies each file with `sysctl -p` in
+    /// its own order (OpenRC's `sysctl` as Alpine patches it for busybox's
+    /// sysctl, which has no `--system`): the words, and the file patterns
+    /// in the script's order ([`openrc_sysctl_order`]).
+    ScriptFiles(String, Vec<String>),
     /// Nothing applies them; why, in words.
     Nothing(String),
     /// Not known; what would decide it.
@@ -125,8 +143,27 @@ pub fn detect(host: &Host) -> Init {
         Err(ReadError::NotFound) if host.kind() == SourceKind::Snapshot => {
             if declared_absent(host, PID1_COMM) {
                 String::new()
+            } else if is(host, SYSTEMD_RUN, EntryKind::Dir) {
+                // sd_booted(3)'s own test: systemd creates it when it boots
+                return Init {
+                    name: Ok("systemd".into()),
+                    evidence: format!("the snapshot does not record PID 1, but {SYSTEMD_RUN} exists, which systemd creates when it boots the host (sd_booted(3))"),
+                    sysctl: BootSysctl::SystemdSysctl,
+                };
+            } else if is(host, OPENRC_RUN, EntryKind::Dir) {
+                return openrc(host, "not recorded");
+            } else if !host.exists("/snapshot.json") {
+                // A bare tree (no snapshot.json: a test tree, a mounted root)
+                // is not a driftaudit snapshot from before issue 48; it is
+                // still judged as systemd, and the words say so (issue 48
+                // leaves this assumption open).
+                return Init {
+                    name: Ok("systemd".into()),
+                    evidence: "this tree records no PID 1 and has no snapshot.json; it is judged as a systemd host (proc/1/comm and run/systemd/system decide it)".into(),
+                    sysctl: BootSysctl::SystemdSysctl,
+                };
             } else {
-                let why = "the snapshot does not record PID 1: no proc/1/comm and run/systemd/system, which a driftaudit snapshot copies since issue 48".to_string();
+                let why = "the snapshot does not record PID 1 (no proc/1/comm, no run/systemd/system or run/openrc; `driftaudit snapshot` records them since issue 48), so which init applies the persisted sysctl files at the next boot is not known".to_string();
                 return Init {
                     name: Err(why.clone()),
                     evidence: why.clone(),
@@ -143,11 +180,21 @@ pub fn detect(host: &Host) -> Init {
             };
         }
     };
+    // A snapshot kept in git loses an empty /run/systemd/system (git
+    // stores no empty directory): there only a recorded absence
+    // (`snapshot.json` `absent`) says systemd did not boot the host.
     let systemd_run = is(host, SYSTEMD_RUN, EntryKind::Dir);
-    if comm == "systemd" && systemd_run {
+    let kept_by_git =
+        !systemd_run && host.kind() == SourceKind::Snapshot && !declared_absent(host, SYSTEMD_RUN);
+    if comm == "systemd" && (systemd_run || kept_by_git) {
+        let evidence = if systemd_run {
+            format!("PID 1 is `systemd` and {SYSTEMD_RUN} exists")
+        } else {
+            format!("PID 1 is `systemd`, and the snapshot does not record {SYSTEMD_RUN} as absent (git keeps no empty directory)")
+        };
         return Init {
             name: Ok("systemd".into()),
-            evidence: format!("PID 1 is `systemd` and {SYSTEMD_RUN} exists"),
+            evidence,
             sysctl: BootSysctl::SystemdSysctl,
         };
     }
@@ -208,7 +255,11 @@ pub fn detect(host: &Host) -> Init {
 /// runlevel: procps-ng's `sysctl --system`, or with busybox's sysctl the
 /// /etc files only.
 fn openrc(host: &Host, comm: &str) -> Init {
-    let evidence = format!("PID 1 is `{comm}` and {OPENRC_RUN} exists (OpenRC)");
+    let evidence = if comm == "not recorded" {
+        format!("the snapshot does not record PID 1, but {OPENRC_RUN} exists, which OpenRC creates when it boots the host")
+    } else {
+        format!("PID 1 is `{comm}` and {OPENRC_RUN} exists (OpenRC)")
+    };
     let enabled = OPENRC_RUNLEVELS.iter().find(|p| host.exists(p));
     let sysctl = match enabled {
         None => BootSysctl::Nothing(format!(
@@ -220,15 +271,7 @@ fn openrc(host: &Host, comm: &str) -> Init {
                 .iter()
                 .find_map(|p| host.read_link(p))
                 .is_some_and(|t| t.ends_with("busybox"));
-            if busybox {
-                BootSysctl::BusyboxEtc(format!(
-                    "OpenRC's `sysctl` service ({link}) with busybox's sysctl writes /etc/sysctl.conf, then /etc/sysctl.d/*.conf, line by line (init.d/sysctl.in, BSD_sysctl)"
-                ))
-            } else {
-                BootSysctl::SysctlSystem(format!(
-                    "OpenRC's `sysctl` service ({link}) runs procps `sysctl --system` at boot (init.d/sysctl.in, Linux_sysctl)"
-                ))
-            }
+            openrc_sysctl(host, &evidence, link, busybox)
         }
     };
     Init {
@@ -236,6 +279,75 @@ fn openrc(host: &Host, comm: &str) -> Init {
         evidence,
         sysctl,
     }
+}
+
+/// What OpenRC's enabled `sysctl` service applies, read from its own
+/// script ([`OPENRC_SYSCTL`]; only its `Linux_sysctl` runs on Linux).
+/// Upstream (init.d/sysctl.in) runs `sysctl --system`: procps-ng applies
+/// its files; busybox's sysctl has no such option (procps/sysctl.c), so the
+/// service fails and applies nothing (OpenRC issue #947). Alpine's patch
+/// applies each file with `sysctl -p` in the loop's order.
+fn openrc_sysctl(host: &Host, evidence: &str, link: &str, busybox: bool) -> BootSysctl {
+    let text = match host.read_to_string(OPENRC_SYSCTL) {
+        Ok(t) => t,
+        Err(e) => {
+            return BootSysctl::Unknown(format!(
+                "{evidence}, and its `sysctl` service ({link}) is enabled, but {OPENRC_SYSCTL} cannot be read ({e}): upstream's runs `sysctl --system`, Alpine's applies each file with `sysctl -p` in its own order"
+            ))
+        }
+    };
+    if let Some(order) = openrc_sysctl_order(&text) {
+        return BootSysctl::ScriptFiles(
+            format!(
+                "OpenRC's `sysctl` service ({link}) applies each file with `sysctl -p` in its script's order ({OPENRC_SYSCTL}, Linux_sysctl: {}): a later file wins, even one of the same name in a later directory",
+                order.join(" ")
+            ),
+            order,
+        );
+    }
+    let body = linux_sysctl_body(&text).unwrap_or_default();
+    match (body.contains("--system"), busybox) {
+        (true, false) => BootSysctl::SysctlSystem(format!(
+            "OpenRC's `sysctl` service ({link}) runs procps `sysctl --system` at boot ({OPENRC_SYSCTL}, Linux_sysctl)"
+        )),
+        (true, true) => BootSysctl::Nothing(format!(
+            "{evidence}: its `sysctl` service ({link}) runs `sysctl --system` ({OPENRC_SYSCTL}, Linux_sysctl), an option busybox's sysctl does not have, so the service fails and applies nothing at boot (OpenRC issue #947)"
+        )),
+        (false, _) => BootSysctl::Unknown(format!(
+            "{evidence}, and its `sysctl` service ({link}) is enabled, but its Linux_sysctl ({OPENRC_SYSCTL}) neither runs `sysctl --system` nor loops over files with `sysctl -p`"
+        )),
+    }
+}
+
+/// The `Linux_sysctl` function's body of an OpenRC sysctl script, its
+/// continued lines joined.
+fn linux_sysctl_body(text: &str) -> Option<String> {
+    let mut lines = text
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("Linux_sysctl()"));
+    lines.next()?;
+    let body: Vec<&str> = lines.take_while(|l| l.trim_end() != "}").collect();
+    Some(body.join("\n").replace("\\\n", " "))
+}
+
+/// The file patterns a `Linux_sysctl` loop applies with `sysctl -p`, in
+/// order (`for i in /run/sysctl.d/*.conf ... /etc/sysctl.conf; do`), or
+/// `None` when the function has no such loop (upstream's `sysctl --system`).
+pub fn openrc_sysctl_order(text: &str) -> Option<Vec<String>> {
+    let body = linux_sysctl_body(text)?;
+    if !body.contains("sysctl") || !body.contains("-p") {
+        return None;
+    }
+    let start = body.find("for ")?;
+    let rest = &body[start + 4..];
+    let list = rest.split_once(" in ")?.1;
+    let end = list.find(';').or_else(|| list.find("\n"))?;
+    let order: Vec<String> = list[..end]
+        .split_whitespace()
+        .map(|w| w.trim_matches('"').to_string())
+        .filter(|w| w.starts_with('/'))
+        .collect();
+    (!order.is_empty()).then_some(order)
 }
 
 impl Init {
@@ -246,12 +358,12 @@ impl Init {
                 "{}: systemd-sysctl applies the sysctl.d files at the next boot",
                 self.evidence
             ),
-            BootSysctl::SysctlSystem(w) | BootSysctl::BusyboxEtc(w) => {
+            BootSysctl::SysctlSystem(w) | BootSysctl::ScriptFiles(w, _) => {
                 format!("{}: {w}", self.evidence)
             }
             BootSysctl::Nothing(w) => w.clone(),
             BootSysctl::Unknown(w) => format!(
-                "{w}, so this assumes systemd-sysctl applies the sysctl.d files at the next boot, as on most hosts"
+                "{w} (systemd-sysctl, procps `sysctl --system` under sysvinit or OpenRC, or nothing in a container without an init); only a value every one of them gives is judged"
             ),
         }
     }
@@ -276,11 +388,7 @@ impl Init {
                 vec!["nosuid", "nodev"],
                 "no /etc/fstab line: sysvinit's mountdevsubfs.sh mounts /dev/shm with nosuid and nodev and without noexec".into(),
             )),
-            Ok(_) => None,
-            Err(e) => Some((
-                vec!["nosuid", "nodev"],
-                format!("no /etc/fstab line, and {e}, so this assumes systemd mounts /dev/shm itself, with nosuid and nodev and without noexec, as on most hosts"),
-            )),
+            Ok(_) | Err(_) => None,
         }
     }
 }
@@ -294,11 +402,50 @@ pub fn gather(host: &Host, facts: &mut Facts) -> Init {
     facts
         .facts
         .insert("sysctl_at_boot".into(), Ok(Value::Str(init.sysctl_words())));
-    // An unrecorded init (a snapshot older than this reader) is judged as
-    // systemd, the init of nearly every host such a snapshot came from; the
-    // words in `sysctl_at_boot` say it is an assumption and what decides it.
-    let applied = Ok(Value::Bool(!matches!(init.sysctl, BootSysctl::Nothing(_))));
+    // An unrecorded init (a snapshot older than this reader): whether
+    // anything applies the files is unknown; `sysctl_boot` then holds what
+    // every init would give alike, and `sysctl_may_apply_at_boot` lets the
+    // rules judge those values.
+    let applied = match &init.sysctl {
+        BootSysctl::Unknown(why) => Err(why.clone()),
+        other => Ok(Value::Bool(!matches!(other, BootSysctl::Nothing(_)))),
+    };
     facts.facts.insert("sysctl_applied_at_boot".into(), applied);
+    let note = match &init.sysctl {
+        BootSysctl::Nothing(_) => " Nothing on this host applies a sysctl file when it starts (no init): set it where the container's kernel parameters come from, the host or the container runtime (`docker run --sysctl`, a Kubernetes pod's securityContext.sysctls).",
+        _ => "",
+    };
+    facts
+        .facts
+        .insert("sysctl_persist_note".into(), Ok(Value::Str(note.into())));
+    facts.facts.insert(
+        "sysctl_may_apply_at_boot".into(),
+        Ok(Value::Bool(!matches!(init.sysctl, BootSysctl::Nothing(_)))),
+    );
+    // The options every init driftaudit knows mounts /dev/shm with
+    // (systemd, OpenRC, sysvinit): an option among them that the running
+    // mount has is there after the next start whatever the init (a
+    // container keeps its running mount).
+    facts.facts.insert(
+        "dev_shm_boot_options_every_init".into(),
+        Ok(Value::List(
+            DEV_SHM_EVERY_INIT
+                .iter()
+                .map(|o| Value::Str((*o).into()))
+                .collect(),
+        )),
+    );
+    if let Err(why) = &init.name {
+        let why = format!("no /etc/fstab line, and {why}: systemd and sysvinit mount /dev/shm with nosuid and nodev, OpenRC adds noexec, a container keeps its running mount");
+        facts
+            .facts
+            .insert("dev_shm_at_boot".into(), Ok(Value::Str(why.clone())));
+        facts
+            .facts
+            .insert("dev_shm_mounted_at_boot".into(), Err(why.clone()));
+        facts.facts.insert("dev_shm_boot_options".into(), Err(why));
+        return init;
+    }
     let (words, options) = match init.dev_shm() {
         Some((opts, words)) => (
             Ok(Value::Str(words)),

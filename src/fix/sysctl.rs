@@ -108,7 +108,9 @@ pub(super) fn apply(cx: &mut Ctx, key: &str, c: &Change) -> Result<(), String> {
     let mut boot_winner: Option<Evidence> = None;
     for (i, l) in [&res.boot, &res.procps].into_iter().enumerate() {
         if let Lookup::Set(a) = l {
-            if i == 0 {
+            // the boot's winner; where the boot is not known (the init is
+            // not recorded) procps's, which reads the same /etc files
+            if i == 0 || boot_winner.is_none() {
                 boot_winner = Some(a.at.clone());
             }
             for e in std::iter::once(&a.at).chain(a.overridden.iter()) {

@@ -1,7 +1,9 @@
 //! A case's inline snapshot: its `files:` written into a fresh private
 //! temporary directory (mode 0700, made by this process), each at a host
 //! path of plain names written once, then opened as a snapshot like any
-//! other. Must not write outside that directory, follow or replace an
+//! other; a host whose files record no init (PID 1, /run/systemd,
+//! /run/openrc, a snapshot.json of its own) is recorded as a systemd host.
+//! Must not write outside that directory, follow or replace an
 //! existing entry, or accept `..`, `.` or an empty component.
 
 use std::collections::BTreeSet;
@@ -89,6 +91,32 @@ impl Loader<'_> {
         }
         if !ok {
             return None;
+        }
+        // An inline host is a systemd host unless its files say otherwise
+        // (docs/policy-language.md, "Policy tests"): without a record of
+        // PID 1 no init is known, and nothing would be said of the next boot.
+        let names = |p: &str| seen.iter().any(|r| r.starts_with(p));
+        if !names("proc/1/comm")
+            && !names("run/systemd")
+            && !names("run/openrc")
+            && !names("snapshot.json")
+            && !names("sos_commands")
+        {
+            for (rel, text) in [
+                ("proc/1/comm", "systemd\n"),
+                ("run/systemd/system/.keep", ""),
+            ] {
+                if let Err(e) = write_inline(dir.path(), Path::new(rel), text) {
+                    self.problem(
+                        at,
+                        format!(
+                            "inline snapshot: cannot record PID 1 as systemd ({rel}): {}",
+                            crate::reader::io_message(&e)
+                        ),
+                    );
+                    return None;
+                }
+            }
         }
         match Host::snapshot(dir.path()) {
             Ok(h) => {

@@ -110,3 +110,13 @@ pub fn leading_name(rest: &str) -> &str {
         .unwrap_or(rest.len());
     &rest[..end]
 }
+
+/// Record PID 1 as systemd in a snapshot tree (`proc/1/comm` and
+/// `run/systemd/system`, as `driftaudit snapshot` records them since issue
+/// 48): a test host that models a systemd host says so, since a tree that
+/// records no init leaves every next-boot value the inits would give
+/// differently unknown.
+pub fn systemd_pid1(root: &Path) {
+    file(root, "/proc/1/comm", "systemd\n");
+    file(root, "/run/systemd/system/.keep", "");
+}

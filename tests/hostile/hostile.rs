@@ -65,6 +65,7 @@ pub(crate) fn minimal_snapshot(root: &Path, host: &str) {
             ("proc/meminfo", "MemTotal: 8000000 kB\n"),
         ],
     );
+    crate::common::tree::systemd_pid1(root);
 }
 
 impl Case {

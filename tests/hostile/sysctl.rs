@@ -28,6 +28,7 @@ fn repeated_key_host(n: usize) -> tempfile::TempDir {
         .collect();
     tree::file(d.path(), "/etc/sysctl.d/50-repeat.conf", &text);
     tree::file(d.path(), "/proc/sys/net/core/somaxconn", "4096\n");
+    tree::systemd_pid1(d.path());
     d
 }
 
@@ -112,6 +113,7 @@ fn many_files_in_sysctl_d_cost_linear_work() {
 fn a_megabyte_value_is_capped_at_parse_time_and_said_so() {
     let set = audit::builtin();
     let d = tempfile::tempdir().unwrap();
+    tree::systemd_pid1(d.path());
     // below systemd's 1 MiB line limit: the value is read, and kept to a page
     let value = "x".repeat(MIB - 100);
     tree::file(
@@ -203,6 +205,9 @@ fn tuned_host_named(name: &str, profile: &str) -> tempfile::TempDir {
         ),
         ("/etc/tuned/active_profile", &format!("{name}\n")),
         (&format!("/usr/lib/tuned/{name}/tuned.conf"), profile),
+        // a systemd host (tuned is its unit)
+        ("/proc/1/comm", "systemd\n"),
+        ("/run/systemd/system/.keep", ""),
     ])
 }
 

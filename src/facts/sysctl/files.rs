@@ -58,6 +58,45 @@ pub(super) fn persisted_files(host: &Host, facts: &mut Facts) -> (ReadFiles, Rea
     (parsed, procps_files)
 }
 
+/// The files a shell loop `for i in PATTERN...; do [ -e "$i" ] && sysctl
+/// -p "$i"; done` applies, in its order: each `DIR/*.conf` expanded as the
+/// shell does (names ending `.conf`, no hidden name, byte order), each
+/// other pattern a literal path; a file is applied wherever it is, so one
+/// name in two directories is applied twice (OpenRC's sysctl service as
+/// Alpine patches it, [`crate::facts::init::BootSysctl::ScriptFiles`]).
+pub(super) fn script_files(host: &Host, patterns: &[String]) -> ReadFiles {
+    let mut paths: Vec<String> = Vec::new();
+    for pat in patterns {
+        match pat.strip_suffix("/*.conf") {
+            Some(dir) => {
+                let Ok(mut entries) = host.read_dir(dir) else {
+                    continue;
+                };
+                entries.sort_by(|a, b| a.raw_name.cmp(&b.raw_name));
+                for e in entries {
+                    if e.name.ends_with(".conf")
+                        && !e.name.starts_with('.')
+                        && e.kind == Some(EntryKind::File)
+                    {
+                        paths.push(format!("{dir}/{}", e.name));
+                    }
+                }
+            }
+            None if matches!(host.kind_of(pat), Ok(EntryKind::File)) => paths.push(pat.clone()),
+            None => {}
+        }
+    }
+    paths
+        .into_iter()
+        .filter_map(|p| {
+            let text = host.read_to_string(&p).ok()?;
+            // parse issues were reported when the tools' own lists were read
+            let (lines, _) = crate::parse::sysctl::parse_conf(&text);
+            Some((p, std::rc::Rc::new(lines)))
+        })
+        .collect()
+}
+
 /// Whether this host's systemd-sysctl reads /etc/sysctl.conf itself, last:
 /// RHEL 7 and its rebuilds (systemd 219 with "sysctl: bring back /etc/sysctl.conf").
 fn reads_sysctl_conf_directly(facts: &Facts) -> bool {

@@ -4,7 +4,7 @@
 //! --system`, or nothing in a container without an init), procps's too (to
 //! say where they differ), then what an enabled ufw and TuneD write after
 //! boot (see `appliers` and [`super::tuned`]).
-//! Produces the `sysctl`, `sysctl_boot` and `sysctl_procps` namespaces. Reads
+//! Produces the `sysctl`, `sysctl_boot`, `sysctl_procps` and `sysctl_sides` namespaces. Reads
 //! only through [`Host`](crate::host::Host); linear in lines and files
 //! (hostile input).
 //!
@@ -24,6 +24,8 @@
 //! - `namespaces`: [`gather`]: the models run, the init's model taken as
 //!   the boot, tuned's and ufw's writes laid over it, and the three
 //!   namespaces filled.
+//! - `sides`: `sysctl_sides`, one clause per key in the words of what the
+//!   init applies at the next start, for the rules' explanations.
 
 use crate::facts::{Evidence, Setting};
 use crate::parse::sysctl::typed;
@@ -35,6 +37,7 @@ mod files;
 mod live;
 mod namespaces;
 mod precedence;
+mod sides;
 
 pub use files::{systemd_conf_entries, SYSCTL_DIRS};
 pub use namespaces::gather;

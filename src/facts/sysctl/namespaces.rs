@@ -14,9 +14,10 @@ use crate::facts::tuned::{self, Write};
 use crate::facts::{Entry, Facts, FileIssue, IssueLevel, Namespace, Needs, Setting};
 use crate::host::{EntryKind, Host, SourceKind};
 use crate::parse::sysctl::parse_conf;
+use crate::value::Value;
 
 use super::appliers::{self, Ufw};
-use super::files::persisted_files;
+use super::files::{persisted_files, script_files};
 use super::live::{live_namespace, live_source, read_listing, wanted_keys};
 use super::precedence::{procps_model, systemd_model};
 use super::{canonical_key, MAX_EVIDENCE};
@@ -59,41 +60,41 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
         .collect();
     let (wanted, glob_matches) = wanted_keys(host, needs, &tuned, &with_ufw, &procps_files, &live);
 
-    let mut live_ns = live_namespace(host, &live, &wanted, proc_dir);
+    let live_ns = live_namespace(host, &live, &wanted, proc_dir);
 
     // procps `sysctl --system` model: its own file list, /etc/sysctl.conf last.
     let procps = procps_model(&procps_files, &glob_matches);
-    // The boot: what this host's init applies
-    let mut boot = match &init.sysctl {
-        BootSysctl::SystemdSysctl | BootSysctl::Unknown(_) => {
-            systemd_model(&parsed, &glob_matches, facts)
-        }
-        BootSysctl::SysctlSystem(_) => procps.clone(),
-        BootSysctl::BusyboxEtc(_) => busybox_model(&procps_files, &glob_matches),
+    let inputs = Inputs {
+        host,
+        parsed: &parsed,
+        glob_matches: &glob_matches,
+        procps: &procps,
+        tuned: std::cell::RefCell::new(tuned),
+        ufw: &ufw,
+        live_ns: &live_ns,
+        profile: if systemd {
+            tuned::uncaptured_profile(host)
+        } else {
+            None
+        },
+    };
+    // The boot: what this host's init applies; with the init unknown,
+    // what every init driftaudit knows would give alike, else unknown.
+    let mut boot_ranges = BTreeMap::new();
+    let (boot, boot_unknown) = match &init.sysctl {
+        BootSysctl::Unknown(why) => unknown_init(&inputs, why, &mut boot_ranges, facts),
         BootSysctl::Nothing(why) => {
             note_not_applied(&parsed, why, facts);
-            BTreeMap::new()
+            (BTreeMap::new(), BTreeMap::new())
         }
+        kind => boot_model(kind, &inputs, facts),
     };
-    // then tuned's writes after boot
-    let mut boot_unknown = apply_tuned(&mut boot, tuned);
-    if let Some(ufw) = ufw {
-        apply_ufw(ufw, &mut boot, &mut boot_unknown, &glob_matches);
-    }
-    if systemd {
-        note_procps_differences(&mut boot, &procps);
-    }
-    // an enabled TuneD whose profile the snapshot lacks: the keys it may
-    // have set (those running otherwise than the files say) are unknown
-    if systemd {
-        if let Some(why) = tuned::uncaptured_profile(host) {
-            profile_unknown(&mut boot, &mut boot_unknown, &live_ns, &why);
-        }
-    }
+    let mut live_ns = live_ns;
     cite_configuration(&mut live_ns, &boot);
 
     let mut boot_ns = Namespace::of("sysctl_boot");
     boot_ns.canonicalize = Some(canonical_key);
+    boot_ns.bounds = ranges(&boot_unknown, &boot_ranges);
     boot_ns.entries = boot.into_iter().map(|(k, s)| (k, Entry::Set(s))).collect();
     boot_ns.entries.extend(boot_unknown);
     let mut procps_ns = Namespace::of("sysctl_procps");
@@ -103,6 +104,8 @@ pub fn gather(host: &Host, needs: &Needs, facts: &mut Facts) {
         .map(|(k, s)| (k, Entry::Set(s)))
         .collect();
 
+    let sides = super::sides::sides(&init.sysctl, &live_ns, &boot_ns);
+    facts.namespaces.insert(super::sides::SIDES.into(), sides);
     facts.namespaces.insert("sysctl".into(), live_ns);
     facts.namespaces.insert("sysctl_boot".into(), boot_ns);
     facts.namespaces.insert("sysctl_procps".into(), procps_ns);
@@ -199,20 +202,6 @@ fn apply_ufw(
     }
 }
 
-/// OpenRC's `BSD_sysctl` with busybox's sysctl: /etc/sysctl.conf, then
-/// /etc/sysctl.d/*.conf, every line written in order (last write wins).
-fn busybox_model(
-    procps_files: &[(String, super::files::Lines)],
-    glob_matches: &BTreeMap<String, Vec<String>>,
-) -> BTreeMap<String, Setting> {
-    let conf = procps_files.iter().filter(|(p, _)| p == "/etc/sysctl.conf");
-    let etc = procps_files
-        .iter()
-        .filter(|(p, _)| p.starts_with("/etc/sysctl.d/"));
-    let files: Vec<(String, super::files::Lines)> = conf.chain(etc).cloned().collect();
-    procps_model(&files, glob_matches)
-}
-
 /// Nothing applies the persisted files at the next start: say so once,
 /// naming the files that set values no one applies.
 fn note_not_applied(files: &[(String, super::files::Lines)], why: &str, facts: &mut Facts) {
@@ -301,4 +290,211 @@ fn cite_configuration(live_ns: &mut Namespace, boot: &BTreeMap<String, Setting>)
             }
         }
     }
+}
+
+/// What the boot models read: the persisted files, each tool's model, the
+/// services that write after boot, and the running values.
+struct Inputs<'a> {
+    host: &'a Host,
+    parsed: &'a [(String, super::files::Lines)],
+    glob_matches: &'a BTreeMap<String, Vec<String>>,
+    procps: &'a BTreeMap<String, Setting>,
+    /// TuneD's writes, taken by the one model that applies them (systemd's).
+    tuned: std::cell::RefCell<Vec<Write>>,
+    ufw: &'a Option<UfwFile>,
+    live_ns: &'a Namespace,
+    /// An enabled TuneD whose profile the snapshot lacks: why.
+    profile: Option<String>,
+}
+
+/// A boot model: the values one init applies at the next start (its own
+/// files, then what TuneD and ufw write after it), and the keys whose
+/// value it leaves unknown.
+type Boot = (BTreeMap<String, Setting>, BTreeMap<String, Entry>);
+
+/// What `kind` applies at the next start.
+fn boot_model(kind: &BootSysctl, i: &Inputs, facts: &mut Facts) -> Boot {
+    let systemd = matches!(kind, BootSysctl::SystemdSysctl);
+    let mut boot = match kind {
+        BootSysctl::SystemdSysctl => systemd_model(i.parsed, i.glob_matches, facts),
+        BootSysctl::SysctlSystem(_) => i.procps.clone(),
+        BootSysctl::ScriptFiles(_, order) => {
+            procps_model(&script_files(i.host, order), i.glob_matches)
+        }
+        BootSysctl::Nothing(_) | BootSysctl::Unknown(_) => return Boot::default(),
+    };
+    // TuneD is a systemd unit: it writes after boot only under systemd
+    let tuned = if systemd {
+        std::mem::take(&mut *i.tuned.borrow_mut())
+    } else {
+        Vec::new()
+    };
+    let mut boot_unknown = apply_tuned(&mut boot, tuned);
+    if let Some(ufw) = i.ufw.clone() {
+        apply_ufw(ufw, &mut boot, &mut boot_unknown, i.glob_matches);
+    }
+    if systemd {
+        note_procps_differences(&mut boot, i.procps);
+        // an enabled TuneD whose profile the snapshot lacks: the keys it may
+        // have set (those running otherwise than the files say) are unknown
+        if let Some(why) = &i.profile {
+            profile_unknown(&mut boot, &mut boot_unknown, i.live_ns, why);
+        }
+    }
+    (boot, boot_unknown)
+}
+
+/// The init is not known (a snapshot older than issue 48 records no PID
+/// 1): each key gets the value every init driftaudit knows would give it
+/// at the next start (systemd-sysctl, procps `sysctl --system` run by
+/// sysvinit's or OpenRC's script, OpenRC's script as Alpine patches it, and a
+/// container without an init, which keeps the running value); where they
+/// differ it is unknown, naming what each would give and what decides it,
+/// and a numeric key records the range of those values in `ranges`.
+fn unknown_init(
+    i: &Inputs,
+    why: &str,
+    ranges: &mut BTreeMap<String, (Value, Value)>,
+    facts: &mut Facts,
+) -> Boot {
+    let models = [
+        (
+            "systemd-sysctl",
+            boot_model(&BootSysctl::SystemdSysctl, i, facts),
+        ),
+        (
+            "procps `sysctl --system` (sysvinit's or OpenRC's script)",
+            boot_model(&BootSysctl::SysctlSystem(String::new()), i, facts),
+        ),
+        (
+            "OpenRC's sysctl service as Alpine patches it (`sysctl -p` on each file)",
+            boot_model(
+                &BootSysctl::ScriptFiles(
+                    String::new(),
+                    init::ALPINE_SYSCTL_ORDER.map(String::from).to_vec(),
+                ),
+                i,
+                facts,
+            ),
+        ),
+    ];
+    let keys: std::collections::BTreeSet<&String> = models
+        .iter()
+        .flat_map(|(_, (b, u))| b.keys().chain(u.keys()))
+        .collect();
+    let mut boot = BTreeMap::new();
+    let mut unknown = BTreeMap::new();
+    for key in keys {
+        let running = i.live_ns.entries.get(key);
+        // each init's answer: its value, or (setting nothing) the running one
+        let mut said: Vec<(String, String, String)> = Vec::new();
+        let mut values: Vec<(Value, Option<&Setting>)> = Vec::new();
+        let mut evidence = Vec::new();
+        let mut undecided: Option<String> = None;
+        for (name, (b, u)) in &models {
+            match (b.get(key), u.get(key), running) {
+                (Some(s), _, _) => {
+                    said.push((
+                        name.to_string(),
+                        format!("`{}`", s.raw),
+                        format!(" ({})", s.evidence[0]),
+                    ));
+                    evidence.extend(s.evidence.iter().take(1).cloned());
+                    values.push((s.value.clone(), Some(s)));
+                }
+                (None, Some(Entry::Unreadable { reason, .. }), _) => {
+                    undecided.get_or_insert_with(|| format!("under {name}: {reason}"));
+                }
+                (None, _, Some(Entry::Set(l))) => {
+                    said.push((
+                        name.to_string(),
+                        format!("nothing, keeping `{}`", l.raw),
+                        String::new(),
+                    ));
+                    values.push((l.value.clone(), None));
+                }
+                _ => {}
+            }
+        }
+        let container = "a container without an init";
+        match running {
+            Some(Entry::Set(l)) => {
+                said.push((
+                    container.into(),
+                    format!("nothing, keeping the running `{}`", l.raw),
+                    String::new(),
+                ));
+                values.push((l.value.clone(), None));
+            }
+            Some(Entry::Unreadable { reason, .. }) => {
+                undecided.get_or_insert_with(|| {
+                    format!(
+                        "{container} would keep the running value, which is not known: {reason}"
+                    )
+                });
+            }
+            None => {} // the kernel has no such key: no init gives it a value
+        }
+        let alike = values.windows(2).all(|w| w[0].0.loosely_equals(&w[1].0));
+        let first_set = values.iter().find_map(|(_, s)| *s);
+        if undecided.is_none() && alike {
+            if let Some(s) = first_set {
+                boot.insert(key.clone(), s.clone());
+            }
+            continue;
+        }
+        let numbers: Vec<f64> = values.iter().filter_map(|(v, _)| v.as_f64()).collect();
+        if undecided.is_none() && numbers.len() == values.len() && !numbers.is_empty() {
+            let lo = numbers.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = numbers.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            ranges.insert(key.clone(), (Value::Number(lo), Value::Number(hi)));
+        }
+        let reason = match undecided {
+            Some(u) => format!("{why}, and {u}"),
+            None => format!(
+                "{why}, and the inits disagree at the next start: {}",
+                group(&said)
+            ),
+        };
+        unknown.insert(key.clone(), Entry::Unreadable { reason, evidence });
+    }
+    (boot, unknown)
+}
+
+/// The ranges of the keys left unknown.
+fn ranges(
+    unknown: &BTreeMap<String, Entry>,
+    all: &BTreeMap<String, (Value, Value)>,
+) -> BTreeMap<String, (Value, Value)> {
+    all.iter()
+        .filter(|(k, _)| unknown.contains_key(*k))
+        .map(|(k, r)| (k.clone(), r.clone()))
+        .collect()
+}
+
+/// What each init gives, one clause per distinct answer (who, the value
+/// in words, where the first of them found it): "systemd-sysctl and procps
+/// `sysctl --system` apply `1` (FILE:LINE); a container without an init
+/// applies nothing, keeping the running `0`".
+fn group(said: &[(String, String, String)]) -> String {
+    let mut answers: Vec<(&str, &str, Vec<&str>)> = Vec::new();
+    for (who, what, at) in said {
+        match answers.iter_mut().find(|(w, _, _)| *w == what.as_str()) {
+            Some((_, _, names)) => names.push(who),
+            None => answers.push((what, at, vec![who])),
+        }
+    }
+    answers
+        .iter()
+        .map(|(what, at, names)| {
+            let who = match names.split_last() {
+                Some((last, [])) => last.to_string(),
+                Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+                None => String::new(),
+            };
+            let verb = if names.len() > 1 { "apply" } else { "applies" };
+            format!("{who} {verb} {what}{at}")
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
