@@ -12,7 +12,13 @@ fn fix_on_a_kernel_without_yama_plans_no_ptrace_scope_line_and_says_why() {
     // mysql-healthy's `sysctl -a` capture is complete and has no kernel.yama
     let dir = testdata("hosts/mysql-healthy");
     let dir = dir.to_str().unwrap();
-    let (code, out, _) = run(&["check", "--snapshot", dir, "--only", "hardening.ptrace-scope"]);
+    let (code, out, _) = run(&[
+        "check",
+        "--snapshot",
+        dir,
+        "--only",
+        "hardening.ptrace-scope",
+    ]);
     assert_ne!(code, 0, "{out}");
     says(&out, "FAIL hardening.ptrace-scope");
     let (code, patch, err) = run(&["fix", "--snapshot", dir, "--only", "hardening.ptrace-scope"]);
