@@ -132,15 +132,23 @@ fn networkd(host: &Host, names: &[String], said: &mut Vec<Said>, notes: &mut Vec
     if by_name.is_empty() {
         return;
     }
+    // netplan's generator enables networkd for the files it writes
+    // (`10-netplan-*.network` in /run, its generator link)
+    let netplan = by_name
+        .iter()
+        .find(|(n, p)| n.starts_with("10-netplan-") && p.starts_with("/run/"))
+        .map(|(_, p)| format!("started by netplan for {p}"));
     let active = in_use(
         host,
         &[
             "/etc/systemd/system/multi-user.target.wants/systemd-networkd.service",
             "/run/systemd/system/multi-user.target.wants/systemd-networkd.service",
+            "/run/systemd/generator/multi-user.target.wants/systemd-networkd.service",
             "/etc/systemd/system/sockets.target.wants/systemd-networkd.socket",
         ],
         "/run/systemd/netif/links",
-    );
+    )
+    .or(netplan);
     let Some(active) = active else {
         notes.push(format!(
             "systemd-networkd is neither enabled nor running, so its files ({} …) configure nothing",
@@ -149,6 +157,19 @@ fn networkd(host: &Host, names: &[String], said: &mut Vec<Said>, notes: &mut Vec
         return;
     };
     by_name.sort();
+    let mut kinds: Vec<(String, String, String)> = Vec::new();
+    for dir in NETWORKD_DIRS {
+        for f in files(host, dir, |n| n.ends_with(".netdev")) {
+            let p = format!("{dir}/{f}");
+            if let Some((n, k)) = host
+                .read_to_string(&p)
+                .ok()
+                .and_then(|t| networkd::netdev(&t))
+            {
+                kinds.push((n, k, p));
+            }
+        }
+    }
     let parsed: Vec<(String, networkd::NetworkFile)> = by_name
         .into_iter()
         .filter_map(|(_, p)| {
@@ -172,7 +193,11 @@ fn networkd(host: &Host, names: &[String], said: &mut Vec<Said>, notes: &mut Vec
                 });
                 break;
             }
-            said.push(networkd_link(host, name, path, f, &active));
+            let kind = kinds
+                .iter()
+                .find(|(n, _, _)| n == name)
+                .map(|(_, k, p)| (k.as_str(), p.as_str()));
+            said.push(networkd_link(host, name, path, f, &active, kind));
             break;
         }
     }
@@ -189,6 +214,7 @@ fn networkd_link(
     path: &str,
     f: &networkd::NetworkFile,
     active: &str,
+    kind: Option<(&str, &str)>,
 ) -> Said {
     let said = |slaac, why: String| Said {
         name: name.to_string(),
@@ -203,10 +229,22 @@ fn networkd_link(
             return said(Some(false), format!("`LinkLocalAddressing={}` at {path}:{}: no link-local address, no advertisements", l.value, l.line));
         }
     }
-    if host
-        .kind_of(&format!("/sys/class/net/{name}/bonding"))
-        .is_ok()
-    {
+    if let Some(m) = &f.master {
+        return said(
+            Some(false),
+            format!(
+                "a port of `{}` (at {path}:{}), which takes no link-local address",
+                m.value, m.line
+            ),
+        );
+    }
+    let is = |k: &str, sys: &str| {
+        kind.is_some_and(|(x, _)| x == k)
+            || host
+                .kind_of(&format!("/sys/class/net/{name}/{sys}"))
+                .is_ok()
+    };
+    if is("bond", "bonding") {
         return said(
             Some(false),
             format!("a bond, on which networkd never takes advertisements ({path})"),
@@ -228,10 +266,7 @@ fn networkd_link(
             return said(Some(false), format!("`IPForward={}` at {path}:{} and no `IPv6AcceptRA=`: networkd's default is off on a forwarding link", fw.value, fw.line));
         }
     }
-    if host
-        .kind_of(&format!("/sys/class/net/{name}/bridge"))
-        .is_ok()
-    {
+    if is("bridge", "bridge") {
         return said(
             Some(false),
             format!("a bridge, for which networkd's default is off ({path})"),
@@ -338,6 +373,12 @@ fn netplan_devices(host: &Host, names: &[String], said: &mut Vec<Said>) {
         }
     }
     let global = all.renderer.as_ref().map(|(_, r)| r.value.clone());
+    let master_of = |id: &str| {
+        all.devices
+            .iter()
+            .find(|m| m.members.iter().any(|x| x == id))
+            .map(|m| format!("{} at {}:{}", m.id, m.file, m.line))
+    };
     for d in &all.devices {
         let renderer = d
             .renderer
@@ -346,7 +387,12 @@ fn netplan_devices(host: &Host, names: &[String], said: &mut Vec<Said>) {
             .or(global.clone())
             .unwrap_or_else(|| "networkd".into());
         let at = format!("{}:{}", d.file, d.line);
-        let (slaac, why) = if renderer == "NetworkManager" {
+        let (slaac, why) = if let Some(m) = master_of(&d.id) {
+            (
+                false,
+                format!("a port of {m}, which netplan gives no link-local address"),
+            )
+        } else if renderer == "NetworkManager" {
             match &d.dhcp6 {
                 Some(s) if s.value => (true, format!("`dhcp6: true` at {}:{} (renderer NetworkManager: `method=auto`)", d.file, s.line)),
                 _ => (false, format!("no `dhcp6: true` for `{}` at {at} (renderer NetworkManager: IPv6 `manual` or `ignore`)", d.id)),

@@ -57,6 +57,9 @@ pub struct Device {
     pub link_local: Option<Set<Vec<String>>>,
     /// An IPv6 address in `addresses`.
     pub ipv6_address: bool,
+    /// A bridge's or bond's `interfaces` (its ports, which netplan gives
+    /// no link-local address: `LinkLocalAddressing=no`).
+    pub members: Vec<String>,
 }
 
 /// A file (or several merged): the global renderer and the devices.
@@ -101,6 +104,7 @@ struct Dev {
     accept_ra: Option<Spanned<Json>>,
     link_local: Option<Spanned<Json>>,
     addresses: Option<Json>,
+    interfaces: Option<Json>,
 }
 
 #[derive(Deserialize, Default)]
@@ -184,7 +188,7 @@ pub fn parse(file: &str, yaml: &str) -> (Netplan, Vec<Issue>) {
     ];
     for (section, devs) in sections {
         for (id, d) in devs {
-            let at = line(&d);
+            let at = key_line(yaml, &id, line(&d));
             let d = d.value;
             let mut dev = Device {
                 id,
@@ -237,10 +241,34 @@ pub fn parse(file: &str, yaml: &str) -> (Netplan, Vec<Issue>) {
                 }),
                 _ => false,
             });
+            if let Some(Json::Array(list)) = &d.interfaces {
+                dev.members = list
+                    .iter()
+                    .filter_map(|x| x.as_str().map(str::to_string))
+                    .collect();
+            }
             out.devices.push(dev);
         }
     }
     (out, issues)
+}
+
+/// The line of the key `id` whose value starts at `value_line`: that line
+/// or the nearest one above it that starts with `id:` (a block mapping's
+/// value starts on the line after its key).
+fn key_line(yaml: &str, id: &str, value_line: usize) -> usize {
+    let lines: Vec<&str> = yaml.lines().take(value_line).collect();
+    for (i, l) in lines.iter().enumerate().rev() {
+        let t = l.trim_start().trim_start_matches(['"', '\'']);
+        if t.starts_with(id)
+            && t[id.len()..]
+                .trim_start_matches(['"', '\''])
+                .starts_with(':')
+        {
+            return i + 1;
+        }
+    }
+    value_line
 }
 
 fn text_of(s: &Spanned<Json>) -> Set<String> {
@@ -275,6 +303,9 @@ pub fn merge(into: &mut Netplan, later: Netplan) {
                 x.accept_ra = d.accept_ra.or(x.accept_ra.take());
                 x.link_local = d.link_local.or(x.link_local.take());
                 x.ipv6_address |= d.ipv6_address;
+                if !d.members.is_empty() {
+                    x.members = d.members;
+                }
             }
         }
     }

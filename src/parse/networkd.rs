@@ -4,7 +4,8 @@
 //! leading `!` inverting the list, an empty assignment resetting it) and
 //! whether other match keys (MAC address, driver, path, type…) narrow it;
 //! the [Network] section's `IPv6AcceptRA=`, `DHCP=`, `LinkLocalAddressing=`
-//! and `IPForward=`, each with its line (the last assignment wins, as
+//! `IPForward=` and `Bridge=`/`Bond=` (a port), and a `.netdev` file's
+//! name and kind ([`netdev`]), each with its line (the last assignment wins, as
 //! systemd's parser does). Read with [`super::unit::assignments`] (the
 //! systemd syntax). Pure: text in, the file's model out.
 
@@ -42,6 +43,22 @@ pub struct NetworkFile {
     /// `IPForward=` (systemd 252 reads the link's forwarding from it when
     /// `IPv6AcceptRA=` is unset).
     pub ip_forward: Option<Set>,
+    /// `Bridge=` or `Bond=`: the link is a port of another (networkd gives a
+    /// port no link-local address unless told).
+    pub master: Option<Set>,
+}
+
+/// A `.netdev` file's `[NetDev]` `Name=` and `Kind=` (`bridge`, `bond`…),
+/// the virtual link networkd creates.
+pub fn netdev(text: &str) -> Option<(String, String)> {
+    let (list, _) = assignments(text);
+    let get = |k: &str| {
+        list.iter()
+            .rev()
+            .find(|a| a.section == "NetDev" && a.key == k)
+            .map(|a| a.value.clone())
+    };
+    Some((get("Name")?, get("Kind")?))
 }
 
 /// systemd's boolean words (`parse_boolean`).
@@ -93,6 +110,7 @@ pub fn parse(text: &str) -> (NetworkFile, Vec<Issue>) {
             ("Network", "DHCP") => f.dhcp = set(),
             ("Network", "LinkLocalAddressing") => f.link_local = set(),
             ("Network", "IPForward") => f.ip_forward = set(),
+            ("Network", "Bridge" | "Bond") => f.master = set(),
             _ => {}
         }
     }

@@ -10,11 +10,11 @@
 use std::borrow::Cow;
 
 use super::localconfig_xml::redact_localconfig_xml;
-use super::network::{redact_netplan, redact_nm_keyfile};
 use super::names::{
     is_secret_anywhere, localconfig_key_is_secret, option_is_secret, server_variable_is_secret,
     sysctl_key_is_secret,
 };
+use super::network::{redact_netplan, redact_nm_keyfile};
 use super::values::{redact_embedded, redact_mount_options};
 use super::REDACTED;
 

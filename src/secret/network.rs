@@ -139,7 +139,10 @@ fn redact_yaml_value(line: &str) -> String {
         None => ("", t),
     };
     // a quoted key may hold `:`; a plain key ends at the first `: ` or `:`
-    match body.find(": ").or_else(|| body.ends_with(':').then(|| body.len() - 1)) {
+    match body
+        .find(": ")
+        .or_else(|| body.ends_with(':').then(|| body.len() - 1))
+    {
         Some(at) => {
             let value = body[at + 1..].trim();
             if value.is_empty() {
@@ -163,7 +166,10 @@ mod tests {
         for s in ["hunter2secret", "s3cret", "abc"] {
             assert!(!r.contains(s), "{r}");
         }
-        assert!(r.contains("psk=<redacted>") && r.contains("method=auto"), "{r}");
+        assert!(
+            r.contains("psk=<redacted>") && r.contains("method=auto"),
+            "{r}"
+        );
         assert!(r.contains("interface-name=wlp2s0"), "{r}");
         assert_eq!(r.lines().count(), text.lines().count());
     }
@@ -175,9 +181,15 @@ mod tests {
         for s in ["hunter2secret", "QUJDREVGR0g", "c2hhcmVk"] {
             assert!(!r.contains(s), "{r}");
         }
-        assert!(r.contains("accept-ra: true") && r.contains("      dhcp6: true"), "{r}");
+        assert!(
+            r.contains("accept-ra: true") && r.contains("      dhcp6: true"),
+            "{r}"
+        );
         assert_eq!(r.lines().count(), text.lines().count());
         // still YAML (the netplan reader's own test is tests/sysctl/slaac.rs)
-        assert!(serde_saphyr::from_str::<serde::de::IgnoredAny>(&r).is_ok(), "{r}");
+        assert!(
+            serde_saphyr::from_str::<serde::de::IgnoredAny>(&r).is_ok(),
+            "{r}"
+        );
     }
 }
