@@ -356,8 +356,8 @@ mod tests {
         );
         merge(&mut a, b);
         let d = &a.devices[0];
-        assert_eq!(d.dhcp6.as_ref().unwrap().value, true);
-        assert_eq!(d.accept_ra.as_ref().unwrap().value, false);
+        assert!(d.dhcp6.as_ref().unwrap().value);
+        assert!(!d.accept_ra.as_ref().unwrap().value);
         assert_eq!(d.file, "/etc/netplan/b.yaml");
     }
 }
