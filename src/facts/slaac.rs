@@ -114,9 +114,13 @@ fn in_use(host: &Host, unit_links: &[&str], runtime: &str) -> Option<String> {
             return Some(format!("enabled ({l})"));
         }
     }
-    host.kind_of(runtime)
-        .is_ok()
-        .then(|| format!("running ({runtime})"))
+    // the daemon keeps a state file per link it manages there (an empty
+    // directory is only the package's); the file read is what a snapshot
+    // copies
+    let first = host.read_dir(runtime).ok()?.into_iter().next()?;
+    let path = format!("{runtime}/{}", first.name);
+    let _ = host.read_bytes_capped(&path, 4096);
+    Some(format!("running ({path})"))
 }
 
 /// networkd's word for a link it configures.
@@ -150,10 +154,12 @@ fn networkd(host: &Host, names: &[String], said: &mut Vec<Said>, notes: &mut Vec
     )
     .or(netplan);
     let Some(active) = active else {
-        notes.push(format!(
-            "systemd-networkd is neither enabled nor running, so its files ({} …) configure nothing",
-            by_name[0].1
-        ));
+        // said for an admin's file only (systemd ships examples in /usr/lib)
+        if let Some((_, p)) = by_name.iter().find(|(_, p)| !p.contains("/lib/")) {
+            notes.push(format!(
+                "systemd-networkd is neither enabled nor running, so its files ({p} …) configure nothing"
+            ));
+        }
         return;
     };
     by_name.sort();
@@ -184,6 +190,12 @@ fn networkd(host: &Host, names: &[String], said: &mut Vec<Said>, notes: &mut Vec
                 continue;
             }
             if let Some((k, line)) = f.other_match.first() {
+                // systemd's own files in /usr/lib match containers, VMs and
+                // wifi by `Virtualization=`, `Driver=`, `Type=`: not the
+                // admin's, and no evidence either way
+                if path.contains("/lib/") {
+                    continue;
+                }
                 said.push(Said {
                     name: name.clone(),
                     slaac: None,
@@ -298,10 +310,11 @@ fn network_manager(host: &Host, names: &[String], said: &mut Vec<Said>, notes: &
         ],
         "/run/NetworkManager",
     ) else {
-        notes.push(format!(
-            "NetworkManager is neither enabled nor running, so its profiles ({} …) configure nothing",
-            paths[0]
-        ));
+        if let Some(p) = paths.iter().find(|p| !p.contains("/lib/")) {
+            notes.push(format!(
+                "NetworkManager is neither enabled nor running, so its profiles ({p} …) configure nothing"
+            ));
+        }
         return;
     };
     for path in paths {
