@@ -477,7 +477,7 @@ pub const FACTS: &[FactSpec] = &[
         kind: "list",
         captures: &[],
         domain: None,
-        description: "interfaces whose IPv6 comes from router advertisements: `iface NAME inet6 auto` (or `dhcp`) in /etc/network/interfaces(.d), or a global address in /proc/net/if_inet6 that is not permanent (the kernel configured it)",
+        description: "interfaces whose IPv6 comes from router advertisements, named as the sysctl keys spell them: systemd-networkd (`IPv6AcceptRA=` or its default), NetworkManager (`[ipv6] method=auto`, its default), netplan (by renderer), ifupdown (`inet6 auto`/`dhcp`, `accept_ra`, with its sources), or a global address in /proc/net/if_inet6 that is not permanent (docs/coverage.md, \"Roles and the init system\")",
     },
     FactSpec {
         name: "slaac_evidence",

@@ -15,6 +15,7 @@ pub mod model;
 pub mod mysql;
 pub mod presence;
 pub mod roles;
+mod slaac;
 pub mod storage;
 pub mod sysctl;
 pub mod system;
@@ -79,6 +80,7 @@ pub fn gather(host: &Host, needs: &Needs) -> Facts {
     init::gather(host, &mut facts);
     sysctl::gather(host, needs, &mut facts);
     roles::gather(host, &mut facts);
+    slaac::gather(host, &mut facts);
     gather_extensions(host, needs, &mut facts);
     presence::detect(host, &mut facts);
     resolve_evidence_links(host, &mut facts);

@@ -3,11 +3,10 @@
 //! (/etc/sysctl.d, /etc/sysctl.conf, /run/sysctl.d), or software that needs
 //! forwarding (Docker, containerd, Podman, Kubernetes, libvirt, WireGuard)
 //! installed, or a firewalld zone or policy of the admin's that
-//! masquerades (firewalld then turns forwarding on itself); and the interfaces whose IPv6 is configured from router
-//! advertisements (SLAAC: ifupdown `inet6 auto`, or a running address the
-//! kernel configured, not permanent, in /proc/net/if_inet6). Fills the
-//! facts `routes_inferred`, `routes_evidence`, `slaac_interfaces` and
-//! `slaac_evidence` and an input note saying what was inferred; reads the
+//! masquerades (firewalld then turns forwarding on itself); the interfaces
+//! configured from router advertisements are `slaac`'s. Fills
+//! the facts `routes_inferred` and `routes_evidence` and an input note
+//! saying what was inferred; reads the
 //! `sysctl_boot` namespace gathered before it and a few paths through
 //! [`Host`]. Must not judge.
 
@@ -115,7 +114,6 @@ pub fn gather(host: &Host, facts: &mut Facts) {
         (Ok(Value::Bool(false)), looked.to_string())
     };
     facts.facts.insert("routes_inferred".into(), inferred);
-    slaac(host, facts);
     facts
         .facts
         .insert("routes_evidence".into(), Ok(Value::Str(words)));
@@ -169,72 +167,4 @@ fn forwards(xml: &str) -> bool {
             .split("<forward-port")
             .skip(1)
             .any(|tag| tag.split('>').next().is_some_and(|t| t.contains("to-addr")))
-}
-
-/// ifupdown's interface definitions.
-const IFUPDOWN: &str = "/etc/network/interfaces";
-/// The running kernel's IPv6 addresses (`ADDR IFINDEX PLEN SCOPE FLAGS NAME`).
-const IF_INET6: &str = "/proc/net/if_inet6";
-/// `IFA_F_PERMANENT`: an address configured by hand (or a tool), not by the
-/// kernel from a router advertisement or a lease with a lifetime.
-const IFA_F_PERMANENT: u32 = 0x80;
-
-/// The interfaces whose IPv6 comes from router advertisements, and from what.
-fn slaac(host: &Host, facts: &mut Facts) {
-    let mut names: Vec<String> = Vec::new();
-    let mut why: Vec<String> = Vec::new();
-    let mut files = vec![IFUPDOWN.to_string()];
-    if let Ok(entries) = host.read_dir("/etc/network/interfaces.d") {
-        let mut more: Vec<String> = entries
-            .iter()
-            .filter(|e| e.kind == Some(EntryKind::File))
-            .map(|e| format!("/etc/network/interfaces.d/{}", e.name))
-            .collect();
-        more.sort();
-        files.extend(more);
-    }
-    for f in &files {
-        let Ok(text) = host.read_to_string(f) else {
-            continue;
-        };
-        for (n, line) in text.lines().enumerate() {
-            let w: Vec<&str> = line.split_whitespace().collect();
-            if let ["iface", name, "inet6", "auto" | "dhcp", ..] = w.as_slice() {
-                if !names.iter().any(|x| x == name) {
-                    names.push(name.to_string());
-                    why.push(format!("{name}: `{}` at {f}:{}", w.join(" "), n + 1));
-                }
-            }
-        }
-    }
-    if let Ok(text) = host.read_to_string(IF_INET6) {
-        for (n, line) in text.lines().enumerate() {
-            let w: Vec<&str> = line.split_whitespace().collect();
-            let [_, _, _, scope, flags, name] = w.as_slice() else {
-                continue;
-            };
-            let Ok(flags) = u32::from_str_radix(flags, 16) else {
-                continue;
-            };
-            if *scope == "00" && flags & IFA_F_PERMANENT == 0 && !names.iter().any(|x| x == name) {
-                names.push(name.to_string());
-                why.push(format!(
-                    "{name}: a global address the kernel configured, not permanent ({IF_INET6}:{})",
-                    n + 1
-                ));
-            }
-        }
-    }
-    let words = if why.is_empty() {
-        format!("no interface takes its IPv6 from router advertisements (no `inet6 auto` or `inet6 dhcp` in {IFUPDOWN}, no global address in {IF_INET6} that is not permanent)")
-    } else {
-        format!("configured from router advertisements: {}", why.join("; "))
-    };
-    facts.facts.insert(
-        "slaac_interfaces".into(),
-        Ok(Value::List(names.into_iter().map(Value::Str).collect())),
-    );
-    facts
-        .facts
-        .insert("slaac_evidence".into(), Ok(Value::Str(words)));
 }

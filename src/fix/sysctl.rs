@@ -8,7 +8,9 @@
 //! another control character, blanks the reader would trim, a key with a
 //! blank or `=`, a key with a glob character, which the readers take for
 //! a pattern) is refused with the reason; comments quote host data
-//! escaped.
+//! escaped. A key the running kernel does not have (absent from a complete
+//! `/proc/sys` or `sysctl -a`) is refused too, saying why and what to do
+//! instead ([`missing_in_kernel`]).
 
 use super::changes::{plain, Change, Op};
 use super::context::{check_value, comment, Ctx};
@@ -99,10 +101,64 @@ fn names_one_key(key: &str) -> Result<(), String> {
     }
 }
 
+/// Why `fix` plans no line and no `sysctl -w` for `key`, which the running
+/// kernel does not have, and what to do instead. `sysctl -w` fails on it
+/// (no such file under /proc/sys), and a sysctl.d line changes nothing:
+/// systemd-sysctl logs "Couldn't write '…' to '…', ignoring: No such file or
+/// directory" at every boot (and fails with `--strict`; `apply_setting` in
+/// systemd's src/sysctl/sysctl.c), procps' `sysctl --system` prints
+/// "cannot stat /proc/sys/…". The key appears only when the kernel (or a
+/// module) provides it.
+fn missing_in_kernel(key: &str, means: &str) -> String {
+    let proc = format!("/proc/sys/{}", key.replace('.', "/"));
+    let instead = if key.starts_with("kernel.yama.") {
+        "this kernel has no Yama (it was built without CONFIG_SECURITY_YAMA, or Yama is left out \
+         of the `lsm=` list on its command line; Documentation/admin-guide/LSM/Yama.rst): boot a \
+         kernel with Yama enabled and run `fix` again, or restrict ptrace another way (SELinux's \
+         `deny_ptrace` boolean, an AppArmor profile's ptrace rules); until then only the classic \
+         ptrace checks apply"
+            .to_string()
+    } else if let Some(module) = module_of(key) {
+        format!(
+            "the key comes with the `{module}` module, which is not loaded: load it and have it \
+             loaded at boot (a line in /etc/modules-load.d/), then run `fix` again"
+        )
+    } else {
+        "boot a kernel that has the key (or load the module that adds it), then run `fix` again; \
+         where the interface or feature is gone on purpose, the finding is moot"
+            .to_string()
+    };
+    format!(
+        "the running kernel has no `{}` (no {}: {means}), so `sysctl -w` fails on it and a \
+         sysctl.d line changes nothing but a \"Couldn't write\" message from systemd-sysctl at \
+         every boot; `fix` plans neither: {instead}",
+        comment(key),
+        comment(&proc)
+    )
+}
+
+/// The module that adds the keys under a prefix, where it is well known.
+fn module_of(key: &str) -> Option<&'static str> {
+    [
+        ("net.netfilter.", "nf_conntrack"),
+        ("net.nf_conntrack_max", "nf_conntrack"),
+        ("net.bridge.", "br_netfilter"),
+        ("net.ipv4.vs.", "ip_vs"),
+        ("fs.nfs.", "nfs"),
+        ("sunrpc.", "sunrpc"),
+    ]
+    .into_iter()
+    .find(|(p, _)| key.starts_with(p))
+    .map(|(_, m)| m)
+}
+
 pub(super) fn apply(cx: &mut Ctx, key: &str, c: &Change) -> Result<(), String> {
     names_one_key(key)?;
     let r = Resolver::from_facts(cx.host, cx.facts);
     let res = r.sysctl(key);
+    if let (Op::Set(..), Lookup::Absent { means }) = (&c.op, &res.running) {
+        return Err(missing_in_kernel(key, means));
+    }
     let mut lines: Vec<Evidence> = Vec::new();
     let mut names: Vec<String> = Vec::new();
     let mut boot_winner: Option<Evidence> = None;

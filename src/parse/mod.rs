@@ -6,6 +6,7 @@ use serde::Serialize;
 
 pub mod ext4;
 pub mod fstab;
+pub mod ifupdown;
 pub mod localconfig;
 pub mod meminfo;
 pub mod mountinfo;
@@ -14,6 +15,9 @@ pub mod mountunit;
 pub mod mycnf;
 pub mod mysqld_auto;
 pub mod mysqlvars;
+pub mod netplan;
+pub mod networkd;
+pub mod nmkeyfile;
 pub mod sysctl;
 pub mod tuned;
 pub mod unit;

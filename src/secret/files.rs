@@ -1,7 +1,8 @@
 //! The redaction of a copied file: which kind a host path is
 //! ([`FileKind`]) and, for each line-based format (option files, sysctl,
 //! mount tables, `SHOW GLOBAL VARIABLES` captures, `zmlocalconfig` output,
-//! `mysqld-auto.cnf`, anything else), every secret value replaced in the
+//! `mysqld-auto.cnf`, NetworkManager keyfiles and netplan YAML (in
+//! `network`), anything else), every secret value replaced in the
 //! file's own syntax with every line kept where it was, so provenance
 //! stays true. Must not decide what is secret (that is `names`) nor read
 //! or write any file: bytes in, bytes out.
@@ -13,6 +14,7 @@ use super::names::{
     is_secret_anywhere, localconfig_key_is_secret, option_is_secret, server_variable_is_secret,
     sysctl_key_is_secret,
 };
+use super::network::{redact_netplan, redact_nm_keyfile};
 use super::values::{redact_embedded, redact_mount_options};
 use super::REDACTED;
 
@@ -37,6 +39,10 @@ pub enum FileKind {
     ProcSys,
     /// Other `/proc` and `/sys` files: kernel output, copied as it is.
     Verbatim,
+    /// A NetworkManager keyfile profile (`…/NetworkManager/system-connections/`).
+    NmKeyfile,
+    /// netplan YAML (`…/netplan/*.yaml`).
+    Netplan,
     /// Anything else: `key = value` lines whose key is secret in any format,
     /// and mount option lists.
     Other,
@@ -80,6 +86,12 @@ pub fn file_kind(path: &str) -> FileKind {
     }
     if name == "mysqld-auto.cnf" {
         return FileKind::PersistedJson;
+    }
+    if path.contains("/NetworkManager/system-connections/") {
+        return FileKind::NmKeyfile;
+    }
+    if path.contains("/netplan/") && (name.ends_with(".yaml") || name.ends_with(".yml")) {
+        return FileKind::Netplan;
     }
     if path.contains("/sysctl.d/") || name == "sysctl.conf" {
         return FileKind::Sysctl;
@@ -154,6 +166,8 @@ pub fn redact_text(kind: FileKind, text: &str) -> String {
         FileKind::LocalconfigXml => redact_localconfig_xml(text),
         FileKind::Zmlocalconfig => redact_zmlocalconfig(text),
         FileKind::PersistedJson => redact_persisted_json(text),
+        FileKind::NmKeyfile => redact_nm_keyfile(text),
+        FileKind::Netplan => redact_netplan(text),
         FileKind::Other => map_lines(text, |l| {
             let l2 = redact_mount_line(l);
             match redact_assignment(&l2, &is_secret_anywhere) {

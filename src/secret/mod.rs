@@ -25,12 +25,15 @@
 //!   ([`FileKind`]), and the redaction of each line-based format (option
 //!   files, sysctl, mount tables, server variables, `zmlocalconfig`,
 //!   `mysqld-auto.cnf`), every line kept where it was.
+//! - `network`: the redaction of NetworkManager keyfiles (an allow list
+//!   of groups) and netplan YAML (passwords, keys and their subtrees).
 //! - `localconfig_xml`: the redaction of Zimbra's `localconfig.xml`
 //!   (parsed, or scanned when it does not parse), line numbers kept.
 
 mod files;
 mod localconfig_xml;
 mod names;
+mod network;
 mod values;
 
 pub use files::{file_kind, redact_file, redact_text, FileKind};

@@ -63,8 +63,10 @@ fn every_test_host_with_failures_gets_a_patch_the_tools_accept_and_a_passing_pro
         for u in &p.unfixable {
             let rule = set.rule_or_alias(&u.rule).unwrap();
             let held = rule.requires.is_some() && u.reason.starts_with("needs a decision: ");
+            // a key this kernel lacks (no Yama on most test hosts) is never planned
+            let no_key = u.reason.starts_with("the running kernel has no `");
             assert!(
-                held || matches!(rule.remedy, Some(Remedy::None { .. })),
+                held || no_key || matches!(rule.remedy, Some(Remedy::None { .. })),
                 "{}: {} {} not fixed: {}",
                 dir.display(),
                 u.rule,

@@ -12,5 +12,6 @@ mod docs;
 mod edits;
 mod fix;
 mod hostile;
+mod kernel_keys;
 mod remedies;
 mod secrets;

@@ -11,4 +11,5 @@ mod init_reference;
 mod meminfo_corpus;
 mod reference;
 mod semantics;
+mod slaac;
 mod tuned_reference;
