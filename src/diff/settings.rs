@@ -88,7 +88,12 @@ fn change(
 /// shown once, there. (`mysql_next`, what the next start applies, is
 /// shown: a compiled default a new version changes is a change nothing
 /// else shows.)
-const VIEWS: [&str; 4] = ["mysql_running", "mysql_sides", "mysql_roles", "sysctl_sides"];
+const VIEWS: [&str; 4] = [
+    "mysql_running",
+    "mysql_sides",
+    "mysql_roles",
+    "sysctl_sides",
+];
 
 /// Option-file namespaces, where `skip-X` is `X = OFF` to the server.
 const OPTION_NAMESPACES: [&str; 4] = ["mycnf", "mycnf_effective", "mysql_next", "zimbra_mycnf"];
