@@ -31,9 +31,8 @@ pub struct RunMeta {
     pub driftaudit: String,
     /// Fingerprint of the policy set ([`policy_digest`]).
     pub policies: String,
-    /// The profiles that ran, sorted (empty: the default run). Fields of
-    /// their own, not a flattened [`crate::report::Selection`]: flattening
-    /// buffers unknown fields and spends the reader's recursion budget.
+    /// The profiles that ran, sorted (empty: the default run); not a
+    /// flattened `Selection`, which would spend the recursion budget.
     #[serde(default)]
     pub profiles: Vec<String>,
     /// The profiles not run, each with the rules it would add.
@@ -533,12 +532,9 @@ pub fn agree(inputs: &[InputFacts]) -> Result<RunMeta, MergeError> {
             ));
         }
         if r.profiles != base_run.profiles {
-            let words = |p: &[String]| {
-                if p.is_empty() {
-                    "the default run".to_string()
-                } else {
-                    format!("--profile {}", p.join(","))
-                }
+            let words = |p: &[String]| match p.is_empty() {
+                true => "the default run".to_string(),
+                false => format!("--profile {}", p.join(",")),
             };
             return Err(mismatch(
                 "profiles",
