@@ -1,9 +1,9 @@
 //! systemd-networkd `.network` files (systemd.network(5), systemd 252): what
-//! decides whether a matched link takes router advertisements. The [Match]
+//! decides whether a matched link takes router advertisements. The `[Match]`
 //! section's `Name=` globs (a whitespace-separated list of shell globs, a
 //! leading `!` inverting the list, an empty assignment resetting it) and
 //! whether other match keys (MAC address, driver, path, type…) narrow it;
-//! the [Network] section's `IPv6AcceptRA=`, `DHCP=`, `LinkLocalAddressing=`
+//! the `[Network]` section's `IPv6AcceptRA=`, `DHCP=`, `LinkLocalAddressing=`
 //! `IPForward=` and `Bridge=`/`Bond=` (a port), and a `.netdev` file's
 //! name and kind ([`netdev`]), each with its line (the last assignment wins, as
 //! systemd's parser does). Read with [`super::unit::assignments`] (the
@@ -31,7 +31,7 @@ pub struct NetworkFile {
     pub names_inverted: bool,
     /// The line of the last `Name=`.
     pub names_line: Option<usize>,
-    /// Other [Match] keys that are set (`MACAddress`, `Driver`, `Type`…):
+    /// Other `[Match]` keys that are set (`MACAddress`, `Driver`, `Type`…):
     /// conditions a file on disk cannot decide.
     pub other_match: Vec<(String, usize)>,
     /// `IPv6AcceptRA=`.
